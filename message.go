@@ -1,0 +1,103 @@
+package agentctx
+
+import (
+	"encoding/json"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// Role is the author of a message. Only [RoleUser] and [RoleAssistant] reach the provider; the
+// system prompt travels in [Request.System].
+type Role string
+
+// The message roles.
+const (
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+)
+
+// Usage is the token usage the provider reported for one response. The context size of the call
+// that produced it is [Usage.ContextTokens].
+type Usage struct {
+	InputTokens              int
+	CacheCreationInputTokens int
+	CacheReadInputTokens     int
+	OutputTokens             int
+	Extra                    map[string]json.RawMessage // cache_creation, service_tier, server_tool_use, …
+	presence                 jsonobj.Presence
+}
+
+// ContextTokens is the prompt size of the call: input + cache creation + cache read tokens.
+func (u *Usage) ContextTokens() int {
+	if u == nil {
+		return 0
+	}
+	return u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
+// Total is the prompt size plus the output: the tokens the conversation held after the call.
+func (u *Usage) Total() int {
+	if u == nil {
+		return 0
+	}
+	return u.ContextTokens() + u.OutputTokens
+}
+
+func (u *Usage) fields() []jsonobj.Field {
+	return []jsonobj.Field{
+		{Key: "input_tokens", Ptr: &u.InputTokens},
+		{Key: "cache_creation_input_tokens", Ptr: &u.CacheCreationInputTokens},
+		{Key: "cache_read_input_tokens", Ptr: &u.CacheReadInputTokens},
+		{Key: "output_tokens", Ptr: &u.OutputTokens},
+	}
+}
+
+// MarshalJSON encodes the usage with its unknown fields.
+func (u Usage) MarshalJSON() ([]byte, error) { return jsonobj.Encode(u.fields(), u.presence, u.Extra) }
+
+// UnmarshalJSON decodes the usage, keeping unknown fields in Extra.
+func (u *Usage) UnmarshalJSON(data []byte) (err error) {
+	u.Extra, err = jsonobj.Decode(data, u.fields(), &u.presence)
+	return err
+}
+
+// Message is the "message" of a user or assistant record: an Anthropic API message. For
+// assistant records it is the API response object (id, model, stop_reason, usage); Claude Code
+// writes one record per content block, all sharing ID.
+type Message struct {
+	ID            string
+	Type          string // "message" on assistant records
+	Role          Role
+	Model         string
+	Content       []Block
+	StringContent bool // content was (and is encoded as) a bare string; see [ToolResult]
+	StopReason    string
+	StopSequence  string
+	Usage         *Usage
+	Extra         map[string]json.RawMessage
+	presence      jsonobj.Presence
+}
+
+func (m *Message) fields() []jsonobj.Field {
+	return []jsonobj.Field{
+		{Key: "id", Ptr: &m.ID},
+		{Key: "type", Ptr: &m.Type},
+		{Key: "role", Ptr: &m.Role},
+		{Key: "model", Ptr: &m.Model},
+		{Key: "content", Ptr: contentField{&m.Content, &m.StringContent}},
+		{Key: "stop_reason", Ptr: &m.StopReason},
+		{Key: "stop_sequence", Ptr: &m.StopSequence},
+		{Key: "usage", Ptr: &m.Usage},
+	}
+}
+
+// MarshalJSON encodes the message with its unknown fields.
+func (m Message) MarshalJSON() ([]byte, error) {
+	return jsonobj.Encode(m.fields(), m.presence, m.Extra)
+}
+
+// UnmarshalJSON decodes the message, keeping unknown fields in Extra.
+func (m *Message) UnmarshalJSON(data []byte) (err error) {
+	m.Extra, err = jsonobj.Decode(data, m.fields(), &m.presence)
+	return err
+}

@@ -1,0 +1,207 @@
+package agentctx
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// RecordType is the top-level "type" of a transcript record.
+type RecordType string
+
+// The record types of a Claude Code session file. Any other type is kept and round-trips
+// unchanged; the chain builder indexes it if it has a uuid.
+const (
+	TypeUser                RecordType = "user"
+	TypeAssistant           RecordType = "assistant"
+	TypeSystem              RecordType = "system"
+	TypeSummary             RecordType = "summary"
+	TypeProgress            RecordType = "progress"
+	TypeAttachment          RecordType = "attachment"
+	TypeFileHistorySnapshot RecordType = "file-history-snapshot"
+	TypeQueueOperation      RecordType = "queue-operation"
+	TypePermissionMode      RecordType = "permission-mode"
+	TypeLastPrompt          RecordType = "last-prompt"
+	TypeCustomTitle         RecordType = "custom-title"
+	TypeAgentSetting        RecordType = "agent-setting"
+	TypePRLink              RecordType = "pr-link"
+	TypeAITitle             RecordType = "ai-title"
+)
+
+// Subtype is the "subtype" of a system record.
+type Subtype string
+
+// System record subtypes written by Claude Code.
+const (
+	SubtypeCompactBoundary      Subtype = "compact_boundary"
+	SubtypeMicrocompactBoundary Subtype = "microcompact_boundary"
+	SubtypeStopHookSummary      Subtype = "stop_hook_summary"
+	SubtypeTurnDuration         Subtype = "turn_duration"
+	SubtypeLocalCommand         Subtype = "local_command"
+	SubtypeAwaySummary          Subtype = "away_summary"
+	SubtypeAPIError             Subtype = "api_error"
+	SubtypeInformational        Subtype = "informational"
+	SubtypeBridgeStatus         Subtype = "bridge_status"
+)
+
+// Subtypes of the system records the library writes for its own decisions. Each carries its
+// metadata in its own field (see [Record]) and has no parentUuid: decision records sit beside
+// the conversation chain, never on it, and apply to whatever branch names the ids they name.
+const (
+	// SubtypeToolResultBudget freezes tool-result budget decisions: [Record.Budget].
+	SubtypeToolResultBudget Subtype = "agentctx_tool_result_budget"
+	// SubtypeSnip removes records from the model's view: [Record.Snip].
+	SubtypeSnip Subtype = "agentctx_snip"
+	// SubtypeMicrocompact clears old tool results: [Record.Microcompact].
+	SubtypeMicrocompact Subtype = "agentctx_microcompact"
+	// SubtypeCollapseCommit replaces a span by its summary: [Record.Collapse].
+	SubtypeCollapseCommit Subtype = "agentctx_collapse_commit"
+)
+
+// Record is one line of a durable transcript. The fields are those of Claude Code's session
+// format; fields the library does not know are kept in Extra and written back unchanged, and a
+// known field that was present (even as false, "" or null) is written back as it was.
+//
+// Records are values of an append-only log: the library never modifies a record it read.
+type Record struct {
+	Type                      RecordType
+	Subtype                   Subtype
+	UUID                      string
+	ParentUUID                string // "" for a root (null in the file)
+	LogicalParentUUID         string // compact boundaries: the record before the boundary
+	IsSidechain               bool
+	IsMeta                    bool
+	IsCompactSummary          bool
+	IsVisibleInTranscriptOnly bool
+	IsAPIErrorMessage         bool
+	IsVirtual                 bool
+	AgentID                   string
+	SessionID                 string
+	Timestamp                 string // ISO-8601 as written; see [Record.Time]
+	RequestID                 string
+	Message                   *Message        // user and assistant records
+	Content                   json.RawMessage // system records: display text
+	Level                     string
+	CompactMetadata           *CompactMetadata
+	ToolUseResult             json.RawMessage // transcript-only structured tool result
+	SourceToolAssistantUUID   string
+	ToolUseID                 string // progress and system records: "toolUseID"
+	ParentToolUseID           string
+	Data                      json.RawMessage // progress records
+	Attachment                json.RawMessage // attachment records
+	Summary                   string          // summary records: the title
+	LeafUUID                  string          // summary records
+
+	Budget       *BudgetDecision       // SubtypeToolResultBudget
+	Snip         *SnipDecision         // SubtypeSnip
+	Microcompact *MicrocompactDecision // SubtypeMicrocompact
+	Collapse     *CollapseCommit       // SubtypeCollapseCommit
+
+	Extra    map[string]json.RawMessage // unknown fields, written back unchanged
+	presence jsonobj.Presence
+}
+
+func (r *Record) fields() []jsonobj.Field {
+	return []jsonobj.Field{
+		{Key: "type", Ptr: &r.Type},
+		{Key: "subtype", Ptr: &r.Subtype},
+		{Key: "uuid", Ptr: &r.UUID},
+		{Key: "parentUuid", Ptr: &r.ParentUUID},
+		{Key: "logicalParentUuid", Ptr: &r.LogicalParentUUID},
+		{Key: "isSidechain", Ptr: &r.IsSidechain},
+		{Key: "isMeta", Ptr: &r.IsMeta},
+		{Key: "isCompactSummary", Ptr: &r.IsCompactSummary},
+		{Key: "isVisibleInTranscriptOnly", Ptr: &r.IsVisibleInTranscriptOnly},
+		{Key: "isApiErrorMessage", Ptr: &r.IsAPIErrorMessage},
+		{Key: "isVirtual", Ptr: &r.IsVirtual},
+		{Key: "agentId", Ptr: &r.AgentID},
+		{Key: "sessionId", Ptr: &r.SessionID},
+		{Key: "timestamp", Ptr: &r.Timestamp},
+		{Key: "requestId", Ptr: &r.RequestID},
+		{Key: "message", Ptr: &r.Message},
+		{Key: "content", Ptr: &r.Content},
+		{Key: "level", Ptr: &r.Level},
+		{Key: "compactMetadata", Ptr: &r.CompactMetadata},
+		{Key: "toolUseResult", Ptr: &r.ToolUseResult},
+		{Key: "sourceToolAssistantUUID", Ptr: &r.SourceToolAssistantUUID},
+		{Key: "toolUseID", Ptr: &r.ToolUseID},
+		{Key: "parentToolUseID", Ptr: &r.ParentToolUseID},
+		{Key: "data", Ptr: &r.Data},
+		{Key: "attachment", Ptr: &r.Attachment},
+		{Key: "summary", Ptr: &r.Summary},
+		{Key: "leafUuid", Ptr: &r.LeafUUID},
+		{Key: "budgetDecision", Ptr: &r.Budget},
+		{Key: "snipMetadata", Ptr: &r.Snip},
+		{Key: "microcompactDecision", Ptr: &r.Microcompact},
+		{Key: "collapseCommit", Ptr: &r.Collapse},
+	}
+}
+
+// MarshalJSON encodes the record as one transcript line (without the newline).
+func (r Record) MarshalJSON() ([]byte, error) {
+	return jsonobj.Encode(r.fields(), r.presence, r.Extra)
+}
+
+// UnmarshalJSON decodes a transcript line. Errors are [*FieldError]-compatible: they name the
+// JSON path of the offending field.
+func (r *Record) UnmarshalJSON(data []byte) (err error) {
+	r.Extra, err = jsonobj.Decode(data, r.fields(), &r.presence)
+	return err
+}
+
+// Time parses Timestamp; it returns the zero time when the record has none or it is malformed.
+// Timestamps are metadata: file order and the parentUuid graph decide order.
+func (r *Record) Time() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, r.Timestamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// IsChainRecord reports whether the record can sit on the parentUuid chain (it has a uuid).
+func (r *Record) IsChainRecord() bool { return r.UUID != "" }
+
+// IsConversation reports whether the record is a user or assistant message record.
+func (r *Record) IsConversation() bool {
+	return (r.Type == TypeUser || r.Type == TypeAssistant) && r.Message != nil
+}
+
+// IsCompactBoundary reports whether the record is a compact boundary (a hard chain root).
+func (r *Record) IsCompactBoundary() bool {
+	return r.Type == TypeSystem && r.Subtype == SubtypeCompactBoundary
+}
+
+// IsDecision reports whether the record is one of the library's own decision records.
+func (r *Record) IsDecision() bool {
+	switch r.Subtype {
+	case SubtypeToolResultBudget, SubtypeSnip, SubtypeMicrocompact, SubtypeCollapseCommit:
+		return r.Type == TypeSystem
+	}
+	return false
+}
+
+// CompactMetadata describes a compaction on its boundary record.
+type CompactMetadata struct {
+	Trigger    string // "auto" or "manual"
+	PreTokens  int
+	PostTokens int
+	Extra      map[string]json.RawMessage // preservedSegment, durationMs, …
+	presence   jsonobj.Presence
+}
+
+func (c *CompactMetadata) fields() []jsonobj.Field {
+	return []jsonobj.Field{{Key: "trigger", Ptr: &c.Trigger}, {Key: "preTokens", Ptr: &c.PreTokens}, {Key: "postTokens", Ptr: &c.PostTokens}}
+}
+
+// MarshalJSON encodes the metadata with its unknown fields.
+func (c CompactMetadata) MarshalJSON() ([]byte, error) {
+	return jsonobj.Encode(c.fields(), c.presence, c.Extra)
+}
+
+// UnmarshalJSON decodes the metadata, keeping unknown fields in Extra.
+func (c *CompactMetadata) UnmarshalJSON(data []byte) (err error) {
+	c.Extra, err = jsonobj.Decode(data, c.fields(), &c.presence)
+	return err
+}
