@@ -31,6 +31,9 @@ type MicrocompactDecision struct {
 	ClearedToolUseIDs []string `json:"clearedToolUseIds"`
 	GapMinutes        float64  `json:"gapMinutes,omitempty"`
 	TokensSaved       int      `json:"tokensSaved,omitempty"`
+	// PinnedUUID (trigger "cached") is the uuid of the user record whose message carries the
+	// cache_edits block deleting ClearedToolUseIDs; it is re-sent there on every later turn.
+	PinnedUUID string `json:"pinnedUuid,omitempty"`
 }
 
 // CollapseCommit replaces the span of conversation records from FirstUUID to LastUUID

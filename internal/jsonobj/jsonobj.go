@@ -30,6 +30,14 @@ func (p Presence) Has(i int) bool { return p.present&(1<<i) != 0 }
 // Null reports whether field i was present as JSON null.
 func (p Presence) Null(i int) bool { return p.null&(1<<i) != 0 }
 
+// Forget returns p with field i marked absent, so that Encode omits the field when it is zero
+// (used when a copy of a decoded value drops a field, e.g. a stripped cache_control).
+func (p Presence) Forget(i int) Presence {
+	p.present &^= 1 << i
+	p.null &^= 1 << i
+	return p
+}
+
 // Error is a decoding error at a JSON path such as "message.content[2].input".
 type Error struct {
 	Path string

@@ -1,0 +1,179 @@
+package agentctx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// AppendOptions configures an [Appender]. The zero value appends without fsync: a batch is in
+// the operating system's cache when Append returns and survives a crash of the process, not of
+// the machine.
+type AppendOptions struct {
+	// Sync makes Append fsync the file after writing each batch, and OpenAppender fsync the
+	// directory (best effort) so that a newly created file survives a system crash.
+	Sync bool
+}
+
+// Appender appends records to a transcript file, one JSON object per line, never modifying
+// bytes already in the file.
+//
+// Each Append call is one batch: all its records are encoded first and then written with a
+// single write, so a batch is never interleaved with another. An Appender is safe for
+// concurrent use by multiple goroutines, and several Appenders (in one process or in several)
+// may append to the same file: each batch is written under an exclusive advisory lock (flock)
+// on Linux, macOS and the BSDs. Other platforms have no inter-process lock; see lock_other.go.
+// Writers that do not take the lock (such as Claude Code itself) are not excluded.
+//
+// If the file does not end with a newline when a batch is written (a line torn by a crash, or
+// a file written without a final newline), the batch is preceded by "\n", so that it starts on
+// a line of its own and the torn line stays a separate, skippable line (see [ReadTranscript]).
+type Appender struct {
+	mu   sync.Mutex
+	f    *os.File // nil once closed
+	path string
+	sync bool
+}
+
+// OpenAppender opens the file at path for appending, creating it with mode 0o644 if it does
+// not exist. The caller must Close the Appender.
+//
+// The file is opened O_RDWR|O_APPEND|O_CREATE: every write goes to the end of the file, and
+// read access is needed to check the last byte before each batch.
+func OpenAppender(path string, opts AppendOptions) (*Appender, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Sync {
+		syncDir(filepath.Dir(path))
+	}
+	return &Appender{f: f, path: path, sync: opts.Sync}, nil
+}
+
+// Path returns the path the Appender was opened with.
+func (a *Appender) Path() string { return a.path }
+
+// Append writes records to the end of the file as one batch, one line per record. Appending no
+// records does nothing. If a record fails to encode, nothing is written. If the write itself
+// fails, part of the batch may be in the file; the next batch then starts on a new line and
+// readers report the cut line as torn. The records are not modified or retained.
+func (a *Appender) Append(records ...Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	batch, err := encodeBatch(records)
+	if err != nil {
+		return fmt.Errorf("agentctx: append to %s: %w", a.path, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return fmt.Errorf("agentctx: append to %s: %w", a.path, os.ErrClosed)
+	}
+	if err := lockFile(a.f); err != nil {
+		return fmt.Errorf("agentctx: append to %s: lock: %w", a.path, err)
+	}
+	err = a.write(batch)
+	if uerr := unlockFile(a.f); uerr != nil && err == nil {
+		err = fmt.Errorf("unlock: %w", uerr)
+	}
+	if err != nil {
+		return fmt.Errorf("agentctx: append to %s: %w", a.path, err)
+	}
+	return nil
+}
+
+// write writes the batch (whose first byte is a reserved "\n") under the file lock.
+func (a *Appender) write(batch []byte) error {
+	heal, err := endsTorn(a.f)
+	if err != nil {
+		return err
+	}
+	if !heal {
+		batch = batch[1:]
+	}
+	if _, err := a.f.Write(batch); err != nil {
+		return err
+	}
+	if a.sync {
+		return a.f.Sync()
+	}
+	return nil
+}
+
+// Close closes the file. Append and Close fail with an error wrapping os.ErrClosed afterwards.
+func (a *Appender) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return fmt.Errorf("agentctx: close %s: %w", a.path, os.ErrClosed)
+	}
+	err := a.f.Close()
+	a.f = nil
+	return err
+}
+
+// AppendFile appends records to the file at path as one batch: OpenAppender, Append, Close.
+func AppendFile(path string, opts AppendOptions, records ...Record) error {
+	a, err := OpenAppender(path, opts)
+	if err != nil {
+		return err
+	}
+	err = a.Append(records...)
+	if cerr := a.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// encodeBatch encodes records as lines, behind one reserved "\n" byte. Each record is encoded
+// with its MarshalJSON (no HTML escaping, as Claude Code writes) and compacted, which validates
+// it and guarantees that it holds no newline.
+func encodeBatch(records []Record) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('\n')
+	for i := range records {
+		b, err := records[i].MarshalJSON()
+		if err == nil {
+			err = json.Compact(&buf, b)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("record %d: %w", i, err)
+		}
+		buf.WriteByte('\n')
+	}
+	return buf.Bytes(), nil
+}
+
+// endsTorn reports whether f is non-empty and its last byte is not '\n'.
+func endsTorn(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() == 0 {
+		return false, nil
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], fi.Size()-1); err != nil && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return b[0] != '\n', nil
+}
+
+// syncDir fsyncs a directory so that a file created in it is durable. Best effort: not every
+// platform can sync a directory.
+func syncDir(dir string) {
+	d, err := os.Open(dir)
+	if err != nil {
+		return
+	}
+	_ = d.Sync()
+	_ = d.Close()
+}

@@ -1,0 +1,384 @@
+package agentctx
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Budget defaults, as in Claude Code (src/constants/toolLimits.ts, src/utils/toolResultStorage.ts).
+const (
+	// DefaultMaxResultChars is the default cap of one tool result, in characters.
+	DefaultMaxResultChars = 50_000
+	// DefaultMaxMessageChars is the default cap of the tool results of one API user message
+	// together, in characters.
+	DefaultMaxMessageChars = 200_000
+	// DefaultPreviewBytes is the default size of the preview that replaces a result, in bytes.
+	DefaultPreviewBytes = 2_000
+)
+
+// BudgetConfig configures the tool-result budget stage. The zero value is the default.
+//
+// The stage measures a tool result in characters: the runes of its text blocks plus the JSON
+// length, in bytes, of its other blocks (images, documents, …). Only results the stage has not
+// decided on before are candidates. A new result over MaxResultChars is replaced; then, while
+// the tool results of one API user message (the consecutive user records between two
+// assistant responses, which normalize merges into one message, so the results of parallel
+// tool calls are summed) exceed MaxMessageChars, the largest remaining new result is replaced
+// (ties: the smaller tool_use_id first). A result is only replaced when its preview is shorter
+// than it.
+//
+// A replaced result keeps its tool_use_id and is_error; its content becomes one text:
+//
+//	<persisted-output>
+//	Output too large (N characters). Full output saved to: REF
+//
+//	Preview (first 2000 bytes):
+//	…the first ≈2000 bytes, cut at the last newline of the window or a UTF-8 boundary…
+//	...
+//	</persisted-output>
+//
+// Every new result the stage sees, kept or replaced, is frozen in one
+// [SubtypeToolResultBudget] record per turn. Later turns never replace a kept result, and
+// show a replaced one as the preview stored in the record, byte for byte, so the prompt cache
+// prefix never changes.
+type BudgetConfig struct {
+	// Disable turns the stage off: no new decisions. Frozen replacements are still re-applied,
+	// since the cache prefix must not change.
+	Disable bool
+	// MaxResultChars caps one tool result's content, in characters. Zero: 50,000.
+	MaxResultChars int
+	// MaxMessageChars caps the tool results of one API user message together, in characters.
+	// Zero: 200,000.
+	MaxMessageChars int
+	// PreviewBytes is the size, in bytes, of the head of the content shown instead of a
+	// replaced result. Zero: 2,000.
+	PreviewBytes int
+	// Store keeps replaced results in full; the reference it returns is shown to the model.
+	// Nil: results over budget are still replaced (context protection first) and the full
+	// content stays only in the transcript: the reference is "transcript:<record uuid>". The
+	// Store is called from Prepare, so it must be safe for concurrent use when one Pipeline
+	// serves several conversations at once, and idempotent: a turn prepared twice puts the
+	// same content under the same id twice. A Store error fails the turn.
+	Store ResultStore
+}
+
+func (c BudgetConfig) validate() error {
+	var errs []string
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxResultChars", c.MaxResultChars}, {"MaxMessageChars", c.MaxMessageChars}, {"PreviewBytes", c.PreviewBytes}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Sprintf("agentctx: Budget.%s %d is negative", f.name, f.v))
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func (c BudgetConfig) maxResult() int  { return cmp.Or(c.MaxResultChars, DefaultMaxResultChars) }
+func (c BudgetConfig) maxMessage() int { return cmp.Or(c.MaxMessageChars, DefaultMaxMessageChars) }
+func (c BudgetConfig) preview() int    { return cmp.Or(c.PreviewBytes, DefaultPreviewBytes) }
+
+// budgetSlot is one tool_result block of the view.
+type budgetSlot struct {
+	item, block int
+	tr          *ToolResult
+}
+
+// budgetEntry is the stage's view of one tool_use_id this turn.
+type budgetEntry struct {
+	id     string
+	slots  []budgetSlot
+	frozen bool         // decided by an earlier turn's record
+	res    BudgetResult // the verdict (frozen or new)
+	size   int          // characters of the first occurrence's content; -1: not measured yet
+}
+
+// measure returns the size of the entry's content, measuring it on first use: most results
+// are frozen and in messages without new results, and are never measured.
+func (e *budgetEntry) measure() int {
+	if e.size < 0 {
+		e.size = resultChars(e.slots[0].tr)
+	}
+	return e.size
+}
+
+// chars is what the entry weighs in its message now.
+func (e *budgetEntry) chars() int {
+	if e.res.Replaced {
+		return utf8.RuneCountInString(e.res.Preview)
+	}
+	return e.measure()
+}
+
+// budget runs the tool-result budget stage (see [BudgetConfig]). Reported tokens are measured
+// against the transcript's content: a re-applied replacement reports the tokens its preview
+// saves, like a new one.
+func (p *Pipeline) budget(t *turn) error {
+	cfg := p.cfg.Budget
+	frozen := frozenBudget(t.in.Records)
+
+	// Collect the tool results of the view, per tool_use_id, grouped by API user message.
+	entries := map[string]*budgetEntry{}
+	var order []*budgetEntry    // first occurrence order
+	var groups [][]*budgetEntry // per merged user message, unique entries
+	var cur []*budgetEntry
+	lastMsgID := ""
+	for i := range t.items {
+		it := &t.items[i]
+		if it.role != RoleUser {
+			// A record of the same response as the previous assistant record (results written
+			// while the response streamed sit between them) does not end the user message:
+			// normalize merges the response, and its results follow it as one message.
+			if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp && len(cur) > 0 {
+				groups = append(groups, cur)
+				cur = nil
+			}
+			lastMsgID = it.msgID
+			continue
+		}
+		for j, b := range it.blocks {
+			tr, ok := b.(*ToolResult)
+			if !ok {
+				continue
+			}
+			e := entries[tr.ToolUseID]
+			if e == nil {
+				e = &budgetEntry{id: tr.ToolUseID, size: -1}
+				if r, ok := frozen[tr.ToolUseID]; ok {
+					e.frozen, e.res = true, r
+				} else {
+					e.res = BudgetResult{ToolUseID: tr.ToolUseID}
+				}
+				entries[tr.ToolUseID] = e
+				order = append(order, e)
+				cur = append(cur, e)
+			}
+			e.slots = append(e.slots, budgetSlot{item: i, block: j, tr: tr})
+		}
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+
+	// Decide on the new results.
+	var fresh []*budgetEntry
+	if !cfg.Disable {
+		for _, e := range order {
+			if !e.frozen {
+				fresh = append(fresh, e)
+			}
+		}
+		for _, g := range groups {
+			if err := p.budgetGroup(t, g); err != nil {
+				return err
+			}
+		}
+	}
+
+	// Apply: frozen replacements and new ones. Nothing is applied before every Put succeeded.
+	sr := t.report.stage("budget")
+	for _, e := range order {
+		if !e.res.Replaced {
+			continue
+		}
+		kind, detail := ActionReapplied, "frozen preview"
+		if !e.frozen {
+			kind = ActionReplaced
+			detail = fmt.Sprintf("%d characters stored at %s", e.res.OriginalChars, e.res.Ref)
+		}
+		for _, s := range e.slots {
+			nb := replacedResult(s.tr, e.res.Preview)
+			freed := p.counter.Block(s.tr) - p.counter.Block(nb)
+			t.items[s.item].setBlock(s.block, nb)
+			sr.add(Action{Kind: kind, UUID: t.items[s.item].uuid, ToolUseID: e.id, Detail: detail, Tokens: -freed})
+		}
+	}
+	if len(fresh) == 0 {
+		return nil
+	}
+
+	// Freeze every new result in one decision record.
+	d := &BudgetDecision{Results: make([]BudgetResult, 0, len(fresh))}
+	replaced := 0
+	for _, e := range fresh {
+		d.Results = append(d.Results, e.res)
+		if e.res.Replaced {
+			replaced++
+		}
+	}
+	key, err := json.Marshal(d) // the uuid derives from the whole decision
+	if err != nil {
+		return err
+	}
+	if kept := len(fresh) - replaced; kept > 0 {
+		sr.add(Action{Kind: ActionKept, Detail: fmt.Sprintf("%d new results frozen as kept", kept)})
+	}
+	rec := t.newDecision(SubtypeToolResultBudget, string(key),
+		fmt.Sprintf("Tool-result budget: %d new results, %d replaced by a preview, %d kept", len(fresh), replaced, len(fresh)-replaced))
+	rec.Budget = d
+	t.appended = append(t.appended, rec)
+	return nil
+}
+
+// budgetGroup decides on the new results of one merged API user message: first the per-result
+// cap, then the aggregate cap, largest first. Replaced results are stored.
+func (p *Pipeline) budgetGroup(t *turn, g []*budgetEntry) error {
+	cfg := p.cfg.Budget
+	var cands []*budgetEntry
+	for _, e := range g {
+		if !e.frozen {
+			e.measure()
+			cands = append(cands, e)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	total := 0
+	for _, e := range g {
+		total += e.chars()
+	}
+	slices.SortStableFunc(cands, func(a, b *budgetEntry) int {
+		return cmp.Or(cmp.Compare(b.size, a.size), cmp.Compare(a.id, b.id))
+	})
+	// cands is largest first, so the per-result cap is a prefix.
+	for _, e := range cands {
+		if e.size <= cfg.maxResult() && total <= cfg.maxMessage() {
+			break
+		}
+		ok, err := p.replaceResult(t, e)
+		if err != nil {
+			return err
+		}
+		if ok {
+			total += e.chars() - e.size
+		}
+	}
+	return nil
+}
+
+// replaceResult stores e's content and sets its verdict to replaced, unless the preview would
+// not be shorter than the content.
+func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
+	cfg := p.cfg.Budget
+	s := e.slots[0]
+	full := resultContent(s.tr)
+	if head, _ := previewHead(full, cfg.preview()); utf8.RuneCountInString(head) >= e.size {
+		return false, nil // the preview alone would be as long as the result
+	}
+	ref := "transcript:" + safeName(t.items[s.item].uuid)
+	if cfg.Store != nil {
+		var err error
+		if ref, err = cfg.Store.Put(t.ctx, e.id, []byte(full)); err != nil {
+			return false, fmt.Errorf("store tool result %q: %w", e.id, err)
+		}
+	}
+	pv := persistedPreview(full, e.size, ref, cfg.preview())
+	if utf8.RuneCountInString(pv) >= e.size {
+		return false, nil
+	}
+	e.res = BudgetResult{ToolUseID: e.id, Replaced: true, OriginalChars: e.size, Ref: ref, Preview: pv}
+	return true, nil
+}
+
+// frozenBudget reads the budget decisions of all records; the first decision on a
+// tool_use_id wins. A replacement without a preview is read as kept.
+func frozenBudget(records []Record) map[string]BudgetResult {
+	m := map[string]BudgetResult{}
+	for i := range records {
+		r := &records[i]
+		if r.Type != TypeSystem || r.Subtype != SubtypeToolResultBudget || r.Budget == nil {
+			continue
+		}
+		for _, res := range r.Budget.Results {
+			if res.Replaced && res.Preview == "" {
+				res.Replaced = false // not written by this library; an empty result is invalid
+			}
+			if _, ok := m[res.ToolUseID]; !ok {
+				m[res.ToolUseID] = res
+			}
+		}
+	}
+	return m
+}
+
+// resultChars is the size of a tool result: runes of text blocks, JSON bytes of other blocks.
+func resultChars(tr *ToolResult) int {
+	n := 0
+	for _, b := range tr.Content {
+		if tx, ok := b.(*Text); ok {
+			n += utf8.RuneCountInString(tx.Text)
+			continue
+		}
+		enc, err := MarshalBlock(b)
+		if err == nil {
+			n += len(enc)
+		}
+	}
+	return n
+}
+
+// resultContent is the full content of a tool result as stored: the text of text blocks and
+// the JSON of other blocks, joined by newlines.
+func resultContent(tr *ToolResult) string {
+	parts := make([]string, 0, len(tr.Content))
+	for _, b := range tr.Content {
+		if tx, ok := b.(*Text); ok {
+			parts = append(parts, tx.Text)
+			continue
+		}
+		if enc, err := MarshalBlock(b); err == nil {
+			parts = append(parts, string(enc))
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// previewHead returns the first ≈n bytes of s, cut at a UTF-8 boundary, or at the last
+// newline of the window when it lies in the window's second half (as Claude Code does), and
+// whether s was cut.
+func previewHead(s string, n int) (string, bool) {
+	if len(s) <= n {
+		return s, false
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if i := strings.LastIndexByte(s[:cut], '\n'); i > n/2 {
+		cut = i
+	}
+	return s[:cut], true
+}
+
+// persistedPreview builds the text that replaces a result, in Claude Code's format.
+func persistedPreview(full string, chars int, ref string, n int) string {
+	head, more := previewHead(full, n)
+	var b strings.Builder
+	fmt.Fprintf(&b, "<persisted-output>\nOutput too large (%d characters). Full output saved to: %s\n\nPreview (first %d bytes):\n", chars, ref, n)
+	b.WriteString(head)
+	if more {
+		b.WriteString("\n...\n")
+	} else {
+		b.WriteString("\n")
+	}
+	b.WriteString("</persisted-output>")
+	return b.String()
+}
+
+// replacedResult returns a copy of tr whose content is the preview; the tool_use_id, is_error
+// and the other fields are kept.
+func replacedResult(tr *ToolResult, preview string) *ToolResult {
+	nb := *tr
+	nb.Content = []Block{&Text{Text: preview}}
+	nb.StringContent = true
+	return &nb
+}

@@ -1,0 +1,397 @@
+package agentctx
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// MaxCacheMarkers is the provider's limit on cache_control markers in one request
+// (Anthropic: "A maximum of 4 blocks with cache_control may be provided").
+const MaxCacheMarkers = 4
+
+// CacheConfig configures the cache breakpoint stage (Claude Code's addCacheBreakpoints). The
+// zero value is the default: one 5-minute marker on the last message, none on the system
+// prompt or the tools.
+//
+// The stage owns every cache_control marker of the request. It first removes the markers
+// already present — on message blocks (a transcript may carry them), on the caller's system
+// blocks and on tool definitions — then places its own: exactly one message-level marker, on
+// the last block of the last message that can carry one (not thinking, redacted_thinking,
+// empty text or cache_edits), or of the penultimate message when [Input.SkipCacheWrite] is
+// set, plus the optional system and tools markers. A request never carries more than
+// [MaxCacheMarkers] markers, and since all markers share one TTL, the provider's rule that
+// 1h markers precede 5m ones holds.
+//
+// It also keeps cached microcompact valid: a tool_result may carry a cache_reference only
+// strictly before the message holding the message-level marker, and a cache_edits deletion
+// is sent only for a reference present there; anything else is removed and reported.
+type CacheConfig struct {
+	// Disable places no marker. The request then carries no cache_control at all (existing
+	// markers are still removed), and no cache_reference or cache_edits, which need a cached
+	// prefix.
+	Disable bool
+	// TTL is the markers' time to live: "" (the provider's default, 5 minutes; no "ttl"
+	// field is sent), "5m" or "1h". The 1h TTL costs twice the base input price to write.
+	TTL string
+	// SystemMarker also marks the last non-empty system block, so the system prompt is
+	// cached on its own and survives changes to the messages.
+	SystemMarker bool
+	// ToolsMarker also marks the last tool definition, caching all tool definitions.
+	ToolsMarker bool
+}
+
+// maxMarkers is the most markers a request can carry under c.
+func (c CacheConfig) maxMarkers() int {
+	n := 1
+	if c.SystemMarker {
+		n++
+	}
+	if c.ToolsMarker {
+		n++
+	}
+	return n
+}
+
+func (c CacheConfig) validate() error {
+	var errs []error
+	switch c.TTL {
+	case "", "5m", "1h":
+	default:
+		errs = append(errs, fmt.Errorf("agentctx: Cache.TTL %q is not \"\", \"5m\" or \"1h\"", c.TTL))
+	}
+	if n := c.maxMarkers(); n > MaxCacheMarkers {
+		errs = append(errs, fmt.Errorf("agentctx: Cache config places up to %d markers, more than the provider's %d", n, MaxCacheMarkers))
+	}
+	return errors.Join(errs...)
+}
+
+func (c CacheConfig) marker() *CacheControl { return &CacheControl{Type: "ephemeral", TTL: c.TTL} }
+
+func (c CacheConfig) ttlName() string {
+	if c.TTL == "" {
+		return "5m"
+	}
+	return c.TTL
+}
+
+// canCarryCacheControl reports whether a message-level block may hold a cache_control marker.
+func canCarryCacheControl(b Block) bool {
+	switch b := b.(type) {
+	case *Text:
+		return strings.TrimSpace(b.Text) != ""
+	case *Image, *Document, *ToolUse, *ToolResult, *ServerToolUse, *ServerToolResult:
+		return true
+	}
+	return false
+}
+
+// cacheControlOf returns b's marker, or nil.
+func cacheControlOf(b Block) *CacheControl {
+	switch b := b.(type) {
+	case *Text:
+		return b.CacheControl
+	case *Image:
+		return b.CacheControl
+	case *Document:
+		return b.CacheControl
+	case *ToolUse:
+		return b.CacheControl
+	case *ToolResult:
+		return b.CacheControl
+	case *ServerToolUse:
+		return b.CacheControl
+	case *ServerToolResult:
+		return b.CacheControl
+	}
+	return nil
+}
+
+// withCacheControl returns a copy of b with its marker set to cc (nil removes it, leaving no
+// "cache_control" key). Blocks without a marker field are returned unchanged.
+func withCacheControl(b Block, cc *CacheControl) Block {
+	var out fielder
+	switch b := b.(type) {
+	case *Text:
+		c := *b
+		c.CacheControl, out = cc, &c
+	case *Image:
+		c := *b
+		c.CacheControl, out = cc, &c
+	case *Document:
+		c := *b
+		c.CacheControl, out = cc, &c
+	case *ToolUse:
+		c := *b
+		c.CacheControl, out = cc, &c
+	case *ToolResult:
+		c := *b
+		c.CacheControl, out = cc, &c
+	case *ServerToolUse:
+		c := *b
+		c.CacheControl, out = cc, &c
+	case *ServerToolResult:
+		c := *b
+		c.CacheControl, out = cc, &c
+	default:
+		return b
+	}
+	if cc == nil {
+		forgetField(out, "cache_control")
+	}
+	return out
+}
+
+// forgetField marks b's field key absent, so that its zero value is not encoded (as null).
+func forgetField(b fielder, key string) {
+	for i, f := range b.fields() {
+		if f.Key == key {
+			*b.pres() = b.pres().Forget(i + 1) // MarshalBlock puts "type" at index 0
+			return
+		}
+	}
+}
+
+// stripCacheControl returns b without markers, also inside a tool_result's content, and the
+// number removed.
+func stripCacheControl(b Block) (Block, int) {
+	n := 0
+	if cacheControlOf(b) != nil {
+		b = withCacheControl(b, nil)
+		n++
+	}
+	if tr, ok := b.(*ToolResult); ok {
+		var content []Block
+		for k, cb := range tr.Content {
+			if cacheControlOf(cb) == nil {
+				continue
+			}
+			if content == nil {
+				content = slices.Clone(tr.Content)
+			}
+			content[k] = withCacheControl(cb, nil)
+			n++
+		}
+		if content != nil {
+			c := *tr
+			c.Content = content
+			b = &c
+		}
+	}
+	return b, n
+}
+
+// cacheBreakpoint removes stale markers and places the request's markers (see [CacheConfig]).
+func (p *Pipeline) cacheBreakpoint(t *turn) error {
+	c := p.cfg.Cache
+	rep := t.report.stage("cache")
+	msgs := t.req.Messages
+	ed := &msgEditor{msgs: msgs, owned: make([]bool, len(msgs))}
+	set := ed.set
+
+	// Remove every marker already present.
+	for i := range msgs {
+		for j, b := range msgs[i].Content {
+			if nb, n := stripCacheControl(b); n > 0 {
+				set(i, j, nb)
+				rep.add(Action{Kind: ActionRepaired, Detail: fmt.Sprintf("removed %d stale cache_control from messages[%d].content[%d]", n, i, j)})
+			}
+		}
+	}
+	for i, s := range t.system {
+		if s.CacheControl != nil {
+			t.system[i] = withCacheControl(s, nil).(*Text)
+			rep.add(Action{Kind: ActionRepaired, Detail: fmt.Sprintf("removed cache_control from system[%d]", i)})
+		}
+	}
+	tools, err := p.stripToolMarkers(t, rep)
+	if err != nil {
+		return err
+	}
+
+	// The message-level marker.
+	markerMsg := -1
+	if !c.Disable {
+		start := len(msgs) - 1
+		if t.in.SkipCacheWrite {
+			start--
+		}
+	place:
+		for i := start; i >= 0; i-- {
+			for j := len(msgs[i].Content) - 1; j >= 0; j-- {
+				b := msgs[i].Content[j]
+				if !canCarryCacheControl(b) {
+					continue
+				}
+				set(i, j, withCacheControl(b, c.marker()))
+				markerMsg = i
+				rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("messages[%d].content[%d] (%s, %s message), ttl %s", i, j, b.Kind(), msgs[i].Role, c.ttlName())})
+				break place
+			}
+		}
+	}
+	checkCacheEdits(ed, markerMsg, rep)
+
+	if !c.Disable && c.SystemMarker {
+		for i := len(t.system) - 1; i >= 0; i-- {
+			if strings.TrimSpace(t.system[i].Text) != "" {
+				t.system[i] = withCacheControl(t.system[i], c.marker()).(*Text)
+				rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("system[%d], ttl %s", i, c.ttlName())})
+				break
+			}
+		}
+	}
+	if !c.Disable && c.ToolsMarker && len(tools) > 0 {
+		i := len(tools) - 1
+		tools[i].CacheControl = c.marker()
+		rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("tools[%d] (%s), ttl %s", i, tools[i].Name, c.ttlName())})
+	}
+	t.req.Tools = tools
+	if n := countMarkers(&t.req, t.system); n > MaxCacheMarkers {
+		return fmt.Errorf("request carries %d cache_control markers, more than %d", n, MaxCacheMarkers)
+	}
+	return nil
+}
+
+// msgEditor edits request messages copy-on-write: a message's content slice may be shared
+// with the view, so it is copied before its first change.
+type msgEditor struct {
+	msgs  []RequestMessage
+	owned []bool
+}
+
+func (e *msgEditor) own(i int) {
+	if !e.owned[i] {
+		e.msgs[i].Content = slices.Clone(e.msgs[i].Content)
+		e.owned[i] = true
+	}
+}
+
+func (e *msgEditor) set(i, j int, b Block) {
+	e.own(i)
+	e.msgs[i].Content[j] = b
+}
+
+// stripToolMarkers returns a copy of the request's tools without markers (on the Tool or in
+// its definition), or the tools themselves when none carries one.
+func (p *Pipeline) stripToolMarkers(t *turn, rep *StageReport) ([]Tool, error) {
+	tools := t.req.Tools
+	copied := false
+	for i, tool := range tools {
+		def := tool.Definition
+		var m map[string]json.RawMessage
+		if bytes.Contains(def, []byte(`"cache_control"`)) {
+			if err := json.Unmarshal(def, &m); err != nil {
+				return nil, fmt.Errorf("tools[%d] (%s): %w", i, tool.Name, err)
+			}
+		}
+		_, inDef := m["cache_control"]
+		if tool.CacheControl == nil && !inDef && !p.cfg.Cache.ToolsMarker {
+			continue
+		}
+		if !copied {
+			tools, copied = slices.Clone(tools), true
+		}
+		if tool.CacheControl != nil || inDef {
+			rep.add(Action{Kind: ActionRepaired, Detail: fmt.Sprintf("removed cache_control from tools[%d] (%s)", i, tool.Name)})
+		}
+		tools[i].CacheControl = nil
+		if inDef {
+			delete(m, "cache_control")
+			b, err := jsonobj.Marshal(m)
+			if err != nil {
+				return nil, fmt.Errorf("tools[%d] (%s): %w", i, tool.Name, err)
+			}
+			tools[i].Definition = b
+		}
+	}
+	return tools, nil
+}
+
+// checkCacheEdits keeps cache editing valid: cache_reference only on tool_results strictly
+// before the marker message (markerMsg; -1: none, so no reference at all), and cache_edits
+// deletions only for those references, each once.
+func checkCacheEdits(ed *msgEditor, markerMsg int, rep *StageReport) {
+	msgs, set := ed.msgs, ed.set
+	valid := map[string]bool{}
+	for i := range msgs {
+		for j, b := range msgs[i].Content {
+			tr, ok := b.(*ToolResult)
+			if !ok || tr.CacheReference == "" {
+				continue
+			}
+			if i < markerMsg {
+				valid[tr.CacheReference] = true
+				continue
+			}
+			c := *tr
+			c.CacheReference = ""
+			forgetField(&c, "cache_reference")
+			set(i, j, &c)
+			rep.add(Action{Kind: ActionRepaired, ToolUseID: tr.ToolUseID,
+				Detail: fmt.Sprintf("removed cache_reference from messages[%d].content[%d]: not before the cache marker", i, j)})
+		}
+	}
+	sent := map[string]bool{}
+	for i := range msgs {
+		for j := 0; j < len(msgs[i].Content); j++ {
+			ce, ok := msgs[i].Content[j].(*CacheEdits)
+			if !ok {
+				continue
+			}
+			var keep []CacheEdit
+			for _, e := range ce.Edits {
+				if valid[e.CacheReference] && !sent[e.CacheReference] {
+					sent[e.CacheReference] = true
+					keep = append(keep, e)
+				}
+			}
+			if len(keep) == len(ce.Edits) {
+				continue
+			}
+			rep.add(Action{Kind: ActionDropped, Detail: fmt.Sprintf("messages[%d].content[%d]: %d cache_edits deletions without a cached reference", i, j, len(ce.Edits)-len(keep))})
+			if len(keep) > 0 {
+				set(i, j, &CacheEdits{Edits: keep})
+				continue
+			}
+			ed.own(i)
+			msgs[i].Content = slices.Delete(msgs[i].Content, j, j+1)
+			j--
+		}
+	}
+}
+
+// countMarkers counts the cache_control markers of a request whose system prompt is system.
+func countMarkers(r *Request, system []*Text) int {
+	n := 0
+	for _, s := range system {
+		if s.CacheControl != nil {
+			n++
+		}
+	}
+	for _, tool := range r.Tools {
+		if tool.CacheControl != nil {
+			n++
+		}
+	}
+	for _, m := range r.Messages {
+		for _, b := range m.Content {
+			if cacheControlOf(b) != nil {
+				n++
+			}
+			if tr, ok := b.(*ToolResult); ok {
+				for _, cb := range tr.Content {
+					if cacheControlOf(cb) != nil {
+						n++
+					}
+				}
+			}
+		}
+	}
+	return n
+}

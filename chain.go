@@ -1,0 +1,225 @@
+package agentctx
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// ChainOptions selects which conversation of a transcript [BuildChain] rebuilds.
+// The zero value rebuilds the active conversation from its latest compact boundary.
+type ChainOptions struct {
+	// Leaf is the uuid of the record to rebuild the chain from. Empty means the last user or
+	// assistant record in file order (a main-thread record if the file has any, else a
+	// sidechain record, so subagent files work too).
+	Leaf string
+	// ThroughBoundaries continues the walk across compact boundaries via logicalParentUuid,
+	// for display or re-summarising. Requests never use it.
+	ThroughBoundaries bool
+}
+
+// Chain is one conversation rebuilt from a transcript's parentUuid graph.
+//
+// Records holds, in file order, the records on the path from the root (or the latest compact
+// boundary) to the leaf, every record of a split assistant message on that path, the tool
+// results answering its tool_use blocks and the interrupt notices hanging off those results.
+// Progress, system and attachment records met on the walk stay in Records; the request builder
+// drops them. The records are pointers into the slice given to [BuildChain].
+type Chain struct {
+	Records []*Record
+	// Leaf is the record the walk started from; nil for a transcript without messages.
+	Leaf *Record
+	// Boundary is the latest compact boundary on the walk, or nil. Its LogicalParentUUID links
+	// to the history before it.
+	Boundary *Record
+	// Unanswered lists tool_use ids on the chain with no tool_result anywhere in the file, in
+	// chain order. A session that ended mid-call has them in its last assistant message.
+	Unanswered []string
+	// Cycles counts parentUuid links that were ignored because they closed a cycle.
+	Cycles int
+	// index holds each record's position in the original slice, parallel to Records.
+	index []int
+}
+
+// Index returns the position in the transcript of Records[i].
+func (c *Chain) Index(i int) int { return c.index[i] }
+
+// Messages returns the user and assistant records of the chain: the ones a request is made of.
+func (c *Chain) Messages() []*Record {
+	out := make([]*Record, 0, len(c.Records))
+	for _, r := range c.Records {
+		if r.IsConversation() && !r.IsAPIErrorMessage {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// BuildChain rebuilds a conversation from records (in file order) the way Claude Code's session
+// files require: a plain parentUuid walk loses parallel tool calls, because each tool_use block
+// of one response is its own record and each result hangs off its own tool_use record.
+//
+// Duplicate uuids keep their first occurrence; parentUuid cycles are broken; a dangling parent
+// ends the walk as a root. BuildChain does not modify records.
+func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
+	byUUID := make(map[string]int, len(records))
+	for i := range records {
+		if u := records[i].UUID; u != "" {
+			if _, dup := byUUID[u]; !dup {
+				byUUID[u] = i
+			}
+		}
+	}
+	leaf := -1
+	if opts.Leaf != "" {
+		i, ok := byUUID[opts.Leaf]
+		if !ok {
+			return nil, fmt.Errorf("agentctx: chain leaf %q not found", opts.Leaf)
+		}
+		leaf = i
+	} else {
+		leaf = defaultLeaf(records)
+	}
+	c := &Chain{}
+	if leaf < 0 {
+		return c, nil
+	}
+	c.Leaf = &records[leaf]
+
+	// 1. Walk parentUuid from the leaf.
+	on := map[int]bool{}
+	start := 0 // records before the boundary never join the chain
+	for i := leaf; i >= 0; {
+		if on[i] {
+			c.Cycles++
+			break
+		}
+		on[i] = true
+		r := &records[i]
+		if r.IsCompactBoundary() {
+			if c.Boundary == nil {
+				c.Boundary = r
+				start = i
+			}
+			if !opts.ThroughBoundaries {
+				break
+			}
+			if p, ok := byUUID[r.LogicalParentUUID]; ok && r.ParentUUID == "" {
+				i = p
+				continue
+			}
+		}
+		p, ok := byUUID[r.ParentUUID]
+		if !ok {
+			break
+		}
+		i = p
+	}
+	if opts.ThroughBoundaries {
+		start = 0
+	}
+
+	// 2. Re-attach split assistant records and the results of their tool calls.
+	msgIDs := map[string]bool{}
+	for i := range on {
+		if r := &records[i]; r.Type == TypeAssistant && r.Message != nil && r.Message.ID != "" {
+			msgIDs[r.Message.ID] = true
+		}
+	}
+	toolUses := map[string]bool{}
+	for i := start; i < len(records); i++ {
+		r := &records[i]
+		if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) {
+			on[i] = true
+		}
+		if on[i] && r.Type == TypeAssistant && r.Message != nil {
+			for _, b := range r.Message.Content {
+				if tu, ok := b.(*ToolUse); ok {
+					toolUses[tu.ID] = true
+				}
+			}
+		}
+	}
+	answered := map[string]bool{}
+	results := map[string]bool{} // uuids of attached result records
+	for i := start; i < len(records); i++ {
+		r := &records[i]
+		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) {
+			continue
+		}
+		for _, b := range r.Message.Content {
+			if tr, ok := b.(*ToolResult); ok && toolUses[tr.ToolUseID] {
+				if !answered[tr.ToolUseID] || on[i] {
+					on[i] = true
+					results[r.UUID] = true
+				}
+				answered[tr.ToolUseID] = true
+			}
+		}
+	}
+	// Interrupt notices written as children of attached results.
+	for i := start; i < len(records); i++ {
+		r := &records[i]
+		if !on[i] && r.Type == TypeUser && results[r.ParentUUID] && isInterruptNotice(r) {
+			on[i] = true
+		}
+	}
+
+	idx := make([]int, 0, len(on))
+	for i := range on {
+		if i >= start {
+			idx = append(idx, i)
+		}
+	}
+	slices.Sort(idx)
+	c.index = idx
+	c.Records = make([]*Record, len(idx))
+	for k, i := range idx {
+		c.Records[k] = &records[i]
+		if r := c.Records[k]; r.Type == TypeAssistant && r.Message != nil {
+			for _, b := range r.Message.Content {
+				if tu, ok := b.(*ToolUse); ok && !answered[tu.ID] && !slices.Contains(c.Unanswered, tu.ID) {
+					c.Unanswered = append(c.Unanswered, tu.ID)
+				}
+			}
+		}
+	}
+	return c, nil
+}
+
+// otherThread reports whether r belongs to a different thread than leaf: a subagent record met
+// while rebuilding a main-thread chain, or the reverse.
+func otherThread(r, leaf *Record) bool {
+	return leaf != nil && r.IsSidechain != leaf.IsSidechain
+}
+
+func defaultLeaf(records []Record) int {
+	side := -1
+	for i := len(records) - 1; i >= 0; i-- {
+		r := &records[i]
+		if !r.IsConversation() || r.IsAPIErrorMessage {
+			continue
+		}
+		if !r.IsSidechain {
+			return i
+		}
+		if side < 0 {
+			side = i
+		}
+	}
+	return side
+}
+
+// isInterruptNotice reports whether a user record is Claude Code's "[Request interrupted by
+// user…]" text.
+func isInterruptNotice(r *Record) bool {
+	if r.Message == nil {
+		return false
+	}
+	for _, b := range r.Message.Content {
+		if t, ok := b.(*Text); ok && strings.HasPrefix(t.Text, "[Request interrupted by user") {
+			return true
+		}
+	}
+	return false
+}

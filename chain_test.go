@@ -1,0 +1,162 @@
+package agentctx
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// chainUUIDs returns the uuids of a chain's records.
+func chainUUIDs(c *Chain) []string {
+	var out []string
+	for _, r := range c.Records {
+		out = append(out, r.UUID)
+	}
+	return out
+}
+
+func TestBuildChainParallelToolCalls(t *testing.T) {
+	// The graph of research/claude-code-jsonl-format.md §7: three parallel calls, results
+	// parented on their own tool_use records, the next response hanging off the last result
+	// written. A plain parent walk from A5 loses t3's tool_use and the t1/t3 results.
+	k := newTK()
+	u0 := k.user("go")
+	k.assistant(text("three calls"), toolUse("t1", "Read"), toolUse("t2", "Read"), toolUse("t3", "Read"))
+	r3 := k.results(result("t3", "three"))
+	r1 := k.results(result("t1", "one"))
+	r2 := k.results(result("t2", "two"))
+	a5 := k.next(TypeAssistant)
+	a5.ParentUUID = r2.UUID
+	a5.Message = &Message{ID: "msg_b", Role: RoleAssistant, Content: []Block{text("done")}}
+	k.add(a5)
+	_ = r1
+	_ = r3
+
+	c, err := BuildChain(k.recs, ChainOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, a5.UUID, c.Leaf.UUID)
+	assert.Len(t, c.Records, len(k.recs), "every record is on the rebuilt chain")
+	assert.Equal(t, u0.UUID, c.Records[0].UUID)
+	assert.Empty(t, c.Unanswered)
+	for i := 1; i < len(c.Records); i++ {
+		assert.Less(t, c.Index(i-1), c.Index(i), "file order")
+	}
+}
+
+func TestBuildChainCompactBoundary(t *testing.T) {
+	k := newTK()
+	k.user("before")
+	pre := k.assistant(text("old answer"))
+	b := k.next(TypeSystem)
+	b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", pre.UUID
+	b.CompactMetadata = &CompactMetadata{Trigger: "auto", PreTokens: 1000}
+	k.add(b)
+	sum := k.user("This session is being continued from a previous conversation…")
+	last := k.assistant(text("new answer"))
+
+	c, err := BuildChain(k.recs, ChainOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, c.Boundary)
+	assert.Equal(t, pre.UUID, c.Boundary.LogicalParentUUID)
+	assert.Equal(t, []string{b.UUID, sum.UUID, last.UUID}, chainUUIDs(c))
+	assert.Len(t, c.Messages(), 2)
+
+	full, err := BuildChain(k.recs, ChainOptions{ThroughBoundaries: true})
+	require.NoError(t, err)
+	assert.Len(t, full.Records, len(k.recs), "logicalParentUuid links the history before the boundary")
+}
+
+func TestBuildChainEdgeCases(t *testing.T) {
+	t.Run("empty", func(t *testing.T) {
+		c, err := BuildChain(nil, ChainOptions{})
+		require.NoError(t, err)
+		assert.Nil(t, c.Leaf)
+		assert.Empty(t, c.Records)
+	})
+	t.Run("unknown leaf", func(t *testing.T) {
+		_, err := BuildChain(newTK().recs, ChainOptions{Leaf: "nope"})
+		assert.ErrorContains(t, err, `"nope"`)
+	})
+	t.Run("cycle", func(t *testing.T) {
+		k := newTK()
+		a := k.user("a")
+		k.assistant(text("b"))
+		k.recs[0].ParentUUID = k.recs[1].UUID // a → b → a
+		c, err := BuildChain(k.recs, ChainOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, 1, c.Cycles)
+		assert.Contains(t, chainUUIDs(c), a.UUID)
+	})
+	t.Run("parent after child and dangling root", func(t *testing.T) {
+		k := newTK()
+		u := k.user("q").UUID
+		a := k.assistant(text("x")).UUID
+		k.recs[0], k.recs[1] = k.recs[1], k.recs[0] // the parent is written after its child
+		k.recs[1].ParentUUID = "missing"
+		c, err := BuildChain(k.recs, ChainOptions{Leaf: a})
+		require.NoError(t, err)
+		assert.Equal(t, []string{a, u}, chainUUIDs(c), "file order")
+	})
+	t.Run("session ended mid-call", func(t *testing.T) {
+		k := newTK()
+		k.user("q")
+		k.assistant(toolUse("t9", "Bash"))
+		c, err := BuildChain(k.recs, ChainOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, []string{"t9"}, c.Unanswered)
+	})
+	t.Run("sidechain file", func(t *testing.T) {
+		k := newTK()
+		k.user("Warmup").IsSidechain = true
+		k.assistant(text("ok")).IsSidechain = true
+		c, err := BuildChain(k.recs, ChainOptions{})
+		require.NoError(t, err)
+		assert.Len(t, c.Records, 2)
+	})
+}
+
+// TestCorpusChains rebuilds the active chain of every corpus session and checks that no
+// tool_use is left without its result except where the session really ended mid-call: the
+// unanswered calls must all be in the chain's last assistant response, with no user message
+// after them.
+func TestCorpusChains(t *testing.T) {
+	for _, path := range corpusFiles(t) {
+		name, _ := filepath.Rel(corpusDir(t), path)
+		t.Run(name, func(t *testing.T) {
+			tr, err := ReadFile(path, ReadOptions{Strict: true})
+			require.NoError(t, err)
+			c, err := BuildChain(tr.Records, ChainOptions{})
+			require.NoError(t, err)
+			if len(tr.Records) > 0 && c.Leaf == nil {
+				for _, r := range tr.Records {
+					require.False(t, r.IsConversation(), "a file with messages must have a leaf")
+				}
+				return
+			}
+			assert.Zero(t, c.Cycles)
+			if len(c.Unanswered) == 0 {
+				return
+			}
+			msgs := c.Messages()
+			lastUser := -1
+			for i, r := range msgs {
+				if r.Type == TypeUser {
+					lastUser = i
+				}
+			}
+			for _, id := range c.Unanswered {
+				at := -1
+				for i, r := range msgs {
+					for _, b := range r.Message.Content {
+						if tu, ok := b.(*ToolUse); ok && tu.ID == id {
+							at = i
+						}
+					}
+				}
+				assert.Greater(t, at, lastUser, "tool_use %s is unanswered but the conversation went on", id)
+			}
+		})
+	}
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/agentctx/agentctx"
+)
+
+// options are the flags inspect and request share.
+type options struct {
+	model     string
+	window    int
+	maxTokens int
+	now       string
+	tools     string
+	store     string
+}
+
+func (o *options) register(fs *flag.FlagSet) {
+	fs.StringVar(&o.model, "model", "", "model name (default: the session's last model)")
+	fs.IntVar(&o.window, "window", 0, "context window in tokens (default: the model's)")
+	fs.IntVar(&o.maxTokens, "max-tokens", 0, "max_tokens before clamping to the window (default: the model's max output)")
+	fs.StringVar(&o.now, "now", "", "the time of the next turn, RFC 3339 (default: now)")
+	fs.StringVar(&o.tools, "tools", "", "JSON file with the tool definitions (an array of tool objects)")
+	fs.StringVar(&o.store, "store", "", "directory for tool results the budget replaces (default: a temporary directory per session)")
+}
+
+// parse parses args with fs and returns the one FILE argument.
+func parse(fs *flag.FlagSet, args []string) (string, error) {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		return "", usageError{err.Error()}
+	}
+	if fs.NArg() != 1 {
+		return "", usageError{fmt.Sprintf("%s needs exactly one session FILE", fs.Name())}
+	}
+	return fs.Arg(0), nil
+}
+
+// session is a read transcript and the pipeline configured for it.
+type session struct {
+	path     string
+	tr       *agentctx.Transcript
+	model    string
+	modelSrc string // "flag", "session" or "default"
+	pipeline *agentctx.Pipeline
+	counter  *agentctx.Counter
+	input    agentctx.Input
+}
+
+// defaultModel is used when neither --model nor the session names a known model.
+const defaultModel = "claude-sonnet-4-5"
+
+func load(path string, o options) (*session, error) {
+	tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	s := &session{path: path, tr: tr, model: o.model, modelSrc: "flag"}
+	models := agentctx.DefaultModels()
+	if s.model == "" {
+		s.model, s.modelSrc = defaultModel, "default"
+		for i := len(tr.Records) - 1; i >= 0; i-- {
+			r := &tr.Records[i]
+			if r.Type == agentctx.TypeAssistant && r.Message != nil {
+				if _, ok := models.Lookup(r.Message.Model); ok {
+					s.model, s.modelSrc = r.Message.Model, "session"
+					break
+				}
+			}
+		}
+	}
+	now := time.Now().UTC()
+	if o.now != "" {
+		now, err = time.Parse(time.RFC3339Nano, o.now)
+		if err != nil {
+			return nil, usageError{fmt.Sprintf("--now: %v", err)}
+		}
+	}
+	if o.window < 0 || o.maxTokens < 0 {
+		return nil, usageError{"--window and --max-tokens must not be negative"}
+	}
+	tools, err := readTools(o.tools)
+	if err != nil {
+		return nil, err
+	}
+	storeDir := o.store
+	if storeDir == "" {
+		storeDir = filepath.Join(os.TempDir(), "agentctx-tool-results", sessionID(tr, path))
+	}
+	counter := agentctx.NewCounter(nil)
+	p, err := agentctx.New(agentctx.Config{
+		Model:           s.model,
+		ContextWindow:   o.window,
+		MaxOutputTokens: o.maxTokens,
+		Tokens:          counter.TokenCounter(),
+		Budget:          agentctx.BudgetConfig{Store: agentctx.FileStore{Root: storeDir}},
+		Now:             func() time.Time { return now },
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.pipeline, s.counter = p, counter
+	s.input = agentctx.Input{Records: tr.Records, Tools: tools}
+	return s, nil
+}
+
+func (s *session) prepare(ctx context.Context) (agentctx.Result, error) {
+	return s.pipeline.Prepare(ctx, s.input)
+}
+
+func sessionID(tr *agentctx.Transcript, path string) string {
+	for _, r := range tr.Records {
+		if r.SessionID != "" {
+			return filepath.Base(r.SessionID)
+		}
+	}
+	return filepath.Base(path)
+}
+
+// readTools reads a JSON array of tool definitions.
+func readTools(path string) ([]agentctx.Tool, error) {
+	if path == "" {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var defs []json.RawMessage
+	if err := json.Unmarshal(data, &defs); err != nil {
+		return nil, fmt.Errorf("%s: want a JSON array of tool definitions: %v", path, err)
+	}
+	tools := make([]agentctx.Tool, 0, len(defs))
+	for i, d := range defs {
+		var head struct {
+			Name string `json:"name"`
+		}
+		if err := json.Unmarshal(d, &head); err != nil || head.Name == "" {
+			return nil, fmt.Errorf("%s: tool %d: field name: missing or not a string", path, i)
+		}
+		tools = append(tools, agentctx.Tool{Name: head.Name, Definition: d})
+	}
+	return tools, nil
+}

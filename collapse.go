@@ -1,0 +1,236 @@
+package agentctx
+
+import (
+	"fmt"
+	"html"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// CollapseConfig configures the collapse stage. The zero value is the default: collapse
+// commits are applied.
+//
+// The collapse stage substitutes committed span summaries at read time, before auto-compact,
+// so that the rest of the conversation survives verbatim. Each collapse commit
+// ([SubtypeCollapseCommit], [Record.Collapse]; written with [NewCollapseCommit]) is applied in
+// record order: the view's entries from FirstUUID through LastUUID (in view order, inclusive)
+// are replaced by one meta user message
+//
+//	<collapsed id="COLLAPSE-ID">
+//	SUMMARY
+//	</collapsed>
+//
+// whose uuid is derived from the collapse id. A span is widened so that it never splits a
+// tool_use from its tool_result or an assistant response from its other records (reported as
+// [ActionExpanded]). A commit whose first or last record is not in the view (snipped, before the
+// latest compact boundary, on another branch, or inside a span an earlier commit collapsed) is
+// skipped and reported ([ActionSkipped]); a commit whose span contains an earlier commit's whole
+// summary supersedes it.
+type CollapseConfig struct {
+	// Disable ignores collapse commits: the view keeps every span in full.
+	Disable bool
+}
+
+func (c CollapseConfig) validate() error { return nil }
+
+// collapse applies the transcript's collapse commits in record order.
+func (p *Pipeline) collapse(t *turn) error {
+	if p.cfg.Collapse.Disable {
+		return nil
+	}
+	rep := t.report.stage("collapse")
+	for i := range t.in.Records {
+		r := &t.in.Records[i]
+		if r.Type != TypeSystem || r.Subtype != SubtypeCollapseCommit {
+			continue
+		}
+		if r.Collapse == nil {
+			rep.add(Action{Kind: ActionSkipped, UUID: r.UUID, Detail: "collapse commit without collapseCommit metadata"})
+			continue
+		}
+		p.applyCollapse(t, rep, r)
+	}
+	return nil
+}
+
+// applyCollapse substitutes one commit's span, or reports why it cannot.
+func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *Record) {
+	c := r.Collapse
+	id := collapseID(r)
+	first, last := -1, -1
+	for i := range t.items {
+		switch t.items[i].uuid {
+		case c.FirstUUID:
+			first = i
+		case c.LastUUID:
+			last = i
+		}
+	}
+	if c.FirstUUID == c.LastUUID {
+		last = first
+	}
+	var missing []string
+	if first < 0 {
+		missing = append(missing, "first "+c.FirstUUID)
+	}
+	if last < 0 {
+		missing = append(missing, "last "+c.LastUUID)
+	}
+	if len(missing) > 0 {
+		rep.add(Action{Kind: ActionSkipped, UUID: r.UUID, Detail: fmt.Sprintf("collapse %s skipped: %s not in the view", id, strings.Join(missing, " and "))})
+		return
+	}
+	if first > last {
+		rep.add(Action{Kind: ActionSkipped, UUID: r.UUID, Detail: fmt.Sprintf("collapse %s skipped: %s comes after %s in the view", id, c.FirstUUID, c.LastUUID)})
+		return
+	}
+	lo, hi, ext := extendSpan(t.items, first, last)
+	for _, e := range ext {
+		rep.add(Action{Kind: ActionExpanded, UUID: r.UUID, ToolUseID: e.toolUseID, Detail: fmt.Sprintf("collapse %s: span extended to %s: %s", id, e.uuid, e.why)})
+	}
+	span := t.items[lo : hi+1]
+	freed := 0
+	var superseded []string
+	for i := range span {
+		freed += p.counter.Blocks(span[i].blocks)
+		if span[i].origin == "collapse" {
+			superseded = append(superseded, span[i].uuid)
+		}
+	}
+	sum := item{
+		uuid:   collapseItemUUID(id),
+		role:   RoleUser,
+		meta:   true,
+		time:   span[len(span)-1].time,
+		blocks: []Block{&Text{Text: collapsedText(id, c.Summary)}},
+		owned:  true,
+		origin: "collapse",
+	}
+	detail := fmt.Sprintf("collapse %s: %d records %s..%s replaced by summary %s", id, len(span), span[0].uuid, span[len(span)-1].uuid, sum.uuid)
+	if len(superseded) > 0 {
+		detail += "; supersedes " + strings.Join(superseded, ", ")
+	}
+	rep.add(Action{Kind: ActionCollapsed, UUID: r.UUID, Detail: detail, Tokens: p.counter.Blocks(sum.blocks) - freed})
+	t.items = slices.Concat(t.items[:lo], []item{sum}, t.items[hi+1:])
+}
+
+// spanExtension is one widening of a collapse span.
+type spanExtension struct {
+	uuid, toolUseID, why string
+}
+
+// extendSpan widens [lo, hi] until no entry inside shares a tool_use/tool_result pair, a server
+// tool pair or an assistant message id with an entry outside.
+func extendSpan(items []item, lo, hi int) (int, int, []spanExtension) {
+	at := map[string][]int{}
+	keys := make([][]string, len(items))
+	for i := range items {
+		keys[i] = pairKeys(items[i].blocks, items[i].role)
+		if items[i].role == RoleAssistant && items[i].msgID != "" {
+			keys[i] = append(keys[i], "m:"+items[i].msgID)
+		}
+		for _, k := range keys[i] {
+			at[k] = append(at[k], i)
+		}
+	}
+	var ext []spanExtension
+	for changed := true; changed; {
+		changed = false
+		for k := lo; k <= hi; k++ {
+			for _, key := range keys[k] {
+				for _, j := range at[key] {
+					if j >= lo && j <= hi {
+						continue
+					}
+					e := spanExtension{uuid: items[j].uuid}
+					switch key[0] {
+					case 't':
+						e.toolUseID = key[2:]
+						e.why = "tool_use " + key[2:] + " and its result stay together"
+					case 's':
+						e.toolUseID = key[2:]
+						e.why = "server tool call " + key[2:] + " and its result stay together"
+					default:
+						e.why = "response " + key[2:] + " stays whole"
+					}
+					ext = append(ext, e)
+					lo, hi = min(lo, j), max(hi, j)
+					changed = true
+				}
+			}
+		}
+	}
+	return lo, hi, ext
+}
+
+// collapsedText is the text of a collapse's summary message.
+func collapsedText(id, summary string) string {
+	return "<collapsed id=\"" + html.EscapeString(id) + "\">\n" + summary + "\n</collapsed>"
+}
+
+// collapseID returns a commit's collapse id, or its record uuid when it has none.
+func collapseID(r *Record) string {
+	if r.Collapse != nil && r.Collapse.CollapseID != "" {
+		return r.Collapse.CollapseID
+	}
+	return r.UUID
+}
+
+// collapseItemUUID derives the uuid of a collapse's summary message from the collapse id.
+func collapseItemUUID(id string) string {
+	return uuid.NewSHA1(decisionNamespace, []byte("collapse\x00"+id)).String()
+}
+
+// NewCollapseCommit returns a collapse commit record that replaces, in the model's view, the
+// records from firstUUID through lastUUID (inclusive) by summary; the runtime appends it to the
+// transcript. Both uuids must name user or assistant records of records, and firstUUID must not
+// come after lastUUID in file order (they may be equal); summary must not be blank.
+//
+// The record's uuid and its collapse id (16 hex digits) are derived from (firstUUID, lastUUID,
+// summary), so committing the same collapse twice gives the same record; it has type system,
+// subtype [SubtypeCollapseCommit], timestamp now, the session id of the last record that has
+// one and no parentUuid. NewCollapseCommit does not modify records and is safe for concurrent
+// use.
+func NewCollapseCommit(records []Record, firstUUID, lastUUID, summary string, now time.Time) (Record, error) {
+	if strings.TrimSpace(summary) == "" {
+		return Record{}, fmt.Errorf("agentctx: collapse commit: summary is empty")
+	}
+	pos := func(u string) (int, error) {
+		for i := range records {
+			if r := &records[i]; r.UUID == u {
+				if !r.IsConversation() {
+					return -1, fmt.Errorf("agentctx: collapse commit: %s is not a user or assistant record", u)
+				}
+				return i, nil
+			}
+		}
+		return -1, fmt.Errorf("agentctx: collapse commit: no record %q", u)
+	}
+	fi, err := pos(firstUUID)
+	if err != nil {
+		return Record{}, err
+	}
+	li, err := pos(lastUUID)
+	if err != nil {
+		return Record{}, err
+	}
+	if fi > li {
+		return Record{}, fmt.Errorf("agentctx: collapse commit: first record %s comes after last record %s in the transcript", firstUUID, lastUUID)
+	}
+	u := decisionUUID(SubtypeCollapseCommit, firstUUID+"\x00"+lastUUID+"\x00"+summary)
+	id := compactUUID(u)[:16]
+	return Record{
+		Type:      TypeSystem,
+		Subtype:   SubtypeCollapseCommit,
+		UUID:      u,
+		IsMeta:    true,
+		SessionID: lastSessionID(records),
+		Timestamp: decisionTime(now),
+		Level:     "info",
+		Content:   mustJSON(fmt.Sprintf("Collapsed %s..%s into a summary", firstUUID, lastUUID)),
+		Collapse:  &CollapseCommit{CollapseID: id, FirstUUID: firstUUID, LastUUID: lastUUID, Summary: summary},
+	}, nil
+}

@@ -1,0 +1,536 @@
+package agentctx
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"hash/maphash"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"io"
+	"strings"
+	"sync"
+)
+
+// Fixed costs used by [Counter], in tokens.
+const (
+	// MessageOverheadTokens is added once per user or assistant record for the message framing
+	// (role and separators) that the provider adds around the content. OpenAI's chat format
+	// costs 3–4 tokens per message; Anthropic does not publish its framing, so 3 is a
+	// reasoned guess that the provider-anchored total ([Counter.Totals]) absorbs. Claude Code
+	// writes one assistant record per content block, so a split response pays it per block.
+	MessageOverheadTokens = 3
+
+	// ToolOverheadTokens is added per tool_use and tool_result block for the tool-call
+	// framing (ids, names, delimiters) the provider renders around the payload.
+	ToolOverheadTokens = 3
+
+	// DefaultImageTokens is the cost of an image whose size cannot be read cheaply (URL and
+	// file sources, WebP, undecodable data). Anthropic bills about width×height/750 tokens
+	// and downscales images whose long edge exceeds 1568 px or that would cost more than
+	// about 1,600 tokens, so 1,600 is the ceiling.
+	DefaultImageTokens = 1600
+
+	// PDFPageTokens is the estimate per PDF page. Anthropic converts every page to text plus
+	// an image, "typically 1,500–3,000 tokens per page"; this is the lower middle of that range.
+	PDFPageTokens = 2000
+)
+
+// Memo bounds, in entries. When a memo is full it is cleared, not evicted entry by entry: a
+// turn's working set (a few thousand records and blocks) refills it in one pass, and the
+// bound keeps a long-lived Counter from growing without limit. 64 Ki text entries cost about
+// 3 MB; 16 Ki record entries about 1.5 MB.
+const (
+	maxTextMemo   = 1 << 16
+	maxRecordMemo = 1 << 14
+)
+
+// Memo kinds: the same bytes are counted differently as text, as an image or as a PDF.
+const (
+	memoText byte = iota
+	memoImage
+	memoPDF
+)
+
+type textKey struct {
+	hash uint64
+	n    int
+	kind byte
+}
+
+type recordKey struct {
+	uuid string
+	hash uint64
+}
+
+// Counter counts the tokens of blocks, messages and records with a [TokenCounter], memoizing
+// the results. Counts of a text are memoized by a 64-bit hash of its exact bytes (hash/maphash
+// with a per-Counter seed) plus its length; a false hit would need a 64-bit collision between
+// two texts of equal length. Counts of a record are memoized by its uuid plus a hash of the
+// counted content, so an edited copy with the same uuid is recounted. Both memos are bounded
+// (see maxTextMemo) and derivable from the records, so dropping them changes nothing but time.
+//
+// A Counter is safe for concurrent use. Create it with [NewCounter]; the zero value is not
+// usable.
+type Counter struct {
+	tc   TokenCounter
+	seed maphash.Seed
+
+	mu      sync.Mutex
+	texts   map[textKey]int
+	records map[recordKey]Breakdown
+}
+
+// NewCounter returns a Counter counting with tc; nil means [DefaultTokenCounter].
+func NewCounter(tc TokenCounter) *Counter {
+	if tc == nil {
+		tc = DefaultTokenCounter()
+	}
+	return &Counter{
+		tc:      tc,
+		seed:    maphash.MakeSeed(),
+		texts:   make(map[textKey]int),
+		records: make(map[recordKey]Breakdown),
+	}
+}
+
+// TokenCounter returns the counter c counts with.
+func (c *Counter) TokenCounter() TokenCounter { return c.tc }
+
+// Text returns the token count of s, memoized.
+func (c *Counter) Text(s string) int {
+	return c.memo(memoText, s, c.tc.CountTokens)
+}
+
+// textBytes is Text for raw JSON, without copying on a memo hit.
+func (c *Counter) textBytes(b []byte) int {
+	if len(b) == 0 {
+		return 0
+	}
+	k := textKey{hash: maphash.Bytes(c.seed, b), n: len(b), kind: memoText}
+	if n, ok := c.lookupText(k); ok {
+		return n
+	}
+	n := c.tc.CountTokens(string(b))
+	c.storeText(k, n)
+	return n
+}
+
+func (c *Counter) memo(kind byte, s string, count func(string) int) int {
+	if s == "" {
+		return 0
+	}
+	k := textKey{hash: maphash.String(c.seed, s), n: len(s), kind: kind}
+	if n, ok := c.lookupText(k); ok {
+		return n
+	}
+	// Count outside the lock: two goroutines may count the same text once each, which is
+	// harmless (the count is deterministic) and keeps slow counts from serializing.
+	n := count(s)
+	c.storeText(k, n)
+	return n
+}
+
+func (c *Counter) lookupText(k textKey) (int, bool) {
+	c.mu.Lock()
+	n, ok := c.texts[k]
+	c.mu.Unlock()
+	return n, ok
+}
+
+func (c *Counter) storeText(k textKey, n int) {
+	c.mu.Lock()
+	if len(c.texts) >= maxTextMemo {
+		clear(c.texts)
+	}
+	c.texts[k] = n
+	c.mu.Unlock()
+}
+
+// Block returns the token count of one content block:
+//
+//   - text: the text (plus citations, if any);
+//   - thinking: the thinking text; the signature is not counted;
+//   - redacted_thinking: len(data)/4, an estimate (the data is encrypted base64);
+//   - tool_use and server_tool_use: name + input JSON + [ToolOverheadTokens];
+//   - tool_result: the sum of its content blocks + [ToolOverheadTokens];
+//   - image: width×height/750 after Anthropic's downscaling when the size can be read from
+//     the header of base64 PNG, JPEG or GIF data, else [DefaultImageTokens];
+//   - document: a text source is counted; a base64 PDF costs [PDFPageTokens] per page
+//     (pages counted in the file, or one per 64 KiB when they cannot be); other sources
+//     one page; title and context are counted;
+//   - tool_reference: the tool name;
+//   - server tool results and unknown blocks: their raw JSON.
+//
+// A nil block counts 0.
+func (c *Counter) Block(b Block) int {
+	var bd Breakdown
+	c.addBlock(&bd, RoleUser, b)
+	return bd.Total()
+}
+
+// Blocks returns the sum of [Counter.Block] over bs, e.g. for a system prompt.
+func (c *Counter) Blocks(bs []Block) int {
+	n := 0
+	for _, b := range bs {
+		n += c.Block(b)
+	}
+	return n
+}
+
+// Message returns the token count of m: [MessageOverheadTokens] plus its blocks. A nil message
+// counts 0.
+func (c *Counter) Message(m *Message) int {
+	if m == nil {
+		return 0
+	}
+	var bd Breakdown
+	c.addMessage(&bd, m)
+	return bd.Total()
+}
+
+// Record returns the token count of r: the count of its message for user and assistant
+// records ([Record.IsConversation]), 0 for every other record, which the model never sees.
+// The result is memoized per record.
+func (c *Counter) Record(r *Record) int {
+	return c.Breakdown(r).Total()
+}
+
+// Breakdown returns the token count of r by [Category], memoized per record (uuid plus a hash
+// of the counted content). Records that are not user or assistant messages count zero.
+func (c *Counter) Breakdown(r *Record) Breakdown {
+	if r == nil || !r.IsConversation() {
+		return Breakdown{}
+	}
+	k := recordKey{uuid: r.UUID, hash: c.hashMessage(r.Message)}
+	c.mu.Lock()
+	bd, ok := c.records[k]
+	c.mu.Unlock()
+	if ok {
+		return bd
+	}
+	c.addMessage(&bd, r.Message)
+	c.mu.Lock()
+	if len(c.records) >= maxRecordMemo {
+		clear(c.records)
+	}
+	c.records[k] = bd
+	c.mu.Unlock()
+	return bd
+}
+
+func (c *Counter) addMessage(bd *Breakdown, m *Message) {
+	bd.Other += MessageOverheadTokens
+	for _, b := range m.Content {
+		c.addBlock(bd, m.Role, b)
+	}
+}
+
+// addBlock adds the count of b to bd under b's category; role decides between user and
+// assistant text.
+func (c *Counter) addBlock(bd *Breakdown, role Role, b Block) {
+	switch b := b.(type) {
+	case *Text:
+		n := c.Text(b.Text) + c.textBytes(nonNull(b.Citations))
+		if role == RoleAssistant {
+			bd.AssistantText += n
+		} else {
+			bd.UserText += n
+		}
+	case *Thinking:
+		bd.Thinking += c.Text(b.Thinking)
+	case *RedactedThinking:
+		bd.Thinking += len(b.Data) / 4
+	case *ToolUse:
+		bd.ToolUse += c.Text(b.Name) + c.textBytes(b.Input) + ToolOverheadTokens
+	case *ServerToolUse:
+		bd.ToolUse += c.Text(b.Name) + c.textBytes(b.Input) + ToolOverheadTokens
+	case *ToolResult:
+		bd.ToolResult += ToolOverheadTokens
+		for _, cb := range b.Content {
+			switch cb.(type) {
+			case *Image, *Document:
+				c.addBlock(bd, role, cb)
+			default:
+				var inner Breakdown
+				c.addBlock(&inner, role, cb)
+				bd.ToolResult += inner.Total()
+			}
+		}
+	case *ServerToolResult:
+		bd.ToolResult += c.textBytes(b.Content)
+	case *ToolReference:
+		bd.ToolResult += c.Text(b.ToolName)
+	case *Image:
+		bd.Media += c.imageTokens(&b.Source)
+	case *Document:
+		bd.Media += c.documentTokens(b)
+	case *UnknownBlock:
+		bd.Other += c.textBytes(b.JSON)
+	}
+}
+
+func nonNull(raw json.RawMessage) json.RawMessage {
+	if bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
+		return nil
+	}
+	return raw
+}
+
+func (c *Counter) imageTokens(src *MediaSource) int {
+	if src.Type != "base64" {
+		return DefaultImageTokens
+	}
+	// The format is sniffed from the data, not taken from the media type, so the data alone
+	// decides the count and is a sound memo key.
+	return c.memo(memoImage, src.Data, func(data string) int {
+		w, h, ok := imageSize(data)
+		if !ok {
+			return DefaultImageTokens
+		}
+		return imageTokensForSize(w, h)
+	})
+}
+
+// imageSize reads the pixel size of base64 PNG, JPEG or GIF data from its header, decoding
+// only the bytes the header needs (a JPEG's metadata segments are read through). Other formats
+// (WebP) and undecodable data report !ok.
+func imageSize(data string) (w, h int, ok bool) {
+	if data == "" {
+		return 0, 0, false
+	}
+	var magic [6]byte
+	if _, err := base64.StdEncoding.Decode(magic[:], []byte(data[:min(len(data), 8)])); err != nil {
+		return 0, 0, false
+	}
+	var decodeConfig func(io.Reader) (image.Config, error)
+	switch {
+	case bytes.HasPrefix(magic[:], []byte("\x89PNG")):
+		decodeConfig = png.DecodeConfig
+	case bytes.HasPrefix(magic[:], []byte("\xff\xd8")):
+		decodeConfig = jpeg.DecodeConfig
+	case bytes.HasPrefix(magic[:], []byte("GIF8")):
+		decodeConfig = gif.DecodeConfig
+	default:
+		return 0, 0, false
+	}
+	cfg, err := decodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)))
+	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
+		return 0, 0, false
+	}
+	return cfg.Width, cfg.Height, true
+}
+
+// imageTokensForSize applies Anthropic's published rule: an image whose long edge exceeds
+// 1568 px is scaled down to that edge, then costs width×height/750 tokens, capped at
+// [DefaultImageTokens] (larger images are scaled down further).
+func imageTokensForSize(w, h int) int {
+	const maxEdge = 1568
+	if long := max(w, h); long > maxEdge {
+		w = max(1, w*maxEdge/long)
+		h = max(1, h*maxEdge/long)
+	}
+	n := (w*h + 749) / 750
+	return min(max(n, 1), DefaultImageTokens)
+}
+
+func (c *Counter) documentTokens(d *Document) int {
+	n := c.Text(d.Title) + c.Text(d.Context)
+	switch src := &d.Source; src.Type {
+	case "text":
+		n += c.Text(src.Data)
+	case "content":
+		n += c.textBytes(src.Extra["content"])
+	case "base64":
+		n += c.memo(memoPDF, src.Data, pdfTokens)
+	default: // url, file: the document is not in the transcript
+		n += PDFPageTokens
+	}
+	return n
+}
+
+// pdfTokens estimates a base64 PDF: PDFPageTokens per page object ("/Type /Page"). PDFs that
+// keep their page objects in compressed object streams show none; they are estimated at one
+// page per 64 KiB.
+func pdfTokens(data string) int {
+	raw, err := base64.StdEncoding.DecodeString(data)
+	if err != nil {
+		return PDFPageTokens
+	}
+	pages := countPDFPages(raw)
+	if pages == 0 {
+		pages = max(1, (len(raw)+65535)/65536)
+	}
+	return pages * PDFPageTokens
+}
+
+func countPDFPages(pdf []byte) int {
+	n := 0
+	for {
+		i := bytes.Index(pdf, []byte("/Type"))
+		if i < 0 {
+			return n
+		}
+		rest := bytes.TrimLeft(pdf[i+len("/Type"):], " \t\r\n")
+		if after, ok := bytes.CutPrefix(rest, []byte("/Page")); ok && (len(after) == 0 || after[0] != 's') {
+			n++
+		}
+		pdf = pdf[i+len("/Type"):]
+	}
+}
+
+// hashMessage hashes what addMessage counts: the role and every counted field of every block,
+// each length-prefixed so that different field splits never collide.
+func (c *Counter) hashMessage(m *Message) uint64 {
+	var h maphash.Hash
+	h.SetSeed(c.seed)
+	writeString(&h, string(m.Role))
+	for _, b := range m.Content {
+		hashBlock(&h, b)
+	}
+	return h.Sum64()
+}
+
+func writeString(h *maphash.Hash, s string) {
+	writeInt(h, len(s))
+	h.WriteString(s)
+}
+
+func writeBytes(h *maphash.Hash, b []byte) {
+	writeInt(h, len(b))
+	h.Write(b)
+}
+
+func writeInt(h *maphash.Hash, n int) {
+	var b [8]byte
+	for i := range b {
+		b[i] = byte(uint64(n) >> (8 * i))
+	}
+	h.Write(b[:])
+}
+
+func hashBlock(h *maphash.Hash, b Block) {
+	if b == nil {
+		writeString(h, "")
+		return
+	}
+	writeString(h, string(b.Kind()))
+	switch b := b.(type) {
+	case *Text:
+		writeString(h, b.Text)
+		writeBytes(h, b.Citations)
+	case *Thinking:
+		writeString(h, b.Thinking)
+	case *RedactedThinking:
+		writeString(h, b.Data)
+	case *ToolUse:
+		writeString(h, b.Name)
+		writeBytes(h, b.Input)
+	case *ServerToolUse:
+		writeString(h, b.Name)
+		writeBytes(h, b.Input)
+	case *ToolResult:
+		writeInt(h, len(b.Content))
+		for _, cb := range b.Content {
+			hashBlock(h, cb)
+		}
+	case *ServerToolResult:
+		writeBytes(h, b.Content)
+	case *ToolReference:
+		writeString(h, b.ToolName)
+	case *Image:
+		hashSource(h, &b.Source)
+	case *Document:
+		hashSource(h, &b.Source)
+		writeString(h, b.Title)
+		writeString(h, b.Context)
+	case *UnknownBlock:
+		writeBytes(h, b.JSON)
+	}
+}
+
+func hashSource(h *maphash.Hash, s *MediaSource) {
+	writeString(h, s.Type)
+	writeString(h, s.MediaType)
+	writeString(h, s.Data)
+	writeBytes(h, s.Extra["content"])
+}
+
+// Category is a bucket of the token breakdown the command-line tool shows.
+type Category string
+
+// The categories of a [Breakdown].
+const (
+	CategorySystem        Category = "system"         // the system prompt (filled by the caller)
+	CategoryUserText      Category = "user text"      // text of user messages
+	CategoryAssistantText Category = "assistant text" // text of assistant messages
+	CategoryThinking      Category = "thinking"       // thinking and redacted thinking
+	CategoryToolUse       Category = "tool_use"       // tool calls, client and server
+	CategoryToolResult    Category = "tool_result"    // tool results except their media
+	CategoryMedia         Category = "media"          // images and documents, anywhere
+	CategoryOther         Category = "other"          // message framing and unknown blocks
+)
+
+// Categories returns the categories in display order, as a new slice.
+func Categories() []Category {
+	return []Category{CategorySystem, CategoryUserText, CategoryAssistantText, CategoryThinking,
+		CategoryToolUse, CategoryToolResult, CategoryMedia, CategoryOther}
+}
+
+// Breakdown is a token count split by [Category]. Its zero value is an empty count. The
+// [Counter] never fills System: records carry no system prompt; callers add it with
+// [Counter.Blocks].
+type Breakdown struct {
+	System        int
+	UserText      int
+	AssistantText int
+	Thinking      int
+	ToolUse       int
+	ToolResult    int
+	Media         int
+	Other         int
+}
+
+// Total returns the sum of all categories.
+func (b Breakdown) Total() int {
+	return b.System + b.UserText + b.AssistantText + b.Thinking + b.ToolUse + b.ToolResult + b.Media + b.Other
+}
+
+// Add returns the category-wise sum of b and o.
+func (b Breakdown) Add(o Breakdown) Breakdown {
+	return Breakdown{
+		System:        b.System + o.System,
+		UserText:      b.UserText + o.UserText,
+		AssistantText: b.AssistantText + o.AssistantText,
+		Thinking:      b.Thinking + o.Thinking,
+		ToolUse:       b.ToolUse + o.ToolUse,
+		ToolResult:    b.ToolResult + o.ToolResult,
+		Media:         b.Media + o.Media,
+		Other:         b.Other + o.Other,
+	}
+}
+
+// Get returns the count of category cat; 0 for an unknown category.
+func (b Breakdown) Get(cat Category) int {
+	switch cat {
+	case CategorySystem:
+		return b.System
+	case CategoryUserText:
+		return b.UserText
+	case CategoryAssistantText:
+		return b.AssistantText
+	case CategoryThinking:
+		return b.Thinking
+	case CategoryToolUse:
+		return b.ToolUse
+	case CategoryToolResult:
+		return b.ToolResult
+	case CategoryMedia:
+		return b.Media
+	case CategoryOther:
+		return b.Other
+	}
+	return 0
+}

@@ -1,0 +1,300 @@
+package agentctx
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"image"
+	"image/gif"
+	"image/jpeg"
+	"image/png"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// byteCounter counts one token per byte, so expected counts are lengths.
+var byteCounter = TokenCounterFunc(func(s string) int { return len(s) })
+
+func encodeImage(t *testing.T, format string, w, h int) string {
+	t.Helper()
+	img := image.NewGray(image.Rect(0, 0, w, h))
+	var buf bytes.Buffer
+	switch format {
+	case "png":
+		require.NoError(t, png.Encode(&buf, img))
+	case "jpeg":
+		require.NoError(t, jpeg.Encode(&buf, img, nil))
+	case "gif":
+		require.NoError(t, gif.Encode(&buf, img, nil))
+	}
+	return base64.StdEncoding.EncodeToString(buf.Bytes())
+}
+
+func TestImageTokensForSize(t *testing.T) {
+	for _, tt := range []struct{ w, h, want int }{
+		{1, 1, 1},
+		{100, 75, 10},
+		{200, 200, 54},     // 40000/750 = 53.3
+		{1000, 1000, 1334}, // 1,333.3
+		{1092, 1092, 1590}, // Anthropic's table: 1:1 at ~1.19 MP ≈ 1,590 tokens
+		{1568, 100, 210},
+		{3136, 200, 210},   // scaled to 1568×100
+		{3000, 2000, 1600}, // scaled to 1568×1045, then capped
+		{100000, 1, 3},     // scaled to 1568×1
+		{4000, 4000, 1600}, // capped
+		{1, 100000, 3},     // portrait
+		{10000, 3000, 983}, // scaled to 1568×470
+	} {
+		assert.Equal(t, tt.want, imageTokensForSize(tt.w, tt.h), "%d×%d", tt.w, tt.h)
+	}
+}
+
+func TestCounterBlock(t *testing.T) {
+	const pdf = "%PDF-1.4\n1 0 obj << /Type /Catalog /Pages 2 0 R >> endobj\n2 0 obj << /Type /Pages /Kids [3 0 R 4 0 R] /Count 2 >> endobj\n" +
+		"3 0 obj << /Type /Page /Parent 2 0 R >> endobj\n4 0 obj <</Type/Page/Parent 2 0 R>> endobj\n%%EOF"
+	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
+	c := NewCounter(byteCounter)
+	for _, tt := range []struct {
+		name string
+		b    Block
+		want int
+	}{
+		{"nil", nil, 0},
+		{"text", &Text{Text: "hello"}, 5},
+		{"text citations", &Text{Text: "hi", Citations: json.RawMessage(`[1]`)}, 5},
+		{"text null citations", &Text{Text: "hi", Citations: json.RawMessage(`null`)}, 2},
+		{"thinking", &Thinking{Thinking: "think", Signature: strings.Repeat("s", 500)}, 5},
+		{"redacted thinking", &RedactedThinking{Data: strings.Repeat("x", 400)}, 100},
+		{"tool_use", &ToolUse{ID: "toolu_1", Name: "Bash", Input: json.RawMessage(`{"c":1}`)}, 4 + 7 + ToolOverheadTokens},
+		{"server_tool_use", &ServerToolUse{Name: "web_search", Input: json.RawMessage(`{}`)}, 10 + 2 + ToolOverheadTokens},
+		{"tool_result string", &ToolResult{ToolUseID: "t", Content: []Block{&Text{Text: "output"}}, StringContent: true}, 6 + ToolOverheadTokens},
+		{"tool_result empty", &ToolResult{ToolUseID: "t"}, ToolOverheadTokens},
+		{"tool_result nested", &ToolResult{Content: []Block{&Text{Text: "ab"}, &ToolReference{ToolName: "Grep"},
+			&Image{Source: MediaSource{Type: "url", URL: "https://x"}}}}, 2 + 4 + DefaultImageTokens + ToolOverheadTokens},
+		{"server tool result", &ServerToolResult{Type: "web_search_tool_result", Content: json.RawMessage(`[{"a":1}]`)}, 9},
+		{"tool_reference", &ToolReference{ToolName: "Grep"}, 4},
+		{"image png", &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: encodeImage(t, "png", 100, 75)}}, 10},
+		{"image jpeg", &Image{Source: MediaSource{Type: "base64", MediaType: "image/jpeg", Data: encodeImage(t, "jpeg", 1000, 1000)}}, 1334},
+		{"image gif", &Image{Source: MediaSource{Type: "base64", MediaType: "image/gif", Data: encodeImage(t, "gif", 3000, 2000)}}, 1600},
+		{"image mislabeled", &Image{Source: MediaSource{Type: "base64", MediaType: "image/jpeg", Data: encodeImage(t, "png", 200, 200)}}, 54},
+		{"image webp", &Image{Source: MediaSource{Type: "base64", MediaType: "image/webp", Data: b64("RIFF\x00\x00\x00\x00WEBPVP8 ")}}, DefaultImageTokens},
+		{"image garbage", &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: "!!!!"}}, DefaultImageTokens},
+		{"image url", &Image{Source: MediaSource{Type: "url", URL: "https://example.com/a.png"}}, DefaultImageTokens},
+		{"document text", &Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: "plain"}, Title: "T"}, 6},
+		{"document content", &Document{Source: MediaSource{Type: "content", Extra: map[string]json.RawMessage{"content": json.RawMessage(`"abc"`)}}}, 5},
+		{"document pdf", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64(pdf)}}, 2 * PDFPageTokens},
+		{"document pdf no pages", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64("%PDF-1.7 compressed")}}, PDFPageTokens},
+		{"document pdf bad base64", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: "%%%"}}, PDFPageTokens},
+		{"document url", &Document{Source: MediaSource{Type: "url", URL: "https://x/a.pdf"}, Context: "ctx"}, 3 + PDFPageTokens},
+		{"unknown", &UnknownBlock{Type: "future", JSON: json.RawMessage(`{"type":"future"}`)}, 17},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, c.Block(tt.b))
+			assert.Equal(t, tt.want, c.Block(tt.b), "memoized")
+		})
+	}
+}
+
+func TestCounterBreakdown(t *testing.T) {
+	c := NewCounter(byteCounter)
+	user := &Record{Type: TypeUser, UUID: "u1", Message: &Message{Role: RoleUser, Content: []Block{
+		&Text{Text: "12345"},
+		&ToolResult{ToolUseID: "t1", Content: []Block{&Text{Text: "abc"}, &Image{Source: MediaSource{Type: "file"}}}},
+		&Image{Source: MediaSource{Type: "url"}},
+		&UnknownBlock{Type: "x", JSON: json.RawMessage(`{}`)},
+	}}}
+	asst := &Record{Type: TypeAssistant, UUID: "a1", Message: &Message{ID: "msg_1", Role: RoleAssistant, Content: []Block{
+		&Thinking{Thinking: "hmm", Signature: "sig"},
+		&RedactedThinking{Data: "12345678"},
+		&Text{Text: "answer"},
+		&ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`{}`)},
+	}}}
+	for _, tt := range []struct {
+		name string
+		r    *Record
+		want Breakdown
+	}{
+		{"nil", nil, Breakdown{}},
+		{"system", &Record{Type: TypeSystem, UUID: "s", Content: json.RawMessage(`"x"`)}, Breakdown{}},
+		{"user without message", &Record{Type: TypeUser, UUID: "u"}, Breakdown{}},
+		{"user", user, Breakdown{UserText: 5, ToolResult: 3 + ToolOverheadTokens, Media: 2 * DefaultImageTokens,
+			Other: 2 + MessageOverheadTokens}},
+		{"assistant", asst, Breakdown{AssistantText: 6, Thinking: 3 + 2, ToolUse: 4 + 2 + ToolOverheadTokens,
+			Other: MessageOverheadTokens}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := c.Breakdown(tt.r)
+			assert.Equal(t, tt.want, got)
+			assert.Equal(t, tt.want.Total(), c.Record(tt.r))
+			if tt.r != nil && tt.r.Message != nil {
+				assert.Equal(t, tt.want.Total(), c.Message(tt.r.Message))
+			}
+		})
+	}
+
+	sum := c.Breakdown(user).Add(c.Breakdown(asst))
+	assert.Equal(t, c.Record(user)+c.Record(asst), sum.Total())
+	total := 0
+	for _, cat := range Categories() {
+		total += sum.Get(cat)
+	}
+	assert.Equal(t, sum.Total(), total, "Get covers every category")
+	assert.Zero(t, sum.Get("nonsense"))
+	assert.Equal(t, 7, Breakdown{System: 7}.Get(CategorySystem))
+	assert.Equal(t, 5, c.Blocks([]Block{&Text{Text: "ab"}, &Text{Text: "cde"}}))
+}
+
+func TestCounterMemo(t *testing.T) {
+	var calls atomic.Int64
+	c := NewCounter(TokenCounterFunc(func(s string) int { calls.Add(1); return len(s) }))
+
+	assert.Equal(t, 5, c.Text("hello"))
+	assert.Equal(t, 5, c.Text("hello"))
+	assert.Equal(t, int64(1), calls.Load(), "second Text is a memo hit")
+	assert.Zero(t, c.Text(""))
+	assert.Equal(t, int64(1), calls.Load(), "empty text is not counted")
+
+	r := &Record{Type: TypeAssistant, UUID: "a", Message: &Message{Role: RoleAssistant, Content: []Block{
+		&Text{Text: "one"}, &ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}}}}
+	n := c.Record(r)
+	before := calls.Load()
+	assert.Equal(t, n, c.Record(r))
+	assert.Equal(t, before, calls.Load(), "second Record is a memo hit")
+
+	// A copy with the same content and uuid hits; different content under the same uuid
+	// is recounted.
+	cp := *r
+	cp.Message = &Message{Role: RoleAssistant, Content: []Block{&Text{Text: "one"}, &ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}}}
+	assert.Equal(t, n, c.Record(&cp))
+	cp.Message.Content[0] = &Text{Text: "one!"}
+	assert.Equal(t, n+1, c.Record(&cp))
+
+	// Same bytes, different meaning: "on"+"e" must not collide with "o"+"ne".
+	a := &Record{Type: TypeUser, UUID: "x", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "on"}, &Text{Text: "e"}}}}
+	b := &Record{Type: TypeUser, UUID: "x", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "o"}, &Text{Text: "ne"}}}}
+	assert.NotEqual(t, c.hashMessage(a.Message), c.hashMessage(b.Message))
+
+	// The memo is bounded: it is cleared when full.
+	for i := range maxTextMemo + 10 {
+		c.Text(strings.Repeat("x", i+1))
+	}
+	c.mu.Lock()
+	size := len(c.texts)
+	c.mu.Unlock()
+	assert.LessOrEqual(t, size, maxTextMemo)
+	assert.Greater(t, size, 0)
+}
+
+func TestNewCounterDefault(t *testing.T) {
+	c := NewCounter(nil)
+	assert.Same(t, DefaultTokenCounter(), c.TokenCounter())
+	assert.Equal(t, 2, c.Text("hello world"))
+}
+
+// corpusRecords decodes every record of the Claude Code corpus, file by file; nil without the
+// corpus.
+func corpusRecords(tb testing.TB) map[string][]Record {
+	tb.Helper()
+	files, _ := filepath.Glob(filepath.Join("..", "shared", "corpus", "claude-code", "*", "*", "*.jsonl"))
+	more, _ := filepath.Glob(filepath.Join("..", "shared", "corpus", "claude-code", "*", "*.jsonl"))
+	files = append(files, more...)
+	slices.Sort(files)
+	out := map[string][]Record{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(tb, err)
+		var recs []Record
+		for line := range strings.Lines(string(data)) {
+			var r Record
+			if strings.TrimSpace(line) == "" || json.Unmarshal([]byte(line), &r) != nil {
+				continue
+			}
+			recs = append(recs, r)
+		}
+		out[f] = recs
+	}
+	return out
+}
+
+func TestCounterConcurrent(t *testing.T) {
+	var recs []*Record
+	for _, rs := range corpusRecords(t) {
+		for i := range rs {
+			if rs[i].IsConversation() && len(recs) < 400 {
+				recs = append(recs, &rs[i])
+			}
+		}
+	}
+	for i := range 100 - min(len(recs), 100) { // no corpus: synthetic records
+		recs = append(recs, &Record{Type: TypeUser, UUID: string(rune('a' + i)), Message: &Message{Role: RoleUser,
+			Content: []Block{&Text{Text: strings.Repeat("word ", i)}, &ToolUse{Name: "Read", Input: json.RawMessage(`{}`)}}}})
+	}
+	want := make([]int, len(recs))
+	ref := NewCounter(EstimateCounter{})
+	for i, r := range recs {
+		want[i] = ref.Record(r)
+	}
+	c := NewCounter(EstimateCounter{})
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range recs {
+				j := (i + g*37) % len(recs)
+				assert.Equal(t, want[j], c.Record(recs[j]))
+				c.Block(recs[j].Message.Content[0])
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// BenchmarkCounterRecord counts the conversation records of the corpus with a cold Counter
+// (every record counted with tiktoken) and a warm one (every record a memo hit).
+func BenchmarkCounterRecord(b *testing.B) {
+	var recs []*Record
+	size := 0
+	for _, rs := range corpusRecords(b) {
+		for i := range rs {
+			if rs[i].IsConversation() {
+				recs = append(recs, &rs[i])
+				raw, _ := json.Marshal(rs[i].Message)
+				size += len(raw)
+			}
+		}
+	}
+	if len(recs) == 0 {
+		b.Skip("no corpus at ../shared/corpus/claude-code")
+	}
+	recs = recs[:min(len(recs), 2000)]
+	b.Run("warm", func(b *testing.B) {
+		c := NewCounter(nil)
+		for _, r := range recs {
+			c.Record(r)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, r := range recs {
+				c.Record(r)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+	})
+	b.Run("cold", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			c := NewCounter(nil)
+			for _, r := range recs {
+				c.Record(r)
+			}
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(recs)), "ns/record")
+	})
+}

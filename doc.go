@@ -1,0 +1,51 @@
+// Package agentctx decides, every turn, what an LLM agent's model sees.
+//
+// An agent runtime calls it before each model request. It reads the session's durable
+// transcript, relieves context pressure in stages, normalizes the result into a request the
+// provider accepts, places one cache breakpoint, and reports what it did. It never loses a word
+// of the transcript, and the same transcript always gives the same bytes, so the provider's
+// prompt cache keeps hitting.
+//
+// # The transcript
+//
+// A transcript is an append-only JSONL file of [Record] values in Claude Code's session format
+// (~/.claude/projects/*/*.jsonl), so a Claude Code session file can be read directly with
+// [ReadFile] and extended with an [Appender]. Unknown record types, fields and content blocks
+// survive a read/write round trip. A torn last line left by a crash is reported and skipped;
+// nothing already written is ever rewritten.
+//
+// The conversation is rebuilt from the parentUuid graph by [BuildChain]: it walks from the leaf
+// to the latest compact boundary and re-attaches what a plain parent walk loses — the split
+// records of one assistant response and the results of its parallel tool calls.
+//
+// # The turn
+//
+// [Pipeline.Prepare] runs these stages, in this order, each in its own file with its own
+// config struct whose zero value is the documented default:
+//
+//  1. boundary slice: only records after the latest compact boundary reach the view;
+//  2. tool-result budget ([BudgetConfig]): oversize new results are stored in full in a
+//     [ResultStore] and replaced by a stable preview;
+//  3. snip ([SnipConfig]): records named by snip records leave the view;
+//  4. microcompact ([MicrocompactConfig]): after an idle gap, old tool results are cleared
+//     (or, in cached mode, deleted from the provider's cache with cache_edits);
+//  5. collapse ([CollapseConfig]): committed spans are replaced by their summaries;
+//  6. base context ([ContextConfig]): system and user context are added;
+//  7. normalize ([NormalizeConfig]): the view is repaired into a valid provider request;
+//  8. cache breakpoint ([CacheConfig]): exactly one message-level cache marker.
+//
+// # Determinism and persistence
+//
+// Every decision that changes the model's view — a replaced tool result, a snip, a cleared
+// result, a collapse — is a record that Prepare returns in [Result.Append]. The caller appends
+// those records to the transcript before the next turn; later turns, a resume or a fork replay
+// them byte for byte. Prepare is therefore a pure function of (records, config, now): a
+// [Pipeline] holds no per-conversation state and is safe for concurrent use. Token counts are
+// memoized per block content, a cache derivable from the records.
+//
+// # Tokens
+//
+// Counting goes through the one-method [TokenCounter] interface. The default counts with
+// tiktoken's cl100k_base tables, embedded in the binary: the library never touches the
+// network. Long unbroken runs, which make tiktoken quadratic, are split at safe boundaries.
+package agentctx

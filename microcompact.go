@@ -1,0 +1,517 @@
+package agentctx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// ClearedToolResultText is the content a tool result has after time-based microcompact cleared
+// it (Claude Code's wording, so a model trained on Claude Code sessions recognises it).
+const ClearedToolResultText = "[Old tool result content cleared]"
+
+// Microcompact defaults.
+const (
+	// DefaultMicrocompactGap is the idle gap after which old tool results are cleared.
+	DefaultMicrocompactGap = 60 * time.Minute
+	// DefaultMicrocompactKeepRecent is how many of the newest compactable results stay.
+	DefaultMicrocompactKeepRecent = 5
+	// DefaultCachedTriggerTokens is the cached-mode trigger, in tokens: the default trigger
+	// of the provider's own server-side clear_tool_uses context edit.
+	DefaultCachedTriggerTokens = 100_000
+)
+
+// DefaultCompactableTools returns the names of the tools whose results microcompact clears by
+// default: Claude Code's list (file reads, shell, search, web, edits). Their output can be
+// obtained again by calling the tool again. The caller owns the returned slice.
+func DefaultCompactableTools() []string {
+	return []string{"Read", "Bash", "Grep", "Glob", "WebSearch", "WebFetch", "Edit", "Write"}
+}
+
+// MicrocompactConfig configures the microcompact stage. The zero value is the default:
+// time-based clearing after a 60-minute idle gap, keeping the 5 newest compactable results.
+//
+// Every clearing (or cache deletion) is a [SubtypeMicrocompact] decision record that Prepare
+// returns in [Result.Append]; once appended it is re-applied on every later turn, whatever the
+// clock and whatever this config says, so the request prefix stays byte-stable.
+type MicrocompactConfig struct {
+	// Disable stops new decisions: no new clearing and no new cache deletion. Recorded
+	// decisions are still re-applied.
+	Disable bool
+	// Gap is the idle time since the last assistant message (its record's timestamp) after
+	// which old results are cleared. Zero: [DefaultMicrocompactGap]. Claude Code's reasoning:
+	// after an hour the provider's prompt cache has expired, so the rewrite the clearing
+	// forces costs no extra cache miss. Not used in cached mode.
+	Gap time.Duration
+	// KeepRecent is how many of the newest compactable results stay untouched. Zero:
+	// [DefaultMicrocompactKeepRecent]. Results the model has not answered yet are the newest,
+	// so they always stay.
+	KeepRecent int
+	// Tools names the compactable tools; results of other tools are never cleared. Nil:
+	// [DefaultCompactableTools].
+	Tools []string
+	// Cached selects Anthropic cache editing instead of clearing: the content stays in the
+	// request (the cached prefix is not rewritten); the selected tool results get a
+	// cache_reference and a request-only cache_edits block deletes them from the provider's
+	// cache. The cache_edits block is pinned to the user message that was last when the
+	// deletion was decided and re-sent there on every later turn. The idle gap does not
+	// apply in cached mode; CachedTriggerTokens does. With Cache.Disable there is no cached
+	// prefix to edit, so no new deletion is made.
+	Cached bool
+	// CachedTriggerTokens is the cached-mode trigger, in tokens counted with the pipeline's
+	// counter. The stage measures the request as built so far — system prompt, tool
+	// definitions and the view's messages, minus the results already deleted by earlier
+	// cache edits (the provider no longer holds them) — and, when that exceeds
+	// CachedTriggerTokens, deletes every compactable result except the KeepRecent newest.
+	// Subtracting earlier deletions batches them: the next deletion waits until the live
+	// context grows past the trigger again. Zero: [DefaultCachedTriggerTokens].
+	CachedTriggerTokens int
+}
+
+func (c MicrocompactConfig) validate() error {
+	var errs []error
+	if c.Gap < 0 {
+		errs = append(errs, fmt.Errorf("agentctx: Microcompact.Gap %v is negative", c.Gap))
+	}
+	if c.KeepRecent < 0 {
+		errs = append(errs, fmt.Errorf("agentctx: Microcompact.KeepRecent %d is negative", c.KeepRecent))
+	}
+	if c.CachedTriggerTokens < 0 {
+		errs = append(errs, fmt.Errorf("agentctx: Microcompact.CachedTriggerTokens %d is negative", c.CachedTriggerTokens))
+	}
+	if slices.Contains(c.Tools, "") {
+		errs = append(errs, errors.New("agentctx: Microcompact.Tools holds an empty tool name"))
+	}
+	return errors.Join(errs...)
+}
+
+func (c MicrocompactConfig) gap() time.Duration {
+	if c.Gap == 0 {
+		return DefaultMicrocompactGap
+	}
+	return c.Gap
+}
+
+func (c MicrocompactConfig) keepRecent() int {
+	if c.KeepRecent == 0 {
+		return DefaultMicrocompactKeepRecent
+	}
+	return c.KeepRecent
+}
+
+func (c MicrocompactConfig) tools() []string {
+	if c.Tools == nil {
+		return DefaultCompactableTools()
+	}
+	return c.Tools
+}
+
+func (c MicrocompactConfig) cachedTrigger() int {
+	if c.CachedTriggerTokens == 0 {
+		return DefaultCachedTriggerTokens
+	}
+	return c.CachedTriggerTokens
+}
+
+// Microcompact decision triggers.
+const (
+	mcTriggerTime   = "time"
+	mcTriggerCached = "cached"
+)
+
+// mcLedger is what the microcompact decision records of a transcript say.
+type mcLedger struct {
+	cleared  map[string]bool     // time-cleared tool_use ids
+	deleted  map[string]string   // cache-deleted tool_use id → pinned user record uuid
+	pins     []string            // pinned uuids, in order of first appearance
+	pinEdits map[string][]string // pinned uuid → deleted ids, in decision order
+}
+
+// loadMicrocompact reads every microcompact decision of records (all of them, not only the
+// chain's: decisions sit beside the chain). An id deleted twice keeps its first pin.
+func loadMicrocompact(records []Record) *mcLedger {
+	l := &mcLedger{cleared: map[string]bool{}, deleted: map[string]string{}, pinEdits: map[string][]string{}}
+	for i := range records {
+		r := &records[i]
+		if r.Type != TypeSystem || r.Subtype != SubtypeMicrocompact || r.Microcompact == nil {
+			continue
+		}
+		d := r.Microcompact
+		switch d.Trigger {
+		case mcTriggerCached:
+			if d.PinnedUUID == "" {
+				continue
+			}
+			for _, id := range d.ClearedToolUseIDs {
+				l.addDeleted(id, d.PinnedUUID)
+			}
+		default: // "time" and any clearing trigger a later version may write
+			for _, id := range d.ClearedToolUseIDs {
+				l.cleared[id] = true
+			}
+		}
+	}
+	return l
+}
+
+func (l *mcLedger) addDeleted(id, pin string) {
+	if _, ok := l.deleted[id]; ok || id == "" {
+		return
+	}
+	l.deleted[id] = pin
+	if _, ok := l.pinEdits[pin]; !ok {
+		l.pins = append(l.pins, pin)
+	}
+	l.pinEdits[pin] = append(l.pinEdits[pin], id)
+}
+
+// resultRef locates one tool_result block of the view.
+type resultRef struct {
+	item, block int
+	id          string
+}
+
+// clearedResult is the cleared form of tr: same id and error flag, placeholder content.
+// It depends on nothing else, so a re-applied clearing is byte-identical to the first.
+func clearedResult(tr *ToolResult) *ToolResult {
+	return &ToolResult{
+		ToolUseID:     tr.ToolUseID,
+		Content:       []Block{&Text{Text: ClearedToolResultText}},
+		StringContent: true,
+		IsError:       tr.IsError,
+	}
+}
+
+// withCacheReference returns a copy of tr whose cache_reference is its tool_use id.
+func withCacheReference(tr *ToolResult) *ToolResult {
+	c := *tr
+	c.CacheReference = tr.ToolUseID
+	return &c
+}
+
+// microcompact re-applies recorded clearings and cache deletions, then decides new ones:
+// time-based clearing after an idle gap, or cache editing above a token trigger (Cached).
+func (p *Pipeline) microcompact(t *turn) error {
+	c := p.cfg.Microcompact
+	rep := t.report.stage("microcompact")
+	l := loadMicrocompact(t.in.Records)
+
+	var refs []resultRef
+	for i := range t.items {
+		for j, b := range t.items[i].blocks {
+			if tr, ok := b.(*ToolResult); ok {
+				refs = append(refs, resultRef{item: i, block: j, id: tr.ToolUseID})
+			}
+		}
+	}
+	cur := func(r resultRef) *ToolResult { return t.items[r.item].blocks[r.block].(*ToolResult) }
+
+	// Re-apply recorded clearings, whatever the clock says.
+	for _, r := range refs {
+		if !l.cleared[r.id] {
+			continue
+		}
+		old := cur(r)
+		nb := clearedResult(old)
+		t.items[r.item].setBlock(r.block, nb)
+		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id,
+			Detail: "tool result cleared (recorded)", Tokens: p.counter.Block(nb) - p.counter.Block(old)})
+	}
+	// Re-apply recorded cache deletions: mark the results; cache_edits are emitted below.
+	marked := map[string]int{} // id → tokens the provider no longer holds
+	for _, r := range refs {
+		if _, ok := l.deleted[r.id]; !ok {
+			continue
+		}
+		old := cur(r)
+		t.items[r.item].setBlock(r.block, withCacheReference(old))
+		if _, dup := marked[r.id]; dup {
+			continue // a duplicated id: marked everywhere, counted once
+		}
+		n := p.counter.Block(old)
+		marked[r.id] = n
+		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id,
+			Detail: "tool result deleted from the provider cache (recorded)", Tokens: -n})
+	}
+
+	if !c.Disable {
+		// Compactable results in view order; the newest KeepRecent (by tool_use id) stay.
+		tools := c.tools()
+		var ids []string
+		seen := map[string]bool{}
+		for _, r := range refs {
+			if !seen[r.id] && slices.Contains(tools, t.toolNames[r.id]) {
+				seen[r.id] = true
+				ids = append(ids, r.id)
+			}
+		}
+		if k := c.keepRecent(); len(ids) > k {
+			keep := map[string]bool{}
+			for _, id := range ids[len(ids)-k:] {
+				keep[id] = true
+			}
+			var cands []resultRef
+			for _, r := range refs {
+				if seen[r.id] && !keep[r.id] {
+					cands = append(cands, r)
+				}
+			}
+			if c.Cached {
+				p.cacheDelete(t, l, cands, marked)
+			} else {
+				p.timeClear(t, l, cands)
+			}
+		}
+	}
+
+	p.emitCacheEdits(t, l, marked)
+	return nil
+}
+
+// timeClear clears the candidates when the idle gap since the last assistant message exceeds
+// the configured gap, and records the clearing.
+func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
+	c := p.cfg.Microcompact
+	var last time.Time
+	for i := len(t.items) - 1; i >= 0; i-- {
+		if it := &t.items[i]; it.role == RoleAssistant && !it.time.IsZero() {
+			last = it.time
+			break
+		}
+	}
+	if last.IsZero() {
+		return
+	}
+	gap := t.now.Sub(last)
+	if gap <= c.gap() {
+		return
+	}
+	rep := t.report.stage("microcompact")
+	var ids []string
+	saved := 0
+	for _, r := range cands {
+		if l.cleared[r.id] {
+			continue
+		}
+		it := &t.items[r.item]
+		old := it.blocks[r.block].(*ToolResult)
+		nb := clearedResult(old)
+		freed := p.counter.Block(old) - p.counter.Block(nb)
+		if freed <= 0 {
+			continue // already as small as the placeholder: clearing would not shrink it
+		}
+		it.setBlock(r.block, nb)
+		if !slices.Contains(ids, r.id) { // a duplicated id is cleared everywhere, listed once
+			ids = append(ids, r.id)
+		}
+		saved += freed
+		rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: r.id, Tokens: -freed,
+			Detail: fmt.Sprintf("idle %s > %s", gap.Round(time.Second), c.gap())})
+	}
+	if len(ids) == 0 {
+		return
+	}
+	rec := t.newDecision(SubtypeMicrocompact, mcTriggerTime+"\x00"+strings.Join(ids, "\x00"),
+		fmt.Sprintf("Cleared %d old tool results after %s idle", len(ids), gap.Round(time.Second)))
+	rec.Microcompact = &MicrocompactDecision{
+		Trigger:           mcTriggerTime,
+		ClearedToolUseIDs: ids,
+		GapMinutes:        math.Round(gap.Minutes()*100) / 100,
+		TokensSaved:       saved,
+	}
+	t.appended = append(t.appended, rec)
+}
+
+// cacheDelete marks the candidates for deletion from the provider's cache when the live
+// context exceeds the cached trigger, and records the deletion pinned to the last user record.
+func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked map[string]int) {
+	c := p.cfg.Microcompact
+	if p.cfg.Cache.Disable {
+		return // no cached prefix to edit: the cache stage would drop the deletion
+	}
+	live := p.viewTokens(t)
+	for _, n := range marked {
+		live -= n
+	}
+	if live <= c.cachedTrigger() {
+		return
+	}
+	// The cache marker goes on the last message (the penultimate with SkipCacheWrite); a
+	// cache_reference is only valid strictly before it.
+	limit := markerItemStart(t.items, t.in.SkipCacheWrite)
+	pin := -1
+	for i := len(t.items) - 1; i >= 0; i-- {
+		if it := &t.items[i]; it.role == RoleUser && it.rec != nil {
+			pin = i
+			break
+		}
+	}
+	if pin < 0 {
+		return
+	}
+	rep := t.report.stage("microcompact")
+	pinUUID := t.items[pin].uuid
+	var ids []string
+	saved := 0
+	for _, r := range cands {
+		if r.item >= limit || r.item > pin || l.cleared[r.id] {
+			continue
+		}
+		if _, ok := l.deleted[r.id]; ok && !slices.Contains(ids, r.id) {
+			continue
+		}
+		it := &t.items[r.item]
+		old := it.blocks[r.block].(*ToolResult)
+		n := p.counter.Block(old)
+		it.setBlock(r.block, withCacheReference(old))
+		if slices.Contains(ids, r.id) {
+			continue // a duplicated id: marked everywhere, deleted once
+		}
+		marked[r.id] = n
+		l.addDeleted(r.id, pinUUID)
+		ids = append(ids, r.id)
+		saved += n
+		rep.add(Action{Kind: ActionMarked, UUID: it.uuid, ToolUseID: r.id, Tokens: -n,
+			Detail: "cache_reference; deleted by cache_edits pinned at " + pinUUID})
+	}
+	if len(ids) == 0 {
+		return
+	}
+	rec := t.newDecision(SubtypeMicrocompact, mcTriggerCached+"\x00"+pinUUID+"\x00"+strings.Join(ids, "\x00"),
+		fmt.Sprintf("Deleted %d old tool results from the prompt cache at %d tokens", len(ids), live))
+	rec.Microcompact = &MicrocompactDecision{
+		Trigger:           mcTriggerCached,
+		ClearedToolUseIDs: ids,
+		TokensSaved:       saved,
+		PinnedUUID:        pinUUID,
+	}
+	t.appended = append(t.appended, rec)
+}
+
+// emitCacheEdits appends one cache_edits block to each pinned user item, deleting the results
+// marked in this view. A pin whose record left the view (snipped, or on another branch) moves
+// to the first user item after it in file order, so the deletion is still sent after the
+// results it names.
+func (p *Pipeline) emitCacheEdits(t *turn, l *mcLedger, marked map[string]int) {
+	if len(l.pins) == 0 || len(marked) == 0 {
+		return
+	}
+	byUUID := map[string]int{}
+	for i := range t.items {
+		if t.items[i].rec != nil && t.items[i].role == RoleUser {
+			byUUID[t.items[i].uuid] = i
+		}
+	}
+	var filePos map[string]int // built only when a pin left the view
+	edits := map[int][]CacheEdit{}
+	var targets []int
+	for _, pin := range l.pins {
+		var es []CacheEdit
+		for _, id := range l.pinEdits[pin] {
+			if _, ok := marked[id]; ok {
+				es = append(es, CacheEdit{Type: "delete", CacheReference: id})
+			}
+		}
+		if len(es) == 0 {
+			continue
+		}
+		target, ok := byUUID[pin]
+		if !ok {
+			if filePos == nil {
+				filePos = recordPositions(t.in.Records)
+			}
+			target = nextUserItem(t.items, filePos, pin)
+			if target < 0 {
+				continue
+			}
+		}
+		if _, ok := edits[target]; !ok {
+			targets = append(targets, target)
+		}
+		edits[target] = append(edits[target], es...)
+	}
+	slices.Sort(targets)
+	rep := t.report.stage("microcompact")
+	for _, i := range targets {
+		it := &t.items[i]
+		it.blocks = append(slices.Clip(it.blocks), &CacheEdits{Edits: edits[i]})
+		it.owned = true
+		rep.add(Action{Kind: ActionMarked, UUID: it.uuid,
+			Detail: fmt.Sprintf("cache_edits: %d deletions", len(edits[i]))})
+	}
+}
+
+// recordPositions maps each uuid to its first position in the file.
+func recordPositions(records []Record) map[string]int {
+	m := make(map[string]int, len(records))
+	for i := range records {
+		if u := records[i].UUID; u != "" {
+			if _, ok := m[u]; !ok {
+				m[u] = i
+			}
+		}
+	}
+	return m
+}
+
+// nextUserItem returns the first user item with a record that comes after the record pin in
+// file order, or -1.
+func nextUserItem(items []item, pos map[string]int, pin string) int {
+	pp, ok := pos[pin]
+	if !ok {
+		return -1
+	}
+	for i := range items {
+		if it := &items[i]; it.role == RoleUser && it.rec != nil {
+			if q, ok := pos[it.uuid]; ok && q > pp {
+				return i
+			}
+		}
+	}
+	return -1
+}
+
+// markerItemStart returns the index of the first item of the message that will carry the
+// message-level cache marker: the last message, or the penultimate one with skipWrite.
+// Items of one role in a row form one message (normalize merges them); items without blocks
+// form none. It returns 0 when no message will carry the marker.
+func markerItemStart(items []item, skipWrite bool) int {
+	var starts []int
+	var prev Role
+	for i := range items {
+		if len(items[i].blocks) == 0 {
+			continue
+		}
+		if items[i].role != prev {
+			starts = append(starts, i)
+			prev = items[i].role
+		}
+	}
+	k := len(starts) - 1
+	if skipWrite {
+		k--
+	}
+	if k < 0 {
+		return 0
+	}
+	return starts[k]
+}
+
+// viewTokens counts the request as built so far: system prompt, tool definitions and the
+// view's messages (with the per-message framing).
+func (p *Pipeline) viewTokens(t *turn) int {
+	n := 0
+	for _, b := range t.system {
+		n += p.counter.Block(b)
+	}
+	for _, tool := range t.in.Tools {
+		n += p.counter.Text(string(tool.Definition))
+	}
+	for i := range t.items {
+		n += MessageOverheadTokens + p.counter.Blocks(t.items[i].blocks)
+	}
+	return n
+}

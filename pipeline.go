@@ -1,0 +1,283 @@
+package agentctx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+	"github.com/google/uuid"
+)
+
+// Config configures a [Pipeline]. The zero value of every stage's config is that stage's
+// documented default; the zero Config is a working pipeline once the context window is known
+// (ContextWindow, or a Model the model table knows).
+type Config struct {
+	// Model is the model name put in the request; it also selects the context window and
+	// maximum output from the model table when those are zero.
+	Model string
+	// ContextWindow is the model's context window in tokens. Zero: from the model table.
+	ContextWindow int
+	// MaxOutputTokens is the request's max_tokens before clamping to the window. Zero: the
+	// model's maximum output from the table, or 32,000.
+	MaxOutputTokens int
+	// Models is the model table. Nil: [DefaultModels].
+	Models Models
+	// Tokens counts tokens. Nil: the default tiktoken counter ([DefaultTokenCounter]).
+	Tokens TokenCounter
+	// Thinking is the request's thinking setting; nil sends none (thinking disabled).
+	Thinking *ThinkingParam
+
+	Budget       BudgetConfig
+	Snip         SnipConfig
+	Microcompact MicrocompactConfig
+	Collapse     CollapseConfig
+	Context      ContextConfig
+	Normalize    NormalizeConfig
+	Cache        CacheConfig
+
+	// Now is the clock. Nil: time.Now. Prepare reads it once per turn.
+	Now func() time.Time
+}
+
+// Pipeline builds the request for each turn of a conversation. It is immutable after [New]
+// and safe for concurrent use by many conversations: everything that changes the view lives
+// in the transcript's records, so Prepare is a pure function of (records, config, now).
+type Pipeline struct {
+	cfg       Config
+	window    int
+	maxOutput int
+	counter   *Counter
+}
+
+// New validates cfg and returns a Pipeline.
+func New(cfg Config) (*Pipeline, error) {
+	p := &Pipeline{cfg: cfg, window: cfg.ContextWindow, maxOutput: cfg.MaxOutputTokens}
+	models := cfg.Models
+	if models == nil {
+		models = DefaultModels()
+	}
+	if m, ok := models.Lookup(cfg.Model); ok {
+		if p.window == 0 {
+			p.window = m.ContextWindow
+		}
+		if p.maxOutput == 0 {
+			p.maxOutput = m.MaxOutput
+		}
+	}
+	if p.window <= 0 {
+		return nil, fmt.Errorf("agentctx: context window unknown for model %q: set Config.ContextWindow", cfg.Model)
+	}
+	if p.maxOutput == 0 {
+		p.maxOutput = 32000
+	}
+	if p.maxOutput < 0 {
+		return nil, fmt.Errorf("agentctx: MaxOutputTokens %d is negative", cfg.MaxOutputTokens)
+	}
+	if cfg.Thinking.Enabled() && cfg.Thinking.Type == "enabled" && cfg.Thinking.BudgetTokens < 1024 {
+		return nil, fmt.Errorf("agentctx: Thinking.BudgetTokens %d is below the provider minimum of 1024", cfg.Thinking.BudgetTokens)
+	}
+	errs := []error{
+		cfg.Budget.validate(), cfg.Snip.validate(), cfg.Microcompact.validate(),
+		cfg.Collapse.validate(), cfg.Context.validate(), cfg.Normalize.validate(), cfg.Cache.validate(),
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	p.counter = NewCounter(cfg.Tokens)
+	return p, nil
+}
+
+// Window returns the context window the pipeline works with.
+func (p *Pipeline) Window() int { return p.window }
+
+// Input is one turn's input.
+type Input struct {
+	// Records is the durable transcript in file order. Prepare does not modify or retain it.
+	Records []Record
+	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
+	Leaf string
+	// System is the system prompt. Base context providers append to it.
+	System []*Text
+	// Tools are the caller's tool definitions, sent in this order. Tool names that the history
+	// uses but Tools lacks are declared with an empty schema, since the provider rejects
+	// tool_use blocks without tool definitions.
+	Tools []Tool
+	// SkipCacheWrite marks a fire-and-forget fork: the cache marker goes on the penultimate
+	// message so the fork writes no cache entry of its own.
+	SkipCacheWrite bool
+}
+
+// Result is one turn's output.
+type Result struct {
+	// Request is the provider-ready request.
+	Request Request
+	// Report says what each stage did.
+	Report Report
+	// Append holds the decision records this turn made. The caller appends them to the
+	// transcript (in order) before the next turn so the decisions are replayed byte for byte.
+	Append []Record
+}
+
+// Prepare builds the request for the next turn.
+func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	chain, err := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf})
+	if err != nil {
+		return Result{}, err
+	}
+	t := p.newTurn(ctx, &in, chain)
+	for _, s := range []struct {
+		name string
+		run  func(*turn) error
+	}{
+		{"budget", p.budget},
+		{"snip", p.snip},
+		{"microcompact", p.microcompact},
+		{"collapse", p.collapse},
+		{"context", p.baseContext},
+		{"normalize", p.normalize},
+		{"cache", p.cacheBreakpoint},
+	} {
+		if err := ctx.Err(); err != nil {
+			return Result{}, err
+		}
+		t.report.stage(s.name)
+		if err := s.run(t); err != nil {
+			return Result{}, &StageError{Stage: s.name, Err: err}
+		}
+	}
+	p.finish(t)
+	return Result{Request: t.req, Report: *t.report, Append: t.appended}, nil
+}
+
+// StageError is a stage's failure.
+type StageError struct {
+	Stage string
+	Err   error
+}
+
+func (e *StageError) Error() string { return "agentctx: " + e.Stage + ": " + e.Err.Error() }
+
+// Unwrap returns the stage's error.
+func (e *StageError) Unwrap() error { return e.Err }
+
+// item is one record's contribution to the model's view, as the stages transform it.
+type item struct {
+	rec    *Record // source record; nil for synthesized items
+	uuid   string  // rec.UUID, or a content-derived id for synthesized items
+	role   Role
+	msgID  string // assistant message.id (split records share it)
+	meta   bool
+	time   time.Time
+	blocks []Block // shared with rec until a stage writes: use setBlock
+	owned  bool    // blocks is this item's own copy
+	origin string  // synthesized items: "collapse", "context"
+}
+
+// setBlock replaces block i, copying the block slice first if it is still shared.
+func (it *item) setBlock(i int, b Block) {
+	if !it.owned {
+		it.blocks = append([]Block(nil), it.blocks...)
+		it.owned = true
+	}
+	it.blocks[i] = b
+}
+
+// turn is the per-turn state the stages share (analysis.Pass style). Stages run one after
+// another and never concurrently.
+type turn struct {
+	ctx       context.Context
+	now       time.Time
+	in        *Input
+	chain     *Chain
+	items     []item
+	toolNames map[string]string // tool_use id → tool name
+	sessionID string
+	system    []*Text
+	req       Request
+	report    *Report
+	appended  []Record
+}
+
+func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
+	now := time.Now
+	if p.cfg.Now != nil {
+		now = p.cfg.Now
+	}
+	t := &turn{
+		ctx: ctx, now: now().UTC(), in: in, chain: chain,
+		toolNames: map[string]string{},
+		system:    append([]*Text(nil), in.System...),
+		report: &Report{
+			Model: p.cfg.Model, ContextWindow: p.window,
+			AutoCompactThreshold: AutoCompactThreshold(p.window, p.maxOutput),
+			Records:              len(in.Records), ChainRecords: len(chain.Records),
+		},
+	}
+	if chain.Leaf != nil {
+		t.sessionID = chain.Leaf.SessionID
+	}
+	for _, r := range chain.Messages() {
+		it := item{rec: r, uuid: r.UUID, role: r.Message.Role, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
+		if r.Type == TypeAssistant {
+			it.role, it.msgID = RoleAssistant, r.Message.ID
+			for _, b := range r.Message.Content {
+				if tu, ok := b.(*ToolUse); ok {
+					t.toolNames[tu.ID] = tu.Name
+				}
+			}
+		} else {
+			it.role = RoleUser
+		}
+		t.items = append(t.items, it)
+	}
+	t.report.AnchoredTokens = p.counter.Totals(chain.Records).Anchored
+	return t
+}
+
+// decisionNamespace derives the uuids of decision records from their content, so that the
+// same decision made twice has the same uuid.
+var decisionNamespace = uuid.MustParse("6f1d2c0e-8a4b-4f5e-9c3d-2b7a1e0f9d84")
+
+// newDecision returns a decision record of the given subtype; key must identify the decision.
+func (t *turn) newDecision(sub Subtype, key, content string) Record {
+	return Record{
+		Type:      TypeSystem,
+		Subtype:   sub,
+		UUID:      uuid.NewSHA1(decisionNamespace, []byte(string(sub)+"\x00"+key)).String(),
+		IsMeta:    true,
+		SessionID: t.sessionID,
+		Timestamp: t.now.Format("2006-01-02T15:04:05.000Z07:00"),
+		Level:     "info",
+		Content:   mustJSON(content),
+	}
+}
+
+func mustJSON(s string) []byte {
+	b, err := jsonobj.Marshal(s)
+	if err != nil {
+		panic("agentctx: unreachable: " + err.Error())
+	}
+	return b
+}
+
+// finish assembles the request and its figures.
+func (p *Pipeline) finish(t *turn) {
+	t.req.Model = p.cfg.Model
+	t.req.System = t.system
+	t.req.Thinking = p.cfg.Thinking
+	in := p.counter.Request(&t.req)
+	t.report.InputTokens = in
+	t.report.Messages = len(t.req.Messages)
+	t.report.OverThreshold = in >= t.report.AutoCompactThreshold
+	maxTokens := p.maxOutput
+	if room := p.window - in; room < maxTokens {
+		maxTokens = max(room, 1)
+	}
+	t.req.MaxTokens = maxTokens
+	t.report.MaxTokens = maxTokens
+}

@@ -1,0 +1,140 @@
+package agentctx
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// ActionKind names what a stage did to one item of the view.
+type ActionKind string
+
+// The actions stages report.
+const (
+	ActionReplaced  ActionKind = "replaced"  // budget: result stored externally, preview shown
+	ActionReapplied ActionKind = "reapplied" // a frozen decision applied again
+	ActionKept      ActionKind = "kept"      // budget: new result seen and frozen as kept
+	ActionSnipped   ActionKind = "snipped"   // snip: record removed from the view
+	ActionCleared   ActionKind = "cleared"   // microcompact: result content cleared
+	ActionMarked    ActionKind = "marked"    // cached microcompact: cache_reference + cache_edits
+	ActionCollapsed ActionKind = "collapsed" // collapse: span replaced by its summary
+	ActionInjected  ActionKind = "injected"  // base context added
+	ActionRepaired  ActionKind = "repaired"  // normalize: a provider-contract repair
+	ActionDropped   ActionKind = "dropped"   // normalize: a block or message removed
+	ActionMarker    ActionKind = "marker"    // cache: a cache_control marker placed
+	// ActionSkipped: a decision record was not applied (a snip refused because it would
+	// remove a protected record, a collapse commit whose span is not in the view).
+	ActionSkipped ActionKind = "skipped"
+	// ActionExpanded: a snip removal or a collapse span was widened so that it never splits a
+	// tool_use from its tool_result (or a response from its own blocks).
+	ActionExpanded ActionKind = "expanded"
+	// ActionTagged: snip: user messages tagged with "[id:…]" so a snip tool can name them.
+	ActionTagged ActionKind = "tagged"
+)
+
+// Action is one thing a stage did. UUID names the record, ToolUseID the tool call, where they
+// apply; Tokens is the change in counted tokens (negative when tokens were freed).
+type Action struct {
+	Kind      ActionKind
+	UUID      string
+	ToolUseID string
+	Detail    string
+	Tokens    int
+}
+
+// StageReport lists what one stage did. TokensFreed is the counted tokens the stage removed
+// from the view (what the auto-compact check subtracts).
+type StageReport struct {
+	Stage       string
+	Actions     []Action
+	TokensFreed int
+}
+
+// Report is what [Pipeline.Prepare] did this turn, stage by stage, and the figures of the
+// request it built.
+type Report struct {
+	Model                string
+	ContextWindow        int
+	MaxTokens            int
+	AutoCompactThreshold int
+	// Records is the number of transcript records; ChainRecords those on the active chain.
+	Records, ChainRecords int
+	// Messages is the number of request messages.
+	Messages int
+	// InputTokens is the counted size of the request (system, tools and messages).
+	InputTokens int
+	// AnchoredTokens is the conversation's size anchored on the provider's last reported
+	// usage plus counted tokens after it (before this turn's reductions); 0 without usage.
+	AnchoredTokens int
+	// OverThreshold reports InputTokens ≥ AutoCompactThreshold: auto-compact is due.
+	OverThreshold bool
+	// ThinkingUnavailable reports that thinking is enabled but the assistant turn in flight
+	// (the final one, mid tool loop) does not open with replayable thinking, which the
+	// provider requires (contract 4.2). Normalize has dropped that turn's thinking: send the
+	// request with thinking disabled (Request.Thinking nil).
+	ThinkingUnavailable bool
+	Stages              []StageReport
+}
+
+// Stage returns the report of the named stage, or nil.
+func (r *Report) Stage(name string) *StageReport {
+	for i := range r.Stages {
+		if r.Stages[i].Stage == name {
+			return &r.Stages[i]
+		}
+	}
+	return nil
+}
+
+// stage returns the named stage's report, creating it.
+func (r *Report) stage(name string) *StageReport {
+	if s := r.Stage(name); s != nil {
+		return s
+	}
+	r.Stages = append(r.Stages, StageReport{Stage: name})
+	return &r.Stages[len(r.Stages)-1]
+}
+
+func (s *StageReport) add(a Action) {
+	s.Actions = append(s.Actions, a)
+	if a.Tokens < 0 {
+		s.TokensFreed -= a.Tokens
+	}
+}
+
+// WriteText writes the report for humans: a header, then one line per stage and one indented
+// line per action. The format is stable; golden files use it.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "model %s window %d max_tokens %d threshold %d\n", r.Model, r.ContextWindow, r.MaxTokens, r.AutoCompactThreshold)
+	fmt.Fprintf(&b, "records %d chain %d messages %d input_tokens %d anchored %d over_threshold %t\n",
+		r.Records, r.ChainRecords, r.Messages, r.InputTokens, r.AnchoredTokens, r.OverThreshold)
+	for _, s := range r.Stages {
+		fmt.Fprintf(&b, "%s: %d actions, %d tokens freed\n", s.Stage, len(s.Actions), s.TokensFreed)
+		for _, a := range s.Actions {
+			b.WriteString("  " + string(a.Kind))
+			if a.UUID != "" {
+				b.WriteString(" uuid=" + a.UUID)
+			}
+			if a.ToolUseID != "" {
+				b.WriteString(" tool_use_id=" + a.ToolUseID)
+			}
+			if a.Tokens != 0 {
+				fmt.Fprintf(&b, " tokens=%d", a.Tokens)
+			}
+			if a.Detail != "" {
+				b.WriteString(": " + a.Detail)
+			}
+			b.WriteByte('\n')
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// String returns the text form of [Report.WriteText].
+func (r *Report) String() string {
+	var b strings.Builder
+	_ = r.WriteText(&b)
+	return b.String()
+}

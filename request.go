@@ -1,0 +1,182 @@
+package agentctx
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// Request is a provider-ready Anthropic Messages API request body. [Request.MarshalJSON]
+// writes exactly the wire shape, with a fixed key order, so that the same Request always gives
+// the same bytes.
+type Request struct {
+	Model     string
+	MaxTokens int
+	System    []*Text
+	Messages  []RequestMessage
+	Tools     []Tool
+	Thinking  *ThinkingParam
+}
+
+// RequestMessage is one message of a request. Content blocks carry no transcript-only fields.
+type RequestMessage struct {
+	Role    Role
+	Content []Block
+}
+
+// Tool is a tool definition as the caller declares it to the provider. Definition is the
+// tool's JSON object ({"name","description","input_schema"} or a server tool such as
+// {"type":"web_search_20250305","name":"web_search"}); Name must match its "name".
+type Tool struct {
+	Name         string
+	Definition   json.RawMessage
+	CacheControl *CacheControl
+}
+
+// ThinkingParam is the request's "thinking" setting.
+type ThinkingParam struct {
+	Type         string `json:"type"` // "enabled", "disabled" or "adaptive"
+	BudgetTokens int    `json:"budget_tokens,omitempty"`
+}
+
+// Enabled reports whether thinking blocks are requested.
+func (t *ThinkingParam) Enabled() bool {
+	return t != nil && (t.Type == "enabled" || t.Type == "adaptive")
+}
+
+// CacheEdits is a request-only block that asks the provider to delete cached tool results by
+// their cache_reference without changing the prompt prefix (Anthropic cache editing).
+type CacheEdits struct {
+	Edits []CacheEdit
+}
+
+// CacheEdit is one edit of a [CacheEdits] block.
+type CacheEdit struct {
+	Type           string `json:"type"` // "delete"
+	CacheReference string `json:"cache_reference"`
+}
+
+// KindCacheEdits is the block kind of [CacheEdits].
+const KindCacheEdits BlockKind = "cache_edits"
+
+// Kind returns [KindCacheEdits].
+func (*CacheEdits) Kind() BlockKind { return KindCacheEdits }
+func (*CacheEdits) isBlock()        {}
+
+// MarshalJSON writes the request body: model, max_tokens, system, messages, tools, thinking.
+func (r Request) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	buf.WriteString(`{"model":`)
+	writeJSON(&buf, r.Model)
+	fmt.Fprintf(&buf, `,"max_tokens":%d`, r.MaxTokens)
+	if len(r.System) > 0 {
+		buf.WriteString(`,"system":[`)
+		for i, b := range r.System {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			enc, err := MarshalBlock(b)
+			if err != nil {
+				return nil, jsonobj.Wrap(fmt.Sprintf("system[%d]", i), err)
+			}
+			buf.Write(enc)
+		}
+		buf.WriteByte(']')
+	}
+	buf.WriteString(`,"messages":[`)
+	for i, m := range r.Messages {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`{"role":`)
+		writeJSON(&buf, m.Role)
+		buf.WriteString(`,"content":[`)
+		for j, b := range m.Content {
+			if j > 0 {
+				buf.WriteByte(',')
+			}
+			enc, err := marshalRequestBlock(b)
+			if err != nil {
+				return nil, jsonobj.Wrap(fmt.Sprintf("messages[%d].content[%d]", i, j), err)
+			}
+			buf.Write(enc)
+		}
+		buf.WriteString(`]}`)
+	}
+	buf.WriteByte(']')
+	if len(r.Tools) > 0 {
+		buf.WriteString(`,"tools":[`)
+		for i, t := range r.Tools {
+			if i > 0 {
+				buf.WriteByte(',')
+			}
+			enc, err := t.marshal()
+			if err != nil {
+				return nil, jsonobj.Wrap(fmt.Sprintf("tools[%d]", i), err)
+			}
+			buf.Write(enc)
+		}
+		buf.WriteByte(']')
+	}
+	if r.Thinking != nil {
+		buf.WriteString(`,"thinking":`)
+		writeJSON(&buf, r.Thinking)
+	}
+	buf.WriteByte('}')
+	return buf.Bytes(), nil
+}
+
+func marshalRequestBlock(b Block) ([]byte, error) {
+	if ce, ok := b.(*CacheEdits); ok {
+		edits, err := jsonobj.Marshal(ce.Edits)
+		if err != nil {
+			return nil, err
+		}
+		return append(append([]byte(`{"type":"cache_edits","edits":`), edits...), '}'), nil
+	}
+	return MarshalBlock(b)
+}
+
+func (t Tool) marshal() ([]byte, error) {
+	if t.CacheControl == nil {
+		var buf bytes.Buffer
+		if err := json.Compact(&buf, t.Definition); err != nil {
+			return nil, err
+		}
+		return buf.Bytes(), nil
+	}
+	var def map[string]json.RawMessage
+	if err := json.Unmarshal(t.Definition, &def); err != nil {
+		return nil, err
+	}
+	cc, err := jsonobj.Marshal(t.CacheControl)
+	if err != nil {
+		return nil, err
+	}
+	def["cache_control"] = cc
+	return jsonobj.Marshal(def)
+}
+
+func writeJSON(buf *bytes.Buffer, v any) {
+	b, err := jsonobj.Marshal(v)
+	if err != nil {
+		panic("agentctx: unreachable: " + err.Error())
+	}
+	buf.Write(b)
+}
+
+// Indent returns the request body indented for humans (CLI output, golden files).
+func (r Request) Indent() ([]byte, error) {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := json.Indent(&out, b, "", "  "); err != nil {
+		return nil, err
+	}
+	out.WriteByte('\n')
+	return out.Bytes(), nil
+}

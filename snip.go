@@ -1,0 +1,404 @@
+package agentctx
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// SnipConfig configures the snip stage. The zero value is the default: snip records are
+// applied and messages are not tagged.
+//
+// The snip stage removes from the model's view the records named by snip records
+// ([SubtypeSnip], [Record.Snip]); the transcript keeps them. A runtime's snip tool writes those
+// records with [NewSnip]. The removal is closed under tool pairing: removing a record that
+// holds a tool_use also removes the records holding its results, and removing a result also
+// removes the record(s) holding its tool_use (and, with them, their other results); server tool
+// calls stay with their results the same way, and an assistant response reduced to thinking
+// blocks loses those too. Two kinds of records are protected and never removed: records
+// carrying a tool_reference inside a tool_result (the tools they load would vanish), and the
+// latest user input (the records after the last assistant record, which the request must end
+// with). A snip whose closure reaches a protected record is refused as a whole and reported.
+type SnipConfig struct {
+	// TagMessages adds a stable "[id:xxxxxxxx]" tag to API-bound user messages so that a model
+	// can name messages to a snip tool. Off by default. See [ResolveTag].
+	TagMessages bool
+}
+
+func (c SnipConfig) validate() error { return nil }
+
+// snip applies every snip record of the transcript to the view, then tags user messages.
+func (p *Pipeline) snip(t *turn) error {
+	rep := t.report.stage("snip")
+	if req := snipRequests(t.in.Records); len(req) > 0 {
+		units := make([]snipUnit, len(t.items))
+		for i := range t.items {
+			units[i] = unitOfItem(&t.items[i])
+		}
+		plan := planSnip(units, req)
+		for _, s := range plan.skipped {
+			rep.add(Action{Kind: ActionSkipped, UUID: s.uuid, Detail: s.detail})
+		}
+		if len(plan.removed) > 0 {
+			keep := t.items[:0:0]
+			for i := range t.items {
+				why, gone := plan.removed[i]
+				if !gone {
+					keep = append(keep, t.items[i])
+					continue
+				}
+				it := &t.items[i]
+				if why.expanded != "" {
+					rep.add(Action{Kind: ActionExpanded, UUID: it.uuid, ToolUseID: why.toolUseID, Detail: why.expanded})
+				}
+				rep.add(Action{Kind: ActionSnipped, UUID: it.uuid, Detail: why.detail, Tokens: -p.counter.Blocks(it.blocks)})
+			}
+			t.items = keep
+		}
+	}
+	if p.cfg.Snip.TagMessages {
+		p.tagMessages(t, rep)
+	}
+	return nil
+}
+
+// NewSnip returns a snip record that removes the records named by ids from the model's view,
+// for a runtime's snip tool to append to the transcript. Each id is a record uuid or a tag as
+// [SnipConfig.TagMessages] shows it ("[id:1a2b3c4d]", "id:1a2b3c4d" or "1a2b3c4d"; see
+// [ResolveTag]); ids naming no user or assistant record of records make NewSnip fail with an
+// error that lists them all. reason is kept in the record for the audit trail.
+//
+// The record's uuid is derived from the sorted set of removed uuids, so snipping the same
+// records twice gives the same record; it has type system, subtype [SubtypeSnip], timestamp
+// now, the session id of the last record that has one and no parentUuid. Tool pairing closure
+// and protection are applied when the view is built (see [SnipConfig]), not here: the record
+// names exactly what was asked. NewSnip does not modify records and is safe for concurrent use.
+func NewSnip(records []Record, ids []string, reason string, now time.Time) (Record, error) {
+	if len(ids) == 0 {
+		return Record{}, fmt.Errorf("agentctx: snip names no records")
+	}
+	exact := map[string]*Record{}
+	for i := range records {
+		if r := &records[i]; r.UUID != "" {
+			if _, dup := exact[r.UUID]; !dup {
+				exact[r.UUID] = r
+			}
+		}
+	}
+	var uuids, bad []string
+	for _, id := range ids {
+		u := id
+		if r, ok := exact[id]; !ok || !r.IsConversation() {
+			if ok {
+				bad = append(bad, fmt.Sprintf("%q (not a user or assistant record)", id))
+				continue
+			}
+			if _, err := uuid.Parse(id); err == nil && strings.Count(id, "-") == 4 {
+				bad = append(bad, fmt.Sprintf("%q (no such record)", id))
+				continue
+			}
+			var err error
+			if u, err = ResolveTag(records, id); err != nil {
+				bad = append(bad, fmt.Sprintf("%q (%s)", id, strings.TrimPrefix(err.Error(), "agentctx: ")))
+				continue
+			}
+		}
+		uuids = append(uuids, u)
+	}
+	if len(bad) > 0 {
+		return Record{}, fmt.Errorf("agentctx: snip: ids that name no message: %s", strings.Join(bad, ", "))
+	}
+	slices.Sort(uuids)
+	uuids = slices.Compact(uuids)
+	content := fmt.Sprintf("Snipped %d message(s) from the model's view", len(uuids))
+	if reason != "" {
+		content += ": " + reason
+	}
+	return Record{
+		Type:      TypeSystem,
+		Subtype:   SubtypeSnip,
+		UUID:      decisionUUID(SubtypeSnip, strings.Join(uuids, "\n")),
+		IsMeta:    true,
+		SessionID: lastSessionID(records),
+		Timestamp: decisionTime(now),
+		Level:     "info",
+		Content:   mustJSON(content),
+		Snip:      &SnipDecision{RemovedUUIDs: uuids, Reason: reason},
+	}, nil
+}
+
+// SnippedUUIDs returns the uuids of the records that snip records remove from the model's
+// view, the tool-pairing closure included and refused snips excluded: the records a UI may
+// grey out. It is computed over the whole conversation history (across compact boundaries);
+// [BuildChain] still returns every record, and only [Pipeline.Prepare] filters. The map is
+// new; records are not modified. SnippedUUIDs is safe for concurrent use.
+func SnippedUUIDs(records []Record) map[string]bool {
+	out := map[string]bool{}
+	req := snipRequests(records)
+	if len(req) == 0 {
+		return out
+	}
+	chain, err := BuildChain(records, ChainOptions{ThroughBoundaries: true})
+	if err != nil {
+		return out
+	}
+	msgs := chain.Messages()
+	units := make([]snipUnit, len(msgs))
+	for i, r := range msgs {
+		units[i] = snipUnit{uuid: r.UUID, role: RoleUser, blocks: r.Message.Content, orig: r.Message.Content}
+		if r.Type == TypeAssistant {
+			units[i].role, units[i].msgID = RoleAssistant, r.Message.ID
+		}
+	}
+	for i := range planSnip(units, req).removed {
+		out[units[i].uuid] = true
+	}
+	return out
+}
+
+// snipRequest is one uuid named by a snip record.
+type snipRequest struct {
+	by     string // uuid of the (first) snip record naming it
+	reason string
+}
+
+// snipRequests collects the uuids named by the snip records of records, in file order; a uuid
+// named twice keeps its first snip record.
+func snipRequests(records []Record) map[string]snipRequest {
+	req := map[string]snipRequest{}
+	for i := range records {
+		r := &records[i]
+		if r.Type != TypeSystem || r.Subtype != SubtypeSnip || r.Snip == nil {
+			continue
+		}
+		for _, u := range r.Snip.RemovedUUIDs {
+			if _, ok := req[u]; !ok {
+				req[u] = snipRequest{by: r.UUID, reason: r.Snip.Reason}
+			}
+		}
+	}
+	return req
+}
+
+// snipUnit is what the snip plan needs of one view entry.
+type snipUnit struct {
+	uuid   string
+	role   Role
+	msgID  string
+	blocks []Block // the view's blocks
+	orig   []Block // the record's own blocks (protection is judged on them)
+}
+
+func unitOfItem(it *item) snipUnit {
+	u := snipUnit{uuid: it.uuid, role: it.role, msgID: it.msgID, blocks: it.blocks, orig: it.blocks}
+	if it.rec != nil && it.rec.Message != nil {
+		u.orig = it.rec.Message.Content
+	}
+	return u
+}
+
+// snipWhy says why a unit is removed.
+type snipWhy struct {
+	detail    string // for the ActionSnipped line
+	expanded  string // non-empty when the unit was added by the closure
+	toolUseID string
+}
+
+type snipSkip struct{ uuid, detail string }
+
+type snipPlan struct {
+	removed map[int]snipWhy // unit index → why
+	skipped []snipSkip
+}
+
+// planSnip decides which units the requests remove: each requested unit with its
+// tool-pairing component, unless the component holds a protected unit.
+func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
+	plan := snipPlan{removed: map[int]snipWhy{}}
+	byKey := map[string][]int{}
+	keys := make([][]string, len(units))
+	for i := range units {
+		keys[i] = pairKeys(units[i].blocks, units[i].role)
+		for _, k := range keys[i] {
+			byKey[k] = append(byKey[k], i)
+		}
+	}
+	// The latest user input: the units after the last assistant unit.
+	tail := len(units)
+	for tail > 0 && units[tail-1].role != RoleAssistant {
+		tail--
+	}
+	protected := func(i int) string {
+		if i >= tail {
+			return "is the latest user input"
+		}
+		if hasToolReference(units[i].orig) {
+			return "carries a tool_reference"
+		}
+		return ""
+	}
+
+	seen := make([]bool, len(units))
+	for start := range units {
+		r, ok := req[units[start].uuid]
+		if !ok || seen[start] {
+			continue
+		}
+		// Breadth-first over the pairing graph; from/via explain how a unit joined.
+		comp := []int{start}
+		from := map[int]int{start: -1}
+		via := map[int]string{}
+		seen[start] = true
+		for q := 0; q < len(comp); q++ {
+			u := comp[q]
+			for _, k := range keys[u] {
+				for _, v := range byKey[k] {
+					if !seen[v] {
+						seen[v] = true
+						from[v], via[v] = u, k
+						comp = append(comp, v)
+					}
+				}
+			}
+		}
+		slices.Sort(comp)
+		block := -1
+		for _, i := range comp {
+			if protected(i) != "" {
+				block = i
+				break
+			}
+		}
+		if block >= 0 {
+			for _, i := range comp {
+				if rr, ok := req[units[i].uuid]; ok {
+					d := fmt.Sprintf("snip %s refused: the record %s", rr.by, protected(block))
+					if block != i {
+						d = fmt.Sprintf("snip %s refused: the record is tool-paired with %s, which %s", rr.by, units[block].uuid, protected(block))
+					}
+					plan.skipped = append(plan.skipped, snipSkip{uuid: units[i].uuid, detail: d})
+				}
+			}
+			continue
+		}
+		for _, i := range comp {
+			if rr, ok := req[units[i].uuid]; ok {
+				plan.removed[i] = snipWhy{detail: snipDetail(rr)}
+				continue
+			}
+			id := via[i][2:]
+			plan.removed[i] = snipWhy{
+				detail:    snipDetail(r),
+				expanded:  fmt.Sprintf("removed with %s: tool_use %s and its result stay together", units[from[i]].uuid, id),
+				toolUseID: id,
+			}
+		}
+	}
+	// An assistant response reduced to thinking blocks goes too (a message cannot end with
+	// thinking, and thinking without the turn it preceded means nothing).
+	var touched []string // message ids, in view order
+	whyOf := map[string]snipWhy{}
+	byMsg := map[string][]int{}
+	for i, u := range units {
+		if u.role != RoleAssistant || u.msgID == "" {
+			continue
+		}
+		byMsg[u.msgID] = append(byMsg[u.msgID], i)
+		if why, gone := plan.removed[i]; gone {
+			if _, ok := whyOf[u.msgID]; !ok {
+				touched = append(touched, u.msgID)
+				whyOf[u.msgID] = why
+			}
+		}
+	}
+	for _, id := range touched {
+		var rest []int
+		onlyThinking := true
+		for _, i := range byMsg[id] {
+			if _, gone := plan.removed[i]; gone {
+				continue
+			}
+			rest = append(rest, i)
+			for _, b := range units[i].blocks {
+				if k := b.Kind(); k != KindThinking && k != KindRedactedThinking {
+					onlyThinking = false
+				}
+			}
+		}
+		if !onlyThinking || len(rest) == 0 {
+			continue
+		}
+		for _, i := range rest {
+			plan.removed[i] = snipWhy{detail: whyOf[id].detail, expanded: "removed with the rest of response " + id + ": only thinking was left"}
+		}
+	}
+	return plan
+}
+
+func snipDetail(r snipRequest) string {
+	d := "snip " + r.by
+	if r.reason != "" {
+		d += ": " + r.reason
+	}
+	return d
+}
+
+// pairKeys returns the keys that tie a view entry to its tool-pairing partners: "t:"+id for a
+// tool_use (assistant) or tool_result (user), "s:"+id for a server tool call or its result.
+func pairKeys(blocks []Block, role Role) []string {
+	var keys []string
+	for _, b := range blocks {
+		switch b := b.(type) {
+		case *ToolUse:
+			if role == RoleAssistant {
+				keys = append(keys, "t:"+b.ID)
+			}
+		case *ToolResult:
+			if role == RoleUser {
+				keys = append(keys, "t:"+b.ToolUseID)
+			}
+		case *ServerToolUse:
+			keys = append(keys, "s:"+b.ID)
+		case *ServerToolResult:
+			keys = append(keys, "s:"+b.ToolUseID)
+		}
+	}
+	return keys
+}
+
+// hasToolReference reports whether blocks carry a tool_reference inside a tool_result.
+func hasToolReference(blocks []Block) bool {
+	for _, b := range blocks {
+		if tr, ok := b.(*ToolResult); ok {
+			for _, c := range tr.Content {
+				if c.Kind() == KindToolReference {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// decisionUUID derives a decision record's uuid the way [turn.newDecision] does.
+func decisionUUID(sub Subtype, key string) string {
+	return uuid.NewSHA1(decisionNamespace, []byte(string(sub)+"\x00"+key)).String()
+}
+
+// decisionTime formats a decision record's timestamp the way [turn.newDecision] does.
+func decisionTime(now time.Time) string {
+	return now.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// lastSessionID returns the session id of the last record that has one.
+func lastSessionID(records []Record) string {
+	for i := len(records) - 1; i >= 0; i-- {
+		if s := records[i].SessionID; s != "" {
+			return s
+		}
+	}
+	return ""
+}

@@ -1,0 +1,183 @@
+package agentctx
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// ResultStore keeps the full content of tool results the budget stage replaced by a preview
+// (see [BudgetConfig]). Prepare calls Put while it builds a turn, so an implementation must be
+// safe for concurrent use when one [Pipeline] serves several conversations, and idempotent:
+// preparing the same turn twice puts the same content under the same id twice and must get
+// the same ref back, since the ref is part of the frozen preview.
+type ResultStore interface {
+	// Put stores content under toolUseID (untrusted input: it comes from the transcript) and
+	// returns a reference the model can use to read it back, such as a file path. Put must
+	// not retain content after it returns.
+	Put(ctx context.Context, toolUseID string, content []byte) (ref string, err error)
+}
+
+// safeName maps an untrusted tool_use_id to a name made only of [A-Za-z0-9_-]: the id itself
+// when it is 1 to 128 such characters and does not start with "id-", else "id-" followed by
+// the first 32 hex digits of its SHA-256. The "id-" exclusion keeps a hashed name from ever
+// equalling a verbatim one.
+func safeName(id string) string {
+	if isPlainID(id) && !(len(id) >= 3 && id[:3] == "id-") {
+		return id
+	}
+	return hashedName(id)
+}
+
+func hashedName(id string) string {
+	sum := sha256.Sum256([]byte(id))
+	return "id-" + hex.EncodeToString(sum[:16])
+}
+
+// isPlainID reports whether id matches ^[A-Za-z0-9_-]{1,128}$.
+func isPlainID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// FileStore is a [ResultStore] that writes each result to its own file under Root, the way
+// Claude Code keeps large tool results in <session>/tool-results/. The caller chooses Root
+// (typically one directory per session); use an absolute path, since the ref shown to the
+// model is the file's path, filepath.Join(Root, name). The zero value has no Root and every
+// Put fails.
+//
+// The file name is derived from the untrusted tool_use_id: an id of 1 to 128 characters from
+// [A-Za-z0-9_-] is used as is, with ".txt" appended; any other id (and an id starting with
+// "id-", so that the two forms cannot collide) becomes "id-" + the first 32 hex digits of its
+// SHA-256 + ".txt". The path is checked to stay under Root, and the file is created through
+// an [os.Root], so neither "..", separators nor a symbolic link planted in Root can make a
+// write escape it. On a case-insensitive file system two ids differing only in case share a
+// file.
+//
+// Put creates Root (mode 0755) if it is missing and writes atomically: a temporary file in
+// Root, synced, then renamed over the target (mode 0600, since tool output may hold secrets).
+// It is idempotent: when the file already holds the same bytes, it is left untouched. A
+// FileStore is a value with no state of its own and is safe for concurrent use.
+type FileStore struct {
+	// Root is the directory the files go in.
+	Root string
+}
+
+// Name returns the file name Put uses for toolUseID (without Root).
+func (s FileStore) Name(toolUseID string) string {
+	name := safeName(toolUseID) + ".txt"
+	if !filepath.IsLocal(name) { // e.g. a reserved device name on Windows
+		name = hashedName(toolUseID) + ".txt"
+	}
+	return name
+}
+
+// Put writes content to Root/Name(toolUseID) and returns that path.
+func (s FileStore) Put(ctx context.Context, toolUseID string, content []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	if s.Root == "" {
+		return "", errors.New("agentctx: FileStore.Root is empty")
+	}
+	name := s.Name(toolUseID)
+	path := filepath.Join(s.Root, name)
+	if rel, err := filepath.Rel(s.Root, path); err != nil || rel != name || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("agentctx: tool result file %q would escape %s", name, s.Root)
+	}
+	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+		return "", err
+	}
+	root, err := os.OpenRoot(s.Root)
+	if err != nil {
+		return "", err
+	}
+	defer root.Close()
+	if sameFile(root, name, content) {
+		return path, nil
+	}
+	tmp := ".tmp-" + name + "-" + rand.Text()
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(content)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = root.Rename(tmp, name)
+	}
+	if err != nil {
+		_ = root.Remove(tmp)
+		return "", err
+	}
+	syncDir(s.Root)
+	return path, nil
+}
+
+// sameFile reports whether name is a regular file in root holding exactly content.
+func sameFile(root *os.Root, name string, content []byte) bool {
+	fi, err := root.Lstat(name)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(content)) {
+		return false
+	}
+	old, err := root.ReadFile(name)
+	return err == nil && bytes.Equal(old, content)
+}
+
+// MapStore is an in-memory [ResultStore] for tests and embedders that keep results
+// themselves. Its zero value is empty and ready to use; it is safe for concurrent use and must
+// not be copied after first use. Refs are "memory:" followed by the id, or by its hashed form
+// when the id is not a plain [A-Za-z0-9_-] string (see [FileStore] for the rule).
+type MapStore struct {
+	mu sync.Mutex
+	m  map[string][]byte
+}
+
+// Put stores a copy of content under toolUseID, replacing any earlier content.
+func (s *MapStore) Put(ctx context.Context, toolUseID string, content []byte) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.m == nil {
+		s.m = map[string][]byte{}
+	}
+	s.m[toolUseID] = bytes.Clone(content)
+	return "memory:" + safeName(toolUseID), nil
+}
+
+// Get returns a copy of the content stored under toolUseID.
+func (s *MapStore) Get(toolUseID string) ([]byte, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.m[toolUseID]
+	return bytes.Clone(b), ok
+}
+
+// Len returns the number of results stored.
+func (s *MapStore) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.m)
+}

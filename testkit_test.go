@@ -1,0 +1,111 @@
+package agentctx
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// tk builds small transcripts for tests: each call appends one record whose parent is the
+// previous record (unless a parent is set explicitly), with timestamps one second apart.
+type tk struct {
+	recs []Record
+	t0   time.Time
+	n    int
+	last string
+	msgN int
+}
+
+func newTK() *tk { return &tk{t0: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (k *tk) next(typ RecordType) *Record {
+	k.n++
+	r := Record{
+		Type:       typ,
+		UUID:       fmt.Sprintf("00000000-0000-4000-8000-%012d", k.n),
+		ParentUUID: k.last,
+		SessionID:  "11111111-1111-4111-8111-111111111111",
+		Timestamp:  k.t0.Add(time.Duration(k.n) * time.Second).Format("2006-01-02T15:04:05.000Z"),
+	}
+	k.last = r.UUID
+	return &r
+}
+
+func (k *tk) add(r *Record) *Record {
+	k.recs = append(k.recs, *r)
+	return &k.recs[len(k.recs)-1]
+}
+
+// user appends a user prompt with string content.
+func (k *tk) user(text string) *Record {
+	r := k.next(TypeUser)
+	r.Message = &Message{Role: RoleUser, Content: []Block{&Text{Text: text}}, StringContent: true}
+	return k.add(r)
+}
+
+// assistant appends one assistant record per block, all sharing one message id (the way
+// Claude Code writes a response), with usage on every record.
+func (k *tk) assistant(blocks ...Block) *Record {
+	k.msgN++
+	id := fmt.Sprintf("msg_%04d", k.msgN)
+	var r *Record
+	for _, b := range blocks {
+		r = k.next(TypeAssistant)
+		r.Message = &Message{ID: id, Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: []Block{b}, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
+		r = k.add(r)
+	}
+	return r
+}
+
+// results appends one user record per tool result, each parented on the record that holds
+// its tool_use (as Claude Code does for parallel calls).
+func (k *tk) results(trs ...*ToolResult) *Record {
+	var r *Record
+	for _, tr := range trs {
+		r = k.next(TypeUser)
+		for i := len(k.recs) - 1; i >= 0; i-- {
+			if m := k.recs[i].Message; m != nil && k.recs[i].Type == TypeAssistant {
+				if tu, ok := m.Content[0].(*ToolUse); ok && tu.ID == tr.ToolUseID {
+					r.ParentUUID = k.recs[i].UUID
+					break
+				}
+			}
+		}
+		r.Message = &Message{Role: RoleUser, Content: []Block{tr}}
+		r = k.add(r)
+	}
+	return r
+}
+
+// decision appends a record as is (decision records have no parent).
+func (k *tk) decision(r Record) { k.recs = append(k.recs, r) }
+
+func text(s string) *Text { return &Text{Text: s} }
+
+func toolUse(id, name string) *ToolUse {
+	return &ToolUse{ID: id, Name: name, Input: json.RawMessage(`{"path":"x"}`)}
+}
+
+func result(id, content string) *ToolResult {
+	return &ToolResult{ToolUseID: id, Content: []Block{&Text{Text: content}}, StringContent: true}
+}
+
+// at returns the time of the n-th record plus d.
+func (k *tk) at(d time.Duration) time.Time { return k.t0.Add(time.Duration(k.n)*time.Second + d) }
+
+// jsonl encodes the records as a transcript.
+func (k *tk) jsonl(t testing.TB) string {
+	var b strings.Builder
+	for _, r := range k.recs {
+		enc, err := json.Marshal(r)
+		require.NoError(t, err)
+		b.Write(enc)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}

@@ -1,0 +1,331 @@
+package agentctx
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// DefaultMaxLineBytes is the line cap a zero [ReadOptions.MaxLineBytes] stands for. Real
+// transcript lines reach several megabytes (base64 images, whole files in toolUseResult).
+const DefaultMaxLineBytes = 64 << 20
+
+// ErrLineTooLong is wrapped by the [*LineError] for a line longer than
+// [ReadOptions.MaxLineBytes].
+var ErrLineTooLong = errors.New("agentctx: line too long")
+
+// ErrTornLine is wrapped by the [*LineError] for a torn line: JSON cut short, as left by a
+// crash in the middle of a write. Torn lines are skipped and reported, never fatal.
+var ErrTornLine = errors.New("agentctx: torn line (incomplete JSON)")
+
+// ReadOptions configures [ReadTranscript], [ReadFile] and [NewDecoder]. The zero value is the
+// default: a 64 MiB line cap, and bad lines reported in [Transcript.Problems] and skipped.
+type ReadOptions struct {
+	// MaxLineBytes caps the length of one line, not counting its "\n" or "\r\n" terminator.
+	// Zero or negative means DefaultMaxLineBytes. A longer line is an error wrapping
+	// ErrLineTooLong; the reader never buffers more than the cap of it.
+	MaxLineBytes int
+	// Strict makes a line that is not a valid record (invalid JSON, a known field of the wrong
+	// type, an over-long line) an error instead of a skipped problem. Torn lines are never
+	// errors, not even in strict mode.
+	Strict bool
+}
+
+func (o ReadOptions) maxLine() int {
+	if o.MaxLineBytes <= 0 {
+		return DefaultMaxLineBytes
+	}
+	return o.MaxLineBytes
+}
+
+// LineError describes a transcript line that could not be read as a record.
+type LineError struct {
+	File  string // the name the transcript was read under
+	Line  int    // 1-based line number
+	Field string // JSON path of the offending field, e.g. "message.content[2].input"; "" if none
+	Err   error  // the cause; wraps ErrTornLine or ErrLineTooLong for those cases
+}
+
+// Error formats the error as "file:line: field F: err", omitting the field part when Field is
+// empty.
+func (e *LineError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: field %s: %v", e.File, e.Line, e.Field, e.Err)
+}
+
+// Unwrap returns the cause.
+func (e *LineError) Unwrap() error { return e.Err }
+
+// Transcript is a whole session file read into memory. Records are in file order; the library
+// never modifies them (see [Record]). A Transcript is a plain value: it is not safe to modify
+// concurrently, but any number of goroutines may read it.
+type Transcript struct {
+	// Name is the name the transcript was read under (the path, for ReadFile).
+	Name string
+	// Records holds the records in file order.
+	Records []Record
+	// Lines holds the 1-based line number of each record: Records[i] was line Lines[i].
+	Lines []int
+	// Problems lists the lines that were skipped, in file order: torn lines that are not last,
+	// and (when not strict) invalid and over-long lines.
+	Problems []*LineError
+	// Torn is the torn final line, if any: a record whose write was cut short by a crash.
+	// The next append starts on a new line, after which it moves to Problems.
+	Torn *LineError
+}
+
+// Len returns the number of records.
+func (t *Transcript) Len() int { return len(t.Records) }
+
+// Clean reports whether every non-blank line was a record: no problems and no torn line.
+func (t *Transcript) Clean() bool { return len(t.Problems) == 0 && t.Torn == nil }
+
+// Err returns the skipped lines (Problems, then Torn) as one error, or nil when Clean.
+func (t *Transcript) Err() error {
+	if t.Clean() {
+		return nil
+	}
+	errs := make([]error, 0, len(t.Problems)+1)
+	for _, p := range t.Problems {
+		errs = append(errs, p)
+	}
+	if t.Torn != nil {
+		errs = append(errs, t.Torn)
+	}
+	return errors.Join(errs...)
+}
+
+// ReadTranscript reads a whole transcript from r. name labels errors (usually the path).
+//
+// Blank lines are skipped, "\r\n" line ends are accepted, and a final line without a newline is
+// read like any other. A torn line is skipped and reported in Torn (when it is the last line)
+// or Problems. Other bad lines are skipped and reported in Problems, or, with opts.Strict, make
+// ReadTranscript fail with a [*LineError]. A read error from r is returned as a *LineError
+// too. On error the transcript is nil.
+func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, error) {
+	d := NewDecoder(r, name, opts)
+	t := &Transcript{Name: name}
+	for {
+		t.Records = append(t.Records, Record{})
+		err := d.Decode(&t.Records[len(t.Records)-1])
+		if err != nil {
+			t.Records = t.Records[:len(t.Records)-1]
+			if err == io.EOF {
+				break
+			}
+			return nil, err
+		}
+		t.Lines = append(t.Lines, d.Line())
+	}
+	t.Problems = d.Problems()
+	t.Torn = d.Torn()
+	return t, nil
+}
+
+// ReadFile reads the transcript at path, naming it by path in errors. See [ReadTranscript].
+func ReadFile(path string, opts ReadOptions) (*Transcript, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadTranscript(f, path, opts)
+}
+
+// Decoder reads records from a transcript stream one at a time, holding at most one line in
+// memory. It is the streaming form of [ReadTranscript] and follows the same rules. A Decoder
+// is not safe for concurrent use.
+type Decoder struct {
+	r      *bufio.Reader
+	name   string
+	max    int
+	strict bool
+
+	buf      []byte // the current line; reused
+	line     int    // lines consumed so far
+	cur      int    // line of the last record or error Decode returned
+	problems []*LineError
+	torn     *LineError // the latest torn line, while no non-blank line has followed it
+	err      error      // sticky: io.EOF or a read error
+}
+
+// NewDecoder returns a Decoder reading from r. name labels errors (usually the path). The
+// Decoder buffers r; it may read past the last record it returned.
+func NewDecoder(r io.Reader, name string, opts ReadOptions) *Decoder {
+	return &Decoder{
+		r:      bufio.NewReaderSize(r, 64<<10),
+		name:   name,
+		max:    opts.maxLine(),
+		strict: opts.Strict,
+	}
+}
+
+// Decode reads the next record into *rec, overwriting it completely. It returns io.EOF after
+// the last record.
+//
+// Lines that are not records are skipped and collected (see [Decoder.Problems] and
+// [Decoder.Torn]); in strict mode an invalid or over-long line is returned as a [*LineError]
+// instead, *rec is left zero, and the next call goes on with the following line. A read error
+// from the underlying reader is returned as a *LineError and repeated by every later call.
+func (d *Decoder) Decode(rec *Record) error {
+	if d.err != nil {
+		return d.err
+	}
+	for {
+		line, tooLong, size, err := d.readLine()
+		if err == io.EOF {
+			d.err = io.EOF
+			return io.EOF
+		}
+		if err != nil {
+			d.err = &LineError{File: d.name, Line: d.line + 1, Err: err}
+			return d.err
+		}
+		d.line++
+		if tooLong {
+			d.settleTorn()
+			le := &LineError{File: d.name, Line: d.line,
+				Err: fmt.Errorf("%w: %d bytes exceeds the limit of %d", ErrLineTooLong, size, d.max)}
+			if d.strict {
+				*rec = Record{}
+				d.cur = d.line
+				return le
+			}
+			d.problems = append(d.problems, le)
+			continue
+		}
+		if d.line == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
+		}
+		line = trimJSONSpace(line)
+		if len(line) == 0 {
+			continue
+		}
+		d.settleTorn()
+		*rec = Record{}
+		err = rec.UnmarshalJSON(line)
+		if err == nil {
+			d.cur = d.line
+			return nil
+		}
+		*rec = Record{}
+		if isTorn(line) {
+			d.torn = &LineError{File: d.name, Line: d.line, Err: fmt.Errorf("%w: %w", ErrTornLine, err)}
+			continue
+		}
+		le := d.lineError(err)
+		if d.strict {
+			d.cur = d.line
+			return le
+		}
+		d.problems = append(d.problems, le)
+	}
+}
+
+// Line returns the 1-based line number of the record (or strict-mode error) Decode returned
+// last; 0 before the first.
+func (d *Decoder) Line() int { return d.cur }
+
+// Problems returns the lines skipped so far, in file order: torn lines followed by other lines
+// and, when not strict, invalid and over-long lines. The caller must not modify the slice.
+func (d *Decoder) Problems() []*LineError { return d.problems }
+
+// Torn returns the torn line at the end of the input, or nil. It is final once Decode has
+// returned io.EOF; before that it is the latest torn line not yet followed by another line.
+func (d *Decoder) Torn() *LineError { return d.torn }
+
+// settleTorn moves a pending torn line to the problems: a non-blank line follows it.
+func (d *Decoder) settleTorn() {
+	if d.torn != nil {
+		d.problems = append(d.problems, d.torn)
+		d.torn = nil
+	}
+}
+
+// lineError builds the LineError for a record that failed to decode, lifting the JSON path of
+// a field error into Field.
+func (d *Decoder) lineError(err error) *LineError {
+	le := &LineError{File: d.name, Line: d.line, Err: err}
+	var fe *jsonobj.Error
+	if errors.As(err, &fe) {
+		le.Field, le.Err = fe.Path, fe.Err
+	}
+	return le
+}
+
+// readLine returns the next line without its "\n" (a "\r" before it is kept; trimJSONSpace
+// removes it), or io.EOF at the end of the input, or a read error. A line over the cap is reported by
+// tooLong with its length (without terminator), after skipping to its end without buffering
+// it. The returned slice is valid until the next call.
+func (d *Decoder) readLine() (line []byte, tooLong bool, size int, err error) {
+	d.buf = d.buf[:0]
+	limit := d.max + 2 // room for the "\r\n" terminator
+	if limit < d.max {
+		limit = d.max // overflow
+	}
+	var prev byte // the byte before the current fragment
+	for {
+		frag, err := d.r.ReadSlice('\n')
+		if !tooLong {
+			if len(d.buf)+len(frag) > limit {
+				tooLong = true
+				d.buf = d.buf[:0]
+			} else {
+				d.buf = append(d.buf, frag...)
+			}
+		}
+		switch err {
+		case nil:
+		case bufio.ErrBufferFull:
+			size += len(frag)
+			prev = frag[len(frag)-1]
+			continue
+		case io.EOF:
+			if size+len(frag) == 0 {
+				return nil, false, 0, io.EOF
+			}
+		default:
+			return nil, false, 0, err
+		}
+		// frag is the last fragment; take the terminator off the size.
+		size += len(frag)
+		if n := len(frag); n > 0 && frag[n-1] == '\n' {
+			size--
+			if n > 1 && frag[n-2] == '\r' || n == 1 && prev == '\r' {
+				size--
+			}
+		}
+		if tooLong || size > d.max {
+			return nil, true, size, nil
+		}
+		return bytes.TrimSuffix(d.buf, []byte("\n")), false, size, nil
+	}
+}
+
+// isTorn reports whether data is JSON cut short: a prefix of a JSON value that ends before the
+// value does. A line with a syntax error before its end is not torn.
+func isTorn(data []byte) bool {
+	var v json.RawMessage
+	err := json.NewDecoder(bytes.NewReader(data)).Decode(&v)
+	return errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// trimJSONSpace removes JSON white space (space, tab, CR, LF) from both ends of b.
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}

@@ -1,0 +1,301 @@
+package agentctx
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var valReadTool = Tool{Name: "Read", Definition: json.RawMessage(`{"name":"Read","description":"read","input_schema":{"type":"object"}}`)}
+
+// valBaseRequest is a valid request: a prompt, a tool call and its result.
+func valBaseRequest() Request {
+	return Request{
+		Model:     "claude-sonnet-4-5",
+		MaxTokens: 4096,
+		System:    []*Text{text("be brief")},
+		Messages: []RequestMessage{
+			{Role: RoleUser, Content: []Block{text("q")}},
+			{Role: RoleAssistant, Content: []Block{text("reading"), toolUse("t1", "Read")}},
+			{Role: RoleUser, Content: []Block{result("t1", "r"), text("and?")}},
+		},
+		Tools: []Tool{valReadTool},
+	}
+}
+
+func valMsg(role Role, bs ...Block) RequestMessage { return RequestMessage{Role: role, Content: bs} }
+
+func TestValidate(t *testing.T) {
+	think := &Thinking{Thinking: "hmm", Signature: normSig}
+	user := func(bs ...Block) RequestMessage { return valMsg(RoleUser, bs...) }
+	asst := func(bs ...Block) RequestMessage { return valMsg(RoleAssistant, bs...) }
+	img := func(mt, data string) *Image {
+		return &Image{Source: MediaSource{Type: "base64", MediaType: mt, Data: data}}
+	}
+	withCC := func(ttl string) *Text {
+		return &Text{Text: "x", CacheControl: &CacheControl{Type: "ephemeral", TTL: ttl}}
+	}
+	tests := []struct {
+		name   string
+		mutate func(r *Request)
+		opts   ValidateOptions
+		want   []string // the rules broken, sorted; nil for a valid request
+	}{
+		{name: "valid", mutate: func(r *Request) {}},
+		{name: "valid with thinking enabled in the tool loop", mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
+		}},
+		{name: "valid prefill when allowed", opts: ValidateOptions{AllowPrefill: true}, mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(text("The answer is")))
+		}},
+		{name: "1.1 role", mutate: func(r *Request) { r.Messages[0].Role = "system" }, want: []string{"1.1"}},
+		{name: "1.1 nil system block", mutate: func(r *Request) { r.System = []*Text{nil} }, want: []string{"1.1"}},
+		{name: "1.2 consecutive users", mutate: func(r *Request) {
+			r.Messages = append(r.Messages, user(text("again")))
+		}, want: []string{"1.2"}},
+		{name: "1.3 no messages", mutate: func(r *Request) { r.Messages = nil; r.Tools = nil }, want: []string{"1.3"}},
+		{name: "1.3 first assistant", mutate: func(r *Request) {
+			r.Messages = []RequestMessage{asst(text("hi")), user(text("q"))}
+		}, want: []string{"1.3"}},
+		{name: "1.4 trailing assistant", mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(text("done")))
+		}, want: []string{"1.4"}},
+		{name: "1.4 prefill ending in whitespace", opts: ValidateOptions{AllowPrefill: true}, mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(text("The answer is ")))
+		}, want: []string{"1.4"}},
+		{name: "1.5 empty content", mutate: func(r *Request) { r.Messages[2].Content = nil }, want: []string{"1.5", "2.1"}},
+		{name: "1.5 cache_edits alone is empty", mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(text("a")), user(&CacheEdits{}))
+		}, want: []string{"1.5"}},
+		{name: "1.5 whitespace text", mutate: func(r *Request) { r.Messages[0].Content = []Block{text("q"), text(" \n")} }, want: []string{"1.5"}},
+		{name: "1.5 empty system text", mutate: func(r *Request) { r.System = []*Text{text("")} }, want: []string{"1.5"}},
+		{name: "1.5 whitespace text in tool_result", mutate: func(r *Request) {
+			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{text("\t")}}
+		}, want: []string{"1.5"}},
+		{name: "2.1 tool_use without result", mutate: func(r *Request) {
+			r.Messages[2].Content = []Block{text("nothing")}
+		}, want: []string{"2.1"}},
+		{name: "2.1 tool_use in the last message", opts: ValidateOptions{AllowPrefill: true}, mutate: func(r *Request) {
+			r.Messages = r.Messages[:2]
+		}, want: []string{"2.1"}},
+		{name: "2.2 result without use", mutate: func(r *Request) {
+			r.Messages[2].Content = append([]Block{result("t9", "x")}, r.Messages[2].Content...)
+		}, want: []string{"2.2"}},
+		{name: "2.2 duplicate result", mutate: func(r *Request) {
+			r.Messages[2].Content = append([]Block{result("t1", "x")}, r.Messages[2].Content...)
+		}, want: []string{"2.2"}},
+		{name: "2.2 result in the first message", mutate: func(r *Request) {
+			r.Messages[0].Content = []Block{result("t1", "x"), text("q")}
+		}, want: []string{"2.2"}},
+		{name: "2.3 text before tool_result", mutate: func(r *Request) {
+			r.Messages[2].Content = []Block{text("and?"), result("t1", "r")}
+		}, want: []string{"2.3"}},
+		{name: "2.5 duplicate tool_use id", mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(toolUse("t1", "Read")), user(result("t1", "again")))
+		}, want: []string{"2.5"}},
+		{name: "2.6 empty error result", mutate: func(r *Request) {
+			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", IsError: true}
+		}, want: []string{"2.6"}},
+		{name: "2.6 thinking inside a result", mutate: func(r *Request) {
+			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{think}}
+		}, want: []string{"2.6"}},
+		{name: "valid search_result and declared tool_reference in a result", mutate: func(r *Request) {
+			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{
+				&UnknownBlock{Type: KindSearchResult, JSON: json.RawMessage(`{"type":"search_result"}`)},
+				&ToolReference{ToolName: "Read"},
+			}}
+		}},
+		{name: "2.7 server result without use", mutate: func(r *Request) {
+			r.Messages[1].Content = append(r.Messages[1].Content,
+				&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)})
+		}, want: []string{"2.7"}},
+		{name: "2.7 server use without result", mutate: func(r *Request) {
+			r.Messages[1].Content = append(r.Messages[1].Content,
+				&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{}`)})
+		}, want: []string{"2.7"}},
+		{name: "valid server pair", mutate: func(r *Request) {
+			r.Messages[1].Content = append(r.Messages[1].Content,
+				&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{}`)},
+				&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)})
+		}},
+		{name: "2.9 no tools", mutate: func(r *Request) { r.Tools = nil }, want: []string{"2.9"}},
+		{name: "2.9 undeclared tool", mutate: func(r *Request) {
+			r.Messages[1].Content[1] = toolUse("t1", "Bash")
+		}, want: []string{"2.9"}},
+		{name: "2.9 undeclared tool_reference", mutate: func(r *Request) {
+			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{&ToolReference{ToolName: "Grep"}}}
+		}, want: []string{"2.9"}},
+		{name: "2.9 duplicate tool", mutate: func(r *Request) { r.Tools = append(r.Tools, valReadTool) }, want: []string{"2.9"}},
+		{name: "2.9 tool name mismatch", mutate: func(r *Request) {
+			r.Tools = append(r.Tools, Tool{Name: "Bash", Definition: json.RawMessage(`{"name":"Shell"}`)})
+		}, want: []string{"2.9"}},
+		{name: "2.9 bad tool name", mutate: func(r *Request) {
+			r.Tools = append(r.Tools, Tool{Name: "a.b", Definition: json.RawMessage(`{"name":"a.b"}`)})
+		}, want: []string{"2.9"}},
+		{name: "2.10 bad id", mutate: func(r *Request) {
+			r.Messages[1].Content[1] = toolUse("t 1", "Read")
+			r.Messages[2].Content[0] = result("t 1", "r")
+		}, want: []string{"2.10"}},
+		{name: "2.11 unknown block", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, &UnknownBlock{Type: "fancy", JSON: json.RawMessage(`{"type":"fancy"}`)})
+		}, want: []string{"2.11"}},
+		{name: "2.11 tool_reference outside a result", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, &ToolReference{ToolName: "Read"})
+		}, want: []string{"2.11"}},
+		{name: "2.11 image in an assistant message", mutate: func(r *Request) {
+			r.Messages[1].Content = append(r.Messages[1].Content, img("image/png", "iVBORw0KGgo="))
+		}, want: []string{"2.11"}},
+		{name: "2.11 tool_use in a user message", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, toolUse("t7", "Read"))
+		}, want: []string{"2.11"}},
+		{name: "2.11 tool input not an object", mutate: func(r *Request) {
+			r.Messages[1].Content[1] = &ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`[]`)}
+		}, want: []string{"2.11"}},
+		{name: "3.1 bad ttl", mutate: func(r *Request) {
+			r.Messages[0].Content = []Block{withCC("10m")}
+		}, want: []string{"3.1"}},
+		{name: "3.2 five markers", mutate: func(r *Request) {
+			r.System = []*Text{withCC(""), withCC(""), withCC("")}
+			r.Messages[0].Content = []Block{withCC(""), withCC("")}
+		}, want: []string{"3.2"}},
+		{name: "3.2 tool markers count", mutate: func(r *Request) {
+			r.Tools[0].CacheControl = Ephemeral()
+			r.System = []*Text{withCC(""), withCC("")}
+			r.Messages[0].Content = []Block{withCC(""), withCC("")}
+		}, want: []string{"3.2"}},
+		{name: "3.4 marker on thinking", mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+			th := &Thinking{Thinking: "x", Signature: normSig, Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)}}
+			r.Messages[1].Content = append([]Block{th}, r.Messages[1].Content...)
+		}, want: []string{"3.4"}},
+		{name: "3.7 1h after 5m", mutate: func(r *Request) {
+			r.System = []*Text{withCC("5m")}
+			r.Messages[0].Content = []Block{withCC("1h")}
+		}, want: []string{"3.7"}},
+		{name: "valid 1h before 5m", mutate: func(r *Request) {
+			r.System = []*Text{withCC("1h")}
+			r.Messages[0].Content = []Block{withCC("5m")}
+		}},
+		{name: "4.2 thinking enabled, loop without thinking", mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "adaptive"}
+		}, want: []string{"4.2"}},
+		{name: "valid thinking enabled, fresh prompt", mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "adaptive"}
+			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
+		}},
+		{name: "4.3 thinking not first", mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(text("a"), think, text("b")), user(text("next")))
+		}, want: []string{"4.3"}},
+		{name: "4.4 thinking last", mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(think), user(text("next")))
+		}, want: []string{"4.4"}},
+		{name: "4.5 thinking disabled, final turn with thinking", mutate: func(r *Request) {
+			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
+		}, want: []string{"4.5"}},
+		{name: "valid thinking disabled, earlier turn with thinking", mutate: func(r *Request) {
+			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
+			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
+		}},
+		{name: "4.7 redacted signature", mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(&Thinking{Thinking: "x", Signature: "[REDACTED_SIGNATURE]"}, text("a")), user(text("next")))
+		}, want: []string{"4.7"}},
+		{name: "4.7 empty redacted_thinking", mutate: func(r *Request) {
+			r.Messages = append(r.Messages, asst(&RedactedThinking{}, text("a")), user(text("next")))
+		}, want: []string{"4.7"}},
+		{name: "4.8 budget", mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 500}
+			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
+		}, want: []string{"4.8"}},
+		{name: "4.8 budget over max_tokens", mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 8000}
+			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
+		}, want: []string{"4.8"}},
+		{name: "valid interleaved budget over max_tokens", opts: ValidateOptions{InterleavedThinking: true}, mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 8000}
+			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
+		}},
+		{name: "5.1 media type", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/bmp", "Qk0="))
+		}, want: []string{"5.1"}},
+		{name: "5.2 image bytes", opts: ValidateOptions{MaxImageBytes: 8}, mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", "iVBORw0KGgoAAAA="))
+		}, want: []string{"5.2"}},
+		{name: "5.2 image count", opts: ValidateOptions{MaxImages: 1}, mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", "iVBORw0KGgo="), img("image/png", "iVBORw0KGgo="))
+		}, want: []string{"5.2"}},
+		{name: "5.2 image pixels", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", normPNG(t, 8001, 1)))
+		}, want: []string{"5.2"}},
+		{name: "5.2 image pixels with many images", mutate: func(r *Request) {
+			for range 21 {
+				r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", normPNG(t, 2001, 1)))
+			}
+		}, want: []string{"5.2"}},
+		{name: "valid image", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", normPNG(t, 100, 100)))
+		}},
+		{name: "6.1 body size", opts: ValidateOptions{MaxBodyBytes: 100}, mutate: func(r *Request) {}, want: []string{"6.1"}},
+		{name: "6.3 window", opts: ValidateOptions{ContextWindow: 5000, InputTokens: 2000}, mutate: func(r *Request) {}, want: []string{"6.3"}},
+		{name: "6.6 max_tokens", mutate: func(r *Request) { r.MaxTokens = 0 }, want: []string{"6.6"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := valBaseRequest()
+			tt.mutate(&r)
+			vs := validate(&r, tt.opts)
+			var rules []string
+			for _, v := range vs {
+				if !slices.Contains(rules, v.Rule) {
+					rules = append(rules, v.Rule)
+				}
+			}
+			slices.Sort(rules)
+			assert.Equal(t, tt.want, rules, "violations: %v", vs)
+			err := Validate(r, tt.opts)
+			if tt.want == nil {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			var v *Violation
+			require.True(t, errors.As(err, &v))
+			assert.True(t, strings.HasPrefix(err.Error(), "agentctx: "))
+		})
+	}
+}
+
+func TestValidateViolationDetail(t *testing.T) {
+	r := valBaseRequest()
+	r.Messages[2].Content = []Block{text("and?"), result("t1", "r")}
+	vs := validate(&r, ValidateOptions{})
+	require.Len(t, vs, 1)
+	assert.Equal(t, Violation{Rule: "2.3", Path: "messages[2].content[1]", Msg: "tool_result after other content: tool_result blocks come first"}, *vs[0])
+	assert.Equal(t, "agentctx: messages[2].content[1]: tool_result after other content: tool_result blocks come first (rule 2.3)", vs[0].Error())
+
+	r = valBaseRequest()
+	r.Messages[2].Content = []Block{text("nothing")}
+	vs = validate(&r, ValidateOptions{})
+	require.Len(t, vs, 1)
+	assert.Equal(t, "messages[1]", vs[0].Path)
+	assert.Contains(t, vs[0].Msg, "t1")
+}
+
+func TestValidateJoinsAll(t *testing.T) {
+	r := valBaseRequest()
+	r.Tools = nil
+	r.MaxTokens = 0
+	r.Messages = append(r.Messages, valMsg(RoleAssistant, text("x")))
+	err := Validate(r, ValidateOptions{})
+	require.Error(t, err)
+	joined, ok := err.(interface{ Unwrap() []error })
+	require.True(t, ok)
+	assert.Len(t, joined.Unwrap(), 4) // undeclared Read, no tools, trailing assistant, max_tokens
+}
+
+func asst(bs ...Block) RequestMessage { return valMsg(RoleAssistant, bs...) }
