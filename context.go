@@ -142,10 +142,11 @@ type ContextConfig struct {
 
 func (c ContextConfig) validate() error { return nil }
 
-// Claude Code's wrapping of the user context (src/utils/api.ts prependUserContext), verbatim.
+// The wrapping of the user context: a <system-reminder> block, as Claude Code sends it, in our
+// own words.
 const (
-	userContextHead = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
-	userContextTail = "\n      \n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n"
+	userContextHead = "<system-reminder>\nContext for this conversation, provided by the runtime:\n"
+	userContextTail = "\n\nThis context may or may not be relevant to the task at hand. Use it where it is relevant; do not respond to it otherwise.\n</system-reminder>\n"
 )
 
 // renderSections renders sections as "# name\ntext" joined by newlines, leaving out empty

@@ -44,8 +44,8 @@ func ctxSession() *tk {
 }
 
 func TestContextStage(t *testing.T) {
-	const head = "<system-reminder>\nAs you answer the user's questions, you can use the following context:\n"
-	const tail = "\n      \n      IMPORTANT: this context may or may not be relevant to your tasks. You should not respond to this context unless it is highly relevant to your task.\n</system-reminder>\n"
+	const head = "<system-reminder>\nContext for this conversation, provided by the runtime:\n"
+	const tail = "\n\nThis context may or may not be relevant to the task at hand. Use it where it is relevant; do not respond to it otherwise.\n</system-reminder>\n"
 	tokyo := time.FixedZone("JST", 9*3600)
 	tests := []struct {
 		name       string

@@ -164,7 +164,7 @@ func (c *Counter) storeText(k textKey, n int) {
 //   - tool_reference: the tool name;
 //   - server tool results and unknown blocks: their raw JSON.
 //
-// A nil block counts 0.
+// A nil block counts 0. Counts of texts, images and PDFs are memoized by content.
 func (c *Counter) Block(b Block) int {
 	var bd Breakdown
 	c.addBlock(&bd, RoleUser, b)

@@ -53,7 +53,7 @@ type ValidateOptions struct {
 	// [Report.InputTokens]). Zero skips the window check.
 	InputTokens int
 	// MaxCacheMarkers is the number of cache_control markers allowed in the request
-	// (system, tools and messages together). Zero: 4.
+	// (system, tools and messages together). Zero: [MaxCacheMarkers] (4).
 	MaxCacheMarkers int
 	// MaxImageBytes caps one base64 image's data, in bytes of base64 text. Zero: 5 MiB.
 	MaxImageBytes int
@@ -480,7 +480,7 @@ func (c *checker) toolID(path, id string) {
 
 // cacheMarkers checks the number, shape and TTL order of the cache_control markers.
 func (c *checker) cacheMarkers() {
-	if limit := or(c.opts.MaxCacheMarkers, 4); len(c.markers) > limit {
+	if limit := or(c.opts.MaxCacheMarkers, MaxCacheMarkers); len(c.markers) > limit {
 		c.add("3.2", "", "%d blocks with cache_control, at most %d allowed", len(c.markers), limit)
 	}
 	short := ""

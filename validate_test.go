@@ -51,6 +51,11 @@ func TestValidate(t *testing.T) {
 			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
 			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
 		}},
+		{name: "valid with thinking enabled, later loop step without thinking", mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
+			r.Messages = append(r.Messages, asst(toolUse("t2", "Read")), user(result("t2", "r2")))
+		}},
 		{name: "valid prefill when allowed", opts: ValidateOptions{AllowPrefill: true}, mutate: func(r *Request) {
 			r.Messages = append(r.Messages, asst(text("The answer is")))
 		}},

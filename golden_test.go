@@ -1,0 +1,195 @@
+package agentctx
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/cases/*/want")
+
+// caseSpec is a golden case's case.json: the knobs of one turn. Zero fields keep the
+// pipeline's defaults.
+type caseSpec struct {
+	// Transcript names the input when it is not the case's own transcript.jsonl (a path
+	// relative to the case directory, e.g. a bundled session).
+	Transcript     string            `json:"transcript"`
+	Now            time.Time         `json:"now"`
+	Model          string            `json:"model"`
+	Window         int               `json:"window"`
+	MaxTokens      int               `json:"maxTokens"`
+	Thinking       *ThinkingParam    `json:"thinking"`
+	SkipCacheWrite bool              `json:"skipCacheWrite"`
+	System         string            `json:"system"`
+	Tools          []json.RawMessage `json:"tools"`
+	SystemContext  []ContextSection  `json:"systemContext"`
+	UserContext    []ContextSection  `json:"userContext"`
+	Budget         struct {
+		MaxResultChars, MaxMessageChars, PreviewBytes int
+		Disable                                       bool
+	} `json:"budget"`
+	Microcompact struct {
+		Cached              bool
+		CachedTriggerTokens int
+		KeepRecent          int
+		Disable             bool
+	} `json:"microcompact"`
+	Snip  SnipConfig `json:"snip"`
+	Cache struct {
+		TTL                       string
+		SystemMarker, ToolsMarker bool
+	} `json:"cache"`
+}
+
+func (c caseSpec) config() Config {
+	cfg := Config{
+		Model:           c.Model,
+		ContextWindow:   c.Window,
+		MaxOutputTokens: c.MaxTokens,
+		Tokens:          EstimateCounter{},
+		Thinking:        c.Thinking,
+		Now:             func() time.Time { return c.Now },
+		Budget: BudgetConfig{MaxResultChars: c.Budget.MaxResultChars, MaxMessageChars: c.Budget.MaxMessageChars,
+			PreviewBytes: c.Budget.PreviewBytes, Disable: c.Budget.Disable, Store: &MapStore{}},
+		Microcompact: MicrocompactConfig{Cached: c.Microcompact.Cached, CachedTriggerTokens: c.Microcompact.CachedTriggerTokens,
+			KeepRecent: c.Microcompact.KeepRecent, Disable: c.Microcompact.Disable},
+		Snip:  c.Snip,
+		Cache: CacheConfig{TTL: c.Cache.TTL, SystemMarker: c.Cache.SystemMarker, ToolsMarker: c.Cache.ToolsMarker},
+	}
+	if cfg.Model == "" {
+		cfg.Model = "claude-sonnet-4-5"
+	}
+	if len(c.SystemContext) > 0 {
+		cfg.Context.System = staticContext(c.SystemContext)
+	}
+	if len(c.UserContext) > 0 {
+		cfg.Context.User = staticContext(c.UserContext)
+	}
+	return cfg
+}
+
+func staticContext(s []ContextSection) ContextProvider {
+	return ContextProviderFunc(func(context.Context) ([]ContextSection, error) { return s, nil })
+}
+
+func (c caseSpec) input(records []Record) Input {
+	in := Input{Records: records, SkipCacheWrite: c.SkipCacheWrite}
+	if c.System != "" {
+		in.System = []*Text{{Text: c.System}}
+	}
+	for _, d := range c.Tools {
+		var head struct{ Name string }
+		_ = json.Unmarshal(d, &head)
+		in.Tools = append(in.Tools, Tool{Name: head.Name, Definition: d})
+	}
+	return in
+}
+
+// TestGolden runs every case under testdata/cases: one turn of Prepare, compared with
+// want/request.json (the body, indented), want/report.txt and want/appended.jsonl. Every case
+// also checks the invariants no golden file can forget: the request passes Validate, Prepare
+// twice gives the same bytes, and Prepare after appending the turn's records gives the same
+// bytes again with nothing new to append.
+func TestGolden(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "cases", "*"))
+	require.NoError(t, err)
+	require.NotEmpty(t, dirs)
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			if !*update {
+				t.Parallel()
+			}
+			runGolden(t, dir)
+		})
+	}
+}
+
+func runGolden(t *testing.T, dir string) {
+	var spec caseSpec
+	if data, err := os.ReadFile(filepath.Join(dir, "case.json")); err == nil {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.DisallowUnknownFields()
+		require.NoError(t, dec.Decode(&spec), "case.json")
+	}
+	src := filepath.Join(dir, "transcript.jsonl")
+	if spec.Transcript != "" {
+		src = filepath.Join(dir, spec.Transcript)
+	}
+	tr, err := ReadFile(src, ReadOptions{Strict: true})
+	require.NoError(t, err)
+	p, err := New(spec.config())
+	require.NoError(t, err)
+
+	ctx := t.Context()
+	res, err := p.Prepare(ctx, spec.input(tr.Records))
+	require.NoError(t, err)
+	body, err := res.Request.MarshalJSON()
+	require.NoError(t, err)
+
+	// Invariants.
+	assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
+	again, err := p.Prepare(ctx, spec.input(tr.Records))
+	require.NoError(t, err)
+	body2, err := again.Request.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, string(body), string(body2), "Prepare twice")
+	assert.Equal(t, encodeRecords(t, res.Append), encodeRecords(t, again.Append), "Prepare twice: records to append")
+
+	resumed := append(append([]Record(nil), tr.Records...), roundTrip(t, res.Append)...)
+	next, err := p.Prepare(ctx, spec.input(resumed))
+	require.NoError(t, err)
+	body3, err := next.Request.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, string(body), string(body3), "Prepare after appending the turn's records")
+	assert.Empty(t, next.Append, "no new decisions after appending")
+
+	// Goldens.
+	indented, err := res.Request.Indent()
+	require.NoError(t, err)
+	golden(t, filepath.Join(dir, "want", "request.json"), indented)
+	golden(t, filepath.Join(dir, "want", "report.txt"), []byte(res.Report.String()))
+	golden(t, filepath.Join(dir, "want", "appended.jsonl"), []byte(encodeRecords(t, res.Append)))
+}
+
+// roundTrip sends records through their JSONL encoding, as a resume does.
+func roundTrip(t *testing.T, recs []Record) []Record {
+	tr, err := ReadTranscript(strings.NewReader(encodeRecords(t, recs)), "appended", ReadOptions{Strict: true})
+	require.NoError(t, err)
+	return tr.Records
+}
+
+func encodeRecords(t *testing.T, recs []Record) string {
+	var b strings.Builder
+	for _, r := range recs {
+		enc, err := json.Marshal(r)
+		require.NoError(t, err)
+		b.Write(enc)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// golden compares got with the file at path, or rewrites the file under -update.
+func golden(t *testing.T, path string, got []byte) {
+	t.Helper()
+	if *update {
+		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+		require.NoError(t, os.WriteFile(path, got, 0o644))
+		t.Logf("updated %s", path)
+		return
+	}
+	want, err := os.ReadFile(path)
+	require.NoError(t, err, "missing golden file: run go test -run Golden -update and review the diff")
+	if !assert.Equal(t, string(want), string(got), "golden %s differs (go test -run Golden -update rewrites it)", path) {
+		_ = os.WriteFile(filepath.Join(t.ArtifactDir(), filepath.Base(path)), got, 0o644)
+	}
+}
