@@ -267,11 +267,8 @@ func (d *Decoder) lineError(err error) *LineError {
 // it. The returned slice is valid until the next call.
 func (d *Decoder) readLine() (line []byte, tooLong bool, size int, err error) {
 	d.buf = d.buf[:0]
-	limit := d.max + 2 // room for the "\r\n" terminator
-	if limit < d.max {
-		limit = d.max // overflow
-	}
-	var prev byte // the byte before the current fragment
+	limit := max(d.max+2, d.max) // room for the "\r\n" terminator, unless that overflows
+	var prev byte                // the byte before the current fragment
 	for {
 		frag, err := d.r.ReadSlice('\n')
 		if !tooLong {

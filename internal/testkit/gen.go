@@ -1,0 +1,166 @@
+// Package testkit generates deterministic Claude Code-shaped transcripts for benchmarks and
+// fuzzing.
+package testkit
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"time"
+
+	"github.com/agentctx/agentctx"
+)
+
+// Options shapes a generated transcript. The zero value gives a typical coding session.
+type Options struct {
+	// Seed selects the transcript; the same seed gives the same records.
+	Seed uint64
+	// Start is the first record's time. Zero: 2026-01-02T03:04:05Z.
+	Start time.Time
+	// MaxParallel is the most tool calls in one response. Zero: 3.
+	MaxParallel int
+}
+
+// Generate returns a transcript of the given number of turns. A turn is one API round: a
+// user message (a prompt, or the results of the previous response's tool calls) and the
+// assistant's response (text, and usually parallel tool calls, written one record per block
+// sharing message.id, as Claude Code writes them; results are parented on their own tool_use
+// records). Tool results are sized like real ones: mostly a few hundred bytes of code or logs,
+// one in forty between 4 and 20 KB. Assistant records carry usage, so totals can be anchored.
+// The last response has no tool calls, so the transcript ends between turns.
+func Generate(turns int, o Options) []agentctx.Record {
+	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 0x5eed)), t: o.Start, maxPar: o.MaxParallel}
+	if g.t.IsZero() {
+		g.t = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	}
+	if g.maxPar == 0 {
+		g.maxPar = 3
+	}
+	var pending []string // uuids of the records holding the last response's tool calls
+	for i := range turns {
+		if len(pending) == 0 {
+			u := g.next(agentctx.TypeUser, g.last)
+			u.Message = &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
+				Content: []agentctx.Block{&agentctx.Text{Text: g.prose(5 + g.rng.IntN(35))}}}
+		} else {
+			g.results(pending)
+		}
+		calls := 1 + g.rng.IntN(g.maxPar)
+		if i == turns-1 || g.rng.IntN(4) == 0 {
+			calls = 0
+		}
+		pending = g.response(calls)
+	}
+	return g.recs
+}
+
+type gen struct {
+	rng    *rand.Rand
+	t      time.Time
+	recs   []agentctx.Record
+	n      int
+	last   string
+	msgN   int
+	tokens int
+	maxPar int
+}
+
+var tools = []string{"Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"}
+
+func (g *gen) next(typ agentctx.RecordType, parent string) *agentctx.Record {
+	g.n++
+	g.t = g.t.Add(time.Duration(5+g.rng.IntN(25)) * time.Second)
+	g.recs = append(g.recs, agentctx.Record{
+		Type:       typ,
+		UUID:       fmt.Sprintf("%08x-0000-4000-8000-%012x", g.rng.Uint32(), g.n),
+		ParentUUID: parent,
+		SessionID:  "9b1f4a52-3c0e-4d7a-8e21-5f6b7c8d9e0a",
+		Timestamp:  g.t.Format("2006-01-02T15:04:05.000Z"),
+	})
+	r := &g.recs[len(g.recs)-1]
+	g.last = r.UUID
+	return r
+}
+
+// response writes one response with text and calls parallel tool calls, and returns the uuids
+// of the records holding the tool calls.
+func (g *gen) response(calls int) []string {
+	blocks := []agentctx.Block{&agentctx.Text{Text: g.prose(5 + g.rng.IntN(40))}}
+	for i := range calls {
+		name := tools[g.rng.IntN(len(tools))]
+		input, _ := json.Marshal(map[string]string{"file_path": fmt.Sprintf("/src/pkg%d/file%d.go", g.rng.IntN(20), i), "pattern": g.word()})
+		blocks = append(blocks, &agentctx.ToolUse{ID: fmt.Sprintf("toolu_%06d_%d", g.n, i), Name: name, Input: input})
+	}
+	return g.assistant(blocks)[1:]
+}
+
+// results writes one result record per tool call, parented on the record holding the call.
+func (g *gen) results(holders []string) {
+	for _, h := range holders {
+		var tu *agentctx.ToolUse
+		for i := len(g.recs) - 1; i >= 0; i-- {
+			if g.recs[i].UUID == h {
+				tu = g.recs[i].Message.Content[0].(*agentctx.ToolUse)
+				break
+			}
+		}
+		r := g.next(agentctx.TypeUser, h)
+		r.SourceToolAssistantUUID = h
+		r.Message = &agentctx.Message{Role: agentctx.RoleUser, Content: []agentctx.Block{
+			&agentctx.ToolResult{ToolUseID: tu.ID, StringContent: true, Content: []agentctx.Block{&agentctx.Text{Text: g.output()}}},
+		}}
+	}
+}
+
+// assistant writes one record per block, all sharing a message id, and returns their uuids.
+func (g *gen) assistant(blocks []agentctx.Block) []string {
+	g.msgN++
+	id := fmt.Sprintf("msg_%08d", g.msgN)
+	g.tokens += 400 + g.rng.IntN(3000)
+	var uuids []string
+	for i, b := range blocks {
+		r := g.next(agentctx.TypeAssistant, g.last)
+		r.Message = &agentctx.Message{ID: id, Type: "message", Role: agentctx.RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: []agentctx.Block{b},
+			Usage:   &agentctx.Usage{InputTokens: 3, CacheReadInputTokens: g.tokens, OutputTokens: 20 * (i + 1)}}
+		uuids = append(uuids, r.UUID)
+	}
+	return uuids
+}
+
+var words = strings.Fields(`the a function returns error value context request token cache message
+tool result file line test build package import struct field method interface pointer slice map
+channel goroutine mutex deadline cancel retry budget snip compact summary window prompt model`)
+
+func (g *gen) word() string { return words[g.rng.IntN(len(words))] }
+
+func (g *gen) prose(n int) string {
+	var b strings.Builder
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(g.word())
+	}
+	b.WriteByte('.')
+	return b.String()
+}
+
+// output is a tool result: source code or log lines, 80 B to 700 B, with a 1-in-40 chance of
+// 4–20 KB.
+func (g *gen) output() string {
+	size := 80 + g.rng.IntN(620)
+	if g.rng.IntN(40) == 0 {
+		size = 4000 + g.rng.IntN(16000)
+	}
+	var b strings.Builder
+	for line := 1; b.Len() < size; line++ {
+		if g.rng.IntN(2) == 0 {
+			fmt.Fprintf(&b, "%5d\tfunc (s *%s) %s(ctx context.Context) error { return s.%s }\n", line, g.word(), g.word(), g.word())
+		} else {
+			fmt.Fprintf(&b, "2026-01-02T03:04:%02d.%03dZ INFO %s %s=%d\n", line%60, g.rng.IntN(1000), g.prose(6), g.word(), g.rng.IntN(100000))
+		}
+	}
+	return b.String()
+}
