@@ -99,8 +99,8 @@ type normalizer struct {
 //  6. Thinking in the final assistant turn (the assistant messages after the last user
 //     message without tool results): with thinking disabled it is dropped (4.5); with
 //     thinking enabled the turn must open with thinking (4.2) — when it cannot,
-//     [Report.ThinkingUnavailable] is set and the turn's thinking is dropped, so that the
-//     request is valid once sent with thinking disabled.
+//     [Report.ThinkingUnavailable] is set, the turn's thinking is dropped and the request
+//     is sent with thinking disabled.
 //  7. Tools (2.9): Input.Tools in order, then a stub definition for every tool name the
 //     messages use that Input.Tools lacks, sorted by name.
 //
@@ -813,7 +813,7 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 		}
 		n.t.report.ThinkingUnavailable = true
 		n.act(ActionRepaired, msgs[start].blocks[0].uuid, "",
-			"thinking is enabled but the assistant turn in flight does not start with replayable thinking: send this request with thinking disabled", 0)
+			"thinking is enabled but the assistant turn in flight does not start with replayable thinking: this request is sent with thinking disabled", 0)
 		why = "thinking unavailable for the assistant turn in flight"
 	}
 	for i := start; i < len(msgs); i++ {

@@ -40,7 +40,7 @@ func normPrepare(t *testing.T, cfg Config, in Input) Result {
 	require.NoError(t, err)
 	req := res.Request
 	if res.Report.ThinkingUnavailable {
-		req.Thinking = nil
+		require.Nil(t, req.Thinking, "thinking unavailable: the request is sent without it")
 	}
 	require.NoError(t, Validate(req, ValidateOptions{AllowPrefill: cfg.Normalize.AllowPrefill}), "request:\n%s", normSketch(req.Messages))
 	again, err := p.Prepare(t.Context(), in)
@@ -66,7 +66,7 @@ func normalizeItems(t *testing.T, cfg Config, items []item, tools []Tool) (Reque
 	p.finish(tn)
 	req := tn.req
 	if tn.report.ThinkingUnavailable {
-		req.Thinking = nil
+		require.Nil(t, req.Thinking, "thinking unavailable: the request is sent without it")
 	}
 	require.NoError(t, Validate(req, ValidateOptions{AllowPrefill: cfg.Normalize.AllowPrefill}), "request:\n%s", normSketch(req.Messages))
 	return tn.req, tn.report
@@ -303,10 +303,13 @@ func TestNormalizeTranscripts(t *testing.T) {
 				"user: text(think)",
 				"assistant: tool_use(t1)",
 				"user: tool_result(t1 text(r1))"),
-			actions: []string{"dropped: thinking block without a replayable signature", "repaired: send this request with thinking disabled"},
+			actions: []string{"dropped: thinking block without a replayable signature", "repaired: this request is sent with thinking disabled"},
 			check: func(t *testing.T, res Result) {
 				assert.True(t, res.Report.ThinkingUnavailable)
-				assert.Error(t, Validate(res.Request, ValidateOptions{}), "with thinking on the request breaks 4.2")
+				assert.Nil(t, res.Request.Thinking, "sent with thinking disabled")
+				withThinking := res.Request
+				withThinking.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 2048}
+				assert.Error(t, Validate(withThinking, ValidateOptions{}), "with thinking on the request would break 4.2")
 			},
 		},
 		{
@@ -772,15 +775,16 @@ func TestCorpusNormalizeValid(t *testing.T) {
 			chain, err := BuildChain(tr.Records, ChainOptions{})
 			require.NoError(t, err, f)
 			res, err := p.Prepare(t.Context(), Input{Records: tr.Records})
-			require.NoError(t, err, f)
 			if len(chain.Messages()) == 0 {
+				require.ErrorIs(t, err, ErrNoMessages, f)
 				assert.Empty(t, res.Request.Messages, f)
 				continue // nothing to send
 			}
+			require.NoError(t, err, f)
 			req := res.Request
 			if res.Report.ThinkingUnavailable {
 				require.True(t, cfg.Thinking.Enabled(), f)
-				req.Thinking = nil
+				require.Nil(t, req.Thinking, "%s: thinking unavailable, so the request is sent without it", f)
 			}
 			if err := Validate(req, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}); err != nil {
 				t.Errorf("%s: %v", filepath.Base(f), err)

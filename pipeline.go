@@ -151,8 +151,18 @@ func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 		}
 	}
 	p.finish(t)
-	return Result{Request: t.req, Report: *t.report, Append: t.appended}, nil
+	res := Result{Request: t.req, Report: *t.report, Append: t.appended}
+	if len(t.req.Messages) == 0 {
+		return res, ErrNoMessages
+	}
+	return res, nil
 }
+
+// ErrNoMessages is returned by [Pipeline.Prepare] for a transcript with nothing to send: no
+// user or assistant message on its active chain (an empty session file, or one holding only
+// snapshots). The Result's Report is still filled in. Append the user's message to the
+// transcript first.
+var ErrNoMessages = errors.New("agentctx: the transcript has no messages to send")
 
 // StageError is a stage's failure.
 type StageError struct {
@@ -270,6 +280,10 @@ func (p *Pipeline) finish(t *turn) {
 	t.req.Model = p.cfg.Model
 	t.req.System = t.system
 	t.req.Thinking = p.cfg.Thinking
+	if t.report.ThinkingUnavailable {
+		// normalize dropped the turn's thinking: the request is valid only without it.
+		t.req.Thinking = nil
+	}
 	in := p.counter.Request(&t.req)
 	t.report.InputTokens = in
 	t.report.Messages = len(t.req.Messages)

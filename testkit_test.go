@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -108,4 +109,12 @@ func (k *tk) jsonl(t testing.TB) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+var errCanceled = context.Canceled
+
+func newCanceled(t *testing.T) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	return ctx, cancel
 }

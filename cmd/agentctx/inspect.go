@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -157,7 +158,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	in.Tokens.AnchorUUID, in.Tokens.AnchorUsage, in.Tokens.AfterAnchor = tot.AnchorUUID, tot.AnchorUsage, tot.AfterAnchor
 
 	res, err := s.prepare(ctx)
-	if err != nil {
+	if err != nil && !errors.Is(err, agentctx.ErrNoMessages) {
 		return nil, err
 	}
 	rep := res.Report
@@ -246,6 +247,11 @@ func (in *inspection) writeText(w io.Writer) error {
 	}
 
 	r := in.Request
+	if r.Messages == 0 {
+		p("\nnext request  none: the session has no messages to send\n")
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	p("\nnext request  %d messages  %d input tokens  max_tokens %d  %d decision records to append",
 		r.Messages, r.InputTokens, r.MaxTokens, r.Appends)
 	if r.OverThreshold {

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code = run(t.Context(), args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+// sessions returns the bundled sessions, and the corpus's when ../../../shared/corpus exists.
+func sessions(t *testing.T, corpus bool) []string {
+	t.Helper()
+	var files []string
+	root := filepath.Join("..", "..", "testdata", "sessions")
+	if corpus {
+		root = filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
+		if _, err := os.Stat(root); err != nil {
+			t.Skip("../shared/corpus not found; whole-corpus tests skipped (clone without shared/)")
+		}
+	}
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && strings.HasSuffix(p, ".jsonl") {
+			files = append(files, p)
+		}
+		return err
+	}))
+	slices.Sort(files)
+	require.NotEmpty(t, files)
+	return files
+}
+
+const now = "--now=2026-11-30T12:00:00Z"
+
+func TestInspectBundled(t *testing.T) {
+	store := "--store=" + t.TempDir()
+	for _, f := range sessions(t, false) {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			code, out, errOut := runCmd(t, "inspect", now, store, f)
+			require.Equal(t, 0, code, errOut)
+			for _, want := range []string{"active chain", "tokens by category", "counted total", "anchored total", "auto-compact threshold", "largest records", "next request", "budget", "normalize", "cache"} {
+				assert.Contains(t, out, want)
+			}
+			code, out, errOut = runCmd(t, "inspect", "--json", "--window=40000", now, store, f)
+			require.Equal(t, 0, code, errOut)
+			var got inspection
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			assert.Equal(t, 40000, got.Model.ContextWindow)
+			assert.Equal(t, 40000-20000-13000, got.Model.AutoCompactThreshold)
+			assert.Positive(t, got.Tokens.Counted)
+			assert.NotEmpty(t, got.Largest)
+			assert.Len(t, got.Stages, 7)
+			if r := got.Request; r.Messages > 0 && r.InputTokens < 40000 {
+				assert.LessOrEqual(t, r.InputTokens+r.MaxTokens, 40000, "max_tokens never overflows the window")
+			}
+		})
+	}
+}
+
+// TestInspectCorpus runs inspect on every corpus session, at the model's window and at a
+// tight one.
+func TestInspectCorpus(t *testing.T) {
+	store := "--store=" + t.TempDir()
+	for _, f := range sessions(t, true) {
+		code, _, errOut := runCmd(t, "inspect", now, store, f)
+		assert.Equal(t, 0, code, "%s: %s", f, errOut)
+		code, out, errOut := runCmd(t, "inspect", "--json", "--window=40000", now, store, f)
+		assert.Equal(t, 0, code, "%s: %s", f, errOut)
+		assert.True(t, json.Valid([]byte(out)), f)
+	}
+}
+
+func TestRequestBundled(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	tools := filepath.Join(t.TempDir(), "tools.json")
+	require.NoError(t, os.WriteFile(tools, []byte(`[{"name":"Bash","description":"Run a command.","input_schema":{"type":"object"}}]`), 0o644))
+	code, out, errOut := runCmd(t, "request", now, "--window=40000", "--tools="+tools, "--store="+t.TempDir(), f)
+	require.Equal(t, 0, code, errOut)
+	var body struct {
+		Model     string            `json:"model"`
+		MaxTokens int               `json:"max_tokens"`
+		Messages  []json.RawMessage `json:"messages"`
+		Tools     []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &body))
+	assert.Equal(t, "claude-opus-4-7", body.Model, "the session's model")
+	assert.NotEmpty(t, body.Messages)
+	require.NotEmpty(t, body.Tools)
+	assert.Equal(t, "Bash", body.Tools[0].Name, "the caller's tools come first")
+	assert.Positive(t, body.MaxTokens)
+	assert.Equal(t, 1, strings.Count(out, `"cache_control"`), "exactly one cache marker")
+
+	code2, out2, _ := runCmd(t, "request", now, "--window=40000", "--tools="+tools, "--store="+t.TempDir(), f)
+	require.Equal(t, 0, code2)
+	assert.Equal(t, out, out2, "the same session gives the same bytes")
+
+	code, indented, _ := runCmd(t, "request", "--indent", now, "--window=40000", "--tools="+tools, "--store="+t.TempDir(), f)
+	require.Equal(t, 0, code)
+	var a, b any
+	require.NoError(t, json.Unmarshal([]byte(out), &a))
+	require.NoError(t, json.Unmarshal([]byte(indented), &b))
+	assert.Equal(t, a, b, "--indent changes only the layout")
+}
+
+func TestUsageAndErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{nil, 2, "usage"},
+		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
+		{[]string{"inspect"}, 2, "exactly one session FILE"},
+		{[]string{"inspect", "--window=x", "f"}, 2, "invalid value"},
+		{[]string{"request", "--now=yesterday", "../../testdata/sessions/spotter/tool-heavy.jsonl"}, 2, "--now"},
+		{[]string{"inspect", "does-not-exist.jsonl"}, 1, "does-not-exist.jsonl"},
+		{[]string{"request", "--tools=does-not-exist.json", "../../testdata/sessions/spotter/tool-heavy.jsonl"}, 1, "does-not-exist.json"},
+	}
+	for _, tt := range tests {
+		code, _, errOut := runCmd(t, tt.args...)
+		assert.Equal(t, tt.code, code, "%v", tt.args)
+		assert.Contains(t, errOut, tt.err, "%v", tt.args)
+	}
+}

@@ -1,0 +1,143 @@
+package agentctx
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCorpusPrepare prepares the next turn of every corpus session at the model's window and
+// at a tight 40,000-token window, and checks for each: the request passes Validate, Prepare
+// twice gives the same bytes, and after appending the turn's records (through JSONL, as a
+// resume reads them) the request is byte-identical and no new decision is made. At the tight
+// window the budget and microcompact must act on some sessions.
+func TestCorpusPrepare(t *testing.T) {
+	files := corpusFiles(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, window := range []int{0, 40000} {
+		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
+			acted := map[string]int{}
+			for _, f := range files {
+				tr, err := ReadFile(f, ReadOptions{})
+				require.NoError(t, err, f)
+				p, err := New(Config{
+					Model: sessionModel(tr.Records), ContextWindow: window, Tokens: corpusCounter,
+					Budget: BudgetConfig{Store: &MapStore{}}, Now: func() time.Time { return now },
+				})
+				require.NoError(t, err, f)
+				in := Input{Records: tr.Records}
+				res, err := p.Prepare(t.Context(), in)
+				if errors.Is(err, ErrNoMessages) {
+					continue
+				}
+				require.NoError(t, err, f)
+				name := filepath.Base(f)
+				assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+				body, err := res.Request.MarshalJSON()
+				require.NoError(t, err)
+
+				again, err := p.Prepare(t.Context(), in)
+				require.NoError(t, err)
+				body2, _ := again.Request.MarshalJSON()
+				assert.Equal(t, string(body), string(body2), "%s: Prepare twice", name)
+
+				in.Records = append(append([]Record(nil), tr.Records...), roundTrip(t, res.Append)...)
+				next, err := p.Prepare(t.Context(), in)
+				require.NoError(t, err)
+				body3, _ := next.Request.MarshalJSON()
+				assert.Equal(t, string(body), string(body3), "%s: after appending the turn's records", name)
+				assert.Empty(t, next.Append, "%s: no new decisions after appending", name)
+
+				seen := map[string]bool{}
+				for _, s := range res.Report.Stages {
+					for _, a := range s.Actions {
+						seen[s.Stage+" "+string(a.Kind)] = true
+					}
+				}
+				for k := range seen {
+					acted[k]++
+				}
+			}
+			t.Logf("sessions where each stage action happened: %v", acted)
+			if window > 0 {
+				assert.Positive(t, acted["budget replaced"])
+				assert.Positive(t, acted["microcompact cleared"])
+			}
+		})
+	}
+}
+
+// sessionModel returns the last model an assistant record names, or "" when it is not in the
+// model table.
+func sessionModel(recs []Record) string {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if m := recs[i].Message; m != nil && recs[i].Type == TypeAssistant {
+			if _, ok := DefaultModels().Lookup(m.Model); ok {
+				return m.Model
+			}
+		}
+	}
+	return "claude-sonnet-4-5"
+}
+
+func TestNewValidates(t *testing.T) {
+	tests := []struct {
+		name string
+		cfg  Config
+		err  string
+	}{
+		{"unknown window", Config{Model: "gpt-unknown"}, "context window unknown"},
+		{"negative max output", Config{ContextWindow: 1000, MaxOutputTokens: -1}, "negative"},
+		{"thinking budget", Config{ContextWindow: 1000, Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 10}}, "1024"},
+		{"stage config", Config{ContextWindow: 1000, Budget: BudgetConfig{MaxResultChars: -1}}, "MaxResultChars"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := New(tt.cfg)
+			assert.ErrorContains(t, err, tt.err)
+		})
+	}
+	p, err := New(Config{Model: "claude-haiku-4-5-20251001"})
+	require.NoError(t, err)
+	assert.Equal(t, 200000, p.Window(), "window from the model table")
+}
+
+func TestPrepareEmptyAndCanceled(t *testing.T) {
+	p, err := New(Config{ContextWindow: 10000, Tokens: EstimateCounter{}})
+	require.NoError(t, err)
+	res, err := p.Prepare(t.Context(), Input{})
+	assert.ErrorIs(t, err, ErrNoMessages)
+	assert.Len(t, res.Report.Stages, 7, "the report is filled in")
+
+	k := newTK()
+	k.user("hi")
+	ctx, cancel := newCanceled(t)
+	defer cancel()
+	_, err = p.Prepare(ctx, Input{Records: k.recs})
+	assert.ErrorIs(t, err, errCanceled)
+}
+
+// TestPrepareMaxTokensClamp checks that max_tokens never makes input + output exceed the
+// window.
+func TestPrepareMaxTokensClamp(t *testing.T) {
+	k := newTK()
+	k.user(string(make([]byte, 3000)) + "question")
+	for _, tt := range []struct{ window, maxOut int }{{100000, 64000}, {5000, 64000}, {5000, 100}} {
+		p, err := New(Config{ContextWindow: tt.window, MaxOutputTokens: tt.maxOut, Tokens: EstimateCounter{}})
+		require.NoError(t, err)
+		res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+		require.NoError(t, err)
+		assert.LessOrEqual(t, res.Report.InputTokens+res.Request.MaxTokens, tt.window)
+		assert.LessOrEqual(t, res.Request.MaxTokens, tt.maxOut)
+		assert.Equal(t, res.Request.MaxTokens, res.Report.MaxTokens)
+	}
+}
+
+// corpusCounter is the default counter, shared by the corpus tests so its tables are built
+// once.
+var corpusCounter = DefaultTokenCounter()
