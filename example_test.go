@@ -1,0 +1,138 @@
+package agentctx_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/agentctx/agentctx"
+)
+
+// session is a small Claude Code session: a prompt, a response with two parallel tool calls
+// written one record per block, their results, and a closing answer.
+const session = `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-02T10:00:00.000Z","message":{"role":"user","content":"What is in the repo?"}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","timestamp":"2026-01-02T10:00:05.000Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":900,"output_tokens":40}}}
+{"type":"assistant","uuid":"a2","parentUuid":"a1","sessionId":"s","timestamp":"2026-01-02T10:00:05.100Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}],"usage":{"input_tokens":900,"output_tokens":80}}}
+{"type":"user","uuid":"r2","parentUuid":"a2","sessionId":"s","timestamp":"2026-01-02T10:00:06.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"module example.com/x"}]}}
+{"type":"user","uuid":"r1","parentUuid":"a1","sessionId":"s","timestamp":"2026-01-02T10:00:06.500Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"cmd\ngo.mod\ninternal"}]}}
+{"type":"assistant","uuid":"a3","parentUuid":"r1","sessionId":"s","timestamp":"2026-01-02T10:00:09.000Z","message":{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"A Go module, example.com/x, with cmd and internal."}],"usage":{"input_tokens":1000,"output_tokens":20}}}
+{"type":"user","uuid":"u2","parentUuid":"a3","sessionId":"s","timestamp":"2026-01-02T10:01:00.000Z","message":{"role":"user","content":"Thanks. Now run the tests."}}
+`
+
+// Example prepares the next turn of a session: the two parallel tool calls, written as
+// separate records, come back as one assistant message followed by one user message with
+// both results, and one cache marker sits on the last message.
+func Example() {
+	tr, err := agentctx.ReadTranscript(strings.NewReader(session), "session.jsonl", agentctx.ReadOptions{})
+	if err != nil {
+		panic(err)
+	}
+	p, err := agentctx.New(agentctx.Config{
+		Model:  "claude-sonnet-4-5",
+		Tokens: agentctx.EstimateCounter{},
+		Now:    func() time.Time { return time.Date(2026, 1, 2, 10, 2, 0, 0, time.UTC) },
+	})
+	if err != nil {
+		panic(err)
+	}
+	res, err := p.Prepare(context.Background(), agentctx.Input{Records: tr.Records})
+	if err != nil {
+		panic(err)
+	}
+	for _, m := range res.Request.Messages {
+		var kinds []string
+		for _, b := range m.Content {
+			kinds = append(kinds, string(b.Kind()))
+		}
+		fmt.Println(m.Role, strings.Join(kinds, " "))
+	}
+	fmt.Println("valid:", agentctx.Validate(res.Request, agentctx.ValidateOptions{}) == nil)
+	fmt.Println("records to append:", len(res.Append))
+	// Output:
+	// user text
+	// assistant tool_use tool_use
+	// user tool_result tool_result
+	// assistant text
+	// user text
+	// valid: true
+	// records to append: 1
+}
+
+// ExampleBuildChain rebuilds the conversation a plain parentUuid walk would break: walking up
+// from a3 passes r1 and a1 only, missing the second tool call and its result.
+func ExampleBuildChain() {
+	tr, err := agentctx.ReadTranscript(strings.NewReader(session), "session.jsonl", agentctx.ReadOptions{})
+	if err != nil {
+		panic(err)
+	}
+	c, err := agentctx.BuildChain(tr.Records, agentctx.ChainOptions{})
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range c.Records {
+		fmt.Print(r.UUID, " ")
+	}
+	fmt.Println()
+	// Output:
+	// u1 a1 a2 r2 r1 a3 u2
+}
+
+// ExampleNewSnip removes an exchange from the model's view. The transcript keeps every
+// record; the snip is itself a record the runtime appends.
+func ExampleNewSnip() {
+	tr, err := agentctx.ReadTranscript(strings.NewReader(session), "session.jsonl", agentctx.ReadOptions{})
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2026, 1, 2, 10, 2, 0, 0, time.UTC)
+	snip, err := agentctx.NewSnip(tr.Records, []string{"a1"}, "the listing is stale", now)
+	if err != nil {
+		panic(err)
+	}
+	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}, Now: func() time.Time { return now }})
+	if err != nil {
+		panic(err)
+	}
+	res, err := p.Prepare(context.Background(), agentctx.Input{Records: append(tr.Records, snip)})
+	if err != nil {
+		panic(err)
+	}
+	for _, a := range res.Report.Stage("snip").Actions {
+		if a.Kind == agentctx.ActionSnipped {
+			fmt.Println("snipped", a.UUID)
+		}
+	}
+	fmt.Println("messages:", len(res.Request.Messages))
+	// Output:
+	// snipped a1
+	// snipped r1
+	// messages: 5
+}
+
+// ExampleTokenCounterFunc plugs in a counter of one's own, here a crude four bytes a token.
+func ExampleTokenCounterFunc() {
+	quarter := agentctx.TokenCounterFunc(func(s string) int { return (len(s) + 3) / 4 })
+	c := agentctx.NewCounter(quarter)
+	fmt.Println(c.Text("sixteen bytes!!!"))
+	// Output:
+	// 4
+}
+
+// ExampleMemoize computes the user context once per conversation and again after a
+// compaction invalidates it.
+func ExampleMemoize() {
+	calls := 0
+	memo := agentctx.Memoize(agentctx.ContextProviderFunc(func(context.Context) ([]agentctx.ContextSection, error) {
+		calls++
+		return []agentctx.ContextSection{{Name: "claudeMd", Text: "Run go test before committing."}}, nil
+	}))
+	ctx := context.Background()
+	memo.Context(ctx)
+	memo.Context(ctx)
+	memo.Invalidate()
+	memo.Context(ctx)
+	fmt.Println("computed", calls, "times")
+	// Output:
+	// computed 2 times
+}
