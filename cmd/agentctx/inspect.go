@@ -85,15 +85,8 @@ type stageInfo struct {
 
 // inspect prints what the model sees of a session.
 func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
-	var o options
-	o.register(fs)
-	asJSON := fs.Bool("json", false, "print JSON")
-	path, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := load(path, o)
+	var asJSON *bool
+	s, err := open("inspect", args, func(fs *flag.FlagSet) { asJSON = fs.Bool("json", false, "print JSON") })
 	if err != nil {
 		return err
 	}

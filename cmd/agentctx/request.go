@@ -8,15 +8,10 @@ import (
 
 // request prints the request body for the session's next turn.
 func request(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("request", flag.ContinueOnError)
-	var o options
-	o.register(fs)
-	indent := fs.Bool("indent", false, "indent the JSON for reading (the bytes sent are the compact form)")
-	path, err := parse(fs, args)
-	if err != nil {
-		return err
-	}
-	s, err := load(path, o)
+	var indent *bool
+	s, err := open("request", args, func(fs *flag.FlagSet) {
+		indent = fs.Bool("indent", false, "indent the JSON for reading (the bytes sent are the compact form)")
+	})
 	if err != nil {
 		return err
 	}

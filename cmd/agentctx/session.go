@@ -32,16 +32,21 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.store, "store", "", "directory for tool results the budget replaces (default: a temporary directory per session)")
 }
 
-// parse parses args with fs and returns the one FILE argument.
-func parse(fs *flag.FlagSet, args []string) (string, error) {
+// open parses a command's flags (the shared ones, plus those extra registers) and loads the
+// one session FILE it names.
+func open(name string, args []string, extra func(*flag.FlagSet)) (*session, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	var o options
+	o.register(fs)
+	extra(fs)
 	if err := fs.Parse(args); err != nil {
-		return "", usageError{err.Error()}
+		return nil, usageError{err.Error()}
 	}
 	if fs.NArg() != 1 {
-		return "", usageError{fmt.Sprintf("%s needs exactly one session FILE", fs.Name())}
+		return nil, usageError{fmt.Sprintf("%s needs exactly one session FILE", name)}
 	}
-	return fs.Arg(0), nil
+	return load(fs.Arg(0), o)
 }
 
 // session is a read transcript and the pipeline configured for it.

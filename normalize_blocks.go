@@ -1,0 +1,240 @@
+package agentctx
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// clean returns the request form of a top-level block of a role's message; ok is false when
+// the block is dropped (and reported).
+func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
+	nb := nblock{b: b, uuid: uuid}
+	bad := nblock{b: b, uuid: uuid, bad: true}
+	user, asst := role == RoleUser, role == RoleAssistant
+	if isNilBlock(b) {
+		n.act(ActionDropped, uuid, "", "nil block", 0)
+		return nb, false
+	}
+	switch b := b.(type) {
+	case *Text:
+		if isBlank(b.Text) {
+			n.drop(nb, "empty or whitespace-only text block")
+			return nb, false
+		}
+		nb.b = &Text{Text: b.Text, Citations: nonNull(b.Citations)}
+	case *Image:
+		if !user {
+			return bad, true
+		}
+		nb.b = &Image{Source: b.Source}
+	case *Document:
+		if !user {
+			return bad, true
+		}
+		nb.b = &Document{Source: b.Source, Title: b.Title, Context: b.Context, Citations: nonNull(b.Citations)}
+	case *ToolUse:
+		if !asst {
+			return bad, true
+		}
+		nb.b = &ToolUse{ID: n.fixID(b.ID, uuid), Name: n.fixName(b.Name, uuid), Input: n.objectInput(b.Input, b.ID, uuid)}
+	case *ToolResult:
+		if !user {
+			return bad, true
+		}
+		nb.b = n.cleanResult(b, uuid)
+	case *Thinking:
+		if !asst {
+			return bad, true
+		}
+		if !replayableSignature(b.Signature) {
+			n.drop(nb, "thinking block without a replayable signature")
+			return nb, false
+		}
+		nb.b = cleanThinking(b)
+	case *RedactedThinking:
+		if !asst {
+			return bad, true
+		}
+		if b.Data == "" {
+			n.drop(nb, "redacted_thinking block without data")
+			return nb, false
+		}
+		if len(b.Extra) > 0 {
+			nb.b = &RedactedThinking{Data: b.Data}
+		}
+	case *ServerToolUse:
+		if !asst {
+			return bad, true
+		}
+		nb.b = &ServerToolUse{ID: n.fixID(b.ID, uuid), Name: b.Name, Input: n.objectInput(b.Input, b.ID, uuid)}
+	case *ServerToolResult:
+		if !asst {
+			return bad, true
+		}
+		nb.b = &ServerToolResult{Type: b.Type, ToolUseID: n.fixID(b.ToolUseID, uuid), Content: b.Content}
+	case *CacheEdits:
+		if !user {
+			n.drop(nb, "cache_edits block outside a user message")
+			return nb, false
+		}
+	case *UnknownBlock:
+		if !user || b.Type != KindSearchResult {
+			return bad, true
+		}
+	default:
+		return bad, true // tool_reference outside a tool_result, and anything else
+	}
+	return nb, true
+}
+
+// cleanResult rebuilds a tool_result with only the content the provider accepts in one.
+func (n *normalizer) cleanResult(b *ToolResult, uuid string) *ToolResult {
+	id := n.fixID(b.ToolUseID, uuid)
+	var content []Block
+	var bad []Block
+	for _, cb := range b.Content {
+		if isNilBlock(cb) {
+			continue
+		}
+		switch cb := cb.(type) {
+		case *Text:
+			if isBlank(cb.Text) {
+				if len(b.Content) > 1 {
+					n.drop(nblock{b: cb, uuid: uuid}, "empty or whitespace-only text in tool_result "+id)
+				}
+				continue
+			}
+			content = append(content, &Text{Text: cb.Text, Citations: nonNull(cb.Citations)})
+		case *Image:
+			content = append(content, &Image{Source: cb.Source})
+		case *Document:
+			content = append(content, &Document{Source: cb.Source, Title: cb.Title, Context: cb.Context, Citations: nonNull(cb.Citations)})
+		case *ToolReference:
+			if n.declared[cb.ToolName] {
+				content = append(content, &ToolReference{ToolName: cb.ToolName})
+				continue
+			}
+			n.act(ActionRepaired, uuid, id, fmt.Sprintf("tool_reference to %q, which Input.Tools does not declare, sent as text", cb.ToolName), 0)
+			content = append(content, &Text{Text: fmt.Sprintf(toolReferenceText, cb.ToolName)})
+		case *UnknownBlock:
+			if cb.Type == KindSearchResult {
+				content = append(content, cb)
+				continue
+			}
+			bad = append(bad, cb)
+		default:
+			bad = append(bad, cb)
+		}
+	}
+	for i, cb := range bad {
+		if i == 0 && len(content) == 0 {
+			n.act(ActionRepaired, uuid, id, fmt.Sprintf("unsupported %s block in tool_result replaced by a text placeholder", cb.Kind()), 0)
+			content = append(content, &Text{Text: fmt.Sprintf(unsupportedBlockText, cb.Kind())})
+			continue
+		}
+		n.act(ActionDropped, uuid, id, fmt.Sprintf("unsupported %s block in tool_result", cb.Kind()), -n.p.counter.Block(cb))
+	}
+	if len(content) == 0 {
+		n.act(ActionRepaired, uuid, id, "empty tool_result content replaced by "+emptyResultText, 0)
+		content = []Block{&Text{Text: emptyResultText}}
+	}
+	str := b.StringContent && len(content) == 1 && content[0].Kind() == KindText
+	return &ToolResult{ToolUseID: id, Content: content, StringContent: str, IsError: b.IsError, CacheReference: b.CacheReference}
+}
+
+// objectInput returns a tool call's input as a JSON object: {} for a missing, null or
+// non-object input (the latter reported).
+func (n *normalizer) objectInput(in json.RawMessage, id, uuid string) json.RawMessage {
+	trimmed := bytes.TrimSpace(in)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return json.RawMessage("{}")
+	}
+	if trimmed[0] != '{' || !json.Valid(trimmed) {
+		n.act(ActionRepaired, uuid, id, "tool input is not a JSON object: sent as {}", 0)
+		return json.RawMessage("{}")
+	}
+	return in
+}
+
+// fixID returns id, or its deterministic rewrite when the provider would reject it (2.10).
+func (n *normalizer) fixID(id, uuid string) string {
+	if validToolID(id) {
+		return id
+	}
+	if fixed, ok := n.ids[id]; ok {
+		return fixed
+	}
+	sum := sha256.Sum256([]byte(id))
+	fixed := "toolu_fix_" + hex.EncodeToString(sum[:12])
+	n.ids[id] = fixed
+	n.act(ActionRepaired, uuid, id, "tool id does not match ^[a-zA-Z0-9_-]+$: rewritten to "+fixed, 0)
+	return fixed
+}
+
+// fixName returns a tool_use's name, or its deterministic rewrite when it cannot be declared
+// as a tool name.
+func (n *normalizer) fixName(name, uuid string) string {
+	if validToolName(name) {
+		return name
+	}
+	if fixed, ok := n.names[name]; ok {
+		return fixed
+	}
+	var b strings.Builder
+	for _, r := range name {
+		if b.Len() >= 64 {
+			break
+		}
+		if r < 0x80 && (isAlnum(byte(r)) || r == '_' || r == '-') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	sum := sha256.Sum256([]byte(name))
+	fixed := strings.TrimRight(b.String(), "_") + "_" + hex.EncodeToString(sum[:4])
+	fixed = strings.TrimLeft(fixed, "_")
+	n.names[name] = fixed
+	n.act(ActionRepaired, uuid, "", fmt.Sprintf("tool name %q is not a valid tool name: rewritten to %s", name, fixed), 0)
+	return fixed
+}
+
+// tools returns Input.Tools followed by a stub for each tool name the messages use that
+// Input.Tools lacks (2.9), sorted by name.
+func (n *normalizer) tools(msgs []nmsg) []Tool {
+	tools := slices.Clone(n.t.in.Tools)
+	firstUse := map[string]nblock{}
+	var missing []string
+	for _, m := range msgs {
+		for _, nb := range m.blocks {
+			if tu, ok := nb.b.(*ToolUse); ok && !n.declared[tu.Name] {
+				if _, seen := firstUse[tu.Name]; !seen {
+					firstUse[tu.Name] = nb
+					missing = append(missing, tu.Name)
+				}
+			}
+		}
+	}
+	slices.Sort(missing)
+	for _, name := range missing {
+		def, err := jsonobj.Marshal(struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			InputSchema json.RawMessage `json:"input_schema"`
+		}{name, stubToolDescription, json.RawMessage(`{"type":"object"}`)})
+		if err != nil {
+			panic("agentctx: unreachable: " + err.Error())
+		}
+		nb := firstUse[name]
+		n.act(ActionRepaired, nb.uuid, toolID(nb.b), "tool "+name+" is used in the history but not in Input.Tools: declared with an empty schema", 0)
+		tools = append(tools, Tool{Name: name, Definition: def})
+	}
+	return tools
+}

@@ -1,0 +1,131 @@
+package agentctx
+
+import (
+	"fmt"
+	"slices"
+)
+
+// tidy merges same-role neighbours, applies the per-message rules and drops empty
+// messages, until nothing changes.
+func (n *normalizer) tidy(msgs []nmsg) []nmsg {
+	msgs = merge(msgs)
+	for {
+		for i := range msgs {
+			n.tidyMessage(&msgs[i])
+		}
+		out := make([]nmsg, 0, len(msgs))
+		var carry []nblock // cache_edits of dropped messages, for the next user message
+		dropped := false
+		for _, m := range msgs {
+			if hasContent(m) {
+				if m.role == RoleUser && len(carry) > 0 {
+					m.blocks = append(m.blocks, carry...)
+					carry = nil
+				}
+				out = append(out, m)
+				continue
+			}
+			dropped = true
+			edits := slices.DeleteFunc(slices.Clone(m.blocks), func(nb nblock) bool { return nb.b.Kind() != KindCacheEdits })
+			uuid := ""
+			if len(m.blocks) > 0 {
+				uuid = m.blocks[0].uuid
+			}
+			n.act(ActionDropped, uuid, "", "empty "+string(m.role)+" message", 0)
+			if len(edits) == 0 {
+				continue
+			}
+			if j := lastUser(out); j >= 0 {
+				out[j].blocks = append(out[j].blocks, edits...)
+			} else {
+				carry = append(carry, edits...)
+			}
+		}
+		for _, nb := range carry {
+			n.drop(nb, "cache_edits block without a user message to carry it")
+		}
+		msgs = out
+		if !dropped {
+			return msgs
+		}
+		msgs = merge(msgs)
+	}
+}
+
+func lastUser(msgs []nmsg) int {
+	for j := len(msgs) - 1; j >= 0; j-- {
+		if msgs[j].role == RoleUser {
+			return j
+		}
+	}
+	return -1
+}
+
+// merge joins consecutive messages of the same role.
+func merge(msgs []nmsg) []nmsg {
+	out := make([]nmsg, 0, len(msgs))
+	for _, m := range msgs {
+		if k := len(out) - 1; k >= 0 && out[k].role == m.role {
+			out[k].blocks = append(slices.Clip(out[k].blocks), m.blocks...)
+			continue
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// hasContent reports whether a message holds a block that makes it non-empty (cache_edits
+// alone do not).
+func hasContent(m nmsg) bool {
+	for _, nb := range m.blocks {
+		if nb.b.Kind() != KindCacheEdits {
+			return true
+		}
+	}
+	return false
+}
+
+// tidyMessage applies the rules that look at one message: unsupported blocks, server tool
+// pairing and thinking placement. It is idempotent.
+func (n *normalizer) tidyMessage(m *nmsg) {
+	// Unsupported blocks: a placeholder when nothing else would remain, else dropped.
+	if slices.ContainsFunc(m.blocks, func(nb nblock) bool { return nb.bad }) {
+		placeholder := !slices.ContainsFunc(m.blocks, func(nb nblock) bool { return !nb.bad && nb.b.Kind() != KindCacheEdits })
+		out := make([]nblock, 0, len(m.blocks))
+		for _, nb := range m.blocks {
+			switch {
+			case !nb.bad:
+				out = append(out, nb)
+			case placeholder:
+				placeholder = false
+				n.act(ActionRepaired, nb.uuid, toolID(nb.b), fmt.Sprintf("%s block not accepted in a %s message: replaced by a text placeholder", nb.b.Kind(), m.role), 0)
+				out = append(out, nblock{b: &Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
+			default:
+				n.drop(nb, fmt.Sprintf("%s block not accepted in a %s message", nb.b.Kind(), m.role))
+			}
+		}
+		m.blocks = out
+	}
+	if m.role != RoleAssistant {
+		return
+	}
+	n.pairServerTools(m)
+	// 4.4: an assistant message cannot end with thinking.
+	for k := len(m.blocks) - 1; k >= 0 && isThinking(m.blocks[k].b); k-- {
+		n.drop(m.blocks[k], "assistant message cannot end with thinking")
+		m.blocks = m.blocks[:k]
+	}
+	// 4.3: thinking comes first (merged responses: in their original order).
+	if len(m.blocks) > 0 && !isThinking(m.blocks[0].b) && slices.ContainsFunc(m.blocks, func(nb nblock) bool { return isThinking(nb.b) }) {
+		var think, rest []nblock
+		for _, nb := range m.blocks {
+			if isThinking(nb.b) {
+				think = append(think, nb)
+			} else {
+				rest = append(rest, nb)
+			}
+		}
+		n.act(ActionRepaired, think[0].uuid, "", fmt.Sprintf("%d thinking blocks moved to the front of a merged assistant message", len(think)), 0)
+		m.blocks = append(think, rest...)
+	}
+}

@@ -1,0 +1,194 @@
+package agentctx
+
+import (
+	"slices"
+)
+
+// pairServerTools keeps each server_tool_use with the first server tool result after it in
+// the same message, and drops unpaired ones (2.7).
+func (n *normalizer) pairServerTools(m *nmsg) {
+	uses := map[string]int{} // id → block index
+	paired := map[string]bool{}
+	drop := map[int]string{}
+	for k, nb := range m.blocks {
+		switch b := nb.b.(type) {
+		case *ServerToolUse:
+			if _, dup := uses[b.ID]; dup {
+				drop[k] = "duplicate server_tool_use id"
+				continue
+			}
+			uses[b.ID] = k
+		case *ServerToolResult:
+			if _, ok := uses[b.ToolUseID]; !ok || paired[b.ToolUseID] {
+				drop[k] = string(b.Type) + " without a server_tool_use before it in the same message"
+				continue
+			}
+			paired[b.ToolUseID] = true
+		}
+	}
+	for id, k := range uses {
+		if !paired[id] {
+			drop[k] = "server_tool_use without its result in the same message"
+		}
+	}
+	if len(drop) == 0 {
+		return
+	}
+	out := make([]nblock, 0, len(m.blocks))
+	for k, nb := range m.blocks {
+		if why, ok := drop[k]; ok {
+			n.drop(nb, why)
+			continue
+		}
+		out = append(out, nb)
+	}
+	m.blocks = out
+}
+
+// dedupToolUses keeps the first tool_use of each id and drops later ones (2.5). Their
+// results are left to pair, which drops them unless the kept tool_use has none.
+func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
+	seen := map[string]bool{}
+	for i := range msgs {
+		if msgs[i].role != RoleAssistant {
+			continue
+		}
+		var out []nblock
+		for k, nb := range msgs[i].blocks {
+			tu, ok := nb.b.(*ToolUse)
+			if !ok || !seen[tu.ID] {
+				if ok {
+					seen[tu.ID] = true
+				}
+				if out != nil {
+					out = append(out, nb)
+				}
+				continue
+			}
+			if out == nil {
+				out = append(make([]nblock, 0, len(msgs[i].blocks)), msgs[i].blocks[:k]...)
+			}
+			n.drop(nb, "duplicate tool_use id")
+		}
+		if out != nil {
+			msgs[i].blocks = out
+		}
+	}
+	return msgs
+}
+
+// pair enforces tool_use/tool_result pairing between each assistant message and the next
+// (2.1, 2.2) and puts the results first in their message (2.3). It reports whether it moved,
+// dropped or synthesized anything.
+func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
+	useAt := map[string]int{} // tool_use id → assistant message index
+	for i, m := range msgs {
+		if m.role == RoleAssistant {
+			for _, nb := range m.blocks {
+				if tu, ok := nb.b.(*ToolUse); ok {
+					useAt[tu.ID] = i
+				}
+			}
+		}
+	}
+	// Results by the assistant message they answer; unplaced ones are candidates to move.
+	type loc struct{ msg, blk int }
+	answers := map[int]map[string]nblock{}
+	answer := func(k int, id string, nb nblock) {
+		if answers[k] == nil {
+			answers[k] = map[string]nblock{}
+		}
+		answers[k][id] = nb
+	}
+	var misplaced []loc
+	candidates := map[string]int{}
+	changed := false
+	for j, m := range msgs {
+		if m.role != RoleUser {
+			continue
+		}
+		for k, nb := range m.blocks {
+			tr, ok := nb.b.(*ToolResult)
+			if !ok {
+				continue
+			}
+			at, used := useAt[tr.ToolUseID]
+			switch {
+			case !used:
+				n.drop(nb, "tool_result without a tool_use")
+				changed = true
+			case at == j-1:
+				if _, dup := answers[at][tr.ToolUseID]; dup {
+					n.drop(nb, "duplicate tool_result")
+					changed = true
+					continue
+				}
+				answer(at, tr.ToolUseID, nb)
+			default:
+				misplaced = append(misplaced, loc{j, k})
+				candidates[tr.ToolUseID]++
+			}
+		}
+	}
+	for _, l := range misplaced {
+		nb := msgs[l.msg].blocks[l.blk]
+		id := nb.b.(*ToolResult).ToolUseID
+		at := useAt[id]
+		changed = true
+		switch _, has := answers[at][id]; {
+		case has:
+			n.drop(nb, "tool_result away from its tool_use, which already has a result")
+		case candidates[id] > 1:
+			n.drop(nb, "tool_result away from its tool_use, and not the only one: ambiguous")
+		default:
+			n.act(ActionRepaired, nb.uuid, id, "tool_result moved to the message after its tool_use", 0)
+			answer(at, id, nb)
+		}
+	}
+	// Rebuild: each assistant message with tool_use blocks is followed by a user message
+	// that opens with exactly their results, in their order.
+	out := make([]nmsg, 0, len(msgs)+1)
+	for i := 0; i < len(msgs); i++ {
+		m := msgs[i]
+		if m.role == RoleUser {
+			out = append(out, nmsg{role: RoleUser, blocks: withoutResults(m.blocks)})
+			continue
+		}
+		out = append(out, m)
+		var results []nblock
+		for _, nb := range m.blocks {
+			tu, ok := nb.b.(*ToolUse)
+			if !ok {
+				continue
+			}
+			if r, ok := answers[i][tu.ID]; ok {
+				results = append(results, r)
+				continue
+			}
+			n.act(ActionRepaired, nb.uuid, tu.ID, "tool_use without a tool_result: synthesized an error result", 0)
+			changed = true
+			results = append(results, nblock{b: &ToolResult{ToolUseID: tu.ID, Content: []Block{&Text{Text: interruptedResultText}}, StringContent: true, IsError: true}})
+		}
+		if len(results) == 0 {
+			continue
+		}
+		if i+1 < len(msgs) && msgs[i+1].role == RoleUser {
+			next := msgs[i+1].blocks
+			if k := slices.IndexFunc(next, func(nb nblock) bool { return nb.b.Kind() != KindToolResult }); k >= 0 &&
+				slices.ContainsFunc(next[k:], func(nb nblock) bool { return nb.b.Kind() == KindToolResult }) {
+				n.act(ActionRepaired, next[k].uuid, "", "tool_result blocks moved before the other content of their message", 0)
+			}
+			out = append(out, nmsg{role: RoleUser, blocks: append(results, withoutResults(next)...)})
+			i++
+			continue
+		}
+		n.act(ActionRepaired, m.blocks[0].uuid, "", "inserted a user message for the tool results of an assistant message", 0)
+		changed = true
+		out = append(out, nmsg{role: RoleUser, blocks: results})
+	}
+	return out, changed
+}
+
+func withoutResults(bs []nblock) []nblock {
+	return slices.DeleteFunc(slices.Clone(bs), func(nb nblock) bool { return nb.b.Kind() == KindToolResult })
+}

@@ -1,0 +1,61 @@
+package agentctx
+
+import (
+	"slices"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// cleanThinking returns the thinking block as it must be sent: the same bytes without
+// transcript-only fields.
+func cleanThinking(b *Thinking) Block {
+	if len(b.Extra) == 0 && b.Thinking != "" {
+		return b
+	}
+	// Decoding sets the presence of "thinking", which an empty thinking text needs to be
+	// encoded at all.
+	enc, err := jsonobj.Marshal(struct {
+		Type      string `json:"type"`
+		Thinking  string `json:"thinking"`
+		Signature string `json:"signature"`
+	}{"thinking", b.Thinking, b.Signature})
+	if err != nil {
+		panic("agentctx: unreachable: " + err.Error())
+	}
+	out, err := UnmarshalBlock(enc)
+	if err != nil {
+		panic("agentctx: unreachable: " + err.Error())
+	}
+	return out
+}
+
+// finalTurnThinking applies the thinking rules of the final assistant turn (4.2, 4.5).
+func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
+	start := finalTurnStart(len(msgs), func(i int) (Role, []Block) { return msgs[i].role, blocksOf(msgs[i].blocks) })
+	if start >= len(msgs) {
+		return msgs
+	}
+	why := "thinking is disabled: the final assistant turn cannot contain thinking"
+	if n.p.cfg.Thinking.Enabled() {
+		if len(msgs[start].blocks) > 0 && isThinking(msgs[start].blocks[0].b) {
+			return msgs
+		}
+		n.t.report.ThinkingUnavailable = true
+		n.act(ActionRepaired, msgs[start].blocks[0].uuid, "",
+			"thinking is enabled but the assistant turn in flight does not start with replayable thinking: this request is sent with thinking disabled", 0)
+		why = "thinking unavailable for the assistant turn in flight"
+	}
+	for i := start; i < len(msgs); i++ {
+		if msgs[i].role != RoleAssistant {
+			continue
+		}
+		msgs[i].blocks = slices.DeleteFunc(msgs[i].blocks, func(nb nblock) bool {
+			if isThinking(nb.b) {
+				n.drop(nb, why)
+				return true
+			}
+			return false
+		})
+	}
+	return msgs
+}

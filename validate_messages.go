@@ -1,0 +1,295 @@
+package agentctx
+
+import (
+	"fmt"
+	"strings"
+)
+
+func (c *checker) messages(r *Request) {
+	msgs := r.Messages
+	if len(msgs) == 0 {
+		c.add("1.3", "messages", "request has no messages")
+		return
+	}
+	final := finalTurnStart(len(msgs), func(i int) (Role, []Block) { return msgs[i].Role, msgs[i].Content })
+	thinking := r.Thinking.Enabled()
+	for i, m := range msgs {
+		path := fmt.Sprintf("messages[%d]", i)
+		switch {
+		case m.Role != RoleUser && m.Role != RoleAssistant:
+			c.add("1.1", path, "role %q is not user or assistant", m.Role)
+		case i == 0 && m.Role != RoleUser:
+			c.add("1.3", path, "first message is not a user message")
+		case i > 0 && m.Role == msgs[i-1].Role:
+			c.add("1.2", path, "two consecutive %s messages: merge them", m.Role)
+		}
+		if !hasSubstance(m.Content) {
+			c.add("1.5", path, "message has empty content")
+		}
+		switch m.Role {
+		case RoleUser:
+			var prev []Block
+			if i > 0 && msgs[i-1].Role == RoleAssistant {
+				prev = msgs[i-1].Content
+			}
+			c.user(path, m.Content, prev)
+		case RoleAssistant:
+			var next []Block
+			hasNext := i+1 < len(msgs) && msgs[i+1].Role == RoleUser
+			if hasNext {
+				next = msgs[i+1].Content
+			}
+			c.assistant(path, m.Content, next, hasNext)
+			if i >= final {
+				switch {
+				case thinking && i == final && (len(m.Content) == 0 || !isThinking(m.Content[0])):
+					c.add("4.2", path+".content[0]", "thinking is enabled but the final assistant turn does not start with a thinking block")
+				case !thinking && containsThinking(m.Content):
+					c.add("4.5", path, "thinking is disabled but an assistant message of the final turn contains thinking")
+				}
+			}
+		}
+	}
+	if last := msgs[len(msgs)-1]; last.Role == RoleAssistant {
+		path := fmt.Sprintf("messages[%d]", len(msgs)-1)
+		if !c.opts.AllowPrefill {
+			c.add("1.4", path, "request ends with an assistant message (a prefill)")
+		} else if n := len(last.Content); n > 0 {
+			if t, ok := last.Content[n-1].(*Text); ok && strings.TrimRightFunc(t.Text, isSpaceRune) != t.Text {
+				c.add("1.4", fmt.Sprintf("%s.content[%d]", path, n-1), "final assistant content ends with whitespace")
+			}
+		}
+	}
+	if c.hasTools && len(r.Tools) == 0 {
+		c.add("2.9", "tools", "messages hold tool_use or tool_result blocks but the request defines no tools")
+	}
+}
+
+// user checks a user message; prev is the content of the preceding assistant message.
+func (c *checker) user(path string, content, prev []Block) {
+	uses := map[string]bool{}
+	for _, b := range prev {
+		if tu, ok := b.(*ToolUse); ok {
+			uses[tu.ID] = true
+		}
+	}
+	seen := map[string]bool{}
+	other := false
+	for j, b := range content {
+		bp := fmt.Sprintf("%s.content[%d]", path, j)
+		if c.isNil(bp, b) {
+			continue
+		}
+		switch b := b.(type) {
+		case *ToolResult:
+			c.hasTools = true
+			if other {
+				c.add("2.3", bp, "tool_result after other content: tool_result blocks come first")
+			}
+			c.toolID(bp, b.ToolUseID)
+			switch {
+			case seen[b.ToolUseID]:
+				c.add("2.2", bp, "duplicate tool_result for %s", b.ToolUseID)
+			case !uses[b.ToolUseID]:
+				c.add("2.2", bp, "tool_result %s has no tool_use in the previous message", b.ToolUseID)
+			}
+			seen[b.ToolUseID] = true
+			c.result(bp, b)
+		case *CacheEdits:
+		default:
+			other = true
+			c.content(bp, b, RoleUser)
+		}
+	}
+}
+
+// result checks a tool_result's content (2.6).
+func (c *checker) result(path string, r *ToolResult) {
+	c.mark(path, r.CacheControl)
+	if r.IsError && !hasSubstance(r.Content) {
+		c.add("2.6", path, "tool_result content cannot be empty when is_error is true")
+	}
+	for k, b := range r.Content {
+		bp := fmt.Sprintf("%s.content[%d]", path, k)
+		if c.isNil(bp, b) {
+			continue
+		}
+		switch b := b.(type) {
+		case *Text, *Image, *Document:
+			c.content(bp, b, RoleUser)
+		case *ToolReference:
+			if !c.declared[b.ToolName] {
+				c.add("2.9", bp, "tool_reference names %q, which tools does not declare", b.ToolName)
+			}
+		case *UnknownBlock:
+			if b.Type != KindSearchResult {
+				c.add("2.6", bp, "%s block is not accepted in tool_result content", b.Type)
+			}
+		default:
+			c.add("2.6", bp, "%s block is not accepted in tool_result content", b.Kind())
+		}
+	}
+}
+
+// content checks a text, image, document or search_result block of a user message (or of
+// tool_result content), and reports any other kind as misplaced.
+func (c *checker) content(path string, b Block, role Role) {
+	switch b := b.(type) {
+	case *Text:
+		if isBlank(b.Text) {
+			c.add("1.5", path, "text block is empty or whitespace-only")
+		}
+		c.mark(path, b.CacheControl)
+	case *Image:
+		c.mark(path, b.CacheControl)
+		if role != RoleUser {
+			c.add("2.11", path, "image block in an assistant message")
+		}
+		c.image(path, b)
+	case *Document:
+		c.mark(path, b.CacheControl)
+		if role != RoleUser {
+			c.add("2.11", path, "document block in an assistant message")
+		}
+	case *UnknownBlock:
+		if b.Type != KindSearchResult || role != RoleUser {
+			c.add("2.11", path, "unknown block type %q", b.Type)
+		}
+	case *ToolReference:
+		c.add("2.11", path, "tool_reference block outside tool_result content")
+	default:
+		c.add("2.11", path, "%s block is not accepted in a %s message", b.Kind(), role)
+	}
+}
+
+func (c *checker) image(path string, b *Image) {
+	s := b.Source
+	switch s.Type {
+	case "base64":
+		switch s.MediaType {
+		case "image/jpeg", "image/png", "image/gif", "image/webp":
+		default:
+			c.add("5.1", path, "image media type %q is not image/jpeg, image/png, image/gif or image/webp", s.MediaType)
+		}
+		if limit := or(c.opts.MaxImageBytes, 5<<20); len(s.Data) > limit {
+			c.add("5.2", path, "image is %d bytes of base64, over the %d-byte limit", len(s.Data), limit)
+		}
+		w, h, _ := imageSize(s.Data)
+		c.images = append(c.images, imageAt{path, w, h})
+	case "url":
+		if s.URL == "" {
+			c.add("5.1", path, "image url source without url")
+		}
+		c.images = append(c.images, imageAt{path: path})
+	case "file":
+		if s.FileID == "" {
+			c.add("5.1", path, "image file source without file_id")
+		}
+		c.images = append(c.images, imageAt{path: path})
+	default:
+		c.add("5.1", path, "image source type %q is not base64, url or file", s.Type)
+	}
+}
+
+// assistant checks an assistant message; next is the content of the following user message
+// (hasNext false when there is none).
+func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
+	var uses []string
+	srvUses := map[string]bool{}
+	srvDone := map[string]bool{}
+	for j, b := range content {
+		bp := fmt.Sprintf("%s.content[%d]", path, j)
+		if c.isNil(bp, b) {
+			continue
+		}
+		switch b := b.(type) {
+		case *ToolUse:
+			c.hasTools = true
+			c.toolID(bp, b.ID)
+			if c.useIDs[b.ID] {
+				c.add("2.5", bp, "tool_use id %s is not unique", b.ID)
+			}
+			c.useIDs[b.ID] = true
+			uses = append(uses, b.ID)
+			if !isJSONObject(b.Input) {
+				c.add("2.11", bp, "tool_use input is not a JSON object")
+			}
+			if !c.declared[b.Name] {
+				c.add("2.9", bp, "tool %q is not declared in tools", b.Name)
+			}
+			c.mark(bp, b.CacheControl)
+		case *ServerToolUse:
+			c.toolID(bp, b.ID)
+			if c.srvIDs[b.ID] {
+				c.add("2.5", bp, "server_tool_use id %s is not unique", b.ID)
+			}
+			c.srvIDs[b.ID] = true
+			srvUses[b.ID] = true
+			if !isJSONObject(b.Input) {
+				c.add("2.11", bp, "server_tool_use input is not a JSON object")
+			}
+			c.mark(bp, b.CacheControl)
+		case *ServerToolResult:
+			c.toolID(bp, b.ToolUseID)
+			switch {
+			case !srvUses[b.ToolUseID]:
+				c.add("2.7", bp, "%s %s has no server_tool_use before it in the same message", b.Type, b.ToolUseID)
+			case srvDone[b.ToolUseID]:
+				c.add("2.7", bp, "duplicate %s for %s", b.Type, b.ToolUseID)
+			}
+			srvDone[b.ToolUseID] = true
+			c.mark(bp, b.CacheControl)
+		case *Thinking:
+			if !replayableSignature(b.Signature) {
+				c.add("4.7", bp, "thinking block without a replayable signature")
+			}
+			if _, ok := b.Extra["cache_control"]; ok {
+				c.add("3.4", bp, "cache_control on a thinking block")
+			}
+		case *RedactedThinking:
+			if b.Data == "" {
+				c.add("4.7", bp, "redacted_thinking block without data")
+			}
+			if _, ok := b.Extra["cache_control"]; ok {
+				c.add("3.4", bp, "cache_control on a redacted_thinking block")
+			}
+		case *Text:
+			c.content(bp, b, RoleAssistant)
+		default:
+			c.content(bp, b, RoleAssistant)
+		}
+	}
+	for id := range srvUses {
+		if !srvDone[id] {
+			c.add("2.7", path, "server_tool_use %s has no result in the same message", id)
+		}
+	}
+	if containsThinking(content) {
+		if !isThinking(content[0]) {
+			c.add("4.3", path+".content[0]", "assistant message holds thinking but does not start with it")
+		}
+		if n := len(content); isThinking(content[n-1]) {
+			c.add("4.4", fmt.Sprintf("%s.content[%d]", path, n-1), "assistant message ends with a thinking block")
+		}
+	}
+	if len(uses) == 0 {
+		return
+	}
+	answered := map[string]bool{}
+	if hasNext {
+		for _, b := range next {
+			if tr, ok := b.(*ToolResult); ok {
+				answered[tr.ToolUseID] = true
+			}
+		}
+	}
+	var missing []string
+	for _, id := range uses {
+		if !answered[id] {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) > 0 {
+		c.add("2.1", path, "tool_use ids without tool_result blocks in the next message: %s", strings.Join(missing, ", "))
+	}
+}
