@@ -50,6 +50,7 @@ type nblock struct {
 type nmsg struct {
 	role   Role
 	blocks []nblock
+	lost   []nblock // unsupported blocks dropped from it, for a placeholder if it empties
 }
 
 // normalizer holds one turn's normalize state.

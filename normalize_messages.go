@@ -17,6 +17,14 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 		var carry []nblock // cache_edits of dropped messages, for the next user message
 		dropped := false
 		for _, m := range msgs {
+			if !hasContent(m) && len(m.lost) > 0 {
+				// The blocks that made dropping the unsupported ones safe were removed since
+				// (pairing, thinking rules): the placeholder keeps the message.
+				nb := m.lost[0]
+				n.act(ActionRepaired, nb.uuid, toolID(nb.b), fmt.Sprintf("%s block not accepted in a %s message: replaced by a text placeholder", nb.b.Kind(), m.role), 0)
+				m.blocks = append(m.blocks, nblock{b: &Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
+				m.lost = nil
+			}
 			if hasContent(m) {
 				if m.role == RoleUser && len(carry) > 0 {
 					m.blocks = append(m.blocks, carry...)
@@ -67,6 +75,7 @@ func merge(msgs []nmsg) []nmsg {
 	for _, m := range msgs {
 		if k := len(out) - 1; k >= 0 && out[k].role == m.role {
 			out[k].blocks = append(slices.Clip(out[k].blocks), m.blocks...)
+			out[k].lost = append(slices.Clip(out[k].lost), m.lost...)
 			continue
 		}
 		out = append(out, m)
@@ -102,6 +111,7 @@ func (n *normalizer) tidyMessage(m *nmsg) {
 				out = append(out, nblock{b: &Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
 			default:
 				n.drop(nb, fmt.Sprintf("%s block not accepted in a %s message", nb.b.Kind(), m.role))
+				m.lost = append(m.lost, nb)
 			}
 		}
 		m.blocks = out

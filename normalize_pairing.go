@@ -151,7 +151,7 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
 		if m.role == RoleUser {
-			out = append(out, nmsg{role: RoleUser, blocks: withoutResults(m.blocks)})
+			out = append(out, nmsg{role: RoleUser, blocks: withoutResults(m.blocks), lost: m.lost})
 			continue
 		}
 		out = append(out, m)
@@ -178,7 +178,7 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 				slices.ContainsFunc(next[k:], func(nb nblock) bool { return nb.b.Kind() == KindToolResult }) {
 				n.act(ActionRepaired, next[k].uuid, "", "tool_result blocks moved before the other content of their message", 0)
 			}
-			out = append(out, nmsg{role: RoleUser, blocks: append(results, withoutResults(next)...)})
+			out = append(out, nmsg{role: RoleUser, blocks: append(results, withoutResults(next)...), lost: msgs[i+1].lost})
 			i++
 			continue
 		}

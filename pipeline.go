@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -75,8 +76,13 @@ func New(cfg Config) (*Pipeline, error) {
 	if p.maxOutput < 0 {
 		return nil, fmt.Errorf("agentctx: MaxOutputTokens %d is negative", cfg.MaxOutputTokens)
 	}
-	if cfg.Thinking.Enabled() && cfg.Thinking.Type == "enabled" && cfg.Thinking.BudgetTokens < 1024 {
-		return nil, fmt.Errorf("agentctx: Thinking.BudgetTokens %d is below the provider minimum of 1024", cfg.Thinking.BudgetTokens)
+	if th := cfg.Thinking; th != nil && th.Type == "enabled" {
+		if th.BudgetTokens < minThinkingBudget {
+			return nil, fmt.Errorf("agentctx: Thinking.BudgetTokens %d is below the provider minimum of %d", th.BudgetTokens, minThinkingBudget)
+		}
+		if th.BudgetTokens >= p.maxOutput {
+			return nil, fmt.Errorf("agentctx: Thinking.BudgetTokens %d must be below the maximum output %d", th.BudgetTokens, p.maxOutput)
+		}
 	}
 	errs := []error{
 		cfg.Budget.validate(), cfg.Snip.validate(), cfg.Microcompact.validate(),
@@ -160,8 +166,9 @@ func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 
 // ErrNoMessages is returned by [Pipeline.Prepare] for a transcript with nothing to send: no
 // user or assistant message on its active chain (an empty session file, or one holding only
-// snapshots). The Result's Report is still filled in. Append the user's message to the
-// transcript first.
+// snapshots), or none that survives the view: every message snipped, or holding only content
+// normalize drops (whitespace-only text, thinking, tool results without a tool_use). The
+// Result's Report is still filled in. Append the user's message to the transcript first.
 var ErrNoMessages = errors.New("agentctx: the transcript has no messages to send")
 
 // StageError is a stage's failure.
@@ -284,6 +291,30 @@ func (p *Pipeline) finish(t *turn) {
 		// normalize dropped the turn's thinking: the request is valid only without it.
 		t.req.Thinking = nil
 	}
+	p.size(t)
+	if th := t.req.Thinking; th != nil && th.Type == "enabled" && th.BudgetTokens >= t.req.MaxTokens {
+		// 4.8: budget_tokens < max_tokens. The window left too little room for the budget.
+		if t.req.MaxTokens-1 >= minThinkingBudget {
+			t.req.Thinking = &ThinkingParam{Type: th.Type, BudgetTokens: t.req.MaxTokens - 1}
+			t.report.stage("normalize").add(Action{Kind: ActionRepaired,
+				Detail: fmt.Sprintf("thinking budget lowered from %d to %d: max_tokens is %d", th.BudgetTokens, t.req.MaxTokens-1, t.req.MaxTokens)})
+			return
+		}
+		t.req.Thinking = nil
+		t.report.ThinkingUnavailable = true
+		freed := dropFinalTurnThinking(t.req.Messages, p.counter)
+		t.report.stage("normalize").add(Action{Kind: ActionRepaired, Tokens: -freed,
+			Detail: fmt.Sprintf("max_tokens %d leaves no room for a thinking budget of at least %d: this request is sent with thinking disabled", t.req.MaxTokens, minThinkingBudget)})
+		p.size(t)
+	}
+}
+
+// minThinkingBudget is the provider's smallest thinking budget_tokens.
+const minThinkingBudget = 1024
+
+// size counts the request and sets max_tokens: the configured maximum output, clamped so that
+// input + max_tokens never exceeds the window (at least 1).
+func (p *Pipeline) size(t *turn) {
 	in := p.counter.Request(&t.req)
 	t.report.InputTokens = in
 	t.report.Messages = len(t.req.Messages)
@@ -294,4 +325,25 @@ func (p *Pipeline) finish(t *turn) {
 	}
 	t.req.MaxTokens = maxTokens
 	t.report.MaxTokens = maxTokens
+}
+
+// dropFinalTurnThinking removes the thinking blocks of the final assistant turn (contract
+// 4.5: with thinking disabled they are rejected there) and returns the tokens they counted.
+// normalize guarantees no assistant message holds thinking alone, so none becomes empty.
+func dropFinalTurnThinking(msgs []RequestMessage, c *Counter) int {
+	freed := 0
+	start := finalTurnStart(len(msgs), func(i int) (Role, []Block) { return msgs[i].Role, msgs[i].Content })
+	for i := start; i < len(msgs); i++ {
+		if msgs[i].Role != RoleAssistant {
+			continue
+		}
+		msgs[i].Content = slices.DeleteFunc(slices.Clone(msgs[i].Content), func(b Block) bool {
+			if isThinking(b) {
+				freed += c.Block(b)
+				return true
+			}
+			return false
+		})
+	}
+	return freed
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,3 +142,48 @@ func TestPrepareMaxTokensClamp(t *testing.T) {
 // corpusCounter is the default counter, shared by the corpus tests so its tables are built
 // once.
 var corpusCounter = DefaultTokenCounter()
+
+// TestPrepareThinkingBudget checks rule 4.8 (budget_tokens < max_tokens) when the window
+// clamps max_tokens: the budget is lowered while it can stay ≥ 1024, else the request goes
+// without thinking (and without the final turn's thinking blocks).
+func TestPrepareThinkingBudget(t *testing.T) {
+	sig := "EqQBCkYIBxgCKkBzYW1wbGUgc2lnbmF0dXJlIGZvciBhIHRlc3QgY2FzZQ=="
+	tests := []struct {
+		name       string
+		window     int
+		wantBudget int // 0: thinking disabled
+	}{
+		{"room for the budget", 200000, 2048},
+		{"budget lowered", 2600, 1865}, // 734 input tokens leave max_tokens 1866
+		{"no room: thinking disabled", 1700, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newTK()
+			k.user(strings.Repeat("context ", 250) + "question?")
+			k.assistant(&Thinking{Thinking: "plan", Signature: sig}, toolUse("t1", "Read"))
+			k.results(result("t1", "ok"))
+			p, err := New(Config{ContextWindow: tt.window, MaxOutputTokens: 8000, Tokens: EstimateCounter{},
+				Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}})
+			require.NoError(t, err)
+			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+			require.NoError(t, err)
+			require.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: tt.window, InputTokens: res.Report.InputTokens}))
+			req := res.Request
+			if tt.wantBudget > 0 {
+				require.NotNil(t, req.Thinking)
+				assert.Equal(t, tt.wantBudget, req.Thinking.BudgetTokens)
+				assert.Less(t, req.Thinking.BudgetTokens, req.MaxTokens)
+				assert.False(t, res.Report.ThinkingUnavailable)
+			} else {
+				assert.Nil(t, req.Thinking)
+				assert.True(t, res.Report.ThinkingUnavailable)
+				for _, m := range req.Messages {
+					for _, b := range m.Content {
+						assert.NotEqual(t, KindThinking, b.Kind(), "no thinking without the thinking setting")
+					}
+				}
+			}
+		})
+	}
+}
