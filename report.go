@@ -68,12 +68,13 @@ type Report struct {
 	AnchoredTokens int
 	// OverThreshold reports InputTokens ≥ AutoCompactThreshold: auto-compact is due.
 	OverThreshold bool
-	// ThinkingUnavailable reports that thinking is enabled but the assistant turn in flight
-	// (the final one, mid tool loop) does not open with replayable thinking, which the
-	// provider requires (contract 4.2). Normalize has dropped that turn's thinking: send the
-	// request with thinking disabled (Request.Thinking nil).
+	// ThinkingUnavailable reports that thinking is enabled but this request cannot carry it:
+	// the assistant turn in flight does not open with replayable thinking (contract 4.2), or
+	// the window leaves max_tokens no room for a budget of at least 1,024 tokens (4.8). The
+	// turn's thinking blocks were dropped and Request.Thinking is nil.
 	ThinkingUnavailable bool
-	Stages              []StageReport
+	// Stages lists what each stage did, in pipeline order.
+	Stages []StageReport
 }
 
 // Stage returns the report of the named stage, or nil.
@@ -109,6 +110,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "model %s window %d max_tokens %d threshold %d\n", r.Model, r.ContextWindow, r.MaxTokens, r.AutoCompactThreshold)
 	fmt.Fprintf(&b, "records %d chain %d messages %d input_tokens %d anchored %d over_threshold %t\n",
 		r.Records, r.ChainRecords, r.Messages, r.InputTokens, r.AnchoredTokens, r.OverThreshold)
+	if r.ThinkingUnavailable {
+		b.WriteString("thinking unavailable: the request is sent with thinking disabled\n")
+	}
 	for _, s := range r.Stages {
 		fmt.Fprintf(&b, "%s: %d actions, %d tokens freed\n", s.Stage, len(s.Actions), s.TokensFreed)
 		for _, a := range s.Actions {
