@@ -126,7 +126,17 @@ type Result struct {
 	Append []Record
 }
 
-// Prepare builds the request for the next turn.
+// Prepare builds the request for the next turn of the conversation in in.Records: it rebuilds
+// the active chain, runs the stages in order (budget, snip, microcompact, collapse, base
+// context, normalize, cache breakpoint) and sizes max_tokens to the window.
+//
+// The result depends only on in, the Config and the clock: the same records give the same
+// request bytes, and so do the records with Result.Append appended (which then yield no new
+// decisions). Prepare neither modifies nor retains in.Records. The only I/O is the budget's
+// [ResultStore] and the base-context providers.
+//
+// Errors: ctx's error when it is done; a [*StageError] when a stage fails (a store write, a
+// context provider); [ErrNoMessages], with the Report filled in, when nothing is left to send.
 func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
