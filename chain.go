@@ -160,7 +160,7 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	// Interrupt notices written as children of attached results.
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if !on[i] && r.Type == TypeUser && results[r.ParentUUID] && isInterruptNotice(r) {
+		if !on[i] && r.Type == TypeUser && r.ParentUUID != "" && results[r.ParentUUID] && isInterruptNotice(r) {
 			on[i] = true
 		}
 	}
@@ -178,7 +178,8 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		c.Records[k] = &records[i]
 		if r := c.Records[k]; r.Type == TypeAssistant && r.Message != nil {
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok && !answered[tu.ID] && !slices.Contains(c.Unanswered, tu.ID) {
+				if tu, ok := b.(*ToolUse); ok && !answered[tu.ID] {
+					answered[tu.ID] = true // listed once
 					c.Unanswered = append(c.Unanswered, tu.ID)
 				}
 			}

@@ -107,6 +107,22 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, []string{"t9"}, c.Unanswered)
 	})
+	t.Run("result record without uuid does not adopt parentless interrupt notices", func(t *testing.T) {
+		k := newTK()
+		k.user("q")
+		a := k.assistant(toolUse("t1", "Bash")).UUID
+		k.results(result("t1", "ok"))
+		k.recs[len(k.recs)-1].UUID = "" // a result record without a uuid
+		notice := k.user("[Request interrupted by user]")
+		notice.ParentUUID = "" // an unrelated root
+		k.last = a
+		leaf := k.user("next").UUID
+		c, err := BuildChain(k.recs, ChainOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, leaf, c.Leaf.UUID)
+		assert.NotContains(t, chainUUIDs(c), notice.UUID)
+		assert.Len(t, c.Records, 4, "q, tool_use, result, next")
+	})
 	t.Run("sidechain file", func(t *testing.T) {
 		k := newTK()
 		k.user("Warmup").IsSidechain = true

@@ -47,8 +47,8 @@ type MicrocompactConfig struct {
 	// forces costs no extra cache miss. Not used in cached mode.
 	Gap time.Duration
 	// KeepRecent is how many of the newest compactable results stay untouched. Zero:
-	// [DefaultMicrocompactKeepRecent]. Results the model has not answered yet are the newest,
-	// so they always stay.
+	// [DefaultMicrocompactKeepRecent]. Results the model has not seen yet (those after the
+	// last assistant message) always stay, however many there are.
 	KeepRecent int
 	// Tools names the compactable tools; results of other tools are never cleared. Nil:
 	// [DefaultCompactableTools].
@@ -276,10 +276,16 @@ func (p *Pipeline) microcompact(t *turn) error {
 func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 	c := p.cfg.Microcompact
 	var last time.Time
+	lastAsst := -1 // results after it are the model's latest input: it has not seen them yet
 	for i := len(t.items) - 1; i >= 0; i-- {
-		if it := &t.items[i]; it.role == RoleAssistant && !it.time.IsZero() {
-			last = it.time
-			break
+		if it := &t.items[i]; it.role == RoleAssistant {
+			if lastAsst < 0 {
+				lastAsst = i
+			}
+			if !it.time.IsZero() {
+				last = it.time
+				break
+			}
 		}
 	}
 	if last.IsZero() {
@@ -293,7 +299,7 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 	var ids []string
 	saved := 0
 	for _, r := range cands {
-		if l.cleared[r.id] {
+		if r.item > lastAsst || l.cleared[r.id] {
 			continue
 		}
 		it := &t.items[r.item]

@@ -567,3 +567,33 @@ func TestMicrocompactCachedDeterministic(t *testing.T) {
 	assert.Empty(t, mcAppend(res))
 	assert.NotContains(t, mcBytes(t, res.Request), "cache_")
 }
+
+// Results after the last assistant message are the model's latest input: an idle gap never
+// clears them, even when there are more of them than KeepRecent.
+func TestMicrocompactTimeKeepsUnseenResults(t *testing.T) {
+	k, ids := mcSession("Read", "Read") // mc_01, mc_02: answered
+	var tus []Block
+	var trs []*ToolResult
+	for i := 3; i <= 9; i++ { // mc_03..mc_09: seven parallel calls, not answered yet
+		id := fmt.Sprintf("mc_%02d", i)
+		ids = append(ids, id)
+		tus = append(tus, toolUse(id, "Read"))
+		trs = append(trs, result(id, mcBody(id)))
+	}
+	k.assistant(tus...)
+	k.results(trs...)
+	p := mcPipeline(t, k.at(2*time.Hour), MicrocompactConfig{})
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	mcValid(t, res.Request)
+	got := mcResults(res.Request)
+	require.Len(t, got, len(ids))
+	for _, id := range ids[:2] {
+		assert.Equal(t, ClearedToolResultText, mcText(got[id]), id)
+	}
+	for _, id := range ids[2:] {
+		assert.Equal(t, mcBody(id), mcText(got[id]), "%s: the model has not seen it yet", id)
+	}
+	require.Len(t, mcAppend(res), 1)
+	assert.Equal(t, ids[:2], mcAppend(res)[0].Microcompact.ClearedToolUseIDs)
+}

@@ -101,6 +101,7 @@ func (n *normalizer) cleanResult(b *ToolResult, uuid string) *ToolResult {
 	var bad []Block
 	for _, cb := range b.Content {
 		if isNilBlock(cb) {
+			n.act(ActionDropped, uuid, id, "nil block in tool_result "+id, 0)
 			continue
 		}
 		switch cb := cb.(type) {

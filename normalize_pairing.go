@@ -46,19 +46,29 @@ func (n *normalizer) pairServerTools(m *nmsg) {
 }
 
 // dedupToolUses keeps the first tool_use of each id and drops later ones (2.5). Their
-// results are left to pair, which drops them unless the kept tool_use has none.
+// results are left to pair, which drops them unless the kept tool_use has none. The same
+// holds for server_tool_use ids across messages (pairServerTools has already deduplicated
+// them within one); the dropped use's result is then dropped by pairServerTools.
 func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
-	seen := map[string]bool{}
+	seen := map[string]bool{}    // tool_use ids
+	srvSeen := map[string]bool{} // server_tool_use ids
 	for i := range msgs {
 		if msgs[i].role != RoleAssistant {
 			continue
 		}
 		var out []nblock
 		for k, nb := range msgs[i].blocks {
-			tu, ok := nb.b.(*ToolUse)
-			if !ok || !seen[tu.ID] {
-				if ok {
-					seen[tu.ID] = true
+			var ids map[string]bool
+			var id, why string
+			switch b := nb.b.(type) {
+			case *ToolUse:
+				ids, id, why = seen, b.ID, "duplicate tool_use id"
+			case *ServerToolUse:
+				ids, id, why = srvSeen, b.ID, "duplicate server_tool_use id"
+			}
+			if ids == nil || !ids[id] {
+				if ids != nil {
+					ids[id] = true
 				}
 				if out != nil {
 					out = append(out, nb)
@@ -68,7 +78,7 @@ func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
 			if out == nil {
 				out = append(make([]nblock, 0, len(msgs[i].blocks)), msgs[i].blocks[:k]...)
 			}
-			n.drop(nb, "duplicate tool_use id")
+			n.drop(nb, why)
 		}
 		if out != nil {
 			msgs[i].blocks = out

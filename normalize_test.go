@@ -661,6 +661,38 @@ func TestNormalizeItems(t *testing.T) {
 			},
 		},
 		{
+			name: "server_tool_use id repeated in a later message: later pair dropped",
+			items: []item{
+				normUser("u1", text("search")),
+				normAsst("a1", "m1",
+					&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)},
+					&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)},
+					text("found")),
+				normUser("u2", text("again")),
+				normAsst("a2", "m2",
+					&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)},
+					&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)},
+					text("found again")),
+				normUser("u3", text("thanks")),
+			},
+			want: normLines("user: text(search)", "assistant: server_tool_use(srvtoolu_1) web_search_tool_result(srvtoolu_1) text(found)",
+				"user: text(again)", "assistant: text(found again)", "user: text(thanks)"),
+			actions: []string{
+				"dropped: duplicate server_tool_use id",
+				"dropped: web_search_tool_result without a server_tool_use before it",
+			},
+		},
+		{
+			name: "nil block in tool_result content is dropped and reported",
+			items: []item{
+				normUser("u1", text("q")),
+				normAsst("a1", "m1", toolUse("t1", "Read")),
+				normUser("u2", &ToolResult{ToolUseID: "t1", Content: []Block{(*Text)(nil), text("r")}}),
+			},
+			want:    normLines("user: text(q)", "assistant: tool_use(t1)", "user: tool_result(t1 text(r))"),
+			actions: []string{"dropped: nil block in tool_result t1"},
+		},
+		{
 			name: "cache_edits stays last in its user message",
 			items: []item{
 				normUser("u1", text("q")),

@@ -145,6 +145,9 @@ func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	if err := checkBlocks(chain.Records); err != nil {
+		return Result{}, err
+	}
 	t := p.newTurn(ctx, &in, chain)
 	for _, s := range []struct {
 		name string
@@ -172,6 +175,29 @@ func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 		return res, ErrNoMessages
 	}
 	return res, nil
+}
+
+// checkBlocks rejects a nil block (typed or not) in the messages of records: decoding never
+// makes one, so it is a caller's bug, reported before any stage could trip on it.
+func checkBlocks(records []*Record) error {
+	for _, r := range records {
+		if r.Message == nil {
+			continue
+		}
+		for i, b := range r.Message.Content {
+			if isNilBlock(b) {
+				return fmt.Errorf("agentctx: record %s: field message.content[%d]: nil block", r.UUID, i)
+			}
+			if tr, ok := b.(*ToolResult); ok {
+				for j, cb := range tr.Content {
+					if isNilBlock(cb) {
+						return fmt.Errorf("agentctx: record %s: field message.content[%d].content[%d]: nil block", r.UUID, i, j)
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ErrNoMessages is returned by [Pipeline.Prepare] for a transcript with nothing to send: no
@@ -249,7 +275,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 		t.sessionID = chain.Leaf.SessionID
 	}
 	for _, r := range chain.Messages() {
-		it := item{rec: r, uuid: r.UUID, role: r.Message.Role, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
+		it := item{rec: r, uuid: r.UUID, role: RoleUser, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
 		if r.Type == TypeAssistant {
 			it.role, it.msgID = RoleAssistant, r.Message.ID
 			for _, b := range r.Message.Content {
@@ -257,8 +283,6 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 					t.toolNames[tu.ID] = tu.Name
 				}
 			}
-		} else {
-			it.role = RoleUser
 		}
 		t.items = append(t.items, it)
 	}

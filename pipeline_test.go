@@ -187,3 +187,30 @@ func TestPrepareThinkingBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestPrepareNilBlocks checks that a nil block a caller put in a record is an error naming the
+// record and field, never a panic.
+func TestPrepareNilBlocks(t *testing.T) {
+	p, err := New(Config{ContextWindow: 10000, Tokens: EstimateCounter{}})
+	require.NoError(t, err)
+	for _, tt := range []struct {
+		name  string
+		block Block
+		field string
+	}{
+		{"untyped nil", nil, "message.content[1]"},
+		{"typed nil", (*Text)(nil), "message.content[1]"},
+		{"nil in a tool result", &ToolResult{ToolUseID: "t", Content: []Block{(*Image)(nil)}}, "message.content[1].content[0]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newTK()
+			r := k.user("hi")
+			r.Message.StringContent = false
+			r.Message.Content = append(r.Message.Content, tt.block)
+			_, err := p.Prepare(t.Context(), Input{Records: k.recs})
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), r.UUID)
+			assert.Contains(t, err.Error(), "field "+tt.field+": nil block")
+		})
+	}
+}

@@ -323,7 +323,7 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 			}
 			rest = append(rest, i)
 			for _, b := range units[i].blocks {
-				if k := b.Kind(); k != KindThinking && k != KindRedactedThinking {
+				if k := kindOf(b); k != KindThinking && k != KindRedactedThinking {
 					onlyThinking = false
 				}
 			}
@@ -374,7 +374,7 @@ func hasToolReference(blocks []Block) bool {
 	for _, b := range blocks {
 		if tr, ok := b.(*ToolResult); ok {
 			for _, c := range tr.Content {
-				if c.Kind() == KindToolReference {
+				if kindOf(c) == KindToolReference {
 					return true
 				}
 			}

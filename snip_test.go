@@ -606,3 +606,27 @@ func TestSnipTagsSkipNonPrompts(t *testing.T) {
 	}
 	assert.Equal(t, []string{k.recs[0].UUID, tkUUID(6)}, got, "meta and tool-result-only records carry no tag")
 }
+
+// A nil block (normalize drops it later) must not make the snip stage or tagging panic.
+func TestSnipNilBlocks(t *testing.T) {
+	k := newTK()
+	r := k.next(TypeUser) // 1
+	r.Message = &Message{Role: RoleUser, Content: []Block{nil, text("question")}}
+	k.add(r)
+	k.assistant(toolUse("t1", "Read"))                                                    // 2
+	k.results(&ToolResult{ToolUseID: "t1", Content: []Block{nil, text("result")}})        // 3
+	k.assistant(&Thinking{Thinking: "hmm", Signature: "sig"}, text("answer"), Block(nil)) // 4, 5, 6
+	k.user("last")                                                                        // 7
+	k.decision(snipRecord(t, k.recs, "", tkUUID(2), tkUUID(5)))
+	p := snipPipeline(t, Config{Snip: SnipConfig{TagMessages: true}})
+	var tt *turn
+	require.NotPanics(t, func() { tt = runSnip(t, p, k.recs) })
+	assert.Equal(t, tkUUIDs(1, 4, 6, 7), viewUUIDs(tt), "a nil block is not thinking: the response keeps its thinking")
+	require.Len(t, tt.items[0].blocks, 3)
+	assert.Regexp(t, `^\[id:[0-9a-f]{8,32}\]$`, tt.items[0].blocks[0].(*Text).Text, "the tag goes before the nil block")
+	assert.Nil(t, k.recs[0].Message.Content[0], "the record is not modified")
+	require.NotPanics(t, func() {
+		_, err := p.Prepare(context.Background(), Input{Records: k.recs, Tools: snipTools})
+		assert.NoError(t, err)
+	})
+}

@@ -23,7 +23,7 @@ func compactUUID(u string) string {
 }
 
 // shortTags returns each uuid's tag: its shortest prefix of at least minTagLen hex digits
-// (dashes removed) that no other uuid of the set shares. Equal uuids get the whole uuid.
+// (dashes removed) that no other uuid of the set shares. Equal uuids share one tag.
 func shortTags(uuids []string) map[string]string {
 	c := make([]string, 0, len(uuids))
 	for _, u := range uuids {
@@ -92,7 +92,7 @@ func (p *Pipeline) tagMessages(t *turn, rep *StageReport) {
 		tag := tags[it.uuid]
 		b := &Text{Text: "[id:" + tag + "]"}
 		pos := 0
-		for pos < len(it.blocks) && it.blocks[pos].Kind() == KindToolResult {
+		for pos < len(it.blocks) && kindOf(it.blocks[pos]) == KindToolResult {
 			pos++
 		}
 		it.blocks = slices.Insert(slices.Clip(it.blocks), pos, Block(b))

@@ -194,7 +194,7 @@ func (c *checker) image(path string, b *Image) {
 // assistant checks an assistant message; next is the content of the following user message
 // (hasNext false when there is none).
 func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
-	var uses []string
+	var uses, srvOrder []string // client and server tool_use ids, in content order
 	srvUses := map[string]bool{}
 	srvDone := map[string]bool{}
 	for j, b := range content {
@@ -224,6 +224,9 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 				c.add("2.5", bp, "server_tool_use id %s is not unique", b.ID)
 			}
 			c.srvIDs[b.ID] = true
+			if !srvUses[b.ID] {
+				srvOrder = append(srvOrder, b.ID)
+			}
 			srvUses[b.ID] = true
 			if !isJSONObject(b.Input) {
 				c.add("2.11", bp, "server_tool_use input is not a JSON object")
@@ -253,13 +256,11 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 			if _, ok := b.Extra["cache_control"]; ok {
 				c.add("3.4", bp, "cache_control on a redacted_thinking block")
 			}
-		case *Text:
-			c.content(bp, b, RoleAssistant)
 		default:
 			c.content(bp, b, RoleAssistant)
 		}
 	}
-	for id := range srvUses {
+	for _, id := range srvOrder {
 		if !srvDone[id] {
 			c.add("2.7", path, "server_tool_use %s has no result in the same message", id)
 		}

@@ -304,3 +304,20 @@ func TestValidateJoinsAll(t *testing.T) {
 }
 
 func asst(bs ...Block) RequestMessage { return valMsg(RoleAssistant, bs...) }
+
+// TestValidateServerToolOrder checks that violations come in request order, the same on every
+// call (no map iteration order leaks into them).
+func TestValidateServerToolOrder(t *testing.T) {
+	r := valBaseRequest()
+	var content []Block
+	for _, id := range []string{"srvtoolu_c", "srvtoolu_a", "srvtoolu_e", "srvtoolu_b", "srvtoolu_d"} {
+		content = append(content, &ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(`{}`)})
+	}
+	r.Messages[1].Content = append(content, r.Messages[1].Content...)
+	want := Validate(r, ValidateOptions{}).Error()
+	assert.Less(t, strings.Index(want, "srvtoolu_c"), strings.Index(want, "srvtoolu_a"))
+	assert.Less(t, strings.Index(want, "srvtoolu_e"), strings.Index(want, "srvtoolu_d"))
+	for range 50 {
+		require.Equal(t, want, Validate(r, ValidateOptions{}).Error())
+	}
+}
