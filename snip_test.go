@@ -627,6 +627,6 @@ func TestSnipNilBlocks(t *testing.T) {
 	assert.Nil(t, k.recs[0].Message.Content[0], "the record is not modified")
 	require.NotPanics(t, func() {
 		_, err := p.Prepare(context.Background(), Input{Records: k.recs, Tools: snipTools})
-		assert.NoError(t, err)
+		assert.ErrorContains(t, err, "nil block", "Prepare rejects nil blocks before any stage runs")
 	})
 }
