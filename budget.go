@@ -23,7 +23,9 @@ const (
 // BudgetConfig configures the tool-result budget stage. The zero value is the default.
 //
 // The stage measures a tool result in characters: the runes of its text blocks plus the JSON
-// length, in bytes, of its other blocks (images, documents, …). Only results the stage has not
+// length, in bytes, of its other blocks except images and documents. Media is costed in
+// tokens, not characters, and a preview cannot stand in for it: results holding an image or a
+// document are never replaced (they are frozen as kept). Only results the stage has not
 // decided on before are candidates. A new result over MaxResultChars is replaced; then, while
 // the tool results of one API user message (the consecutive user records between two
 // assistant responses, which normalize merges into one message, so the results of parallel
@@ -270,6 +272,9 @@ func (p *Pipeline) budgetGroup(t *turn, g []*budgetEntry) error {
 func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 	cfg := p.cfg.Budget
 	s := e.slots[0]
+	if slices.ContainsFunc(s.tr.Content, isMedia) {
+		return false, nil // a text preview cannot stand in for an image or a document
+	}
 	full := resultContent(s.tr)
 	if head, _ := previewHead(full, cfg.preview()); utf8.RuneCountInString(head) >= e.size {
 		return false, nil // the preview alone would be as long as the result
@@ -310,12 +315,16 @@ func frozenBudget(records []Record) map[string]BudgetResult {
 	return m
 }
 
-// resultChars is the size of a tool result: runes of text blocks, JSON bytes of other blocks.
+// resultChars is the size of a tool result: runes of text blocks, JSON bytes of other blocks
+// except images and documents, which count nothing here.
 func resultChars(tr *ToolResult) int {
 	n := 0
 	for _, b := range tr.Content {
 		if tx, ok := b.(*Text); ok {
 			n += utf8.RuneCountInString(tx.Text)
+			continue
+		}
+		if isMedia(b) {
 			continue
 		}
 		enc, err := MarshalBlock(b)
@@ -381,4 +390,10 @@ func replacedResult(tr *ToolResult, preview string) *ToolResult {
 	nb.Content = []Block{&Text{Text: preview}}
 	nb.StringContent = true
 	return &nb
+}
+
+// isMedia reports whether b is an image or a document block.
+func isMedia(b Block) bool {
+	k := kindOf(b)
+	return k == KindImage || k == KindDocument
 }

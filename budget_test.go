@@ -238,23 +238,29 @@ func TestBudgetAggregatePerMessage(t *testing.T) {
 func TestBudgetNonTextBlocks(t *testing.T) {
 	store := &MapStore{}
 	p := budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, PreviewBytes: 100, Store: store})
-	img := &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: strings.Repeat("A", 2000)}}
+	img := &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: strings.Repeat("A", 200000)}}
+	sr := &UnknownBlock{Type: KindSearchResult, JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"` + strings.Repeat("x", 1500) + `"}]}`)}
 	k := newTK()
 	k.user("go")
-	k.assistant(toolUse("toolu_img", "Read"))
-	k.results(&ToolResult{ToolUseID: "toolu_img", Content: []Block{text("caption"), img}})
+	k.assistant(toolUse("toolu_img", "Read"), toolUse("toolu_sr", "Search"))
+	k.results(&ToolResult{ToolUseID: "toolu_img", Content: []Block{text(strings.Repeat("caption ", 200)), img}},
+		&ToolResult{ToolUseID: "toolu_sr", Content: []Block{text("found"), sr}})
 	res := budgetPrepare(t, p, k.recs)
-	dec := budgetDecisions(res.Append)
-	require.Len(t, dec, 1)
-	require.True(t, dec[0].Replaced)
-	enc, err := MarshalBlock(img)
-	require.NoError(t, err)
-	assert.Equal(t, len("caption")+len(enc), dec[0].OriginalChars)
-	stored, _ := store.Get("toolu_img")
-	assert.Equal(t, "caption\n"+string(enc), string(stored))
+	dec := map[string]BudgetResult{}
+	for _, d := range budgetDecisions(res.Append) {
+		dec[d.ToolUseID] = d
+	}
+	require.Len(t, dec, 2)
+	assert.False(t, dec["toolu_img"].Replaced, "a result holding an image is never replaced, whatever its size")
+	require.True(t, dec["toolu_sr"].Replaced, "other non-text blocks count their JSON length")
+	assert.Equal(t, len("found")+len(sr.JSON), dec["toolu_sr"].OriginalChars)
+	stored, _ := store.Get("toolu_sr")
+	assert.Equal(t, "found\n"+string(sr.JSON), string(stored))
+	_, ok := store.Get("toolu_img")
+	assert.False(t, ok, "nothing stored for the kept image result")
 	trs, _ := budgetResults(res.Request)
-	require.Len(t, trs["toolu_img"].Content, 1)
-	assert.True(t, trs["toolu_img"].StringContent)
+	assert.Len(t, trs["toolu_img"].Content, 2, "text and image sent as they are")
+	assert.True(t, trs["toolu_sr"].StringContent)
 }
 
 // A result frozen as kept is never replaced, even when a later config would replace it now.

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // CollapseConfig configures the collapse stage. The zero value is the default: collapse
@@ -181,7 +179,7 @@ func collapseID(r *Record) string {
 
 // collapseItemUUID derives the uuid of a collapse's summary message from the collapse id.
 func collapseItemUUID(id string) string {
-	return uuid.NewSHA1(decisionNamespace, []byte("collapse\x00"+id)).String()
+	return contentUUID("collapse", id)
 }
 
 // NewCollapseCommit returns a collapse commit record that replaces, in the model's view, the

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 )
 
 // ContextSection is one named piece of base context, such as a memory file or the output of
@@ -208,7 +206,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 	}
 	b := &Text{Text: userContextHead + text + userContextTail}
 	it := item{
-		uuid:   uuid.NewSHA1(decisionNamespace, []byte("context\x00"+b.Text)).String(),
+		uuid:   contentUUID("context", b.Text),
 		role:   RoleUser,
 		meta:   true,
 		blocks: []Block{b},

@@ -151,10 +151,11 @@ func (n *normalizer) cleanResult(b *ToolResult, uuid string) *ToolResult {
 }
 
 // objectInput returns a tool call's input as a JSON object: {} for a missing, null or
-// non-object input (the latter reported).
+// non-object input, which the provider requires (reported).
 func (n *normalizer) objectInput(in json.RawMessage, id, uuid string) json.RawMessage {
 	trimmed := bytes.TrimSpace(in)
 	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		n.act(ActionRepaired, uuid, id, "tool input missing or null: sent as {}", 0)
 		return json.RawMessage("{}")
 	}
 	if trimmed[0] != '{' || !json.Valid(trimmed) {

@@ -433,7 +433,7 @@ func TestNormalizeTranscripts(t *testing.T) {
 					assert.JSONEq(t, `{}`, string(b.(*ToolUse).Input))
 				}
 			},
-			actions: []string{"repaired: tool input is not a JSON object"},
+			actions: []string{"repaired: tool input missing or null", "repaired: tool input is not a JSON object"},
 		},
 		{
 			name: "images stay; image in an assistant message becomes a placeholder",

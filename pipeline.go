@@ -294,15 +294,29 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 // same decision made twice has the same uuid.
 var decisionNamespace = uuid.MustParse("6f1d2c0e-8a4b-4f5e-9c3d-2b7a1e0f9d84")
 
+// contentUUID derives a stable uuid from a kind ("agentctx_snip", "collapse", …) and a key that
+// identifies the thing within its kind: the same content always gets the same uuid.
+func contentUUID(kind, key string) string {
+	return uuid.NewSHA1(decisionNamespace, []byte(kind+"\x00"+key)).String()
+}
+
+// decisionUUID derives the uuid of a decision record of subtype sub identified by key.
+func decisionUUID(sub Subtype, key string) string { return contentUUID(string(sub), key) }
+
+// decisionTime formats a decision record's timestamp: UTC, milliseconds, as Claude Code writes.
+func decisionTime(now time.Time) string {
+	return now.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
 // newDecision returns a decision record of the given subtype; key must identify the decision.
 func (t *turn) newDecision(sub Subtype, key, content string) Record {
 	return Record{
 		Type:      TypeSystem,
 		Subtype:   sub,
-		UUID:      uuid.NewSHA1(decisionNamespace, []byte(string(sub)+"\x00"+key)).String(),
+		UUID:      decisionUUID(sub, key),
 		IsMeta:    true,
 		SessionID: t.sessionID,
-		Timestamp: t.now.Format("2006-01-02T15:04:05.000Z07:00"),
+		Timestamp: decisionTime(t.now),
 		Level:     "info",
 		Content:   mustJSON(content),
 	}

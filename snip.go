@@ -383,16 +383,6 @@ func hasToolReference(blocks []Block) bool {
 	return false
 }
 
-// decisionUUID derives a decision record's uuid the way [turn.newDecision] does.
-func decisionUUID(sub Subtype, key string) string {
-	return uuid.NewSHA1(decisionNamespace, []byte(string(sub)+"\x00"+key)).String()
-}
-
-// decisionTime formats a decision record's timestamp the way [turn.newDecision] does.
-func decisionTime(now time.Time) string {
-	return now.UTC().Format("2006-01-02T15:04:05.000Z07:00")
-}
-
 // lastSessionID returns the session id of the last record that has one.
 func lastSessionID(records []Record) string {
 	for i := len(records) - 1; i >= 0; i-- {

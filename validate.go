@@ -160,6 +160,16 @@ func (c *checker) tool(path string, t Tool) {
 	if err := json.Unmarshal(def["name"], &name); err != nil || name != t.Name {
 		c.add("2.9", path, "tool definition name %s differs from Tool.Name %q", def["name"], t.Name)
 	}
+	// A client tool (no "type", or "custom") needs an object input_schema; server tools
+	// ("web_search_20250305", …) are typed and have none.
+	var typ string
+	_ = json.Unmarshal(def["type"], &typ)
+	if typ == "" || typ == "custom" {
+		var schema map[string]json.RawMessage
+		if err := json.Unmarshal(def["input_schema"], &schema); err != nil || schema == nil {
+			c.add("2.9", path, "client tool %q has no input_schema object", t.Name)
+		}
+	}
 	cc := t.CacheControl
 	if raw, ok := def["cache_control"]; ok && cc == nil {
 		cc = &CacheControl{}

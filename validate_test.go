@@ -143,6 +143,12 @@ func TestValidate(t *testing.T) {
 		{name: "2.9 bad tool name", mutate: func(r *Request) {
 			r.Tools = append(r.Tools, Tool{Name: "a.b", Definition: json.RawMessage(`{"name":"a.b"}`)})
 		}, want: []string{"2.9"}},
+		{name: "2.9 client tool without input_schema", mutate: func(r *Request) {
+			r.Tools = append(r.Tools, Tool{Name: "Bash", Definition: json.RawMessage(`{"name":"Bash","description":"run"}`)})
+		}, want: []string{"2.9"}},
+		{name: "server tool needs no input_schema", mutate: func(r *Request) {
+			r.Tools = append(r.Tools, Tool{Name: "web_search", Definition: json.RawMessage(`{"type":"web_search_20250305","name":"web_search"}`)})
+		}},
 		{name: "2.10 bad id", mutate: func(r *Request) {
 			r.Messages[1].Content[1] = toolUse("t 1", "Read")
 			r.Messages[2].Content[0] = result("t 1", "r")
