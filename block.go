@@ -160,6 +160,7 @@ type UnknownBlock struct {
 	JSON json.RawMessage
 }
 
+// Kind returns [KindText]; every variant's Kind returns its "type" in the same way.
 func (*Text) Kind() BlockKind             { return KindText }
 func (*Image) Kind() BlockKind            { return KindImage }
 func (*Document) Kind() BlockKind         { return KindDocument }
@@ -169,9 +170,11 @@ func (*Thinking) Kind() BlockKind         { return KindThinking }
 func (*RedactedThinking) Kind() BlockKind { return KindRedactedThinking }
 func (*ToolReference) Kind() BlockKind    { return KindToolReference }
 func (*ServerToolUse) Kind() BlockKind    { return KindServerToolUse }
-func (b *ServerToolResult) Kind() BlockKind {
-	return b.Type
-}
+
+// Kind returns the result's type, e.g. "web_search_tool_result".
+func (b *ServerToolResult) Kind() BlockKind { return b.Type }
+
+// Kind returns the type the block was decoded with.
 func (b *UnknownBlock) Kind() BlockKind { return b.Type }
 
 func (*Text) isBlock()             {}

@@ -213,6 +213,7 @@ type StageError struct {
 	Err   error
 }
 
+// Error names the stage and its error.
 func (e *StageError) Error() string { return "agentctx: " + e.Stage + ": " + e.Err.Error() }
 
 // Unwrap returns the stage's error.
