@@ -19,10 +19,7 @@ var budgetNow = time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC)
 func budgetPipeline(t testing.TB, b BudgetConfig) *Pipeline {
 	t.Helper()
 	// Microcompact off: these tests look at tool-result content, which idle-gap clearing hides.
-	p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Budget: b, Now: func() time.Time { return budgetNow },
-		Microcompact: MicrocompactConfig{Disable: true}})
-	require.NoError(t, err)
-	return p
+	return newTestPipeline(t, Config{Budget: b, Microcompact: MicrocompactConfig{Disable: true}}, budgetNow)
 }
 
 func budgetPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
@@ -33,37 +30,6 @@ func budgetPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
 }
 
 var budgetTools = []Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
-
-func budgetBytes(t testing.TB, req Request) []byte {
-	t.Helper()
-	b, err := req.MarshalJSON()
-	require.NoError(t, err)
-	return b
-}
-
-// budgetResults returns the tool results of the request by tool_use_id, and the index of the
-// message holding each.
-func budgetResults(req Request) (map[string]*ToolResult, map[string]int) {
-	trs, msg := map[string]*ToolResult{}, map[string]int{}
-	for i, m := range req.Messages {
-		for _, b := range m.Content {
-			if tr, ok := b.(*ToolResult); ok {
-				trs[tr.ToolUseID], msg[tr.ToolUseID] = tr, i
-			}
-		}
-	}
-	return trs, msg
-}
-
-func budgetText(tr *ToolResult) string {
-	var parts []string
-	for _, b := range tr.Content {
-		if tx, ok := b.(*Text); ok {
-			parts = append(parts, tx.Text)
-		}
-	}
-	return strings.Join(parts, "")
-}
 
 // budgetLines returns n characters of numbered lines, so previews have newlines to cut at.
 func budgetLines(n int) string {
@@ -126,7 +92,7 @@ func TestBudgetPerResultCap(t *testing.T) {
 			k.results(tr)
 			res := budgetPrepare(t, p, k.recs)
 
-			trs, _ := budgetResults(res.Request)
+			trs, _ := toolResults(res.Request)
 			got := trs["toolu_a"]
 			require.NotNil(t, got)
 			assert.Equal(t, tc.isError, got.IsError)
@@ -136,13 +102,13 @@ func TestBudgetPerResultCap(t *testing.T) {
 			assert.Equal(t, tc.replaced, dec[0].Replaced)
 			if !tc.replaced {
 				if tc.content != "" { // normalize fills an empty result with a placeholder
-					assert.Equal(t, tc.content, budgetText(got))
+					assert.Equal(t, tc.content, resultText(got))
 				}
 				assert.Equal(t, 0, store.Len())
 				return
 			}
 			chars := utf8.RuneCountInString(tc.content)
-			pv := budgetText(got)
+			pv := resultText(got)
 			assert.Equal(t, dec[0].Preview, pv)
 			assert.Equal(t, chars, dec[0].OriginalChars)
 			assert.Equal(t, "memory:toolu_a", dec[0].Ref)
@@ -186,14 +152,14 @@ func TestBudgetAggregateParallel(t *testing.T) {
 			budgetParallel(k, tc.sizes, "toolu_c", "toolu_a", "toolu_b")
 			res := budgetPrepare(t, p, k.recs)
 
-			trs, msg := budgetResults(res.Request)
+			trs, msg := toolResults(res.Request)
 			require.Len(t, trs, 3)
 			assert.Equal(t, msg["toolu_a"], msg["toolu_b"], "parallel results share one API message")
 			assert.Equal(t, msg["toolu_a"], msg["toolu_c"])
 			var got []string
 			total := 0
 			for _, id := range []string{"toolu_a", "toolu_b", "toolu_c"} {
-				s := budgetText(trs[id])
+				s := resultText(trs[id])
 				total += utf8.RuneCountInString(s)
 				if strings.HasPrefix(s, "<persisted-output>") {
 					got = append(got, id)
@@ -228,10 +194,10 @@ func TestBudgetAggregatePerMessage(t *testing.T) {
 	k.assistant(toolUse("toolu_b", "Read"))
 	k.results(result("toolu_b", budgetLines(900)))
 	res := budgetPrepare(t, p, k.recs)
-	trs, msg := budgetResults(res.Request)
+	trs, msg := toolResults(res.Request)
 	assert.NotEqual(t, msg["toolu_a"], msg["toolu_b"])
-	assert.Equal(t, budgetLines(900), budgetText(trs["toolu_a"]))
-	assert.Equal(t, budgetLines(900), budgetText(trs["toolu_b"]))
+	assert.Equal(t, budgetLines(900), resultText(trs["toolu_a"]))
+	assert.Equal(t, budgetLines(900), resultText(trs["toolu_b"]))
 }
 
 // Non-text blocks count their JSON length and are stored as JSON.
@@ -258,7 +224,7 @@ func TestBudgetNonTextBlocks(t *testing.T) {
 	assert.Equal(t, "found\n"+string(sr.JSON), string(stored))
 	_, ok := store.Get("toolu_img")
 	assert.False(t, ok, "nothing stored for the kept image result")
-	trs, _ := budgetResults(res.Request)
+	trs, _ := toolResults(res.Request)
 	assert.Len(t, trs["toolu_img"].Content, 2, "text and image sent as they are")
 	assert.True(t, trs["toolu_sr"].StringContent)
 }
@@ -279,9 +245,9 @@ func TestBudgetFrozenKept(t *testing.T) {
 
 	tight := budgetPipeline(t, BudgetConfig{MaxResultChars: 500, PreviewBytes: 50})
 	res2 := budgetPrepare(t, tight, k.recs)
-	trs, _ := budgetResults(res2.Request)
-	assert.Equal(t, budgetLines(800), budgetText(trs["toolu_a"]), "frozen kept result stays")
-	assert.True(t, strings.HasPrefix(budgetText(trs["toolu_b"]), "<persisted-output>"), "new result is replaced")
+	trs, _ := toolResults(res2.Request)
+	assert.Equal(t, budgetLines(800), resultText(trs["toolu_a"]), "frozen kept result stays")
+	assert.True(t, strings.HasPrefix(resultText(trs["toolu_b"]), "<persisted-output>"), "new result is replaced")
 	dec2 := budgetDecisions(res2.Append)
 	require.Len(t, dec2, 1, "only the new result is decided")
 	assert.Equal(t, "toolu_b", dec2[0].ToolUseID)
@@ -296,11 +262,11 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 	budgetParallel(k, map[string]int{"toolu_a": 5000, "toolu_b": 300}, "toolu_a", "toolu_b")
 	p1 := budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, PreviewBytes: 200, Store: &MapStore{}})
 	res1 := budgetPrepare(t, p1, k.recs)
-	want := budgetBytes(t, res1.Request)
+	want := requestBytes(t, res1.Request)
 	require.Len(t, res1.Append, 1)
 
 	again := budgetPrepare(t, p1, k.recs)
-	assert.Equal(t, want, budgetBytes(t, again.Request), "Prepare twice: same bytes")
+	assert.Equal(t, want, requestBytes(t, again.Request), "Prepare twice: same bytes")
 	assert.Equal(t, res1.Append, again.Append, "Prepare twice: same decisions")
 
 	recs := append(append([]Record(nil), k.recs...), res1.Append...)
@@ -311,7 +277,7 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			res2 := budgetPrepare(t, p, recs)
-			assert.Equal(t, string(want), string(budgetBytes(t, res2.Request)))
+			assert.Equal(t, string(want), string(requestBytes(t, res2.Request)))
 			assert.Empty(t, res2.Append)
 			sr := res2.Report.Stage("budget")
 			require.Len(t, sr.Actions, 1)
@@ -327,7 +293,7 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, tr.Clean())
 		res2 := budgetPrepare(t, p1, tr.Records)
-		assert.Equal(t, string(want), string(budgetBytes(t, res2.Request)))
+		assert.Equal(t, string(want), string(requestBytes(t, res2.Request)))
 		assert.Empty(t, res2.Append)
 	})
 
@@ -337,10 +303,10 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 		k2.results(result("toolu_c", budgetLines(7000)))
 		res3 := budgetPrepare(t, p1, k2.recs)
 		require.Greater(t, len(res3.Request.Messages), len(res1.Request.Messages))
-		trs1, msg1 := budgetResults(res1.Request)
-		trs3, msg3 := budgetResults(res3.Request)
+		trs1, msg1 := toolResults(res1.Request)
+		trs3, msg3 := toolResults(res3.Request)
 		for id, tr := range trs1 {
-			assert.Equal(t, budgetText(tr), budgetText(trs3[id]), id)
+			assert.Equal(t, resultText(tr), resultText(trs3[id]), id)
 			assert.Equal(t, msg1[id], msg3[id], id)
 		}
 		dec := budgetDecisions(res3.Append)
@@ -371,8 +337,8 @@ func TestBudgetFirstDecisionWins(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			recs := append(append([]Record(nil), k.recs...), tc.decs...)
 			res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, Store: &MapStore{}}), recs)
-			trs, _ := budgetResults(res.Request)
-			assert.Equal(t, tc.shown, budgetText(trs["toolu_a"]))
+			trs, _ := toolResults(res.Request)
+			assert.Equal(t, tc.shown, resultText(trs["toolu_a"]))
 			assert.Empty(t, res.Append)
 		})
 	}
@@ -384,8 +350,8 @@ func TestBudgetDisable(t *testing.T) {
 	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{Disable: true, MaxResultChars: 1000}), k.recs)
 	assert.Empty(t, res.Append, "no new decisions")
 	assert.Empty(t, res.Report.Stage("budget").Actions)
-	trs, _ := budgetResults(res.Request)
-	assert.Equal(t, budgetLines(3000), budgetText(trs["toolu_a"]))
+	trs, _ := toolResults(res.Request)
+	assert.Equal(t, budgetLines(3000), resultText(trs["toolu_a"]))
 }
 
 // A Store error fails the turn, naming the stage, and nothing is appended.
@@ -491,8 +457,8 @@ func TestBudgetPreviewNotShorter(t *testing.T) {
 	k := newTK()
 	budgetParallel(k, map[string]int{"toolu_a": 500}, "toolu_a")
 	res := budgetPrepare(t, p, k.recs)
-	trs, _ := budgetResults(res.Request)
-	assert.Equal(t, budgetLines(500), budgetText(trs["toolu_a"]))
+	trs, _ := toolResults(res.Request)
+	assert.Equal(t, budgetLines(500), resultText(trs["toolu_a"]))
 	dec := budgetDecisions(res.Append)
 	require.Len(t, dec, 1)
 	assert.False(t, dec[0].Replaced)
@@ -539,29 +505,29 @@ func TestBudgetCorpus(t *testing.T) {
 			t.Logf("%s: %v", f, err)
 			continue
 		}
-		want := budgetBytes(t, res.Request)
+		want := requestBytes(t, res.Request)
 		again, err := p.Prepare(t.Context(), Input{Records: tr.Records})
 		require.NoError(t, err, f)
-		assert.Equal(t, string(want), string(budgetBytes(t, again.Request)), f)
+		assert.Equal(t, string(want), string(requestBytes(t, again.Request)), f)
 		assert.Equal(t, res.Append, again.Append, f)
 
-		trs, _ := budgetResults(res.Request)
+		trs, _ := toolResults(res.Request)
 		for id, r := range trs {
 			if n := resultChars(r); n > maxResult {
-				assert.NotContains(t, budgetText(r), "<persisted-output>\nOutput too large", "%s %s", f, id)
+				assert.NotContains(t, resultText(r), "<persisted-output>\nOutput too large", "%s %s", f, id)
 			}
 		}
 		for _, d := range budgetDecisions(res.Append) {
 			if d.Replaced {
 				replaced++
-				assert.Equal(t, d.Preview, budgetText(trs[d.ToolUseID]), "%s %s", f, d.ToolUseID)
+				assert.Equal(t, d.Preview, resultText(trs[d.ToolUseID]), "%s %s", f, d.ToolUseID)
 			}
 		}
 
 		recs := append(append([]Record(nil), tr.Records...), res.Append...)
 		res2, err := p.Prepare(t.Context(), Input{Records: recs})
 		require.NoError(t, err, f)
-		assert.Equal(t, string(want), string(budgetBytes(t, res2.Request)), f)
+		assert.Equal(t, string(want), string(requestBytes(t, res2.Request)), f)
 		assert.Empty(t, res2.Append, f)
 	}
 	assert.Positive(t, replaced, "the corpus has results over the cap")

@@ -65,10 +65,7 @@ func cacheMarkers(t *testing.T, req Request) []cacheMarker {
 
 func cachePipeline(t *testing.T, cc CacheConfig) *Pipeline {
 	t.Helper()
-	p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Cache: cc,
-		Now: func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }})
-	require.NoError(t, err)
-	return p
+	return newTestPipeline(t, Config{Cache: cc}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
 func cacheTools() []Tool {
@@ -159,7 +156,7 @@ func TestCacheStripsStaleMarkers(t *testing.T) {
 	mcValid(t, res.Request)
 	got := cacheMarkers(t, res.Request)
 	assert.Equal(t, []cacheMarker{{"messages", len(res.Request.Messages) - 1, 0, ""}}, got)
-	enc := mcBytes(t, res.Request)
+	enc := string(requestBytes(t, res.Request))
 	assert.NotContains(t, enc, `"cache_control":null`)
 	assert.Equal(t, 1, strings.Count(enc, "cache_control"))
 	var repaired []string
@@ -267,7 +264,7 @@ func TestCacheStripsMessageMarkers(t *testing.T) {
 	tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs}}
 	require.NoError(t, p.cacheBreakpoint(tn))
 	assert.Equal(t, []cacheMarker{{"messages", 2, 2, ""}}, cacheMarkers(t, tn.req))
-	enc := mcBytes(t, tn.req)
+	enc := string(requestBytes(t, tn.req))
 	assert.NotContains(t, enc, "null")
 	assert.Contains(t, enc, `{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"n"}]}`)
 	assert.Len(t, tn.report.Stage("cache").Actions, 4, "3 repairs and the marker")

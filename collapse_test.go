@@ -233,13 +233,13 @@ func TestCollapsePrepareDeterministic(t *testing.T) {
 	p := snipPipeline(t, Config{Snip: SnipConfig{TagMessages: true}})
 	r1 := snipPrepare(t, p, k.recs)
 	r2 := snipPrepare(t, p, k.recs)
-	assert.Equal(t, snipBytes(t, r1.Request), snipBytes(t, r2.Request))
+	assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r2.Request))
 	assert.Equal(t, r1.Append, r2.Append)
 	assert.Equal(t, r1.Report, r2.Report)
 
 	recs := append(append([]Record(nil), k.recs...), r1.Append...)
 	r3 := snipPrepare(t, p, recs)
-	assert.Equal(t, snipBytes(t, r1.Request), snipBytes(t, r3.Request))
+	assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r3.Request))
 	assert.Empty(t, r3.Append)
 	assert.Equal(t, r1.Report.Stage("collapse"), r3.Report.Stage("collapse"))
 
@@ -255,7 +255,7 @@ func TestCollapsePrepareDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, back.Clean())
 	r4 := snipPrepare(t, p, back.Records)
-	assert.Equal(t, snipBytes(t, r1.Request), snipBytes(t, r4.Request))
+	assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r4.Request))
 }
 
 func TestNewCollapseCommit(t *testing.T) {
@@ -371,7 +371,7 @@ func TestSnipCollapseCorpus(t *testing.T) {
 		again := append(append([]Record(nil), recs...), r1.Append...)
 		r2, err := p.Prepare(context.Background(), Input{Records: again})
 		require.NoError(t, err, f)
-		assert.Equal(t, snipBytes(t, r1.Request), snipBytes(t, r2.Request), f)
+		assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r2.Request), f)
 		assert.Empty(t, r2.Append, f)
 	}
 }

@@ -29,10 +29,7 @@ func (s *ctxStatic) Context(context.Context) ([]ContextSection, error) {
 
 func ctxPipeline(t *testing.T, cc ContextConfig) *Pipeline {
 	t.Helper()
-	p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Context: cc,
-		Now: func() time.Time { return time.Date(2026, 3, 4, 23, 30, 0, 0, time.UTC) }})
-	require.NoError(t, err)
-	return p
+	return newTestPipeline(t, Config{Context: cc}, time.Date(2026, 3, 4, 23, 30, 0, 0, time.UTC))
 }
 
 func ctxSession() *tk {
@@ -125,7 +122,7 @@ func TestContextStage(t *testing.T) {
 
 			again, err := p.Prepare(t.Context(), Input{Records: k.recs, System: system})
 			require.NoError(t, err)
-			assert.Equal(t, mcBytes(t, req), mcBytes(t, again.Request), "deterministic")
+			assert.Equal(t, string(requestBytes(t, req)), string(requestBytes(t, again.Request)), "deterministic")
 		})
 	}
 }
@@ -203,7 +200,7 @@ func TestContextMemoize(t *testing.T) {
 		src.sections = []ContextSection{{"claudeMd", "v2"}}
 		r3, err := p.Prepare(t.Context(), Input{Records: k.recs})
 		require.NoError(t, err)
-		assert.Equal(t, mcBytes(t, r1.Request), mcBytes(t, r3.Request), "memoized: the change is not seen")
+		assert.Equal(t, string(requestBytes(t, r1.Request)), string(requestBytes(t, r3.Request)), "memoized: the change is not seen")
 
 		m.Invalidate()
 		r4, err := p.Prepare(t.Context(), Input{Records: k.recs})

@@ -33,40 +33,7 @@ func mcSession(names ...string) (*tk, []string) {
 
 func mcPipeline(t *testing.T, now time.Time, mc MicrocompactConfig) *Pipeline {
 	t.Helper()
-	p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Microcompact: mc,
-		Now: func() time.Time { return now }})
-	require.NoError(t, err)
-	return p
-}
-
-// mcResults indexes the request's tool_result blocks by tool_use id.
-func mcResults(req Request) map[string]*ToolResult {
-	out := map[string]*ToolResult{}
-	for _, m := range req.Messages {
-		for _, b := range m.Content {
-			if tr, ok := b.(*ToolResult); ok {
-				out[tr.ToolUseID] = tr
-			}
-		}
-	}
-	return out
-}
-
-func mcText(tr *ToolResult) string {
-	var b strings.Builder
-	for _, c := range tr.Content {
-		if t, ok := c.(*Text); ok {
-			b.WriteString(t.Text)
-		}
-	}
-	return b.String()
-}
-
-func mcBytes(t *testing.T, req Request) string {
-	t.Helper()
-	b, err := req.MarshalJSON()
-	require.NoError(t, err)
-	return string(b)
+	return newTestPipeline(t, Config{Microcompact: mc}, now)
 }
 
 func TestMicrocompactTime(t *testing.T) {
@@ -103,7 +70,7 @@ func TestMicrocompactTime(t *testing.T) {
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 			require.NoError(t, err)
 			mcValid(t, res.Request)
-			got := mcResults(res.Request)
+			got, _ := toolResults(res.Request)
 			require.Len(t, got, len(ids))
 			want := map[string]bool{}
 			for _, i := range tc.cleared {
@@ -113,10 +80,10 @@ func TestMicrocompactTime(t *testing.T) {
 			for _, id := range ids {
 				if want[id] {
 					wantIDs = append(wantIDs, id)
-					assert.Equal(t, ClearedToolResultText, mcText(got[id]), id)
+					assert.Equal(t, ClearedToolResultText, resultText(got[id]), id)
 					assert.True(t, got[id].StringContent, id)
 				} else {
-					assert.Equal(t, mcBody(id), mcText(got[id]), id)
+					assert.Equal(t, mcBody(id), resultText(got[id]), id)
 				}
 			}
 			st := res.Report.Stage("microcompact")
@@ -164,17 +131,17 @@ func TestMicrocompactClearsErrorsAndPersistedOutput(t *testing.T) {
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	mcValid(t, res.Request)
-	got := mcResults(res.Request)
-	assert.Equal(t, ClearedToolResultText, mcText(got["e1"]))
+	got, _ := toolResults(res.Request)
+	assert.Equal(t, ClearedToolResultText, resultText(got["e1"]))
 	assert.True(t, got["e1"].IsError, "is_error survives clearing")
-	assert.Equal(t, ClearedToolResultText, mcText(got["p1"]))
-	assert.Equal(t, mcBody("k1"), mcText(got["k1"]))
+	assert.Equal(t, ClearedToolResultText, resultText(got["p1"]))
+	assert.Equal(t, mcBody("k1"), resultText(got["k1"]))
 	require.Len(t, mcAppend(res), 1)
 	assert.Equal(t, []string{"e1", "p1"}, mcAppend(res)[0].Microcompact.ClearedToolUseIDs)
 	// The transcript's blocks are untouched.
 	assert.Same(t, before, k.recs[2].Message.Content[0])
-	assert.Contains(t, mcText(before), "tool_use_error")
-	enc := mcBytes(t, res.Request)
+	assert.Contains(t, resultText(before), "tool_use_error")
+	enc := string(requestBytes(t, res.Request))
 	assert.Contains(t, enc, `{"type":"tool_result","tool_use_id":"e1","content":"[Old tool result content cleared]","is_error":true}`)
 }
 
@@ -191,7 +158,7 @@ func TestMicrocompactReapply(t *testing.T) {
 	// Prepare twice: identical bytes and identical decisions.
 	again, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
-	assert.Equal(t, mcBytes(t, first.Request), mcBytes(t, again.Request))
+	assert.Equal(t, string(requestBytes(t, first.Request)), string(requestBytes(t, again.Request)))
 	assert.Equal(t, first.Append, again.Append)
 
 	// Persist the decisions through JSON, as the caller would.
@@ -219,7 +186,7 @@ func TestMicrocompactReapply(t *testing.T) {
 			res, err := p.Prepare(t.Context(), Input{Records: recs})
 			require.NoError(t, err)
 			mcValid(t, res.Request)
-			assert.Equal(t, mcBytes(t, first.Request), mcBytes(t, res.Request))
+			assert.Equal(t, string(requestBytes(t, first.Request)), string(requestBytes(t, res.Request)))
 			assert.Empty(t, res.Append, "no new decision for the same results")
 			st := res.Report.Stage("microcompact")
 			require.Len(t, st.Actions, 2)
@@ -234,7 +201,7 @@ func TestMicrocompactReapply(t *testing.T) {
 		p := mcPipeline(t, now, MicrocompactConfig{Disable: true})
 		res, err := p.Prepare(t.Context(), Input{Records: recs})
 		require.NoError(t, err)
-		assert.Equal(t, mcBytes(t, first.Request), mcBytes(t, res.Request))
+		assert.Equal(t, string(requestBytes(t, first.Request)), string(requestBytes(t, res.Request)))
 	})
 
 	t.Run("new turn under the gap keeps the prefix", func(t *testing.T) {
@@ -248,10 +215,10 @@ func TestMicrocompactReapply(t *testing.T) {
 		require.NoError(t, err)
 		mcValid(t, res.Request)
 		assert.Empty(t, mcAppend(res))
-		got := mcResults(res.Request)
-		assert.Equal(t, ClearedToolResultText, mcText(got["mc_01"]))
-		assert.Equal(t, ClearedToolResultText, mcText(got["mc_02"]))
-		assert.Equal(t, mcBody("mc_03"), mcText(got["mc_03"]), "the gap is not reached: nothing new")
+		got, _ := toolResults(res.Request)
+		assert.Equal(t, ClearedToolResultText, resultText(got["mc_01"]))
+		assert.Equal(t, ClearedToolResultText, resultText(got["mc_02"]))
+		assert.Equal(t, mcBody("mc_03"), resultText(got["mc_03"]), "the gap is not reached: nothing new")
 		// Every message before the new ones is byte-identical (the last one lost its marker).
 		for i := range len(first.Request.Messages) - 1 {
 			assert.Equal(t, mcMessageBytes(t, first.Request, i), mcMessageBytes(t, res.Request, i), "message %d", i)
@@ -262,7 +229,7 @@ func TestMicrocompactReapply(t *testing.T) {
 // mcMessageBytes marshals message i of req alone.
 func mcMessageBytes(t *testing.T, req Request, i int) string {
 	t.Helper()
-	return mcBytes(t, Request{Messages: []RequestMessage{req.Messages[i]}})
+	return string(requestBytes(t, Request{Messages: []RequestMessage{req.Messages[i]}}))
 }
 
 // mcCachedSession: 7 Read rounds, a closing answer, then a new user prompt (the last message).
@@ -292,9 +259,9 @@ func TestMicrocompactCached(t *testing.T) {
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs, SkipCacheWrite: tc.skip})
 			require.NoError(t, err)
 			mcValid(t, res.Request)
-			got := mcResults(res.Request)
+			got, _ := toolResults(res.Request)
 			for _, id := range ids {
-				assert.Equal(t, mcBody(id), mcText(got[id]), "cached mode leaves content in place: %s", id)
+				assert.Equal(t, mcBody(id), resultText(got[id]), "cached mode leaves content in place: %s", id)
 			}
 			edits, at := mcCacheEdits(res.Request)
 			if tc.marked == nil {
@@ -336,7 +303,7 @@ func TestMicrocompactCached(t *testing.T) {
 			assert.Positive(t, d.TokensSaved)
 			st := res.Report.Stage("microcompact")
 			assert.Equal(t, d.TokensSaved, st.TokensFreed)
-			enc := mcBytes(t, res.Request)
+			enc := string(requestBytes(t, res.Request))
 			assert.Contains(t, enc, `{"type":"cache_edits","edits":[{"type":"delete","cache_reference":"mc_01"},{"type":"delete","cache_reference":"mc_02"}]}`)
 			assert.Contains(t, enc, `"cache_reference":"mc_01"`)
 		})
@@ -360,7 +327,7 @@ func TestMicrocompactCachedPinned(t *testing.T) {
 	k.recs = append(k.recs, first.Append...)
 	again, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
-	assert.Equal(t, mcBytes(t, first.Request), mcBytes(t, again.Request))
+	assert.Equal(t, string(requestBytes(t, first.Request)), string(requestBytes(t, again.Request)))
 	assert.Empty(t, again.Append)
 
 	// A later turn: the answer, one more tool round and a new prompt. The live context
@@ -466,7 +433,8 @@ func TestMicrocompactCachedPinSnipped(t *testing.T) {
 	edits, at := mcCacheEdits(res.Request)
 	require.Len(t, edits, 1)
 	assert.Equal(t, "mc_01", edits[0].CacheReference)
-	assert.Equal(t, "mc_01", mcResults(res.Request)["mc_01"].CacheReference)
+	got, _ := toolResults(res.Request)
+	assert.Equal(t, "mc_01", got["mc_01"].CacheReference)
 	require.Len(t, at, 1)
 }
 
@@ -554,7 +522,7 @@ func TestMicrocompactCachedDeterministic(t *testing.T) {
 	require.NoError(t, err)
 	b, err := mcPipeline(t, k.at(0), cfg).Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
-	assert.Equal(t, mcBytes(t, a.Request), mcBytes(t, b.Request))
+	assert.Equal(t, string(requestBytes(t, a.Request)), string(requestBytes(t, b.Request)))
 	assert.Equal(t, a.Append, b.Append)
 	require.Len(t, mcAppend(a), 1)
 
@@ -565,7 +533,7 @@ func TestMicrocompactCachedDeterministic(t *testing.T) {
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	assert.Empty(t, mcAppend(res))
-	assert.NotContains(t, mcBytes(t, res.Request), "cache_")
+	assert.NotContains(t, string(requestBytes(t, res.Request)), "cache_")
 }
 
 // Results after the last assistant message are the model's latest input: an idle gap never
@@ -586,13 +554,13 @@ func TestMicrocompactTimeKeepsUnseenResults(t *testing.T) {
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	mcValid(t, res.Request)
-	got := mcResults(res.Request)
+	got, _ := toolResults(res.Request)
 	require.Len(t, got, len(ids))
 	for _, id := range ids[:2] {
-		assert.Equal(t, ClearedToolResultText, mcText(got[id]), id)
+		assert.Equal(t, ClearedToolResultText, resultText(got[id]), id)
 	}
 	for _, id := range ids[2:] {
-		assert.Equal(t, mcBody(id), mcText(got[id]), "%s: the model has not seen it yet", id)
+		assert.Equal(t, mcBody(id), resultText(got[id]), "%s: the model has not seen it yet", id)
 	}
 	require.Len(t, mcAppend(res), 1)
 	assert.Equal(t, ids[:2], mcAppend(res)[0].Microcompact.ClearedToolUseIDs)

@@ -24,12 +24,7 @@ var snipTools = []Tool{
 
 func snipPipeline(t testing.TB, cfg Config) *Pipeline {
 	t.Helper()
-	cfg.ContextWindow = 200_000
-	cfg.Tokens = EstimateCounter{}
-	cfg.Now = func() time.Time { return snipNow }
-	p, err := New(cfg)
-	require.NoError(t, err)
-	return p
+	return newTestPipeline(t, cfg, snipNow)
 }
 
 func snipPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
@@ -39,13 +34,6 @@ func snipPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
 	assertPairedRequest(t, res.Request)
 	assert.NoError(t, Validate(res.Request, ValidateOptions{}), "the request passes the provider contract")
 	return res
-}
-
-func snipBytes(t testing.TB, req Request) []byte {
-	t.Helper()
-	b, err := req.MarshalJSON()
-	require.NoError(t, err)
-	return b
 }
 
 // assertPairedRequest checks the contract rules snip and collapse can break: user first, roles
@@ -348,13 +336,13 @@ func TestSnipPrepareDeterministic(t *testing.T) {
 	p := snipPipeline(t, Config{Snip: SnipConfig{TagMessages: true}})
 	r1 := snipPrepare(t, p, k.recs)
 	r2 := snipPrepare(t, p, k.recs)
-	assert.Equal(t, snipBytes(t, r1.Request), snipBytes(t, r2.Request))
+	assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r2.Request))
 	assert.Equal(t, r1.Append, r2.Append)
 	assert.Equal(t, r1.Report.Stage("snip"), r2.Report.Stage("snip"))
 
 	recs := append(append([]Record(nil), k.recs...), r1.Append...)
 	r3 := snipPrepare(t, p, recs)
-	assert.Equal(t, snipBytes(t, r1.Request), snipBytes(t, r3.Request))
+	assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r3.Request))
 	assert.Empty(t, r3.Append)
 
 	// A new turn leaves the snipped prefix unchanged.

@@ -214,6 +214,6 @@ func TestStoreFileStoreBudget(t *testing.T) {
 	assert.Equal(t, budgetLines(3000), string(got))
 
 	again := budgetPrepare(t, p, k.recs)
-	assert.Equal(t, budgetBytes(t, res.Request), budgetBytes(t, again.Request))
+	assert.Equal(t, requestBytes(t, res.Request), requestBytes(t, again.Request))
 	assert.Equal(t, res.Append, again.Append)
 }

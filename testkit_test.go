@@ -118,3 +118,52 @@ func newCanceled(t *testing.T) (context.Context, context.CancelFunc) {
 	cancel()
 	return ctx, cancel
 }
+
+// newTestPipeline returns New(cfg) with the test defaults filled in where cfg leaves them
+// zero: a 200,000-token window, the bytes/3 estimate and a clock fixed at now.
+func newTestPipeline(t testing.TB, cfg Config, now time.Time) *Pipeline {
+	t.Helper()
+	if cfg.ContextWindow == 0 {
+		cfg.ContextWindow = 200_000
+	}
+	if cfg.Tokens == nil {
+		cfg.Tokens = EstimateCounter{}
+	}
+	cfg.Now = func() time.Time { return now }
+	p, err := New(cfg)
+	require.NoError(t, err)
+	return p
+}
+
+// requestBytes returns the request body.
+func requestBytes(t testing.TB, req Request) []byte {
+	t.Helper()
+	b, err := req.MarshalJSON()
+	require.NoError(t, err)
+	return b
+}
+
+// toolResults returns the tool results of the request by tool_use_id, and the index of the
+// message holding each.
+func toolResults(req Request) (map[string]*ToolResult, map[string]int) {
+	trs, msg := map[string]*ToolResult{}, map[string]int{}
+	for i, m := range req.Messages {
+		for _, b := range m.Content {
+			if tr, ok := b.(*ToolResult); ok {
+				trs[tr.ToolUseID], msg[tr.ToolUseID] = tr, i
+			}
+		}
+	}
+	return trs, msg
+}
+
+// resultText joins the text blocks of a tool result.
+func resultText(tr *ToolResult) string {
+	var b strings.Builder
+	for _, c := range tr.Content {
+		if tx, ok := c.(*Text); ok {
+			b.WriteString(tx.Text)
+		}
+	}
+	return b.String()
+}
