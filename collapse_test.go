@@ -2,7 +2,6 @@ package agentctx
 
 import (
 	"context"
-	"encoding/json"
 	"maps"
 	"slices"
 	"strings"
@@ -244,17 +243,7 @@ func TestCollapsePrepareDeterministic(t *testing.T) {
 	assert.Equal(t, r1.Report.Stage("collapse"), r3.Report.Stage("collapse"))
 
 	// Through the transcript format: write, read back, same bytes.
-	var lines strings.Builder
-	for _, r := range recs {
-		b, err := json.Marshal(r)
-		require.NoError(t, err)
-		lines.Write(b)
-		lines.WriteByte('\n')
-	}
-	back, err := ReadTranscript(strings.NewReader(lines.String()), "collapse.jsonl", ReadOptions{Strict: true})
-	require.NoError(t, err)
-	require.True(t, back.Clean())
-	r4 := snipPrepare(t, p, back.Records)
+	r4 := snipPrepare(t, p, roundTrip(t, recs))
 	assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r4.Request))
 }
 

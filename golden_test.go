@@ -7,7 +7,6 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -158,24 +157,6 @@ func runGolden(t *testing.T, dir string) {
 	golden(t, filepath.Join(dir, "want", "request.json"), indented)
 	golden(t, filepath.Join(dir, "want", "report.txt"), []byte(res.Report.String()))
 	golden(t, filepath.Join(dir, "want", "appended.jsonl"), []byte(encodeRecords(t, res.Append)))
-}
-
-// roundTrip sends records through their JSONL encoding, as a resume does.
-func roundTrip(t *testing.T, recs []Record) []Record {
-	tr, err := ReadTranscript(strings.NewReader(encodeRecords(t, recs)), "appended", ReadOptions{Strict: true})
-	require.NoError(t, err)
-	return tr.Records
-}
-
-func encodeRecords(t *testing.T, recs []Record) string {
-	var b strings.Builder
-	for _, r := range recs {
-		enc, err := json.Marshal(r)
-		require.NoError(t, err)
-		b.Write(enc)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
 
 // golden compares got with the file at path, or rewrites the file under -update.

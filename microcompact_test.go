@@ -1,7 +1,6 @@
 package agentctx
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -162,16 +161,7 @@ func TestMicrocompactReapply(t *testing.T) {
 	assert.Equal(t, first.Append, again.Append)
 
 	// Persist the decisions through JSON, as the caller would.
-	var lines strings.Builder
-	for _, r := range first.Append {
-		line, err := json.Marshal(r)
-		require.NoError(t, err)
-		lines.Write(line)
-		lines.WriteByte('\n')
-	}
-	tr, err := ReadTranscript(strings.NewReader(k.jsonl(t)+lines.String()), "mc.jsonl", ReadOptions{})
-	require.NoError(t, err)
-	recs := tr.Records
+	recs := roundTrip(t, append(append([]Record(nil), k.recs...), first.Append...))
 
 	for _, tc := range []struct {
 		name string

@@ -100,16 +100,7 @@ func result(id, content string) *ToolResult {
 func (k *tk) at(d time.Duration) time.Time { return k.t0.Add(time.Duration(k.n)*time.Second + d) }
 
 // jsonl encodes the records as a transcript.
-func (k *tk) jsonl(t testing.TB) string {
-	var b strings.Builder
-	for _, r := range k.recs {
-		enc, err := json.Marshal(r)
-		require.NoError(t, err)
-		b.Write(enc)
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
+func (k *tk) jsonl(t testing.TB) string { return encodeRecords(t, k.recs) }
 
 var errCanceled = context.Canceled
 
@@ -164,6 +155,28 @@ func resultText(tr *ToolResult) string {
 		if tx, ok := c.(*Text); ok {
 			b.WriteString(tx.Text)
 		}
+	}
+	return b.String()
+}
+
+// roundTrip sends records through their JSONL encoding, as a resume does.
+func roundTrip(t testing.TB, recs []Record) []Record {
+	t.Helper()
+	tr, err := ReadTranscript(strings.NewReader(encodeRecords(t, recs)), "appended", ReadOptions{Strict: true})
+	require.NoError(t, err)
+	require.True(t, tr.Clean(), "every record reads back")
+	return tr.Records
+}
+
+// encodeRecords encodes records as transcript lines.
+func encodeRecords(t testing.TB, recs []Record) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range recs {
+		enc, err := json.Marshal(r)
+		require.NoError(t, err)
+		b.Write(enc)
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
