@@ -99,6 +99,7 @@ type budgetEntry struct {
 	id     string
 	slots  []budgetSlot
 	frozen bool         // decided by an earlier turn's record
+	record string       // uuid of the record holding the verdict (a new one once written)
 	res    BudgetResult // the verdict (frozen or new)
 	size   int          // characters of the first occurrence's content; -1: not measured yet
 }
@@ -155,7 +156,7 @@ func (p *Pipeline) budget(t *turn) error {
 			if e == nil {
 				e = &budgetEntry{id: tr.ToolUseID, size: -1}
 				if r, ok := frozen[tr.ToolUseID]; ok {
-					e.frozen, e.res = true, r
+					e.frozen, e.res, e.record = true, r.res, r.record
 				} else {
 					e.res = BudgetResult{ToolUseID: tr.ToolUseID}
 				}
@@ -185,8 +186,32 @@ func (p *Pipeline) budget(t *turn) error {
 		}
 	}
 
-	// Apply: frozen replacements and new ones. Nothing is applied before every Put succeeded.
+	// Freeze every new result in one decision record.
 	sr := t.report.stage("budget")
+	var rec *Record
+	replaced := 0
+	if len(fresh) > 0 {
+		d := &BudgetDecision{Results: make([]BudgetResult, 0, len(fresh))}
+		for _, e := range fresh {
+			d.Results = append(d.Results, e.res)
+			if e.res.Replaced {
+				replaced++
+			}
+		}
+		key, err := json.Marshal(d) // the uuid derives from the whole decision
+		if err != nil {
+			return err
+		}
+		r := t.newDecision(SubtypeToolResultBudget, string(key),
+			fmt.Sprintf("Tool-result budget: %d new results, %d replaced by a preview, %d kept", len(fresh), replaced, len(fresh)-replaced))
+		r.Budget = d
+		rec = &r
+		for _, e := range fresh {
+			e.record = r.UUID
+		}
+	}
+
+	// Apply: frozen replacements and new ones. Nothing is applied before every Put succeeded.
 	for _, e := range order {
 		if !e.res.Replaced {
 			continue
@@ -200,33 +225,16 @@ func (p *Pipeline) budget(t *turn) error {
 			nb := replacedResult(s.tr, e.res.Preview)
 			freed := p.counter.Block(s.tr) - p.counter.Block(nb)
 			t.items[s.item].setBlock(s.block, nb)
-			sr.add(Action{Kind: kind, UUID: t.items[s.item].uuid, ToolUseID: e.id, Detail: detail, Tokens: -freed})
+			sr.add(Action{Kind: kind, UUID: t.items[s.item].uuid, ToolUseID: e.id, Record: e.record, Detail: detail, Tokens: -freed})
 		}
 	}
-	if len(fresh) == 0 {
+	if rec == nil {
 		return nil
 	}
-
-	// Freeze every new result in one decision record.
-	d := &BudgetDecision{Results: make([]BudgetResult, 0, len(fresh))}
-	replaced := 0
-	for _, e := range fresh {
-		d.Results = append(d.Results, e.res)
-		if e.res.Replaced {
-			replaced++
-		}
-	}
-	key, err := json.Marshal(d) // the uuid derives from the whole decision
-	if err != nil {
-		return err
-	}
 	if kept := len(fresh) - replaced; kept > 0 {
-		sr.add(Action{Kind: ActionKept, Detail: fmt.Sprintf("%d new results frozen as kept", kept)})
+		sr.add(Action{Kind: ActionKept, Record: rec.UUID, Detail: fmt.Sprintf("%d new results frozen as kept", kept)})
 	}
-	rec := t.newDecision(SubtypeToolResultBudget, string(key),
-		fmt.Sprintf("Tool-result budget: %d new results, %d replaced by a preview, %d kept", len(fresh), replaced, len(fresh)-replaced))
-	rec.Budget = d
-	t.appended = append(t.appended, rec)
+	t.appended = append(t.appended, *rec)
 	return nil
 }
 
@@ -294,10 +302,16 @@ func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 	return true, nil
 }
 
+// frozenResult is a recorded budget verdict and the uuid of the record holding it.
+type frozenResult struct {
+	res    BudgetResult
+	record string
+}
+
 // frozenBudget reads the budget decisions of all records; the first decision on a
 // tool_use_id wins. A replacement without a preview is read as kept.
-func frozenBudget(records []Record) map[string]BudgetResult {
-	m := map[string]BudgetResult{}
+func frozenBudget(records []Record) map[string]frozenResult {
+	m := map[string]frozenResult{}
 	for i := range records {
 		r := &records[i]
 		if r.Type != TypeSystem || r.Subtype != SubtypeToolResultBudget || r.Budget == nil {
@@ -308,7 +322,7 @@ func frozenBudget(records []Record) map[string]BudgetResult {
 				res.Replaced = false // not written by this library; an empty result is invalid
 			}
 			if _, ok := m[res.ToolUseID]; !ok {
-				m[res.ToolUseID] = res
+				m[res.ToolUseID] = frozenResult{res: res, record: r.UUID}
 			}
 		}
 	}

@@ -87,7 +87,7 @@ func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *Record) {
 	}
 	lo, hi, ext := extendSpan(t.items, first, last)
 	for _, e := range ext {
-		rep.add(Action{Kind: ActionExpanded, UUID: r.UUID, ToolUseID: e.toolUseID, Detail: fmt.Sprintf("collapse %s: span extended to %s: %s", id, e.uuid, e.why)})
+		rep.add(Action{Kind: ActionExpanded, UUID: r.UUID, ToolUseID: e.toolUseID, Record: r.UUID, Detail: fmt.Sprintf("collapse %s: span extended to %s: %s", id, e.uuid, e.why)})
 	}
 	span := t.items[lo : hi+1]
 	freed := 0
@@ -111,7 +111,7 @@ func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *Record) {
 	if len(superseded) > 0 {
 		detail += "; supersedes " + strings.Join(superseded, ", ")
 	}
-	rep.add(Action{Kind: ActionCollapsed, UUID: r.UUID, Detail: detail, Tokens: p.counter.Blocks(sum.blocks) - freed})
+	rep.add(Action{Kind: ActionCollapsed, UUID: r.UUID, Record: r.UUID, Detail: detail, Tokens: p.counter.Blocks(sum.blocks) - freed})
 	t.items = slices.Concat(t.items[:lo], []item{sum}, t.items[hi+1:])
 }
 

@@ -174,3 +174,46 @@ func golden(t *testing.T, path string, got []byte) {
 		_ = os.WriteFile(filepath.Join(t.ArtifactDir(), filepath.Base(path)), got, 0o644)
 	}
 }
+
+// TestGoldenActionsNameTheirRecord checks, on every golden case, that each action carrying out
+// a decision names the decision record it carries out, and that the record exists: in the
+// transcript (a recorded decision) or in Result.Append (one made this turn).
+func TestGoldenActionsNameTheirRecord(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("testdata", "cases", "*"))
+	require.NoError(t, err)
+	decisive := map[ActionKind]bool{ActionReplaced: true, ActionReapplied: true, ActionKept: true,
+		ActionSnipped: true, ActionCleared: true, ActionCollapsed: true}
+	checked := 0
+	for _, dir := range dirs {
+		var spec caseSpec
+		if data, err := os.ReadFile(filepath.Join(dir, "case.json")); err == nil {
+			require.NoError(t, json.Unmarshal(data, &spec))
+		}
+		src := filepath.Join(dir, "transcript.jsonl")
+		if spec.Transcript != "" {
+			src = filepath.Join(dir, spec.Transcript)
+		}
+		tr, err := ReadFile(src, ReadOptions{Strict: true})
+		require.NoError(t, err)
+		p, err := New(spec.config())
+		require.NoError(t, err)
+		res, err := p.Prepare(t.Context(), spec.input(tr.Records))
+		require.NoError(t, err)
+		known := map[string]bool{}
+		for _, r := range append(append([]Record(nil), tr.Records...), res.Append...) {
+			if r.IsDecision() {
+				known[r.UUID] = true
+			}
+		}
+		for _, s := range res.Report.Stages {
+			for _, a := range s.Actions {
+				if !decisive[a.Kind] && !(a.Kind == ActionMarked && a.ToolUseID != "") {
+					continue
+				}
+				checked++
+				assert.True(t, known[a.Record], "%s: %s %s action names record %q, which is no decision record", filepath.Base(dir), s.Stage, a.Kind, a.Record)
+			}
+		}
+	}
+	assert.Positive(t, checked)
+}

@@ -124,7 +124,8 @@ const (
 
 // mcLedger is what the microcompact decision records of a transcript say.
 type mcLedger struct {
-	cleared  map[string]bool     // time-cleared tool_use ids
+	cleared  map[string]string   // time-cleared tool_use id → uuid of the clearing record
+	by       map[string]string   // cache-deleted tool_use id → uuid of the deleting record
 	deleted  map[string]string   // cache-deleted tool_use id → pinned user record uuid
 	pins     []string            // pinned uuids, in order of first appearance
 	pinEdits map[string][]string // pinned uuid → deleted ids, in decision order
@@ -133,7 +134,7 @@ type mcLedger struct {
 // loadMicrocompact reads every microcompact decision of records (all of them, not only the
 // chain's: decisions sit beside the chain). An id deleted twice keeps its first pin.
 func loadMicrocompact(records []Record) *mcLedger {
-	l := &mcLedger{cleared: map[string]bool{}, deleted: map[string]string{}, pinEdits: map[string][]string{}}
+	l := &mcLedger{cleared: map[string]string{}, by: map[string]string{}, deleted: map[string]string{}, pinEdits: map[string][]string{}}
 	for i := range records {
 		r := &records[i]
 		if r.Type != TypeSystem || r.Subtype != SubtypeMicrocompact || r.Microcompact == nil {
@@ -146,22 +147,25 @@ func loadMicrocompact(records []Record) *mcLedger {
 				continue
 			}
 			for _, id := range d.ClearedToolUseIDs {
-				l.addDeleted(id, d.PinnedUUID)
+				l.addDeleted(id, d.PinnedUUID, r.UUID)
 			}
 		default: // "time" and any clearing trigger a later version may write
 			for _, id := range d.ClearedToolUseIDs {
-				l.cleared[id] = true
+				if _, ok := l.cleared[id]; !ok {
+					l.cleared[id] = r.UUID
+				}
 			}
 		}
 	}
 	return l
 }
 
-func (l *mcLedger) addDeleted(id, pin string) {
+func (l *mcLedger) addDeleted(id, pin, record string) {
 	if _, ok := l.deleted[id]; ok || id == "" {
 		return
 	}
 	l.deleted[id] = pin
+	l.by[id] = record
 	if _, ok := l.pinEdits[pin]; !ok {
 		l.pins = append(l.pins, pin)
 	}
@@ -211,13 +215,14 @@ func (p *Pipeline) microcompact(t *turn) error {
 
 	// Re-apply recorded clearings, whatever the clock says.
 	for _, r := range refs {
-		if !l.cleared[r.id] {
+		by, ok := l.cleared[r.id]
+		if !ok {
 			continue
 		}
 		old := cur(r)
 		nb := clearedResult(old)
 		t.items[r.item].setBlock(r.block, nb)
-		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id,
+		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id, Record: by,
 			Detail: "tool result cleared (recorded)", Tokens: p.counter.Block(nb) - p.counter.Block(old)})
 	}
 	// Re-apply recorded cache deletions: mark the results; cache_edits are emitted below.
@@ -233,7 +238,7 @@ func (p *Pipeline) microcompact(t *turn) error {
 		}
 		n := p.counter.Block(old)
 		marked[r.id] = n
-		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id,
+		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id, Record: l.by[r.id],
 			Detail: "tool result deleted from the provider cache (recorded)", Tokens: -n})
 	}
 
@@ -296,10 +301,11 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 		return
 	}
 	rep := t.report.stage("microcompact")
+	first := len(rep.Actions)
 	var ids []string
 	saved := 0
 	for _, r := range cands {
-		if r.item > lastAsst || l.cleared[r.id] {
+		if _, done := l.cleared[r.id]; done || r.item > lastAsst {
 			continue
 		}
 		it := &t.items[r.item]
@@ -328,7 +334,15 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 		GapMinutes:        math.Round(gap.Minutes()*100) / 100,
 		TokensSaved:       saved,
 	}
+	setRecord(rep.Actions[first:], rec.UUID)
 	t.appended = append(t.appended, rec)
+}
+
+// setRecord names record as the decision the actions carry out.
+func setRecord(actions []Action, record string) {
+	for i := range actions {
+		actions[i].Record = record
+	}
 }
 
 // cacheDelete marks the candidates for deletion from the provider's cache when the live
@@ -359,11 +373,12 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 		return
 	}
 	rep := t.report.stage("microcompact")
+	first := len(rep.Actions)
 	pinUUID := t.items[pin].uuid
 	var ids []string
 	saved := 0
 	for _, r := range cands {
-		if r.item >= limit || r.item > pin || l.cleared[r.id] {
+		if _, done := l.cleared[r.id]; done || r.item >= limit || r.item > pin {
 			continue
 		}
 		if _, ok := l.deleted[r.id]; ok && !slices.Contains(ids, r.id) {
@@ -377,7 +392,6 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 			continue // a duplicated id: marked everywhere, deleted once
 		}
 		marked[r.id] = n
-		l.addDeleted(r.id, pinUUID)
 		ids = append(ids, r.id)
 		saved += n
 		rep.add(Action{Kind: ActionMarked, UUID: it.uuid, ToolUseID: r.id, Tokens: -n,
@@ -394,6 +408,10 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 		TokensSaved:       saved,
 		PinnedUUID:        pinUUID,
 	}
+	for _, id := range ids {
+		l.addDeleted(id, pinUUID, rec.UUID)
+	}
+	setRecord(rep.Actions[first:], rec.UUID)
 	t.appended = append(t.appended, rec)
 }
 

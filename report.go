@@ -33,11 +33,15 @@ const (
 )
 
 // Action is one thing a stage did. UUID names the record, ToolUseID the tool call, where they
-// apply; Tokens is the change in counted tokens (negative when tokens were freed).
+// apply; Record is the uuid of the decision record the action carries out, whether it was
+// read from the transcript or made this turn (then it is in [Result.Append]); empty for
+// actions that follow from the view alone, such as normalize's repairs. Tokens is the change
+// in counted tokens (negative when tokens were freed).
 type Action struct {
 	Kind      ActionKind
 	UUID      string
 	ToolUseID string
+	Record    string
 	Detail    string
 	Tokens    int
 }
@@ -122,6 +126,9 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			if a.ToolUseID != "" {
 				b.WriteString(" tool_use_id=" + a.ToolUseID)
+			}
+			if a.Record != "" {
+				b.WriteString(" record=" + a.Record)
 			}
 			if a.Tokens != 0 {
 				fmt.Fprintf(&b, " tokens=%d", a.Tokens)

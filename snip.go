@@ -52,9 +52,9 @@ func (p *Pipeline) snip(t *turn) error {
 				}
 				it := &t.items[i]
 				if why.expanded != "" {
-					rep.add(Action{Kind: ActionExpanded, UUID: it.uuid, ToolUseID: why.toolUseID, Detail: why.expanded})
+					rep.add(Action{Kind: ActionExpanded, UUID: it.uuid, ToolUseID: why.toolUseID, Record: why.by, Detail: why.expanded})
 				}
-				rep.add(Action{Kind: ActionSnipped, UUID: it.uuid, Detail: why.detail, Tokens: -p.counter.Blocks(it.blocks)})
+				rep.add(Action{Kind: ActionSnipped, UUID: it.uuid, Record: why.by, Detail: why.detail, Tokens: -p.counter.Blocks(it.blocks)})
 			}
 			t.items = keep
 		}
@@ -202,6 +202,7 @@ func unitOfItem(it *item) snipUnit {
 
 // snipWhy says why a unit is removed.
 type snipWhy struct {
+	by        string // uuid of the snip record
 	detail    string // for the ActionSnipped line
 	expanded  string // non-empty when the unit was added by the closure
 	toolUseID string
@@ -286,11 +287,12 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 		}
 		for _, i := range comp {
 			if rr, ok := req[units[i].uuid]; ok {
-				plan.removed[i] = snipWhy{detail: snipDetail(rr)}
+				plan.removed[i] = snipWhy{by: rr.by, detail: snipDetail(rr)}
 				continue
 			}
 			id := via[i][2:]
 			plan.removed[i] = snipWhy{
+				by:        r.by,
 				detail:    snipDetail(r),
 				expanded:  fmt.Sprintf("removed with %s: tool_use %s and its result stay together", units[from[i]].uuid, id),
 				toolUseID: id,
@@ -332,7 +334,7 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 			continue
 		}
 		for _, i := range rest {
-			plan.removed[i] = snipWhy{detail: whyOf[id].detail, expanded: "removed with the rest of response " + id + ": only thinking was left"}
+			plan.removed[i] = snipWhy{by: whyOf[id].by, detail: whyOf[id].detail, expanded: "removed with the rest of response " + id + ": only thinking was left"}
 		}
 	}
 	return plan
