@@ -20,9 +20,11 @@ type ChainOptions struct {
 
 // Chain is one conversation rebuilt from a transcript's parentUuid graph.
 //
-// Records holds, in file order, the records on the path from the root (or the latest compact
-// boundary) to the leaf, every record of a split assistant message on that path, the tool
-// results answering its tool_use blocks and the interrupt notices hanging off those results.
+// Records holds the records on the path from the root (or the latest compact boundary) to the
+// leaf, every record of a split assistant message on that path, the tool results answering its
+// tool_use blocks and the interrupt notices hanging off those results, in file order — except
+// that a kept tail the chain relinked (see [BuildChain]) comes right after the summary, where
+// the relinked path has it.
 // Progress, system and attachment records met on the walk stay in Records; the request builder
 // drops them. The records are pointers into the slice given to [BuildChain].
 type Chain struct {
@@ -37,8 +39,23 @@ type Chain struct {
 	Unanswered []string
 	// Cycles counts parentUuid links that were ignored because they closed a cycle.
 	Cycles int
+	// Preserved is the kept tail of the latest compaction that the chain relinked, or nil.
+	Preserved *PreservedSegment
+	// SegmentProblem says why the latest boundary's preserved segment was not applied ("" when
+	// there was none, or it was).
+	SegmentProblem string
 	// index holds each record's position in the original slice, parallel to Records.
 	index []int
+	// boundaryIdx is the file position of Boundary, or -1.
+	boundaryIdx int
+}
+
+// BoundaryIndex returns the position in the transcript of Boundary, or -1 without one.
+func (c *Chain) BoundaryIndex() int {
+	if c.Boundary == nil {
+		return -1
+	}
+	return c.boundaryIdx
 }
 
 // Index returns the position in the transcript of Records[i].
@@ -60,7 +77,12 @@ func (c *Chain) Messages() []*Record {
 // of one response is its own record and each result hangs off its own tool_use record.
 //
 // Duplicate uuids keep their first occurrence; parentUuid cycles are broken; a dangling parent
-// ends the walk as a root. BuildChain does not modify records.
+// ends the walk as a root. When the latest compact boundary of the leaf's thread kept a tail
+// ([CompactMetadata.PreservedSegment]), the tail is relinked as Claude Code does on resume —
+// its head hangs off the anchor, the anchor's other children off its tail — so the chain reads
+// boundary, summary, the kept records in order, then what came after; a segment whose tail does
+// not lead back to its head along parentUuid is not applied, and [Chain.SegmentProblem] says
+// why. BuildChain does not modify records.
 func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	byUUID := make(map[string]int, len(records))
 	for i := range records {
@@ -80,11 +102,30 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	} else {
 		leaf = defaultLeaf(records)
 	}
-	c := &Chain{}
+	c := &Chain{boundaryIdx: -1}
 	if leaf < 0 {
 		return c, nil
 	}
 	c.Leaf = &records[leaf]
+
+	// The kept tail of the latest compaction, relinked (not on walks through boundaries,
+	// which follow the history as it was written).
+	var relink map[string]string // uuid → parent uuid that replaces its parentUuid
+	var seg segment
+	if !opts.ThroughBoundaries {
+		relink, seg = c.preserved(records, byUUID)
+		if c.Preserved != nil && opts.Leaf == "" && leaf == seg.anchor {
+			// Nothing was written after the summary but the kept tail: its tail is the leaf.
+			leaf = byUUID[c.Preserved.TailUUID]
+			c.Leaf = &records[leaf]
+		}
+	}
+	parentOf := func(r *Record) string {
+		if p, ok := relink[r.UUID]; ok {
+			return p
+		}
+		return r.ParentUUID
+	}
 
 	// 1. Walk parentUuid from the leaf.
 	on := map[int]bool{}
@@ -99,6 +140,7 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		if r.IsCompactBoundary() {
 			if c.Boundary == nil {
 				c.Boundary = r
+				c.boundaryIdx = i
 				start = i
 			}
 			if !opts.ThroughBoundaries {
@@ -109,7 +151,7 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 				continue
 			}
 		}
-		p, ok := byUUID[r.ParentUUID]
+		p, ok := byUUID[parentOf(r)]
 		if !ok {
 			break
 		}
@@ -117,6 +159,13 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	}
 	if opts.ThroughBoundaries {
 		start = 0
+	} else if c.Preserved != nil && c.Boundary != nil && c.boundaryIdx == seg.boundary {
+		start = seg.head // the kept tail was written before the boundary
+	} else {
+		c.Preserved = nil // the walk did not reach the segment's boundary
+	}
+	if c.Boundary == nil {
+		c.boundaryIdx = -1
 	}
 
 	// 2. Re-attach split assistant records and the results of their tool calls.
@@ -160,7 +209,7 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	// Interrupt notices written as children of attached results.
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if !on[i] && r.Type == TypeUser && r.ParentUUID != "" && results[r.ParentUUID] && isInterruptNotice(r) {
+		if p := parentOf(r); !on[i] && r.Type == TypeUser && p != "" && results[p] && isInterruptNotice(r) {
 			on[i] = true
 		}
 	}
@@ -172,6 +221,9 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		}
 	}
 	slices.Sort(idx)
+	if c.Preserved != nil {
+		idx = segmentOrder(idx, seg)
+	}
 	c.index = idx
 	c.Records = make([]*Record, len(idx))
 	for k, i := range idx {
@@ -186,6 +238,83 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		}
 	}
 	return c, nil
+}
+
+// segment locates a kept tail in the file: the positions of its boundary, its anchor and its
+// head.
+type segment struct{ boundary, anchor, head int }
+
+// preserved finds the latest compact boundary of the leaf's thread and, when it kept a tail,
+// checks the segment and returns the parent relinks that apply it and where it lies. A later
+// boundary without a segment, or a segment that does not check out, applies nothing
+// (SegmentProblem says why).
+func (c *Chain) preserved(records []Record, byUUID map[string]int) (map[string]string, segment) {
+	none := segment{-1, -1, -1}
+	for i := len(records) - 1; i >= 0; i-- {
+		b := &records[i]
+		if !b.IsCompactBoundary() || otherThread(b, c.Leaf) {
+			continue
+		}
+		if b.CompactMetadata == nil || b.CompactMetadata.PreservedSegment == nil {
+			return nil, none
+		}
+		seg := b.CompactMetadata.PreservedSegment
+		head, hok := byUUID[seg.HeadUUID]
+		_, tok := byUUID[seg.TailUUID]
+		anchor, aok := byUUID[seg.AnchorUUID]
+		if !hok || !tok || !aok {
+			c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment names a record the file does not hold (head %t, anchor %t, tail %t)", b.UUID, hok, aok, tok)
+			return nil, none
+		}
+		if head > i || anchor < i {
+			c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: the head must come before the boundary and the anchor at or after it", b.UUID)
+			return nil, none
+		}
+		// The tail must lead back to the head along parentUuid.
+		seen := map[string]bool{}
+		for u := seg.TailUUID; u != seg.HeadUUID; {
+			j, ok := byUUID[u]
+			if !ok || seen[u] {
+				c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: tail %s does not lead back to head %s", b.UUID, seg.TailUUID, seg.HeadUUID)
+				return nil, none
+			}
+			seen[u] = true
+			u = records[j].ParentUUID
+		}
+		relink := map[string]string{seg.HeadUUID: seg.AnchorUUID}
+		for j := range records {
+			if r := &records[j]; r.ParentUUID == seg.AnchorUUID && r.UUID != seg.HeadUUID && r.UUID != "" {
+				relink[r.UUID] = seg.TailUUID
+			}
+		}
+		c.Preserved = seg
+		return relink, segment{boundary: i, anchor: anchor, head: head}
+	}
+	return nil, none
+}
+
+// segmentOrder puts the records of a kept tail (written before the boundary, from its head on)
+// where the relinked chain has them: right after the anchor (the boundary, or the summary
+// chained on it), before everything else written after the boundary. idx holds sorted file
+// positions.
+func segmentOrder(idx []int, seg segment) []int {
+	out := make([]int, 0, len(idx))
+	var kept []int
+	for _, i := range idx {
+		switch {
+		case i < seg.boundary:
+			kept = append(kept, i)
+		case i <= seg.anchor:
+			out = append(out, i)
+		}
+	}
+	out = append(out, kept...)
+	for _, i := range idx {
+		if i > seg.anchor {
+			out = append(out, i)
+		}
+	}
+	return out
 }
 
 // otherThread reports whether r belongs to a different thread than leaf: a subagent record met

@@ -100,6 +100,7 @@ func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *Record) {
 	}
 	sum := item{
 		uuid:   collapseItemUUID(id),
+		pos:    -1,
 		role:   RoleUser,
 		meta:   true,
 		time:   span[len(span)-1].time,
@@ -126,10 +127,7 @@ func extendSpan(items []item, lo, hi int) (int, int, []spanExtension) {
 	at := map[string][]int{}
 	keys := make([][]string, len(items))
 	for i := range items {
-		keys[i] = pairKeys(items[i].blocks, items[i].role)
-		if items[i].role == RoleAssistant && items[i].msgID != "" {
-			keys[i] = append(keys[i], "m:"+items[i].msgID)
-		}
+		keys[i] = tieKeys(&items[i])
 		for _, k := range keys[i] {
 			at[k] = append(at[k], i)
 		}

@@ -207,6 +207,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 	b := &Text{Text: userContextHead + text + userContextTail}
 	it := item{
 		uuid:   contentUUID("context", b.Text),
+		pos:    -1,
 		role:   RoleUser,
 		meta:   true,
 		blocks: []Block{b},

@@ -44,3 +44,45 @@ type CollapseCommit struct {
 	LastUUID   string `json:"lastUuid"`
 	Summary    string `json:"summary"`
 }
+
+// CompactFailure records a compaction attempt that failed: the summarizer's error, a reply
+// without a usable summary, or prompt-too-long after every retry. The circuit breaker counts
+// the failures of the primary summarizer (see [CompactConfig]).
+type CompactFailure struct {
+	Trigger    string `json:"trigger"` // "auto" or "manual"
+	Summarizer string `json:"summarizer"`
+	// Fallback is true for a failure of the fallback summarizer, which the breaker does not
+	// count against the primary one.
+	Fallback  bool   `json:"fallback,omitempty"`
+	Reason    string `json:"reason"`
+	Attempts  int    `json:"attempts"`
+	PreTokens int    `json:"preTokens"`
+	// LeafUUID is the chain's leaf when the attempt was made.
+	LeafUUID string `json:"leafUuid"`
+}
+
+// PinDecision pins records: the text of each record named by UUIDs survives every compaction
+// verbatim, re-placed right after the summary while the record itself is no longer in the view.
+// Tokens is what the pinned text counted when pinned.
+type PinDecision struct {
+	UUIDs  []string `json:"uuids"`
+	Reason string   `json:"reason,omitempty"`
+	Tokens int      `json:"tokens"`
+}
+
+// Rehydration describes a record a compaction wrote after its summary to re-inject working
+// material: Kind is one of the Rehydrate* constants; Path names a file, Name a skill.
+type Rehydration struct {
+	Kind string `json:"kind"`
+	Path string `json:"path,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// The kinds of [Rehydration].
+const (
+	RehydrateFile  = "file"  // a recently read file, re-read after the compaction
+	RehydrateSkill = "skill" // the content of an invoked skill
+	RehydrateTodos = "todos" // the last todo list
+	RehydratePlan  = "plan"  // the last plan
+	RehydrateHook  = "hook"  // context a session-start hook returned after the compaction
+)

@@ -47,6 +47,10 @@ type caseSpec struct {
 		TTL                       string
 		SystemMarker, ToolsMarker bool
 	} `json:"cache"`
+	// Compact configures compaction; Turns makes the case a multi-turn one (see
+	// golden_turns_test.go).
+	Compact compactSpec `json:"compact"`
+	Turns   []turnSpec  `json:"turns"`
 }
 
 func (c caseSpec) config() Config {
@@ -73,6 +77,7 @@ func (c caseSpec) config() Config {
 	if len(c.UserContext) > 0 {
 		cfg.Context.User = staticContext(c.UserContext)
 	}
+	c.Compact.apply(&cfg)
 	return cfg
 }
 
@@ -118,6 +123,10 @@ func runGolden(t *testing.T, dir string) {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		require.NoError(t, dec.Decode(&spec), "case.json")
+	}
+	if len(spec.Turns) > 0 {
+		runGoldenTurns(t, dir, spec)
+		return
 	}
 	src := filepath.Join(dir, "transcript.jsonl")
 	if spec.Transcript != "" {
@@ -188,6 +197,9 @@ func TestGoldenActionsNameTheirRecord(t *testing.T) {
 		var spec caseSpec
 		if data, err := os.ReadFile(filepath.Join(dir, "case.json")); err == nil {
 			require.NoError(t, json.Unmarshal(data, &spec))
+		}
+		if len(spec.Turns) > 0 {
+			continue // multi-turn cases check their actions per turn
 		}
 		src := filepath.Join(dir, "transcript.jsonl")
 		if spec.Transcript != "" {

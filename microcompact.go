@@ -302,27 +302,49 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 	}
 	rep := t.report.stage("microcompact")
 	first := len(rep.Actions)
+	// An id is cleared everywhere it occurs, as a recorded clearing is re-applied, and only
+	// when that shrinks the view.
 	var ids []string
-	saved := 0
+	byID := map[string][]resultRef{}
+	unseen := map[string]bool{} // ids with an occurrence the model has not seen yet
 	for _, r := range cands {
-		if _, done := l.cleared[r.id]; done || r.item > lastAsst {
+		if _, done := l.cleared[r.id]; done {
 			continue
 		}
-		it := &t.items[r.item]
-		old := it.blocks[r.block].(*ToolResult)
-		nb := clearedResult(old)
-		freed := p.counter.Block(old) - p.counter.Block(nb)
+		if _, seen := byID[r.id]; !seen {
+			ids = append(ids, r.id)
+		}
+		byID[r.id] = append(byID[r.id], r)
+		if r.item > lastAsst {
+			unseen[r.id] = true
+		}
+	}
+	saved := 0
+	kept := ids[:0]
+	for _, id := range ids {
+		if unseen[id] {
+			continue
+		}
+		freed := 0
+		for _, r := range byID[id] {
+			old := t.items[r.item].blocks[r.block].(*ToolResult)
+			freed += p.counter.Block(old) - p.counter.Block(clearedResult(old))
+		}
 		if freed <= 0 {
 			continue // already as small as the placeholder: clearing would not shrink it
 		}
-		it.setBlock(r.block, nb)
-		if !slices.Contains(ids, r.id) { // a duplicated id is cleared everywhere, listed once
-			ids = append(ids, r.id)
-		}
+		kept = append(kept, id)
 		saved += freed
-		rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: r.id, Tokens: -freed,
-			Detail: fmt.Sprintf("idle %s > %s", gap.Round(time.Second), c.gap())})
+		for _, r := range byID[id] {
+			it := &t.items[r.item]
+			old := it.blocks[r.block].(*ToolResult)
+			nb := clearedResult(old)
+			it.setBlock(r.block, nb)
+			rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: r.id, Tokens: p.counter.Block(nb) - p.counter.Block(old),
+				Detail: fmt.Sprintf("idle %s > %s", gap.Round(time.Second), c.gap())})
+		}
 	}
+	ids = kept
 	if len(ids) == 0 {
 		return
 	}

@@ -34,9 +34,11 @@ type Config struct {
 	Snip         SnipConfig
 	Microcompact MicrocompactConfig
 	Collapse     CollapseConfig
+	Compact      CompactConfig
 	Context      ContextConfig
 	Normalize    NormalizeConfig
 	Cache        CacheConfig
+	Pressure     PressureConfig
 
 	// Now is the clock. Nil: time.Now. Prepare reads it once per turn.
 	Now func() time.Time
@@ -49,6 +51,7 @@ type Pipeline struct {
 	cfg       Config
 	window    int
 	maxOutput int
+	levels    Levels
 	counter   *Counter
 }
 
@@ -86,17 +89,26 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	errs := []error{
 		cfg.Budget.validate(), cfg.Snip.validate(), cfg.Microcompact.validate(),
-		cfg.Collapse.validate(), cfg.Context.validate(), cfg.Normalize.validate(), cfg.Cache.validate(),
+		cfg.Collapse.validate(), cfg.Compact.validate(), cfg.Context.validate(), cfg.Normalize.validate(),
+		cfg.Cache.validate(), cfg.Pressure.validate(),
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
+	levels, err := cfg.Pressure.levels(p.window, p.maxOutput)
+	if err != nil {
+		return nil, err
+	}
+	p.levels = levels
 	p.counter = NewCounter(cfg.Tokens)
 	return p, nil
 }
 
 // Window returns the context window the pipeline works with.
 func (p *Pipeline) Window() int { return p.window }
+
+// Levels returns the pipeline's pressure levels.
+func (p *Pipeline) Levels() Levels { return p.levels }
 
 // Input is one turn's input.
 type Input struct {
@@ -111,8 +123,12 @@ type Input struct {
 	// tool_use blocks without tool definitions.
 	Tools []Tool
 	// SkipCacheWrite marks a fire-and-forget fork: the cache marker goes on the penultimate
-	// message so the fork writes no cache entry of its own.
+	// message so the fork writes no cache entry of its own. A fork never auto-compacts: the
+	// records a compaction appends would belong to the main conversation.
 	SkipCacheWrite bool
+	// NoCompact turns auto-compact off for this turn, e.g. for a request the runtime builds to
+	// refresh its session memory.
+	NoCompact bool
 }
 
 // Result is one turn's output.
@@ -121,34 +137,74 @@ type Result struct {
 	Request Request
 	// Report says what each stage did.
 	Report Report
-	// Append holds the decision records this turn made. The caller appends them to the
-	// transcript (in order) before the next turn so the decisions are replayed byte for byte.
+	// Append holds the records this turn made: decision records and, after a compaction, the
+	// compaction's boundary, summary and rehydration records. The caller appends them to the
+	// transcript (in order) before sending the request and before the next turn, so that the
+	// decisions are replayed byte for byte.
 	Append []Record
+	// Leaf is the uuid the conversation's next record must name as its parentUuid: the leaf of
+	// the chain the request was built from. After a compaction it is the last record the
+	// compaction appended on the chain; otherwise the chain's own leaf.
+	Leaf string
 }
 
 // Prepare builds the request for the next turn of the conversation in in.Records: it rebuilds
 // the active chain, runs the stages in order (budget, snip, microcompact, collapse, base
-// context, normalize, cache breakpoint) and sizes max_tokens to the window.
+// context, normalize, cache breakpoint), measures the request's pressure (see
+// [PressureConfig]) and sizes max_tokens to the window. When the pressure figure reaches the
+// auto-compact threshold and a [Summarizer] is configured, it compacts the conversation (see
+// [CompactConfig]) and builds the request from the compacted view, all in one call.
 //
-// The result depends only on in, the Config and the clock: the same records give the same
-// request bytes, and so do the records with Result.Append appended (which then yield no new
-// decisions). Prepare neither modifies nor retains in.Records. The only I/O is the budget's
-// [ResultStore] and the base-context providers.
+// The result depends only on in, the Config, the clock and the Summarizer's replies: the same
+// records give the same request bytes, and so do the records with Result.Append appended
+// (which then yield no new decisions and no new compaction). Prepare neither modifies nor
+// retains in.Records. Its I/O is the budget's [ResultStore], the base-context providers and,
+// when it compacts, the summarizer, the hooks and the rehydration file source.
 //
 // Errors: ctx's error when it is done; a [*StageError] when a stage fails (a store write, a
-// context provider); [ErrNoMessages], with the Report filled in, when nothing is left to send.
+// context provider); [ErrNoMessages], with the Report filled in, when nothing is left to send;
+// a [*PromptTooLongError] when the request's pressure is at or above the blocking limit (or the
+// window leaves max_tokens below its floor) and compaction is off, failed or could not bring it
+// under — then Result.Report and Result.Append are filled in too, and Append must still be
+// appended (it records the failed attempts the circuit breaker counts).
 func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
-	if err := ctx.Err(); err != nil {
-		return Result{}, err
-	}
-	chain, err := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf})
+	return p.prepare(ctx, &in, nil)
+}
+
+// prepare builds the turn and compacts when asked to (manual) or when auto-compact is due.
+func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOptions) (Result, error) {
+	t, err := p.build(ctx, in)
 	if err != nil {
 		return Result{}, err
 	}
-	if err := checkBlocks(chain.Records); err != nil {
-		return Result{}, err
+	if manual != nil || p.autoCompactDue(t) {
+		if t, err = p.compact(ctx, t, manual); err != nil {
+			return p.result(t), err
+		}
 	}
-	t := p.newTurn(ctx, &in, chain)
+	res := p.result(t)
+	if len(res.Request.Messages) == 0 {
+		return res, ErrNoMessages
+	}
+	if err := p.fits(t); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// build runs the stages on in and sizes the request: one view of the conversation.
+func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	chain, err := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf})
+	if err != nil {
+		return nil, err
+	}
+	if err := checkBlocks(chain.Records); err != nil {
+		return nil, err
+	}
+	t := p.newTurn(ctx, in, chain)
 	for _, s := range []struct {
 		name string
 		run  func(*turn) error
@@ -162,19 +218,55 @@ func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 		{"cache", p.cacheBreakpoint},
 	} {
 		if err := ctx.Err(); err != nil {
-			return Result{}, err
+			return nil, err
 		}
 		t.report.stage(s.name)
 		if err := s.run(t); err != nil {
-			return Result{}, &StageError{Stage: s.name, Err: err}
+			return nil, &StageError{Stage: s.name, Err: err}
 		}
 	}
 	p.finish(t)
+	return t, nil
+}
+
+// result is the turn's Result.
+func (p *Pipeline) result(t *turn) Result {
 	res := Result{Request: t.req, Report: *t.report, Append: t.appended}
-	if len(t.req.Messages) == 0 {
-		return res, ErrNoMessages
+	if t.chain.Leaf != nil {
+		res.Leaf = t.chain.Leaf.UUID
 	}
-	return res, nil
+	return res
+}
+
+// fits returns a [*PromptTooLongError] when the turn's request cannot be sent: its pressure is
+// at or above the blocking limit, or the window leaves max_tokens below its floor.
+func (p *Pipeline) fits(t *turn) error {
+	pr := &t.report.Pressure
+	floor := p.cfg.Pressure.minOutput(p.window, p.maxOutput)
+	var problem string
+	switch {
+	case pr.Level == LevelBlocking:
+		problem = fmt.Sprintf("at or above the blocking limit %d", pr.Levels.Blocking)
+	case t.req.MaxTokens < floor:
+		problem = fmt.Sprintf("leaves max_tokens %d, below its floor of %d", t.req.MaxTokens, floor)
+	default:
+		return nil
+	}
+	reason := "auto-compact is off: no Summarizer is configured"
+	switch c := t.report.Compaction; {
+	case c != nil && c.Outcome == CompactCompacted:
+		reason = "compacted, and still " + problem + ": " + c.Reason
+	case c != nil:
+		reason = "compaction " + string(c.Outcome) + ": " + c.Reason
+	case p.cfg.Compact.DisableAuto:
+		reason = "auto-compact is disabled"
+	case t.in.NoCompact || t.in.SkipCacheWrite:
+		reason = "auto-compact does not run for this request (a fork, or NoCompact)"
+	case p.cfg.Compact.Summarizer != nil:
+		reason = "no compaction was possible"
+	}
+	return &PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window,
+		Reason: fmt.Sprintf("the request %s; %s", problem, reason)}
 }
 
 // checkBlocks rejects a nil block (typed or not) in the messages of records: decoding never
@@ -223,13 +315,14 @@ func (e *StageError) Unwrap() error { return e.Err }
 type item struct {
 	rec    *Record // source record; nil for synthesized items
 	uuid   string  // rec.UUID, or a content-derived id for synthesized items
+	pos    int     // rec's position in the transcript; -1 for synthesized items
 	role   Role
 	msgID  string // assistant message.id (split records share it)
 	meta   bool
 	time   time.Time
 	blocks []Block // shared with rec until a stage writes: use setBlock
 	owned  bool    // blocks is this item's own copy
-	origin string  // synthesized items: "collapse", "context"
+	origin string  // synthesized items: "collapse", "context", "pinned"
 }
 
 // setBlock replaces block i, copying the block slice first if it is still shared.
@@ -244,17 +337,19 @@ func (it *item) setBlock(i int, b Block) {
 // turn is the per-turn state the stages share (analysis.Pass style). Stages run one after
 // another and never concurrently.
 type turn struct {
-	ctx       context.Context
-	now       time.Time
-	in        *Input
-	chain     *Chain
-	items     []item
-	toolNames map[string]string // tool_use id → tool name
-	sessionID string
-	system    []*Text
-	req       Request
-	report    *Report
-	appended  []Record
+	ctx         context.Context
+	now         time.Time
+	in          *Input
+	chain       *Chain
+	boundaryPos int // file position of the chain's compact boundary, or -1
+	levels      Levels
+	items       []item
+	toolNames   map[string]string // tool_use id → tool name
+	sessionID   string
+	system      []*Text
+	req         Request
+	report      *Report
+	appended    []Record
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
@@ -263,20 +358,23 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 		now = p.cfg.Now
 	}
 	t := &turn{
-		ctx: ctx, now: now().UTC(), in: in, chain: chain,
+		ctx: ctx, now: now().UTC(), in: in, chain: chain, boundaryPos: chain.BoundaryIndex(), levels: p.levels,
 		toolNames: map[string]string{},
 		system:    append([]*Text(nil), in.System...),
 		report: &Report{
 			Model: p.cfg.Model, ContextWindow: p.window,
-			AutoCompactThreshold: AutoCompactThreshold(p.window, p.maxOutput),
+			AutoCompactThreshold: p.levels.Threshold,
 			Records:              len(in.Records), ChainRecords: len(chain.Records),
 		},
 	}
 	if chain.Leaf != nil {
 		t.sessionID = chain.Leaf.SessionID
 	}
-	for _, r := range chain.Messages() {
-		it := item{rec: r, uuid: r.UUID, role: RoleUser, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
+	for i, r := range chain.Records {
+		if !r.IsConversation() || r.IsAPIErrorMessage {
+			continue
+		}
+		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
 		if r.Type == TypeAssistant {
 			it.role, it.msgID = RoleAssistant, r.Message.ID
 			for _, b := range r.Message.Content {
@@ -287,7 +385,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 		}
 		t.items = append(t.items, it)
 	}
-	t.report.AnchoredTokens = p.counter.Totals(chain.Records).Anchored
+	p.injectPinned(t)
 	return t
 }
 
@@ -361,15 +459,23 @@ func (p *Pipeline) finish(t *turn) {
 // minThinkingBudget is the provider's smallest thinking budget_tokens.
 const minThinkingBudget = 1024
 
-// size counts the request and sets max_tokens: the configured maximum output, clamped so that
-// input + max_tokens never exceeds the window (at least 1).
+// size counts the request, measures its pressure (see [PressureConfig]) and sets max_tokens:
+// the configured maximum output, clamped so that the pressure figure plus max_tokens never
+// exceeds the window (at least 1; [Pipeline.Prepare] refuses a request whose max_tokens falls
+// below the floor).
 func (p *Pipeline) size(t *turn) {
 	in := p.counter.Request(&t.req)
 	t.report.InputTokens = in
 	t.report.Messages = len(t.req.Messages)
-	t.report.OverThreshold = in >= t.report.AutoCompactThreshold
+	pr := p.pressure(t)
+	t.report.Pressure = pr
+	t.report.AnchoredTokens = 0
+	if pr.AnchorUUID != "" {
+		t.report.AnchoredTokens = max(0, pr.Anchor+pr.Added-pr.Freed)
+	}
+	t.report.OverThreshold = pr.Tokens >= pr.Levels.Threshold
 	maxTokens := p.maxOutput
-	if room := p.window - in; room < maxTokens {
+	if room := p.window - pr.Tokens; room < maxTokens {
 		maxTokens = max(room, 1)
 	}
 	t.req.MaxTokens = maxTokens

@@ -29,6 +29,7 @@ func TestCorpusPrepare(t *testing.T) {
 				p, err := New(Config{
 					Model: sessionModel(tr.Records), ContextWindow: window, Tokens: corpusCounter,
 					Budget: BudgetConfig{Store: &MapStore{}}, Now: func() time.Time { return now },
+					Compact: CompactConfig{Summarizer: Extractive{}},
 				})
 				require.NoError(t, err, f)
 				in := Input{Records: tr.Records}

@@ -57,6 +57,12 @@ const (
 	SubtypeMicrocompact Subtype = "agentctx_microcompact"
 	// SubtypeCollapseCommit replaces a span by its summary: [Record.Collapse].
 	SubtypeCollapseCommit Subtype = "agentctx_collapse_commit"
+	// SubtypeCompactFailure records a failed compaction attempt: [Record.CompactFailure].
+	// The circuit breaker counts them.
+	SubtypeCompactFailure Subtype = "agentctx_compact_failure"
+	// SubtypePin pins records so that their content survives every compaction verbatim:
+	// [Record.Pin].
+	SubtypePin Subtype = "agentctx_pin"
 )
 
 // Record is one line of a durable transcript. The fields are those of Claude Code's session
@@ -92,11 +98,18 @@ type Record struct {
 	Attachment                json.RawMessage // attachment records
 	Summary                   string          // summary records: the title
 	LeafUUID                  string          // summary records
+	Cwd                       string          // the session's working directory
+	SourceToolUseID           string          // meta records a tool call produced (skill content)
 
-	Budget       *BudgetDecision       // SubtypeToolResultBudget
-	Snip         *SnipDecision         // SubtypeSnip
-	Microcompact *MicrocompactDecision // SubtypeMicrocompact
-	Collapse     *CollapseCommit       // SubtypeCollapseCommit
+	Budget         *BudgetDecision       // SubtypeToolResultBudget
+	Snip           *SnipDecision         // SubtypeSnip
+	Microcompact   *MicrocompactDecision // SubtypeMicrocompact
+	Collapse       *CollapseCommit       // SubtypeCollapseCommit
+	CompactFailure *CompactFailure       // SubtypeCompactFailure
+	Pin            *PinDecision          // SubtypePin
+	// Rehydration marks a user record a compaction wrote to re-inject working material (a
+	// file, a skill, the todo list) after its summary.
+	Rehydration *Rehydration
 
 	Extra    map[string]json.RawMessage // unknown fields, written back unchanged
 	presence jsonobj.Presence
@@ -135,6 +148,11 @@ func (r *Record) fields() []jsonobj.Field {
 		{Key: "snipMetadata", Ptr: &r.Snip},
 		{Key: "microcompactDecision", Ptr: &r.Microcompact},
 		{Key: "collapseCommit", Ptr: &r.Collapse},
+		{Key: "cwd", Ptr: &r.Cwd},
+		{Key: "sourceToolUseID", Ptr: &r.SourceToolUseID},
+		{Key: "compactFailure", Ptr: &r.CompactFailure},
+		{Key: "pinDecision", Ptr: &r.Pin},
+		{Key: "agentctxRehydration", Ptr: &r.Rehydration},
 	}
 }
 
@@ -176,23 +194,71 @@ func (r *Record) IsCompactBoundary() bool {
 // IsDecision reports whether the record is one of the library's own decision records.
 func (r *Record) IsDecision() bool {
 	switch r.Subtype {
-	case SubtypeToolResultBudget, SubtypeSnip, SubtypeMicrocompact, SubtypeCollapseCommit:
+	case SubtypeToolResultBudget, SubtypeSnip, SubtypeMicrocompact, SubtypeCollapseCommit,
+		SubtypeCompactFailure, SubtypePin:
 		return r.Type == TypeSystem
 	}
 	return false
 }
 
-// CompactMetadata describes a compaction on its boundary record.
+// CompactMetadata describes a compaction on its boundary record, in Claude Code's shape.
 type CompactMetadata struct {
 	Trigger    string // "auto" or "manual"
-	PreTokens  int
-	PostTokens int
-	Extra      map[string]json.RawMessage // preservedSegment, durationMs, …
-	presence   jsonobj.Presence
+	PreTokens  int    // the pressure figure that led to the compaction
+	PostTokens int    // the pressure figure of the first request after it
+	// PreservedSegment names the records kept verbatim after the summary, when the compaction
+	// kept a tail; [BuildChain] relinks them (see [PreservedSegment]).
+	PreservedSegment *PreservedSegment
+	// Summarizer names what wrote the summary ("extractive", "session_memory", or the
+	// Summarizer's name); written by this library only.
+	Summarizer string
+	// Fallback is true when the fallback summarizer wrote the summary because the primary one
+	// failed or its circuit breaker was open.
+	Fallback bool
+	// MessagesSummarized is the number of view messages the summary covers.
+	MessagesSummarized int
+	Extra              map[string]json.RawMessage // durationMs, preCompactDiscoveredTools, …
+	presence           jsonobj.Presence
 }
 
 func (c *CompactMetadata) fields() []jsonobj.Field {
-	return []jsonobj.Field{{Key: "trigger", Ptr: &c.Trigger}, {Key: "preTokens", Ptr: &c.PreTokens}, {Key: "postTokens", Ptr: &c.PostTokens}}
+	return []jsonobj.Field{
+		{Key: "trigger", Ptr: &c.Trigger},
+		{Key: "preTokens", Ptr: &c.PreTokens},
+		{Key: "postTokens", Ptr: &c.PostTokens},
+		{Key: "preservedSegment", Ptr: &c.PreservedSegment},
+		{Key: "summarizer", Ptr: &c.Summarizer},
+		{Key: "fallback", Ptr: &c.Fallback},
+		{Key: "messagesSummarized", Ptr: &c.MessagesSummarized},
+	}
+}
+
+// PreservedSegment names the verbatim tail a compaction kept, as Claude Code writes it: the
+// records from HeadUUID to TailUUID along parentUuid were written before the boundary, and on
+// reading the head is relinked to AnchorUUID (the summary message, or the boundary itself),
+// while the anchor's other children are relinked to the tail, so the chain reads boundary →
+// summary → head … tail → what came after.
+type PreservedSegment struct {
+	HeadUUID   string
+	AnchorUUID string
+	TailUUID   string
+	Extra      map[string]json.RawMessage // anchorKind, anchorIndex, …
+	presence   jsonobj.Presence
+}
+
+func (s *PreservedSegment) fields() []jsonobj.Field {
+	return []jsonobj.Field{{Key: "headUuid", Ptr: &s.HeadUUID}, {Key: "anchorUuid", Ptr: &s.AnchorUUID}, {Key: "tailUuid", Ptr: &s.TailUUID}}
+}
+
+// MarshalJSON encodes the segment with its unknown fields.
+func (s PreservedSegment) MarshalJSON() ([]byte, error) {
+	return jsonobj.Encode(s.fields(), s.presence, s.Extra)
+}
+
+// UnmarshalJSON decodes the segment, keeping unknown fields in Extra.
+func (s *PreservedSegment) UnmarshalJSON(data []byte) (err error) {
+	s.Extra, err = jsonobj.Decode(data, s.fields(), &s.presence)
+	return err
 }
 
 // MarshalJSON encodes the metadata with its unknown fields.

@@ -30,6 +30,8 @@ const (
 	ActionExpanded ActionKind = "expanded"
 	// ActionTagged: snip: user messages tagged with "[id:…]" so a snip tool can name them.
 	ActionTagged ActionKind = "tagged"
+	// ActionCompacted: compact: the history before the kept tail was replaced by a summary.
+	ActionCompacted ActionKind = "compacted"
 )
 
 // Action is one thing a stage did. UUID names the record, ToolUseID the tool call, where they
@@ -67,11 +69,16 @@ type Report struct {
 	Messages int
 	// InputTokens is the counted size of the request (system, tools and messages).
 	InputTokens int
-	// AnchoredTokens is the conversation's size anchored on the provider's last reported
-	// usage plus counted tokens after it (before this turn's reductions); 0 without usage.
+	// AnchoredTokens is the request's size anchored on the provider's last reported usage:
+	// Pressure.Anchor + Pressure.Added − Pressure.Freed; 0 without an anchor.
 	AnchoredTokens int
-	// OverThreshold reports InputTokens ≥ AutoCompactThreshold: auto-compact is due.
+	// OverThreshold reports that the pressure figure (Pressure.Tokens) is at or above
+	// AutoCompactThreshold: auto-compact is due.
 	OverThreshold bool
+	// Pressure is the request's pressure figure, its parts and its level.
+	Pressure Pressure
+	// Compaction describes the compaction this turn attempted (auto or manual), or is nil.
+	Compaction *CompactReport
 	// ThinkingUnavailable reports that thinking is enabled but this request cannot carry it:
 	// the assistant turn in flight does not open with replayable thinking (contract 4.2), or
 	// the window leaves max_tokens no room for a budget of at least 1,024 tokens (4.8). The
@@ -114,6 +121,16 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "model %s window %d max_tokens %d threshold %d\n", r.Model, r.ContextWindow, r.MaxTokens, r.AutoCompactThreshold)
 	fmt.Fprintf(&b, "records %d chain %d messages %d input_tokens %d anchored %d over_threshold %t\n",
 		r.Records, r.ChainRecords, r.Messages, r.InputTokens, r.AnchoredTokens, r.OverThreshold)
+	pr := &r.Pressure
+	fmt.Fprintf(&b, "pressure %d level %s remaining %d (warning %d threshold %d blocking %d) ratio %.3f %s\n",
+		pr.Tokens, pr.Level, pr.Remaining, pr.Levels.Warning, pr.Levels.Threshold, pr.Levels.Blocking, pr.Ratio, pr.RatioSource)
+	if pr.Why != "" {
+		b.WriteString("  " + pr.Why + "\n")
+	}
+	if c := r.Compaction; c != nil {
+		fmt.Fprintf(&b, "compaction %s (%s): %s\n", c.Outcome, c.Trigger, c.Reason)
+		fmt.Fprintf(&b, "  breaker %d failures open %t, %d earlier compactions, thrash %t\n", c.ConsecutiveFailures, c.BreakerOpen, c.Compactions, c.Thrash)
+	}
 	if r.ThinkingUnavailable {
 		b.WriteString("thinking unavailable: the request is sent with thinking disabled\n")
 	}

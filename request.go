@@ -12,12 +12,19 @@ import (
 // writes exactly the wire shape, with a fixed key order, so that the same Request always gives
 // the same bytes.
 type Request struct {
-	Model     string
-	MaxTokens int
-	System    []*Text
-	Messages  []RequestMessage
-	Tools     []Tool
-	Thinking  *ThinkingParam
+	Model      string
+	MaxTokens  int
+	System     []*Text
+	Messages   []RequestMessage
+	Tools      []Tool
+	ToolChoice *ToolChoice
+	Thinking   *ThinkingParam
+}
+
+// ToolChoice is the request's "tool_choice": "auto", "any", "tool" (with Name) or "none".
+type ToolChoice struct {
+	Type string `json:"type"`
+	Name string `json:"name,omitempty"`
 }
 
 // RequestMessage is one message of a request. Content blocks carry no transcript-only fields.
@@ -65,7 +72,8 @@ const KindCacheEdits BlockKind = "cache_edits"
 func (*CacheEdits) Kind() BlockKind { return KindCacheEdits }
 func (*CacheEdits) isBlock()        {}
 
-// MarshalJSON writes the request body: model, max_tokens, system, messages, tools, thinking.
+// MarshalJSON writes the request body: model, max_tokens, system, messages, tools,
+// tool_choice, thinking.
 func (r Request) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(`{"model":`)
@@ -119,6 +127,10 @@ func (r Request) MarshalJSON() ([]byte, error) {
 			buf.Write(enc)
 		}
 		buf.WriteByte(']')
+	}
+	if r.ToolChoice != nil {
+		buf.WriteString(`,"tool_choice":`)
+		writeJSON(&buf, r.ToolChoice)
 	}
 	if r.Thinking != nil {
 		buf.WriteString(`,"thinking":`)

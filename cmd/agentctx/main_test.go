@@ -59,10 +59,11 @@ func TestInspectBundled(t *testing.T) {
 			var got inspection
 			require.NoError(t, json.Unmarshal([]byte(out), &got))
 			assert.Equal(t, 40000, got.Model.ContextWindow)
-			assert.Equal(t, 40000-20000-13000, got.Model.AutoCompactThreshold)
+			// A 40k window caps the output reserve at 10k and the buffer at 5k.
+			assert.Equal(t, 40000-10000-5000, got.Model.AutoCompactThreshold)
 			assert.Positive(t, got.Tokens.Counted)
 			assert.NotEmpty(t, got.Largest)
-			assert.Len(t, got.Stages, 7)
+			assert.Contains(t, []int{7, 8}, len(got.Stages), "seven stages, and compact when it ran")
 			if r := got.Request; r.Messages > 0 && r.InputTokens < 40000 {
 				assert.LessOrEqual(t, r.InputTokens+r.MaxTokens, 40000, "max_tokens never overflows the window")
 			}

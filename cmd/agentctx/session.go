@@ -107,6 +107,7 @@ func load(path string, o options) (*session, error) {
 		MaxOutputTokens: o.maxTokens,
 		Tokens:          counter.TokenCounter(),
 		Budget:          agentctx.BudgetConfig{Store: agentctx.FileStore{Root: storeDir}},
+		Compact:         agentctx.CompactConfig{Summarizer: agentctx.Extractive{}},
 		Now:             func() time.Time { return now },
 	})
 	if err != nil {

@@ -1,0 +1,660 @@
+package agentctx
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Compaction defaults.
+const (
+	// DefaultSummaryMaxTokens caps a summary's length (Claude Code reserves 20,000 output
+	// tokens for it); the cap is also limited to the model's maximum output and window/8.
+	DefaultSummaryMaxTokens = 20_000
+	// DefaultPinnedMaxTokens caps the pinned content of a conversation, in counted tokens.
+	DefaultPinnedMaxTokens = 8_000
+	// DefaultMaxCompactFailures is the circuit breaker: after this many consecutive failed
+	// attempts of the summarizer, auto-compact stops using it.
+	DefaultMaxCompactFailures = 3
+	// DefaultThrashTurns and DefaultThrashRuns define thrash: a compaction made within
+	// DefaultThrashTurns responses of the one before, DefaultThrashRuns times in a row.
+	DefaultThrashTurns = 3
+	DefaultThrashRuns  = 3
+	// maxPTLRetries bounds the retries of a summary request the provider found too long.
+	maxPTLRetries = 3
+)
+
+// CompactConfig configures compaction: the transaction that replaces a conversation's history
+// with a summary once the lossless stages no longer keep it under the auto-compact threshold.
+// The zero value is the default: auto-compact is on as soon as a Summarizer is set.
+//
+// A compaction appends records and never rewrites one. It works on this turn's projected view
+// (after snip, microcompact and collapse — nothing they removed is summarized again) and runs
+// these steps:
+//
+//  1. Pre-compact hooks may add instructions (merged with the caller's) or veto it.
+//  2. The progress contract: the irreducible floor — system prompt, tools, base and pinned
+//     context, the latest user input (with the response it answers) and the summary's cap —
+//     is computed first; when no compaction could bring the request under the blocking limit,
+//     or an automatic one would not make real progress, nothing is attempted and the Report
+//     says why.
+//  3. The summary: from the [SessionMemory] when it has a fresh one and there are no extra
+//     instructions (no model call), otherwise from the Summarizer, given a request that shares
+//     the conversation's prompt cache (see [SummaryRequest]). When the provider finds it too
+//     long, the oldest rounds of the conversation (a user message with the responses and tool
+//     results that follow it, never cut inside a tool pair or a split response) are left out,
+//     enough to cover the reported excess, and it is retried, at most 3 times. A failed
+//     attempt appends a [SubtypeCompactFailure] record; the Fallback summarizer is tried next.
+//  4. Installation, by appending: a compact boundary in Claude Code's shape (trigger,
+//     pre- and post-compact tokens, logicalParentUuid), the summary as a user message marked
+//     isCompactSummary, the kept tail (the most recent messages, verbatim, named by the
+//     boundary's preservedSegment so that [BuildChain] relinks them), rehydration records
+//     (recently read files re-read, invoked skills, the last plan and todo list; see
+//     [RehydrateConfig]) and what session-start hooks return. Pinned content (see
+//     [Pipeline.Pin]) is re-placed after the summary at read time. Memoized base context is
+//     invalidated.
+//  5. The drop is verified: the request built from the installed records must be under the
+//     threshold; otherwise the kept tail, then the rehydration, shrink. Post-compact hooks
+//     observe the summary.
+//
+// The circuit breaker and the thrash guard are computed from the transcript: after
+// MaxFailures consecutive failed attempts of the Summarizer on auto-compact it is no longer
+// called — the Fallback writes the summaries — until it succeeds on a manual compaction; and
+// after ThrashRuns compactions in a row each made within ThrashTurns responses of the one
+// before, auto-compact stops until a manual compaction, and the Report says so. Auto-compact
+// never runs for a fork ([Input.SkipCacheWrite]), with [Input.NoCompact], or before the
+// conversation has a new response since its latest compaction.
+type CompactConfig struct {
+	// Summarizer writes summaries. Nil: auto-compact is off, and [Pipeline.Compact] uses
+	// [Extractive].
+	Summarizer Summarizer
+	// Fallback writes the summary when Summarizer fails or its circuit breaker is open. Nil:
+	// [Extractive], unless Summarizer is itself extractive or DisableFallback is set.
+	Fallback        Summarizer
+	DisableFallback bool
+	// DisableAuto turns auto-compact off; [Pipeline.Compact] still compacts on request.
+	DisableAuto bool
+	// Memory supplies session-memory summaries. Nil: none.
+	Memory SessionMemory
+	// Hooks run around a compaction.
+	Hooks CompactHooks
+	// Tail chooses the recent messages kept verbatim after the summary.
+	Tail TailConfig
+	// Rehydrate chooses what is re-injected after the summary.
+	Rehydrate RehydrateConfig
+	// SummaryMaxTokens caps a summary, in tokens. Zero: min(20,000, the model's maximum
+	// output, window/8).
+	SummaryMaxTokens int
+	// PinnedMaxTokens caps the pinned content of a conversation, in counted tokens; pinning
+	// beyond it is an error ([Pipeline.Pin]). Zero: 8,000.
+	PinnedMaxTokens int
+	// MaxFailures is the circuit breaker's limit. Zero: 3.
+	MaxFailures int
+	// ThrashTurns and ThrashRuns define thrash (see above). Zero: 3 and 3.
+	ThrashTurns, ThrashRuns int
+}
+
+// TailConfig chooses the kept tail: the most recent messages, kept verbatim after the summary.
+// The zero value is the default, Claude Code's session-memory budgets: at least 10,000 tokens
+// and 5 messages with text, at most 40,000 tokens — for small windows, at least a quarter and
+// at most half of the auto-compact threshold when that is less. The tail grows back from the
+// end until it meets both minimums or would pass the maximum. It always starts at a cut that
+// never separates a tool_use from its result or the records of one response, never reaches
+// back over what an earlier compaction installed, and always holds the latest user input with
+// the response it answers.
+type TailConfig struct {
+	// Disable keeps only the latest user input (and the response it answers).
+	Disable bool
+	// MinTokens is the least the tail holds, in tokens. Zero: 10,000.
+	MinTokens int
+	// MinTextMessages is the least number of messages with text the tail holds. Zero: 5.
+	MinTextMessages int
+	// MaxTokens is the most the tail holds, in tokens. Zero: 40,000.
+	MaxTokens int
+}
+
+func (c TailConfig) minTokens() int {
+	if c.MinTokens == 0 {
+		return 10_000
+	}
+	return c.MinTokens
+}
+
+func (c TailConfig) minText() int {
+	if c.MinTextMessages == 0 {
+		return 5
+	}
+	return c.MinTextMessages
+}
+
+func (c TailConfig) maxTokens() int {
+	if c.MaxTokens == 0 {
+		return 40_000
+	}
+	return c.MaxTokens
+}
+
+func (c CompactConfig) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int
+	}{
+		{"SummaryMaxTokens", c.SummaryMaxTokens}, {"PinnedMaxTokens", c.PinnedMaxTokens},
+		{"MaxFailures", c.MaxFailures}, {"ThrashTurns", c.ThrashTurns}, {"ThrashRuns", c.ThrashRuns},
+		{"Tail.MinTokens", c.Tail.MinTokens}, {"Tail.MinTextMessages", c.Tail.MinTextMessages}, {"Tail.MaxTokens", c.Tail.MaxTokens},
+	} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("agentctx: Compact.%s %d is negative", f.name, f.v))
+		}
+	}
+	if c.Tail.MaxTokens != 0 && c.Tail.MaxTokens < c.Tail.minTokens() {
+		errs = append(errs, fmt.Errorf("agentctx: Compact.Tail.MaxTokens %d is below Tail.MinTokens %d", c.Tail.MaxTokens, c.Tail.minTokens()))
+	}
+	errs = append(errs, c.Rehydrate.validate())
+	return errors.Join(errs...)
+}
+
+func (c CompactConfig) maxFailures() int {
+	if c.MaxFailures == 0 {
+		return DefaultMaxCompactFailures
+	}
+	return c.MaxFailures
+}
+
+func (c CompactConfig) thrashTurns() int {
+	if c.ThrashTurns == 0 {
+		return DefaultThrashTurns
+	}
+	return c.ThrashTurns
+}
+
+func (c CompactConfig) thrashRuns() int {
+	if c.ThrashRuns == 0 {
+		return DefaultThrashRuns
+	}
+	return c.ThrashRuns
+}
+
+func (c CompactConfig) pinnedMax() int {
+	if c.PinnedMaxTokens == 0 {
+		return DefaultPinnedMaxTokens
+	}
+	return c.PinnedMaxTokens
+}
+
+// summaryMax is the summary's output cap for the pipeline.
+func (p *Pipeline) summaryMax() int {
+	if n := p.cfg.Compact.SummaryMaxTokens; n > 0 {
+		return n
+	}
+	return max(1, min(DefaultSummaryMaxTokens, p.maxOutput, p.window/8))
+}
+
+// CompactOptions are the options of a manual compaction.
+type CompactOptions struct {
+	// Instructions are extra instructions for the summary, as in "/compact focus on the
+	// parser"; they rule out the session-memory summary.
+	Instructions string
+}
+
+// Compact compacts the conversation in in.Records now, whatever its pressure, and builds the
+// next request from the compacted view: a manual compaction, with optional instructions. It
+// runs the same transaction as auto-compact (see [CompactConfig]), with the Summarizer (or
+// [Extractive] when none is configured), and returns the records to append in Result.Append.
+// A failed compaction returns an error wrapping the summarizer's failure, with the failure
+// record in Result.Append; a veto from a pre-compact hook returns [ErrCompactVetoed].
+func (p *Pipeline) Compact(ctx context.Context, in Input, opts CompactOptions) (Result, error) {
+	return p.prepare(ctx, &in, &opts)
+}
+
+// ErrCompactVetoed is returned by [Pipeline.Compact] when a pre-compact hook vetoed it.
+var ErrCompactVetoed = errors.New("agentctx: compaction vetoed by a pre-compact hook")
+
+// CompactOutcome says how a compaction attempt ended.
+type CompactOutcome string
+
+// The outcomes of a compaction attempt.
+const (
+	CompactCompacted CompactOutcome = "compacted"
+	CompactFailed    CompactOutcome = "failed"
+	CompactSkipped   CompactOutcome = "skipped"
+	CompactVetoed    CompactOutcome = "vetoed"
+)
+
+// CompactReport describes the compaction a turn attempted.
+type CompactReport struct {
+	// Trigger is "auto" or "manual".
+	Trigger string
+	// Outcome and Reason say how it ended and why.
+	Outcome CompactOutcome
+	Reason  string
+	// Summarizer names what wrote the summary; Fallback is true when it was the fallback.
+	Summarizer string
+	Fallback   bool
+	// Attempts counts the summarizer calls; Failures lists the failed attempts' reasons.
+	Attempts int
+	Failures []string
+	// PreTokens and PostTokens are the pressure figures before and after.
+	PreTokens, PostTokens int
+	// Floor is the irreducible floor computed before compacting (see [CompactConfig]).
+	Floor int
+	// Summarized is the number of view messages the summary covers, Omitted those left out of
+	// the summary request to fit.
+	Summarized, Omitted int
+	// Kept is the number of records of the kept tail, KeptTokens their counted size.
+	Kept, KeptTokens int
+	// Rehydrated lists what was re-injected after the summary ("file PATH", "skill NAME", …).
+	Rehydrated []string
+	// BoundaryUUID and SummaryUUID name the installed records.
+	BoundaryUUID, SummaryUUID string
+	// ConsecutiveFailures is the circuit breaker's count after this turn; BreakerOpen is true
+	// when it reached the limit. Compactions counts the thread's compactions before this one,
+	// Thrash is true when the thrash guard stopped auto-compact.
+	ConsecutiveFailures int
+	BreakerOpen         bool
+	Compactions         int
+	Thrash              bool
+}
+
+// autoCompactDue reports whether this turn should compact automatically. When it should not
+// although the pressure calls for it, the reason is left in the Report.
+func (p *Pipeline) autoCompactDue(t *turn) bool {
+	pr := &t.report.Pressure
+	tooSmall := t.req.MaxTokens < p.cfg.Pressure.minOutput(p.window, p.maxOutput)
+	if pr.Tokens < pr.Levels.Threshold && !tooSmall {
+		return false
+	}
+	why := ""
+	switch c := p.cfg.Compact; {
+	case c.Summarizer == nil:
+		why = "auto-compact is off: no Summarizer is configured"
+	case c.DisableAuto:
+		why = "auto-compact is disabled"
+	case t.in.SkipCacheWrite:
+		why = "a fork never compacts the conversation"
+	case t.in.NoCompact:
+		why = "auto-compact is off for this request (NoCompact)"
+	case t.chain.Boundary != nil && len(responses(t.items, t.boundaryPos)) == 0:
+		why = "nothing new since the latest compaction: no response after it"
+	}
+	if why != "" {
+		pr.Why += "; " + why
+		return false
+	}
+	return true
+}
+
+// compact runs the compaction transaction on the built turn t and returns the turn to send:
+// the one built from the compacted records, or t itself (with failure records appended) when
+// no compaction was installed. For a manual compaction that installed nothing it also returns
+// the error to give the caller.
+func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions) (*turn, error) {
+	c := p.cfg.Compact
+	trigger, custom := TriggerAuto, ""
+	if manual != nil {
+		trigger, custom = TriggerManual, manual.Instructions
+	}
+	h := readHistory(t.in.Records, t.chain.Leaf, t.boundaryPos, c.thrashTurns())
+	rep := &CompactReport{Trigger: trigger, PreTokens: t.report.Pressure.Tokens,
+		ConsecutiveFailures: h.failures, Compactions: h.compactions}
+	t.report.Compaction = rep
+	st := t.report.stage("compact")
+	end := func(o CompactOutcome, reason string) (*turn, error) {
+		rep.Outcome, rep.Reason = o, reason
+		st.add(Action{Kind: ActionSkipped, Detail: "compaction " + string(o) + ": " + reason})
+		switch {
+		case manual == nil:
+			return t, nil
+		case o == CompactVetoed:
+			return t, fmt.Errorf("%w: %s", ErrCompactVetoed, reason)
+		}
+		return t, fmt.Errorf("agentctx: compaction %s: %s", o, reason)
+	}
+
+	// Which summarizers may run.
+	primary, fallback := c.Summarizer, c.Fallback
+	if fallback == nil && !c.DisableFallback {
+		fallback = Extractive{}
+	}
+	if primary == nil {
+		primary, fallback = Extractive{}, nil
+	}
+	if isExtractive(primary) && isExtractive(fallback) {
+		fallback = nil
+	}
+	if trigger == TriggerAuto {
+		if h.refills >= c.thrashRuns() {
+			rep.Thrash = true
+			return end(CompactSkipped, fmt.Sprintf("thrash: the last %d compactions each came within %d responses of the one before; auto-compact stops until a manual compaction", h.refills, c.thrashTurns()))
+		}
+		if h.failures >= c.maxFailures() {
+			rep.BreakerOpen = true
+			if fallback == nil {
+				return end(CompactSkipped, fmt.Sprintf("circuit breaker open: the summarizer failed %d times in a row; auto-compact stops until it succeeds on a manual compaction", h.failures))
+			}
+			primary, fallback = fallback, nil
+			rep.Fallback = true
+		}
+	}
+
+	// 1. Pre-compact hooks.
+	custom, veto := p.preCompact(ctx, t, st, trigger, custom)
+	if veto != "" {
+		return end(CompactVetoed, veto)
+	}
+
+	// 2. The progress contract.
+	tail := p.planTail(t, len(t.items))
+	rep.Floor = tail.floor
+	pr := t.report.Pressure
+	switch {
+	case tail.floor >= pr.Levels.Blocking:
+		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) is at or above the blocking limit %d: no compaction can make the request fit", tail.floor, tail.floorParts, pr.Levels.Blocking))
+	case trigger == TriggerAuto && tail.floor >= pr.Levels.Threshold && pr.Tokens < pr.Levels.Blocking:
+		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) is at or above the threshold %d: compacting would not bring the request under it, and it fits as it is", tail.floor, tail.floorParts, pr.Levels.Threshold))
+	case trigger == TriggerAuto && tail.floor*20 >= pr.Tokens*19:
+		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) leaves less than 5%% to gain on %d", tail.floor, tail.floorParts, pr.Tokens))
+	}
+	hooks := p.sessionStart(ctx, t, trigger)
+	p.invalidateContext(t)
+
+	// 3. The summary: session memory when it is fresh and the compacted request fits under
+	// the threshold, else the summarizers.
+	if sm, why := p.memorySummary(ctx, t, custom); sm != nil {
+		done, err := p.install(ctx, t, sm, p.planTail(t, sm.through), hooks, trigger, rep.PreTokens)
+		if err != nil {
+			return t, err
+		}
+		if done.under() {
+			return p.installed(ctx, t, rep, sm, done, tail), nil
+		}
+		st.add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("session memory would leave the request at %d tokens, not under the threshold %d: the summarizer writes the summary instead",
+			done.post.report.Pressure.Tokens, done.post.report.Pressure.Levels.Threshold)})
+	} else if why != "" {
+		st.add(Action{Kind: ActionSkipped, Detail: why})
+	}
+	sum, failures, err := p.writeSummary(ctx, t, rep, trigger, custom, primary, fallback, h.failures)
+	t.appended = append(t.appended, failures...)
+	if err != nil {
+		return t, err
+	}
+	for _, f := range failures {
+		if !f.CompactFailure.Fallback && trigger == TriggerAuto {
+			rep.ConsecutiveFailures++
+		}
+	}
+	rep.BreakerOpen = rep.BreakerOpen || rep.ConsecutiveFailures >= c.maxFailures()
+	if sum == nil {
+		return end(CompactFailed, strings.Join(rep.Failures, "; "))
+	}
+
+	// 4. and 5. Install, verify, shrink.
+	done, err := p.install(ctx, t, sum, tail, hooks, trigger, rep.PreTokens)
+	if err != nil {
+		return t, err
+	}
+	return p.installed(ctx, t, rep, sum, done, tail), nil
+}
+
+// summary is a summary ready to install.
+type summary struct {
+	text     string // the summary, without tags
+	by       string // who wrote it
+	fallback bool
+	through  int // the view items it covers: items[:through]
+	omitted  int // of those, how many were left out of the summary request to fit
+}
+
+// installation is a compaction's records and the turn built from them.
+type installation struct {
+	post  *turn
+	recs  []Record
+	step  tailStep
+	names []string // what was rehydrated
+	notes []string // what rehydration skipped, and why
+}
+
+// under reports whether the post-compact request is under the auto-compact threshold.
+func (in installation) under() bool {
+	return in.post.report.Pressure.Tokens < in.post.report.Pressure.Levels.Threshold
+}
+
+// install builds the compaction's records on a copy of the turn's input and the request from
+// them, shrinking the kept tail and the rehydration until the request is under the threshold
+// or the smallest tail is reached.
+func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tailPlan, hooks []attachment, trigger string, pre int) (installation, error) {
+	var done installation
+	steps := tail.steps()
+	for i, step := range steps {
+		atts, notes := p.rehydrate(ctx, t, step.cut, step.rehydrate)
+		recs := p.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
+		in := *t.in
+		in.Records = slices.Concat(t.in.Records, recs)
+		if in.Leaf != "" {
+			in.Leaf = lastChainRecord(recs)
+		}
+		post, err := p.build(ctx, &in)
+		if err != nil {
+			return done, err
+		}
+		step.records, step.tokens = p.keptSize(t, step.cut)
+		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: notes}
+		if done.under() || i == len(steps)-1 {
+			break
+		}
+	}
+	return done, nil
+}
+
+// installed completes the Report and the records of an installed compaction and runs the
+// post-compact hooks; it returns the turn to send.
+func (p *Pipeline) installed(ctx context.Context, t *turn, rep *CompactReport, sum *summary, done installation, tail tailPlan) *turn {
+	post, recs := done.post, done.recs
+	rep.Outcome = CompactCompacted
+	rep.PostTokens = post.report.Pressure.Tokens
+	rep.Summarizer, rep.Fallback = sum.by, sum.fallback
+	rep.Summarized, rep.Omitted = sum.through, sum.omitted
+	rep.Kept, rep.KeptTokens = done.step.records, done.step.tokens
+	rep.Rehydrated = done.names
+	rep.BoundaryUUID, rep.SummaryUUID = recs[0].UUID, recs[1].UUID
+	recs[0].CompactMetadata.PostTokens = rep.PostTokens
+	rep.Reason = fmt.Sprintf("summary by %s of %d messages, %d records kept verbatim (%d tokens), %d attachments; %d → %d tokens",
+		sum.by, sum.through, rep.Kept, rep.KeptTokens, len(rep.Rehydrated), rep.PreTokens, rep.PostTokens)
+	if !done.under() {
+		rep.Reason += fmt.Sprintf("; still at or above the threshold %d: the irreducible floor is %d (%s)",
+			post.report.Pressure.Levels.Threshold, tail.floor, tail.floorParts)
+	}
+	post.report.Compaction = rep
+	cs := t.report.stage("compact")
+	for _, n := range done.notes {
+		cs.add(Action{Kind: ActionSkipped, Detail: "rehydration: " + n})
+	}
+	cs.add(Action{Kind: ActionCompacted, UUID: recs[0].UUID, Record: recs[0].UUID, Tokens: rep.PostTokens - rep.PreTokens, Detail: rep.Reason})
+	post.report.Stages = insertStage(post.report.Stages, *cs, "collapse")
+	// The pre-compact view's own decisions are dropped: the request is built from the
+	// compacted records, and a resume must build the same one. Failed attempts stay.
+	post.appended = slices.Concat(failureRecords(t.appended), recs, post.appended)
+	p.postCompact(ctx, post, rep, sum)
+	return post
+}
+
+// keptSize returns the number of records and the calibrated size of the tail items[cut:].
+func (p *Pipeline) keptSize(t *turn, cut int) (int, int) {
+	n, tokens := 0, 0
+	for i := cut; i < len(t.items); i++ {
+		if t.items[i].rec != nil {
+			n++
+		}
+		tokens += p.itemTokens(&t.items[i])
+	}
+	return n, calibration{ratio: t.report.Pressure.Ratio}.scale(tokens)
+}
+
+// failureRecords returns the compaction failure records of recs.
+func failureRecords(recs []Record) []Record {
+	var out []Record
+	for _, r := range recs {
+		if r.Subtype == SubtypeCompactFailure {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// insertStage returns stages with s inserted after the stage named after.
+func insertStage(stages []StageReport, s StageReport, after string) []StageReport {
+	for i := range stages {
+		if stages[i].Stage == after {
+			return slices.Insert(stages, i+1, s)
+		}
+	}
+	return append(stages, s)
+}
+
+// lastChainRecord returns the uuid of the last record of recs that is a user or assistant
+// record: the new leaf of the chain.
+func lastChainRecord(recs []Record) string {
+	for i := len(recs) - 1; i >= 0; i-- {
+		if recs[i].IsConversation() {
+			return recs[i].UUID
+		}
+	}
+	return ""
+}
+
+// compactionRecords builds the records a compaction appends: boundary, summary, then the
+// rehydration and hook records chained after the kept tail (or the summary).
+func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []attachment, trigger string, pre int) []Record {
+	leaf := t.chain.Leaf
+	stamp := decisionTime(t.now)
+	cwd := sessionCwd(t.in.Records)
+	kept := t.items[cut:]
+	head := keptHead(t, kept)
+	h := sha256.Sum256([]byte(sum.text))
+	key := strings.Join([]string{leaf.UUID, trigger, hex.EncodeToString(h[:8]), head}, "\x00")
+	b := Record{
+		Type:              TypeSystem,
+		Subtype:           SubtypeCompactBoundary,
+		UUID:              contentUUID("compact_boundary", key),
+		LogicalParentUUID: leaf.UUID,
+		IsSidechain:       leaf.IsSidechain,
+		SessionID:         t.sessionID,
+		Timestamp:         stamp,
+		Content:           mustJSON("Conversation compacted"),
+		Level:             "info",
+		Cwd:               cwd,
+		CompactMetadata: &CompactMetadata{
+			Trigger:            trigger,
+			PreTokens:          pre,
+			Summarizer:         sum.by,
+			Fallback:           sum.fallback,
+			MessagesSummarized: sum.through,
+		},
+	}
+	s := Record{
+		Type:                      TypeUser,
+		UUID:                      contentUUID("compact_summary", b.UUID),
+		ParentUUID:                b.UUID,
+		IsSidechain:               leaf.IsSidechain,
+		IsCompactSummary:          true,
+		IsVisibleInTranscriptOnly: true,
+		SessionID:                 t.sessionID,
+		Timestamp:                 stamp,
+		Cwd:                       cwd,
+		Message: &Message{Role: RoleUser, StringContent: true,
+			Content: []Block{&Text{Text: summaryMessage(sum.text, head != "", trigger)}}},
+	}
+	parent := s.UUID
+	if head != "" {
+		b.CompactMetadata.PreservedSegment = &PreservedSegment{HeadUUID: head, AnchorUUID: s.UUID, TailUUID: leaf.UUID}
+		parent = leaf.UUID
+	}
+	recs := []Record{b, s}
+	for _, a := range atts {
+		r := Record{
+			Type:        TypeUser,
+			UUID:        contentUUID("rehydration", b.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
+			ParentUUID:  parent,
+			IsSidechain: leaf.IsSidechain,
+			IsMeta:      true,
+			SessionID:   t.sessionID,
+			Timestamp:   stamp,
+			Cwd:         cwd,
+			Rehydration: &Rehydration{Kind: a.kind, Path: a.path, Name: a.skill},
+			Message:     &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: a.text}}},
+		}
+		recs = append(recs, r)
+		parent = r.UUID
+	}
+	return recs
+}
+
+// keptHead returns the uuid of the first record of the kept tail along the leaf's parentUuid
+// path — the preserved segment's head — or "" when nothing is kept. Walking up from the leaf,
+// it is the last record met whose file position is at or after the first kept item's.
+func keptHead(t *turn, kept []item) string {
+	first := -1
+	for i := range kept {
+		if kept[i].rec != nil && kept[i].pos >= 0 && (first < 0 || kept[i].pos < first) {
+			first = kept[i].pos
+		}
+	}
+	if first < 0 {
+		return ""
+	}
+	pos := map[string]int{}
+	for k, r := range t.chain.Records {
+		pos[r.UUID] = t.chain.Index(k)
+	}
+	head := ""
+	byUUID := map[string]*Record{}
+	for _, r := range t.chain.Records {
+		byUUID[r.UUID] = r
+	}
+	for r := t.chain.Leaf; r != nil; {
+		at, ok := pos[r.UUID]
+		if !ok || at < first {
+			break
+		}
+		head = r.UUID
+		if r.IsCompactSummary || r.IsCompactBoundary() {
+			break // the walk reached the previous compaction's install
+		}
+		r = byUUID[r.ParentUUID]
+	}
+	return head
+}
+
+// sessionCwd returns the working directory of the last record that names one.
+func sessionCwd(records []Record) string {
+	for i := len(records) - 1; i >= 0; i-- {
+		if c := records[i].Cwd; c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// failureRecord returns the record of a failed compaction attempt.
+func (p *Pipeline) failureRecord(t *turn, f CompactFailure, n int) Record {
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s", f.LeafUUID, f.Trigger, n, f.Summarizer)
+	r := t.newDecision(SubtypeCompactFailure, key, "Compaction failed: "+f.Reason)
+	r.IsSidechain = t.chain.Leaf != nil && t.chain.Leaf.IsSidechain
+	r.CompactFailure = &f
+	return r
+}
+
+// invalidateContext drops memoized base context after a compaction, so that the first request
+// after it reads memory files, the date and the repository state again.
+func (p *Pipeline) invalidateContext(t *turn) {
+	for _, cp := range []ContextProvider{p.cfg.Context.System, p.cfg.Context.User} {
+		if inv, ok := cp.(interface{ Invalidate() }); ok {
+			inv.Invalidate()
+		}
+	}
+}

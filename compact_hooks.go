@@ -1,0 +1,155 @@
+package agentctx
+
+import (
+	"context"
+	"fmt"
+	"strings"
+)
+
+// CompactHooks are called around a compaction, in order, with Prepare's (or Compact's) ctx.
+// A hook's error is reported and otherwise ignored: hooks cannot fail a compaction, only a
+// pre-compact hook's veto stops one. Hooks must be safe for concurrent use when one Pipeline
+// serves several conversations.
+type CompactHooks struct {
+	// Pre run before the summary is written; they may add instructions or veto.
+	Pre []PreCompactHook
+	// SessionStart run once the summary is written; the context they return is appended
+	// after the summary (and the kept tail) as records of their own.
+	SessionStart []SessionStartHook
+	// Post observe the installed summary.
+	Post []PostCompactHook
+}
+
+// CompactEvent describes a compaction to its hooks.
+type CompactEvent struct {
+	// Trigger is "auto" or "manual".
+	Trigger string
+	// SessionID is the conversation's session id.
+	SessionID string
+	// PreTokens is the pressure figure that led to the compaction.
+	PreTokens int
+	// Instructions are the extra summary instructions so far (the caller's, then earlier
+	// hooks').
+	Instructions string
+}
+
+// PreCompactHook runs before a compaction's summary is written.
+type PreCompactHook interface {
+	PreCompact(ctx context.Context, e CompactEvent) (PreCompactResult, error)
+}
+
+// PreCompactHookFunc adapts a function to a [PreCompactHook].
+type PreCompactHookFunc func(ctx context.Context, e CompactEvent) (PreCompactResult, error)
+
+// PreCompact calls f(ctx, e).
+func (f PreCompactHookFunc) PreCompact(ctx context.Context, e CompactEvent) (PreCompactResult, error) {
+	return f(ctx, e)
+}
+
+// PreCompactResult is a pre-compact hook's answer.
+type PreCompactResult struct {
+	// Instructions are appended to the summary's extra instructions.
+	Instructions string
+	// Veto stops the compaction; Reason says why (it reaches the Report, and the error of
+	// [Pipeline.Compact]).
+	Veto   bool
+	Reason string
+}
+
+// SessionStartHook runs once a compaction's summary is written, as a new session starts from
+// it; the sections it returns are re-injected after the summary.
+type SessionStartHook interface {
+	SessionStart(ctx context.Context, e CompactEvent) ([]ContextSection, error)
+}
+
+// SessionStartHookFunc adapts a function to a [SessionStartHook].
+type SessionStartHookFunc func(ctx context.Context, e CompactEvent) ([]ContextSection, error)
+
+// SessionStart calls f(ctx, e).
+func (f SessionStartHookFunc) SessionStart(ctx context.Context, e CompactEvent) ([]ContextSection, error) {
+	return f(ctx, e)
+}
+
+// PostCompactEvent describes an installed compaction to a post-compact hook.
+type PostCompactEvent struct {
+	CompactEvent
+	// Summary is the installed summary (without its tags and wrapper).
+	Summary string
+	// BoundaryUUID names the compaction's boundary record.
+	BoundaryUUID string
+	// PostTokens is the pressure figure of the request built after it.
+	PostTokens int
+}
+
+// PostCompactHook observes an installed compaction.
+type PostCompactHook interface {
+	PostCompact(ctx context.Context, e PostCompactEvent) error
+}
+
+// PostCompactHookFunc adapts a function to a [PostCompactHook].
+type PostCompactHookFunc func(ctx context.Context, e PostCompactEvent) error
+
+// PostCompact calls f(ctx, e).
+func (f PostCompactHookFunc) PostCompact(ctx context.Context, e PostCompactEvent) error {
+	return f(ctx, e)
+}
+
+// preCompact runs the pre-compact hooks and returns the merged instructions, or a veto reason.
+func (p *Pipeline) preCompact(ctx context.Context, t *turn, st *StageReport, trigger, custom string) (string, string) {
+	for i, h := range p.cfg.Compact.Hooks.Pre {
+		e := CompactEvent{Trigger: trigger, SessionID: t.sessionID, PreTokens: t.report.Pressure.Tokens, Instructions: custom}
+		r, err := h.PreCompact(ctx, e)
+		if err != nil {
+			st.add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("pre-compact hook %d failed, ignored: %v", i, err)})
+			continue
+		}
+		if r.Veto {
+			reason := strings.TrimSpace(r.Reason)
+			if reason == "" {
+				reason = "no reason given"
+			}
+			return custom, fmt.Sprintf("pre-compact hook %d vetoed the compaction: %s", i, reason)
+		}
+		if in := strings.TrimSpace(r.Instructions); in != "" {
+			if custom = strings.TrimSpace(custom); custom != "" {
+				custom += "\n\n"
+			}
+			custom += in
+			st.add(Action{Kind: ActionInjected, Detail: fmt.Sprintf("pre-compact hook %d added summary instructions", i)})
+		}
+	}
+	return custom, ""
+}
+
+// sessionStart runs the session-start hooks and returns their context as attachments.
+func (p *Pipeline) sessionStart(ctx context.Context, t *turn, trigger string) []attachment {
+	var out []attachment
+	for i, h := range p.cfg.Compact.Hooks.SessionStart {
+		sections, err := h.SessionStart(ctx, CompactEvent{Trigger: trigger, SessionID: t.sessionID, PreTokens: t.report.Pressure.Tokens})
+		if err != nil {
+			t.report.stage("compact").add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("session-start hook %d failed, ignored: %v", i, err)})
+			continue
+		}
+		if text, n := renderSections(sections); n > 0 {
+			out = append(out, attachment{kind: RehydrateHook, skill: fmt.Sprintf("session-start-%d", i),
+				text: "<system-reminder>\n" + hookHead + text + "\n</system-reminder>"})
+		}
+	}
+	return out
+}
+
+// hookHead introduces what a session-start hook returned after a compaction.
+const hookHead = "Context a session-start hook provided after the conversation was compacted:\n"
+
+// postCompact runs the post-compact hooks.
+func (p *Pipeline) postCompact(ctx context.Context, post *turn, rep *CompactReport, sum *summary) {
+	for i, h := range p.cfg.Compact.Hooks.Post {
+		e := PostCompactEvent{
+			CompactEvent: CompactEvent{Trigger: rep.Trigger, SessionID: post.sessionID, PreTokens: rep.PreTokens},
+			Summary:      sum.text, BoundaryUUID: rep.BoundaryUUID, PostTokens: rep.PostTokens,
+		}
+		if err := h.PostCompact(ctx, e); err != nil {
+			post.report.stage("compact").add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("post-compact hook %d failed, ignored: %v", i, err)})
+		}
+	}
+}

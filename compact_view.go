@@ -1,0 +1,442 @@
+package agentctx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// installed reports whether a view item was put there by a compaction or the context stage:
+// the summary, pinned content, rehydration records, base context. A kept tail never reaches
+// back over them, and a summary request leaves the rehydration out (it is injected again).
+func (it *item) installed() bool {
+	if it.rec != nil {
+		return it.rec.IsCompactSummary || it.rec.Rehydration != nil
+	}
+	return it.origin == "context" || it.origin == "pinned"
+}
+
+// tailStep is one candidate for the kept tail: the view is kept verbatim from items[cut:], and
+// rehydration gets the given share of its budgets.
+type tailStep struct {
+	cut       int
+	rehydrate float64
+	records   int // records of the kept tail
+	tokens    int // its calibrated size
+}
+
+// tailPlan is the kept tail a compaction starts with and the smaller ones it falls back to.
+type tailPlan struct {
+	lowest     int // the first item a tail may hold (after what earlier compactions installed)
+	minCut     int // the cut keeping only the latest user input and the response it answers
+	cut        int // the configured tail's cut
+	half       int // the cut of a tail with half the configured budgets
+	floor      int // the irreducible floor, calibrated (see CompactConfig)
+	floorParts string
+}
+
+// planTail chooses the kept tail of a compaction of t's view (see [TailConfig]) and computes
+// the irreducible floor. The tail starts at or before limit: the items from limit on are not
+// covered by the summary (len(t.items) when the summary covers the whole view).
+func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
+	items := t.items
+	ok := safeCuts(items)
+	cal := calibration{ratio: t.report.Pressure.Ratio}
+	var pl tailPlan
+	for i := range items {
+		if items[i].installed() {
+			pl.lowest = i + 1
+		}
+	}
+	latest := pl.lowest
+	for i := len(items) - 1; i >= pl.lowest; i-- {
+		if items[i].role == RoleAssistant {
+			latest = i + 1
+			break
+		}
+	}
+	pl.minCut = min(latest, max(limit, pl.lowest))
+	for pl.minCut > pl.lowest && !ok[pl.minCut] {
+		pl.minCut--
+	}
+	// suffix[i]: calibrated tokens of items[i:]; texts[i]: messages with text in items[i:].
+	suffix := make([]int, len(items)+1)
+	texts := make([]int, len(items)+1)
+	for i := len(items) - 1; i >= 0; i-- {
+		suffix[i] = suffix[i+1] + p.itemTokens(&items[i])
+		texts[i] = texts[i+1]
+		if hasText(items[i].blocks) {
+			texts[i]++
+		}
+	}
+	tc := p.cfg.Compact.Tail
+	// Small windows scale the budgets: a tail holds at most half the threshold.
+	th := t.levels.Threshold
+	minTok, maxTok := min(tc.minTokens(), th/4), min(tc.maxTokens(), th/2)
+	grow := func(minTok, minText, maxTok int) int {
+		cut := pl.minCut
+		if tc.Disable {
+			return cut
+		}
+		for c := pl.minCut - 1; c >= pl.lowest; c-- {
+			if !ok[c] {
+				continue
+			}
+			if cal.scale(suffix[c]) > maxTok {
+				break
+			}
+			cut = c
+			if cal.scale(suffix[c]) >= minTok && texts[c] >= minText {
+				break
+			}
+		}
+		return cut
+	}
+	pl.cut = grow(minTok, tc.minText(), maxTok)
+	pl.half = grow(minTok/2, (tc.minText()+1)/2, maxTok/2)
+
+	// The irreducible floor.
+	fixed := p.counter.Blocks(asBlocks(t.system))
+	for _, tl := range t.req.Tools {
+		fixed += p.counter.textBytes(tl.Definition)
+	}
+	ctx := 0
+	for i := 0; i < pl.lowest; i++ {
+		if it := &items[i]; it.origin == "context" || it.origin == "pinned" {
+			ctx += p.itemTokens(it)
+		}
+	}
+	latestIn := suffix[pl.minCut]
+	sumCap := p.summaryMax()
+	pl.floor = cal.scale(fixed+ctx+latestIn) + sumCap
+	pl.floorParts = fmt.Sprintf("system and tools %d, base and pinned context %d, latest input %d, summary cap %d",
+		cal.scale(fixed), cal.scale(ctx), cal.scale(latestIn), sumCap)
+	return pl
+}
+
+// steps returns the tails to try, largest first: the configured one, one with half its
+// budgets, then the latest input alone with half, then no, rehydration.
+func (pl tailPlan) steps() []tailStep {
+	var out []tailStep
+	for _, s := range []tailStep{{cut: pl.cut, rehydrate: 1}, {cut: pl.half, rehydrate: 1}, {cut: pl.minCut, rehydrate: 0.5}, {cut: pl.minCut, rehydrate: 0}} {
+		if n := len(out); n > 0 && out[n-1].cut == s.cut && out[n-1].rehydrate == s.rehydrate {
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// hasText reports whether blocks hold a non-blank text block.
+func hasText(bs []Block) bool {
+	for _, b := range bs {
+		if t, ok := b.(*Text); ok && !isBlank(t.Text) {
+			return true
+		}
+	}
+	return false
+}
+
+func asBlocks(ts []*Text) []Block {
+	bs := make([]Block, len(ts))
+	for i, t := range ts {
+		bs[i] = t
+	}
+	return bs
+}
+
+// summaryView returns the items a summary request is built from: the view without the
+// rehydration records a compaction injects again, with images and documents replaced by
+// text markers.
+func summaryView(items []item) []item {
+	out := make([]item, 0, len(items))
+	for _, it := range items {
+		if it.rec != nil && it.rec.Rehydration != nil {
+			continue
+		}
+		if slices.ContainsFunc(it.blocks, hasMedia) {
+			bs := make([]Block, len(it.blocks))
+			for j, b := range it.blocks {
+				bs[j] = withoutMedia(b)
+			}
+			it.blocks, it.owned = bs, true
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
+// hasMedia reports whether b is, or is a tool result holding, an image or a document.
+func hasMedia(b Block) bool {
+	if tr, ok := b.(*ToolResult); ok {
+		return slices.ContainsFunc(tr.Content, isMedia)
+	}
+	return isMedia(b)
+}
+
+// withoutMedia returns b with images and documents replaced by text markers.
+func withoutMedia(b Block) Block {
+	switch b := b.(type) {
+	case *Image:
+		return &Text{Text: fmt.Sprintf(mediaMarker, mediaName("image", b.Source))}
+	case *Document:
+		return &Text{Text: fmt.Sprintf(mediaMarker, mediaName("document", b.Source))}
+	case *ToolResult:
+		if !slices.ContainsFunc(b.Content, isMedia) {
+			return b
+		}
+		c := *b
+		c.Content = make([]Block, len(b.Content))
+		for i, cb := range b.Content {
+			c.Content[i] = withoutMedia(cb)
+		}
+		c.StringContent = false
+		return &c
+	}
+	return b
+}
+
+func mediaName(kind string, s MediaSource) string {
+	switch {
+	case s.MediaType != "" && s.Type == "base64":
+		return fmt.Sprintf("%s (%s, %d KB)", kind, s.MediaType, len(s.Data)*3/4/1024)
+	case s.MediaType != "":
+		return fmt.Sprintf("%s (%s)", kind, s.MediaType)
+	}
+	return kind
+}
+
+// leadingKept returns the index of the first item of a summary view that may be left out to
+// fit: the base context, an earlier summary and pinned content at its start always stay.
+func leadingKept(view []item) int {
+	i := 0
+	for i < len(view) && view[i].installed() {
+		i++
+	}
+	return i
+}
+
+// summaryRequest builds the request a Summarizer gets for view with items[from:skip) left out
+// (replaced by a marker), and the matching view messages.
+func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom string) (Request, []ViewMessage, error) {
+	items := view
+	if skip > from {
+		marker := item{uuid: contentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
+			role: RoleUser, meta: true, origin: "omitted", owned: true,
+			blocks: []Block{&Text{Text: fmt.Sprintf(omittedText, skip-from)}}}
+		items = slices.Concat(view[:from], []item{marker}, view[skip:])
+	}
+	st := &turn{ctx: t.ctx, now: t.now, in: t.in, chain: t.chain, boundaryPos: t.boundaryPos, levels: t.levels,
+		items: items, toolNames: t.toolNames, sessionID: t.sessionID, system: t.system, report: &Report{}}
+	if err := p.normalize(st); err != nil {
+		return Request{}, nil, err
+	}
+	if err := p.cacheBreakpoint(st); err != nil {
+		return Request{}, nil, err
+	}
+	req := st.req
+	if len(req.Messages) == 0 {
+		return Request{}, nil, errors.New("nothing to summarize")
+	}
+	req.Model = p.cfg.Model
+	req.System = t.system
+	instr := &Text{Text: instructions(custom)}
+	if last := &req.Messages[len(req.Messages)-1]; last.Role == RoleUser {
+		last.Content = append(slices.Clip(last.Content), instr)
+	} else {
+		req.Messages = append(req.Messages, RequestMessage{Role: RoleUser, Content: []Block{instr}})
+	}
+	req.MaxTokens = p.summaryMax()
+	if len(req.Tools) > 0 {
+		req.ToolChoice = &ToolChoice{Type: "none"}
+	}
+	if th := p.cfg.Thinking; th != nil && !st.report.ThinkingUnavailable {
+		req.Thinking = th
+		if th.Type == "enabled" && th.BudgetTokens >= req.MaxTokens {
+			req.Thinking = nil
+			if req.MaxTokens-1 >= minThinkingBudget {
+				req.Thinking = &ThinkingParam{Type: th.Type, BudgetTokens: req.MaxTokens - 1}
+			}
+		}
+	}
+	vm := make([]ViewMessage, len(items))
+	for i := range items {
+		vm[i] = viewMessage(&items[i])
+	}
+	return req, vm, nil
+}
+
+// viewMessage converts a view item.
+func viewMessage(it *item) ViewMessage {
+	m := ViewMessage{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.time, Content: it.blocks}
+	switch {
+	case it.rec != nil && it.rec.IsCompactSummary:
+		m.Source, m.Meta = ViewCompactSummary, true
+	case it.rec == nil:
+		m.Source, m.Meta = it.origin, true
+	}
+	return m
+}
+
+// dropFor returns where the left-out part of view (so far ending at skip) must end so that at
+// least gap more counted tokens go, keeping at least the last round. It prefers to end at a
+// user message a person typed — leaving out whole user turns with the responses and tool
+// results they caused — unless that leaves out more than twice the gap, then ends at any safe
+// cut (between API rounds). It returns skip when nothing more can go.
+func (p *Pipeline) dropFor(view []item, skip, gap int) int {
+	ok := safeCuts(view)
+	last := -1 // the last round stays: it starts at the last safe cut
+	for c := len(view) - 1; c > skip; c-- {
+		if ok[c] {
+			last = c
+			break
+		}
+	}
+	if last < 0 {
+		return skip
+	}
+	any, n := -1, 0
+	for c := skip + 1; c <= last; c++ {
+		n += p.itemTokens(&view[c-1])
+		if !ok[c] || n < gap {
+			continue
+		}
+		if any < 0 {
+			any = c
+		}
+		if typedPrompt(&view[c]) {
+			if n <= 2*gap || any == c {
+				return c
+			}
+			break
+		}
+	}
+	if any >= 0 {
+		return any
+	}
+	return last // the gap cannot be covered: leave out all but the last round
+}
+
+// typedPrompt reports whether a view item is a user message a person wrote: user text that is
+// not injected (isMeta, summaries, context) and holds no tool result.
+func typedPrompt(it *item) bool {
+	if it.role != RoleUser || it.meta || it.rec == nil || it.rec.IsCompactSummary {
+		return false
+	}
+	for _, b := range it.blocks {
+		if b.Kind() == KindToolResult {
+			return false
+		}
+	}
+	return hasText(it.blocks)
+}
+
+// windowless is implemented by summarizers that need no window (they call no model): their
+// requests are not trimmed to fit one.
+type windowless interface{ windowless() }
+
+// summarizerName names a summarizer in records.
+func summarizerName(s Summarizer, by string) string {
+	switch {
+	case by != "":
+		return by
+	case isExtractive(s):
+		return "extractive"
+	}
+	return "summarizer"
+}
+
+// summarize asks s for the summary of t's view, leaving out the oldest rounds when the request
+// does not fit the window or the provider finds it too long (at most 3 retries). It returns
+// the summary and the number of calls made.
+func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger, custom string) (*summary, int, error) {
+	view := summaryView(t.items)
+	from := leadingKept(view)
+	skip := from
+	cal := calibration{ratio: t.report.Pressure.Ratio}
+	_, noWindow := s.(windowless)
+	calls := 0
+	for {
+		req, vm, err := p.summaryRequest(t, view, from, skip, custom)
+		if err != nil {
+			return nil, calls, err
+		}
+		counted := p.counter.Request(&req)
+		if !noWindow {
+			if over := cal.scale(counted) + req.MaxTokens - p.window; over > 0 {
+				next := p.dropFor(view, skip, int(float64(over)/cal.ratio)+1)
+				if next <= skip {
+					return nil, calls, fmt.Errorf("the summary request does not fit the window %d even with all but the last round left out", p.window)
+				}
+				skip = next
+				continue
+			}
+		}
+		vo := ValidateOptions{ContextWindow: p.window, InputTokens: counted}
+		if noWindow {
+			vo.ContextWindow = 0 // no model reads it: the window does not apply
+		}
+		if err := Validate(req, vo); err != nil {
+			return nil, calls, fmt.Errorf("the summary request is invalid: %w", err)
+		}
+		calls++
+		out, err := s.Summarize(ctx, SummaryRequest{Request: req, View: vm, Instructions: instructions(custom),
+			Custom: strings.TrimSpace(custom), MaxOutputTokens: req.MaxTokens, Trigger: trigger, Attempt: calls, Omitted: skip - from})
+		if ptl, isPTL := errors.AsType[*PromptTooLongError](err); isPTL {
+			if calls > maxPTLRetries {
+				return nil, calls, fmt.Errorf("prompt too long after %d retries: %w", maxPTLRetries, err)
+			}
+			gap := 0
+			if ptl.Tokens > 0 && ptl.Limit > 0 && ptl.Tokens > ptl.Limit {
+				gap = int(float64(ptl.Tokens-ptl.Limit)/cal.ratio) + 1
+			} else {
+				for i := skip; i < len(view); i++ {
+					gap += p.itemTokens(&view[i])
+				}
+				gap /= 5 // no figures: a fifth of what is left
+			}
+			next := p.dropFor(view, skip, gap)
+			if next <= skip {
+				return nil, calls, fmt.Errorf("prompt too long, and nothing more can be left out: %w", err)
+			}
+			skip = next
+			continue
+		}
+		if err != nil {
+			return nil, calls, err
+		}
+		text, err := extractSummary(out.Text)
+		if err != nil {
+			return nil, calls, err
+		}
+		return &summary{text: text, by: summarizerName(s, out.By), through: len(view) - (skip - from), omitted: skip - from}, calls, nil
+	}
+}
+
+// writeSummary gets the summary from the primary summarizer, then from the fallback; each
+// failed attempt yields a failure record. A done ctx ends it with ctx's error.
+func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback Summarizer, prior int) (*summary, []Record, error) {
+	var failures []Record
+	for i, s := range []Summarizer{primary, fallback} {
+		if s == nil {
+			continue
+		}
+		isFallback := rep.Fallback || i == 1
+		sum, calls, err := p.summarize(ctx, t, s, trigger, custom)
+		rep.Attempts += calls
+		if err == nil {
+			sum.fallback = isFallback
+			return sum, failures, nil
+		}
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, failures, cerr
+		}
+		name := summarizerName(s, "")
+		rep.Failures = append(rep.Failures, name+": "+err.Error())
+		failures = append(failures, p.failureRecord(t, CompactFailure{Trigger: trigger, Summarizer: name, Fallback: isFallback,
+			Reason: err.Error(), Attempts: calls, PreTokens: rep.PreTokens, LeafUUID: t.chain.Leaf.UUID}, prior+len(failures)))
+	}
+	return nil, failures, nil
+}

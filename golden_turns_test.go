@@ -1,0 +1,384 @@
+package agentctx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// compactSpec is the "compact" object of a golden case: compaction knobs. The scripted
+// summarizer answers each call with the next reply of the turn (see turnSpec.Replies).
+type compactSpec struct {
+	// Summarizer: "" (none: auto-compact off), "extractive" or "scripted".
+	Summarizer       string            `json:"summarizer"`
+	DisableFallback  bool              `json:"disableFallback"`
+	DisableAuto      bool              `json:"disableAuto"`
+	Tail             TailConfig        `json:"tail"`
+	SummaryMaxTokens int               `json:"summaryMaxTokens"`
+	PinnedMaxTokens  int               `json:"pinnedMaxTokens"`
+	Files            map[string]string `json:"files"` // the rehydration file source; nil: none
+	// Memory, SessionStart, Post, Pre: install a session memory and hooks driven by the
+	// turn's fields.
+	Memory       bool `json:"memory"`
+	Hooks        bool `json:"hooks"`
+	SessionStart bool `json:"sessionStart"`
+	ThrashRuns   int  `json:"thrashRuns"`
+
+	script *script
+}
+
+// script is the state of a multi-turn case's fakes for the current turn.
+type script struct {
+	turn  *turnSpec
+	calls []summaryCall
+	next  int
+	posts []string
+}
+
+// summaryCall is what golden files record of one Summarize call.
+type summaryCall struct {
+	Attempt         int    `json:"attempt"`
+	Trigger         string `json:"trigger"`
+	Custom          string `json:"custom,omitempty"`
+	Omitted         int    `json:"omitted"`
+	MaxOutputTokens int    `json:"maxOutputTokens"`
+	Messages        int    `json:"messages"`
+	View            int    `json:"view"`
+	ToolChoice      string `json:"toolChoice,omitempty"`
+	Marker          string `json:"marker"`
+}
+
+func (c *compactSpec) apply(cfg *Config) {
+	if c.script == nil {
+		c.script = &script{}
+	}
+	sc := c.script
+	cc := &cfg.Compact
+	cc.DisableFallback, cc.DisableAuto, cc.Tail = c.DisableFallback, c.DisableAuto, c.Tail
+	cc.SummaryMaxTokens, cc.PinnedMaxTokens, cc.ThrashRuns = c.SummaryMaxTokens, c.PinnedMaxTokens, c.ThrashRuns
+	cc.Rehydrate.Files = FileSourceFunc(func(_ context.Context, path string) ([]byte, error) {
+		if s, ok := c.Files[path]; ok {
+			return []byte(s), nil
+		}
+		return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
+	})
+	switch c.Summarizer {
+	case "extractive":
+		cc.Summarizer = Extractive{}
+	case "scripted":
+		cc.Summarizer = SummarizerFunc(func(ctx context.Context, req SummaryRequest) (Summary, error) {
+			sc.calls = append(sc.calls, describeSummaryRequest(req))
+			if sc.turn == nil || sc.next >= len(sc.turn.Replies) {
+				return Summary{}, errors.New("scripted summarizer: no reply left for this call")
+			}
+			r := sc.turn.Replies[sc.next]
+			sc.next++
+			switch {
+			case r.PTL != nil:
+				return Summary{}, &PromptTooLongError{Tokens: r.PTL.Tokens, Limit: r.PTL.Limit}
+			case r.Error != "":
+				return Summary{}, errors.New(r.Error)
+			}
+			return Summary{Text: r.Text, By: "scripted"}, nil
+		})
+	}
+	if c.Memory {
+		cc.Memory = SessionMemoryFunc(func(context.Context, MemoryRequest) (Memory, error) {
+			if sc.turn == nil || sc.turn.Memory == nil {
+				return Memory{}, nil
+			}
+			return *sc.turn.Memory, nil
+		})
+	}
+	if c.Hooks {
+		cc.Hooks.Pre = []PreCompactHook{PreCompactHookFunc(func(_ context.Context, e CompactEvent) (PreCompactResult, error) {
+			if sc.turn == nil {
+				return PreCompactResult{}, nil
+			}
+			return PreCompactResult{Instructions: sc.turn.HookInstructions, Veto: sc.turn.Veto != "", Reason: sc.turn.Veto}, nil
+		})}
+		cc.Hooks.Post = []PostCompactHook{PostCompactHookFunc(func(_ context.Context, e PostCompactEvent) error {
+			sc.posts = append(sc.posts, fmt.Sprintf("%s %s pre=%d post=%d summary=%d chars", e.Trigger, e.BoundaryUUID, e.PreTokens, e.PostTokens, len(e.Summary)))
+			return nil
+		})}
+	}
+	if c.SessionStart {
+		cc.Hooks.SessionStart = []SessionStartHook{SessionStartHookFunc(func(_ context.Context, e CompactEvent) ([]ContextSection, error) {
+			return []ContextSection{{Name: "sessionStart", Text: "The build is green on main (" + e.Trigger + " compaction)."}}, nil
+		})}
+	}
+}
+
+func describeSummaryRequest(req SummaryRequest) summaryCall {
+	c := summaryCall{Attempt: req.Attempt, Trigger: req.Trigger, Custom: req.Custom, Omitted: req.Omitted,
+		MaxOutputTokens: req.MaxOutputTokens, Messages: len(req.Request.Messages), View: len(req.View)}
+	if tc := req.Request.ToolChoice; tc != nil {
+		c.ToolChoice = tc.Type
+	}
+	for i, m := range req.Request.Messages {
+		for j, b := range m.Content {
+			if cacheControlOf(b) != nil {
+				c.Marker = fmt.Sprintf("messages[%d].content[%d] of %d messages; the last holds %d blocks", i, j, len(req.Request.Messages), len(req.Request.Messages[len(req.Request.Messages)-1].Content))
+			}
+		}
+	}
+	return c
+}
+
+// turnSpec is one turn of a multi-turn golden case: what is appended to the transcript before
+// the turn, how the turn runs, and the answer appended after it.
+type turnSpec struct {
+	// Now is the clock for the turn; zero: the case's now plus one minute per turn.
+	Now time.Time `json:"now"`
+	// Results answers the previous answer's tool calls, in order; User is a prompt, Fill
+	// characters of filler appended to it.
+	Results []resultSpec `json:"results"`
+	User    string       `json:"user"`
+	Fill    int          `json:"fill"`
+	// Pin pins records before the turn, named by uuid.
+	Pin []string `json:"pin"`
+	// Compact runs a manual compaction with these instructions instead of Prepare.
+	Compact *CompactOptions `json:"compact"`
+	// Replies are the scripted summarizer's answers to this turn's calls, in order.
+	Replies []replySpec `json:"replies"`
+	// Memory is the session memory's summary this turn.
+	Memory *Memory `json:"memory"`
+	// Veto and HookInstructions drive the pre-compact hook.
+	Veto             string `json:"veto"`
+	HookInstructions string `json:"hookInstructions"`
+	// WantErr is a substring of the turn's error; empty: no error.
+	WantErr string `json:"wantErr"`
+	// Answer is the response appended after the turn.
+	Answer *answerSpec `json:"answer"`
+}
+
+type replySpec struct {
+	Text  string `json:"text"`
+	Error string `json:"error"`
+	PTL   *struct {
+		Tokens, Limit int
+	} `json:"ptl"`
+}
+
+type resultSpec struct {
+	Text  string `json:"text"`
+	Fill  int    `json:"fill"`
+	Error bool   `json:"error"`
+}
+
+type answerSpec struct {
+	Text  string          `json:"text"`
+	Fill  int             `json:"fill"`
+	Tools []answerToolUse `json:"tools"`
+}
+
+type answerToolUse struct {
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+}
+
+// filler returns n characters of varied prose.
+func filler(n int) string {
+	words := strings.Fields("the parser keeps every token of the input while the lexer reports line and column for each error it meets in the grammar")
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s%d", words[i%len(words)], i%97)
+	}
+	return b.String()[:n]
+}
+
+// turnRecorder appends a multi-turn case's records with deterministic uuids.
+type turnRecorder struct {
+	name    string
+	records []Record
+	n       int
+	leaf    string
+	session string
+	pending []string // tool_use ids of the last answer
+	msgN    int
+}
+
+// ref resolves a record reference of a case: "#N" is the N-th record the case added (from 1),
+// anything else a uuid.
+func (r *turnRecorder) ref(ref string) string {
+	if n, ok := strings.CutPrefix(ref, "#"); ok {
+		return contentUUID("golden-turns", r.name+"\x00"+n)
+	}
+	return ref
+}
+
+func (r *turnRecorder) add(rec Record, now time.Time) Record {
+	r.n++
+	rec.UUID = contentUUID("golden-turns", fmt.Sprintf("%s\x00%d", r.name, r.n))
+	rec.ParentUUID = r.leaf
+	rec.SessionID = r.session
+	rec.Timestamp = now.Format("2006-01-02T15:04:05.000Z")
+	r.records = append(r.records, rec)
+	r.leaf = rec.UUID
+	return rec
+}
+
+// runGoldenTurns runs a multi-turn case: for each turn, it appends the turn's input, runs
+// Prepare (or Compact), checks the invariants — Validate, the same bytes twice, the same
+// bytes after appending Result.Append with nothing new to append and no summarizer call —,
+// compares want/turn-N/{request.json,report.txt,appended.jsonl,summarize.json,hooks.txt}, then
+// appends Result.Append and the turn's answer.
+func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
+	rec := &turnRecorder{name: filepath.Base(dir), session: "22222222-2222-4222-8222-222222222222"}
+	if spec.Transcript != "" || fileExists(filepath.Join(dir, "transcript.jsonl")) {
+		src := filepath.Join(dir, "transcript.jsonl")
+		if spec.Transcript != "" {
+			src = filepath.Join(dir, spec.Transcript)
+		}
+		tr, err := ReadFile(src, ReadOptions{Strict: true})
+		require.NoError(t, err)
+		rec.records = tr.Records
+		if ch, err := BuildChain(tr.Records, ChainOptions{}); err == nil && ch.Leaf != nil {
+			rec.leaf, rec.session = ch.Leaf.UUID, ch.Leaf.SessionID
+		}
+	}
+	original := encodeRecords(t, rec.records)
+	sc := spec.Compact.script
+	if sc == nil {
+		sc = &script{}
+		spec.Compact.script = sc
+	}
+	ctx := t.Context()
+	for i := range spec.Turns {
+		turn := &spec.Turns[i]
+		name := fmt.Sprintf("turn-%d", i+1)
+		now := turn.Now
+		if now.IsZero() {
+			now = spec.Now.Add(time.Duration(i) * time.Minute)
+		}
+		cfgSpec := spec
+		cfgSpec.Now = now
+		p, err := New(cfgSpec.config())
+		require.NoError(t, err, name)
+
+		// The turn's input.
+		for j, rs := range turn.Results {
+			require.Less(t, j, len(rec.pending), "%s: more results than tool calls", name)
+			text := rs.Text + filler(rs.Fill)
+			rec.add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, Content: []Block{
+				&ToolResult{ToolUseID: rec.pending[j], Content: []Block{&Text{Text: text}}, StringContent: true, IsError: rs.Error}}}}, now)
+		}
+		if turn.User != "" || turn.Fill > 0 {
+			rec.add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, StringContent: true,
+				Content: []Block{&Text{Text: turn.User + filler(turn.Fill)}}}}, now)
+		}
+		if len(turn.Pin) > 0 {
+			refs := make([]string, len(turn.Pin))
+			for k, ref := range turn.Pin {
+				refs[k] = rec.ref(ref)
+			}
+			pin, err := p.Pin(rec.records, refs, "golden case", now)
+			require.NoError(t, err, name)
+			rec.records = append(rec.records, pin)
+		}
+
+		if turn.Memory != nil {
+			turn.Memory.Through = rec.ref(turn.Memory.Through)
+		}
+		run := func(records []Record) (Result, error) {
+			sc.turn, sc.next, sc.calls, sc.posts = turn, 0, nil, nil
+			in := spec.input(records)
+			if turn.Compact != nil {
+				return p.Compact(ctx, in, *turn.Compact)
+			}
+			return p.Prepare(ctx, in)
+		}
+		res, err := run(rec.records)
+		calls, posts := sc.calls, sc.posts
+		if turn.WantErr != "" {
+			require.Error(t, err, name)
+			assert.Contains(t, err.Error(), turn.WantErr, name)
+		} else {
+			require.NoError(t, err, name)
+			assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+		}
+		body := string(requestBytes(t, res.Request))
+
+		// Twice: the same bytes and records.
+		again, _ := run(rec.records)
+		assert.Equal(t, body, string(requestBytes(t, again.Request)), "%s: twice", name)
+		assert.Equal(t, encodeRecords(t, res.Append), encodeRecords(t, again.Append), "%s: twice: records to append", name)
+
+		// Resume: the appended records give the same bytes, with nothing new and no
+		// summarizer call.
+		resumed := append(append([]Record(nil), rec.records...), roundTrip(t, res.Append)...)
+		sc.turn, sc.next, sc.calls = turn, 0, nil
+		next, nerr := p.Prepare(ctx, spec.input(resumed))
+		if turn.WantErr == "" || errors.Is(err, ErrPromptTooLong) {
+			if !errors.Is(err, ErrPromptTooLong) {
+				require.NoError(t, nerr, "%s: resume", name)
+			}
+			assert.Equal(t, body, string(requestBytes(t, next.Request)), "%s: after appending Result.Append", name)
+			assert.Empty(t, next.Append, "%s: no new records after appending", name)
+			assert.Empty(t, sc.calls, "%s: no summarizer call after appending", name)
+		}
+
+		// Goldens.
+		indented, err := res.Request.Indent()
+		require.NoError(t, err)
+		wd := filepath.Join(dir, "want", name)
+		golden(t, filepath.Join(wd, "request.json"), indented)
+		golden(t, filepath.Join(wd, "report.txt"), []byte(res.Report.String()))
+		golden(t, filepath.Join(wd, "appended.jsonl"), []byte(encodeRecords(t, res.Append)))
+		if spec.Compact.Summarizer == "scripted" {
+			cj, err := json.MarshalIndent(calls, "", "  ")
+			require.NoError(t, err)
+			golden(t, filepath.Join(wd, "summarize.json"), append(cj, '\n'))
+		}
+		if spec.Compact.Hooks {
+			golden(t, filepath.Join(wd, "hooks.txt"), []byte(strings.Join(append(posts, ""), "\n")))
+		}
+
+		// Next: the records and the answer.
+		rec.records = append(rec.records, roundTrip(t, res.Append)...)
+		if res.Leaf != "" {
+			rec.leaf = res.Leaf
+		}
+		rec.pending = nil
+		if a := turn.Answer; a != nil {
+			rec.msgN++
+			id := fmt.Sprintf("msg_%s_%03d", rec.name, rec.msgN)
+			blocks := []Block{}
+			if text := a.Text + filler(a.Fill); text != "" {
+				blocks = append(blocks, &Text{Text: text})
+			}
+			for k, tu := range a.Tools {
+				tid := fmt.Sprintf("toolu_%03d_%d", rec.msgN, k)
+				blocks = append(blocks, &ToolUse{ID: tid, Name: tu.Name, Input: tu.Input})
+				rec.pending = append(rec.pending, tid)
+			}
+			out := 0
+			for _, b := range blocks {
+				out += p.counter.Block(b)
+			}
+			for k, b := range blocks {
+				rec.add(Record{Type: TypeAssistant, Message: &Message{ID: id, Type: "message", Role: RoleAssistant, Model: p.cfg.Model,
+					Content: []Block{b}, Usage: &Usage{InputTokens: res.Report.InputTokens, OutputTokens: out * (k + 1) / len(blocks)}}}, now.Add(time.Second))
+			}
+		}
+	}
+	assert.True(t, strings.HasPrefix(encodeRecords(t, rec.records), original), "the original records are an unchanged prefix")
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -1,0 +1,165 @@
+package agentctx
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Pin returns a pin record ([SubtypePin]) for the runtime to append: the text of the records
+// named by uuids — user constraints, key decisions — then survives every compaction verbatim.
+// While a pinned record is in the model's view it stays where it is; once a compaction has
+// summarized it, its text is re-placed right after the summary, as one meta user message
+// listing every pinned record no longer in the view, in transcript order.
+//
+// Each uuid must name a user or assistant record of records that holds text. The pinned text
+// of all pin records of records plus these must stay within [CompactConfig.PinnedMaxTokens]
+// (counted tokens); over it, Pin fails with an error giving the figures and pins nothing. The
+// record's uuid derives from the sorted uuids, so pinning the same records twice gives the same
+// record; it has timestamp now, the session id of the last record that has one and no
+// parentUuid. Pin does not modify records and is safe for concurrent use.
+func (p *Pipeline) Pin(records []Record, uuids []string, reason string, now time.Time) (Record, error) {
+	if len(uuids) == 0 {
+		return Record{}, fmt.Errorf("agentctx: pin names no records")
+	}
+	byUUID := recordsByUUID(records)
+	var bad []string
+	for _, u := range uuids {
+		r, ok := byUUID[u]
+		switch {
+		case !ok:
+			bad = append(bad, fmt.Sprintf("%q (no such record)", u))
+		case !r.IsConversation():
+			bad = append(bad, fmt.Sprintf("%q (not a user or assistant record)", u))
+		case pinText(r) == "":
+			bad = append(bad, fmt.Sprintf("%q (holds no text)", u))
+		}
+	}
+	if len(bad) > 0 {
+		return Record{}, fmt.Errorf("agentctx: pin: %s", strings.Join(bad, ", "))
+	}
+	uuids = slices.Clone(uuids)
+	slices.Sort(uuids)
+	uuids = slices.Compact(uuids)
+	all := pinnedUUIDs(records)
+	tokens, total := 0, 0
+	for _, u := range uuids {
+		tokens += p.counter.Text(pinText(byUUID[u]))
+	}
+	seen := map[string]bool{}
+	for _, u := range slices.Concat(all, uuids) {
+		if r, ok := byUUID[u]; ok && !seen[u] {
+			seen[u] = true
+			total += p.counter.Text(pinText(r))
+		}
+	}
+	if limit := p.cfg.Compact.pinnedMax(); total > limit {
+		return Record{}, fmt.Errorf("agentctx: pin: pinned content would hold %d tokens, over the budget of %d (Compact.PinnedMaxTokens); these records add %d", total, limit, tokens)
+	}
+	content := fmt.Sprintf("Pinned %d message(s) so that they survive compaction", len(uuids))
+	if reason != "" {
+		content += ": " + reason
+	}
+	return Record{
+		Type:      TypeSystem,
+		Subtype:   SubtypePin,
+		UUID:      decisionUUID(SubtypePin, strings.Join(uuids, "\n")),
+		IsMeta:    true,
+		SessionID: lastSessionID(records),
+		Timestamp: decisionTime(now),
+		Level:     "info",
+		Content:   mustJSON(content),
+		Pin:       &PinDecision{UUIDs: uuids, Reason: reason, Tokens: tokens},
+	}, nil
+}
+
+// recordsByUUID indexes records by uuid, first occurrence winning.
+func recordsByUUID(records []Record) map[string]*Record {
+	m := make(map[string]*Record, len(records))
+	for i := range records {
+		if u := records[i].UUID; u != "" {
+			if _, dup := m[u]; !dup {
+				m[u] = &records[i]
+			}
+		}
+	}
+	return m
+}
+
+// pinnedUUIDs returns the uuids the pin records of records name, in order of first pinning.
+func pinnedUUIDs(records []Record) []string {
+	var out []string
+	for i := range records {
+		if r := &records[i]; r.Type == TypeSystem && r.Subtype == SubtypePin && r.Pin != nil {
+			for _, u := range r.Pin.UUIDs {
+				if !slices.Contains(out, u) {
+					out = append(out, u)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// pinText is the text of a record that pinning keeps: its text blocks.
+func pinText(r *Record) string {
+	if r.Message == nil {
+		return ""
+	}
+	return strings.TrimSpace(textOf(r.Message.Content))
+}
+
+// The wording of re-placed pinned content.
+const (
+	pinnedHead = "<system-reminder>\nThe runtime pinned these messages so that they stay word for word however the conversation is compacted:\n"
+	pinnedItem = "\n--- %s message, %s ---\n%s\n"
+)
+
+// injectPinned re-places, right after the compact summary, the text of the pinned records the
+// view no longer holds (they are before the latest compact boundary).
+func (p *Pipeline) injectPinned(t *turn) {
+	if t.chain.Boundary == nil {
+		return
+	}
+	pins := pinnedUUIDs(t.in.Records)
+	if len(pins) == 0 {
+		return
+	}
+	inView := map[string]bool{}
+	for i := range t.items {
+		inView[t.items[i].uuid] = true
+	}
+	pos := recordPositions(t.in.Records)
+	var missing []string
+	for _, u := range pins {
+		if _, ok := pos[u]; ok && !inView[u] {
+			missing = append(missing, u)
+		}
+	}
+	if len(missing) == 0 {
+		return
+	}
+	slices.SortFunc(missing, func(a, b string) int { return pos[a] - pos[b] })
+	var b strings.Builder
+	b.WriteString(pinnedHead)
+	for _, u := range missing {
+		r := &t.in.Records[pos[u]]
+		when := r.Timestamp
+		if when == "" {
+			when = "time unknown"
+		}
+		fmt.Fprintf(&b, pinnedItem, r.Message.Role, when, pinText(r))
+	}
+	b.WriteString("</system-reminder>")
+	at := 0
+	for i := range t.items {
+		if r := t.items[i].rec; r != nil && r.IsCompactSummary {
+			at = i + 1
+			break
+		}
+	}
+	it := item{uuid: contentUUID("pinned", strings.Join(missing, "\n")), pos: -1, role: RoleUser, meta: true,
+		blocks: []Block{&Text{Text: b.String()}}, owned: true, origin: "pinned"}
+	t.items = slices.Insert(t.items, at, it)
+}

@@ -1,0 +1,528 @@
+package agentctx
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// Limit is a token figure given either absolutely or as a fraction of the context window. The
+// zero Limit means "the default". When both are set, Tokens wins.
+type Limit struct {
+	// Tokens is the figure in tokens.
+	Tokens int
+	// Fraction is the figure as a fraction of the context window, in (0, 1].
+	Fraction float64
+}
+
+func (l Limit) isZero() bool { return l.Tokens == 0 && l.Fraction == 0 }
+
+// resolve returns the limit in tokens for window, or def when the limit is zero.
+func (l Limit) resolve(window, def int) int {
+	switch {
+	case l.Tokens != 0:
+		return l.Tokens
+	case l.Fraction != 0:
+		return int(math.Round(l.Fraction * float64(window)))
+	}
+	return def
+}
+
+func (l Limit) validate(name string) error {
+	if l.Tokens < 0 {
+		return fmt.Errorf("agentctx: Pressure.%s.Tokens %d is negative", name, l.Tokens)
+	}
+	if l.Fraction < 0 || l.Fraction > 1 || math.IsNaN(l.Fraction) {
+		return fmt.Errorf("agentctx: Pressure.%s.Fraction %v is not in (0, 1]", name, l.Fraction)
+	}
+	return nil
+}
+
+// Level names how close a request is to the context window, from [LevelOK] to
+// [LevelBlocking]. See [Levels].
+type Level string
+
+// The pressure levels, in increasing order.
+const (
+	// LevelOK: below the warning level.
+	LevelOK Level = "ok"
+	// LevelWarning: at or above the warning level; a runtime may tell the user.
+	LevelWarning Level = "warning"
+	// LevelError: at or above the error level (by default the same figure as the warning).
+	LevelError Level = "error"
+	// LevelCompact: at or above the auto-compact threshold: auto-compact is due.
+	LevelCompact Level = "compact"
+	// LevelBlocking: at or above the blocking limit: the request is not sent (Prepare returns
+	// a [*PromptTooLongError]) unless compaction brings it under.
+	LevelBlocking Level = "blocking"
+)
+
+// Levels are the pressure levels of one pipeline, in tokens: the pressure figure of a request
+// (see [Pressure]) is compared with them. They satisfy
+// 0 ≤ Warning ≤ Error ≤ Threshold ≤ Blocking ≤ Effective ≤ Window.
+type Levels struct {
+	// Window is the context window.
+	Window int
+	// Effective is the window minus the room kept for output: Window − min(max output,
+	// 20,000, Window/4).
+	Effective int
+	// Warning and Error are the two early-warning levels: Threshold − min(20,000, Window/8)
+	// by default, both.
+	Warning, Error int
+	// Threshold is the auto-compact threshold: Effective − min(13,000, Window/8) by default.
+	Threshold int
+	// Blocking is the largest pressure figure a request may have and still be sent:
+	// Effective − min(3,000, Window/32) by default.
+	Blocking int
+}
+
+// DefaultLevels returns the levels Claude Code uses for a window and a maximum output, with a
+// rule that keeps them meaningful for small windows. For windows of 104,000 tokens and more
+// they are exactly Claude Code's: effective window = window − min(max output, 20,000),
+// threshold = effective − 13,000, warning = error = threshold − 20,000, blocking = effective −
+// 3,000 (167,000 and 177,000 for a 200k window). For smaller windows each reserve is also
+// capped by a share of the window — the output reserve by a quarter, the auto-compact and
+// warning buffers by an eighth, the blocking buffer by a thirty-second — so no level is ever
+// negative or above the window: a 30,000-token window gets threshold 18,750 and blocking
+// 21,563, where the unscaled formula gives −3,000.
+func DefaultLevels(window, maxOutput int) Levels {
+	window = max(window, 0)
+	reserve := min(max(maxOutput, 0), 20_000, window/4)
+	l := Levels{Window: window, Effective: window - reserve}
+	l.Threshold = l.Effective - min(13_000, window/8)
+	l.Blocking = l.Effective - min(3_000, window/32)
+	l.Warning = max(0, l.Threshold-min(20_000, window/8))
+	l.Error = l.Warning
+	return l
+}
+
+// Of returns the level of a pressure figure.
+func (l Levels) Of(tokens int) Level {
+	switch {
+	case tokens >= l.Blocking:
+		return LevelBlocking
+	case tokens >= l.Threshold:
+		return LevelCompact
+	case tokens >= l.Error && l.Error > l.Warning:
+		return LevelError
+	case tokens >= l.Warning:
+		return LevelWarning
+	}
+	return LevelOK
+}
+
+// PressureConfig configures the pressure levels and the pressure figure. The zero value is the
+// default: the levels of [DefaultLevels], a calibration ratio fitted on the session, and a
+// max_tokens floor of min(max output, 4,096, window/8).
+//
+// The pressure figure estimates what the provider will count for the request: the last
+// response's reported usage (the anchor: input, cache creation, cache read and output tokens)
+// plus what was added to the view after it, minus what this turn's stages freed in the part the
+// anchor covers — the counted parts multiplied by the calibration ratio. It is never less than
+// the request's own counted size. Without an anchor (a new session, or the first turn after a
+// compaction) it is the counted size times the ratio.
+//
+// The ratio converts the pipeline's counted tokens into the provider's: tiktoken's cl100k
+// counts about 21 % fewer tokens than Claude's tokenizer on real sessions. It is fitted on the
+// session itself: for each pair of consecutive responses after the latest compact boundary,
+// the growth of the reported prompt size is compared with the counted size of what the view
+// gained between them; pairs whose ratio lies outside [0.5, 3] (a reduction, a cache rewrite)
+// are left out, and the ratio is Σ reported ÷ Σ counted over the rest, bounded to
+// [MinRatio, MaxRatio]. With fewer than 3 usable pairs or under 2,000 counted tokens of
+// growth, the default ratio is used.
+type PressureConfig struct {
+	// Warning, Error, Threshold and Blocking override the levels of [DefaultLevels]. A level
+	// left zero keeps its default, computed from the overridden Threshold where it depends on
+	// it (Warning and Error: Threshold − min(20,000, window/8); Blocking: at least Threshold).
+	// New rejects levels out of order.
+	Warning, Error, Threshold, Blocking Limit
+	// Ratio fixes the calibration ratio (provider tokens per counted token) instead of fitting
+	// it. Zero: fitted.
+	Ratio float64
+	// DefaultRatio is the ratio used when the session has too little data to fit one. Zero:
+	// 1.25 when the pipeline counts with the default tiktoken counter, 1 otherwise.
+	DefaultRatio float64
+	// MinOutputTokens is the floor of max_tokens: a request whose window leaves less room for
+	// output is not squeezed in; Prepare compacts or returns a [*PromptTooLongError]. Zero:
+	// min(max output, 4,096, window/8).
+	MinOutputTokens int
+}
+
+// Ratio bounds of a fitted calibration.
+const (
+	MinRatio = 0.5
+	MaxRatio = 2.0
+)
+
+// Fit requirements of the calibration ratio.
+const (
+	minFitPairs  = 3
+	minFitTokens = 2_000
+)
+
+func (c PressureConfig) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		l    Limit
+	}{{"Warning", c.Warning}, {"Error", c.Error}, {"Threshold", c.Threshold}, {"Blocking", c.Blocking}} {
+		if err := f.l.validate(f.name); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"Ratio", c.Ratio}, {"DefaultRatio", c.DefaultRatio}} {
+		if f.v != 0 && (f.v < MinRatio || f.v > MaxRatio || math.IsNaN(f.v)) {
+			errs = append(errs, fmt.Errorf("agentctx: Pressure.%s %v is not in [%v, %v]", f.name, f.v, MinRatio, MaxRatio))
+		}
+	}
+	if c.MinOutputTokens < 0 {
+		errs = append(errs, fmt.Errorf("agentctx: Pressure.MinOutputTokens %d is negative", c.MinOutputTokens))
+	}
+	return errors.Join(errs...)
+}
+
+// levels resolves the configured levels for a window.
+func (c PressureConfig) levels(window, maxOutput int) (Levels, error) {
+	l := DefaultLevels(window, maxOutput)
+	if !c.Threshold.isZero() {
+		l.Threshold = c.Threshold.resolve(window, l.Threshold)
+		l.Warning = max(0, l.Threshold-min(20_000, window/8))
+		l.Error = l.Warning
+		l.Blocking = max(l.Blocking, l.Threshold)
+	}
+	l.Warning = c.Warning.resolve(window, l.Warning)
+	l.Error = c.Error.resolve(window, max(l.Error, l.Warning))
+	l.Blocking = c.Blocking.resolve(window, l.Blocking)
+	if !(0 <= l.Warning && l.Warning <= l.Error && l.Error <= l.Threshold && l.Threshold <= l.Blocking && l.Blocking <= window) {
+		return l, fmt.Errorf("agentctx: pressure levels out of order for window %d: want 0 ≤ warning %d ≤ error %d ≤ threshold %d ≤ blocking %d ≤ window",
+			window, l.Warning, l.Error, l.Threshold, l.Blocking)
+	}
+	return l, nil
+}
+
+// minOutput is the max_tokens floor.
+func (c PressureConfig) minOutput(window, maxOutput int) int {
+	if c.MinOutputTokens > 0 {
+		return min(c.MinOutputTokens, maxOutput)
+	}
+	return max(1, min(maxOutput, 4_096, window/8))
+}
+
+// Pressure is how full this turn's request is, in the provider's tokens, and the parts of the
+// figure. See [PressureConfig].
+type Pressure struct {
+	// Tokens is the pressure figure that levels and compaction decisions use.
+	Tokens int
+	// Level is the level of Tokens.
+	Level Level
+	// Levels are the pipeline's levels.
+	Levels Levels
+	// Remaining is the room before auto-compact fires: Levels.Threshold − Tokens, or 0.
+	Remaining int
+	// Counted is the request's counted size (Report.InputTokens).
+	Counted int
+	// Anchor is the usage the provider reported for the anchor response (its prompt plus its
+	// output); 0 without an anchor. AnchorUUID names the anchor's last record.
+	Anchor     int
+	AnchorUUID string
+	// Added is what the view gained after the anchor, counted and calibrated.
+	Added int
+	// Freed is what this turn's stages freed in the part of the view the anchor covers
+	// (decisions the anchor's request did not have yet), counted and calibrated.
+	Freed int
+	// Ratio is the calibration ratio; RatioSource says where it comes from: "configured",
+	// "fitted on N response pairs" or "default (…)".
+	Ratio       float64
+	RatioSource string
+	// Why explains the figure and the decision it led to, in one line.
+	Why string
+}
+
+// calibration is a ratio and where it comes from.
+type calibration struct {
+	ratio  float64
+	source string
+}
+
+// responseMark is one provider response of the view, for the calibration fit and the anchor.
+type responseMark struct {
+	first  int    // index in the view of the response's first item
+	msgID  string // message id
+	prompt int    // reported prompt size (input + cache creation + cache read)
+	total  int    // prompt + output, from the response's last record
+	uuid   string // uuid of the response's last record
+	pos    int    // file index of the response's first record
+}
+
+// responses lists the provider responses of the view whose records come after the latest
+// compact boundary in the file: a kept tail's older responses carry usage measured before the
+// compaction and must anchor nothing.
+func responses(items []item, boundaryPos int) []responseMark {
+	var out []responseMark
+	index := map[string]int{}
+	for i := range items {
+		it := &items[i]
+		if it.role != RoleAssistant || it.rec == nil || it.msgID == "" || it.pos <= boundaryPos {
+			continue
+		}
+		m := it.rec.Message
+		if it.rec.IsAPIErrorMessage || m.Model == SyntheticModel || m.Usage.Total() <= 0 {
+			continue
+		}
+		k, ok := index[it.msgID]
+		if !ok {
+			index[it.msgID] = len(out)
+			out = append(out, responseMark{first: i, msgID: it.msgID, pos: it.pos})
+			k = len(out) - 1
+		}
+		r := &out[k]
+		r.prompt = m.Usage.ContextTokens()
+		r.total = max(r.total, m.Usage.Total())
+		r.uuid = it.uuid
+	}
+	return out
+}
+
+// itemTokens is the counted size of one view item as a request message part.
+func (p *Pipeline) itemTokens(it *item) int {
+	return MessageOverheadTokens + p.counter.Blocks(it.blocks)
+}
+
+// fitRatio fits the calibration ratio on the chain's responses after the latest compact
+// boundary (see [PressureConfig]). It counts the records as the provider was sent them: a tool
+// result counts as the budget's preview only when the replacement was recorded before the
+// response that followed it (a replacement decided later, like this turn's, or a clearing
+// after an idle gap, came after the provider saw the result whole). The fit thus depends on
+// the transcript's records alone, not on what this turn decides.
+func (p *Pipeline) fitRatio(t *turn) calibration {
+	c := p.cfg.Pressure
+	if c.Ratio != 0 {
+		return calibration{c.Ratio, "configured"}
+	}
+	def := c.DefaultRatio
+	if def == 0 {
+		def = 1
+		if _, ok := p.counter.TokenCounter().(*TiktokenCounter); ok {
+			def = 1.25
+		}
+	}
+	// The records after the boundary, and where each response starts.
+	type entry struct {
+		r     *Record
+		pos   int
+		start bool // the first record of a response with usage
+	}
+	var es []entry
+	prevID := ""
+	for i, r := range t.chain.Records {
+		if !r.IsConversation() || r.IsAPIErrorMessage || t.chain.Index(i) <= t.boundaryPos {
+			continue
+		}
+		e := entry{r: r, pos: t.chain.Index(i)}
+		if m := r.Message; r.Type == TypeAssistant && m.ID != prevID && m.Model != SyntheticModel && m.Usage.Total() > 0 {
+			e.start, prevID = true, m.ID
+		} else if r.Type == TypeAssistant && m.ID != prevID {
+			prevID = m.ID
+		}
+		es = append(es, e)
+	}
+	var replaced map[string]frozenAt // read on first need
+	var reported, counted float64
+	pairs, prev, grown := 0, -1, 0
+	next := len(es) // index of the next response start after i
+	nextPos := make([]int, len(es))
+	for i := len(es) - 1; i >= 0; i-- {
+		nextPos[i] = -1
+		if next < len(es) {
+			nextPos[i] = es[next].pos
+		}
+		if es[i].start {
+			next = i
+		}
+	}
+	for i, e := range es {
+		if e.start {
+			u := e.r.Message.Usage
+			if prev >= 0 {
+				d := u.ContextTokens() - prev
+				if ratio := float64(d) / float64(max(grown, 1)); d > 0 && grown > 0 && ratio >= 0.5 && ratio <= 3 {
+					reported += float64(d)
+					counted += float64(grown)
+					pairs++
+				}
+			}
+			prev, grown = u.ContextTokens(), 0
+		}
+		grown += p.sentTokens(e.r, nextPos[i], &replaced, t.in.Records)
+	}
+	if pairs < minFitPairs || counted < minFitTokens {
+		return calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))}
+	}
+	r := math.Round(reported/counted*1000) / 1000
+	r = min(max(r, MinRatio), MaxRatio)
+	return calibration{r, fmt.Sprintf("fitted on %d response pairs", pairs)}
+}
+
+// frozenAt is a recorded budget replacement and the file position of its record.
+type frozenAt struct {
+	preview string
+	pos     int
+}
+
+// sentTokens counts a record as the provider was sent it before the response at file
+// position before (-1: none yet): a tool result whose replacement was recorded before that
+// counts as its preview. replaced is read from records on first need.
+func (p *Pipeline) sentTokens(r *Record, before int, replaced *map[string]frozenAt, records []Record) int {
+	if r.Type != TypeUser || !slices.ContainsFunc(r.Message.Content, func(b Block) bool { return b.Kind() == KindToolResult }) {
+		return p.counter.Record(r)
+	}
+	if *replaced == nil {
+		*replaced = map[string]frozenAt{}
+		for i := range records {
+			if d := records[i].Budget; d != nil && records[i].Subtype == SubtypeToolResultBudget {
+				for _, res := range d.Results {
+					if _, ok := (*replaced)[res.ToolUseID]; !ok && res.Replaced && res.Preview != "" {
+						(*replaced)[res.ToolUseID] = frozenAt{res.Preview, i}
+					}
+				}
+			}
+		}
+	}
+	n := MessageOverheadTokens
+	for _, b := range r.Message.Content {
+		if tr, ok := b.(*ToolResult); ok {
+			if f, ok := (*replaced)[tr.ToolUseID]; ok && before >= 0 && f.pos < before {
+				b = replacedResult(tr, f.preview)
+			}
+		}
+		n += p.counter.Block(b)
+	}
+	return n
+}
+
+// scale converts counted tokens into the provider's, rounding up.
+func (c calibration) scale(n int) int { return int(math.Ceil(float64(n) * c.ratio)) }
+
+// pressure computes the turn's pressure figure from the view (t.items after the stages), the
+// stages' actions and the counted request size.
+func (p *Pipeline) pressure(t *turn) Pressure {
+	rs := responses(t.items, t.boundaryPos)
+	cal := p.fitRatio(t)
+	pr := Pressure{Levels: t.levels, Counted: t.report.InputTokens, Ratio: cal.ratio, RatioSource: cal.source}
+	anchored := cal.scale(pr.Counted)
+	why := "no provider usage after the latest compact boundary: the counted request times the ratio"
+	if len(rs) > 0 {
+		a := rs[len(rs)-1]
+		pr.Anchor, pr.AnchorUUID = a.total, a.uuid
+		added := 0
+		for i := a.first + 1; i < len(t.items); i++ {
+			if it := &t.items[i]; it.msgID != a.msgID || it.role != RoleAssistant {
+				added += p.itemTokens(it)
+			}
+		}
+		pr.Added = cal.scale(added)
+		pr.Freed = cal.scale(p.freedBeforeAnchor(t, a))
+		anchored = max(0, pr.Anchor+pr.Added-pr.Freed)
+		why = fmt.Sprintf("anchored on the usage of response %s", a.msgID)
+	}
+	pr.Tokens = anchored
+	if pr.Counted > anchored {
+		pr.Tokens = pr.Counted
+		why += fmt.Sprintf("; raised to the counted size %d, which is larger", pr.Counted)
+	}
+	pr.Level = t.levels.Of(pr.Tokens)
+	pr.Remaining = max(0, t.levels.Threshold-pr.Tokens)
+	pr.Why = why
+	return pr
+}
+
+// freedBeforeAnchor sums the tokens freed by the reduction stages' actions that the anchor's
+// request did not have yet (decisions made this turn, or recorded after the anchor's first
+// record) on items the anchor covers (at or before its first record).
+func (p *Pipeline) freedBeforeAnchor(t *turn, a responseMark) int {
+	fresh := map[string]bool{}
+	for i := range t.appended {
+		fresh[t.appended[i].UUID] = true
+	}
+	var recPos map[string]int
+	pos := func(uuid string) (int, bool) {
+		if recPos == nil {
+			recPos = recordPositions(t.in.Records)
+		}
+		i, ok := recPos[uuid]
+		return i, ok
+	}
+	freed := 0
+	for _, s := range t.report.Stages {
+		switch s.Stage {
+		case "budget", "snip", "microcompact", "collapse":
+		default:
+			continue
+		}
+		for _, act := range s.Actions {
+			if act.Tokens >= 0 || act.Record == "" {
+				continue
+			}
+			if !fresh[act.Record] {
+				if rp, ok := pos(act.Record); !ok || rp <= a.pos {
+					continue // in effect when the anchor's request was built
+				}
+			}
+			if s.Stage != "collapse" { // a collapse commit names history: its span is covered
+				if ip, ok := pos(act.UUID); !ok || ip > a.pos {
+					continue // counted in Added, after the reduction
+				}
+			}
+			freed -= act.Tokens
+		}
+	}
+	return freed
+}
+
+// ErrPromptTooLong is the sentinel a [*PromptTooLongError] matches with errors.Is.
+var ErrPromptTooLong = errors.New("agentctx: prompt too long")
+
+// PromptTooLongError reports a prompt that does not fit. [Pipeline.Prepare] returns it when the
+// request's pressure figure is at or above the blocking limit (or leaves max_tokens below its
+// floor) and compaction is off, failed or could not bring it under; the Result returned with it
+// still holds the Report and the records to append (failed compaction attempts among them —
+// append them so the circuit breaker counts them). A [Summarizer] returns it when the provider
+// rejected the summary request as too long, with the provider's figures when it gave them.
+type PromptTooLongError struct {
+	// Tokens is the prompt size: the pressure figure, or the provider's count.
+	Tokens int
+	// Limit is the most the prompt may hold: the blocking limit, or the provider's maximum.
+	// Zero when unknown.
+	Limit int
+	// Window is the context window; zero when unknown.
+	Window int
+	// Reason says why the prompt could not be brought under the limit.
+	Reason string
+}
+
+// Error describes the figures and the reason.
+func (e *PromptTooLongError) Error() string {
+	var b strings.Builder
+	b.WriteString("agentctx: prompt too long")
+	if e.Tokens > 0 {
+		fmt.Fprintf(&b, ": %d tokens", e.Tokens)
+		if e.Limit > 0 {
+			fmt.Fprintf(&b, " > %d maximum", e.Limit)
+		}
+	}
+	if e.Window > 0 {
+		fmt.Fprintf(&b, " (window %d)", e.Window)
+	}
+	if e.Reason != "" {
+		b.WriteString(": " + e.Reason)
+	}
+	return b.String()
+}
+
+// Is reports whether target is [ErrPromptTooLong].
+func (e *PromptTooLongError) Is(target error) bool { return target == ErrPromptTooLong }

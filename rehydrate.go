@@ -1,0 +1,450 @@
+package agentctx
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"unicode/utf8"
+)
+
+// Rehydration defaults: Claude Code's post-compact budgets, in tokens.
+const (
+	DefaultRehydrateFiles       = 5
+	DefaultRehydrateFileTokens  = 5_000
+	DefaultRehydrateFilesTokens = 50_000
+	DefaultRehydrateSkillTokens = 5_000
+	DefaultRehydrateSkillsTotal = 25_000
+)
+
+// DefaultFileTools returns the names of the tools whose file_path (or notebook_path) input
+// names a file the conversation works with: Claude Code's file tools. The caller owns the
+// slice.
+func DefaultFileTools() []string {
+	return []string{"Read", "Edit", "Write", "MultiEdit", "NotebookEdit"}
+}
+
+// RehydrateConfig chooses what a compaction re-injects after its summary, as meta user records
+// of their own (see [Rehydration]): the files the conversation worked with most recently,
+// re-read so the model sees them as they are now; the content of the skills it invoked; the
+// last plan (ExitPlanMode) and the last todo list (TodoWrite). Files and skills already in the
+// kept tail are not injected again; a text over its budget is cut at a line with a marker. The
+// zero value is the default, Claude Code's budgets: at most 5 files of 5,000 tokens each and
+// 50,000 in all, skills of 5,000 tokens each and 25,000 in all.
+//
+// Files are read through Files. The default reads them from disk, confined to the session's
+// working directory (the "cwd" its records carry) with [os.Root]: a path outside it, a symbolic
+// link leading out of it, a missing file or one that is not UTF-8 text is skipped and the
+// Report says so. The path names come from the transcript, so with transcripts from an
+// untrusted source set Files (or DisableFiles).
+type RehydrateConfig struct {
+	// Files reads the files to re-inject. Nil: [DirFiles] at the session's working directory;
+	// no files when the records name none.
+	Files FileSource
+	// DisableFiles, DisableSkills and DisableTodos turn the parts off (DisableTodos also
+	// covers the plan).
+	DisableFiles, DisableSkills, DisableTodos bool
+	// MaxFiles, MaxFileTokens and MaxFilesTokens bound the files. Zero: 5, 5,000, 50,000.
+	MaxFiles, MaxFileTokens, MaxFilesTokens int
+	// MaxSkillTokens and MaxSkillsTokens bound the skills. Zero: 5,000 and 25,000.
+	MaxSkillTokens, MaxSkillsTokens int
+	// FileTools names the tools whose calls name files. Nil: [DefaultFileTools].
+	FileTools []string
+}
+
+func (c RehydrateConfig) validate() error {
+	for _, v := range []int{c.MaxFiles, c.MaxFileTokens, c.MaxFilesTokens, c.MaxSkillTokens, c.MaxSkillsTokens} {
+		if v < 0 {
+			return fmt.Errorf("agentctx: Compact.Rehydrate has a negative bound %d", v)
+		}
+	}
+	return nil
+}
+
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
+}
+
+// FileSource reads the files a compaction re-injects. Implementations must be safe for
+// concurrent use when one Pipeline serves several conversations.
+type FileSource interface {
+	ReadFile(ctx context.Context, path string) ([]byte, error)
+}
+
+// FileSourceFunc adapts a function to a [FileSource].
+type FileSourceFunc func(ctx context.Context, path string) ([]byte, error)
+
+// ReadFile calls f(ctx, path).
+func (f FileSourceFunc) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	return f(ctx, path)
+}
+
+// ErrOutsideRoot is returned by [DirFiles] for a path outside its root.
+var ErrOutsideRoot = errors.New("agentctx: path is outside the working directory")
+
+// maxRehydrateRead is the most [DirFiles] reads of one file: far more than any file's budget.
+const maxRehydrateRead = 4 << 20
+
+// DirFiles is a [FileSource] reading files under Root through [os.Root], so that neither a
+// path nor a symbolic link can lead out of it. Paths are absolute or relative to Root. It reads
+// at most 4 MiB of a file.
+type DirFiles struct {
+	Root string
+}
+
+// ReadFile reads path under Root; a path outside Root fails with [ErrOutsideRoot].
+func (d DirFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rel := path
+	if filepath.IsAbs(path) {
+		var err error
+		if rel, err = filepath.Rel(d.Root, path); err != nil {
+			return nil, ErrOutsideRoot
+		}
+	}
+	if !filepath.IsLocal(rel) {
+		return nil, ErrOutsideRoot
+	}
+	root, err := os.OpenRoot(d.Root)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	f, err := root.Open(rel)
+	if err != nil {
+		if strings.Contains(err.Error(), "escapes") {
+			return nil, ErrOutsideRoot
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxRehydrateRead))
+}
+
+// attachment is one piece of rehydration (or a session-start hook's context) to install.
+type attachment struct {
+	kind, path, skill string // skill: the skill's (or hook's) name
+	text              string
+}
+
+// rehydratedNames lists what was re-injected, for the Report.
+func rehydratedNames(groups ...[]attachment) []string {
+	var out []string
+	for _, g := range groups {
+		for _, a := range g {
+			out = append(out, strings.TrimSpace(a.kind+" "+a.path+a.skill))
+		}
+	}
+	return out
+}
+
+// The wording of rehydration records.
+const (
+	fileHead  = "<system-reminder>\nThe conversation was compacted. This file was one it had been working with; here it is as it is on disk now: %s\n\n"
+	skillHead = "<system-reminder>\nThe conversation was compacted. The skill %s had been invoked in it; its instructions follow again.\n\n"
+	todoHead  = "<system-reminder>\nThe conversation was compacted. This was the todo list at that point:\n"
+	planHead  = "<system-reminder>\nThe conversation was compacted. This was the plan at that point:\n\n"
+	tailNote  = "\n</system-reminder>"
+	cutNote   = "\n[cut here to fit the context: %d more lines not shown; read it again for the rest]"
+)
+
+// rehydrate returns what to re-inject after a summary when the view is kept from items[cut:],
+// with share of the budgets, and notes on what was skipped.
+func (p *Pipeline) rehydrate(ctx context.Context, t *turn, cut int, share float64) ([]attachment, []string) {
+	if share <= 0 {
+		return nil, nil
+	}
+	c := p.cfg.Compact.Rehydrate
+	cal := calibration{ratio: t.report.Pressure.Ratio}
+	budget := func(v, def int) int { return int(float64(orDefault(v, def)) * share) }
+	var out []attachment
+	var notes []string
+	if !c.DisableFiles {
+		files, n := p.rehydrateFiles(ctx, t, cut, cal, budget(c.MaxFileTokens, DefaultRehydrateFileTokens), budget(c.MaxFilesTokens, DefaultRehydrateFilesTokens))
+		out, notes = append(out, files...), append(notes, n...)
+	}
+	if !c.DisableSkills {
+		out = append(out, p.rehydrateSkills(t, cut, cal, budget(c.MaxSkillTokens, DefaultRehydrateSkillTokens), budget(c.MaxSkillsTokens, DefaultRehydrateSkillsTotal))...)
+	}
+	if !c.DisableTodos {
+		out = append(out, p.rehydrateState(t, cut)...)
+	}
+	return out, notes
+}
+
+// toolCall is a tool_use of the view and where it is.
+type toolCall struct {
+	at int
+	tu *ToolUse
+}
+
+// toolCalls lists the view's client tool calls, in view order.
+func toolCalls(items []item) []toolCall {
+	var out []toolCall
+	for i := range items {
+		if items[i].role != RoleAssistant {
+			continue
+		}
+		for _, b := range items[i].blocks {
+			if tu, ok := b.(*ToolUse); ok {
+				out = append(out, toolCall{i, tu})
+			}
+		}
+	}
+	return out
+}
+
+// inputString returns the first of keys that the tool input holds as a non-empty string.
+func inputString(input json.RawMessage, keys ...string) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(input, &m) != nil {
+		return ""
+	}
+	for _, k := range keys {
+		var s string
+		if json.Unmarshal(m[k], &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// rehydrateFiles re-reads the files the view worked with most recently.
+func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal calibration, each, total int) ([]attachment, []string) {
+	c := p.cfg.Compact.Rehydrate
+	tools := c.FileTools
+	if tools == nil {
+		tools = DefaultFileTools()
+	}
+	src := c.Files
+	if src == nil {
+		cwd := sessionCwd(t.in.Records)
+		if cwd == "" {
+			return nil, nil
+		}
+		src = DirFiles{Root: cwd}
+	}
+	last := map[string]int{}    // path → view index of its latest mention
+	inTail := map[string]bool{} // read again in the kept tail: the model sees it there
+	for _, tc := range toolCalls(t.items) {
+		if !slices.Contains(tools, tc.tu.Name) {
+			continue
+		}
+		if path := inputString(tc.tu.Input, "file_path", "notebook_path"); path != "" {
+			last[path] = tc.at
+			if tc.at >= cut && tc.tu.Name == "Read" {
+				inTail[path] = true
+			}
+		}
+	}
+	for i := range t.items {
+		if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == RehydrateFile {
+			last[r.Rehydration.Path] = i
+		}
+	}
+	paths := make([]string, 0, len(last))
+	for path := range last {
+		if !inTail[path] {
+			paths = append(paths, path)
+		}
+	}
+	slices.SortFunc(paths, func(a, b string) int { return last[b] - last[a] })
+	var out []attachment
+	var notes []string
+	used := 0
+	for _, path := range paths {
+		if len(out) == orDefault(c.MaxFiles, DefaultRehydrateFiles) || used >= total {
+			break
+		}
+		data, err := src.ReadFile(ctx, path)
+		switch {
+		case errors.Is(err, ErrOutsideRoot):
+			notes = append(notes, fmt.Sprintf("file %s skipped: outside the working directory", path))
+			continue
+		case errors.Is(err, fs.ErrNotExist):
+			notes = append(notes, fmt.Sprintf("file %s skipped: no longer on disk", path))
+			continue
+		case err != nil:
+			notes = append(notes, fmt.Sprintf("file %s skipped: %v", path, err))
+			continue
+		case !utf8.Valid(data) || slices.Contains(data, 0):
+			notes = append(notes, fmt.Sprintf("file %s skipped: not UTF-8 text", path))
+			continue
+		}
+		head := fmt.Sprintf(fileHead, path)
+		room := min(each, total-used) - cal.scale(p.counter.Text(head+tailNote))
+		body, n := p.fitText(string(data), room, cal)
+		if body == "" {
+			continue
+		}
+		used += n
+		out = append(out, attachment{kind: RehydrateFile, path: path, text: head + body + tailNote})
+	}
+	return out, notes
+}
+
+// rehydrateSkills re-injects the content of the skills the view invoked, newest first.
+func (p *Pipeline) rehydrateSkills(t *turn, cut int, cal calibration, each, total int) []attachment {
+	names := map[string]string{} // Skill tool_use id → skill name
+	for _, tc := range toolCalls(t.items) {
+		if tc.tu.Name == "Skill" {
+			names[tc.tu.ID] = inputString(tc.tu.Input, "skill", "command", "name")
+		}
+	}
+	type found struct {
+		at   int
+		text string
+	}
+	latest := map[string]found{}
+	for i := range t.items {
+		it := &t.items[i]
+		r := it.rec
+		if r == nil || it.role != RoleUser {
+			continue
+		}
+		name := ""
+		switch {
+		case r.Rehydration != nil && r.Rehydration.Kind == RehydrateSkill:
+			name = r.Rehydration.Name
+		case r.SourceToolUseID != "" && names[r.SourceToolUseID] != "":
+			name = names[r.SourceToolUseID]
+		default:
+			continue
+		}
+		text := textOf(it.blocks)
+		if r.Rehydration != nil { // re-injected earlier: strip the wrapper
+			text = strings.TrimSuffix(strings.TrimPrefix(text, fmt.Sprintf(skillHead, name)), tailNote)
+		}
+		if i >= cut {
+			latest[name] = found{at: -1} // in the kept tail
+			continue
+		}
+		latest[name] = found{at: i, text: text}
+	}
+	order := make([]string, 0, len(latest))
+	for name, f := range latest {
+		if f.at >= 0 && strings.TrimSpace(f.text) != "" {
+			order = append(order, name)
+		}
+	}
+	slices.SortFunc(order, func(a, b string) int { return latest[b].at - latest[a].at })
+	var out []attachment
+	used := 0
+	for _, name := range order {
+		head := fmt.Sprintf(skillHead, name)
+		room := min(each, total-used) - cal.scale(p.counter.Text(head+tailNote))
+		body, n := p.fitText(latest[name].text, room, cal)
+		if body == "" {
+			continue
+		}
+		used += n
+		out = append(out, attachment{kind: RehydrateSkill, skill: name, text: head + body + tailNote})
+	}
+	return out
+}
+
+// rehydrateState re-injects the last plan and the last todo list, unless the kept tail shows
+// them.
+func (p *Pipeline) rehydrateState(t *turn, cut int) []attachment {
+	var out []attachment
+	for _, k := range []struct {
+		kind, tool, head string
+		render           func(json.RawMessage) string
+	}{
+		{RehydratePlan, "ExitPlanMode", planHead, func(in json.RawMessage) string { return inputString(in, "plan") }},
+		{RehydrateTodos, "TodoWrite", todoHead, renderTodos},
+	} {
+		text, at := "", -1
+		for _, tc := range toolCalls(t.items) {
+			if tc.tu.Name == k.tool {
+				if s := k.render(tc.tu.Input); s != "" {
+					text, at = k.head+s+tailNote, tc.at
+				}
+			}
+		}
+		for i := range t.items {
+			if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == k.kind && i > at {
+				text, at = textOf(t.items[i].blocks), i
+			}
+		}
+		if at >= 0 && at < cut {
+			out = append(out, attachment{kind: k.kind, text: text})
+		}
+	}
+	return out
+}
+
+// renderTodos renders a TodoWrite input's todo list, one item a line.
+func renderTodos(input json.RawMessage) string {
+	var in struct {
+		Todos []struct {
+			Content string `json:"content"`
+			Status  string `json:"status"`
+		} `json:"todos"`
+	}
+	if json.Unmarshal(input, &in) != nil || len(in.Todos) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	for i, td := range in.Todos {
+		fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, td.Status, td.Content)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+// textOf joins the text blocks of blocks.
+func textOf(bs []Block) string {
+	var parts []string
+	for _, b := range bs {
+		if t, ok := b.(*Text); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// fitText returns text cut at a line so that it holds at most room calibrated tokens (with a
+// marker saying how many lines were left out), and its size; "" when room is too small for a
+// useful part.
+func (p *Pipeline) fitText(text string, room int, cal calibration) (string, int) {
+	if room < 50 {
+		return "", 0
+	}
+	// A first cut by bytes keeps tokenizing bounded: no text holds fewer than one token per
+	// eight bytes in practice.
+	body := text
+	if len(body) > room*8 {
+		body = body[:room*8]
+	}
+	for range 8 {
+		if len(body) < len(text) {
+			if i := strings.LastIndexByte(body, '\n'); i > 0 {
+				body = body[:i]
+			}
+			for len(body) > 0 && !utf8.ValidString(body) {
+				body = body[:len(body)-1]
+			}
+		}
+		out := body
+		if len(body) < len(text) {
+			out += fmt.Sprintf(cutNote, strings.Count(text[len(body):], "\n")+1)
+		}
+		n := cal.scale(p.counter.Text(out))
+		if n <= room {
+			return out, n
+		}
+		body = body[:len(body)*room/n*9/10]
+	}
+	return "", 0
+}

@@ -1,0 +1,131 @@
+package agentctx
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"time"
+)
+
+// Summarizer writes the summary that replaces a conversation's history when it is compacted.
+// It is called from [Pipeline.Prepare] (auto-compact) and [Pipeline.Compact] with their ctx,
+// once per attempt, and must be safe for concurrent use when one Pipeline serves several
+// conversations. A model-backed Summarizer sends req.Request (or builds its own prompt from
+// req.View and req.Instructions) with no tools allowed and one turn, and returns the model's
+// text. When the provider rejects the request as too long it returns a [*PromptTooLongError]
+// (with the provider's figures when it gave them): the library then leaves out the oldest
+// rounds of the conversation and calls again, at most 3 times. Any other error fails the
+// attempt, which is recorded (see [CompactConfig]).
+type Summarizer interface {
+	Summarize(ctx context.Context, req SummaryRequest) (Summary, error)
+}
+
+// SummarizerFunc adapts a function to a [Summarizer].
+type SummarizerFunc func(ctx context.Context, req SummaryRequest) (Summary, error)
+
+// Summarize calls f(ctx, req).
+func (f SummarizerFunc) Summarize(ctx context.Context, req SummaryRequest) (Summary, error) {
+	return f(ctx, req)
+}
+
+// SummaryRequest is what a [Summarizer] is asked to summarize.
+type SummaryRequest struct {
+	// Request is a provider-ready request built to share the conversation's prompt cache: the
+	// conversation's system prompt, tools and messages as this turn's request has them (images
+	// and documents replaced by text markers, attachments that compaction re-injects left out),
+	// one cache marker at the end of that shared prefix, and the instruction as the last user
+	// content; tool_choice "none" and MaxTokens = MaxOutputTokens. It passes [Validate].
+	Request Request
+	// View is the conversation to summarize, message by message, in the same state as in
+	// Request; for summarizers that write their own prompt or read the structure.
+	View []ViewMessage
+	// Instructions is the instruction text ending Request: the library's summary prompt with
+	// Custom appended.
+	Instructions string
+	// Custom holds the extra instructions of the caller ([CompactOptions.Instructions]) and of
+	// pre-compact hooks, or "".
+	Custom string
+	// MaxOutputTokens caps the summary's length, in tokens.
+	MaxOutputTokens int
+	// Trigger is "auto" (the pressure crossed the threshold) or "manual".
+	Trigger string
+	// Attempt counts the calls for this compaction: 1, then 2 to 4 after prompt-too-long.
+	Attempt int
+	// Omitted is how many of the oldest messages were left out of View and Request to fit (a
+	// text marker in their place says so); 0 when none were.
+	Omitted int
+}
+
+// Summary is a [Summarizer]'s answer.
+type Summary struct {
+	// Text is the reply: optionally an <analysis>…</analysis> draft, then the summary inside
+	// <summary>…</summary>. The draft is removed before the summary is installed; a reply
+	// without a complete, non-empty <summary> element fails the attempt.
+	Text string
+	// Usage is the provider's usage for the summary call, when there was one.
+	Usage *Usage
+	// By names the summarizer in the compaction's records (e.g. the model); empty: "summarizer".
+	By string
+}
+
+// ViewMessage is one message of a view handed to a [Summarizer].
+type ViewMessage struct {
+	// UUID is the record's uuid, or a content-derived one for a synthesized message.
+	UUID string
+	// Role is the message's role.
+	Role Role
+	// Source says where the message comes from: "" for a message of the transcript, or one of
+	// the View* constants.
+	Source string
+	// Meta is true for messages the runtime injected rather than a person or the model wrote:
+	// isMeta records (hook context, reminders), summaries, base context.
+	Meta bool
+	// Time is the record's timestamp; zero when unknown.
+	Time time.Time
+	// Content holds the message's blocks. They are shared with the view: do not modify them.
+	Content []Block
+}
+
+// The Source values of a [ViewMessage] that does not come from the transcript as written.
+const (
+	ViewCompactSummary = "compact_summary" // the summary of an earlier compaction
+	ViewCollapse       = "collapse"        // a collapse commit's summary
+	ViewContext        = "context"         // the base user context
+	ViewPinned         = "pinned"          // pinned content re-placed after a summary
+	ViewOmitted        = "omitted"         // the marker for messages left out to fit
+)
+
+// errSummaryFormat is the failure of a reply that holds no usable summary.
+var errSummaryFormat = errors.New("no complete <summary>…</summary> in the reply")
+
+// extractSummary returns the content of the last <summary> element of text, with any
+// <analysis> draft removed, or an error when there is none or it is blank.
+func extractSummary(text string) (string, error) {
+	open := strings.LastIndex(text, "<summary>")
+	if open < 0 {
+		return "", errSummaryFormat
+	}
+	body := text[open+len("<summary>"):]
+	end := strings.Index(body, "</summary>")
+	if end < 0 {
+		return "", errors.New("the summary was cut off: no closing </summary> tag")
+	}
+	body = body[:end]
+	for {
+		a := strings.Index(body, "<analysis>")
+		if a < 0 {
+			break
+		}
+		z := strings.Index(body[a:], "</analysis>")
+		if z < 0 {
+			body = body[:a]
+			break
+		}
+		body = body[:a] + body[a+z+len("</analysis>"):]
+	}
+	body = strings.TrimSpace(body)
+	if body == "" {
+		return "", errors.New("the summary is empty")
+	}
+	return body, nil
+}
