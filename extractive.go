@@ -336,13 +336,25 @@ func renderPrompts(prompts []string, left, budget int) []string {
 	newest := cutChars(prompts[len(prompts)-1], budget/2)
 	older := prompts[:len(prompts)-1]
 	rest := budget - utf8.RuneCountInString(newest)
+	// Each line costs its text plus its number, a cut mark and a newline.
+	const lineCost = 8
 	each := maxPromptChars
 	if len(older) > 0 {
-		each = min(maxPromptChars, max(minPromptChars, rest/len(older)))
-		if fit := max(rest/(minPromptChars+8), 0); len(older) > fit {
+		note := utf8.RuneCountInString(fmt.Sprintf(leftOutText, 999_999)) + 1 // says how many went
+		if left > 0 {
+			rest -= note
+		}
+		if len(older)*(minPromptChars+lineCost) > rest {
+			if left == 0 {
+				rest -= note
+			}
+			fit := max(rest/(minPromptChars+lineCost), 0)
 			drop := len(older) - fit
 			left += drop
 			older = older[drop:]
+		}
+		if len(older) > 0 {
+			each = min(maxPromptChars, max(minPromptChars, rest/len(older)-lineCost))
 		}
 	}
 	var lines []string

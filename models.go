@@ -20,13 +20,14 @@ func (m Model) AutoCompactThreshold() int {
 	return AutoCompactThreshold(m.ContextWindow, m.MaxOutput)
 }
 
-// AutoCompactThreshold returns the prompt size, in tokens, at which Claude Code compacts
-// automatically: window − min(maxOutput, 20,000) − 13,000. The first term reserves room for
-// the summary the compaction itself must write (capped at 20k, the most a summary needs); the
-// second is a safety buffer for the estimate's error and the next user message. For a 200k
-// window and a 64k-output model it is 167,000.
+// AutoCompactThreshold returns the prompt size, in tokens, at which auto-compact fires:
+// [DefaultLevels](window, maxOutput).Threshold. For large windows it is Claude Code's
+// window − min(maxOutput, 20,000) − 13,000: the first term reserves room for the summary the
+// compaction must write (capped at 20k, the most a summary needs), the second is a buffer for
+// the estimate's error and the next user message; 167,000 for a 200k window and a 64k-output
+// model. Small windows scale both reserves (see DefaultLevels), so it is never negative.
 func AutoCompactThreshold(window, maxOutput int) int {
-	return window - min(maxOutput, 20_000) - 13_000
+	return DefaultLevels(window, maxOutput).Threshold
 }
 
 // Models maps a model id prefix to the model's limits. Keys are ids as the Anthropic API

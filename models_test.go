@@ -74,7 +74,8 @@ func TestModelAutoCompactThreshold(t *testing.T) {
 		{200_000, 20_000, 167_000},
 		{200_000, 8_192, 178_808},
 		{1_000_000, 128_000, 967_000},
-		{0, 0, -13_000},
+		{30_000, 64_000, 18_750}, // small windows scale the reserves (DefaultLevels)
+		{0, 0, 0},
 	} {
 		assert.Equal(t, tt.want, AutoCompactThreshold(tt.window, tt.maxOutput), "%d/%d", tt.window, tt.maxOutput)
 	}

@@ -79,14 +79,14 @@ type Levels struct {
 }
 
 // DefaultLevels returns the levels Claude Code uses for a window and a maximum output, with a
-// rule that keeps them meaningful for small windows. For windows of 104,000 tokens and more
-// they are exactly Claude Code's: effective window = window − min(max output, 20,000),
-// threshold = effective − 13,000, warning = error = threshold − 20,000, blocking = effective −
-// 3,000 (167,000 and 177,000 for a 200k window). For smaller windows each reserve is also
-// capped by a share of the window — the output reserve by a quarter, the auto-compact and
-// warning buffers by an eighth, the blocking buffer by a thirty-second — so no level is ever
-// negative or above the window: a 30,000-token window gets threshold 18,750 and blocking
-// 21,563, where the unscaled formula gives −3,000.
+// rule that keeps them meaningful for small windows. Claude Code's are: effective window =
+// window − min(max output, 20,000), threshold = effective − 13,000, warning = error =
+// threshold − 20,000, blocking = effective − 3,000 (167,000 and 177,000 for a 200k window).
+// Each reserve is also capped by a share of the window — the output reserve by a quarter, the
+// auto-compact and warning buffers by an eighth, the blocking buffer by a thirty-second — so
+// no level is ever negative or above the window; the caps change nothing for windows of
+// 160,000 tokens and more. A 30,000-token window gets threshold 18,750 and blocking 21,563,
+// where Claude Code's formula gives −3,000.
 func DefaultLevels(window, maxOutput int) Levels {
 	window = max(window, 0)
 	reserve := min(max(maxOutput, 0), 20_000, window/4)

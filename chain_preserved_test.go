@@ -1,0 +1,174 @@
+package agentctx
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// ccCompacted builds a session compacted the way Claude Code writes one with a kept tail: the
+// records before the boundary stay, the boundary (parentUuid null) names the kept records in
+// compactMetadata.preservedSegment, the summary hangs off the boundary, and what was written
+// after the summary hangs off the anchor (the summary) — to be relinked after the tail.
+func ccCompacted(anchorIsBoundary bool) (*tk, map[string]string) {
+	k := newTK()
+	ids := map[string]string{}
+	ids["old"] = k.user("the old task").UUID
+	k.assistant(text("old answer"))
+	ids["head"] = k.user("keep this prompt").UUID
+	k.assistant(text("reading"), toolUse("t1", "Read"), toolUse("t2", "Read"))
+	k.results(result("t1", "one"), result("t2", "two"))
+	tail := k.assistant(text("kept answer"))
+	ids["tail"] = tail.UUID
+
+	b := k.next(TypeSystem)
+	b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", tail.UUID
+	b.CompactMetadata = &CompactMetadata{Trigger: "auto", PreTokens: 150_000}
+	k.add(b)
+	ids["boundary"] = b.UUID
+	s := k.next(TypeUser)
+	s.ParentUUID, s.IsCompactSummary, s.IsVisibleInTranscriptOnly = b.UUID, true, true
+	s.Message = &Message{Role: RoleUser, StringContent: true, Content: []Block{text("This session is being continued. Summary: the old task.")}}
+	k.add(s)
+	ids["summary"] = s.UUID
+	anchor := s.UUID
+	if anchorIsBoundary {
+		anchor = b.UUID
+	}
+	k.recs[len(k.recs)-2].CompactMetadata.PreservedSegment = &PreservedSegment{HeadUUID: ids["head"], AnchorUUID: anchor, TailUUID: tail.UUID}
+	ids["anchor"] = anchor
+	// A record written after the compaction hangs off the anchor when the summary is the
+	// anchor; with the boundary as anchor the kept tail comes before the summary, and new
+	// records follow the summary.
+	k.last = s.UUID
+	ids["after"] = k.user("a new prompt after the compaction").UUID
+	return k, ids
+}
+
+func TestBuildChainPreservedSegment(t *testing.T) {
+	k, ids := ccCompacted(false)
+	c, err := BuildChain(k.recs, ChainOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, c.Preserved, c.SegmentProblem)
+	var got []string
+	for _, r := range c.Messages() {
+		got = append(got, describe(r))
+	}
+	assert.Equal(t, []string{
+		"This session is being continued. Summary: the old task.|user",
+		"keep this prompt|user",
+		"reading|assistant", "tool_use t1|assistant", "tool_use t2|assistant", // the split response
+		"result t1|user", "result t2|user", // the results of its calls, re-attached
+		"kept answer|assistant",
+		"a new prompt after the compaction|user",
+	}, got, "boundary, summary, the kept tail in order, then what came after")
+	assert.Equal(t, ids["boundary"], c.Boundary.UUID)
+	assert.Empty(t, c.Unanswered)
+	for _, r := range c.Records {
+		assert.NotEqual(t, ids["old"], r.UUID, "records before the kept tail stay out")
+	}
+
+	// The request: the summary, then the tail, then the new prompt — and valid.
+	p := newTestPipeline(t, Config{}, k.at(0))
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.NoError(t, Validate(res.Request, ValidateOptions{}))
+	assert.Contains(t, textOf(res.Request.Messages[0].Content), "Summary: the old task.")
+	assert.Contains(t, textOf(res.Request.Messages[0].Content), "keep this prompt")
+	assert.Equal(t, 0, res.Report.Pressure.Anchor, "the kept tail's usage predates the compaction: no anchor")
+}
+
+func TestBuildChainPreservedSegmentAnchorBoundary(t *testing.T) {
+	// With the boundary as anchor, the summary (the anchor's other child) follows the tail.
+	k, _ := ccCompacted(true)
+	c, err := BuildChain(k.recs, ChainOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, c.Preserved, c.SegmentProblem)
+	var got []string
+	for _, r := range c.Messages() {
+		got = append(got, describe(r))
+	}
+	assert.Equal(t, []string{
+		"keep this prompt|user", "reading|assistant", "tool_use t1|assistant", "tool_use t2|assistant",
+		"result t1|user", "result t2|user", "kept answer|assistant",
+		"This session is being continued. Summary: the old task.|user",
+		"a new prompt after the compaction|user",
+	}, got)
+}
+
+func TestBuildChainPreservedSegmentLeafIsAnchor(t *testing.T) {
+	// Nothing written after the summary: the leaf is the kept tail's end, not the summary.
+	k, ids := ccCompacted(false)
+	k.recs = k.recs[:len(k.recs)-1] // drop "a new prompt after the compaction"
+	c, err := BuildChain(k.recs, ChainOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, c.Preserved)
+	assert.Equal(t, ids["tail"], c.Leaf.UUID)
+	assert.Len(t, c.Messages(), 8)
+}
+
+func TestBuildChainPreservedSegmentProblems(t *testing.T) {
+	tests := []struct {
+		name    string
+		mutate  func(k *tk, ids map[string]string)
+		problem string
+	}{
+		{"missing head", func(k *tk, ids map[string]string) { seg(k).HeadUUID = "nope" }, "does not hold"},
+		{"tail does not lead to head", func(k *tk, ids map[string]string) { seg(k).HeadUUID = ids["after"] }, "head must come before"},
+		{"broken walk", func(k *tk, ids map[string]string) {
+			seg(k).HeadUUID = ids["old"] // reachable, but swap the tail for an unrelated record
+			seg(k).TailUUID = ids["summary"]
+		}, "does not lead back"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			k, ids := ccCompacted(false)
+			tt.mutate(k, ids)
+			c, err := BuildChain(k.recs, ChainOptions{})
+			require.NoError(t, err)
+			assert.Nil(t, c.Preserved)
+			assert.Contains(t, c.SegmentProblem, tt.problem)
+			// Without the relink the chain is the boundary, the summary and what follows.
+			assert.Equal(t, ids["boundary"], c.Boundary.UUID)
+		})
+	}
+	t.Run("a later boundary without a segment makes it stale", func(t *testing.T) {
+		k, _ := ccCompacted(false)
+		b := k.next(TypeSystem)
+		b.Subtype, b.ParentUUID = SubtypeCompactBoundary, ""
+		k.add(b)
+		k.user("after the second compaction")
+		c, err := BuildChain(k.recs, ChainOptions{})
+		require.NoError(t, err)
+		assert.Nil(t, c.Preserved)
+		assert.Len(t, c.Messages(), 1)
+	})
+	t.Run("walks through boundaries ignore segments", func(t *testing.T) {
+		k, ids := ccCompacted(false)
+		c, err := BuildChain(k.recs, ChainOptions{ThroughBoundaries: true})
+		require.NoError(t, err)
+		assert.Nil(t, c.Preserved)
+		assert.Equal(t, ids["old"], c.Records[0].UUID)
+	})
+}
+
+func seg(k *tk) *PreservedSegment {
+	for i := range k.recs {
+		if k.recs[i].IsCompactBoundary() {
+			return k.recs[i].CompactMetadata.PreservedSegment
+		}
+	}
+	return nil
+}
+
+// describe names a message record by its first block.
+func describe(r *Record) string {
+	switch b := r.Message.Content[0].(type) {
+	case *ToolUse:
+		return "tool_use " + b.ID + "|" + string(r.Type)
+	case *ToolResult:
+		return "result " + b.ToolUseID + "|" + string(r.Type)
+	}
+	return textOf(r.Message.Content) + "|" + string(r.Type)
+}
