@@ -101,8 +101,9 @@ type CompactConfig struct {
 // TailConfig chooses the kept tail: the most recent messages, kept verbatim after the summary.
 // The zero value is the default, Claude Code's session-memory budgets: at least 10,000 tokens
 // and 5 messages with text, at most 40,000 tokens — for small windows, at least a quarter and
-// at most half of the auto-compact threshold when that is less. The tail grows back from the
-// end until it meets both minimums or would pass the maximum. It always starts at a cut that
+// at most half of the auto-compact threshold when that is less, and never more than half of
+// what the summary covers. The tail grows back from the end until it meets both minimums or
+// would pass the maximum. It always starts at a cut that
 // never separates a tool_use from its result or the records of one response, never reaches
 // back over what an earlier compaction installed, and always holds the latest user input with
 // the response it answers.
@@ -391,6 +392,9 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	rep.BreakerOpen = rep.BreakerOpen || rep.ConsecutiveFailures >= c.maxFailures()
 	if sum == nil {
 		return end(CompactFailed, strings.Join(rep.Failures, "; "))
+	}
+	if !sum.fallback || trigger == TriggerManual {
+		rep.ConsecutiveFailures, rep.BreakerOpen = 0, false // the summarizer works again
 	}
 
 	// 4. and 5. Install, verify, shrink.

@@ -72,9 +72,10 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 		}
 	}
 	tc := p.cfg.Compact.Tail
-	// Small windows scale the budgets: a tail holds at most half the threshold.
+	// Small windows scale the budgets: a tail holds at most half the threshold. And it holds
+	// at most half of what the summary covers, or the summary would replace next to nothing.
 	th := t.levels.Threshold
-	minTok, maxTok := min(tc.minTokens(), th/4), min(tc.maxTokens(), th/2)
+	minTok, maxTok := min(tc.minTokens(), th/4), min(tc.maxTokens(), th/2, cal.scale(suffix[pl.lowest])/2)
 	grow := func(minTok, minText, maxTok int) int {
 		cut := pl.minCut
 		if tc.Disable {

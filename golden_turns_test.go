@@ -339,7 +339,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		golden(t, filepath.Join(wd, "report.txt"), []byte(res.Report.String()))
 		golden(t, filepath.Join(wd, "appended.jsonl"), []byte(encodeRecords(t, res.Append)))
 		if spec.Compact.Summarizer == "scripted" {
-			cj, err := json.MarshalIndent(calls, "", "  ")
+			cj, err := json.MarshalIndent(append([]summaryCall{}, calls...), "", "  ")
 			require.NoError(t, err)
 			golden(t, filepath.Join(wd, "summarize.json"), append(cj, '\n'))
 		}
