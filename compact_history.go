@@ -68,3 +68,38 @@ func readHistory(records []Record, leaf *Record, boundaryIdx, thrashTurns int) c
 	}
 	return h
 }
+
+// CompactState is what a transcript says about its conversation's compactions: the circuit
+// breaker's and the thrash guard's state, as [Pipeline.Prepare] would find them. See
+// [CompactConfig].
+type CompactState struct {
+	// Compactions counts the compact boundaries of the conversation's thread.
+	Compactions int
+	// Last is the latest compact boundary on the conversation's chain, or nil.
+	Last *Record
+	// ConsecutiveFailures counts the failed attempts of the primary summarizer on auto-compact
+	// since it last succeeded or a manual compaction ran; BreakerOpen is true when they reached
+	// the limit.
+	ConsecutiveFailures int
+	BreakerOpen         bool
+	// Refills is the trailing run of auto compactions each made soon after the one before;
+	// Thrash is true when it reached the limit and auto-compact stands still.
+	Refills int
+	Thrash  bool
+}
+
+// CompactState reads the compaction state of the conversation in records (leaf as in
+// [Input.Leaf]). It does not modify records.
+func (p *Pipeline) CompactState(records []Record, leaf string) (CompactState, error) {
+	chain, err := BuildChain(records, ChainOptions{Leaf: leaf})
+	if err != nil {
+		return CompactState{}, err
+	}
+	c := p.cfg.Compact
+	h := readHistory(records, chain.Leaf, chain.BoundaryIndex(), c.thrashTurns())
+	return CompactState{
+		Compactions: h.compactions, Last: h.last,
+		ConsecutiveFailures: h.failures, BreakerOpen: h.failures >= c.maxFailures(),
+		Refills: h.refills, Thrash: h.refills >= c.thrashRuns(),
+	}, nil
+}
