@@ -37,7 +37,8 @@ func TestExtractSummary(t *testing.T) {
 	}{
 		{"<analysis>draft</analysis>\n<summary>\nthe gist\n</summary>", "the gist", ""},
 		{"<summary>a <analysis>hidden</analysis> b</summary>", "a  b", ""},
-		{"<summary>first</summary> and <summary>second</summary>", "second", ""},
+		{"<summary>quotes <summary>x</summary> inside</summary>", "quotes <summary>x</summary> inside", ""},
+		{"<analysis>mentions <summary> here</analysis><summary>real</summary>", "real", ""},
 		{"no tags at all", "", "no complete <summary>"},
 		{"<summary>cut off", "", "cut off"},
 		{"<summary> \n </summary>", "", "empty"},

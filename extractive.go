@@ -78,7 +78,7 @@ func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary,
 		}
 		share := budget * extractiveShares[name] / 100
 		fmt.Fprintf(&b, "\n## %s\n", name)
-		b.WriteString(fitLines(lines, share))
+		b.WriteString(neutralTags.Replace(fitLines(lines, share)))
 	}
 	if x.earlier != "" {
 		section(secEarlier, []string{cutChars(x.earlier, budget*extractiveShares[secEarlier]/100)})
@@ -95,11 +95,14 @@ func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary,
 		fmt.Fprintf(&b, "\n(%d of the oldest messages were left out of this summary to fit; the transcript keeps them.)\n", req.Omitted)
 	}
 	if strings.TrimSpace(req.Custom) != "" {
-		fmt.Fprintf(&b, "\n## Instructions given for this summary\n%s\n", strings.TrimSpace(req.Custom))
+		fmt.Fprintf(&b, "\n## Instructions given for this summary\n%s\n", neutralTags.Replace(strings.TrimSpace(req.Custom)))
 	}
 	b.WriteString("</summary>")
 	return Summary{Text: b.String(), By: "extractive"}, nil
 }
+
+// neutralTags keeps quoted text from closing or opening the summary's own tags.
+var neutralTags = strings.NewReplacer("<summary>", "‹summary›", "</summary>", "‹/summary›", "<analysis>", "‹analysis›", "</analysis>", "‹/analysis›")
 
 // extraction is what Extractive reads off a view.
 type extraction struct {

@@ -98,32 +98,32 @@ const (
 // errSummaryFormat is the failure of a reply that holds no usable summary.
 var errSummaryFormat = errors.New("no complete <summary>…</summary> in the reply")
 
-// extractSummary returns the content of the last <summary> element of text, with any
-// <analysis> draft removed, or an error when there is none or it is blank.
+// extractSummary returns the summary in a Summarizer's reply: the text between the first
+// <summary> and the last </summary> once every <analysis> draft is removed (a summary may
+// quote the tags), or an error when there is none or it is blank.
 func extractSummary(text string) (string, error) {
-	open := strings.LastIndex(text, "<summary>")
+	for {
+		a := strings.Index(text, "<analysis>")
+		if a < 0 {
+			break
+		}
+		z := strings.Index(text[a:], "</analysis>")
+		if z < 0 {
+			text = text[:a]
+			break
+		}
+		text = text[:a] + text[a+z+len("</analysis>"):]
+	}
+	open := strings.Index(text, "<summary>")
 	if open < 0 {
 		return "", errSummaryFormat
 	}
 	body := text[open+len("<summary>"):]
-	end := strings.Index(body, "</summary>")
+	end := strings.LastIndex(body, "</summary>")
 	if end < 0 {
 		return "", errors.New("the summary was cut off: no closing </summary> tag")
 	}
-	body = body[:end]
-	for {
-		a := strings.Index(body, "<analysis>")
-		if a < 0 {
-			break
-		}
-		z := strings.Index(body[a:], "</analysis>")
-		if z < 0 {
-			body = body[:a]
-			break
-		}
-		body = body[:a] + body[a+z+len("</analysis>"):]
-	}
-	body = strings.TrimSpace(body)
+	body = strings.TrimSpace(body[:end])
 	if body == "" {
 		return "", errors.New("the summary is empty")
 	}

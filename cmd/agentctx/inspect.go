@@ -10,6 +10,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/agentctx/agentctx"
 )
@@ -25,8 +26,43 @@ type inspection struct {
 	Model         modelInfo      `json:"model"`
 	Tokens        tokenInfo      `json:"tokens"`
 	Largest       []largeRecord  `json:"largest"`
+	Pressure      pressureInfo   `json:"pressure"`
+	Compaction    compactionInfo `json:"compaction"`
 	Request       requestInfo    `json:"nextRequest"`
 	Stages        []stageInfo    `json:"stages"`
+	// Clock is the time of the next turn, and whether it is the wall clock (no --now).
+	Clock     string `json:"clock"`
+	WallClock bool   `json:"wallClock"`
+}
+
+// pressureInfo is the next request's pressure figure and its parts.
+type pressureInfo struct {
+	Tokens      int     `json:"tokens"`
+	Level       string  `json:"level"`
+	Remaining   int     `json:"remainingBeforeCompact"`
+	Warning     int     `json:"warning"`
+	Error       int     `json:"error"`
+	Threshold   int     `json:"threshold"`
+	Blocking    int     `json:"blocking"`
+	Counted     int     `json:"counted"`
+	Anchor      int     `json:"anchor"`
+	AnchorUUID  string  `json:"anchorUuid,omitempty"`
+	Added       int     `json:"added"`
+	Freed       int     `json:"freed"`
+	Ratio       float64 `json:"ratio"`
+	RatioSource string  `json:"ratioSource"`
+	Why         string  `json:"why"`
+}
+
+// compactionInfo is the session's compaction state and what the next turn's compaction did.
+type compactionInfo struct {
+	Compactions         int                     `json:"compactions"`
+	Last                *boundaryInfo           `json:"last,omitempty"`
+	ConsecutiveFailures int                     `json:"consecutiveFailures"`
+	BreakerOpen         bool                    `json:"breakerOpen"`
+	Refills             int                     `json:"refills"`
+	Thrash              bool                    `json:"thrash"`
+	Next                *agentctx.CompactReport `json:"nextTurn,omitempty"`
 }
 
 type chainInfo struct {
@@ -42,6 +78,21 @@ type boundaryInfo struct {
 	LogicalParentUUID string `json:"logicalParentUuid,omitempty"`
 	Trigger           string `json:"trigger,omitempty"`
 	PreTokens         int    `json:"preTokens,omitempty"`
+	PostTokens        int    `json:"postTokens,omitempty"`
+	Summarizer        string `json:"summarizer,omitempty"`
+	KeptTail          bool   `json:"keptTail,omitempty"`
+}
+
+func boundaryOf(b *agentctx.Record) *boundaryInfo {
+	if b == nil {
+		return nil
+	}
+	bi := &boundaryInfo{UUID: b.UUID, LogicalParentUUID: b.LogicalParentUUID}
+	if m := b.CompactMetadata; m != nil {
+		bi.Trigger, bi.PreTokens, bi.PostTokens, bi.Summarizer = m.Trigger, m.PreTokens, m.PostTokens, m.Summarizer
+		bi.KeptTail = m.PreservedSegment != nil
+	}
+	return bi
 }
 
 type modelInfo struct {
@@ -69,11 +120,12 @@ type largeRecord struct {
 }
 
 type requestInfo struct {
-	Messages      int  `json:"messages"`
-	InputTokens   int  `json:"inputTokens"`
-	MaxTokens     int  `json:"maxTokens"`
-	OverThreshold bool `json:"overThreshold"`
-	Appends       int  `json:"decisionRecords"`
+	Messages      int    `json:"messages"`
+	InputTokens   int    `json:"inputTokens"`
+	MaxTokens     int    `json:"maxTokens"`
+	OverThreshold bool   `json:"overThreshold"`
+	Appends       int    `json:"decisionRecords"`
+	Error         string `json:"error,omitempty"` // the request cannot be sent: why
 }
 
 type stageInfo struct {
@@ -125,12 +177,14 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	for _, r := range chain.Records {
 		in.Chain.ByType[recordKind(r)]++
 	}
-	if b := chain.Boundary; b != nil {
-		in.Chain.Boundary = &boundaryInfo{UUID: b.UUID, LogicalParentUUID: b.LogicalParentUUID}
-		if b.CompactMetadata != nil {
-			in.Chain.Boundary.Trigger, in.Chain.Boundary.PreTokens = b.CompactMetadata.Trigger, b.CompactMetadata.PreTokens
-		}
+	in.Chain.Boundary = boundaryOf(chain.Boundary)
+	st, err := s.pipeline.CompactState(tr.Records, "")
+	if err != nil {
+		return nil, err
 	}
+	in.Compaction = compactionInfo{Compactions: st.Compactions, Last: boundaryOf(st.Last), ConsecutiveFailures: st.ConsecutiveFailures,
+		BreakerOpen: st.BreakerOpen, Refills: st.Refills, Thrash: st.Thrash}
+	in.Clock, in.WallClock = s.now.Format(time.RFC3339), s.wallNow
 
 	var bd agentctx.Breakdown
 	var large []largeRecord
@@ -151,12 +205,21 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	in.Tokens.AnchorUUID, in.Tokens.AnchorUsage, in.Tokens.AfterAnchor = tot.AnchorUUID, tot.AnchorUsage, tot.AfterAnchor
 
 	res, err := s.prepare(ctx)
-	if err != nil && !errors.Is(err, agentctx.ErrNoMessages) {
+	if err != nil && !errors.Is(err, agentctx.ErrNoMessages) && !errors.Is(err, agentctx.ErrPromptTooLong) {
 		return nil, err
 	}
 	rep := res.Report
+	pr := rep.Pressure
+	in.Pressure = pressureInfo{Tokens: pr.Tokens, Level: string(pr.Level), Remaining: pr.Remaining, Warning: pr.Levels.Warning,
+		Error: pr.Levels.Error, Threshold: pr.Levels.Threshold, Blocking: pr.Levels.Blocking, Counted: pr.Counted,
+		Anchor: pr.Anchor, AnchorUUID: pr.AnchorUUID, Added: pr.Added, Freed: pr.Freed, Ratio: pr.Ratio, RatioSource: pr.RatioSource, Why: pr.Why}
+	in.Compaction.Next = rep.Compaction
+	if err != nil && errors.Is(err, agentctx.ErrPromptTooLong) {
+		in.Request.Error = err.Error()
+	}
 	in.Model = modelInfo{Name: s.model, Source: s.modelSrc, ContextWindow: rep.ContextWindow, AutoCompactThreshold: rep.AutoCompactThreshold}
-	in.Request = requestInfo{Messages: rep.Messages, InputTokens: rep.InputTokens, MaxTokens: rep.MaxTokens, OverThreshold: rep.OverThreshold, Appends: len(res.Append)}
+	in.Request = requestInfo{Messages: rep.Messages, InputTokens: rep.InputTokens, MaxTokens: rep.MaxTokens, OverThreshold: rep.OverThreshold,
+		Appends: len(res.Append), Error: in.Request.Error}
 	for _, st := range rep.Stages {
 		si := stageInfo{Stage: st.Stage, TokensFreed: st.TokensFreed, Actions: map[string]int{}, Details: st.Actions}
 		for _, a := range st.Actions {
@@ -220,6 +283,11 @@ func (in *inspection) writeText(w io.Writer) error {
 		p("  unanswered tool calls (session ended mid-call): %s\n", strings.Join(in.Chain.Unanswered, ", "))
 	}
 
+	if in.WallClock {
+		p("\nclock      %s, the wall clock: pass --now for repeatable output\n", in.Clock)
+	} else {
+		p("\nclock      %s (--now)\n", in.Clock)
+	}
 	p("\nmodel      %s (%s)  window %d  auto-compact threshold %d\n", in.Model.Name, in.Model.Source, in.Model.ContextWindow, in.Model.AutoCompactThreshold)
 	p("\ntokens by category (active chain, counted)\n")
 	for _, c := range agentctx.Categories() {
@@ -234,6 +302,32 @@ func (in *inspection) writeText(w io.Writer) error {
 		p("  %-15s %9d  (no reported usage to anchor on)\n", "anchored total", in.Tokens.Anchored)
 	}
 
+	pr := in.Pressure
+	p("\npressure   %d tokens, level %s: %d before auto-compact (warning %d, error %d, threshold %d, blocking %d)\n",
+		pr.Tokens, pr.Level, pr.Remaining, pr.Warning, pr.Error, pr.Threshold, pr.Blocking)
+	if pr.AnchorUUID != "" {
+		p("  = anchor %d (usage at %s) + added %d − freed %d, or the counted size %d when larger\n", pr.Anchor, pr.AnchorUUID, pr.Added, pr.Freed, pr.Counted)
+	} else {
+		p("  = the counted size %d × the ratio (no usage since the latest compact boundary)\n", pr.Counted)
+	}
+	p("  ratio %.3f, %s\n  %s\n", pr.Ratio, pr.RatioSource, pr.Why)
+	cp := in.Compaction
+	p("\ncompaction %d earlier", cp.Compactions)
+	if l := cp.Last; l != nil {
+		p(" (last %s: %s, %d → %d tokens, summary by %s", l.UUID, l.Trigger, l.PreTokens, l.PostTokens, cmp.Or(l.Summarizer, "unknown"))
+		if l.KeptTail {
+			p(", kept a tail")
+		}
+		p(")")
+	}
+	p("; breaker %d consecutive failures (open %t); thrash: %d refills in a row (stopped %t)\n", cp.ConsecutiveFailures, cp.BreakerOpen, cp.Refills, cp.Thrash)
+	if c := cp.Next; c != nil {
+		p("  next turn: %s (%s): %s\n", c.Outcome, c.Trigger, c.Reason)
+		if c.Outcome == agentctx.CompactCompacted {
+			p("  (in memory only: `agentctx compact` appends the records)\n")
+		}
+	}
+
 	p("\nlargest records\n")
 	for i, l := range in.Largest {
 		p("  %2d. %7d tokens  line %-5d %-9s %s  %s\n", i+1, l.Tokens, l.Line, l.Type, l.UUID, l.Content)
@@ -245,10 +339,13 @@ func (in *inspection) writeText(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
-	p("\nnext request  %d messages  %d input tokens  max_tokens %d  %d decision records to append",
+	p("\nnext request  %d messages  %d input tokens  max_tokens %d  %d records to append",
 		r.Messages, r.InputTokens, r.MaxTokens, r.Appends)
 	if r.OverThreshold {
 		p("  OVER the auto-compact threshold")
+	}
+	if r.Error != "" {
+		p("\n  NOT SENDABLE: %s", r.Error)
 	}
 	p("\nstages\n")
 	for _, st := range in.Stages {

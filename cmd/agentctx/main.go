@@ -5,11 +5,15 @@
 //
 //	agentctx inspect [--model M] [--window N] [--now RFC3339] [--json] FILE
 //	agentctx request [--model M] [--window N] [--max-tokens N] [--now RFC3339] [--tools FILE] [--store DIR] [--indent] FILE
+//	agentctx compact [--instructions TEXT] [--out FILE2] [--model M] [--window N] [--now RFC3339] FILE
 //
 // inspect summarizes a session: its records, the active chain, tokens by category, the
-// largest records, the anchored and counted totals, the model's window and auto-compact
-// threshold, and what each stage of the pipeline would do on the next turn. request prints
-// the provider-ready request body for the session's next turn.
+// largest records, the anchored and counted totals, the model's window and pressure levels,
+// the compaction state, and what each stage of the pipeline would do on the next turn. request
+// prints the provider-ready request body for the session's next turn; when the session
+// overflows the window it is compacted in memory first, with the extractive summarizer. compact
+// compacts the session now with the extractive summarizer and appends the compaction's records
+// to FILE, or to a new copy at FILE2, never changing the bytes already written.
 package main
 
 import (
@@ -26,6 +30,7 @@ func main() {
 const usage = `usage:
   agentctx inspect [--model M] [--window N] [--now RFC3339] [--json] FILE
   agentctx request [--model M] [--window N] [--max-tokens N] [--now RFC3339] [--tools FILE] [--store DIR] [--indent] FILE
+  agentctx compact [--instructions TEXT] [--out FILE2] [--model M] [--window N] [--now RFC3339] FILE
 `
 
 // run is the command's body: it returns the exit code (0 ok, 1 failure, 2 usage error).
@@ -40,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = inspect(ctx, args[1:], stdout, stderr)
 	case "request":
 		err = request(ctx, args[1:], stdout, stderr)
+	case "compact":
+		err = compact(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return 0

@@ -138,3 +138,56 @@ func TestUsageAndErrors(t *testing.T) {
 		assert.Contains(t, errOut, tt.err, "%v", tt.args)
 	}
 }
+
+// TestCompactCommand compacts a copy of a bundled session: the original's bytes stay, the copy
+// is the original plus the compaction's records, and the request built from the copy is the one
+// `request` printed for the overflowing original (compacted in memory), under the threshold.
+func TestCompactCommand(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	dir := t.TempDir()
+	f := filepath.Join(dir, "session.jsonl")
+	orig, err := os.ReadFile(src)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(f, orig, 0o644))
+	store := "--store=" + filepath.Join(dir, "store")
+
+	code, inMemory, errOut := runCmd(t, "request", now, "--window=40000", store, f)
+	require.Equal(t, 0, code, errOut)
+
+	out := filepath.Join(dir, "compacted.jsonl")
+	code, stdout, errOut := runCmd(t, "compact", now, "--window=40000", "--out="+out, store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, stdout, "compacted "+out)
+	assert.Contains(t, stdout, "summary by extractive")
+	after, err := os.ReadFile(f)
+	require.NoError(t, err)
+	assert.Equal(t, orig, after, "--out leaves FILE untouched")
+	copied, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(copied), string(orig)), "the copy starts with FILE's bytes")
+	assert.Greater(t, len(copied), len(orig))
+
+	code, _, errOut = runCmd(t, "compact", now, "--window=40000", "--out="+out, store, f)
+	assert.Equal(t, 1, code, "--out never overwrites")
+	assert.Contains(t, errOut, "--out")
+
+	// Inspect the compacted copy: one compaction, the request under the threshold.
+	code, js, errOut := runCmd(t, "inspect", "--json", now, "--window=40000", store, out)
+	require.Equal(t, 0, code, errOut)
+	var got inspection
+	require.NoError(t, json.Unmarshal([]byte(js), &got))
+	assert.Equal(t, 1, got.Compaction.Compactions)
+	require.NotNil(t, got.Chain.Boundary)
+	assert.True(t, got.Chain.Boundary.KeptTail)
+	assert.Less(t, got.Pressure.Tokens, got.Pressure.Threshold)
+	assert.Nil(t, got.Compaction.Next, "nothing to compact on the next turn")
+
+	// The manual compaction with instructions differs from the auto one in memory, but a
+	// compaction appended to FILE itself reads back the same as one kept in memory.
+	code, _, errOut = runCmd(t, "compact", now, "--window=40000", "--instructions=focus on the merges", store, f)
+	require.Equal(t, 0, code, errOut)
+	code, fromFile, errOut := runCmd(t, "request", now, "--window=40000", store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.NotEqual(t, inMemory, fromFile)
+	assert.Contains(t, fromFile, "focus on the merges")
+}

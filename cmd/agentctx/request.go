@@ -15,6 +15,7 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	s.clockNote(stderr)
 	res, err := s.prepare(ctx)
 	if err != nil {
 		return err

@@ -58,6 +58,15 @@ type session struct {
 	pipeline *agentctx.Pipeline
 	counter  *agentctx.Counter
 	input    agentctx.Input
+	now      time.Time
+	wallNow  bool // now is the wall clock, not --now
+}
+
+// clockNote says on w that the output depends on the wall clock, when it does.
+func (s *session) clockNote(w io.Writer) {
+	if s.wallNow {
+		fmt.Fprintf(w, "agentctx: the time of the next turn is the wall clock (%s): pass --now for repeatable output\n", s.now.Format(time.RFC3339))
+	}
 }
 
 // defaultModel is used when neither --model nor the session names a known model.
@@ -82,7 +91,7 @@ func load(path string, o options) (*session, error) {
 			}
 		}
 	}
-	now := time.Now().UTC()
+	now, wall := time.Now().UTC(), o.now == ""
 	if o.now != "" {
 		now, err = time.Parse(time.RFC3339Nano, o.now)
 		if err != nil {
@@ -113,7 +122,7 @@ func load(path string, o options) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.pipeline, s.counter = p, counter
+	s.pipeline, s.counter, s.now, s.wallNow = p, counter, now, wall
 	s.input = agentctx.Input{Records: tr.Records, Tools: tools}
 	return s, nil
 }

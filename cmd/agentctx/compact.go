@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/agentctx/agentctx"
+)
+
+// compact compacts a session now with the extractive summarizer and appends the compaction's
+// records: to FILE, or to a copy of it at --out (FILE's bytes are never changed).
+func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var instructions, out *string
+	s, err := open("compact", args, func(fs *flag.FlagSet) {
+		instructions = fs.String("instructions", "", "extra instructions for the summary, e.g. \"focus on the parser\"")
+		out = fs.String("out", "", "write the compacted session to this new file (a copy of FILE plus the records) instead of appending to FILE")
+	})
+	if err != nil {
+		return err
+	}
+	res, err := s.pipeline.Compact(ctx, s.input, agentctx.CompactOptions{Instructions: *instructions})
+	c := res.Report.Compaction
+	if err != nil && (c == nil || c.Outcome != agentctx.CompactCompacted) {
+		if len(res.Append) > 0 { // the failed attempt is recorded, so that the breaker counts it
+			if werr := s.appendTo(*out, res.Append); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
+		return err
+	}
+	dest := s.path
+	if *out != "" {
+		dest = *out
+	}
+	if err := s.appendTo(*out, res.Append); err != nil {
+		return err
+	}
+	s.clockNote(stderr)
+	fmt.Fprintf(stdout, "compacted %s: %d → %d tokens (threshold %d), summary by %s of %d messages, %d records kept verbatim\n",
+		dest, c.PreTokens, c.PostTokens, res.Report.AutoCompactThreshold, c.Summarizer, c.Summarized, c.Kept)
+	for _, r := range c.Rehydrated {
+		fmt.Fprintf(stdout, "  re-injected %s\n", r)
+	}
+	fmt.Fprintf(stdout, "appended %d records (boundary %s); the next record's parent is %s\n", len(res.Append), c.BoundaryUUID, res.Leaf)
+	if err != nil { // compacted, but still too large to send
+		fmt.Fprintf(stdout, "warning: %v\n", err)
+	}
+	return nil
+}
+
+// appendTo appends records to the session file, or to a new copy of it at out.
+func (s *session) appendTo(out string, records []agentctx.Record) error {
+	path := s.path
+	if out != "" {
+		data, err := os.ReadFile(s.path)
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		if _, err := f.Write(data); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		path = out
+	}
+	return agentctx.AppendFile(path, agentctx.AppendOptions{Sync: true}, records...)
+}
