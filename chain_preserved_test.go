@@ -1,7 +1,10 @@
 package agentctx
 
 import (
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -171,4 +174,90 @@ func describe(r *Record) string {
 		return "result " + b.ToolUseID + "|" + string(r.Type)
 	}
 	return textOf(r.Message.Content) + "|" + string(r.Type)
+}
+
+// TestPreservedSegmentRealSession reads a real Claude Code session (bundled) compacted with a
+// kept tail in Claude Code's format. The corpus holds no such file, so the compaction records
+// are written here the way Claude Code writes them — a boundary naming head, anchor (the
+// summary) and tail, the summary hanging off the boundary, an attachment hanging off the
+// anchor, then a new prompt — on top of the real records. The request must show the summary,
+// then the kept messages exactly as the uncompacted session's request had them, in order, then
+// the new prompt.
+func TestPreservedSegmentRealSession(t *testing.T) {
+	tr, err := ReadFile(filepath.Join("testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl"), ReadOptions{Strict: true})
+	require.NoError(t, err)
+	recs := tr.Records
+	chain, err := BuildChain(recs, ChainOptions{})
+	require.NoError(t, err)
+	p := newTestPipeline(t, Config{Microcompact: MicrocompactConfig{Disable: true}}, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
+	before, err := p.Prepare(t.Context(), Input{Records: recs})
+	require.NoError(t, err)
+
+	// The head: the user prompt five typed prompts back on the leaf's path.
+	byUUID := recordsByUUID(recs)
+	var head *Record
+	prompts := 0
+	for r := chain.Leaf; r != nil && prompts < 3; r = byUUID[r.ParentUUID] {
+		if r.Type == TypeUser && r.Message != nil && r.Message.StringContent && !r.IsMeta {
+			head, prompts = r, prompts+1
+		}
+	}
+	require.NotNil(t, head)
+	leaf := chain.Leaf
+	mk := func(r Record) Record {
+		r.SessionID, r.Timestamp = leaf.SessionID, "2026-11-30T12:00:00.000Z"
+		return r
+	}
+	boundary := mk(Record{Type: TypeSystem, Subtype: SubtypeCompactBoundary, UUID: "9b0c1a11-0000-4000-8000-000000000001",
+		LogicalParentUUID: leaf.UUID, Content: mustJSON("Conversation compacted"), Level: "info",
+		CompactMetadata: &CompactMetadata{Trigger: TriggerAuto, PreTokens: 66_000}})
+	summary := mk(Record{Type: TypeUser, UUID: "9b0c1a11-0000-4000-8000-000000000002", ParentUUID: boundary.UUID,
+		IsCompactSummary: true, IsVisibleInTranscriptOnly: true,
+		Message: &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: "This session is being continued from a previous conversation that ran out of context. Summary: three teammates researched and merged their documents."}}}})
+	boundary.CompactMetadata.PreservedSegment = &PreservedSegment{HeadUUID: head.UUID, AnchorUUID: summary.UUID, TailUUID: leaf.UUID}
+	att := mk(Record{Type: TypeAttachment, UUID: "9b0c1a11-0000-4000-8000-000000000003", ParentUUID: summary.UUID,
+		Attachment: []byte(`{"type":"hook_success","content":"ok"}`)})
+	prompt := mk(Record{Type: TypeUser, UUID: "9b0c1a11-0000-4000-8000-000000000004", ParentUUID: att.UUID,
+		Message: &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: "What is left to do?"}}}})
+	compacted := append(append([]Record(nil), recs...), roundTrip(t, []Record{boundary, summary, att, prompt})...)
+
+	c, err := BuildChain(compacted, ChainOptions{})
+	require.NoError(t, err)
+	require.NotNil(t, c.Preserved, c.SegmentProblem)
+	assert.Equal(t, prompt.UUID, c.Leaf.UUID)
+	after, err := p.Prepare(t.Context(), Input{Records: compacted})
+	require.NoError(t, err)
+	require.NoError(t, Validate(after.Request, ValidateOptions{}))
+
+	// The kept messages: the uncompacted request's messages from the head's on.
+	var kept []RequestMessage
+	for i, m := range before.Request.Messages {
+		if textOf(m.Content) == textOf(head.Message.Content) {
+			kept = before.Request.Messages[i:]
+			break
+		}
+	}
+	require.NotEmpty(t, kept)
+	got := after.Request.Messages
+	require.Len(t, got, len(kept), "the summary merged with the first kept prompt, the kept messages, the new prompt merged with the last")
+	assert.True(t, strings.HasPrefix(textOf(got[0].Content), textOf(summary.Message.Content)))
+	assert.Contains(t, textOf(got[0].Content), textOf(head.Message.Content))
+	for i := 1; i < len(kept)-1; i++ {
+		assert.Equal(t, string(mustMarshalBlocks(t, kept[i].Content)), string(mustMarshalBlocks(t, got[i].Content)), "kept message %d", i)
+	}
+	last := textOf(got[len(got)-1].Content)
+	assert.Contains(t, last, textOf(kept[len(kept)-1].Content))
+	assert.Contains(t, last, "What is left to do?")
+}
+
+func mustMarshalBlocks(t *testing.T, bs []Block) []byte {
+	t.Helper()
+	var out []byte
+	for _, b := range bs {
+		c, _ := stripCacheControl(b)
+		enc, err := MarshalBlock(c)
+		require.NoError(t, err)
+		out = append(out, enc...)
+	}
+	return out
 }
