@@ -23,7 +23,8 @@
 // [Pipeline.Prepare] runs these stages, in this order, each in its own file with its own
 // config struct whose zero value is the documented default:
 //
-//  1. boundary slice: only records after the latest compact boundary reach the view;
+//  1. boundary slice: only records after the latest compact boundary reach the view (and the
+//     tail that compaction kept, relinked after its summary; pinned content, re-placed);
 //  2. tool-result budget ([BudgetConfig]): oversize new results are stored in full in a
 //     [ResultStore] and replaced by a stable preview;
 //  3. snip ([SnipConfig]): records named by snip records leave the view;
@@ -34,14 +35,33 @@
 //  7. normalize ([NormalizeConfig]): the view is repaired into a valid provider request;
 //  8. cache breakpoint ([CacheConfig]): exactly one message-level cache marker.
 //
+// Then it measures the request's pressure: what the provider will count, anchored on the last
+// response's reported usage and calibrated on the session's own usage history (see
+// [PressureConfig]). At the auto-compact threshold, when a [Summarizer] is configured, it
+// compacts — the transaction of [CompactConfig]: a summary replaces the history, the most
+// recent messages stay verbatim, the files and skills the conversation worked with are
+// re-injected — and builds the request from the compacted view, in the same call. At the
+// blocking limit, when compaction is off, failed or cannot help, it returns a
+// [*PromptTooLongError] instead of a request that cannot fit. [Pipeline.Compact] compacts on
+// request, with optional instructions.
+//
+// A typical turn:
+//
+//	res, err := p.Prepare(ctx, agentctx.Input{Records: records, System: system, Tools: tools})
+//	if err != nil { … } // *PromptTooLongError: append res.Append anyway, then stop or ask the user
+//	app.Append(res.Append...) // decisions, and a compaction's records, before sending
+//	// send res.Request; append the answer with parentUuid = res.Leaf
+//
 // # Determinism and persistence
 //
 // Every decision that changes the model's view — a replaced tool result, a snip, a cleared
-// result, a collapse — is a record that Prepare returns in [Result.Append]. The caller appends
-// those records to the transcript before the next turn; later turns, a resume or a fork replay
-// them byte for byte. Prepare is therefore a pure function of (records, config, now): a
-// [Pipeline] holds no per-conversation state and is safe for concurrent use. Token counts are
-// memoized per block content, a cache derivable from the records.
+// result, a collapse, a compaction and its summary, a failed compaction attempt — is a record
+// that Prepare returns in [Result.Append]. The caller appends those records to the transcript
+// before the next turn; later turns, a resume or a fork replay them byte for byte, and the
+// circuit breaker and thrash guard read their state from them. Prepare is therefore a pure
+// function of (records, config, now, the summarizer's replies): a [Pipeline] holds no
+// per-conversation state and is safe for concurrent use. Token counts are memoized per block
+// content, a cache derivable from the records.
 //
 // # Tokens
 //

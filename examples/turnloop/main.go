@@ -48,7 +48,9 @@ func run(src, dir string, w io.Writer) error {
 	p, err := agentctx.New(agentctx.Config{
 		Model:  "claude-sonnet-4-5",
 		Budget: agentctx.BudgetConfig{Store: agentctx.FileStore{Root: filepath.Join(dir, "tool-results")}},
-		Now:    func() time.Time { return clock },
+		// Auto-compact when the session outgrows the window; a model-backed Summarizer goes here.
+		Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{}},
+		Now:     func() time.Time { return clock },
 	})
 	if err != nil {
 		return err
@@ -78,12 +80,14 @@ func run(src, dir string, w io.Writer) error {
 		}
 		records := append(tr.Records, user)
 
-		// 2. Prepare the request and persist the turn's decisions before sending it.
+		// 2. Prepare the request and persist the turn's records (decisions, a compaction)
+		// before sending it. A *PromptTooLongError still comes with records to append: the
+		// failed attempt the circuit breaker counts.
 		res, err := p.Prepare(ctx, agentctx.Input{Records: records})
-		if err != nil {
-			return err
+		if aerr := app.Append(res.Append...); aerr != nil {
+			return aerr
 		}
-		if err := app.Append(res.Append...); err != nil {
+		if err != nil {
 			return err
 		}
 		body, err := res.Request.MarshalJSON()
@@ -93,8 +97,9 @@ func run(src, dir string, w io.Writer) error {
 		fmt.Fprintf(w, "turn %d: %d messages, %d input tokens, %d bytes, %d decision records appended\n",
 			turn+1, len(res.Request.Messages), res.Report.InputTokens, len(body), len(res.Append))
 
-		// 3. Here the runtime would POST body to /v1/messages; we append a stand-in answer.
-		answer := newRecord(agentctx.TypeAssistant, &agentctx.Chain{Leaf: &user}, clock.Add(5*time.Second))
+		// 3. Here the runtime would POST body to /v1/messages; we append a stand-in answer. Its
+		// parent is res.Leaf: after a compaction, the last record the compaction appended.
+		answer := newRecord(agentctx.TypeAssistant, &agentctx.Chain{Leaf: &agentctx.Record{UUID: res.Leaf, SessionID: user.SessionID}}, clock.Add(5*time.Second))
 		answer.Message = &agentctx.Message{ID: "msg_" + answer.UUID[:8], Type: "message", Role: agentctx.RoleAssistant,
 			Model: "claude-sonnet-4-5", Content: []agentctx.Block{&agentctx.Text{Text: "(the model's answer)"}},
 			Usage: &agentctx.Usage{InputTokens: res.Report.InputTokens, OutputTokens: 6}}

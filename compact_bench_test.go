@@ -1,0 +1,111 @@
+package agentctx_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+	"time"
+
+	. "github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/testkit"
+)
+
+// BenchmarkCompact measures compaction on the 2,000-turn generated session (779k counted
+// tokens; a 200k window), with the default tiktoken counter, side by side:
+//
+//   - extractive: the extractive summarizer alone, on the session's summary view;
+//   - compact: a whole compaction (Pipeline.Compact with the extractive summarizer): the view,
+//     the summary, the installation and the request built from it;
+//   - steady-after: one new exchange on the compacted session, memo warm (what each turn after
+//     the compaction pays);
+//   - marshal-after: json.Marshal of that turn's request, the floor any request builder pays.
+func BenchmarkCompact(b *testing.B) {
+	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	recs := testkit.Generate(2000, testkit.Options{Seed: 1})
+	tc := DefaultTokenCounter()
+	cfg := Config{Model: "claude-sonnet-4-5", Tokens: tc, Budget: BudgetConfig{Store: &MapStore{}},
+		Compact: CompactConfig{Summarizer: Extractive{}}, Now: func() time.Time { return now }}
+	p, err := New(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	// The summary request of this session, as the extractive summarizer gets it.
+	var req SummaryRequest
+	capture, err := New(Config{Model: cfg.Model, Tokens: tc, Budget: cfg.Budget, Now: cfg.Now,
+		Compact: CompactConfig{Summarizer: SummarizerFunc(func(ctx context.Context, r SummaryRequest) (Summary, error) {
+			req = r
+			return Extractive{}.Summarize(ctx, r)
+		})}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := capture.Compact(b.Context(), Input{Records: recs}, CompactOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("turns=2000/extractive", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := (Extractive{}).Summarize(b.Context(), req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("turns=2000/compact", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			res, err := p.Compact(b.Context(), Input{Records: recs}, CompactOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(res.Report.Compaction.PreTokens), "pre-tokens")
+			b.ReportMetric(float64(res.Report.Compaction.PostTokens), "post-tokens")
+		}
+	})
+	res, err := p.Prepare(b.Context(), Input{Records: recs})
+	if err != nil {
+		b.Fatal(err)
+	}
+	compacted := append(append([]Record(nil), recs...), res.Append...)
+	next := func(i int) Input {
+		u := Record{Type: TypeUser, UUID: fmt.Sprintf("bench-%d", i), ParentUUID: res.Leaf,
+			Message: &Message{Role: RoleUser, StringContent: true,
+				Content: []Block{&Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
+		return Input{Records: append(compacted[:len(compacted):len(compacted)], u)}
+	}
+	var last Result
+	b.Run("turns=2000/steady-after", func(b *testing.B) {
+		if _, err := p.Prepare(b.Context(), next(0)); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			r, err := p.Prepare(b.Context(), next(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if r.Report.Compaction != nil {
+				b.Fatal("compacted again")
+			}
+			last = r
+			b.ReportMetric(float64(r.Report.InputTokens), "tokens/op")
+		}
+	})
+	b.Run("turns=2000/marshal-after", func(b *testing.B) {
+		if last.Request.Messages == nil {
+			r, err := p.Prepare(b.Context(), next(1))
+			if err != nil {
+				b.Fatal(err)
+			}
+			last = r
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(last.Request); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
