@@ -114,8 +114,9 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	var seg segment
 	if !opts.ThroughBoundaries {
 		relink, seg = c.preserved(records, byUUID)
-		if c.Preserved != nil && opts.Leaf == "" && leaf == seg.anchor {
-			// Nothing was written after the summary but the kept tail: its tail is the leaf.
+		if c.Preserved != nil && leaf == seg.anchor {
+			// Nothing was written after the summary but the kept tail: the conversation goes
+			// on from the tail, which the relink puts after the anchor.
 			leaf = byUUID[c.Preserved.TailUUID]
 			c.Leaf = &records[leaf]
 		}

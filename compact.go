@@ -63,7 +63,9 @@ const (
 //
 // The circuit breaker and the thrash guard are computed from the transcript: after
 // MaxFailures consecutive failed attempts of the Summarizer on auto-compact it is no longer
-// called — the Fallback writes the summaries — until it succeeds on a manual compaction; and
+// called — the Fallback writes the summaries — until a manual compaction runs (whatever its
+// outcome: a person asked) or the Summarizer succeeds; a turn whose attempt failed is not
+// attempted again when it is prepared again; and
 // after ThrashRuns compactions in a row each made within ThrashTurns responses of the one
 // before, auto-compact stops until a manual compaction, and the Report says so. Auto-compact
 // never runs for a fork ([Input.SkipCacheWrite]), with [Input.NoCompact], or before the
@@ -86,8 +88,8 @@ type CompactConfig struct {
 	Tail TailConfig
 	// Rehydrate chooses what is re-injected after the summary.
 	Rehydrate RehydrateConfig
-	// SummaryMaxTokens caps a summary, in tokens. Zero: min(20,000, the model's maximum
-	// output, window/8).
+	// SummaryMaxTokens caps a summary, in tokens; New rejects a cap above the model's maximum
+	// output or half the window. Zero: min(20,000, the model's maximum output, window/8).
 	SummaryMaxTokens int
 	// PinnedMaxTokens caps the pinned content of a conversation, in counted tokens; pinning
 	// beyond it is an error ([Pipeline.Pin]). Zero: 8,000.
@@ -110,7 +112,8 @@ type CompactConfig struct {
 type TailConfig struct {
 	// Disable keeps only the latest user input (and the response it answers).
 	Disable bool
-	// MinTokens is the least the tail holds, in tokens. Zero: 10,000.
+	// MinTokens is the least the tail holds, in tokens. Zero: 10,000, or MaxTokens when that
+	// is less.
 	MinTokens int
 	// MinTextMessages is the least number of messages with text the tail holds. Zero: 5.
 	MinTextMessages int
@@ -120,7 +123,7 @@ type TailConfig struct {
 
 func (c TailConfig) minTokens() int {
 	if c.MinTokens == 0 {
-		return 10_000
+		return min(10_000, c.maxTokens()) // a maximum set alone lowers the default minimum
 	}
 	return c.MinTokens
 }
@@ -153,7 +156,7 @@ func (c CompactConfig) validate() error {
 			errs = append(errs, fmt.Errorf("agentctx: Compact.%s %d is negative", f.name, f.v))
 		}
 	}
-	if c.Tail.MaxTokens != 0 && c.Tail.MaxTokens < c.Tail.minTokens() {
+	if c.Tail.MaxTokens != 0 && c.Tail.MinTokens != 0 && c.Tail.MaxTokens < c.Tail.MinTokens {
 		errs = append(errs, fmt.Errorf("agentctx: Compact.Tail.MaxTokens %d is below Tail.MinTokens %d", c.Tail.MaxTokens, c.Tail.minTokens()))
 	}
 	errs = append(errs, c.Rehydrate.validate())
@@ -207,8 +210,9 @@ type CompactOptions struct {
 // next request from the compacted view: a manual compaction, with optional instructions. It
 // runs the same transaction as auto-compact (see [CompactConfig]), with the Summarizer (or
 // [Extractive] when none is configured), and returns the records to append in Result.Append.
-// A failed compaction returns an error wrapping the summarizer's failure, with the failure
-// record in Result.Append; a veto from a pre-compact hook returns [ErrCompactVetoed].
+// A failed compaction returns an error wrapping the summarizers' errors (errors.Is and As
+// reach them), with the failure records in Result.Append; a veto from a pre-compact hook
+// returns [ErrCompactVetoed].
 func (p *Pipeline) Compact(ctx context.Context, in Input, opts CompactOptions) (Result, error) {
 	return p.prepare(ctx, &in, &opts)
 }
@@ -235,8 +239,10 @@ type CompactReport struct {
 	Outcome CompactOutcome
 	Reason  string
 	// Summarizer names what wrote the summary; Fallback is true when it was the fallback.
-	Summarizer string
-	Fallback   bool
+	// SummaryUsage is the provider's usage for the summary call, when the Summarizer gave it.
+	Summarizer   string
+	Fallback     bool
+	SummaryUsage *Usage
 	// Attempts counts the summarizer calls; Failures lists the failed attempts' reasons.
 	Attempts int
 	Failures []string
@@ -280,7 +286,7 @@ func (p *Pipeline) autoCompactDue(t *turn) bool {
 		why = "a fork never compacts the conversation"
 	case t.in.NoCompact:
 		why = "auto-compact is off for this request (NoCompact)"
-	case t.chain.Boundary != nil && len(responses(t.items, t.boundaryPos)) == 0:
+	case t.chain.Boundary != nil && !answeredSince(t.items, t.boundaryPos):
 		why = "nothing new since the latest compaction: no response after it"
 	}
 	if why != "" {
@@ -288,6 +294,17 @@ func (p *Pipeline) autoCompactDue(t *turn) bool {
 		return false
 	}
 	return true
+}
+
+// answeredSince reports whether the view holds a response written after the record at file
+// position pos.
+func answeredSince(items []item, pos int) bool {
+	for i := range items {
+		if it := &items[i]; it.role == RoleAssistant && it.rec != nil && it.pos > pos {
+			return true
+		}
+	}
+	return false
 }
 
 // compact runs the compaction transaction on the built turn t and returns the turn to send:
@@ -300,11 +317,10 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	if manual != nil {
 		trigger, custom = TriggerManual, manual.Instructions
 	}
-	h := readHistory(t.in.Records, t.chain.Leaf, t.boundaryPos, c.thrashTurns())
-	rep := &CompactReport{Trigger: trigger, PreTokens: t.report.Pressure.Tokens,
-		ConsecutiveFailures: h.failures, Compactions: h.compactions}
+	rep := &CompactReport{Trigger: trigger, PreTokens: t.report.Pressure.Tokens}
 	t.report.Compaction = rep
 	st := t.report.stage("compact")
+	var failed []error
 	end := func(o CompactOutcome, reason string) (*turn, error) {
 		rep.Outcome, rep.Reason = o, reason
 		st.add(Action{Kind: ActionSkipped, Detail: "compaction " + string(o) + ": " + reason})
@@ -313,9 +329,16 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 			return t, nil
 		case o == CompactVetoed:
 			return t, fmt.Errorf("%w: %s", ErrCompactVetoed, reason)
+		case len(failed) > 0:
+			return t, fmt.Errorf("agentctx: compaction %s: %w", o, errors.Join(failed...))
 		}
 		return t, fmt.Errorf("agentctx: compaction %s: %s", o, reason)
 	}
+	if t.chain.Leaf == nil || len(t.items) == 0 {
+		return end(CompactSkipped, "the conversation has no messages")
+	}
+	h := readHistory(t.in.Records, t.chain.Leaf, t.boundaryPos, c.thrashTurns())
+	rep.ConsecutiveFailures, rep.Compactions = h.failures, h.compactions
 
 	// Which summarizers may run.
 	primary, fallback := c.Summarizer, c.Fallback
@@ -329,14 +352,18 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		fallback = nil
 	}
 	if trigger == TriggerAuto {
-		if h.refills >= c.thrashRuns() {
+		switch {
+		case h.failedHere:
+			// Preparing the same turn again must not call the summarizer again, nor count a
+			// second failure: the next turn tries anew.
+			return end(CompactSkipped, "an attempt on this very turn already failed (a failure record names this leaf); the next turn tries again")
+		case h.refills >= c.thrashRuns():
 			rep.Thrash = true
 			return end(CompactSkipped, fmt.Sprintf("thrash: the last %d compactions each came within %d responses of the one before; auto-compact stops until a manual compaction", h.refills, c.thrashTurns()))
-		}
-		if h.failures >= c.maxFailures() {
+		case h.failures >= c.maxFailures():
 			rep.BreakerOpen = true
 			if fallback == nil {
-				return end(CompactSkipped, fmt.Sprintf("circuit breaker open: the summarizer failed %d times in a row; auto-compact stops until it succeeds on a manual compaction", h.failures))
+				return end(CompactSkipped, fmt.Sprintf("circuit breaker open: the summarizer failed %d times in a row; auto-compact stops until it succeeds or a manual compaction runs", h.failures))
 			}
 			primary, fallback = fallback, nil
 			rep.Fallback = true
@@ -361,13 +388,21 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	case trigger == TriggerAuto && tail.floor*20 >= pr.Tokens*19:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) leaves less than 5%% to gain on %d", tail.floor, tail.floorParts, pr.Tokens))
 	}
-	hooks := p.sessionStart(ctx, t, trigger)
 	p.invalidateContext(t)
+	// Session-start hooks run once a summary is written, once.
+	var hooks []attachment
+	hooksRan := false
+	sessionStart := func() []attachment {
+		if !hooksRan {
+			hooks, hooksRan = p.sessionStart(ctx, t, trigger), true
+		}
+		return hooks
+	}
 
 	// 3. The summary: session memory when it is fresh and the compacted request fits under
 	// the threshold, else the summarizers.
 	if sm, why := p.memorySummary(ctx, t, custom); sm != nil {
-		done, err := p.install(ctx, t, sm, p.planTail(t, sm.through), hooks, trigger, rep.PreTokens)
+		done, err := p.install(ctx, t, sm, p.planTail(t, sm.through), sessionStart(), trigger, rep.PreTokens)
 		if err != nil {
 			return t, err
 		}
@@ -379,8 +414,9 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	} else if why != "" {
 		st.add(Action{Kind: ActionSkipped, Detail: why})
 	}
-	sum, failures, err := p.writeSummary(ctx, t, rep, trigger, custom, primary, fallback, h.failures)
+	sum, failures, errs, err := p.writeSummary(ctx, t, rep, trigger, custom, primary, fallback, h.failures)
 	t.appended = append(t.appended, failures...)
+	failed = errs
 	if err != nil {
 		return t, err
 	}
@@ -398,7 +434,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	}
 
 	// 4. and 5. Install, verify, shrink.
-	done, err := p.install(ctx, t, sum, tail, hooks, trigger, rep.PreTokens)
+	done, err := p.install(ctx, t, sum, tail, sessionStart(), trigger, rep.PreTokens)
 	if err != nil {
 		return t, err
 	}
@@ -412,6 +448,7 @@ type summary struct {
 	fallback bool
 	through  int // the view items it covers: items[:through]
 	omitted  int // of those, how many were left out of the summary request to fit
+	usage    *Usage
 }
 
 // installation is a compaction's records and the turn built from them.
@@ -434,6 +471,8 @@ func (in installation) under() bool {
 func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tailPlan, hooks []attachment, trigger string, pre int) (installation, error) {
 	var done installation
 	steps := tail.steps()
+	// The last resort keeps no tail: nothing to relink.
+	steps = append(steps, tailStep{cut: len(t.items)})
 	for i, step := range steps {
 		atts, notes := p.rehydrate(ctx, t, step.cut, step.rehydrate)
 		recs := p.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
@@ -446,13 +485,35 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 		if err != nil {
 			return done, err
 		}
+		if missing := missingKept(t.items[step.cut:], post.items); missing != "" {
+			// A kept record the relinked chain does not reach: never report a tail the
+			// request does not hold; try the next, smaller one.
+			notes = append(notes, "kept tail from item "+fmt.Sprint(step.cut)+" not installed: the relinked chain misses record "+missing)
+			done.notes = append(done.notes, notes...)
+			continue
+		}
 		step.records, step.tokens = p.keptSize(t, step.cut)
-		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: notes}
-		if done.under() || i == len(steps)-1 {
+		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: append(done.notes, notes...)}
+		if done.under() || i >= len(steps)-2 {
 			break
 		}
 	}
 	return done, nil
+}
+
+// missingKept returns the uuid of the first record of kept that the post-compact view does not
+// hold, or "".
+func missingKept(kept, post []item) string {
+	in := make(map[string]bool, len(post))
+	for i := range post {
+		in[post[i].uuid] = true
+	}
+	for i := range kept {
+		if kept[i].rec != nil && !in[kept[i].uuid] {
+			return kept[i].uuid
+		}
+	}
+	return ""
 }
 
 // installed completes the Report and the records of an installed compaction and runs the
@@ -461,7 +522,7 @@ func (p *Pipeline) installed(ctx context.Context, t *turn, rep *CompactReport, s
 	post, recs := done.post, done.recs
 	rep.Outcome = CompactCompacted
 	rep.PostTokens = post.report.Pressure.Tokens
-	rep.Summarizer, rep.Fallback = sum.by, sum.fallback
+	rep.Summarizer, rep.Fallback, rep.SummaryUsage = sum.by, sum.fallback, sum.usage
 	rep.Summarized, rep.Omitted = sum.through, sum.omitted
 	rep.Kept, rep.KeptTokens = done.step.records, done.step.tokens
 	rep.Rehydrated = done.names
@@ -540,7 +601,13 @@ func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []atta
 	kept := t.items[cut:]
 	head := keptHead(t, kept)
 	h := sha256.Sum256([]byte(sum.text))
-	key := strings.Join([]string{leaf.UUID, trigger, hex.EncodeToString(h[:8]), head}, "\x00")
+	prev := ""
+	if t.chain.Boundary != nil {
+		prev = t.chain.Boundary.UUID
+	}
+	// The same transcript compacted the same way gives the same records; another transcript
+	// (one more record, another compaction before) gives others.
+	key := strings.Join([]string{leaf.UUID, trigger, hex.EncodeToString(h[:8]), head, prev, fmt.Sprint(len(t.in.Records))}, "\x00")
 	b := Record{
 		Type:              TypeSystem,
 		Subtype:           SubtypeCompactBoundary,
@@ -646,7 +713,7 @@ func sessionCwd(records []Record) string {
 
 // failureRecord returns the record of a failed compaction attempt.
 func (p *Pipeline) failureRecord(t *turn, f CompactFailure, n int) Record {
-	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s", f.LeafUUID, f.Trigger, n, f.Summarizer)
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%d", f.LeafUUID, f.Trigger, n, f.Summarizer, len(t.in.Records))
 	r := t.newDecision(SubtypeCompactFailure, key, "Compaction failed: "+f.Reason)
 	r.IsSidechain = t.chain.Leaf != nil && t.chain.Leaf.IsSidechain
 	r.CompactFailure = &f

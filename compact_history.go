@@ -20,6 +20,8 @@ type compactHistory struct {
 	refills int
 	// last is the chain's boundary, or nil.
 	last *Record
+	// failedHere is true when an auto attempt on the leaf itself failed, after the boundary.
+	failedHere bool
 }
 
 // readHistory scans records in file order for the compactions and failed attempts of the
@@ -58,6 +60,9 @@ func readHistory(records []Record, leaf *Record, boundaryIdx, thrashTurns int) c
 			clear(responses)
 		case r.Type == TypeSystem && r.Subtype == SubtypeCompactFailure && r.CompactFailure != nil:
 			f := r.CompactFailure
+			if leaf != nil && f.LeafUUID == leaf.UUID && f.Trigger == TriggerAuto && i > boundaryIdx {
+				h.failedHere = true
+			}
 			switch {
 			case f.Trigger == TriggerManual:
 				h.failures = 0

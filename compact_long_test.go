@@ -16,8 +16,9 @@ import (
 // the turn's input (a typed prompt, or the results of the last response's tool calls), calls
 // Prepare, appends Result.Append, and answers as a model would — text and, usually, parallel
 // tool calls, one record per block — parented on Result.Leaf, with usage reporting the
-// request's size. It returns the records and every turn's Report.
-func liveLoop(t testing.TB, p *Pipeline, n int, seed uint64) ([]Record, []Report) {
+// request's size. With onAnchor, the record after a compaction hangs off the compaction's
+// summary instead, as Claude Code writes it. It returns the records and every turn's Report.
+func liveLoop(t testing.TB, p *Pipeline, n int, seed uint64, onAnchor bool) ([]Record, []Report) {
 	rng := rand.New(rand.NewPCG(seed, 0x10095))
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	var recs []Record
@@ -63,6 +64,9 @@ func liveLoop(t testing.TB, p *Pipeline, n int, seed uint64) ([]Record, []Report
 		reps = append(reps, res.Report)
 		recs = append(recs, res.Append...)
 		leaf = res.Leaf
+		if c := res.Report.Compaction; onAnchor && c != nil && c.Outcome == CompactCompacted {
+			leaf = c.SummaryUUID
+		}
 
 		msgN++
 		blocks := []Block{&Text{Text: prose(20 + rng.IntN(80))}}
@@ -95,7 +99,7 @@ func TestLongSessionThroughCompaction(t *testing.T) {
 		n = 1_000
 	}
 	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 60_000, Compact: CompactConfig{Summarizer: Extractive{}}}, time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC))
-	recs, reps := liveLoop(t, p, n, 7)
+	recs, reps := liveLoop(t, p, n, 7, false)
 	compactions, last, peak := 0, -10, 0
 	for i, r := range reps {
 		peak = max(peak, r.Pressure.Tokens)
@@ -129,4 +133,29 @@ func jsonlOf(t testing.TB, recs []Record) string {
 	b, err := encodeBatch(recs)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// TestLongSessionAnchorParents runs the live loop with the records after each compaction
+// hanging off its summary (Claude Code's convention, relinked after the kept tail): every turn
+// still holds what the previous request held, nothing is lost, and a resume gives the same bytes.
+func TestLongSessionAnchorParents(t *testing.T) {
+	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 40_000, Compact: CompactConfig{Summarizer: Extractive{}}}, time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC))
+	recs, reps := liveLoop(t, p, 400, 11, true)
+	compactions := 0
+	for i, r := range reps {
+		assert.Less(t, r.Pressure.Tokens, p.Levels().Threshold, "turn %d", i)
+		if c := r.Compaction; c != nil {
+			require.Equal(t, CompactCompacted, c.Outcome, "turn %d: %s", i, c.Reason)
+			compactions++
+		}
+	}
+	assert.Greater(t, compactions, 2)
+	final, err := p.Prepare(t.Context(), Input{Records: recs})
+	require.NoError(t, err)
+	back, err := ReadTranscript(strings.NewReader(jsonlOf(t, recs)), "long", ReadOptions{Strict: true})
+	require.NoError(t, err)
+	again, err := p.Prepare(t.Context(), Input{Records: back.Records})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, final.Request)), string(requestBytes(t, again.Request)))
+	assert.Empty(t, final.Append)
 }

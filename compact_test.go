@@ -113,7 +113,7 @@ func TestExtractiveSummarizer(t *testing.T) {
 	view[0].Content = []Block{text("<summary>The model's own summary of the work.</summary>")}
 	d, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
 	require.NoError(t, err)
-	assert.Contains(t, d.Text, "## Earlier summary\nThe model's own summary of the work.")
+	assert.Contains(t, d.Text, "## Earlier summary\n   The model's own summary of the work.")
 }
 
 // mustTurn builds the turn of records (the view after every stage).

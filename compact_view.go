@@ -9,11 +9,12 @@ import (
 )
 
 // installed reports whether a view item was put there by a compaction or the context stage:
-// the summary, pinned content, rehydration records, base context. A kept tail never reaches
+// the summary, the tail the compaction kept (records written before the boundary at
+// boundaryPos), pinned content, rehydration records, base context. A kept tail never reaches
 // back over them, and a summary request leaves the rehydration out (it is injected again).
-func (it *item) installed() bool {
+func (it *item) installed(boundaryPos int) bool {
 	if it.rec != nil {
-		return it.rec.IsCompactSummary || it.rec.Rehydration != nil
+		return it.rec.IsCompactSummary || it.rec.Rehydration != nil || it.pos >= 0 && it.pos < boundaryPos
 	}
 	return it.origin == "context" || it.origin == "pinned"
 }
@@ -46,7 +47,7 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	cal := calibration{ratio: t.report.Pressure.Ratio}
 	var pl tailPlan
 	for i := range items {
-		if items[i].installed() {
+		if items[i].installed(t.boundaryPos) {
 			pl.lowest = i + 1
 		}
 	}
@@ -210,10 +211,11 @@ func mediaName(kind string, s MediaSource) string {
 }
 
 // leadingKept returns the index of the first item of a summary view that may be left out to
-// fit: the base context, an earlier summary and pinned content at its start always stay.
-func leadingKept(view []item) int {
+// fit: the base context, an earlier summary, its kept tail and pinned content at its start
+// always stay.
+func leadingKept(view []item, boundaryPos int) int {
 	i := 0
-	for i < len(view) && view[i].installed() {
+	for i < len(view) && view[i].installed(boundaryPos) {
 		i++
 	}
 	return i
@@ -230,7 +232,7 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 		items = slices.Concat(view[:from], []item{marker}, view[skip:])
 	}
 	st := &turn{ctx: t.ctx, now: t.now, in: t.in, chain: t.chain, boundaryPos: t.boundaryPos, levels: t.levels,
-		items: items, toolNames: t.toolNames, sessionID: t.sessionID, system: t.system, report: &Report{}}
+		items: items, toolNames: t.toolNames, sessionID: t.sessionID, system: slices.Clone(t.system), report: &Report{}}
 	if err := p.normalize(st); err != nil {
 		return Request{}, nil, err
 	}
@@ -242,7 +244,7 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 		return Request{}, nil, errors.New("nothing to summarize")
 	}
 	req.Model = p.cfg.Model
-	req.System = t.system
+	req.System = st.system
 	instr := &Text{Text: instructions(custom)}
 	if last := &req.Messages[len(req.Messages)-1]; last.Role == RoleUser {
 		last.Content = append(slices.Clip(last.Content), instr)
@@ -253,14 +255,10 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 	if len(req.Tools) > 0 {
 		req.ToolChoice = &ToolChoice{Type: "none"}
 	}
-	if th := p.cfg.Thinking; th != nil && !st.report.ThinkingUnavailable {
+	// Thinking stays as the conversation has it, so the prompt cache is shared, unless its
+	// budget would take more than half the summary's output: then the summary goes without.
+	if th := p.cfg.Thinking; th != nil && !st.report.ThinkingUnavailable && (th.Type != "enabled" || th.BudgetTokens*2 <= req.MaxTokens) {
 		req.Thinking = th
-		if th.Type == "enabled" && th.BudgetTokens >= req.MaxTokens {
-			req.Thinking = nil
-			if req.MaxTokens-1 >= minThinkingBudget {
-				req.Thinking = &ThinkingParam{Type: th.Type, BudgetTokens: req.MaxTokens - 1}
-			}
-		}
 	}
 	vm := make([]ViewMessage, len(items))
 	for i := range items {
@@ -354,7 +352,7 @@ func summarizerName(s Summarizer, by string) string {
 // the summary and the number of calls made.
 func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger, custom string) (*summary, int, error) {
 	view := summaryView(t.items)
-	from := leadingKept(view)
+	from := leadingKept(view, t.boundaryPos)
 	skip := from
 	cal := calibration{ratio: t.report.Pressure.Ratio}
 	_, noWindow := s.(windowless)
@@ -412,14 +410,15 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 		if err != nil {
 			return nil, calls, err
 		}
-		return &summary{text: text, by: summarizerName(s, out.By), through: len(view) - (skip - from), omitted: skip - from}, calls, nil
+		return &summary{text: text, by: summarizerName(s, out.By), through: len(view) - (skip - from), omitted: skip - from, usage: out.Usage}, calls, nil
 	}
 }
 
 // writeSummary gets the summary from the primary summarizer, then from the fallback; each
-// failed attempt yields a failure record. A done ctx ends it with ctx's error.
-func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback Summarizer, prior int) (*summary, []Record, error) {
+// failed attempt yields a failure record and its error. A done ctx ends it with ctx's error.
+func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback Summarizer, prior int) (*summary, []Record, []error, error) {
 	var failures []Record
+	var errs []error
 	for i, s := range []Summarizer{primary, fallback} {
 		if s == nil {
 			continue
@@ -429,15 +428,16 @@ func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport
 		rep.Attempts += calls
 		if err == nil {
 			sum.fallback = isFallback
-			return sum, failures, nil
+			return sum, failures, errs, nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
-			return nil, failures, cerr
+			return nil, failures, errs, cerr
 		}
 		name := summarizerName(s, "")
+		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		rep.Failures = append(rep.Failures, name+": "+err.Error())
 		failures = append(failures, p.failureRecord(t, CompactFailure{Trigger: trigger, Summarizer: name, Fallback: isFallback,
 			Reason: err.Error(), Attempts: calls, PreTokens: rep.PreTokens, LeafUUID: t.chain.Leaf.UUID}, prior+len(failures)))
 	}
-	return nil, failures, nil
+	return nil, failures, errs, nil
 }

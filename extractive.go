@@ -81,7 +81,7 @@ func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary,
 		b.WriteString(neutralTags.Replace(fitLines(lines, share)))
 	}
 	if x.earlier != "" {
-		section(secEarlier, []string{cutChars(x.earlier, budget*extractiveShares[secEarlier]/100)})
+		section(secEarlier, []string{indent(cutChars(x.earlier, budget*extractiveShares[secEarlier]/100))})
 	}
 	section(secPrompts, renderPrompts(x.prompts, x.leftOut, budget*extractiveShares[secPrompts]/100))
 	section(secFiles, x.files())
@@ -89,13 +89,13 @@ func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary,
 	section(secErrors, x.errors)
 	section(secState, x.state())
 	if x.last != "" {
-		section(secLast, []string{cutChars(x.last, budget*extractiveShares[secLast]/100)})
+		section(secLast, []string{indent(cutChars(x.last, budget*extractiveShares[secLast]/100))})
 	}
 	if req.Omitted > 0 {
 		fmt.Fprintf(&b, "\n(%d of the oldest messages were left out of this summary to fit; the transcript keeps them.)\n", req.Omitted)
 	}
 	if strings.TrimSpace(req.Custom) != "" {
-		fmt.Fprintf(&b, "\n## Instructions given for this summary\n%s\n", neutralTags.Replace(strings.TrimSpace(req.Custom)))
+		fmt.Fprintf(&b, "\n## %s\n%s\n", secCustom, neutralTags.Replace(indent(strings.TrimSpace(req.Custom))))
 	}
 	b.WriteString("</summary>")
 	return Summary{Text: b.String(), By: "extractive"}, nil
@@ -249,15 +249,32 @@ func (x *extraction) state() []string {
 		return x.carried[secState]
 	}
 	if plan != "" {
-		lines = append(lines, "Plan:\n"+cutChars(plan, 4_000))
+		lines = append(lines, "Plan:\n"+indent(cutChars(plan, 4_000)))
 	}
 	if todos != "" {
-		lines = append(lines, "Todo list:\n"+todos)
+		lines = append(lines, "Todo list:\n"+indent(todos))
 	}
 	return lines
 }
 
-var sectionHeading = regexp.MustCompile(`(?m)^## (.+)$`)
+// sectionHeading matches the headings of an extractive summary's sections; every other line of
+// a section is indented or starts with "- " or a number, so quoted text never looks like one.
+var sectionHeading = regexp.MustCompile(`(?m)^## (` + strings.Join([]string{secEarlier, secPrompts, secFiles, secCommands, secErrors, secState, secLast, secCustom}, "|") + `)$`)
+
+// secCustom is the heading of the instructions an extractive summary was given.
+const secCustom = "Instructions given for this summary"
+
+// indent indents every line of s by three spaces, the continuation indent of a section.
+func indent(s string) string { return "   " + strings.ReplaceAll(s, "\n", "\n   ") }
+
+// unindent undoes indent.
+func unindent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimPrefix(l, "   ")
+	}
+	return strings.Join(lines, "\n")
+}
 
 // carry takes over an earlier compaction's summary: its sections when Extractive wrote it,
 // else the whole text.
@@ -287,9 +304,9 @@ func (x *extraction) carry(message string) {
 			x.prompts = append(x.prompts, ps...)
 			x.leftOut += left
 		case secEarlier:
-			x.earlier = text
+			x.earlier = unindent(text)
 		case secLast:
-			x.last = text
+			x.last = unindent(text)
 		case secFiles, secCommands, secErrors:
 			x.carried[name] = append(x.carried[name], nonEmptyLines(text)...)
 		case secState:

@@ -221,6 +221,40 @@ func FuzzPrepareInvariants(f *testing.F) {
 			t.Fatalf("invariant 4: Prepare after appending Result.Append makes new decisions\nappended:\n%s\nnew:\n%s%s",
 				app1, encodeRecords(t, next.Append), dump())
 		}
+
+		// 6. A manual compaction of the same records: no panic; when it installs, the records
+		// are new, the request keeps the contract, and a resume gives its bytes.
+		func() {
+			defer func() {
+				if r := recover(); r != nil {
+					t.Fatalf("invariant 6: Compact panicked: %v\n%s%s", r, debug.Stack(), dump())
+				}
+			}()
+			cres, err := p.Compact(ctx, prog.input(k.recs), CompactOptions{})
+			if c := cres.Report.Compaction; err != nil && (c == nil || c.Outcome != CompactCompacted) {
+				return // skipped or failed: reported, nothing installed
+			}
+			have := map[string]bool{}
+			for _, r := range k.recs {
+				have[r.UUID] = true
+			}
+			for _, r := range cres.Append {
+				if r.UUID == "" || have[r.UUID] {
+					t.Fatalf("invariant 6: Compact appends a record whose uuid %q the transcript holds\n%s%s", r.UUID, encodeRecords(t, cres.Append), dump())
+				}
+			}
+			if cres.Report.Pressure.Level != LevelBlocking {
+				if err := Validate(cres.Request, ValidateOptions{}); err != nil {
+					t.Fatalf("invariant 6: the compacted request breaks the contract:\n%v\nreport:\n%s%s", err, cres.Report.String(), dump())
+				}
+			}
+			resumed := append(append([]Record(nil), k.recs...), roundTrip(t, cres.Append)...)
+			after, body4 := prepare("Prepare after Compact's records", prog.input(resumed))
+			if cb := string(requestBytes(t, cres.Request)); body4 != cb {
+				t.Fatalf("invariant 6: Prepare after appending Compact's records gives a different request\ncompact:\n%s\nresumed:\n%s\ncompact report:\n%s\nresumed report:\n%s%s",
+					indentJSON(cb), indentJSON(body4), cres.Report.String(), after.Report.String(), dump())
+			}
+		}()
 	})
 }
 

@@ -293,16 +293,22 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		if turn.Memory != nil {
 			turn.Memory.Through = rec.ref(turn.Memory.Through)
 		}
-		run := func(records []Record) (Result, error) {
+		runLeaf := func(records []Record, leaf string) (Result, error) {
 			sc.turn, sc.next, sc.calls, sc.posts = turn, 0, nil, nil
 			in := spec.input(records)
+			in.Leaf = leaf
 			if turn.Compact != nil {
 				return p.Compact(ctx, in, *turn.Compact)
 			}
 			return p.Prepare(ctx, in)
 		}
+		run := func(records []Record) (Result, error) { return runLeaf(records, "") }
+		// Naming the leaf (Input.Leaf) gives the same turn as leaving it to the chain.
+		named, _ := runLeaf(rec.records, rec.leaf)
 		res, err := run(rec.records)
 		calls, posts := sc.calls, sc.posts
+		assert.Equal(t, string(requestBytes(t, res.Request)), string(requestBytes(t, named.Request)), "%s: with Input.Leaf", name)
+		assert.Equal(t, res.Leaf, named.Leaf, "%s: Result.Leaf with Input.Leaf", name)
 		if turn.WantErr != "" {
 			require.Error(t, err, name)
 			assert.Contains(t, err.Error(), turn.WantErr, name)

@@ -57,7 +57,7 @@ func (p *Pipeline) memorySummary(ctx context.Context, t *turn, custom string) (*
 		return nil, "session memory has no summary yet"
 	}
 	for i := range t.items {
-		if t.items[i].uuid == m.Through && !t.items[i].installed() {
+		if t.items[i].uuid == m.Through && !t.items[i].installed(t.boundaryPos) {
 			return &summary{text: strings.TrimSpace(m.Summary), by: summarizerSessionMemory, through: i + 1}, ""
 		}
 	}

@@ -133,7 +133,13 @@ func (p *Pipeline) injectPinned(t *turn) {
 	pos := recordPositions(t.in.Records)
 	var missing []string
 	for _, u := range pins {
-		if _, ok := pos[u]; ok && !inView[u] {
+		i, ok := pos[u]
+		if !ok || inView[u] {
+			continue
+		}
+		// Pin records come from the transcript: one may name a record that holds no message,
+		// or one of another thread; those pin nothing.
+		if r := &t.in.Records[i]; r.IsConversation() && !otherThread(r, t.chain.Leaf) && pinText(r) != "" {
 			missing = append(missing, u)
 		}
 	}

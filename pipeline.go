@@ -100,6 +100,9 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p.levels = levels
+	if n := cfg.Compact.SummaryMaxTokens; n > p.maxOutput || n > p.window/2 {
+		return nil, fmt.Errorf("agentctx: Compact.SummaryMaxTokens %d is above the maximum output %d or half the window %d", n, p.maxOutput, p.window)
+	}
 	p.counter = NewCounter(cfg.Tokens)
 	return p, nil
 }

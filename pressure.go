@@ -60,8 +60,8 @@ const (
 )
 
 // Levels are the pressure levels of one pipeline, in tokens: the pressure figure of a request
-// (see [Pressure]) is compared with them. They satisfy
-// 0 ≤ Warning ≤ Error ≤ Threshold ≤ Blocking ≤ Effective ≤ Window.
+// (see [Pressure]) is compared with them. They satisfy 0 ≤ Warning ≤ Error ≤ Threshold ≤
+// Blocking ≤ Window; the defaults also keep Blocking ≤ Effective.
 type Levels struct {
 	// Window is the context window.
 	Window int

@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -38,11 +39,14 @@ func DefaultFileTools() []string {
 // zero value is the default, Claude Code's budgets: at most 5 files of 5,000 tokens each and
 // 50,000 in all, skills of 5,000 tokens each and 25,000 in all.
 //
-// Files are read through Files. The default reads them from disk, confined to the session's
-// working directory (the "cwd" its records carry) with [os.Root]: a path outside it, a symbolic
-// link leading out of it, a missing file or one that is not UTF-8 text is skipped and the
-// Report says so. The path names come from the transcript, so with transcripts from an
-// untrusted source set Files (or DisableFiles).
+// Only files whose call succeeded count: a read the runtime refused or that failed is no
+// licence to read the file now. Files are read through Files. The default reads them from
+// disk, confined to the session's working directory (the "cwd" its records carry) with
+// [os.Root]: a path outside it, a symbolic link leading out of it, a missing file, one that is
+// not a regular file or not UTF-8 text is skipped and the Report says so. The paths and the
+// working directory come from the transcript, which the default trusts as the runtime's own:
+// for transcripts from elsewhere set Files (or DisableFiles). The command-line tool reads no
+// files unless asked (--rehydrate-files).
 type RehydrateConfig struct {
 	// Files reads the files to re-inject. Nil: [DirFiles] at the session's working directory;
 	// no files when the records name none.
@@ -121,15 +125,33 @@ func (d DirFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
+	// Only regular files: opening a named pipe or a device could block or never end.
+	fi, err := root.Stat(rel)
+	if err != nil {
+		return nil, rootError(err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	f, err := root.Open(rel)
 	if err != nil {
-		if strings.Contains(err.Error(), "escapes") {
-			return nil, ErrOutsideRoot
-		}
-		return nil, err
+		return nil, rootError(err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file", path)
+	}
 	return io.ReadAll(io.LimitReader(f, maxRehydrateRead))
+}
+
+// rootError maps an os.Root error for a path that leaves the root (through a symbolic link)
+// to ErrOutsideRoot. os.Root reports it with the message "path escapes from parent" and no
+// sentinel error.
+func rootError(err error) error {
+	if strings.Contains(err.Error(), "escapes from parent") {
+		return ErrOutsideRoot
+	}
+	return err
 }
 
 // attachment is one piece of rehydration (or a session-start hook's context) to install.
@@ -178,15 +200,15 @@ func (p *Pipeline) rehydrate(ctx context.Context, t *turn, cut int, share float6
 		out = append(out, p.rehydrateSkills(t, cut, cal, budget(c.MaxSkillTokens, DefaultRehydrateSkillTokens), budget(c.MaxSkillsTokens, DefaultRehydrateSkillsTotal))...)
 	}
 	if !c.DisableTodos {
-		out = append(out, p.rehydrateState(t, cut)...)
+		out = append(out, p.rehydrateState(t, cut, cal, budget(c.MaxSkillTokens, DefaultRehydrateSkillTokens))...)
 	}
 	return out, notes
 }
 
-// toolCall is a tool_use of the view and where it is.
+// toolCall is a tool_use of the view and where it is: item and block index.
 type toolCall struct {
-	at int
-	tu *ToolUse
+	at, block int
+	tu        *ToolUse
 }
 
 // toolCalls lists the view's client tool calls, in view order.
@@ -196,9 +218,9 @@ func toolCalls(items []item) []toolCall {
 		if items[i].role != RoleAssistant {
 			continue
 		}
-		for _, b := range items[i].blocks {
+		for j, b := range items[i].blocks {
 			if tu, ok := b.(*ToolUse); ok {
-				out = append(out, toolCall{i, tu})
+				out = append(out, toolCall{i, j, tu})
 			}
 		}
 	}
@@ -235,14 +257,25 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 		}
 		src = DirFiles{Root: cwd}
 	}
-	last := map[string]int{}    // path → view index of its latest mention
-	inTail := map[string]bool{} // read again in the kept tail: the model sees it there
+	// The paths of calls that succeeded: a call the runtime refused or that failed is no
+	// licence to read the file now.
+	ok := map[string]bool{} // tool_use id → answered without error
+	for i := range t.items {
+		for _, b := range t.items[i].blocks {
+			if tr, isResult := b.(*ToolResult); isResult && t.items[i].role == RoleUser {
+				ok[tr.ToolUseID] = !tr.IsError
+			}
+		}
+	}
+	type mention struct{ item, block int }
+	last := map[string]mention{} // path → its latest mention
+	inTail := map[string]bool{}  // read again in the kept tail: the model sees it there
 	for _, tc := range toolCalls(t.items) {
-		if !slices.Contains(tools, tc.tu.Name) {
+		if !slices.Contains(tools, tc.tu.Name) || !ok[tc.tu.ID] {
 			continue
 		}
 		if path := inputString(tc.tu.Input, "file_path", "notebook_path"); path != "" {
-			last[path] = tc.at
+			last[path] = mention{tc.at, tc.block}
 			if tc.at >= cut && tc.tu.Name == "Read" {
 				inTail[path] = true
 			}
@@ -250,7 +283,7 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 	}
 	for i := range t.items {
 		if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == RehydrateFile {
-			last[r.Rehydration.Path] = i
+			last[r.Rehydration.Path] = mention{i, 0}
 		}
 	}
 	paths := make([]string, 0, len(last))
@@ -259,7 +292,12 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 			paths = append(paths, path)
 		}
 	}
-	slices.SortFunc(paths, func(a, b string) int { return last[b] - last[a] })
+	// Newest first; mentions in one message by block order, then by path: map order must
+	// never reach the request.
+	slices.SortFunc(paths, func(a, b string) int {
+		ma, mb := last[a], last[b]
+		return cmp.Or(cmp.Compare(mb.item, ma.item), cmp.Compare(mb.block, ma.block), strings.Compare(a, b))
+	})
 	var out []attachment
 	var notes []string
 	used := 0
@@ -355,8 +393,8 @@ func (p *Pipeline) rehydrateSkills(t *turn, cut int, cal calibration, each, tota
 }
 
 // rehydrateState re-injects the last plan and the last todo list, unless the kept tail shows
-// them.
-func (p *Pipeline) rehydrateState(t *turn, cut int) []attachment {
+// them, each within each calibrated tokens.
+func (p *Pipeline) rehydrateState(t *turn, cut int, cal calibration, each int) []attachment {
 	var out []attachment
 	for _, k := range []struct {
 		kind, tool, head string
@@ -379,7 +417,10 @@ func (p *Pipeline) rehydrateState(t *turn, cut int) []attachment {
 			}
 		}
 		if at >= 0 && at < cut {
-			out = append(out, attachment{kind: k.kind, text: text})
+			body := strings.TrimSuffix(strings.TrimPrefix(text, k.head), tailNote)
+			if fitted, _ := p.fitText(body, each-cal.scale(p.counter.Text(k.head+tailNote)), cal); fitted != "" {
+				out = append(out, attachment{kind: k.kind, text: k.head + fitted + tailNote})
+			}
 		}
 	}
 	return out

@@ -5,7 +5,7 @@
 //
 //	agentctx inspect [--model M] [--window N] [--now RFC3339] [--json] FILE
 //	agentctx request [--model M] [--window N] [--max-tokens N] [--now RFC3339] [--tools FILE] [--store DIR] [--indent] FILE
-//	agentctx compact [--instructions TEXT] [--out FILE2] [--model M] [--window N] [--now RFC3339] FILE
+//	agentctx compact [--instructions TEXT] [--out FILE2] [--rehydrate-files] [--model M] [--window N] [--now RFC3339] FILE
 //
 // inspect summarizes a session: its records, the active chain, tokens by category, the
 // largest records, the anchored and counted totals, the model's window and pressure levels,
@@ -30,7 +30,7 @@ func main() {
 const usage = `usage:
   agentctx inspect [--model M] [--window N] [--now RFC3339] [--json] FILE
   agentctx request [--model M] [--window N] [--max-tokens N] [--now RFC3339] [--tools FILE] [--store DIR] [--indent] FILE
-  agentctx compact [--instructions TEXT] [--out FILE2] [--model M] [--window N] [--now RFC3339] FILE
+  agentctx compact [--instructions TEXT] [--out FILE2] [--rehydrate-files] [--model M] [--window N] [--now RFC3339] FILE
 `
 
 // run is the command's body: it returns the exit code (0 ok, 1 failure, 2 usage error).

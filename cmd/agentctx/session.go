@@ -21,6 +21,7 @@ type options struct {
 	now       string
 	tools     string
 	store     string
+	files     bool
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -30,6 +31,7 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.StringVar(&o.now, "now", "", "the time of the next turn, RFC 3339 (default: now)")
 	fs.StringVar(&o.tools, "tools", "", "JSON file with the tool definitions (an array of tool objects)")
 	fs.StringVar(&o.store, "store", "", "directory for tool results the budget replaces (default: a temporary directory per session)")
+	fs.BoolVar(&o.files, "rehydrate-files", false, "after a compaction, re-read from disk the files the session worked with, under its working directory (off by default: the paths come from the file)")
 }
 
 // open parses a command's flags (the shared ones, plus those extra registers) and loads the
@@ -116,8 +118,9 @@ func load(path string, o options) (*session, error) {
 		MaxOutputTokens: o.maxTokens,
 		Tokens:          counter.TokenCounter(),
 		Budget:          agentctx.BudgetConfig{Store: agentctx.FileStore{Root: storeDir}},
-		Compact:         agentctx.CompactConfig{Summarizer: agentctx.Extractive{}},
-		Now:             func() time.Time { return now },
+		Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{},
+			Rehydrate: agentctx.RehydrateConfig{DisableFiles: !o.files}},
+		Now: func() time.Time { return now },
 	})
 	if err != nil {
 		return nil, err
