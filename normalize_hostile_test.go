@@ -2,7 +2,11 @@ package agentctx
 
 import (
 	"fmt"
+	"runtime"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // hostileUsers returns a transcript of n consecutive user prompt records and one answer.
@@ -70,4 +74,49 @@ func BenchmarkNormalizeHostile(b *testing.B) {
 			})
 		}
 	}
+}
+
+// TestNormalizeHostileLinear normalizes each hostile transcript at n and at 8n records and
+// requires the bytes normalize allocates to grow at most 16-fold: linear work grows about
+// 8-fold, the quadratic merge it replaced 64-fold. Allocated bytes, unlike time, do not
+// depend on the machine (BenchmarkNormalizeHostile measures time). The request must still
+// hold every block, merged.
+func TestNormalizeHostileLinear(t *testing.T) {
+	const n = 1000
+	for _, shape := range []struct {
+		name string
+		gen  func(int) []Record
+		want func(n int) []int // blocks per request message
+	}{
+		{"users", hostileUsers, func(n int) []int { return []int{n, 1, 1} }},
+		{"parallel", hostileParallel, func(n int) []int { return []int{1, n, n, 1, 1} }},
+		{"streamed", hostileStreamed, func(n int) []int { return []int{1, n, n, 1, 1} }},
+	} {
+		t.Run(shape.name, func(t *testing.T) {
+			small := normalizeAlloc(t, shape.gen(n), shape.want(n))
+			large := normalizeAlloc(t, shape.gen(8*n), shape.want(8*n))
+			assert.LessOrEqual(t, large, 16*small, "bytes allocated by normalize: %d at n=%d, %d at n=%d", small, n, large, 8*n)
+		})
+	}
+}
+
+// normalizeAlloc runs the normalize stage alone over the chain of recs, checks the number of
+// blocks of each request message and returns the bytes normalize allocated.
+func normalizeAlloc(t *testing.T, recs []Record, want []int) uint64 {
+	t.Helper()
+	p := newTestPipeline(t, Config{}, normNow)
+	chain, err := BuildChain(recs, ChainOptions{})
+	require.NoError(t, err)
+	tn := p.newTurn(t.Context(), &Input{Records: recs}, chain)
+	tn.report.stage("normalize")
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	require.NoError(t, p.normalize(tn))
+	runtime.ReadMemStats(&after)
+	got := make([]int, len(tn.req.Messages))
+	for i, m := range tn.req.Messages {
+		got[i] = len(m.Content)
+	}
+	require.Equal(t, want, got, "blocks per request message")
+	return after.TotalAlloc - before.TotalAlloc
 }
