@@ -77,7 +77,12 @@ type normalizer struct {
 //     byte for byte. Blank text, thinking without a replayable signature and blocks the
 //     provider rejects at their position (2.11) are dropped, or become a "[unsupported block:
 //     TYPE]" text when dropping would empty the message. Tool ids that do not match
-//     ^[a-zA-Z0-9_-]+$ are rewritten on the tool_use and its results alike (2.10).
+//     ^[a-zA-Z0-9_-]+$ are rewritten on the tool_use and its results alike (2.10). Invalid
+//     UTF-8 in what is sent (text, tool and server tool inputs and results, citations,
+//     search results, media sources, and the system prompt and tool definitions), and a
+//     lone surrogate escape in raw JSON, become U+FFFD (6.7); raw JSON stays valid JSON with
+//     its key order. Thinking is never rewritten: thinking or redacted_thinking that is not
+//     valid UTF-8 cannot be what the provider signed, and is dropped (4.7).
 //  3. Consecutive items of one role merge into one message. An assistant message never ends
 //     with thinking (4.4) and, when it holds thinking, starts with it (4.3): trailing thinking
 //     is dropped, and the thinking of merged responses moves to the front in its order.
@@ -124,6 +129,7 @@ func (p *Pipeline) normalize(t *turn) error {
 	msgs = n.finalTurnThinking(msgs)
 	t.req.Messages = emit(msgs)
 	t.req.Tools = n.tools(msgs)
+	n.repairSystem()
 	return nil
 }
 

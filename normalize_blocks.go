@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -57,6 +58,10 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 			n.drop(nb, "thinking block without a replayable signature")
 			return nb, false
 		}
+		if !utf8.ValidString(b.Thinking) {
+			n.drop(nb, "thinking text is not valid UTF-8, so it is not what the provider signed")
+			return nb, false
+		}
 		nb.b = cleanThinking(b)
 	case *RedactedThinking:
 		if !asst {
@@ -64,6 +69,10 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 		}
 		if b.Data == "" {
 			n.drop(nb, "redacted_thinking block without data")
+			return nb, false
+		}
+		if !utf8.ValidString(b.Data) {
+			n.drop(nb, "redacted_thinking data is not valid UTF-8, so it is not what the provider sent")
 			return nb, false
 		}
 		if len(b.Extra) > 0 {
@@ -91,6 +100,7 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 	default:
 		return bad, true // tool_reference outside a tool_result, and anything else
 	}
+	n.repairText(&nb)
 	return nb, true
 }
 
@@ -212,6 +222,13 @@ func (n *normalizer) fixName(name, uuid string) string {
 // Input.Tools lacks (2.9), sorted by name.
 func (n *normalizer) tools(msgs []nmsg) []Tool {
 	tools := slices.Clone(n.t.in.Tools)
+	for i := range tools {
+		var f textRepair
+		f.json("definition", &tools[i].Definition)
+		if f.n > 0 {
+			n.act(ActionRepaired, "", "", f.detail(fmt.Sprintf("tools[%d]", i)), 0)
+		}
+	}
 	firstUse := map[string]nblock{}
 	var missing []string
 	for _, m := range msgs {

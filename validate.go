@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // Violation is one way a request breaks the provider contract: the rule of
@@ -268,6 +269,54 @@ func (c *checker) settings(r *Request) {
 	}
 	if limit := or(c.opts.MaxBodyBytes, 32_000_000); len(body) > limit {
 		c.add("6.1", "", "request body is %d bytes, over %d", len(body), limit)
+	}
+	if !validText(body) {
+		c.encoding(r)
+	}
+}
+
+// validText reports whether JSON text is valid UTF-8 without unpaired surrogate escapes.
+func validText(b []byte) bool { return utf8.Valid(b) && !hasLoneSurrogate(b) }
+
+// encoding locates the parts of a body that is not valid text (6.7): each tool, system block
+// and message block (tool_result content block by block) whose encoding is not.
+func (c *checker) encoding(r *Request) {
+	found := false
+	check := func(path string, enc []byte, err error) {
+		switch {
+		case err != nil || validText(enc):
+		case !utf8.Valid(enc):
+			c.add("6.7", path, "encodes to invalid UTF-8")
+			found = true
+		default:
+			c.add("6.7", path, "holds a \\u escape of an unpaired surrogate")
+			found = true
+		}
+	}
+	for i, t := range r.Tools {
+		enc, err := t.marshal()
+		check(fmt.Sprintf("tools[%d]", i), enc, err)
+	}
+	for i, t := range r.System {
+		enc, err := MarshalBlock(t)
+		check(fmt.Sprintf("system[%d]", i), enc, err)
+	}
+	for i, m := range r.Messages {
+		for j, b := range m.Content {
+			path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+			if tr, ok := b.(*ToolResult); ok && !tr.StringContent {
+				for k, cb := range tr.Content {
+					enc, err := MarshalBlock(cb)
+					check(fmt.Sprintf("%s.content[%d]", path, k), enc, err)
+				}
+				continue
+			}
+			enc, err := marshalRequestBlock(b)
+			check(path, enc, err)
+		}
+	}
+	if !found {
+		c.add("6.7", "", "request body is not valid UTF-8")
 	}
 }
 

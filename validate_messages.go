@@ -3,6 +3,7 @@ package agentctx
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 func (c *checker) messages(r *Request) {
@@ -246,12 +247,18 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 			if !replayableSignature(b.Signature) {
 				c.add("4.7", bp, "thinking block without a replayable signature")
 			}
+			if !utf8.ValidString(b.Thinking) {
+				c.add("4.7", bp, "thinking text is not valid UTF-8: it is not what the provider signed")
+			}
 			if _, ok := b.Extra["cache_control"]; ok {
 				c.add("3.4", bp, "cache_control on a thinking block")
 			}
 		case *RedactedThinking:
 			if b.Data == "" {
 				c.add("4.7", bp, "redacted_thinking block without data")
+			}
+			if !utf8.ValidString(b.Data) {
+				c.add("4.7", bp, "redacted_thinking data is not valid UTF-8: it is not what the provider sent")
 			}
 			if _, ok := b.Extra["cache_control"]; ok {
 				c.add("3.4", bp, "cache_control on a redacted_thinking block")
