@@ -37,6 +37,9 @@ const (
 	unsupportedBlockText  = "[unsupported block: %s]"
 	toolReferenceText     = "[tool_reference: %s]"
 	stubToolDescription   = "Declared by agentctx: used in the conversation history."
+	imageNotDecodedText   = "[image not sent: its base64 data does not decode]"
+	imageUnknownText      = "[image not sent: its data is not a PNG, JPEG, GIF or WebP image]"
+	documentNotDecoded    = "[document not sent: its base64 data does not decode]"
 )
 
 // nblock is one content block on its way to the request, with the record it came from.
@@ -82,7 +85,10 @@ type normalizer struct {
 //     search results, media sources, and the system prompt and tool definitions), and a
 //     lone surrogate escape in raw JSON, become U+FFFD (6.7); raw JSON stays valid JSON with
 //     its key order. Thinking is never rewritten: thinking or redacted_thinking that is not
-//     valid UTF-8 cannot be what the provider signed, and is dropped (4.7).
+//     valid UTF-8 cannot be what the provider signed, and is dropped (4.7). A base64 image
+//     is sent with the media type its bytes show (PNG, JPEG, GIF or WebP), or becomes a
+//     text marker when its bytes are no such image or its base64 does not decode; a base64
+//     document that does not decode becomes a marker too (5.1).
 //  3. Consecutive items of one role merge into one message. An assistant message never ends
 //     with thinking (4.4) and, when it holds thinking, starts with it (4.3): trailing thinking
 //     is dropped, and the thinking of merged responses moves to the front in its order.

@@ -34,12 +34,12 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 		if !user {
 			return bad, true
 		}
-		nb.b = &Image{Source: b.Source}
+		nb.b = n.cleanImage(&Image{Source: b.Source}, uuid, "")
 	case *Document:
 		if !user {
 			return bad, true
 		}
-		nb.b = &Document{Source: b.Source, Title: b.Title, Context: b.Context, Citations: nonNull(b.Citations)}
+		nb.b = n.cleanDocument(&Document{Source: b.Source, Title: b.Title, Context: b.Context, Citations: nonNull(b.Citations)}, uuid, "")
 	case *ToolUse:
 		if !asst {
 			return bad, true
@@ -124,9 +124,9 @@ func (n *normalizer) cleanResult(b *ToolResult, uuid string) *ToolResult {
 			}
 			content = append(content, &Text{Text: cb.Text, Citations: nonNull(cb.Citations)})
 		case *Image:
-			content = append(content, &Image{Source: cb.Source})
+			content = append(content, n.cleanImage(&Image{Source: cb.Source}, uuid, id))
 		case *Document:
-			content = append(content, &Document{Source: cb.Source, Title: cb.Title, Context: cb.Context, Citations: nonNull(cb.Citations)})
+			content = append(content, n.cleanDocument(&Document{Source: cb.Source, Title: cb.Title, Context: cb.Context, Citations: nonNull(cb.Citations)}, uuid, id))
 		case *ToolReference:
 			if n.declared[cb.ToolName] {
 				content = append(content, &ToolReference{ToolName: cb.ToolName})

@@ -9,8 +9,10 @@ import (
 
 // TestValidateEncoding checks that Validate rejects a body that is not valid UTF-8 or holds a
 // lone surrogate escape (6.7), naming the part that does; thinking that is not valid UTF-8
-// (4.7).
+// (4.7); and images and documents whose bytes the provider would reject (5.1).
 func TestValidateEncoding(t *testing.T) {
+	data := mediaSamples(t)
+	img := func(mt, d string) *Image { return &Image{Source: MediaSource{Type: "base64", MediaType: mt, Data: d}} }
 	tests := []struct {
 		name   string
 		mutate func(r *Request)
@@ -49,6 +51,18 @@ func TestValidateEncoding(t *testing.T) {
 			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
 			r.Messages[1].Content = append([]Block{&RedactedThinking{Data: "\xff"}}, r.Messages[1].Content...)
 		}, []Violation{{"4.7", "messages[1].content[0]", "redacted_thinking data is not valid UTF-8: it is not what the provider sent"}}},
+		{"image bytes of another type", func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", data["jpeg"]))
+		}, []Violation{{"5.1", "messages[0].content[1]", `image data is image/jpeg but media_type is "image/png"`}}},
+		{"image bytes of no type the provider takes", func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", data["bmp"]))
+		}, []Violation{{"5.1", "messages[0].content[1]", "image data is not a PNG, JPEG, GIF or WebP image"}}},
+		{"image base64 that does not decode", func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", "iVBORw0KGgo"))
+		}, []Violation{{"5.1", "messages[0].content[1]", "image data is not valid base64"}}},
+		{"document base64 that does not decode", func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: "%PDF"}})
+		}, []Violation{{"5.1", "messages[0].content[1]", "document data is not valid base64"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

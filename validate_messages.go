@@ -152,6 +152,11 @@ func (c *checker) content(path string, b Block, role Role) {
 		if role != RoleUser {
 			c.add("2.11", path, "document block in an assistant message")
 		}
+		if b.Source.Type == "base64" {
+			if _, ok := base64Head(b.Source.Data); !ok {
+				c.add("5.1", path, "document data is not valid base64")
+			}
+		}
 	case *UnknownBlock:
 		if b.Type != KindSearchResult || role != RoleUser {
 			c.add("2.11", path, "unknown block type %q", b.Type)
@@ -167,13 +172,24 @@ func (c *checker) image(path string, b *Image) {
 	s := b.Source
 	switch s.Type {
 	case "base64":
+		known := true
 		switch s.MediaType {
 		case "image/jpeg", "image/png", "image/gif", "image/webp":
 		default:
+			known = false
 			c.add("5.1", path, "image media type %q is not image/jpeg, image/png, image/gif or image/webp", s.MediaType)
 		}
 		if limit := or(c.opts.MaxImageBytes, 5<<20); len(s.Data) > limit {
 			c.add("5.2", path, "image is %d bytes of base64, over the %d-byte limit", len(s.Data), limit)
+		}
+		head, ok := base64Head(s.Data)
+		switch got := imageType(head); {
+		case !ok:
+			c.add("5.1", path, "image data is not valid base64")
+		case got == "":
+			c.add("5.1", path, "image data is not a PNG, JPEG, GIF or WebP image")
+		case got != s.MediaType && known:
+			c.add("5.1", path, "image data is %s but media_type is %q", got, s.MediaType)
 		}
 		w, h, _ := imageSize(s.Data)
 		c.images = append(c.images, imageAt{path, w, h})
