@@ -36,7 +36,7 @@ const (
 	defaultContinuation   = "Continue."
 	unsupportedBlockText  = "[unsupported block: %s]"
 	toolReferenceText     = "[tool_reference: %s]"
-	stubToolDescription   = "Declared by agentctx: used in the conversation history."
+	stubToolDescription   = "Not available in this session: declared only because earlier messages of the conversation call it. Do not call it."
 	imageNotDecodedText   = "[image not sent: its base64 data does not decode]"
 	imageUnknownText      = "[image not sent: its data is not a PNG, JPEG, GIF or WebP image]"
 	documentNotDecoded    = "[document not sent: its base64 data does not decode]"
@@ -108,7 +108,10 @@ type normalizer struct {
 //     [Report.ThinkingUnavailable] is set, the turn's thinking is dropped and the request
 //     is sent with thinking disabled.
 //  7. Tools (2.9): Input.Tools in order, then a stub definition for every tool name the
-//     messages use that Input.Tools lacks, sorted by name.
+//     messages use that Input.Tools lacks, sorted by name. A stub has an empty schema and a
+//     description telling the model that the tool is not available and not to call it:
+//     the provider rejects tool_use blocks in the history without a definition, and the
+//     runtime may not have the tool (a session resumed elsewhere, an MCP server gone).
 //
 // The request's blocks are new values owned by the request, except thinking,
 // redacted_thinking, search_result and cache_edits blocks, which are shared with the

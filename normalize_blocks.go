@@ -219,7 +219,8 @@ func (n *normalizer) fixName(name, uuid string) string {
 }
 
 // tools returns Input.Tools followed by a stub for each tool name the messages use that
-// Input.Tools lacks (2.9), sorted by name.
+// Input.Tools lacks (2.9), sorted by name: a definition with an empty schema whose
+// description says the tool is not available.
 func (n *normalizer) tools(msgs []nmsg) []Tool {
 	tools := slices.Clone(n.t.in.Tools)
 	for i := range tools {
@@ -252,7 +253,7 @@ func (n *normalizer) tools(msgs []nmsg) []Tool {
 			panic("agentctx: unreachable: " + err.Error())
 		}
 		nb := firstUse[name]
-		n.act(ActionRepaired, nb.uuid, toolID(nb.b), "tool "+name+" is used in the history but not in Input.Tools: declared with an empty schema", 0)
+		n.act(ActionRepaired, nb.uuid, toolID(nb.b), "tool "+name+" is used in the history but not in Input.Tools: declared as unavailable, with an empty schema", 0)
 		tools = append(tools, Tool{Name: name, Definition: def})
 	}
 	return tools

@@ -107,8 +107,9 @@ type Input struct {
 	// System is the system prompt. Base context providers append to it.
 	System []*Text
 	// Tools are the caller's tool definitions, sent in this order. Tool names that the history
-	// uses but Tools lacks are declared with an empty schema, since the provider rejects
-	// tool_use blocks without tool definitions.
+	// uses but Tools lacks are declared as unavailable (an empty schema and a description
+	// telling the model not to call them), since the provider rejects tool_use blocks
+	// without tool definitions.
 	Tools []Tool
 	// SkipCacheWrite marks a fire-and-forget fork: the cache marker goes on the penultimate
 	// message so the fork writes no cache entry of its own.
