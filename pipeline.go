@@ -40,6 +40,13 @@ type Config struct {
 
 	// Now is the clock. Nil: time.Now. Prepare reads it once per turn.
 	Now func() time.Time
+
+	// Validate makes Prepare check each request it builds with [Validate] (the pipeline's
+	// window, the counted input, Normalize.AllowPrefill) and return the violations as an
+	// error instead of a request the provider would reject: a caller's duplicate or
+	// schema-less tool definition, a blank system block, an input over the window. Off by
+	// default: normalize already repairs what the transcript can break.
+	Validate bool
 }
 
 // Pipeline builds the request for each turn of a conversation. It is immutable after [New]
@@ -137,7 +144,9 @@ type Result struct {
 // [ResultStore] and the base-context providers.
 //
 // Errors: ctx's error when it is done; a [*StageError] when a stage fails (a store write, a
-// context provider); [ErrNoMessages], with the Report filled in, when nothing is left to send.
+// context provider); [ErrNoMessages], with the Report filled in, when nothing is left to send;
+// with [Config.Validate], a [*StageError] of stage "validate" wrapping each [*Violation], with
+// the Result filled in for inspection (do not send its request).
 func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{}, err
@@ -174,6 +183,9 @@ func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 	res := Result{Request: t.req, Report: *t.report, Append: t.appended}
 	if len(t.req.Messages) == 0 {
 		return res, ErrNoMessages
+	}
+	if err := p.validateTurn(t); err != nil {
+		return res, err
 	}
 	return res, nil
 }

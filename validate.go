@@ -73,7 +73,11 @@ const (
 // every violation found, joined with [errors.Join]; each is a [*Violation]. It returns nil
 // for a valid request. It does not modify r. Validate is safe for concurrent use.
 func Validate(r Request, opts ValidateOptions) error {
-	vs := validate(&r, opts)
+	return joinViolations(validate(&r, opts))
+}
+
+// joinViolations returns the violations joined with [errors.Join], or nil for none.
+func joinViolations(vs []*Violation) error {
 	if len(vs) == 0 {
 		return nil
 	}
@@ -82,6 +86,25 @@ func Validate(r Request, opts ValidateOptions) error {
 		errs[i] = v
 	}
 	return errors.Join(errs...)
+}
+
+// validateTurn runs [Validate] on the request Prepare built, when [Config.Validate] is set,
+// with what the pipeline knows: its window, the request's counted input and whether prefill
+// is allowed. Input.Tools are the request's first tools, so a duplicate or schema-less
+// definition the caller gave is reported at its own index, tools[i].
+func (p *Pipeline) validateTurn(t *turn) error {
+	if !p.cfg.Validate {
+		return nil
+	}
+	vs := validate(&t.req, ValidateOptions{
+		AllowPrefill:  p.cfg.Normalize.AllowPrefill,
+		ContextWindow: p.window,
+		InputTokens:   t.report.InputTokens,
+	})
+	if err := joinViolations(vs); err != nil {
+		return &StageError{Stage: "validate", Err: err}
+	}
+	return nil
 }
 
 // checker collects violations while walking a request.
@@ -167,8 +190,12 @@ func (c *checker) tool(path string, t Tool) {
 	_ = json.Unmarshal(def["type"], &typ)
 	if typ == "" || typ == "custom" {
 		var schema map[string]json.RawMessage
-		if err := json.Unmarshal(def["input_schema"], &schema); err != nil || schema == nil {
+		var schemaType string
+		switch err := json.Unmarshal(def["input_schema"], &schema); {
+		case err != nil || schema == nil:
 			c.add("2.9", path, "client tool %q has no input_schema object", t.Name)
+		case json.Unmarshal(schema["type"], &schemaType) != nil || schemaType != "object":
+			c.add("2.9", path, "client tool %q input_schema does not have \"type\": \"object\"", t.Name)
 		}
 	}
 	cc := t.CacheControl
