@@ -70,7 +70,7 @@ type normalizer struct {
 // normalize turns t.items into t.req.Messages and t.req.Tools. It makes no decision records:
 // every repair is a pure function of the view, reported as ActionRepaired or ActionDropped.
 //
-// The steps, in order (rule numbers are those of the provider contract):
+// The steps, in order (rule ids are those of the provider contract, docs/contract.md):
 //  1. Items the provider never sees are dropped: API-error and other synthetic assistant
 //     records, virtual records, display-only records (compact summaries are sent). User
 //     records written between the records of one split assistant response (Claude Code runs

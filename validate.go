@@ -8,11 +8,12 @@ import (
 	"unicode/utf8"
 )
 
-// Violation is one way a request breaks the provider contract: the rule of
-// shared/research/anthropic-messages-contract.md it breaks (e.g. "2.1"), where in the request
-// body (e.g. "messages[3].content[0]"; "" for the request as a whole) and what is wrong.
+// Violation is one way a request breaks the provider contract: the rule it breaks, by its id
+// in docs/contract.md (e.g. "2.1"), where in the request body (e.g. "messages[3].content[0]";
+// "" for the request as a whole) and what is wrong.
 type Violation struct {
-	// Rule is the contract rule number, e.g. "2.1" (tool_use needs a tool_result next).
+	// Rule is the id of the rule in docs/contract.md, e.g. "2.1" (tool_use needs a
+	// tool_result next).
 	Rule string
 	// Path locates the offending part in the request body's JSON, e.g.
 	// "messages[3].content[0]", "system[1]", "tools[2]", "max_tokens"; "" for the whole
@@ -69,9 +70,9 @@ const (
 	manyImages         = 20
 )
 
-// Validate checks r against the provider contract (the checklist of contract §9) and returns
-// every violation found, joined with [errors.Join]; each is a [*Violation]. It returns nil
-// for a valid request. It does not modify r. Validate is safe for concurrent use.
+// Validate checks r against the provider contract, the rules listed in docs/contract.md, and
+// returns every violation found, joined with [errors.Join]; each is a [*Violation]. It returns
+// nil for a valid request. It does not modify r. Validate is safe for concurrent use.
 func Validate(r Request, opts ValidateOptions) error {
 	return joinViolations(validate(&r, opts))
 }
