@@ -18,17 +18,23 @@ import (
 // Normalize replaces each invalid byte, and each lone surrogate escape, by U+FFFD, and
 // reports it, except in thinking: see [normalizer.clean].
 
-// textRepair collects the UTF-8 repairs of one block, reported as one action.
+// textRepair collects the UTF-8 repairs of one block, reported as one action. Field names
+// are built only for a repair, so that a block with nothing to repair costs no allocation.
 type textRepair struct {
 	n      int      // sequences replaced
 	fields []string // where, as JSON paths inside the block
+	item   int      // 1 + the index of the tool_result content block being repaired; 0 outside
 }
 
 func (f *textRepair) note(field string, n int) {
-	if n > 0 {
-		f.n += n
-		f.fields = append(f.fields, field)
+	if n == 0 {
+		return
 	}
+	f.n += n
+	if f.item > 0 {
+		field = fmt.Sprintf("content[%d].%s", f.item-1, field)
+	}
+	f.fields = append(f.fields, field)
 }
 
 // str repairs a string in place.
@@ -45,60 +51,58 @@ func (f *textRepair) json(field string, raw *json.RawMessage) {
 	f.note(field, n)
 }
 
-// extra repairs the values of a map of raw JSON fields, copying the map before it writes.
-func (f *textRepair) extra(field string, m *map[string]json.RawMessage) {
+// source repairs a media source in place; its map of unknown fields is copied before a write.
+func (f *textRepair) source(s *MediaSource) {
+	f.str("source.media_type", &s.MediaType)
+	f.str("source.data", &s.Data)
+	f.str("source.url", &s.URL)
+	f.str("source.file_id", &s.FileID)
 	copied := false
-	for k, v := range *m {
+	for k, v := range s.Extra {
 		fixed, n := validJSONText(v)
 		if n == 0 {
 			continue
 		}
 		if !copied {
-			*m, copied = maps.Clone(*m), true
+			s.Extra, copied = maps.Clone(s.Extra), true
 		}
-		(*m)[k] = fixed
-		f.note(field+"."+k, n)
+		s.Extra[k] = fixed
+		f.note("source."+k, n)
 	}
-}
-
-func (f *textRepair) source(field string, s *MediaSource) {
-	f.str(field+".media_type", &s.MediaType)
-	f.str(field+".data", &s.Data)
-	f.str(field+".url", &s.URL)
-	f.str(field+".file_id", &s.FileID)
-	f.extra(field, &s.Extra)
 }
 
 // block repairs the text of a block that the request owns (normalize built it), and returns
 // it; a search_result block, which is shared with the transcript, is copied when it changes.
-// Thinking blocks are never passed here.
-func (f *textRepair) block(prefix string, b Block) Block {
+// Thinking and redacted_thinking blocks are returned as they are: they are never rewritten.
+func (f *textRepair) block(b Block) Block {
 	switch b := b.(type) {
 	case *Text:
-		f.str(prefix+"text", &b.Text)
-		f.json(prefix+"citations", &b.Citations)
+		f.str("text", &b.Text)
+		f.json("citations", &b.Citations)
 	case *Image:
-		f.source(prefix+"source", &b.Source)
+		f.source(&b.Source)
 	case *Document:
-		f.source(prefix+"source", &b.Source)
-		f.str(prefix+"title", &b.Title)
-		f.str(prefix+"context", &b.Context)
-		f.json(prefix+"citations", &b.Citations)
+		f.source(&b.Source)
+		f.str("title", &b.Title)
+		f.str("context", &b.Context)
+		f.json("citations", &b.Citations)
 	case *ToolUse:
-		f.json(prefix+"input", &b.Input)
+		f.json("input", &b.Input)
 	case *ToolResult:
 		for i, c := range b.Content {
-			b.Content[i] = f.block(fmt.Sprintf("%scontent[%d].", prefix, i), c)
+			f.item = i + 1
+			b.Content[i] = f.block(c)
 		}
+		f.item = 0
 	case *ServerToolUse:
-		f.str(prefix+"name", &b.Name)
-		f.json(prefix+"input", &b.Input)
+		f.str("name", &b.Name)
+		f.json("input", &b.Input)
 	case *ServerToolResult:
-		f.json(prefix+"content", &b.Content)
+		f.json("content", &b.Content)
 	case *UnknownBlock:
 		raw := b.JSON
 		before := f.n
-		f.json(prefix+"json", &raw)
+		f.json("json", &raw)
 		if f.n > before {
 			return &UnknownBlock{Type: b.Type, JSON: raw}
 		}
@@ -114,7 +118,7 @@ func (f *textRepair) detail(what string) string {
 // repairText repairs the text of a block on its way to the request and reports it.
 func (n *normalizer) repairText(nb *nblock) {
 	var f textRepair
-	nb.b = f.block("", nb.b)
+	nb.b = f.block(nb.b)
 	if f.n > 0 {
 		n.act(ActionRepaired, nb.uuid, toolID(nb.b), f.detail(string(nb.b.Kind())+" block"), 0)
 	}
@@ -129,7 +133,7 @@ func (n *normalizer) repairSystem() {
 		}
 		c := *s
 		var f textRepair
-		f.block("", &c)
+		f.block(&c)
 		if f.n > 0 {
 			n.t.system[i] = &c
 			n.act(ActionRepaired, "", "", f.detail(fmt.Sprintf("system[%d]", i)), 0)
