@@ -3,6 +3,7 @@ package agentctx
 import (
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -67,7 +68,7 @@ func TestContractListsCitedRules(t *testing.T) {
 	for f, comments := range libraryComments(t) {
 		for _, c := range comments {
 			for _, m := range inParens.FindAllStringSubmatch(c, -1) {
-				for _, r := range strings.Split(m[1], ", ") {
+				for r := range strings.SplitSeq(m[1], ", ") {
 					cited[r] = append(cited[r], f)
 				}
 			}
@@ -77,13 +78,7 @@ func TestContractListsCitedRules(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, cited)
-	for _, r := range slices.Sorted(func(yield func(string) bool) {
-		for r := range cited {
-			if !yield(r) {
-				return
-			}
-		}
-	}) {
+	for _, r := range slices.Sorted(maps.Keys(cited)) {
 		assert.True(t, listed[r], "rule %s, cited in %v, is not listed in docs/contract.md", r, slices.Compact(cited[r]))
 	}
 }
@@ -95,7 +90,7 @@ func TestCommentsStayInRepo(t *testing.T) {
 	outside := regexp.MustCompile(`\.\./|\bshared/|\bresearch/|\w\.tsx?\b|\w\.m?js\b|§`)
 	for f, comments := range libraryComments(t) {
 		for _, c := range comments {
-			for _, line := range strings.Split(c, "\n") {
+			for line := range strings.SplitSeq(c, "\n") {
 				assert.False(t, outside.MatchString(line), "%s: %q points outside the repository", f, line)
 			}
 		}
