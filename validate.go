@@ -344,7 +344,7 @@ func (c *checker) encoding(r *Request) {
 		}
 	}
 	if !found {
-		c.add("6.7", "", "request body is not valid UTF-8")
+		c.add("6.7", "", "request body is not valid UTF-8 or holds a lone surrogate escape")
 	}
 }
 
