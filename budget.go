@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 )
 
-// Budget defaults, as in Claude Code (src/constants/toolLimits.ts, src/utils/toolResultStorage.ts).
+// Budget defaults, as Claude Code sets its limits on tool results and stores the large ones.
 const (
 	// DefaultMaxResultChars is the default cap of one tool result, in characters.
 	DefaultMaxResultChars = 50_000

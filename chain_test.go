@@ -18,9 +18,8 @@ func chainUUIDs(c *Chain) []string {
 }
 
 func TestBuildChainParallelToolCalls(t *testing.T) {
-	// The graph of research/claude-code-jsonl-format.md §7: three parallel calls, results
-	// parented on their own tool_use records, the next response hanging off the last result
-	// written. A plain parent walk from A5 loses t3's tool_use and the t1/t3 results.
+	// The graph Claude Code writes for three parallel calls: results parented on their own
+	// tool_use records, the next response hanging off the last result written. A plain parent walk from A5 loses t3's tool_use and the t1/t3 results.
 	k := newTK()
 	u0 := k.user("go")
 	k.assistant(text("three calls"), toolUse("t1", "Read"), toolUse("t2", "Read"), toolUse("t3", "Read"))

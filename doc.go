@@ -52,6 +52,13 @@
 //	app.Append(res.Append...) // decisions, and a compaction's records, before sending
 //	// send res.Request; append the answer with parentUuid = res.Leaf
 //
+// # The provider contract
+//
+// The request satisfies the rules listed in docs/contract.md, which this repository ships:
+// normalize repairs what a transcript can break, reporting each repair, and [Validate] checks
+// a request against them (with [Config.Validate], inside Prepare). Rule ids such as "2.1" in
+// comments and in [Violation.Rule] are the ids of that list.
+//
 // # Determinism and persistence
 //
 // Every decision that changes the model's view — a replaced tool result, a snip, a cleared

@@ -36,7 +36,10 @@ const (
 	defaultContinuation   = "Continue."
 	unsupportedBlockText  = "[unsupported block: %s]"
 	toolReferenceText     = "[tool_reference: %s]"
-	stubToolDescription   = "Declared by agentctx: used in the conversation history."
+	stubToolDescription   = "Not available in this session: declared only because earlier messages of the conversation call it. Do not call it."
+	imageNotDecodedText   = "[image not sent: its base64 data does not decode]"
+	imageUnknownText      = "[image not sent: its data is not a PNG, JPEG, GIF or WebP image]"
+	documentNotDecoded    = "[document not sent: its base64 data does not decode]"
 )
 
 // nblock is one content block on its way to the request, with the record it came from.
@@ -67,7 +70,7 @@ type normalizer struct {
 // normalize turns t.items into t.req.Messages and t.req.Tools. It makes no decision records:
 // every repair is a pure function of the view, reported as ActionRepaired or ActionDropped.
 //
-// The steps, in order (rule numbers are those of the provider contract):
+// The steps, in order (rule ids are those of the provider contract, docs/contract.md):
 //  1. Items the provider never sees are dropped: API-error and other synthetic assistant
 //     records, virtual records, display-only records (compact summaries are sent). User
 //     records written between the records of one split assistant response (Claude Code runs
@@ -77,7 +80,15 @@ type normalizer struct {
 //     byte for byte. Blank text, thinking without a replayable signature and blocks the
 //     provider rejects at their position (2.11) are dropped, or become a "[unsupported block:
 //     TYPE]" text when dropping would empty the message. Tool ids that do not match
-//     ^[a-zA-Z0-9_-]+$ are rewritten on the tool_use and its results alike (2.10).
+//     ^[a-zA-Z0-9_-]+$ are rewritten on the tool_use and its results alike (2.10). Invalid
+//     UTF-8 in what is sent (text, tool and server tool inputs and results, citations,
+//     search results, media sources, and the system prompt and tool definitions), and a
+//     lone surrogate escape in raw JSON, become U+FFFD (6.7); raw JSON stays valid JSON with
+//     its key order. Thinking is never rewritten: thinking or redacted_thinking that is not
+//     valid UTF-8 cannot be what the provider signed, and is dropped (4.7). A base64 image
+//     is sent with the media type its bytes show (PNG, JPEG, GIF or WebP), or becomes a
+//     text marker when its bytes are no such image or its base64 does not decode; a base64
+//     document that does not decode becomes a marker too (5.1).
 //  3. Consecutive items of one role merge into one message. An assistant message never ends
 //     with thinking (4.4) and, when it holds thinking, starts with it (4.3): trailing thinking
 //     is dropped, and the thinking of merged responses moves to the front in its order.
@@ -97,7 +108,10 @@ type normalizer struct {
 //     [Report.ThinkingUnavailable] is set, the turn's thinking is dropped and the request
 //     is sent with thinking disabled.
 //  7. Tools (2.9): Input.Tools in order, then a stub definition for every tool name the
-//     messages use that Input.Tools lacks, sorted by name.
+//     messages use that Input.Tools lacks, sorted by name. A stub has an empty schema and a
+//     description telling the model that the tool is not available and not to call it:
+//     the provider rejects tool_use blocks in the history without a definition, and the
+//     runtime may not have the tool (a session resumed elsewhere, an MCP server gone).
 //
 // The request's blocks are new values owned by the request, except thinking,
 // redacted_thinking, search_result and cache_edits blocks, which are shared with the
@@ -124,6 +138,7 @@ func (p *Pipeline) normalize(t *turn) error {
 	msgs = n.finalTurnThinking(msgs)
 	t.req.Messages = emit(msgs)
 	t.req.Tools = n.tools(msgs)
+	n.repairSystem()
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -33,12 +34,12 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 		if !user {
 			return bad, true
 		}
-		nb.b = &Image{Source: b.Source}
+		nb.b = n.cleanImage(&Image{Source: b.Source}, uuid, "")
 	case *Document:
 		if !user {
 			return bad, true
 		}
-		nb.b = &Document{Source: b.Source, Title: b.Title, Context: b.Context, Citations: nonNull(b.Citations)}
+		nb.b = n.cleanDocument(&Document{Source: b.Source, Title: b.Title, Context: b.Context, Citations: nonNull(b.Citations)}, uuid, "")
 	case *ToolUse:
 		if !asst {
 			return bad, true
@@ -57,6 +58,10 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 			n.drop(nb, "thinking block without a replayable signature")
 			return nb, false
 		}
+		if !utf8.ValidString(b.Thinking) {
+			n.drop(nb, "thinking text is not valid UTF-8, so it is not what the provider signed")
+			return nb, false
+		}
 		nb.b = cleanThinking(b)
 	case *RedactedThinking:
 		if !asst {
@@ -64,6 +69,10 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 		}
 		if b.Data == "" {
 			n.drop(nb, "redacted_thinking block without data")
+			return nb, false
+		}
+		if !utf8.ValidString(b.Data) {
+			n.drop(nb, "redacted_thinking data is not valid UTF-8, so it is not what the provider sent")
 			return nb, false
 		}
 		if len(b.Extra) > 0 {
@@ -91,6 +100,7 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 	default:
 		return bad, true // tool_reference outside a tool_result, and anything else
 	}
+	n.repairText(&nb)
 	return nb, true
 }
 
@@ -114,9 +124,9 @@ func (n *normalizer) cleanResult(b *ToolResult, uuid string) *ToolResult {
 			}
 			content = append(content, &Text{Text: cb.Text, Citations: nonNull(cb.Citations)})
 		case *Image:
-			content = append(content, &Image{Source: cb.Source})
+			content = append(content, n.cleanImage(&Image{Source: cb.Source}, uuid, id))
 		case *Document:
-			content = append(content, &Document{Source: cb.Source, Title: cb.Title, Context: cb.Context, Citations: nonNull(cb.Citations)})
+			content = append(content, n.cleanDocument(&Document{Source: cb.Source, Title: cb.Title, Context: cb.Context, Citations: nonNull(cb.Citations)}, uuid, id))
 		case *ToolReference:
 			if n.declared[cb.ToolName] {
 				content = append(content, &ToolReference{ToolName: cb.ToolName})
@@ -209,9 +219,17 @@ func (n *normalizer) fixName(name, uuid string) string {
 }
 
 // tools returns Input.Tools followed by a stub for each tool name the messages use that
-// Input.Tools lacks (2.9), sorted by name.
+// Input.Tools lacks (2.9), sorted by name: a definition with an empty schema whose
+// description says the tool is not available.
 func (n *normalizer) tools(msgs []nmsg) []Tool {
 	tools := slices.Clone(n.t.in.Tools)
+	for i := range tools {
+		var f textRepair
+		f.json("definition", &tools[i].Definition)
+		if f.n > 0 {
+			n.act(ActionRepaired, "", "", f.detail(fmt.Sprintf("tools[%d]", i)), 0)
+		}
+	}
 	firstUse := map[string]nblock{}
 	var missing []string
 	for _, m := range msgs {
@@ -235,7 +253,7 @@ func (n *normalizer) tools(msgs []nmsg) []Tool {
 			panic("agentctx: unreachable: " + err.Error())
 		}
 		nb := firstUse[name]
-		n.act(ActionRepaired, nb.uuid, toolID(nb.b), "tool "+name+" is used in the history but not in Input.Tools: declared with an empty schema", 0)
+		n.act(ActionRepaired, nb.uuid, toolID(nb.b), "tool "+name+" is used in the history but not in Input.Tools: declared as unavailable, with an empty schema", 0)
 		tools = append(tools, Tool{Name: name, Definition: def})
 	}
 	return tools

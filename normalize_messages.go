@@ -15,6 +15,7 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 		}
 		out := make([]nmsg, 0, len(msgs))
 		var carry []nblock // cache_edits of dropped messages, for the next user message
+		lastUser := -1     // index in out of its last user message
 		dropped := false
 		for _, m := range msgs {
 			if !hasContent(m) && len(m.lost) > 0 {
@@ -26,9 +27,12 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 				m.lost = nil
 			}
 			if hasContent(m) {
-				if m.role == RoleUser && len(carry) > 0 {
-					m.blocks = append(m.blocks, carry...)
-					carry = nil
+				if m.role == RoleUser {
+					if len(carry) > 0 {
+						m.blocks = append(m.blocks, carry...)
+						carry = nil
+					}
+					lastUser = len(out)
 				}
 				out = append(out, m)
 				continue
@@ -43,8 +47,8 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 			if len(edits) == 0 {
 				continue
 			}
-			if j := lastUser(out); j >= 0 {
-				out[j].blocks = append(out[j].blocks, edits...)
+			if lastUser >= 0 {
+				out[lastUser].blocks = append(out[lastUser].blocks, edits...)
 			} else {
 				carry = append(carry, edits...)
 			}
@@ -60,25 +64,25 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 	}
 }
 
-func lastUser(msgs []nmsg) int {
-	for j := len(msgs) - 1; j >= 0; j-- {
-		if msgs[j].role == RoleUser {
-			return j
-		}
-	}
-	return -1
-}
-
-// merge joins consecutive messages of the same role.
+// merge joins consecutive messages of the same role. A run of any length costs time linear
+// in its blocks: the first join gives the merged message slices of its own (its first
+// message's may share their arrays), which later joins append to in place.
 func merge(msgs []nmsg) []nmsg {
 	out := make([]nmsg, 0, len(msgs))
+	owned := false // out's last message owns its slices' arrays
 	for _, m := range msgs {
 		if k := len(out) - 1; k >= 0 && out[k].role == m.role {
-			out[k].blocks = append(slices.Clip(out[k].blocks), m.blocks...)
-			out[k].lost = append(slices.Clip(out[k].lost), m.lost...)
+			last := &out[k]
+			if !owned {
+				last.blocks, last.lost = slices.Clip(last.blocks), slices.Clip(last.lost)
+				owned = true
+			}
+			last.blocks = append(last.blocks, m.blocks...)
+			last.lost = append(last.lost, m.lost...)
 			continue
 		}
 		out = append(out, m)
+		owned = false
 	}
 	return out
 }

@@ -497,7 +497,7 @@ func TestNormalizeTranscripts(t *testing.T) {
 					names = append(names, tl.Name)
 				}
 				assert.Equal(t, []string{"Read", "Agent", "Bash"}, names)
-				assert.JSONEq(t, `{"name":"Agent","description":"Declared by agentctx: used in the conversation history.","input_schema":{"type":"object"}}`, string(res.Request.Tools[1].Definition))
+				assert.JSONEq(t, `{"name":"Agent","description":"Not available in this session: declared only because earlier messages of the conversation call it. Do not call it.","input_schema":{"type":"object"}}`, string(res.Request.Tools[1].Definition))
 			},
 		},
 		{

@@ -42,6 +42,13 @@ type Config struct {
 
 	// Now is the clock. Nil: time.Now. Prepare reads it once per turn.
 	Now func() time.Time
+
+	// Validate makes Prepare check each request it builds with [Validate] (the pipeline's
+	// window, the counted input, Normalize.AllowPrefill) and return the violations as an
+	// error instead of a request the provider would reject: a caller's duplicate or
+	// schema-less tool definition, a blank system block, an input over the window. Off by
+	// default: normalize already repairs what the transcript can break.
+	Validate bool
 }
 
 // Pipeline builds the request for each turn of a conversation. It is immutable after [New]
@@ -122,8 +129,9 @@ type Input struct {
 	// System is the system prompt. Base context providers append to it.
 	System []*Text
 	// Tools are the caller's tool definitions, sent in this order. Tool names that the history
-	// uses but Tools lacks are declared with an empty schema, since the provider rejects
-	// tool_use blocks without tool definitions.
+	// uses but Tools lacks are declared as unavailable (an empty schema and a description
+	// telling the model not to call them), since the provider rejects tool_use blocks
+	// without tool definitions.
 	Tools []Tool
 	// SkipCacheWrite marks a fire-and-forget fork: the cache marker goes on the penultimate
 	// message so the fork writes no cache entry of its own. A fork never auto-compacts: the
@@ -169,7 +177,9 @@ type Result struct {
 // a [*PromptTooLongError] when the request's pressure is at or above the blocking limit (or the
 // window leaves max_tokens below its floor) and compaction is off, failed or could not bring it
 // under — then Result.Report and Result.Append are filled in too, and Append must still be
-// appended (it records the failed attempts the circuit breaker counts).
+// appended (it records the failed attempts the circuit breaker counts); with [Config.Validate],
+// a [*StageError] of stage "validate" wrapping each [*Violation], with the Result filled in for
+// inspection (do not send its request).
 func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 	return p.prepare(ctx, &in, nil)
 }
@@ -190,6 +200,9 @@ func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOption
 		return res, ErrNoMessages
 	}
 	if err := p.fits(t); err != nil {
+		return res, err
+	}
+	if err := p.validateTurn(t); err != nil {
 		return res, err
 	}
 	return res, nil

@@ -155,7 +155,7 @@ func TestPrepareThinkingBudget(t *testing.T) {
 		wantBudget int // 0: thinking disabled
 	}{
 		{"room for the budget", 200000, 2048},
-		{"budget lowered", 2600, 1865}, // 734 input tokens leave max_tokens 1866
+		{"budget lowered", 2600, 1845}, // 754 input tokens leave max_tokens 1846
 		{"no room: thinking disabled", 1700, 0},
 	}
 	for _, tt := range tests {

@@ -29,9 +29,8 @@ func (f TokenCounterFunc) CountTokens(text string) int { return f(text) }
 
 // EstimateBytesPerToken is the divisor of [EstimateTokens]. The measured mean on the agent
 // transcript mix (Go source, JSON tool output, shell logs, prose) is 2.9 bytes per cl100k token:
-// code 2.75, JSON 2.65, logs 3.0, prose 4.3 (shared/bench/README.md). Dividing by 3 is within a
-// few percent on that mix, overcounts prose and undercounts JSON slightly; bytes/4 undercounts
-// the mix by 27 %.
+// code 2.75, JSON 2.65, logs 3.0, prose 4.3. Dividing by 3 is within a few percent on that
+// mix, overcounts prose and undercounts JSON slightly; bytes/4 undercounts the mix by 27 %.
 const EstimateBytesPerToken = 3
 
 // EstimateTokens is a dependency-free estimate: ceil(len(text) / 3) tokens, counting bytes, not
@@ -122,7 +121,7 @@ func NewTiktokenCounter(encoding string) (*TiktokenCounter, error) {
 // defaultTiktoken is the one lazily initialised package-level value of the library. It is
 // allowed because it is an immutable, read-only table (no configuration, no mutable state):
 // building it costs ~100 ms and tens of MB, so building it per Counter or per call would
-// dominate every turn (shared/bench/README.md: GetEncoding rebuilds on every call).
+// dominate every turn (tiktoken-go's GetEncoding rebuilds its tables on every call).
 var defaultTiktoken = sync.OnceValues(func() (*TiktokenCounter, error) {
 	return buildTiktoken(EncodingCL100K)
 })

@@ -5,13 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
-// Violation is one way a request breaks the provider contract: the rule of
-// shared/research/anthropic-messages-contract.md it breaks (e.g. "2.1"), where in the request
-// body (e.g. "messages[3].content[0]"; "" for the request as a whole) and what is wrong.
+// Violation is one way a request breaks the provider contract: the rule it breaks, by its id
+// in docs/contract.md (e.g. "2.1"), where in the request body (e.g. "messages[3].content[0]";
+// "" for the request as a whole) and what is wrong.
 type Violation struct {
-	// Rule is the contract rule number, e.g. "2.1" (tool_use needs a tool_result next).
+	// Rule is the id of the rule in docs/contract.md, e.g. "2.1" (tool_use needs a
+	// tool_result next).
 	Rule string
 	// Path locates the offending part in the request body's JSON, e.g.
 	// "messages[3].content[0]", "system[1]", "tools[2]", "max_tokens"; "" for the whole
@@ -68,11 +70,15 @@ const (
 	manyImages         = 20
 )
 
-// Validate checks r against the provider contract (the checklist of contract §9) and returns
-// every violation found, joined with [errors.Join]; each is a [*Violation]. It returns nil
-// for a valid request. It does not modify r. Validate is safe for concurrent use.
+// Validate checks r against the provider contract, the rules listed in docs/contract.md, and
+// returns every violation found, joined with [errors.Join]; each is a [*Violation]. It returns
+// nil for a valid request. It does not modify r. Validate is safe for concurrent use.
 func Validate(r Request, opts ValidateOptions) error {
-	vs := validate(&r, opts)
+	return joinViolations(validate(&r, opts))
+}
+
+// joinViolations returns the violations joined with [errors.Join], or nil for none.
+func joinViolations(vs []*Violation) error {
 	if len(vs) == 0 {
 		return nil
 	}
@@ -81,6 +87,25 @@ func Validate(r Request, opts ValidateOptions) error {
 		errs[i] = v
 	}
 	return errors.Join(errs...)
+}
+
+// validateTurn runs [Validate] on the request Prepare built, when [Config.Validate] is set,
+// with what the pipeline knows: its window, the request's counted input and whether prefill
+// is allowed. Input.Tools are the request's first tools, so a duplicate or schema-less
+// definition the caller gave is reported at its own index, tools[i].
+func (p *Pipeline) validateTurn(t *turn) error {
+	if !p.cfg.Validate {
+		return nil
+	}
+	vs := validate(&t.req, ValidateOptions{
+		AllowPrefill:  p.cfg.Normalize.AllowPrefill,
+		ContextWindow: p.window,
+		InputTokens:   t.report.InputTokens,
+	})
+	if err := joinViolations(vs); err != nil {
+		return &StageError{Stage: "validate", Err: err}
+	}
+	return nil
 }
 
 // checker collects violations while walking a request.
@@ -166,8 +191,12 @@ func (c *checker) tool(path string, t Tool) {
 	_ = json.Unmarshal(def["type"], &typ)
 	if typ == "" || typ == "custom" {
 		var schema map[string]json.RawMessage
-		if err := json.Unmarshal(def["input_schema"], &schema); err != nil || schema == nil {
+		var schemaType string
+		switch err := json.Unmarshal(def["input_schema"], &schema); {
+		case err != nil || schema == nil:
 			c.add("2.9", path, "client tool %q has no input_schema object", t.Name)
+		case json.Unmarshal(schema["type"], &schemaType) != nil || schemaType != "object":
+			c.add("2.9", path, "client tool %q input_schema does not have \"type\": \"object\"", t.Name)
 		}
 	}
 	cc := t.CacheControl
@@ -268,6 +297,54 @@ func (c *checker) settings(r *Request) {
 	}
 	if limit := or(c.opts.MaxBodyBytes, 32_000_000); len(body) > limit {
 		c.add("6.1", "", "request body is %d bytes, over %d", len(body), limit)
+	}
+	if !validText(body) {
+		c.encoding(r)
+	}
+}
+
+// validText reports whether JSON text is valid UTF-8 without unpaired surrogate escapes.
+func validText(b []byte) bool { return utf8.Valid(b) && !hasLoneSurrogate(b) }
+
+// encoding locates the parts of a body that is not valid text (6.7): each tool, system block
+// and message block (tool_result content block by block) whose encoding is not.
+func (c *checker) encoding(r *Request) {
+	found := false
+	check := func(path string, enc []byte, err error) {
+		switch {
+		case err != nil || validText(enc):
+		case !utf8.Valid(enc):
+			c.add("6.7", path, "encodes to invalid UTF-8")
+			found = true
+		default:
+			c.add("6.7", path, "holds a \\u escape of an unpaired surrogate")
+			found = true
+		}
+	}
+	for i, t := range r.Tools {
+		enc, err := t.marshal()
+		check(fmt.Sprintf("tools[%d]", i), enc, err)
+	}
+	for i, t := range r.System {
+		enc, err := MarshalBlock(t)
+		check(fmt.Sprintf("system[%d]", i), enc, err)
+	}
+	for i, m := range r.Messages {
+		for j, b := range m.Content {
+			path := fmt.Sprintf("messages[%d].content[%d]", i, j)
+			if tr, ok := b.(*ToolResult); ok && !tr.StringContent {
+				for k, cb := range tr.Content {
+					enc, err := MarshalBlock(cb)
+					check(fmt.Sprintf("%s.content[%d]", path, k), enc, err)
+				}
+				continue
+			}
+			enc, err := marshalRequestBlock(b)
+			check(path, enc, err)
+		}
+	}
+	if !found {
+		c.add("6.7", "", "request body is not valid UTF-8 or holds a lone surrogate escape")
 	}
 }
 

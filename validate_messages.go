@@ -3,6 +3,7 @@ package agentctx
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 func (c *checker) messages(r *Request) {
@@ -151,6 +152,11 @@ func (c *checker) content(path string, b Block, role Role) {
 		if role != RoleUser {
 			c.add("2.11", path, "document block in an assistant message")
 		}
+		if b.Source.Type == "base64" {
+			if _, ok := base64Head(b.Source.Data); !ok {
+				c.add("5.1", path, "document data is not valid base64")
+			}
+		}
 	case *UnknownBlock:
 		if b.Type != KindSearchResult || role != RoleUser {
 			c.add("2.11", path, "unknown block type %q", b.Type)
@@ -166,13 +172,24 @@ func (c *checker) image(path string, b *Image) {
 	s := b.Source
 	switch s.Type {
 	case "base64":
+		known := true
 		switch s.MediaType {
 		case "image/jpeg", "image/png", "image/gif", "image/webp":
 		default:
+			known = false
 			c.add("5.1", path, "image media type %q is not image/jpeg, image/png, image/gif or image/webp", s.MediaType)
 		}
 		if limit := or(c.opts.MaxImageBytes, 5<<20); len(s.Data) > limit {
 			c.add("5.2", path, "image is %d bytes of base64, over the %d-byte limit", len(s.Data), limit)
+		}
+		head, ok := base64Head(s.Data)
+		switch got := imageType(head); {
+		case !ok:
+			c.add("5.1", path, "image data is not valid base64")
+		case got == "":
+			c.add("5.1", path, "image data is not a PNG, JPEG, GIF or WebP image")
+		case got != s.MediaType && known:
+			c.add("5.1", path, "image data is %s but media_type is %q", got, s.MediaType)
 		}
 		w, h, _ := imageSize(s.Data)
 		c.images = append(c.images, imageAt{path, w, h})
@@ -246,12 +263,18 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 			if !replayableSignature(b.Signature) {
 				c.add("4.7", bp, "thinking block without a replayable signature")
 			}
+			if !utf8.ValidString(b.Thinking) {
+				c.add("4.7", bp, "thinking text is not valid UTF-8: it is not what the provider signed")
+			}
 			if _, ok := b.Extra["cache_control"]; ok {
 				c.add("3.4", bp, "cache_control on a thinking block")
 			}
 		case *RedactedThinking:
 			if b.Data == "" {
 				c.add("4.7", bp, "redacted_thinking block without data")
+			}
+			if !utf8.ValidString(b.Data) {
+				c.add("4.7", bp, "redacted_thinking data is not valid UTF-8: it is not what the provider sent")
 			}
 			if _, ok := b.Extra["cache_control"]; ok {
 				c.add("3.4", bp, "cache_control on a redacted_thinking block")
