@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
-	"github.com/google/uuid"
 )
 
 func main() {
@@ -61,32 +60,25 @@ func run(src, dir string, w io.Writer) error {
 	}
 	defer app.Close()
 
+	tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+	if err != nil {
+		return err
+	}
+	// The session continues the transcript from its leaf and writes through the Appender.
+	sess, err := agentctx.ResumeSession(tr.Records, agentctx.SessionOptions{Writer: app, Now: func() time.Time { return clock }})
+	if err != nil {
+		return err
+	}
 	ctx := context.Background()
 	for turn, prompt := range []string{"Summarize where we are.", "What should we do next?"} {
-		tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
-		if err != nil {
-			return err
-		}
-		chain, err := agentctx.BuildChain(tr.Records, agentctx.ChainOptions{})
-		if err != nil {
-			return err
-		}
 		// 1. The user's message joins the durable transcript first.
-		user := newRecord(agentctx.TypeUser, chain, clock)
-		user.Message = &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
-			Content: []agentctx.Block{&agentctx.Text{Text: prompt}}}
-		if err := app.Append(user); err != nil {
+		if _, err := sess.User(prompt); err != nil {
 			return err
 		}
-		records := append(tr.Records, user)
-
-		// 2. Prepare the request and persist the turn's records (decisions, a compaction)
-		// before sending it. A *PromptTooLongError still comes with records to append: the
-		// failed attempt the circuit breaker counts.
-		res, err := p.Prepare(ctx, agentctx.Input{Records: records})
-		if aerr := app.Append(res.Append...); aerr != nil {
-			return aerr
-		}
+		// 2. Prepare the request. The session appends the turn's records (decisions, a
+		// compaction) before the request is sent — also with a *PromptTooLongError, which
+		// still records the failed attempt the circuit breaker counts.
+		res, err := sess.Prepare(ctx, p, agentctx.Input{})
 		if err != nil {
 			return err
 		}
@@ -97,27 +89,17 @@ func run(src, dir string, w io.Writer) error {
 		fmt.Fprintf(w, "turn %d: %d messages, %d input tokens, %d bytes, %d decision records appended\n",
 			turn+1, len(res.Request.Messages), res.Report.InputTokens, len(body), len(res.Append))
 
-		// 3. Here the runtime would POST body to /v1/messages; we append a stand-in answer. Its
-		// parent is res.Leaf: after a compaction, the last record the compaction appended.
-		answer := newRecord(agentctx.TypeAssistant, &agentctx.Chain{Leaf: &agentctx.Record{UUID: res.Leaf, SessionID: user.SessionID}}, clock.Add(5*time.Second))
-		answer.Message = &agentctx.Message{ID: "msg_" + answer.UUID[:8], Type: "message", Role: agentctx.RoleAssistant,
-			Model: "claude-sonnet-4-5", Content: []agentctx.Block{&agentctx.Text{Text: "(the model's answer)"}},
-			Usage: &agentctx.Usage{InputTokens: res.Report.InputTokens, OutputTokens: 6}}
-		if err := app.Append(answer); err != nil {
+		// 3. Here the runtime would POST body to /v1/messages and append the answer; a
+		// stand-in answer takes its place. The session parents it on res.Leaf.
+		answer := fmt.Sprintf(`{"id":"msg_turnloop_%d","type":"message","role":"assistant","model":"claude-sonnet-4-5",`+
+			`"content":[{"type":"text","text":"(the model's answer)"}],"stop_reason":"end_turn",`+
+			`"usage":{"input_tokens":%d,"output_tokens":6}}`, turn+1, res.Report.InputTokens)
+		if _, err := sess.Response([]byte(answer)); err != nil {
 			return err
 		}
 		clock = clock.Add(time.Minute)
 	}
 	return nil
-}
-
-// newRecord returns a record parented on the chain's leaf.
-func newRecord(typ agentctx.RecordType, chain *agentctx.Chain, at time.Time) agentctx.Record {
-	r := agentctx.Record{Type: typ, UUID: uuid.NewString(), Timestamp: at.Format(time.RFC3339Nano)}
-	if chain.Leaf != nil {
-		r.ParentUUID, r.SessionID = chain.Leaf.UUID, chain.Leaf.SessionID
-	}
-	return r
 }
 
 func copyFile(src, dst string) error {

@@ -1,0 +1,313 @@
+package agentctx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// RecordWriter persists transcript records in order; [*Appender] is one.
+type RecordWriter interface {
+	Append(records ...Record) error
+}
+
+// RecordWriterFunc adapts a function to [RecordWriter].
+type RecordWriterFunc func(records ...Record) error
+
+// Append calls f.
+func (f RecordWriterFunc) Append(records ...Record) error { return f(records...) }
+
+// SessionOptions configures a [Session]. The zero value is a new session kept in memory.
+type SessionOptions struct {
+	// ID is the session id every record carries. Empty: a new uuid for [NewSession]; the
+	// transcript's session id for [ResumeSession].
+	ID string
+	// Cwd, when set, is written on every record as the session's working directory (it is
+	// where compaction re-reads files from). Empty on resume: the transcript's last cwd.
+	Cwd string
+	// Writer persists each record before the session counts it (an [*Appender] on the
+	// session file). Nil: records are kept in memory only.
+	Writer RecordWriter
+	// Now is the clock for record timestamps. Nil: time.Now.
+	Now func() time.Time
+	// NewUUID returns a fresh record uuid. Nil: a random (version 4) uuid.
+	NewUUID func() string
+	// Chain selects, on resume, the leaf the session continues from; the default is the
+	// transcript's last message.
+	Chain ChainOptions
+}
+
+// Session writes the records of one conversation, turn after turn: it knows the session id,
+// the uuid the next record names as its parent, the clock and the records so far, so that a
+// runtime's loop is
+//
+//	s.User(prompt)
+//	res, err := s.Prepare(ctx, p, agentctx.Input{System: system, Tools: tools})
+//	// send res.Request, then:
+//	s.Response(body)                       // the provider's JSON answer
+//	s.ToolResults(agentctx.TextResult(id, output))
+//
+// Each method persists through [SessionOptions.Writer] first and returns its error; a record
+// the writer refused is not counted. A Session is not safe for concurrent use: one per
+// conversation, like the transcript it writes.
+type Session struct {
+	id, cwd   string
+	sidechain bool
+	agentID   string
+	w         RecordWriter
+	now       func() time.Time
+	newUUID   func() string
+	records   []Record
+	byUUID    map[string]int // uuid → index in records
+	leaf      string
+}
+
+// NewSession starts a conversation with no records.
+func NewSession(opts SessionOptions) *Session {
+	s := newSession(opts)
+	if s.id == "" {
+		s.id = s.newUUID()
+	}
+	return s
+}
+
+// ResumeSession continues the conversation in records (a transcript in file order, as
+// [ReadFile] returns it) from its leaf. The session keeps its own copy of the slice.
+func ResumeSession(records []Record, opts SessionOptions) (*Session, error) {
+	s := newSession(opts)
+	s.records = slices.Clone(records)
+	for i := range s.records {
+		if u := s.records[i].UUID; u != "" {
+			s.byUUID[u] = i
+		}
+	}
+	chain, err := BuildChain(s.records, opts.Chain)
+	if err != nil {
+		return nil, err
+	}
+	if l := chain.Leaf; l != nil {
+		s.leaf, s.sidechain, s.agentID = l.UUID, l.IsSidechain, l.AgentID
+		if s.id == "" {
+			s.id = l.SessionID
+		}
+	}
+	if s.id == "" {
+		s.id = lastSessionID(s.records)
+	}
+	if s.id == "" {
+		s.id = s.newUUID()
+	}
+	if s.cwd == "" {
+		s.cwd = sessionCwd(s.records)
+	}
+	return s, nil
+}
+
+func newSession(opts SessionOptions) *Session {
+	s := &Session{id: opts.ID, cwd: opts.Cwd, w: opts.Writer, now: opts.Now, newUUID: opts.NewUUID, byUUID: map[string]int{}}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if s.newUUID == nil {
+		s.newUUID = uuid.NewString
+	}
+	return s
+}
+
+// ID returns the session id.
+func (s *Session) ID() string { return s.id }
+
+// Leaf returns the uuid the next record names as its parentUuid ("" before the first).
+func (s *Session) Leaf() string { return s.leaf }
+
+// Records returns the transcript so far, in file order. The caller must not modify it.
+func (s *Session) Records() []Record { return s.records[:len(s.records):len(s.records)] }
+
+// Record returns a new record of type typ carrying m, parented on the leaf, with the session's
+// id, working directory, a fresh uuid and the current time. It is not written: set any other
+// field and pass it to [Session.Append].
+func (s *Session) Record(typ RecordType, m *Message) Record {
+	return Record{
+		Type: typ, UUID: s.newUUID(), ParentUUID: s.leaf, IsSidechain: s.sidechain, AgentID: s.agentID,
+		SessionID: s.id, Timestamp: decisionTime(s.now()), Cwd: s.cwd, Message: m,
+	}
+}
+
+// Append writes records through the Writer, then adds them to the session. A user or
+// assistant record with a uuid becomes the leaf; other records (the library's decisions, a
+// runtime's own system records) do not move it. A record whose uuid the session already holds
+// is refused, and so is a record naming a parent the session does not hold: either would
+// break the chain the next request is built from.
+func (s *Session) Append(records ...Record) error {
+	seen := map[string]bool{}
+	for i := range records {
+		r := &records[i]
+		if r.UUID == "" {
+			continue
+		}
+		if _, dup := s.byUUID[r.UUID]; dup || seen[r.UUID] {
+			return fmt.Errorf("agentctx: session append: record %d: uuid %s is already in the transcript", i, r.UUID)
+		}
+		seen[r.UUID] = true
+		if p := r.ParentUUID; p != "" && !seen[p] {
+			if _, ok := s.byUUID[p]; !ok {
+				return fmt.Errorf("agentctx: session append: record %d: parentUuid %s is not in the transcript", i, p)
+			}
+		}
+	}
+	if s.w != nil && len(records) > 0 {
+		if err := s.w.Append(records...); err != nil {
+			return err
+		}
+	}
+	for _, r := range records {
+		s.records = append(s.records, r)
+		if r.UUID == "" {
+			continue
+		}
+		s.byUUID[r.UUID] = len(s.records) - 1
+		if r.Type == TypeUser || r.Type == TypeAssistant {
+			s.leaf = r.UUID
+		}
+	}
+	return nil
+}
+
+// User appends the user's prompt as a user record and returns it.
+func (s *Session) User(text string) (Record, error) {
+	if text == "" {
+		return Record{}, errors.New("agentctx: session user: empty prompt")
+	}
+	return s.add(s.Record(TypeUser, &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: text}}}))
+}
+
+// UserBlocks appends a user message of the given content blocks (text, images, documents).
+// Tool results go through [Session.ToolResults].
+func (s *Session) UserBlocks(blocks ...Block) (Record, error) {
+	if len(blocks) == 0 {
+		return Record{}, errors.New("agentctx: session user: no content blocks")
+	}
+	for i, b := range blocks {
+		if b == nil {
+			return Record{}, fmt.Errorf("agentctx: session user: block %d is nil", i)
+		}
+		if b.Kind() == KindToolResult {
+			return Record{}, fmt.Errorf("agentctx: session user: block %d is a tool_result; use ToolResults", i)
+		}
+	}
+	return s.add(s.Record(TypeUser, &Message{Role: RoleUser, Content: slices.Clone(blocks)}))
+}
+
+// Assistant appends m, a response message (see [DecodeResponse]), as an assistant record.
+func (s *Session) Assistant(m *Message) (Record, error) {
+	if m == nil || m.Role != RoleAssistant {
+		return Record{}, errors.New("agentctx: session assistant: the message's role is not assistant")
+	}
+	return s.add(s.Record(TypeAssistant, m))
+}
+
+// Response decodes body, the provider's JSON answer, with [DecodeResponse] and appends it as
+// an assistant record.
+func (s *Session) Response(body []byte) (Record, error) {
+	m, err := DecodeResponse(body)
+	if err != nil {
+		return Record{}, err
+	}
+	return s.Assistant(m)
+}
+
+// ToolResults appends one user record answering tool calls of the latest assistant turn. Each
+// result must name a tool_use id of that turn that has no result yet; a result for an unknown
+// or already answered call is refused, since the provider rejects such a request.
+func (s *Session) ToolResults(results ...*ToolResult) (Record, error) {
+	if len(results) == 0 {
+		return Record{}, errors.New("agentctx: session tool results: no results")
+	}
+	open, source := s.openToolUses()
+	blocks := make([]Block, len(results))
+	for i, r := range results {
+		switch {
+		case r == nil:
+			return Record{}, fmt.Errorf("agentctx: session tool results: result %d is nil", i)
+		case !open[r.ToolUseID]:
+			return Record{}, fmt.Errorf("agentctx: session tool results: result %d: tool_use_id %q answers no open tool call of the latest assistant turn", i, r.ToolUseID)
+		}
+		open[r.ToolUseID] = false
+		blocks[i] = r
+	}
+	rec := s.Record(TypeUser, &Message{Role: RoleUser, Content: blocks})
+	rec.SourceToolAssistantUUID = source
+	return s.add(rec)
+}
+
+// Prepare runs p.Prepare on the session's records from its leaf (in.Records and in.Leaf are
+// set by the session), appends the records the turn made — also when Prepare fails with
+// records to append, such as a failed compaction the circuit breaker counts — and moves the
+// leaf to [Result.Leaf], so that the next record follows a compaction's summary.
+func (s *Session) Prepare(ctx context.Context, p *Pipeline, in Input) (Result, error) {
+	in.Records, in.Leaf = s.Records(), s.leaf
+	res, err := p.Prepare(ctx, in)
+	if aerr := s.Append(res.Append...); aerr != nil {
+		return res, errors.Join(err, aerr)
+	}
+	if res.Leaf != "" {
+		s.leaf = res.Leaf
+	}
+	return res, err
+}
+
+func (s *Session) add(r Record) (Record, error) {
+	if err := s.Append(r); err != nil {
+		return Record{}, err
+	}
+	return r, nil
+}
+
+// openToolUses returns the tool_use ids of the latest assistant turn that no result answers
+// yet, and the uuid of the turn's last assistant record. It walks up from the leaf over the
+// results already given, then over the turn's assistant records (one per content block when
+// split), and stops at the first other record.
+func (s *Session) openToolUses() (map[string]bool, string) {
+	open, answered, source := map[string]bool{}, map[string]bool{}, ""
+	for u := s.leaf; u != ""; {
+		i, ok := s.byUUID[u]
+		if !ok || s.records[i].Message == nil {
+			break
+		}
+		r := &s.records[i]
+		switch {
+		case r.Type == TypeAssistant:
+			if source == "" {
+				source = r.UUID
+			}
+			for _, b := range r.Message.Content {
+				if tu, ok := b.(*ToolUse); ok && !answered[tu.ID] {
+					open[tu.ID] = true
+				}
+			}
+		case r.Type == TypeUser && source == "" && hasToolResult(r.Message):
+			for _, b := range r.Message.Content {
+				if tr, ok := b.(*ToolResult); ok {
+					answered[tr.ToolUseID] = true
+				}
+			}
+		default:
+			return open, source
+		}
+		u = r.ParentUUID
+	}
+	return open, source
+}
+
+func hasToolResult(m *Message) bool {
+	for _, b := range m.Content {
+		if b.Kind() == KindToolResult {
+			return true
+		}
+	}
+	return false
+}

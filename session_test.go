@@ -1,0 +1,264 @@
+package agentctx
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// seqUUIDs returns a uuid source yielding u1, u2, ….
+func seqUUIDs() func() string {
+	n := 0
+	return func() string { n++; return fmt.Sprintf("u%d", n) }
+}
+
+// stepClock returns a clock starting at start that advances a second per reading.
+func stepClock(start time.Time) func() time.Time {
+	t := start.Add(-time.Second)
+	return func() time.Time { t = t.Add(time.Second); return t }
+}
+
+func response(id string, blocks ...string) []byte {
+	return []byte(`{"id":"` + id + `","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[` +
+		strings.Join(blocks, ",") + `],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":7,"service_tier":"standard"}}`)
+}
+
+// TestSessionWritesClaudeCodeRecords drives one turn with tool calls through a Session and
+// requires the lines Claude Code's format has: the uuid chain, the session id, timestamps
+// from the clock, the cwd, the response kept field for field, and the results' source.
+func TestSessionWritesClaudeCodeRecords(t *testing.T) {
+	var written []Record
+	s := NewSession(SessionOptions{
+		ID: "sess", Cwd: "/repo", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
+		Writer: RecordWriterFunc(func(rs ...Record) error { written = append(written, rs...); return nil }),
+	})
+	_, err := s.User("list the files")
+	require.NoError(t, err)
+	_, err = s.Response(response("msg_1", `{"type":"text","text":"Looking."}`,
+		`{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}`,
+		`{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}`))
+	require.NoError(t, err)
+	_, err = s.ToolResults(TextResult("toolu_2", "module x"), ErrorResult("toolu_1", "permission denied"))
+	require.NoError(t, err)
+
+	want := []string{
+		`{"type":"user","uuid":"u1","sessionId":"sess","timestamp":"2026-12-01T09:00:00.000Z","message":{"role":"user","content":"list the files"},"cwd":"/repo"}`,
+		`{"type":"assistant","uuid":"u2","parentUuid":"u1","sessionId":"sess","timestamp":"2026-12-01T09:00:01.000Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Looking."},{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}},{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}],"stop_reason":"tool_use","stop_sequence":null,"usage":{"input_tokens":12,"output_tokens":7,"service_tier":"standard"}},"cwd":"/repo"}`,
+		`{"type":"user","uuid":"u3","parentUuid":"u2","sessionId":"sess","timestamp":"2026-12-01T09:00:02.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"module x"},{"type":"tool_result","tool_use_id":"toolu_1","content":"permission denied","is_error":true}]},"sourceToolAssistantUUID":"u2","cwd":"/repo"}`,
+	}
+	require.Len(t, written, len(want))
+	for i, r := range written {
+		b, err := r.MarshalJSON()
+		require.NoError(t, err)
+		assert.JSONEq(t, want[i], string(b), "record %d", i)
+	}
+	assert.Equal(t, written, s.Records(), "the session holds what it wrote")
+	assert.Equal(t, "u3", s.Leaf())
+
+	chain, err := BuildChain(s.Records(), ChainOptions{})
+	require.NoError(t, err)
+	assert.Len(t, chain.Messages(), 3, "the records form one chain")
+}
+
+// TestSessionRefuses lists what a Session will not write, and requires that a refused record
+// is neither written nor counted.
+func TestSessionRefuses(t *testing.T) {
+	turn := func(t *testing.T) *Session {
+		s := NewSession(SessionOptions{NewUUID: seqUUIDs()})
+		_, err := s.User("go")
+		require.NoError(t, err)
+		// One response written as two split records, Claude Code style: both calls are open.
+		m1, err := DecodeResponse(response("msg_1", `{"type":"tool_use","id":"t1","name":"Bash","input":{}}`))
+		require.NoError(t, err)
+		m2, err := DecodeResponse(response("msg_1", `{"type":"tool_use","id":"t2","name":"Bash","input":{}}`))
+		require.NoError(t, err)
+		_, err = s.Assistant(m1)
+		require.NoError(t, err)
+		_, err = s.Assistant(m2)
+		require.NoError(t, err)
+		return s
+	}
+	tests := []struct {
+		name string
+		do   func(s *Session) error
+		want string
+	}{
+		{"empty prompt", func(s *Session) error { _, err := s.User(""); return err }, "empty prompt"},
+		{"no blocks", func(s *Session) error { _, err := s.UserBlocks(); return err }, "no content blocks"},
+		{"tool result as a user block", func(s *Session) error { _, err := s.UserBlocks(TextResult("t1", "x")); return err }, "use ToolResults"},
+		{"nil block", func(s *Session) error { _, err := s.UserBlocks(nil); return err }, "block 0 is nil"},
+		{"user message as assistant", func(s *Session) error {
+			_, err := s.Assistant(&Message{Role: RoleUser})
+			return err
+		}, "role is not assistant"},
+		{"no results", func(s *Session) error { _, err := s.ToolResults(); return err }, "no results"},
+		{"unknown call", func(s *Session) error { _, err := s.ToolResults(TextResult("t9", "x")); return err }, `tool_use_id "t9"`},
+		{"one call answered twice", func(s *Session) error {
+			_, err := s.ToolResults(TextResult("t1", "x"), TextResult("t1", "y"))
+			return err
+		}, `result 1: tool_use_id "t1"`},
+		{"a call already answered", func(s *Session) error {
+			if _, err := s.ToolResults(TextResult("t1", "x")); err != nil {
+				return err
+			}
+			_, err := s.ToolResults(TextResult("t1", "again"))
+			return err
+		}, `tool_use_id "t1"`},
+		{"a call of an earlier turn", func(s *Session) error {
+			if _, err := s.ToolResults(TextResult("t1", "x"), TextResult("t2", "y")); err != nil {
+				return err
+			}
+			if _, err := s.Response(response("msg_2", `{"type":"tool_use","id":"t3","name":"Bash","input":{}}`)); err != nil {
+				return err
+			}
+			_, err := s.ToolResults(TextResult("t1", "late"))
+			return err
+		}, `tool_use_id "t1"`},
+		{"duplicate uuid", func(s *Session) error { return s.Append(s.Records()[0]) }, "already in the transcript"},
+		{"unknown parent", func(s *Session) error {
+			r := s.Record(TypeUser, &Message{Role: RoleUser, Content: []Block{&Text{Text: "x"}}})
+			r.ParentUUID = "nowhere"
+			return s.Append(r)
+		}, "parentUuid nowhere is not in the transcript"},
+		{"error response", func(s *Session) error {
+			_, err := s.Response([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+			return err
+		}, "overloaded_error: Overloaded"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := turn(t)
+			before := len(s.Records())
+			leaf := s.Leaf()
+			err := tt.do(s)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+			// The failing call adds nothing; calls before it in do may have.
+			if !strings.Contains(tt.name, "already answered") && !strings.Contains(tt.name, "earlier turn") {
+				assert.Len(t, s.Records(), before)
+				assert.Equal(t, leaf, s.Leaf())
+			}
+		})
+	}
+
+	t.Run("writer failure", func(t *testing.T) {
+		fail := errors.New("disk full")
+		s := NewSession(SessionOptions{NewUUID: seqUUIDs(), Writer: RecordWriterFunc(func(...Record) error { return fail })})
+		_, err := s.User("go")
+		require.ErrorIs(t, err, fail)
+		assert.Empty(t, s.Records(), "a record the writer refused is not counted")
+		assert.Empty(t, s.Leaf())
+	})
+}
+
+// TestDecodeResponse decodes Messages API bodies: a message keeps every field (known or
+// not) byte for byte; anything else is an error naming the field.
+func TestDecodeResponse(t *testing.T) {
+	tests := []struct {
+		name, body, err string
+	}{
+		{"message", string(response("msg_1", `{"type":"text","text":"hi","citations":null}`, `{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"go"}}`)), ""},
+		{"empty content", `{"id":"msg_1","type":"message","role":"assistant","content":[],"stop_reason":"max_tokens"}`, ""},
+		{"error", `{"type":"error","error":{"type":"invalid_request_error","message":"bad"}}`, "invalid_request_error: bad"},
+		{"not json", `{"id":`, "decode response"},
+		{"not a message", `{"id":"x","type":"completion","role":"assistant","content":[]}`, `field type: "completion"`},
+		{"user role", `{"id":"x","type":"message","role":"user","content":[]}`, `field role: "user"`},
+		{"no id", `{"type":"message","role":"assistant","content":[]}`, "field id: missing"},
+		{"string content", `{"id":"x","type":"message","role":"assistant","content":"hi"}`, "field content: a string"},
+		{"null block", `{"id":"x","type":"message","role":"assistant","content":[null]}`, "content[0]"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m, err := DecodeResponse([]byte(tt.body))
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			b, err := m.MarshalJSON()
+			require.NoError(t, err)
+			assert.JSONEq(t, tt.body, string(b), "round trip")
+		})
+	}
+	_, err := DecodeResponse([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+	apiErr, ok := errors.AsType[*APIError](err)
+	require.True(t, ok, "%v", err)
+	assert.Equal(t, APIError{Type: "overloaded_error", Message: "Overloaded"}, *apiErr)
+}
+
+// TestSessionLoop runs a long conversation through a Session on a small window: it compacts
+// on the way, every request validates, the next record follows the compaction's records, and
+// the file the Appender wrote reads back as the session's records and prepares the same bytes.
+func TestSessionLoop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	app, err := OpenAppender(path, AppendOptions{})
+	require.NoError(t, err)
+	defer app.Close()
+	clock := stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
+	s := NewSession(SessionOptions{ID: "sess", Writer: app, Now: clock, NewUUID: seqUUIDs()})
+	cfg := normConfig()
+	cfg.ContextWindow = 20000
+	cfg.Compact.Summarizer = Extractive{}
+	cfg.Validate = true
+	p := newTestPipeline(t, cfg, normNow)
+	tools := []Tool{valReadTool}
+
+	compactions := 0
+	var last Result
+	prepare := func(i int) Result {
+		res, err := s.Prepare(t.Context(), p, Input{Tools: tools})
+		require.NoError(t, err, "turn %d", i)
+		if res.Report.Compaction != nil {
+			compactions++
+			assert.Equal(t, res.Leaf, s.Leaf())
+			chain, err := BuildChain(s.Records(), ChainOptions{Leaf: s.Leaf()})
+			require.NoError(t, err)
+			require.NotNil(t, chain.Boundary)
+			i := slices.IndexFunc(res.Append, func(r Record) bool { return r.IsCompactBoundary() })
+			require.GreaterOrEqual(t, i, 0)
+			assert.Equal(t, res.Append[i].UUID, chain.Boundary.UUID, "the next record continues after the new boundary")
+		}
+		return res
+	}
+	for i := range 60 {
+		_, err := s.User(fmt.Sprintf("turn %d: read part %d of the file", i, i))
+		require.NoError(t, err)
+		prepare(i)
+		id := fmt.Sprintf("toolu_%d", i)
+		_, err = s.Response(response(fmt.Sprintf("msg_%d", i), `{"type":"tool_use","id":"`+id+`","name":"Read","input":{"file_path":"f.txt"}}`))
+		require.NoError(t, err)
+		_, err = s.ToolResults(TextResult(id, strings.Repeat(fmt.Sprintf("line %d of part %d\n", i, i), 120)))
+		require.NoError(t, err)
+		last = prepare(i)
+		_, err = s.Response(response(fmt.Sprintf("msg_%db", i), `{"type":"text","text":"Part `+fmt.Sprint(i)+` read."}`))
+		require.NoError(t, err)
+	}
+	assert.Positive(t, compactions, "a 60-turn session on a 20k window compacts")
+
+	tr, err := ReadFile(path, ReadOptions{})
+	require.NoError(t, err)
+	require.Len(t, tr.Records, len(s.Records()))
+	for i := range tr.Records {
+		a, _ := tr.Records[i].MarshalJSON()
+		b, _ := s.Records()[i].MarshalJSON()
+		require.Equal(t, string(b), string(a), "record %d reads back as written", i)
+	}
+	// The last turn again, from the file: the records before its answer give the same bytes.
+	again, err := p.Prepare(t.Context(), Input{Records: tr.Records[:len(tr.Records)-1], Tools: tools})
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(requestBytes(t, last.Request), requestBytes(t, again.Request)), "a resume prepares the same request")
+
+	r, err := ResumeSession(tr.Records, SessionOptions{NewUUID: seqUUIDs()})
+	require.NoError(t, err)
+	assert.Equal(t, "sess", r.ID())
+	assert.Equal(t, s.Leaf(), r.Leaf())
+}
