@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -39,10 +40,11 @@ func (f ContextProviderFunc) Context(ctx context.Context) ([]ContextSection, err
 // next call tries again.
 //
 // The Pipeline holds no per-conversation state, so the memo is the caller's: create one per
-// conversation (with [Memoize]), put it in that conversation's [ContextConfig], and call
-// Invalidate when the context must be recomputed, e.g. after a compaction or when a memory
-// file changed. A MemoProvider is safe for concurrent use; while one call computes the
-// context, other calls wait for it (or for their ctx). The zero value is not usable.
+// conversation (with [Memoize]), put it in that conversation's [ContextConfig] (passed in
+// [Input.Context] when one Pipeline serves several conversations), and call Invalidate when
+// the context must be recomputed, e.g. after a compaction or when a memory file changed. A
+// MemoProvider is safe for concurrent use; while one call computes the context, other calls
+// wait for it (or for their ctx). The zero value is not usable.
 type MemoProvider struct {
 	provider ContextProvider
 	fill     chan struct{} // one-slot semaphore: one computation at a time
@@ -171,7 +173,7 @@ func renderSections(sections []ContextSection) (string, int) {
 // baseContext appends the system context to the system prompt and puts the user context in a
 // meta user message at the start of the view.
 func (p *Pipeline) baseContext(t *turn) error {
-	c := p.cfg.Context
+	c := cmp.Or(t.in.Context, &p.cfg.Context)
 	rep := t.report.stage("context")
 	if c.System != nil {
 		sections, err := c.System.Context(t.ctx)

@@ -3,6 +3,7 @@ package agentctx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -298,4 +299,43 @@ func TestContextMemoize(t *testing.T) {
 		assert.ErrorIs(t, err, context.Canceled)
 		close(release)
 	})
+}
+
+// One Pipeline serves many conversations, each with its own memoized base context passed in
+// Input.Context, concurrently; Config.Context is not consulted for them.
+func TestContextPerConversation(t *testing.T) {
+	shared := &ctxStatic{sections: []ContextSection{{"claudeMd", "shared"}}}
+	p := ctxPipeline(t, ContextConfig{User: shared})
+	const n = 8
+	srcs := make([]*ctxStatic, n)
+	memos := make([]*MemoProvider, n)
+	for i := range n {
+		srcs[i] = &ctxStatic{sections: []ContextSection{{"claudeMd", fmt.Sprintf("conversation %d", i)}}}
+		memos[i] = Memoize(srcs[i])
+	}
+	k := ctxSession()
+	var wg sync.WaitGroup
+	for i := range n {
+		for range 4 {
+			wg.Go(func() {
+				res, err := p.Prepare(t.Context(), Input{Records: k.recs, Context: &ContextConfig{User: memos[i], System: memos[i]}})
+				if !assert.NoError(t, err) {
+					return
+				}
+				want := fmt.Sprintf("# claudeMd\nconversation %d", i)
+				assert.Contains(t, res.Request.Messages[0].Content[0].(*Text).Text, want)
+				require.Len(t, res.Request.System, 1)
+				assert.Equal(t, want, res.Request.System[0].Text)
+			})
+		}
+	}
+	wg.Wait()
+	for i := range n {
+		assert.EqualValues(t, 1, srcs[i].calls.Load(), "each conversation's memo computed once")
+	}
+	assert.Zero(t, shared.calls.Load(), "Config.Context is replaced, not merged")
+
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	assert.Contains(t, res.Request.Messages[0].Content[0].(*Text).Text, "shared", "without Input.Context, Config.Context")
 }

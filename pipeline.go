@@ -110,6 +110,10 @@ type Input struct {
 	// uses but Tools lacks are declared with an empty schema, since the provider rejects
 	// tool_use blocks without tool definitions.
 	Tools []Tool
+	// Context, when non-nil, replaces Config.Context for this turn: a Pipeline shared by many
+	// conversations takes each conversation's own base context here, such as providers
+	// wrapped in [Memoize] once per conversation.
+	Context *ContextConfig
 	// SkipCacheWrite marks a fire-and-forget fork: the cache marker goes on the penultimate
 	// message so the fork writes no cache entry of its own.
 	SkipCacheWrite bool
