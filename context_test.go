@@ -301,6 +301,39 @@ func TestContextMemoize(t *testing.T) {
 	})
 }
 
+// With CurrentDate and a memoized user context, the date is memoized with the sections:
+// midnight does not rewrite the prompt prefix until the memo is invalidated.
+func TestContextDateMemoized(t *testing.T) {
+	evening := time.Date(2026, 3, 4, 23, 59, 0, 0, time.UTC)
+	clock := evening
+	p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Now: func() time.Time { return clock },
+		Context: ContextConfig{CurrentDate: true}})
+	require.NoError(t, err)
+	k := ctxSession()
+	date := func(res Result) string { return res.Request.Messages[0].Content[0].(*Text).Text }
+	prepare := func(cc *ContextConfig) Result {
+		res, err := p.Prepare(t.Context(), Input{Records: k.recs, Context: cc})
+		require.NoError(t, err)
+		return res
+	}
+
+	m := Memoize(&ctxStatic{sections: []ContextSection{{"claudeMd", "Use tabs."}}})
+	memo := &ContextConfig{User: m, CurrentDate: true}
+	before := prepare(memo)
+	assert.Contains(t, date(before), "Today's date is 2026-03-04.")
+	clock = evening.Add(2 * time.Minute) // past midnight
+	after := prepare(memo)
+	assert.Equal(t, string(requestBytes(t, before.Request)), string(requestBytes(t, after.Request)), "the memo keeps the date")
+
+	m.Invalidate() // e.g. after a compaction
+	assert.Contains(t, date(prepare(memo)), "Today's date is 2026-03-05.", "a new memo takes the new date")
+
+	clock = evening
+	assert.Contains(t, date(prepare(nil)), "Today's date is 2026-03-04.")
+	clock = evening.Add(2 * time.Minute)
+	assert.Contains(t, date(prepare(nil)), "Today's date is 2026-03-05.", "without a memo, each turn is dated by its clock")
+}
+
 // One Pipeline serves many conversations, each with its own memoized base context passed in
 // Input.Context, concurrently; Config.Context is not consulted for them.
 func TestContextPerConversation(t *testing.T) {
