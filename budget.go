@@ -4,12 +4,13 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
 )
 
-// Budget defaults, as in Claude Code (src/constants/toolLimits.ts, src/utils/toolResultStorage.ts).
+// Budget defaults, as in Claude Code's tool-result storage.
 const (
 	// DefaultMaxResultChars is the default cap of one tool result, in characters.
 	DefaultMaxResultChars = 50_000
@@ -20,18 +21,54 @@ const (
 	DefaultPreviewBytes = 2_000
 )
 
+// NeverReplace as a cap in [BudgetConfig.ToolMaxChars] exempts a tool's results from
+// replacement.
+const NeverReplace = -1
+
+// DefaultToolMaxChars returns the default per-tool caps of [BudgetConfig.ToolMaxChars], as a
+// new map. They follow the maximum result sizes that Claude Code's built-in tools declare, as
+// public analyses of its source report them (Anthropic does not document them):
+//
+//   - Read: [NeverReplace]. Claude Code exempts it: the tool bounds its own output, and
+//     replacing a file read by a pointer to a stored file, which the model can only read back
+//     with Read, is circular.
+//   - Bash: 30,000 characters.
+//   - Grep: 20,000 characters.
+//
+// Claude Code's other built-in tools (Edit, Write, Glob, WebFetch and more) declare 100,000
+// characters, which Claude Code clamps to its 50,000 default (as ToolMaxChars entries are
+// clamped to MaxResultChars), so they have no entry here.
+func DefaultToolMaxChars() map[string]int {
+	return map[string]int{"Read": NeverReplace, "Bash": 30_000, "Grep": 20_000}
+}
+
+// defaultToolMaxChars is the entry of tool in DefaultToolMaxChars, without building the map.
+func defaultToolMaxChars(tool string) (int, bool) {
+	switch tool {
+	case "Read":
+		return NeverReplace, true
+	case "Bash":
+		return 30_000, true
+	case "Grep":
+		return 20_000, true
+	}
+	return 0, false
+}
+
 // BudgetConfig configures the tool-result budget stage. The zero value is the default.
 //
 // The stage measures a tool result in characters: the runes of its text blocks plus the JSON
 // length, in bytes, of its other blocks except images and documents. Media is costed in
 // tokens, not characters, and a preview cannot stand in for it: results holding an image or a
 // document are never replaced (they are frozen as kept). Only results the stage has not
-// decided on before are candidates. A new result over MaxResultChars is replaced; then, while
-// the tool results of one API user message (the consecutive user records between two
-// assistant responses, which normalize merges into one message, so the results of parallel
-// tool calls are summed) exceed MaxMessageChars, the largest remaining new result is replaced
-// (ties: the smaller tool_use_id first). A result is only replaced when its preview is shorter
-// than it.
+// decided on before are candidates. A new result over its cap (its tool's entry in
+// ToolMaxChars, clamped to MaxResultChars) is replaced; then, while the tool results of one
+// API user message (the consecutive user records between two assistant responses, which
+// normalize merges into one message, so the results of parallel tool calls are summed) exceed
+// MaxMessageChars, the largest remaining new result is replaced (ties: the smaller
+// tool_use_id first). Results of a tool capped at [NeverReplace] are never replaced, but
+// count in their message's total. A result is only replaced when its preview is shorter than
+// it.
 //
 // A replaced result keeps its tool_use_id and is_error; its content becomes one text:
 //
@@ -53,6 +90,12 @@ type BudgetConfig struct {
 	Disable bool
 	// MaxResultChars caps one tool result's content, in characters. Zero: 50,000.
 	MaxResultChars int
+	// ToolMaxChars caps the results of the named tools (the tool_use's name) lower, in
+	// characters: a tool's cap is the smaller of its entry and MaxResultChars, as Claude Code
+	// clamps the caps its tools declare to its default. [NeverReplace] (-1) exempts the tool;
+	// 0, like no entry, leaves MaxResultChars. Nil: [DefaultToolMaxChars]; an empty map gives
+	// no tool a cap of its own. The Pipeline keeps the map: do not modify it after [New].
+	ToolMaxChars map[string]int
 	// MaxMessageChars caps the tool results of one API user message together, in characters.
 	// Zero: 200,000.
 	MaxMessageChars int
@@ -78,6 +121,11 @@ func (c BudgetConfig) validate() error {
 			errs = append(errs, fmt.Sprintf("agentctx: Budget.%s %d is negative", f.name, f.v))
 		}
 	}
+	for _, tool := range slices.Sorted(maps.Keys(c.ToolMaxChars)) {
+		if v := c.ToolMaxChars[tool]; v < NeverReplace {
+			errs = append(errs, fmt.Sprintf("agentctx: Budget.ToolMaxChars[%q] %d is below -1 (NeverReplace)", tool, v))
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
@@ -87,6 +135,22 @@ func (c BudgetConfig) validate() error {
 func (c BudgetConfig) maxResult() int  { return cmp.Or(c.MaxResultChars, DefaultMaxResultChars) }
 func (c BudgetConfig) maxMessage() int { return cmp.Or(c.MaxMessageChars, DefaultMaxMessageChars) }
 func (c BudgetConfig) preview() int    { return cmp.Or(c.PreviewBytes, DefaultPreviewBytes) }
+
+// toolMax returns the cap of one result of tool: NeverReplace, or its ToolMaxChars entry
+// clamped to MaxResultChars.
+func (c BudgetConfig) toolMax(tool string) int {
+	v, ok := c.ToolMaxChars[tool]
+	if c.ToolMaxChars == nil {
+		v, ok = defaultToolMaxChars(tool)
+	}
+	switch {
+	case !ok || v == 0:
+		return c.maxResult()
+	case v == NeverReplace:
+		return NeverReplace
+	}
+	return min(v, c.maxResult())
+}
 
 // budgetSlot is one tool_result block of the view.
 type budgetSlot struct {
@@ -238,7 +302,7 @@ func (p *Pipeline) budget(t *turn) error {
 	return nil
 }
 
-// budgetGroup decides on the new results of one merged API user message: first the per-result
+// budgetGroup decides on the new results of one merged API user message: first each one's
 // cap, then the aggregate cap, largest first. Replaced results are stored.
 func (p *Pipeline) budgetGroup(t *turn, g []*budgetEntry) error {
 	cfg := p.cfg.Budget
@@ -259,10 +323,10 @@ func (p *Pipeline) budgetGroup(t *turn, g []*budgetEntry) error {
 	slices.SortStableFunc(cands, func(a, b *budgetEntry) int {
 		return cmp.Or(cmp.Compare(b.size, a.size), cmp.Compare(a.id, b.id))
 	})
-	// cands is largest first, so the per-result cap is a prefix.
 	for _, e := range cands {
-		if e.size <= cfg.maxResult() && total <= cfg.maxMessage() {
-			break
+		limit := cfg.toolMax(t.toolNames[e.id])
+		if limit == NeverReplace || e.size <= limit && total <= cfg.maxMessage() {
+			continue
 		}
 		ok, err := p.replaceResult(t, e)
 		if err != nil {

@@ -29,7 +29,11 @@ func budgetPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
 	return res
 }
 
-var budgetTools = []Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
+// budgetTool is the tool of most budget tests: one without a default cap of its own, so that
+// MaxResultChars applies.
+const budgetTool = "Exec"
+
+var budgetTools = []Tool{{Name: budgetTool, Definition: json.RawMessage(`{"name":"Exec","input_schema":{"type":"object"}}`)}}
 
 // budgetLines returns n characters of numbered lines, so previews have newlines to cut at.
 func budgetLines(n int) string {
@@ -40,13 +44,13 @@ func budgetLines(n int) string {
 	return b.String()[:n]
 }
 
-// budgetParallel builds a prompt, one response with parallel Read calls, and their results in
-// separate user records (as Claude Code writes them).
+// budgetParallel builds a prompt, one response with parallel calls of budgetTool, and their
+// results in separate user records (as Claude Code writes them).
 func budgetParallel(k *tk, sizes map[string]int, ids ...string) {
-	k.user("read the files")
+	k.user("run the commands")
 	var uses []Block
 	for _, id := range ids {
-		uses = append(uses, toolUse(id, "Read"))
+		uses = append(uses, toolUse(id, budgetTool))
 	}
 	k.assistant(uses...)
 	var trs []*ToolResult
@@ -86,7 +90,7 @@ func TestBudgetPerResultCap(t *testing.T) {
 			p := budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, PreviewBytes: 100, Store: store})
 			k := newTK()
 			k.user("go")
-			k.assistant(toolUse("toolu_a", "Read"))
+			k.assistant(toolUse("toolu_a", budgetTool))
 			tr := result("toolu_a", tc.content)
 			tr.IsError = tc.isError
 			k.results(tr)
@@ -189,9 +193,9 @@ func TestBudgetAggregatePerMessage(t *testing.T) {
 	p := budgetPipeline(t, BudgetConfig{MaxMessageChars: 1000, PreviewBytes: 50})
 	k := newTK()
 	k.user("go")
-	k.assistant(toolUse("toolu_a", "Read"))
+	k.assistant(toolUse("toolu_a", budgetTool))
 	k.results(result("toolu_a", budgetLines(900)))
-	k.assistant(toolUse("toolu_b", "Read"))
+	k.assistant(toolUse("toolu_b", budgetTool))
 	k.results(result("toolu_b", budgetLines(900)))
 	res := budgetPrepare(t, p, k.recs)
 	trs, msg := toolResults(res.Request)
@@ -208,7 +212,7 @@ func TestBudgetNonTextBlocks(t *testing.T) {
 	sr := &UnknownBlock{Type: KindSearchResult, JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"` + strings.Repeat("x", 1500) + `"}]}`)}
 	k := newTK()
 	k.user("go")
-	k.assistant(toolUse("toolu_img", "Read"), toolUse("toolu_sr", "Search"))
+	k.assistant(toolUse("toolu_img", budgetTool), toolUse("toolu_sr", "Search"))
 	k.results(&ToolResult{ToolUseID: "toolu_img", Content: []Block{text(strings.Repeat("caption ", 200)), img}},
 		&ToolResult{ToolUseID: "toolu_sr", Content: []Block{text("found"), sr}})
 	res := budgetPrepare(t, p, k.recs)
@@ -240,7 +244,7 @@ func TestBudgetFrozenKept(t *testing.T) {
 	for _, r := range res1.Append {
 		k.decision(r)
 	}
-	k.assistant(toolUse("toolu_b", "Read"))
+	k.assistant(toolUse("toolu_b", budgetTool))
 	k.results(result("toolu_b", budgetLines(800)))
 
 	tight := budgetPipeline(t, BudgetConfig{MaxResultChars: 500, PreviewBytes: 50})
@@ -299,7 +303,7 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 
 	t.Run("prefix of later turns", func(t *testing.T) {
 		k2 := &tk{recs: append([]Record(nil), recs...), t0: k.t0, n: k.n, last: k.last, msgN: k.msgN}
-		k2.assistant(toolUse("toolu_c", "Read"))
+		k2.assistant(toolUse("toolu_c", budgetTool))
 		k2.results(result("toolu_c", budgetLines(7000)))
 		res3 := budgetPrepare(t, p1, k2.recs)
 		require.Greater(t, len(res3.Request.Messages), len(res1.Request.Messages))
@@ -469,11 +473,11 @@ func TestBudgetPreviewNotShorter(t *testing.T) {
 func TestBudgetAggregateInterleaved(t *testing.T) {
 	k := newTK()
 	k.user("go")
-	a1 := k.assistant(toolUse("toolu_a", "Read"))
+	a1 := k.assistant(toolUse("toolu_a", budgetTool))
 	k.results(result("toolu_a", budgetLines(600)))
 	a2 := k.next(TypeAssistant)
 	a2.ParentUUID = a1.UUID
-	a2.Message = &Message{ID: a1.Message.ID, Type: "message", Role: RoleAssistant, Content: []Block{toolUse("toolu_b", "Read")}}
+	a2.Message = &Message{ID: a1.Message.ID, Type: "message", Role: RoleAssistant, Content: []Block{toolUse("toolu_b", budgetTool)}}
 	k.add(a2)
 	k.results(result("toolu_b", budgetLines(500)))
 
@@ -531,4 +535,63 @@ func TestBudgetCorpus(t *testing.T) {
 		assert.Empty(t, res2.Append, f)
 	}
 	assert.Positive(t, replaced, "the corpus has results over the cap")
+}
+
+// Per-tool caps: Read is never replaced by default, Bash and Grep have lower caps, other tools
+// MaxResultChars; entries are clamped to MaxResultChars; an empty map gives no tool a cap.
+func TestBudgetToolCaps(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      BudgetConfig
+		tool     string
+		size     int
+		replaced bool
+	}{
+		{"Read is never replaced", BudgetConfig{}, "Read", 1 << 20, false},
+		{"Bash at its cap", BudgetConfig{}, "Bash", 30_000, false},
+		{"Bash over its cap", BudgetConfig{}, "Bash", 30_001, true},
+		{"Grep over its cap", BudgetConfig{}, "Grep", 20_001, true},
+		{"other tools at MaxResultChars", BudgetConfig{}, "WebFetch", 50_000, false},
+		{"other tools over MaxResultChars", BudgetConfig{}, "WebFetch", 50_001, true},
+		{"entries clamped to MaxResultChars", BudgetConfig{MaxResultChars: 5_000}, "Bash", 5_001, true},
+		{"Read still exempt under a small MaxResultChars", BudgetConfig{MaxResultChars: 5_000}, "Read", 100_000, false},
+		{"empty map: Read capped like the rest", BudgetConfig{ToolMaxChars: map[string]int{}}, "Read", 50_001, true},
+		{"custom cap", BudgetConfig{ToolMaxChars: map[string]int{"Exec": 1000}, PreviewBytes: 100}, "Exec", 1001, true},
+		{"zero entry means MaxResultChars", BudgetConfig{ToolMaxChars: map[string]int{"Exec": 0}}, "Exec", 50_000, false},
+		{"custom exemption", BudgetConfig{ToolMaxChars: map[string]int{"Exec": NeverReplace}}, "Exec", 1 << 20, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newTK()
+			k.user("go")
+			k.assistant(toolUse("toolu_a", tc.tool))
+			k.results(result("toolu_a", budgetLines(tc.size)))
+			res := budgetPrepare(t, budgetPipeline(t, tc.cfg), k.recs)
+			trs, _ := toolResults(res.Request)
+			assert.Equal(t, tc.replaced, strings.HasPrefix(resultText(trs["toolu_a"]), "<persisted-output>"))
+			dec := budgetDecisions(res.Append)
+			require.Len(t, dec, 1)
+			assert.Equal(t, tc.replaced, dec[0].Replaced)
+		})
+	}
+
+	// An exempt result is never replaced, but weighs in its message's total: the other
+	// results are replaced to make room.
+	k := newTK()
+	k.user("go")
+	k.assistant(toolUse("toolu_r", "Read"), toolUse("toolu_x", budgetTool))
+	k.results(result("toolu_r", budgetLines(1500)), result("toolu_x", budgetLines(600)))
+	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxMessageChars: 1000, PreviewBytes: 50}), k.recs)
+	dec := budgetDecisions(res.Append)
+	require.Len(t, dec, 2)
+	assert.Equal(t, []bool{false, true}, []bool{dec[0].Replaced, dec[1].Replaced}, "toolu_x replaced")
+
+	_, err := New(Config{ContextWindow: 1000, Tokens: EstimateCounter{}, Budget: BudgetConfig{ToolMaxChars: map[string]int{"Bash": -2}}})
+	assert.ErrorContains(t, err, `Budget.ToolMaxChars["Bash"] -2 is below -1`)
+	assert.Equal(t, map[string]int{"Read": NeverReplace, "Bash": 30_000, "Grep": 20_000}, DefaultToolMaxChars())
+	for tool, v := range DefaultToolMaxChars() {
+		got, ok := defaultToolMaxChars(tool)
+		assert.True(t, ok)
+		assert.Equal(t, v, got, tool)
+	}
 }

@@ -16,7 +16,8 @@ import (
 // at a tight 40,000-token window, and checks for each: the request passes Validate, Prepare
 // twice gives the same bytes, and after appending the turn's records (through JSONL, as a
 // resume reads them) the request is byte-identical and no new decision is made. At the tight
-// window the budget and microcompact must act on some sessions.
+// window microcompact must act on some sessions. The budget does not at its default caps: the
+// corpus's results over 50,000 characters are all Read results, which it never replaces.
 func TestCorpusPrepare(t *testing.T) {
 	files := corpusFiles(t)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -66,7 +67,6 @@ func TestCorpusPrepare(t *testing.T) {
 			}
 			t.Logf("sessions where each stage action happened: %v", acted)
 			if window > 0 {
-				assert.Positive(t, acted["budget replaced"])
 				assert.Positive(t, acted["microcompact cleared"])
 			}
 		})
