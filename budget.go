@@ -60,15 +60,18 @@ func defaultToolMaxChars(tool string) (int, bool) {
 // The stage measures a tool result in characters: the runes of its text blocks plus the JSON
 // length, in bytes, of its other blocks except images and documents. Media is costed in
 // tokens, not characters, and a preview cannot stand in for it: results holding an image or a
-// document are never replaced (they are frozen as kept). Only results the stage has not
-// decided on before are candidates. A new result over its cap (its tool's entry in
-// ToolMaxChars, clamped to MaxResultChars) is replaced; then, while the tool results of one
-// API user message (the consecutive user records between two assistant responses, which
-// normalize merges into one message, so the results of parallel tool calls are summed) exceed
-// MaxMessageChars, the largest remaining new result is replaced (ties: the smaller
-// tool_use_id first). Results of a tool capped at [NeverReplace] are never replaced, but
-// count in their message's total. A result is only replaced when its preview is shorter than
-// it.
+// document are never replaced.
+//
+// Only new results are candidates: those of the view's last API user message (the consecutive
+// user records after the last assistant response, which normalize merges into one message, so
+// the results of parallel tool calls are summed) while no assistant response follows it, and
+// that no budget record decided on. A result that an assistant response follows has been sent
+// to the model as it is unless a record replaced it, so it is kept by definition. A new
+// result over its cap (its tool's entry in ToolMaxChars, clamped to MaxResultChars) is
+// replaced; then, while the message's tool results exceed MaxMessageChars, the largest
+// remaining new result is replaced (ties: the smaller tool_use_id first). Results of a tool
+// capped at [NeverReplace] are never replaced, but count in their message's total. A result
+// is only replaced when its preview is shorter than it.
 //
 // A replaced result keeps its tool_use_id and is_error; its content becomes one text:
 //
@@ -80,10 +83,14 @@ func defaultToolMaxChars(tool string) (int, bool) {
 //	...
 //	</persisted-output>
 //
-// Every new result the stage sees, kept or replaced, is frozen in one
-// [SubtypeToolResultBudget] record per turn. Later turns never replace a kept result, and
-// show a replaced one as the preview stored in the record, byte for byte, so the prompt cache
-// prefix never changes.
+// The results a turn replaces are frozen in one [SubtypeToolResultBudget] record; every later
+// turn shows each as the preview stored in the record, byte for byte, so the prompt cache
+// prefix never changes. Kept results need no record: until a response follows them they are
+// decided again by each Prepare, with the same outcome under the same config, and afterwards
+// they are kept by definition. (Records of earlier versions also list kept results; those
+// stay kept.) Replacements are therefore decided once, when the results are new: a transcript
+// written without this stage, such as an imported Claude Code session, keeps the results its
+// responses have seen.
 type BudgetConfig struct {
 	// Disable turns the stage off: no new decisions. Frozen replacements are still re-applied,
 	// since the cache prefix must not change.
@@ -169,7 +176,7 @@ type budgetEntry struct {
 }
 
 // measure returns the size of the entry's content, measuring it on first use: most results
-// are frozen and in messages without new results, and are never measured.
+// are frozen or already sent, and are never measured.
 func (e *budgetEntry) measure() int {
 	if e.size < 0 {
 		e.size = resultChars(e.slots[0].tr)
@@ -192,21 +199,23 @@ func (p *Pipeline) budget(t *turn) error {
 	cfg := p.cfg.Budget
 	frozen := frozenBudget(t.in.Records)
 
-	// Collect the tool results of the view, per tool_use_id, grouped by API user message.
+	// Collect the tool results of the view, per tool_use_id. Only the last API user message
+	// holds new results, and only while no assistant response follows it.
 	entries := map[string]*budgetEntry{}
-	var order []*budgetEntry    // first occurrence order
-	var groups [][]*budgetEntry // per merged user message, unique entries
-	var cur []*budgetEntry
+	var order []*budgetEntry // first occurrence order
+	var last []*budgetEntry  // unique entries of the unanswered last user message
 	lastMsgID := ""
 	for i := range t.items {
 		it := &t.items[i]
 		if it.role != RoleUser {
+			if it.rec != nil && it.rec.Message.Model == SyntheticModel {
+				continue // never reached the provider; normalize drops it
+			}
 			// A record of the same response as the previous assistant record (results written
 			// while the response streamed sit between them) does not end the user message:
 			// normalize merges the response, and its results follow it as one message.
-			if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp && len(cur) > 0 {
-				groups = append(groups, cur)
-				cur = nil
+			if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp {
+				last = nil // answered: the results before it have been sent
 			}
 			lastMsgID = it.msgID
 			continue
@@ -226,48 +235,36 @@ func (p *Pipeline) budget(t *turn) error {
 				}
 				entries[tr.ToolUseID] = e
 				order = append(order, e)
-				cur = append(cur, e)
+				last = append(last, e)
 			}
 			e.slots = append(e.slots, budgetSlot{item: i, block: j, tr: tr})
 		}
 	}
-	if len(cur) > 0 {
-		groups = append(groups, cur)
-	}
 
-	// Decide on the new results.
+	// Decide on the new results, and freeze the replaced ones in one decision record.
 	var fresh []*budgetEntry
-	if !cfg.Disable {
-		for _, e := range order {
-			if !e.frozen {
+	if !cfg.Disable && len(last) > 0 {
+		if err := p.budgetMessage(t, last); err != nil {
+			return err
+		}
+		for _, e := range last {
+			if !e.frozen && e.res.Replaced {
 				fresh = append(fresh, e)
 			}
 		}
-		for _, g := range groups {
-			if err := p.budgetGroup(t, g); err != nil {
-				return err
-			}
-		}
 	}
-
-	// Freeze every new result in one decision record.
-	sr := t.report.stage("budget")
 	var rec *Record
-	replaced := 0
 	if len(fresh) > 0 {
 		d := &BudgetDecision{Results: make([]BudgetResult, 0, len(fresh))}
 		for _, e := range fresh {
 			d.Results = append(d.Results, e.res)
-			if e.res.Replaced {
-				replaced++
-			}
 		}
 		key, err := json.Marshal(d) // the uuid derives from the whole decision
 		if err != nil {
 			return err
 		}
 		r := t.newDecision(SubtypeToolResultBudget, string(key),
-			fmt.Sprintf("Tool-result budget: %d new results, %d replaced by a preview, %d kept", len(fresh), replaced, len(fresh)-replaced))
+			fmt.Sprintf("Tool-result budget: %d results replaced by a preview", len(fresh)))
 		r.Budget = d
 		rec = &r
 		for _, e := range fresh {
@@ -276,6 +273,7 @@ func (p *Pipeline) budget(t *turn) error {
 	}
 
 	// Apply: frozen replacements and new ones. Nothing is applied before every Put succeeded.
+	sr := t.report.stage("budget")
 	for _, e := range order {
 		if !e.res.Replaced {
 			continue
@@ -292,19 +290,15 @@ func (p *Pipeline) budget(t *turn) error {
 			sr.add(Action{Kind: kind, UUID: t.items[s.item].uuid, ToolUseID: e.id, Record: e.record, Detail: detail, Tokens: -freed})
 		}
 	}
-	if rec == nil {
-		return nil
+	if rec != nil {
+		t.appended = append(t.appended, *rec)
 	}
-	if kept := len(fresh) - replaced; kept > 0 {
-		sr.add(Action{Kind: ActionKept, Record: rec.UUID, Detail: fmt.Sprintf("%d new results frozen as kept", kept)})
-	}
-	t.appended = append(t.appended, *rec)
 	return nil
 }
 
-// budgetGroup decides on the new results of one merged API user message: first each one's
-// cap, then the aggregate cap, largest first. Replaced results are stored.
-func (p *Pipeline) budgetGroup(t *turn, g []*budgetEntry) error {
+// budgetMessage decides on the new results of the last API user message g: first each one's
+// cap, then the message's cap, largest first. Replaced results are stored.
+func (p *Pipeline) budgetMessage(t *turn, g []*budgetEntry) error {
 	cfg := p.cfg.Budget
 	var cands []*budgetEntry
 	for _, e := range g {

@@ -13,7 +13,7 @@ type ActionKind string
 const (
 	ActionReplaced  ActionKind = "replaced"  // budget: result stored externally, preview shown
 	ActionReapplied ActionKind = "reapplied" // a frozen decision applied again
-	ActionKept      ActionKind = "kept"      // budget: new result seen and frozen as kept
+	ActionKept      ActionKind = "kept"      // budget: no longer reported (kept results need no record)
 	ActionSnipped   ActionKind = "snipped"   // snip: record removed from the view
 	ActionCleared   ActionKind = "cleared"   // microcompact: result content cleared
 	ActionMarked    ActionKind = "marked"    // cached microcompact: cache_reference + cache_edits
