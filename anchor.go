@@ -39,7 +39,10 @@ type Totals struct {
 // counted and added.
 //
 // Only user and assistant records with a message count (see [Counter.Record]).
-func (c *Counter) Totals(chain []*Record) Totals {
+func (c *Counter) Totals(chain []*Record) Totals { return c.totals(chain, c.Record) }
+
+// totals is Totals with count as the size of each record.
+func (c *Counter) totals(chain []*Record, count func(*Record) int) Totals {
 	var t Totals
 	anchor := -1
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -66,7 +69,7 @@ func (c *Counter) Totals(chain []*Record) Totals {
 		}
 	}
 	for i, r := range chain {
-		n := c.Record(r)
+		n := count(r)
 		t.Counted += n
 		if anchor < 0 || i <= first || i == anchor || msgID != "" && sameResponse(r, msgID) {
 			continue

@@ -91,6 +91,11 @@ func defaultToolMaxChars(tool string) (int, bool) {
 // stay kept.) Replacements are therefore decided once, when the results are new: a transcript
 // written without this stage, such as an imported Claude Code session, keeps the results its
 // responses have seen.
+//
+// The stage never tokenizes a result it replaces: the Tokens of its actions are the preview's
+// counted tokens minus an estimate of the result ([EstimateTokens] of its bytes, as
+// [EstimateCounter] would count it), and [Report.AnchoredTokens] counts replaced results by
+// the same estimate. Every figure of content that is sent is counted exactly.
 type BudgetConfig struct {
 	// Disable turns the stage off: no new decisions. Frozen replacements are still re-applied,
 	// since the cache prefix must not change.
@@ -192,9 +197,10 @@ func (e *budgetEntry) chars() int {
 	return e.measure()
 }
 
-// budget runs the tool-result budget stage (see [BudgetConfig]). Reported tokens are measured
-// against the transcript's content: a re-applied replacement reports the tokens its preview
-// saves, like a new one.
+// budget runs the tool-result budget stage (see [BudgetConfig]), and sets the Report's
+// AnchoredTokens, which must not tokenize the results the stage replaces. Reported tokens are
+// measured against the transcript's content: a re-applied replacement reports the tokens its
+// preview saves, like a new one.
 func (p *Pipeline) budget(t *turn) error {
 	cfg := p.cfg.Budget
 	frozen := frozenBudget(t.in.Records)
@@ -274,6 +280,8 @@ func (p *Pipeline) budget(t *turn) error {
 
 	// Apply: frozen replacements and new ones. Nothing is applied before every Put succeeded.
 	sr := t.report.stage("budget")
+	notSent := map[*ToolResult]bool{}
+	var est *Counter // counts what is not sent by estimate; made on first use
 	for _, e := range order {
 		if !e.res.Replaced {
 			continue
@@ -283,13 +291,18 @@ func (p *Pipeline) budget(t *turn) error {
 			kind = ActionReplaced
 			detail = fmt.Sprintf("%d characters stored at %s", e.res.OriginalChars, e.res.Ref)
 		}
+		if est == nil {
+			est = NewCounter(EstimateCounter{})
+		}
 		for _, s := range e.slots {
 			nb := replacedResult(s.tr, e.res.Preview)
-			freed := p.counter.Block(s.tr) - p.counter.Block(nb)
+			notSent[s.tr] = true
+			freed := est.Block(s.tr) - p.counter.Block(nb)
 			t.items[s.item].setBlock(s.block, nb)
 			sr.add(Action{Kind: kind, UUID: t.items[s.item].uuid, ToolUseID: e.id, Record: e.record, Detail: detail, Tokens: -freed})
 		}
 	}
+	t.report.AnchoredTokens = p.counter.totalsSent(t.chain.Records, notSent, est).Anchored
 	if rec != nil {
 		t.appended = append(t.appended, *rec)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -702,4 +703,42 @@ func TestBudgetToolCaps(t *testing.T) {
 		assert.True(t, ok)
 		assert.Equal(t, v, got, tool)
 	}
+}
+
+// A result the budget replaces is never given to the token counter: neither its stage action
+// nor the Report's anchored figure tokenizes it (they estimate it by its bytes); what is sent
+// is counted exactly.
+func TestBudgetNeverTokenizesReplaced(t *testing.T) {
+	const n, size = 20, 64 << 10
+	var seen atomic.Int64 // texts holding a replaced result's tail
+	counter := TokenCounterFunc(func(s string) int {
+		if strings.Contains(s, "TAIL-OF-RESULT") {
+			seen.Add(1)
+		}
+		return EstimateTokens(s)
+	})
+	k := newTK()
+	k.user("go")
+	var uses []Block
+	var trs []*ToolResult
+	for i := range n {
+		id := fmt.Sprintf("toolu_%02d", i)
+		uses = append(uses, toolUse(id, "Bash"))
+		trs = append(trs, result(id, budgetLines(size)+fmt.Sprintf("TAIL-OF-RESULT %d", i)))
+	}
+	k.assistant(uses...)
+	k.results(trs...)
+	p := newTestPipeline(t, Config{Tokens: counter, Budget: BudgetConfig{Store: &MapStore{}}}, budgetNow)
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	assert.Zero(t, seen.Load(), "a replaced result was tokenized")
+	sr := res.Report.Stage("budget")
+	require.Len(t, sr.Actions, n)
+	est := NewCounter(EstimateCounter{})
+	for i, a := range sr.Actions {
+		assert.Equal(t, p.counter.Block(replacedResult(trs[i], budgetDecisions(res.Append)[i].Preview))-est.Block(trs[i]), a.Tokens)
+	}
+	chain, err := BuildChain(k.recs, ChainOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, est.Totals(chain.Records).Anchored, res.Report.AnchoredTokens, "for a bytes/3 counter the estimate is the count")
 }

@@ -10,6 +10,7 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -219,6 +220,31 @@ func (c *Counter) Breakdown(r *Record) Breakdown {
 	c.records[k] = bd
 	c.mu.Unlock()
 	return bd
+}
+
+// totalsSent is Totals over chain with the tool results of notSent, which the view does not
+// send, counted by est instead of c: a result replaced by a preview is never tokenized.
+func (c *Counter) totalsSent(chain []*Record, notSent map[*ToolResult]bool, est *Counter) Totals {
+	if len(notSent) == 0 {
+		return c.Totals(chain)
+	}
+	return c.totals(chain, func(r *Record) int {
+		if r == nil || !r.IsConversation() || !slices.ContainsFunc(r.Message.Content, func(b Block) bool {
+			tr, ok := b.(*ToolResult)
+			return ok && notSent[tr]
+		}) {
+			return c.Record(r)
+		}
+		n := MessageOverheadTokens
+		for _, b := range r.Message.Content {
+			if tr, ok := b.(*ToolResult); ok && notSent[tr] {
+				n += est.Block(b)
+			} else {
+				n += c.Block(b)
+			}
+		}
+		return n
+	})
 }
 
 func (c *Counter) addMessage(bd *Breakdown, m *Message) {

@@ -291,7 +291,6 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 		}
 		t.items = append(t.items, it)
 	}
-	t.report.AnchoredTokens = p.counter.Totals(chain.Records).Anchored
 	return t
 }
 

@@ -69,6 +69,7 @@ type Report struct {
 	InputTokens int
 	// AnchoredTokens is the conversation's size anchored on the provider's last reported
 	// usage plus counted tokens after it (before this turn's reductions); 0 without usage.
+	// Tool results the budget replaced count by an estimate (bytes/3): they are not sent.
 	AnchoredTokens int
 	// OverThreshold reports InputTokens ≥ AutoCompactThreshold: auto-compact is due.
 	OverThreshold bool
