@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sync"
@@ -33,12 +34,31 @@ type AppendOptions struct {
 // If the file does not end with a newline when a batch is written (a line torn by a crash, or
 // a file written without a final newline), the batch is preceded by "\n", so that it starts on
 // a line of its own and the torn line stays a separate, skippable line (see [ReadTranscript]).
+//
+// Before each batch, under the lock, the Appender checks that the file at its path is still the
+// file it opened ([os.SameFile]). If the transcript was removed, renamed away or replaced (a
+// rotation, an editor's save-by-rename, a user deleting the session), Append fails with an
+// error matching [ErrFileReplaced] and writes nothing, rather than appending to a file no path
+// names any more; open a new Appender to go on. A replacement by a writer that does not take
+// the lock, between the check and the write, is not detected.
 type Appender struct {
-	mu   sync.Mutex
-	f    *os.File // nil once closed
-	path string
-	sync bool
+	mu    sync.Mutex
+	f     *os.File // nil once closed
+	path  string
+	check string // path to check the open file against: absolute, uncleaned
+	sync  bool
 }
+
+// ErrFileReplaced is matched (with [errors.Is]) by the error of [Appender.Append] when the file
+// at the Appender's path is no longer the file it opened: it was removed, renamed or replaced.
+var ErrFileReplaced = errors.New("agentctx: transcript file removed or replaced")
+
+// replacedError says how the file at the path changed; it matches ErrFileReplaced without
+// repeating the package prefix in Append's error.
+type replacedError string
+
+func (e replacedError) Error() string        { return string(e) }
+func (e replacedError) Is(target error) bool { return target == ErrFileReplaced }
 
 // OpenAppender opens the file at path for appending, creating it with mode 0o644 if it does
 // not exist. The caller must Close the Appender.
@@ -53,7 +73,14 @@ func OpenAppender(path string, opts AppendOptions) (*Appender, error) {
 	if opts.Sync {
 		syncDir(filepath.Dir(path))
 	}
-	return &Appender{f: f, path: path, sync: opts.Sync}, nil
+	check := path
+	if !filepath.IsAbs(path) {
+		// Joined without cleaning: "link/.." must keep the meaning the kernel gave it at open.
+		if wd, err := os.Getwd(); err == nil {
+			check = wd + string(filepath.Separator) + path
+		}
+	}
+	return &Appender{f: f, path: path, check: check, sync: opts.Sync}, nil
 }
 
 // Path returns the path the Appender was opened with.
@@ -89,8 +116,12 @@ func (a *Appender) Append(records ...Record) error {
 	return nil
 }
 
-// write writes the batch (whose first byte is a reserved "\n") under the file lock.
+// write writes the batch (whose first byte is a reserved "\n") under the file lock, after
+// checking that the file is still the one at the path.
 func (a *Appender) write(batch []byte) error {
+	if err := a.samePath(); err != nil {
+		return err
+	}
 	heal, err := endsTorn(a.f)
 	if err != nil {
 		return err
@@ -103,6 +134,26 @@ func (a *Appender) write(batch []byte) error {
 	}
 	if a.sync {
 		return a.f.Sync()
+	}
+	return nil
+}
+
+// samePath returns an error matching ErrFileReplaced unless the file at the path is the open
+// file.
+func (a *Appender) samePath() error {
+	open, err := a.f.Stat()
+	if err != nil {
+		return err
+	}
+	now, err := os.Stat(a.check)
+	if errors.Is(err, fs.ErrNotExist) {
+		return replacedError("the file was removed or renamed since the Appender opened it; nothing was written")
+	}
+	if err != nil {
+		return err
+	}
+	if !os.SameFile(open, now) {
+		return replacedError("another file has replaced the one the Appender opened; nothing was written")
 	}
 	return nil
 }

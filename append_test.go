@@ -318,3 +318,65 @@ func TestAppendMultiProcess(t *testing.T) {
 	wg.Wait()
 	checkBatches(t, path, true, workers, 8, 3, 100<<10)
 }
+
+// A transcript unlinked, renamed away or replaced under an open Appender: the next Append
+// fails with ErrFileReplaced and writes nothing, neither to the orphaned file nor to the new
+// one at the path.
+func TestAppendFileMoved(t *testing.T) {
+	tests := []struct {
+		name string
+		move func(t *testing.T, path string)
+		want string // content at the path afterwards; "" means no file there
+	}{
+		{"unlinked", func(t *testing.T, path string) { require.NoError(t, os.Remove(path)) }, ""},
+		{"renamed away", func(t *testing.T, path string) { require.NoError(t, os.Rename(path, path+".old")) }, ""},
+		{"replaced by rename", func(t *testing.T, path string) {
+			require.NoError(t, os.WriteFile(path+".new", []byte(userLine("z")+"\n"), 0o644))
+			require.NoError(t, os.Rename(path+".new", path))
+		}, userLine("z") + "\n"},
+		{"replaced after unlink", func(t *testing.T, path string) {
+			require.NoError(t, os.Remove(path))
+			require.NoError(t, os.WriteFile(path, nil, 0o644))
+		}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "s.jsonl")
+			a, err := OpenAppender(path, AppendOptions{})
+			require.NoError(t, err)
+			defer a.Close()
+			require.NoError(t, a.Append(mustRecord(t, userLine("a"))))
+			tt.move(t, path)
+
+			err = a.Append(mustRecord(t, userLine("b")))
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrFileReplaced)
+			assert.Contains(t, err.Error(), "agentctx: append to "+path+": ")
+			data, rerr := os.ReadFile(path)
+			if tt.want == "" && rerr != nil {
+				assert.ErrorIs(t, rerr, os.ErrNotExist)
+			} else {
+				require.NoError(t, rerr)
+				assert.Equal(t, tt.want, string(data), "nothing written to the file now at the path")
+			}
+			fi, err := a.f.Stat()
+			require.NoError(t, err)
+			assert.Equal(t, int64(len(userLine("a"))+1), fi.Size(), "nothing written to the orphaned file")
+		})
+	}
+}
+
+// An Appender opened with a relative path keeps checking the file it opened after the
+// process changes directory.
+func TestAppendRelativePathAfterChdir(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	a, err := OpenAppender("s.jsonl", AppendOptions{})
+	require.NoError(t, err)
+	defer a.Close()
+	t.Chdir(t.TempDir())
+	require.NoError(t, a.Append(mustRecord(t, userLine("a"))))
+	data, err := os.ReadFile(filepath.Join(dir, "s.jsonl"))
+	require.NoError(t, err)
+	assert.Equal(t, userLine("a")+"\n", string(data))
+}

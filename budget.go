@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -20,18 +21,57 @@ const (
 	DefaultPreviewBytes = 2_000
 )
 
+// NeverReplace as a cap in [BudgetConfig.ToolMaxChars] exempts a tool's results from
+// replacement.
+const NeverReplace = -1
+
+// DefaultToolMaxChars returns the default per-tool caps of [BudgetConfig.ToolMaxChars], as a
+// new map. They follow the maximum result sizes that Claude Code's built-in tools declare, as
+// public analyses of its source report them (Anthropic does not document them):
+//
+//   - Read: [NeverReplace]. Claude Code exempts it: the tool bounds its own output, and
+//     replacing a file read by a pointer to a stored file, which the model can only read back
+//     with Read, is circular.
+//   - Bash: 30,000 characters.
+//   - Grep: 20,000 characters.
+//
+// Claude Code's other built-in tools (Edit, Write, Glob, WebFetch and more) declare 100,000
+// characters, which Claude Code clamps to its 50,000 default (as ToolMaxChars entries are
+// clamped to MaxResultChars), so they have no entry here.
+func DefaultToolMaxChars() map[string]int {
+	return map[string]int{"Read": NeverReplace, "Bash": 30_000, "Grep": 20_000}
+}
+
+// defaultToolMaxChars is the entry of tool in DefaultToolMaxChars, without building the map.
+func defaultToolMaxChars(tool string) (int, bool) {
+	switch tool {
+	case "Read":
+		return NeverReplace, true
+	case "Bash":
+		return 30_000, true
+	case "Grep":
+		return 20_000, true
+	}
+	return 0, false
+}
+
 // BudgetConfig configures the tool-result budget stage. The zero value is the default.
 //
 // The stage measures a tool result in characters: the runes of its text blocks plus the JSON
 // length, in bytes, of its other blocks except images and documents. Media is costed in
 // tokens, not characters, and a preview cannot stand in for it: results holding an image or a
-// document are never replaced (they are frozen as kept). Only results the stage has not
-// decided on before are candidates. A new result over MaxResultChars is replaced; then, while
-// the tool results of one API user message (the consecutive user records between two
-// assistant responses, which normalize merges into one message, so the results of parallel
-// tool calls are summed) exceed MaxMessageChars, the largest remaining new result is replaced
-// (ties: the smaller tool_use_id first). A result is only replaced when its preview is shorter
-// than it.
+// document are never replaced.
+//
+// Only new results are candidates: those of the view's last API user message (the consecutive
+// user records after the last assistant response, which normalize merges into one message, so
+// the results of parallel tool calls are summed) while no assistant response follows it, and
+// that no budget record decided on. A result that an assistant response follows has been sent
+// to the model as it is unless a record replaced it, so it is kept by definition. A new
+// result over its cap (its tool's entry in ToolMaxChars, clamped to MaxResultChars) is
+// replaced; then, while the message's tool results exceed MaxMessageChars, the largest
+// remaining new result is replaced (ties: the smaller tool_use_id first). Results of a tool
+// capped at [NeverReplace] are never replaced, but count in their message's total. A result
+// is only replaced when its preview is shorter than it.
 //
 // A replaced result keeps its tool_use_id and is_error; its content becomes one text:
 //
@@ -43,16 +83,31 @@ const (
 //	...
 //	</persisted-output>
 //
-// Every new result the stage sees, kept or replaced, is frozen in one
-// [SubtypeToolResultBudget] record per turn. Later turns never replace a kept result, and
-// show a replaced one as the preview stored in the record, byte for byte, so the prompt cache
-// prefix never changes.
+// The results a turn replaces are frozen in one [SubtypeToolResultBudget] record; every later
+// turn shows each as the preview stored in the record, byte for byte, so the prompt cache
+// prefix never changes. Kept results need no record: until a response follows them they are
+// decided again by each Prepare, with the same outcome under the same config, and afterwards
+// they are kept by definition. (Records of earlier versions also list kept results; those
+// stay kept.) Replacements are therefore decided once, when the results are new: a transcript
+// written without this stage, such as an imported Claude Code session, keeps the results its
+// responses have seen.
+//
+// The stage never tokenizes a result it replaces: the Tokens of its actions are the preview's
+// counted tokens minus an estimate of the result ([EstimateTokens] of its bytes, as
+// [EstimateCounter] would count it), and [Report.AnchoredTokens] counts replaced results by
+// the same estimate. Every figure of content that is sent is counted exactly.
 type BudgetConfig struct {
 	// Disable turns the stage off: no new decisions. Frozen replacements are still re-applied,
 	// since the cache prefix must not change.
 	Disable bool
 	// MaxResultChars caps one tool result's content, in characters. Zero: 50,000.
 	MaxResultChars int
+	// ToolMaxChars caps the results of the named tools (the tool_use's name) lower, in
+	// characters: a tool's cap is the smaller of its entry and MaxResultChars, as Claude Code
+	// clamps the caps its tools declare to its default. [NeverReplace] (-1) exempts the tool;
+	// 0, like no entry, leaves MaxResultChars. Nil: [DefaultToolMaxChars]; an empty map gives
+	// no tool a cap of its own. The Pipeline keeps the map: do not modify it after [New].
+	ToolMaxChars map[string]int
 	// MaxMessageChars caps the tool results of one API user message together, in characters.
 	// Zero: 200,000.
 	MaxMessageChars int
@@ -78,6 +133,11 @@ func (c BudgetConfig) validate() error {
 			errs = append(errs, fmt.Sprintf("agentctx: Budget.%s %d is negative", f.name, f.v))
 		}
 	}
+	for _, tool := range slices.Sorted(maps.Keys(c.ToolMaxChars)) {
+		if v := c.ToolMaxChars[tool]; v < NeverReplace {
+			errs = append(errs, fmt.Sprintf("agentctx: Budget.ToolMaxChars[%q] %d is below -1 (NeverReplace)", tool, v))
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
@@ -87,6 +147,22 @@ func (c BudgetConfig) validate() error {
 func (c BudgetConfig) maxResult() int  { return cmp.Or(c.MaxResultChars, DefaultMaxResultChars) }
 func (c BudgetConfig) maxMessage() int { return cmp.Or(c.MaxMessageChars, DefaultMaxMessageChars) }
 func (c BudgetConfig) preview() int    { return cmp.Or(c.PreviewBytes, DefaultPreviewBytes) }
+
+// toolMax returns the cap of one result of tool: NeverReplace, or its ToolMaxChars entry
+// clamped to MaxResultChars.
+func (c BudgetConfig) toolMax(tool string) int {
+	v, ok := c.ToolMaxChars[tool]
+	if c.ToolMaxChars == nil {
+		v, ok = defaultToolMaxChars(tool)
+	}
+	switch {
+	case !ok || v == 0:
+		return c.maxResult()
+	case v == NeverReplace:
+		return NeverReplace
+	}
+	return min(v, c.maxResult())
+}
 
 // budgetSlot is one tool_result block of the view.
 type budgetSlot struct {
@@ -105,7 +181,7 @@ type budgetEntry struct {
 }
 
 // measure returns the size of the entry's content, measuring it on first use: most results
-// are frozen and in messages without new results, and are never measured.
+// are frozen or already sent, and are never measured.
 func (e *budgetEntry) measure() int {
 	if e.size < 0 {
 		e.size = resultChars(e.slots[0].tr)
@@ -121,28 +197,31 @@ func (e *budgetEntry) chars() int {
 	return e.measure()
 }
 
-// budget runs the tool-result budget stage (see [BudgetConfig]). Reported tokens are measured
-// against the transcript's content: a re-applied replacement reports the tokens its preview
-// saves, like a new one.
+// budget runs the tool-result budget stage (see [BudgetConfig]); the results it replaces are
+// never tokenized, here or by the pressure figure, which counts the view. Reported tokens are
+// measured against the transcript's content: a re-applied replacement reports the tokens its
+// preview saves, like a new one.
 func (p *Pipeline) budget(t *turn) error {
 	cfg := p.cfg.Budget
 	frozen := frozenBudget(t.in.Records)
 
-	// Collect the tool results of the view, per tool_use_id, grouped by API user message.
+	// Collect the tool results of the view, per tool_use_id. Only the last API user message
+	// holds new results, and only while no assistant response follows it.
 	entries := map[string]*budgetEntry{}
-	var order []*budgetEntry    // first occurrence order
-	var groups [][]*budgetEntry // per merged user message, unique entries
-	var cur []*budgetEntry
+	var order []*budgetEntry // first occurrence order
+	var last []*budgetEntry  // unique entries of the unanswered last user message
 	lastMsgID := ""
 	for i := range t.items {
 		it := &t.items[i]
 		if it.role != RoleUser {
+			if it.rec != nil && it.rec.Message.Model == SyntheticModel {
+				continue // never reached the provider; normalize drops it
+			}
 			// A record of the same response as the previous assistant record (results written
 			// while the response streamed sit between them) does not end the user message:
 			// normalize merges the response, and its results follow it as one message.
-			if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp && len(cur) > 0 {
-				groups = append(groups, cur)
-				cur = nil
+			if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp {
+				last = nil // answered: the results before it have been sent
 			}
 			lastMsgID = it.msgID
 			continue
@@ -162,48 +241,36 @@ func (p *Pipeline) budget(t *turn) error {
 				}
 				entries[tr.ToolUseID] = e
 				order = append(order, e)
-				cur = append(cur, e)
+				last = append(last, e)
 			}
 			e.slots = append(e.slots, budgetSlot{item: i, block: j, tr: tr})
 		}
 	}
-	if len(cur) > 0 {
-		groups = append(groups, cur)
-	}
 
-	// Decide on the new results.
+	// Decide on the new results, and freeze the replaced ones in one decision record.
 	var fresh []*budgetEntry
-	if !cfg.Disable {
-		for _, e := range order {
-			if !e.frozen {
+	if !cfg.Disable && len(last) > 0 {
+		if err := p.budgetMessage(t, last); err != nil {
+			return err
+		}
+		for _, e := range last {
+			if !e.frozen && e.res.Replaced {
 				fresh = append(fresh, e)
 			}
 		}
-		for _, g := range groups {
-			if err := p.budgetGroup(t, g); err != nil {
-				return err
-			}
-		}
 	}
-
-	// Freeze every new result in one decision record.
-	sr := t.report.stage("budget")
 	var rec *Record
-	replaced := 0
 	if len(fresh) > 0 {
 		d := &BudgetDecision{Results: make([]BudgetResult, 0, len(fresh))}
 		for _, e := range fresh {
 			d.Results = append(d.Results, e.res)
-			if e.res.Replaced {
-				replaced++
-			}
 		}
 		key, err := json.Marshal(d) // the uuid derives from the whole decision
 		if err != nil {
 			return err
 		}
 		r := t.newDecision(SubtypeToolResultBudget, string(key),
-			fmt.Sprintf("Tool-result budget: %d new results, %d replaced by a preview, %d kept", len(fresh), replaced, len(fresh)-replaced))
+			fmt.Sprintf("Tool-result budget: %d results replaced by a preview", len(fresh)))
 		r.Budget = d
 		rec = &r
 		for _, e := range fresh {
@@ -212,6 +279,8 @@ func (p *Pipeline) budget(t *turn) error {
 	}
 
 	// Apply: frozen replacements and new ones. Nothing is applied before every Put succeeded.
+	sr := t.report.stage("budget")
+	var est *Counter // counts what is not sent by estimate; made on first use
 	for _, e := range order {
 		if !e.res.Replaced {
 			continue
@@ -221,26 +290,25 @@ func (p *Pipeline) budget(t *turn) error {
 			kind = ActionReplaced
 			detail = fmt.Sprintf("%d characters stored at %s", e.res.OriginalChars, e.res.Ref)
 		}
+		if est == nil {
+			est = NewCounter(EstimateCounter{})
+		}
 		for _, s := range e.slots {
 			nb := replacedResult(s.tr, e.res.Preview)
-			freed := p.counter.Block(s.tr) - p.counter.Block(nb)
+			freed := est.Block(s.tr) - p.counter.Block(nb)
 			t.items[s.item].setBlock(s.block, nb)
 			sr.add(Action{Kind: kind, UUID: t.items[s.item].uuid, ToolUseID: e.id, Record: e.record, Detail: detail, Tokens: -freed})
 		}
 	}
-	if rec == nil {
-		return nil
+	if rec != nil {
+		t.appended = append(t.appended, *rec)
 	}
-	if kept := len(fresh) - replaced; kept > 0 {
-		sr.add(Action{Kind: ActionKept, Record: rec.UUID, Detail: fmt.Sprintf("%d new results frozen as kept", kept)})
-	}
-	t.appended = append(t.appended, *rec)
 	return nil
 }
 
-// budgetGroup decides on the new results of one merged API user message: first the per-result
-// cap, then the aggregate cap, largest first. Replaced results are stored.
-func (p *Pipeline) budgetGroup(t *turn, g []*budgetEntry) error {
+// budgetMessage decides on the new results of the last API user message g: first each one's
+// cap, then the message's cap, largest first. Replaced results are stored.
+func (p *Pipeline) budgetMessage(t *turn, g []*budgetEntry) error {
 	cfg := p.cfg.Budget
 	var cands []*budgetEntry
 	for _, e := range g {
@@ -259,10 +327,10 @@ func (p *Pipeline) budgetGroup(t *turn, g []*budgetEntry) error {
 	slices.SortStableFunc(cands, func(a, b *budgetEntry) int {
 		return cmp.Or(cmp.Compare(b.size, a.size), cmp.Compare(a.id, b.id))
 	})
-	// cands is largest first, so the per-result cap is a prefix.
 	for _, e := range cands {
-		if e.size <= cfg.maxResult() && total <= cfg.maxMessage() {
-			break
+		limit := cfg.toolMax(t.toolNames[e.id])
+		if limit == NeverReplace || e.size <= limit && total <= cfg.maxMessage() {
+			continue
 		}
 		ok, err := p.replaceResult(t, e)
 		if err != nil {

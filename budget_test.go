@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -29,7 +31,11 @@ func budgetPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
 	return res
 }
 
-var budgetTools = []Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
+// budgetTool is the tool of most budget tests: one without a default cap of its own, so that
+// MaxResultChars applies.
+const budgetTool = "Exec"
+
+var budgetTools = []Tool{{Name: budgetTool, Definition: json.RawMessage(`{"name":"Exec","input_schema":{"type":"object"}}`)}}
 
 // budgetLines returns n characters of numbered lines, so previews have newlines to cut at.
 func budgetLines(n int) string {
@@ -40,13 +46,13 @@ func budgetLines(n int) string {
 	return b.String()[:n]
 }
 
-// budgetParallel builds a prompt, one response with parallel Read calls, and their results in
-// separate user records (as Claude Code writes them).
+// budgetParallel builds a prompt, one response with parallel calls of budgetTool, and their
+// results in separate user records (as Claude Code writes them).
 func budgetParallel(k *tk, sizes map[string]int, ids ...string) {
-	k.user("read the files")
+	k.user("run the commands")
 	var uses []Block
 	for _, id := range ids {
-		uses = append(uses, toolUse(id, "Read"))
+		uses = append(uses, toolUse(id, budgetTool))
 	}
 	k.assistant(uses...)
 	var trs []*ToolResult
@@ -86,7 +92,7 @@ func TestBudgetPerResultCap(t *testing.T) {
 			p := budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, PreviewBytes: 100, Store: store})
 			k := newTK()
 			k.user("go")
-			k.assistant(toolUse("toolu_a", "Read"))
+			k.assistant(toolUse("toolu_a", budgetTool))
 			tr := result("toolu_a", tc.content)
 			tr.IsError = tc.isError
 			k.results(tr)
@@ -97,16 +103,18 @@ func TestBudgetPerResultCap(t *testing.T) {
 			require.NotNil(t, got)
 			assert.Equal(t, tc.isError, got.IsError)
 			dec := budgetDecisions(res.Append)
-			require.Len(t, dec, 1)
-			assert.Equal(t, "toolu_a", dec[0].ToolUseID)
-			assert.Equal(t, tc.replaced, dec[0].Replaced)
 			if !tc.replaced {
+				assert.Empty(t, res.Append, "a kept result needs no record")
+				assert.Empty(t, res.Report.Stage("budget").Actions)
 				if tc.content != "" { // normalize fills an empty result with a placeholder
 					assert.Equal(t, tc.content, resultText(got))
 				}
 				assert.Equal(t, 0, store.Len())
 				return
 			}
+			require.Len(t, dec, 1)
+			assert.Equal(t, "toolu_a", dec[0].ToolUseID)
+			assert.True(t, dec[0].Replaced)
 			chars := utf8.RuneCountInString(tc.content)
 			pv := resultText(got)
 			assert.Equal(t, dec[0].Preview, pv)
@@ -167,18 +175,21 @@ func TestBudgetAggregateParallel(t *testing.T) {
 			}
 			assert.Equal(t, tc.replaced, got)
 			assert.LessOrEqual(t, total, tc.max)
-			dec := budgetDecisions(res.Append)
-			require.Len(t, dec, 3, "every new result is frozen")
-			assert.Equal(t, []string{"toolu_c", "toolu_a", "toolu_b"}, []string{dec[0].ToolUseID, dec[1].ToolUseID, dec[2].ToolUseID})
-			if kept := 3 - len(tc.replaced); kept > 0 {
-				var kinds []ActionKind
-				for _, a := range res.Report.Stage("budget").Actions {
-					kinds = append(kinds, a.Kind)
-					if a.Kind == ActionKept {
-						assert.Equal(t, fmt.Sprintf("%d new results frozen as kept", kept), a.Detail)
-					}
+			var recorded []string
+			for _, d := range budgetDecisions(res.Append) {
+				assert.True(t, d.Replaced, "only replacements are recorded")
+				recorded = append(recorded, d.ToolUseID)
+			}
+			var want []string // the record lists them in view order
+			for _, id := range []string{"toolu_c", "toolu_a", "toolu_b"} {
+				if slices.Contains(tc.replaced, id) {
+					want = append(want, id)
 				}
-				assert.Contains(t, kinds, ActionKept)
+			}
+			assert.Equal(t, want, recorded)
+			assert.Len(t, res.Append, min(len(want), 1), "one record per turn, none when nothing is replaced")
+			for _, a := range res.Report.Stage("budget").Actions {
+				assert.Equal(t, ActionReplaced, a.Kind)
 			}
 		})
 	}
@@ -189,9 +200,9 @@ func TestBudgetAggregatePerMessage(t *testing.T) {
 	p := budgetPipeline(t, BudgetConfig{MaxMessageChars: 1000, PreviewBytes: 50})
 	k := newTK()
 	k.user("go")
-	k.assistant(toolUse("toolu_a", "Read"))
+	k.assistant(toolUse("toolu_a", budgetTool))
 	k.results(result("toolu_a", budgetLines(900)))
-	k.assistant(toolUse("toolu_b", "Read"))
+	k.assistant(toolUse("toolu_b", budgetTool))
 	k.results(result("toolu_b", budgetLines(900)))
 	res := budgetPrepare(t, p, k.recs)
 	trs, msg := toolResults(res.Request)
@@ -208,7 +219,7 @@ func TestBudgetNonTextBlocks(t *testing.T) {
 	sr := &UnknownBlock{Type: KindSearchResult, JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"` + strings.Repeat("x", 1500) + `"}]}`)}
 	k := newTK()
 	k.user("go")
-	k.assistant(toolUse("toolu_img", "Read"), toolUse("toolu_sr", "Search"))
+	k.assistant(toolUse("toolu_img", budgetTool), toolUse("toolu_sr", "Search"))
 	k.results(&ToolResult{ToolUseID: "toolu_img", Content: []Block{text(strings.Repeat("caption ", 200)), img}},
 		&ToolResult{ToolUseID: "toolu_sr", Content: []Block{text("found"), sr}})
 	res := budgetPrepare(t, p, k.recs)
@@ -216,8 +227,8 @@ func TestBudgetNonTextBlocks(t *testing.T) {
 	for _, d := range budgetDecisions(res.Append) {
 		dec[d.ToolUseID] = d
 	}
-	require.Len(t, dec, 2)
-	assert.False(t, dec["toolu_img"].Replaced, "a result holding an image is never replaced, whatever its size")
+	require.Len(t, dec, 1)
+	assert.NotContains(t, dec, "toolu_img", "a result holding an image is never replaced, whatever its size")
 	require.True(t, dec["toolu_sr"].Replaced, "other non-text blocks count their JSON length")
 	assert.Equal(t, len("found")+len(sr.JSON), dec["toolu_sr"].OriginalChars)
 	stored, _ := store.Get("toolu_sr")
@@ -229,29 +240,81 @@ func TestBudgetNonTextBlocks(t *testing.T) {
 	assert.True(t, trs["toolu_sr"].StringContent)
 }
 
-// A result frozen as kept is never replaced, even when a later config would replace it now.
-func TestBudgetFrozenKept(t *testing.T) {
+// A result that a response follows has been sent as it is: it is kept by definition, with no
+// record, even when a later config would replace it; only new results are decided.
+func TestBudgetSentResultsKept(t *testing.T) {
 	k := newTK()
 	budgetParallel(k, map[string]int{"toolu_a": 800}, "toolu_a")
 	res1 := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxResultChars: 1000}), k.recs)
-	dec := budgetDecisions(res1.Append)
-	require.Len(t, dec, 1)
-	require.False(t, dec[0].Replaced)
-	for _, r := range res1.Append {
-		k.decision(r)
-	}
-	k.assistant(toolUse("toolu_b", "Read"))
+	require.Empty(t, res1.Append, "kept: no record")
+	k.assistant(toolUse("toolu_b", budgetTool))
 	k.results(result("toolu_b", budgetLines(800)))
 
 	tight := budgetPipeline(t, BudgetConfig{MaxResultChars: 500, PreviewBytes: 50})
 	res2 := budgetPrepare(t, tight, k.recs)
 	trs, _ := toolResults(res2.Request)
-	assert.Equal(t, budgetLines(800), resultText(trs["toolu_a"]), "frozen kept result stays")
+	assert.Equal(t, budgetLines(800), resultText(trs["toolu_a"]), "sent result stays")
 	assert.True(t, strings.HasPrefix(resultText(trs["toolu_b"]), "<persisted-output>"), "new result is replaced")
 	dec2 := budgetDecisions(res2.Append)
 	require.Len(t, dec2, 1, "only the new result is decided")
 	assert.Equal(t, "toolu_b", dec2[0].ToolUseID)
 	assert.Equal(t, "transcript:"+k.recs[len(k.recs)-1].UUID, dec2[0].Ref, "nil store: ref names the record")
+
+	// An imported session: every oversize result already answered is kept, only the last,
+	// unanswered ones are candidates.
+	k.assistant(text("done"))
+	res3 := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxResultChars: 500, PreviewBytes: 50}), k.recs)
+	assert.Empty(t, res3.Append)
+	trs, _ = toolResults(res3.Request)
+	assert.Equal(t, budgetLines(800), resultText(trs["toolu_b"]), "answered without a record: kept")
+}
+
+// Records of earlier versions list kept results too: a result listed as kept stays kept,
+// even while it is new and over its cap.
+func TestBudgetRecordedKept(t *testing.T) {
+	k := newTK()
+	budgetParallel(k, map[string]int{"toolu_a": 800, "toolu_b": 3000}, "toolu_a", "toolu_b")
+	old := (&turn{now: budgetNow}).newDecision(SubtypeToolResultBudget, "old", "Tool-result budget: 2 new results, 0 replaced by a preview, 2 kept")
+	old.Budget = &BudgetDecision{Results: []BudgetResult{{ToolUseID: "toolu_a"}, {ToolUseID: "toolu_b"}}}
+	k.decision(old)
+	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxResultChars: 500, PreviewBytes: 50}), k.recs)
+	assert.Empty(t, res.Append)
+	trs, _ := toolResults(res.Request)
+	assert.Equal(t, budgetLines(800), resultText(trs["toolu_a"]))
+	assert.Equal(t, budgetLines(3000), resultText(trs["toolu_b"]))
+}
+
+// New results are decided on every Prepare until a response follows them: the same records
+// and config give the same verdict, and once the replacements are appended nothing more is
+// decided.
+func TestBudgetNewResultsDecidedEachPrepare(t *testing.T) {
+	k := newTK()
+	budgetParallel(k, map[string]int{"toolu_a": 3000, "toolu_b": 200, "toolu_c": 900}, "toolu_a", "toolu_b", "toolu_c")
+	p := budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, MaxMessageChars: 1500, PreviewBytes: 100, Store: &MapStore{}})
+	res1 := budgetPrepare(t, p, k.recs)
+	res2 := budgetPrepare(t, p, k.recs)
+	assert.Equal(t, res1.Append, res2.Append)
+	assert.Equal(t, string(requestBytes(t, res1.Request)), string(requestBytes(t, res2.Request)))
+	require.Len(t, res1.Append, 1)
+	assert.Len(t, budgetDecisions(res1.Append), 1, "toolu_a over its cap; then 200+900+preview fit")
+
+	recs := append(append([]Record(nil), k.recs...), res1.Append...)
+	res3 := budgetPrepare(t, p, recs)
+	assert.Empty(t, res3.Append, "the kept ones are decided again, the same way")
+	assert.Equal(t, string(requestBytes(t, res1.Request)), string(requestBytes(t, res3.Request)))
+}
+
+// An assistant record Claude Code synthesized (an API error notice) never reached the
+// provider: the results before it are still new.
+func TestBudgetSyntheticResponse(t *testing.T) {
+	k := newTK()
+	budgetParallel(k, map[string]int{"toolu_a": 3000}, "toolu_a")
+	r := k.assistant(text("API Error: prompt is too long"))
+	r.Message.Model = SyntheticModel
+	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, PreviewBytes: 100}), k.recs)
+	dec := budgetDecisions(res.Append)
+	require.Len(t, dec, 1)
+	assert.Equal(t, "toolu_a", dec[0].ToolUseID)
 }
 
 // A replaced result is shown on later turns as the preview of its record, byte for byte, even
@@ -299,7 +362,7 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 
 	t.Run("prefix of later turns", func(t *testing.T) {
 		k2 := &tk{recs: append([]Record(nil), recs...), t0: k.t0, n: k.n, last: k.last, msgN: k.msgN}
-		k2.assistant(toolUse("toolu_c", "Read"))
+		k2.assistant(toolUse("toolu_c", budgetTool))
 		k2.results(result("toolu_c", budgetLines(7000)))
 		res3 := budgetPrepare(t, p1, k2.recs)
 		require.Greater(t, len(res3.Request.Messages), len(res1.Request.Messages))
@@ -459,9 +522,7 @@ func TestBudgetPreviewNotShorter(t *testing.T) {
 	res := budgetPrepare(t, p, k.recs)
 	trs, _ := toolResults(res.Request)
 	assert.Equal(t, budgetLines(500), resultText(trs["toolu_a"]))
-	dec := budgetDecisions(res.Append)
-	require.Len(t, dec, 1)
-	assert.False(t, dec[0].Replaced)
+	assert.Empty(t, res.Append)
 }
 
 // Results written between the records of one streamed response still belong to the one user
@@ -469,66 +530,220 @@ func TestBudgetPreviewNotShorter(t *testing.T) {
 func TestBudgetAggregateInterleaved(t *testing.T) {
 	k := newTK()
 	k.user("go")
-	a1 := k.assistant(toolUse("toolu_a", "Read"))
+	a1 := k.assistant(toolUse("toolu_a", budgetTool))
 	k.results(result("toolu_a", budgetLines(600)))
 	a2 := k.next(TypeAssistant)
 	a2.ParentUUID = a1.UUID
-	a2.Message = &Message{ID: a1.Message.ID, Type: "message", Role: RoleAssistant, Content: []Block{toolUse("toolu_b", "Read")}}
+	a2.Message = &Message{ID: a1.Message.ID, Type: "message", Role: RoleAssistant, Content: []Block{toolUse("toolu_b", budgetTool)}}
 	k.add(a2)
 	k.results(result("toolu_b", budgetLines(500)))
 
 	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxMessageChars: 1000, PreviewBytes: 50}), k.recs)
 	dec := budgetDecisions(res.Append)
-	require.Len(t, dec, 2)
-	got := map[string]bool{}
-	for _, d := range dec {
-		got[d.ToolUseID] = d.Replaced
-	}
-	assert.Equal(t, map[string]bool{"toolu_a": true, "toolu_b": false}, got)
+	require.Len(t, dec, 1, "the two results are summed: the larger is replaced")
+	assert.Equal(t, "toolu_a", dec[0].ToolUseID)
 }
 
-// Every corpus session: caps hold per result, Prepare is repeatable, and appending the
-// decisions reproduces the same bytes with no new decision.
+// Every corpus session, replayed as if the budget had run live: before each response the turn
+// is prepared and its records appended, so the budget meets every result while it is new
+// (only turns with more than maxResult characters of new results are prepared: no other turn
+// can replace anything). Then: every replacement shows its frozen preview, every result over
+// its cap is sent as a preview unless it holds media or its tool is exempt, Prepare is
+// repeatable, and appending the decisions reproduces the same bytes with no new decision.
+//
+// Prepared as they are, without the replay, the sessions' answered results are kept by
+// definition (see TestBudgetSentResultsKept): the budget acts only on results still new.
 func TestBudgetCorpus(t *testing.T) {
 	const maxResult = 5000
-	replaced := 0
+	cfg := Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Now: func() time.Time { return budgetNow },
+		// Microcompact off: the corpus is old, so time-based clearing would hide the previews.
+		Microcompact: MicrocompactConfig{Disable: true},
+		Budget:       BudgetConfig{MaxResultChars: maxResult, MaxMessageChars: 20_000, PreviewBytes: 500, Store: &MapStore{}}}
+	p, err := New(cfg)
+	require.NoError(t, err)
+	replaced, records, lines := 0, 0, 0
 	for _, f := range corpusFiles(t) {
 		tr, err := ReadFile(f, ReadOptions{})
 		require.NoError(t, err, f)
-		// Microcompact off: the corpus is old, so time-based clearing would hide the previews.
-		p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Now: func() time.Time { return budgetNow },
-			Microcompact: MicrocompactConfig{Disable: true},
-			Budget:       BudgetConfig{MaxResultChars: maxResult, MaxMessageChars: 20_000, PreviewBytes: 500, Store: &MapStore{}}})
-		require.NoError(t, err)
-		res, err := p.Prepare(t.Context(), Input{Records: tr.Records})
+		var live []Record
+		var added []int // indexes in live of the records the replay appended
+		newChars, lastMsgID := 0, ""
+		for _, r := range tr.Records {
+			if m := r.Message; r.Type == TypeAssistant && m != nil && m.Model != SyntheticModel && m.ID != lastMsgID {
+				if newChars > maxResult {
+					res, err := p.Prepare(t.Context(), Input{Records: live})
+					if err == nil {
+						for _, d := range res.Append {
+							added = append(added, len(live))
+							live = append(live, d)
+						}
+					}
+				}
+				newChars, lastMsgID = 0, m.ID
+			}
+			if r.Type == TypeUser && r.Message != nil {
+				for _, b := range r.Message.Content {
+					if tr, ok := b.(*ToolResult); ok {
+						newChars += resultChars(tr)
+					}
+				}
+			}
+			live = append(live, r)
+		}
+		res, err := p.Prepare(t.Context(), Input{Records: live})
 		if err != nil {
 			t.Logf("%s: %v", f, err)
 			continue
 		}
-		want := requestBytes(t, res.Request)
-		again, err := p.Prepare(t.Context(), Input{Records: tr.Records})
+		for _, d := range res.Append {
+			added = append(added, len(live))
+			live = append(live, d)
+		}
+		res, err = p.Prepare(t.Context(), Input{Records: live})
 		require.NoError(t, err, f)
-		assert.Equal(t, string(want), string(requestBytes(t, again.Request)), f)
-		assert.Equal(t, res.Append, again.Append, f)
+		assert.Empty(t, res.Append, f)
+		want := requestBytes(t, res.Request)
+		// A resume reads the appended records back from the file.
+		resumed := slices.Clone(live)
+		var decs []Record
+		for _, i := range added {
+			decs = append(decs, live[i])
+		}
+		for j, d := range roundTrip(t, decs) {
+			resumed[added[j]] = d
+		}
+		again, err := p.Prepare(t.Context(), Input{Records: resumed})
+		require.NoError(t, err, f)
+		assert.True(t, string(want) == string(requestBytes(t, again.Request)), "%s: the request differs after a resume", f)
+		assert.Empty(t, again.Append, f)
 
+		chain, err := BuildChain(live, ChainOptions{})
+		require.NoError(t, err)
+		names := map[string]string{}
+		for _, r := range chain.Messages() {
+			for _, b := range r.Message.Content {
+				if tu, ok := b.(*ToolUse); ok {
+					names[tu.ID] = tu.Name
+				}
+			}
+		}
 		trs, _ := toolResults(res.Request)
 		for id, r := range trs {
-			if n := resultChars(r); n > maxResult {
-				assert.NotContains(t, resultText(r), "<persisted-output>\nOutput too large", "%s %s", f, id)
+			limit := cfg.Budget.toolMax(names[id])
+			if n := resultChars(r); limit != NeverReplace && n > limit && !slices.ContainsFunc(r.Content, isMedia) {
+				assert.Contains(t, resultText(r), "<persisted-output>\nOutput too large", "%s %s: %d characters sent", f, id, n)
 			}
 		}
-		for _, d := range budgetDecisions(res.Append) {
-			if d.Replaced {
+		for _, d := range budgetDecisions(live) {
+			assert.True(t, d.Replaced, "%s: only replacements are recorded", f)
+			if got, ok := trs[d.ToolUseID]; ok {
 				replaced++
-				assert.Equal(t, d.Preview, resultText(trs[d.ToolUseID]), "%s %s", f, d.ToolUseID)
+				assert.Equal(t, d.Preview, resultText(got), "%s %s", f, d.ToolUseID)
 			}
 		}
-
-		recs := append(append([]Record(nil), tr.Records...), res.Append...)
-		res2, err := p.Prepare(t.Context(), Input{Records: recs})
-		require.NoError(t, err, f)
-		assert.Equal(t, string(want), string(requestBytes(t, res2.Request)), f)
-		assert.Empty(t, res2.Append, f)
+		records += len(added)
+		lines += len(live)
 	}
-	assert.Positive(t, replaced, "the corpus has results over the cap")
+	t.Logf("replay: %d results replaced; %d budget records in %d records", replaced, records, lines)
+	assert.Positive(t, replaced, "the corpus has new results over the cap")
+}
+
+// Per-tool caps: Read is never replaced by default, Bash and Grep have lower caps, other tools
+// MaxResultChars; entries are clamped to MaxResultChars; an empty map gives no tool a cap.
+func TestBudgetToolCaps(t *testing.T) {
+	tests := []struct {
+		name     string
+		cfg      BudgetConfig
+		tool     string
+		size     int
+		replaced bool
+	}{
+		{"Read is never replaced", BudgetConfig{}, "Read", 300_000, false},
+		{"Bash at its cap", BudgetConfig{}, "Bash", 30_000, false},
+		{"Bash over its cap", BudgetConfig{}, "Bash", 30_001, true},
+		{"Grep over its cap", BudgetConfig{}, "Grep", 20_001, true},
+		{"other tools at MaxResultChars", BudgetConfig{}, "WebFetch", 50_000, false},
+		{"other tools over MaxResultChars", BudgetConfig{}, "WebFetch", 50_001, true},
+		{"entries clamped to MaxResultChars", BudgetConfig{MaxResultChars: 5_000}, "Bash", 5_001, true},
+		{"Read still exempt under a small MaxResultChars", BudgetConfig{MaxResultChars: 5_000}, "Read", 100_000, false},
+		{"empty map: Read capped like the rest", BudgetConfig{ToolMaxChars: map[string]int{}}, "Read", 50_001, true},
+		{"custom cap", BudgetConfig{ToolMaxChars: map[string]int{"Exec": 1000}, PreviewBytes: 100}, "Exec", 1001, true},
+		{"zero entry means MaxResultChars", BudgetConfig{ToolMaxChars: map[string]int{"Exec": 0}}, "Exec", 50_000, false},
+		{"custom exemption", BudgetConfig{ToolMaxChars: map[string]int{"Exec": NeverReplace}}, "Exec", 300_000, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newTK()
+			k.user("go")
+			k.assistant(toolUse("toolu_a", tc.tool))
+			k.results(result("toolu_a", budgetLines(tc.size)))
+			res := budgetPrepare(t, budgetPipeline(t, tc.cfg), k.recs)
+			trs, _ := toolResults(res.Request)
+			assert.Equal(t, tc.replaced, strings.HasPrefix(resultText(trs["toolu_a"]), "<persisted-output>"))
+			assert.Len(t, budgetDecisions(res.Append), map[bool]int{false: 0, true: 1}[tc.replaced])
+		})
+	}
+
+	// An exempt result is never replaced, but weighs in its message's total: the other
+	// results are replaced to make room.
+	k := newTK()
+	k.user("go")
+	k.assistant(toolUse("toolu_r", "Read"), toolUse("toolu_x", budgetTool))
+	k.results(result("toolu_r", budgetLines(1500)), result("toolu_x", budgetLines(600)))
+	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxMessageChars: 1000, PreviewBytes: 50}), k.recs)
+	dec := budgetDecisions(res.Append)
+	require.Len(t, dec, 1)
+	assert.Equal(t, "toolu_x", dec[0].ToolUseID)
+
+	_, err := New(Config{ContextWindow: 1000, Tokens: EstimateCounter{}, Budget: BudgetConfig{ToolMaxChars: map[string]int{"Bash": -2}}})
+	assert.ErrorContains(t, err, `Budget.ToolMaxChars["Bash"] -2 is below -1`)
+	assert.Equal(t, map[string]int{"Read": NeverReplace, "Bash": 30_000, "Grep": 20_000}, DefaultToolMaxChars())
+	for tool, v := range DefaultToolMaxChars() {
+		got, ok := defaultToolMaxChars(tool)
+		assert.True(t, ok)
+		assert.Equal(t, v, got, tool)
+	}
+}
+
+// A result the budget replaces is never given to the token counter: neither its stage action
+// nor the pressure figure tokenizes it (the action estimates it by its bytes, the figure
+// counts the view); what is sent is counted exactly.
+func TestBudgetNeverTokenizesReplaced(t *testing.T) {
+	const n, size = 20, 64 << 10
+	var seen atomic.Int64 // texts holding a replaced result's tail
+	counter := TokenCounterFunc(func(s string) int {
+		if strings.Contains(s, "TAIL-OF-RESULT") {
+			seen.Add(1)
+		}
+		return EstimateTokens(s)
+	})
+	k := newTK()
+	k.user("go")
+	var uses []Block
+	var trs []*ToolResult
+	for i := range n {
+		id := fmt.Sprintf("toolu_%02d", i)
+		uses = append(uses, toolUse(id, "Bash"))
+		trs = append(trs, result(id, budgetLines(size)+fmt.Sprintf("TAIL-OF-RESULT %d", i)))
+	}
+	k.assistant(uses...)
+	k.results(trs...)
+	p := newTestPipeline(t, Config{Tokens: counter, Budget: BudgetConfig{Store: &MapStore{}}}, budgetNow)
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	assert.Zero(t, seen.Load(), "a replaced result was tokenized")
+	sr := res.Report.Stage("budget")
+	require.Len(t, sr.Actions, n)
+	est := NewCounter(EstimateCounter{})
+	for i, a := range sr.Actions {
+		assert.Equal(t, p.counter.Block(replacedResult(trs[i], budgetDecisions(res.Append)[i].Preview))-est.Block(trs[i]), a.Tokens)
+	}
+	// The figures are those of a pipeline counting by bytes/3 throughout, which the counter
+	// above matches on every text it is given.
+	ref, err := newTestPipeline(t, Config{Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}}}, budgetNow).
+		Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	assert.Equal(t, ref.Report.Pressure, res.Report.Pressure)
+	assert.Equal(t, ref.Report.AnchoredTokens, res.Report.AnchoredTokens)
+	assert.Equal(t, ref.Report.InputTokens, res.Report.InputTokens)
 }

@@ -3,6 +3,7 @@ package agentctx
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -298,4 +299,76 @@ func TestContextMemoize(t *testing.T) {
 		assert.ErrorIs(t, err, context.Canceled)
 		close(release)
 	})
+}
+
+// With CurrentDate and a memoized user context, the date is memoized with the sections:
+// midnight does not rewrite the prompt prefix until the memo is invalidated.
+func TestContextDateMemoized(t *testing.T) {
+	evening := time.Date(2026, 3, 4, 23, 59, 0, 0, time.UTC)
+	clock := evening
+	p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Now: func() time.Time { return clock },
+		Context: ContextConfig{CurrentDate: true}})
+	require.NoError(t, err)
+	k := ctxSession()
+	date := func(res Result) string { return res.Request.Messages[0].Content[0].(*Text).Text }
+	prepare := func(cc *ContextConfig) Result {
+		res, err := p.Prepare(t.Context(), Input{Records: k.recs, Context: cc})
+		require.NoError(t, err)
+		return res
+	}
+
+	m := Memoize(&ctxStatic{sections: []ContextSection{{"claudeMd", "Use tabs."}}})
+	memo := &ContextConfig{User: m, CurrentDate: true}
+	before := prepare(memo)
+	assert.Contains(t, date(before), "Today's date is 2026-03-04.")
+	clock = evening.Add(2 * time.Minute) // past midnight
+	after := prepare(memo)
+	assert.Equal(t, string(requestBytes(t, before.Request)), string(requestBytes(t, after.Request)), "the memo keeps the date")
+
+	m.Invalidate() // e.g. after a compaction
+	assert.Contains(t, date(prepare(memo)), "Today's date is 2026-03-05.", "a new memo takes the new date")
+
+	clock = evening
+	assert.Contains(t, date(prepare(nil)), "Today's date is 2026-03-04.")
+	clock = evening.Add(2 * time.Minute)
+	assert.Contains(t, date(prepare(nil)), "Today's date is 2026-03-05.", "without a memo, each turn is dated by its clock")
+}
+
+// One Pipeline serves many conversations, each with its own memoized base context passed in
+// Input.Context, concurrently; Config.Context is not consulted for them.
+func TestContextPerConversation(t *testing.T) {
+	shared := &ctxStatic{sections: []ContextSection{{"claudeMd", "shared"}}}
+	p := ctxPipeline(t, ContextConfig{User: shared})
+	const n = 8
+	srcs := make([]*ctxStatic, n)
+	memos := make([]*MemoProvider, n)
+	for i := range n {
+		srcs[i] = &ctxStatic{sections: []ContextSection{{"claudeMd", fmt.Sprintf("conversation %d", i)}}}
+		memos[i] = Memoize(srcs[i])
+	}
+	k := ctxSession()
+	var wg sync.WaitGroup
+	for i := range n {
+		for range 4 {
+			wg.Go(func() {
+				res, err := p.Prepare(t.Context(), Input{Records: k.recs, Context: &ContextConfig{User: memos[i], System: memos[i]}})
+				if !assert.NoError(t, err) {
+					return
+				}
+				want := fmt.Sprintf("# claudeMd\nconversation %d", i)
+				assert.Contains(t, res.Request.Messages[0].Content[0].(*Text).Text, want)
+				require.Len(t, res.Request.System, 1)
+				assert.Equal(t, want, res.Request.System[0].Text)
+			})
+		}
+	}
+	wg.Wait()
+	for i := range n {
+		assert.EqualValues(t, 1, srcs[i].calls.Load(), "each conversation's memo computed once")
+	}
+	assert.Zero(t, shared.calls.Load(), "Config.Context is replaced, not merged")
+
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	assert.Contains(t, res.Request.Messages[0].Content[0].(*Text).Text, "shared", "without Input.Context, Config.Context")
 }

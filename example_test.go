@@ -56,7 +56,7 @@ func Example() {
 	// assistant text
 	// user text
 	// valid: true
-	// records to append: 1
+	// records to append: 0
 }
 
 // ExampleBuildChain rebuilds the conversation a plain parentUuid walk would break: walking up

@@ -133,6 +133,10 @@ type Input struct {
 	// telling the model not to call them), since the provider rejects tool_use blocks
 	// without tool definitions.
 	Tools []Tool
+	// Context, when non-nil, replaces Config.Context for this turn: a Pipeline shared by many
+	// conversations takes each conversation's own base context here, such as providers
+	// wrapped in [Memoize] once per conversation.
+	Context *ContextConfig
 	// SkipCacheWrite marks a fire-and-forget fork: the cache marker goes on the penultimate
 	// message so the fork writes no cache entry of its own. A fork never auto-compacts: the
 	// records a compaction appends would belong to the main conversation.

@@ -16,7 +16,10 @@ import (
 // at a tight 40,000-token window, and checks for each: the request passes Validate, Prepare
 // twice gives the same bytes, and after appending the turn's records (through JSONL, as a
 // resume reads them) the request is byte-identical and no new decision is made. At the tight
-// window the budget and microcompact must act on some sessions.
+// window microcompact must act on some sessions. The budget does not at its default caps: it
+// decides only on results no response has seen yet, and every corpus result over 50,000
+// characters is a Read result, which it never replaces. TestBudgetCorpus replays the sessions
+// turn by turn at small caps.
 func TestCorpusPrepare(t *testing.T) {
 	files := corpusFiles(t)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -67,7 +70,6 @@ func TestCorpusPrepare(t *testing.T) {
 			}
 			t.Logf("sessions where each stage action happened: %v", acted)
 			if window > 0 {
-				assert.Positive(t, acted["budget replaced"])
 				assert.Positive(t, acted["microcompact cleared"])
 			}
 		})

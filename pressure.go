@@ -358,7 +358,9 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 			}
 			prev, grown = u.ContextTokens(), 0
 		}
-		grown += p.sentTokens(e.r, nextPos[i], &replaced, t.in.Records)
+		if prev >= 0 && nextPos[i] >= 0 { // growth that a later response measures
+			grown += p.sentTokens(e.r, nextPos[i], &replaced, t.in.Records)
+		}
 	}
 	if pairs < minFitPairs || counted < minFitTokens {
 		return calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))}

@@ -13,7 +13,7 @@ type ActionKind string
 const (
 	ActionReplaced  ActionKind = "replaced"  // budget: result stored externally, preview shown
 	ActionReapplied ActionKind = "reapplied" // a frozen decision applied again
-	ActionKept      ActionKind = "kept"      // budget: new result seen and frozen as kept
+	ActionKept      ActionKind = "kept"      // budget: no longer reported (kept results need no record)
 	ActionSnipped   ActionKind = "snipped"   // snip: record removed from the view
 	ActionCleared   ActionKind = "cleared"   // microcompact: result content cleared
 	ActionMarked    ActionKind = "marked"    // cached microcompact: cache_reference + cache_edits
@@ -71,6 +71,8 @@ type Report struct {
 	InputTokens int
 	// AnchoredTokens is the request's size anchored on the provider's last reported usage:
 	// Pressure.Anchor + Pressure.Added − Pressure.Freed; 0 without an anchor.
+	// Tool results the budget replaced count by an estimate (bytes/3) in Pressure.Freed:
+	// they are not sent, and never tokenized.
 	AnchoredTokens int
 	// OverThreshold reports that the pressure figure (Pressure.Tokens) is at or above
 	// AutoCompactThreshold: auto-compact is due.

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -57,17 +58,25 @@ func isPlainID(id string) bool {
 
 // FileStore is a [ResultStore] that writes each result to its own file under Root, the way
 // Claude Code keeps large tool results in <session>/tool-results/. The caller chooses Root
-// (typically one directory per session); use an absolute path, since the ref shown to the
-// model is the file's path, filepath.Join(Root, name). The zero value has no Root and every
-// Put fails.
+// (typically one directory per session, though several sessions may share one); use an
+// absolute path, since the ref shown to the model is the file's path. The zero value has no
+// Root and every Put fails.
 //
-// The file name is derived from the untrusted tool_use_id: an id of 1 to 128 characters from
-// [A-Za-z0-9_-] is used as is, with ".txt" appended; any other id (and an id starting with
-// "id-", so that the two forms cannot collide) becomes "id-" + the first 32 hex digits of its
-// SHA-256 + ".txt". The path is checked to stay under Root, and the file is created through
-// an [os.Root], so neither "..", separators nor a symbolic link planted in Root can make a
-// write escape it. On a case-insensitive file system two ids differing only in case share a
-// file.
+// A file's name is unique to its content: the (sanitised) tool_use_id, a dash, the first 32
+// hex digits of the SHA-256 of the content, and ".txt". The same id with other content (two
+// sessions sharing Root, a forked or copied history, a hostile transcript reusing an id) gets
+// another file, so a file once written never changes and every frozen preview keeps naming
+// the content it was made from; the same id with the same content gets the same file. The
+// id part is the id itself when it has 1 to 128 characters from [A-Za-z0-9_-] and does not
+// start with "id-"; any other id becomes "id-" + the first 32 hex digits of its SHA-256 (the
+// "id-" exclusion keeps the two forms from colliding). The path is checked to stay under
+// Root, and the file is created through an [os.Root], so neither "..", separators nor a
+// symbolic link planted in Root can make a write escape it.
+//
+// The ref is filepath.Join(Root, name), except when Root holds a ".." element: the kernel
+// resolves "link/.." to the parent of the link's target, not to the directory holding the
+// link, so such a Root is first resolved with [filepath.EvalSymlinks] and the ref names the
+// file where it was actually written.
 //
 // Put creates Root (mode 0755) if it is missing and writes atomically: a temporary file in
 // Root, synced, then renamed over the target (mode 0600, since tool output may hold secrets).
@@ -78,16 +87,18 @@ type FileStore struct {
 	Root string
 }
 
-// Name returns the file name Put uses for toolUseID (without Root).
-func (s FileStore) Name(toolUseID string) string {
-	name := safeName(toolUseID) + ".txt"
+// Name returns the file name Put uses for content stored under toolUseID (without Root).
+func (s FileStore) Name(toolUseID string, content []byte) string {
+	sum := sha256.Sum256(content)
+	suffix := "-" + hex.EncodeToString(sum[:16]) + ".txt"
+	name := safeName(toolUseID) + suffix
 	if !filepath.IsLocal(name) { // e.g. a reserved device name on Windows
-		name = hashedName(toolUseID) + ".txt"
+		name = hashedName(toolUseID) + suffix
 	}
 	return name
 }
 
-// Put writes content to Root/Name(toolUseID) and returns that path.
+// Put writes content to the file Name(toolUseID, content) under Root and returns its path.
 func (s FileStore) Put(ctx context.Context, toolUseID string, content []byte) (string, error) {
 	if err := ctx.Err(); err != nil {
 		return "", err
@@ -95,15 +106,19 @@ func (s FileStore) Put(ctx context.Context, toolUseID string, content []byte) (s
 	if s.Root == "" {
 		return "", errors.New("agentctx: FileStore.Root is empty")
 	}
-	name := s.Name(toolUseID)
-	path := filepath.Join(s.Root, name)
-	if rel, err := filepath.Rel(s.Root, path); err != nil || rel != name || !filepath.IsLocal(rel) {
-		return "", fmt.Errorf("agentctx: tool result file %q would escape %s", name, s.Root)
-	}
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return "", err
 	}
-	root, err := os.OpenRoot(s.Root)
+	dir, err := s.dir()
+	if err != nil {
+		return "", err
+	}
+	name := s.Name(toolUseID, content)
+	path := filepath.Join(dir, name)
+	if rel, err := filepath.Rel(dir, path); err != nil || rel != name || !filepath.IsLocal(rel) {
+		return "", fmt.Errorf("agentctx: tool result file %q would escape %s", name, s.Root)
+	}
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return "", err
 	}
@@ -130,8 +145,20 @@ func (s FileStore) Put(ctx context.Context, toolUseID string, content []byte) (s
 		_ = root.Remove(tmp)
 		return "", err
 	}
-	syncDir(s.Root)
+	syncDir(dir)
 	return path, nil
+}
+
+// dir returns the directory refs are joined to: Root itself, or Root with its symbolic links
+// resolved when it holds a ".." element (which the kernel applies after following links,
+// while filepath.Join would cancel it lexically).
+func (s FileStore) dir() (string, error) {
+	for elem := range strings.SplitSeq(filepath.ToSlash(s.Root), "/") {
+		if elem == ".." {
+			return filepath.EvalSymlinks(s.Root)
+		}
+	}
+	return s.Root, nil
 }
 
 // sameFile reports whether name is a regular file in root holding exactly content.
@@ -147,7 +174,9 @@ func sameFile(root *os.Root, name string, content []byte) bool {
 // MapStore is an in-memory [ResultStore] for tests and embedders that keep results
 // themselves. Its zero value is empty and ready to use; it is safe for concurrent use and must
 // not be copied after first use. Refs are "memory:" followed by the id, or by its hashed form
-// when the id is not a plain [A-Za-z0-9_-] string (see [FileStore] for the rule).
+// when the id is not a plain [A-Za-z0-9_-] string (see [FileStore] for the rule). It keeps one
+// content per id, the last one put: unlike a FileStore's, its refs are not unique to content,
+// so give each conversation its own MapStore.
 type MapStore struct {
 	mu sync.Mutex
 	m  map[string][]byte

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-var storeNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}\.txt$`)
+var storeNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}-[0-9a-f]{32}\.txt$`)
 
 // Untrusted tool_use_ids never make a FileStore write outside Root.
 func TestStoreFileStoreIDs(t *testing.T) {
@@ -53,12 +53,13 @@ func TestStoreFileStoreIDs(t *testing.T) {
 			assert.Equal(t, root, filepath.Dir(ref), "written directly under Root")
 			name := filepath.Base(ref)
 			assert.Regexp(t, storeNameRE, name)
-			assert.Equal(t, s.Name(tc.id), name)
+			assert.Equal(t, s.Name(tc.id, content), name)
 			if tc.verbatim {
-				assert.Equal(t, tc.id+".txt", name)
+				assert.True(t, strings.HasPrefix(name, tc.id+"-"), name)
+				assert.Len(t, name, len(tc.id)+1+32+len(".txt"))
 			} else {
 				assert.True(t, strings.HasPrefix(name, "id-"), name)
-				assert.Len(t, name, len("id-")+32+len(".txt"))
+				assert.Len(t, name, len("id-")+32+1+32+len(".txt"))
 			}
 			got, err := os.ReadFile(ref)
 			require.NoError(t, err)
@@ -84,7 +85,7 @@ func TestStoreFileStoreDistinctNames(t *testing.T) {
 	ids := []string{"a/b", "a\\b", "../a", "", "id-x", "résumé", strings.Repeat("z", 200), strings.Repeat("z", 201)}
 	seen := map[string]string{}
 	for _, id := range ids {
-		name := FileStore{}.Name(id)
+		name := FileStore{}.Name(id, []byte("same content"))
 		if prev, ok := seen[name]; ok {
 			t.Fatalf("ids %q and %q share file %s", prev, id, name)
 		}
@@ -108,16 +109,20 @@ func TestStoreFileStoreIdempotent(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, os.SameFile(fi1, fi2), "same bytes: the file is left untouched")
 
-	_, err = s.Put(t.Context(), "toolu_a", []byte("changed"))
+	ref3, err := s.Put(t.Context(), "toolu_a", []byte("changed"))
 	require.NoError(t, err)
+	assert.NotEqual(t, ref1, ref3, "other content: another file")
 	got, err := os.ReadFile(ref1)
 	require.NoError(t, err)
-	assert.Equal(t, "changed", string(got))
+	assert.Equal(t, "hello", string(got), "a file once written never changes")
 
 	entries, err := os.ReadDir(root)
 	require.NoError(t, err)
-	require.Len(t, entries, 1, "no temporary files left behind")
-	assert.Equal(t, "toolu_a.txt", entries[0].Name())
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	assert.ElementsMatch(t, []string{filepath.Base(ref1), filepath.Base(ref3)}, names, "no temporary files left behind")
 }
 
 // A symbolic link planted in Root under a result's name is replaced, never written through.
@@ -127,12 +132,10 @@ func TestStoreFileStoreSymlink(t *testing.T) {
 	require.NoError(t, os.Mkdir(root, 0o755))
 	outside := filepath.Join(base, "outside.txt")
 	require.NoError(t, os.WriteFile(outside, []byte("secret"), 0o600))
-	if err := os.Symlink(outside, filepath.Join(root, "toolu_a.txt")); err != nil {
+	if err := os.Symlink(outside, filepath.Join(root, FileStore{}.Name("toolu_a", []byte("result")))); err != nil {
 		t.Skip("symlinks unsupported:", err)
 	}
-	ref, err := FileStore{Root: root}.Put(t.Context(), "toolu_a", []byte("secret"))
-	require.NoError(t, err)
-	_, err = FileStore{Root: root}.Put(t.Context(), "toolu_a", []byte("result"))
+	ref, err := FileStore{Root: root}.Put(t.Context(), "toolu_a", []byte("result"))
 	require.NoError(t, err)
 	got, err := os.ReadFile(outside)
 	require.NoError(t, err)
@@ -207,7 +210,7 @@ func TestStoreFileStoreBudget(t *testing.T) {
 	dec := budgetDecisions(res.Append)
 	require.Len(t, dec, 1)
 	require.True(t, dec[0].Replaced)
-	assert.Equal(t, filepath.Join(root, FileStore{}.Name("../../evil")), dec[0].Ref)
+	assert.Equal(t, filepath.Join(root, FileStore{}.Name("../../evil", []byte(budgetLines(3000)))), dec[0].Ref)
 	assert.Contains(t, dec[0].Preview, "Full output saved to: "+dec[0].Ref+"\n")
 	got, err := os.ReadFile(dec[0].Ref)
 	require.NoError(t, err)
@@ -216,4 +219,46 @@ func TestStoreFileStoreBudget(t *testing.T) {
 	again := budgetPrepare(t, p, k.recs)
 	assert.Equal(t, requestBytes(t, res.Request), requestBytes(t, again.Request))
 	assert.Equal(t, res.Append, again.Append)
+}
+
+// Two sessions sharing one Root, with the same tool_use_id (a fork, a copied history, or a
+// hostile transcript) and different content: each ref keeps naming its own content.
+func TestStoreFileStoreSharedRoot(t *testing.T) {
+	s := FileStore{Root: t.TempDir()}
+	refA, err := s.Put(t.Context(), "toolu_01", []byte("session A's output"))
+	require.NoError(t, err)
+	refB, err := s.Put(t.Context(), "toolu_01", []byte("session B's output"))
+	require.NoError(t, err)
+	assert.NotEqual(t, refA, refB)
+	got, err := os.ReadFile(refA)
+	require.NoError(t, err)
+	assert.Equal(t, "session A's output", string(got), "session A's preview still names A's content")
+	got, err = os.ReadFile(refB)
+	require.NoError(t, err)
+	assert.Equal(t, "session B's output", string(got))
+
+	again, err := s.Put(t.Context(), "toolu_01", []byte("session A's output"))
+	require.NoError(t, err)
+	assert.Equal(t, refA, again, "the same content under the same id: the same file")
+}
+
+// A Root whose path steps out of a symbolic link ("link/..") names the parent of the link's
+// target for the kernel, not the directory holding the link: the ref must name the file the
+// kernel wrote.
+func TestStoreFileStoreDotDotRoot(t *testing.T) {
+	base := t.TempDir()
+	target := filepath.Join(base, "real", "sub")
+	require.NoError(t, os.MkdirAll(target, 0o755))
+	if err := os.Symlink(target, filepath.Join(base, "link")); err != nil {
+		t.Skip("symlinks unsupported:", err)
+	}
+	s := FileStore{Root: filepath.Join(base, "link") + string(filepath.Separator) + ".."}
+	ref, err := s.Put(t.Context(), "toolu_a", []byte("the result"))
+	require.NoError(t, err)
+	got, err := os.ReadFile(ref)
+	require.NoError(t, err, "the ref names the file written")
+	assert.Equal(t, "the result", string(got))
+	written, err := os.ReadFile(filepath.Join(base, "real", filepath.Base(ref)))
+	require.NoError(t, err, "the kernel resolved link/.. to real/")
+	assert.Equal(t, "the result", string(written))
 }
