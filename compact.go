@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -473,6 +474,9 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 	steps := tail.steps()
 	// The last resort keeps no tail: nothing to relink.
 	steps = append(steps, tailStep{cut: len(t.items)})
+	// The compaction rewrites the prompt prefix: the base context is computed afresh (and
+	// dated by this turn's clock), as after a new session start.
+	invalidateMemos(cmp.Or(t.in.Context, &p.cfg.Context))
 	for i, step := range steps {
 		atts, notes := p.rehydrate(ctx, t, step.cut, step.rehydrate)
 		recs := p.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
@@ -499,6 +503,15 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 		}
 	}
 	return done, nil
+}
+
+// invalidateMemos invalidates the base context's memoized providers.
+func invalidateMemos(c *ContextConfig) {
+	for _, pr := range []ContextProvider{c.System, c.User} {
+		if m, ok := pr.(*MemoProvider); ok {
+			m.Invalidate()
+		}
+	}
 }
 
 // missingKept returns the uuid of the first record of kept that the post-compact view does not

@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -39,10 +40,17 @@ func (f ContextProviderFunc) Context(ctx context.Context) ([]ContextSection, err
 // next call tries again.
 //
 // The Pipeline holds no per-conversation state, so the memo is the caller's: create one per
-// conversation (with [Memoize]), put it in that conversation's [ContextConfig], and call
-// Invalidate when the context must be recomputed, e.g. after a compaction or when a memory
-// file changed. A MemoProvider is safe for concurrent use; while one call computes the
-// context, other calls wait for it (or for their ctx). The zero value is not usable.
+// conversation (with [Memoize]), put it in that conversation's [ContextConfig] (passed in
+// [Input.Context] when one Pipeline serves several conversations), and call Invalidate when
+// the context must be recomputed, e.g. when a memory file changed. A compaction invalidates
+// the memos of its turn's ContextConfig itself: it rewrites the prompt prefix anyway.
+//
+// As the user context ([ContextConfig.User]) the memo also holds the date of
+// [ContextConfig.CurrentDate]: the clock of the first turn that asks for it after Memoize or
+// Invalidate, so the prompt prefix does not change at midnight.
+//
+// A MemoProvider is safe for concurrent use; while one call computes the context, other calls
+// wait for it (or for their ctx). The zero value is not usable.
 type MemoProvider struct {
 	provider ContextProvider
 	fill     chan struct{} // one-slot semaphore: one computation at a time
@@ -51,6 +59,7 @@ type MemoProvider struct {
 	gen    uint64 // incremented by Invalidate; a computation started before is not stored
 	cached []ContextSection
 	ok     bool
+	dateAt time.Time // the clock the context is dated by; zero: not dated yet
 }
 
 // Memoize returns a [MemoProvider] wrapping p. A nil p provides no sections.
@@ -104,14 +113,26 @@ func (m *MemoProvider) load() ([]ContextSection, bool) {
 	return slices.Clone(m.cached), true
 }
 
-// Invalidate drops the remembered sections; the next [MemoProvider.Context] call computes them
-// again. A computation in flight when Invalidate is called is returned to its caller but not
-// remembered. Invalidate never blocks on a computation.
+// Invalidate drops the remembered sections and date; the next [MemoProvider.Context] call
+// computes them again. A computation in flight when Invalidate is called is returned to its
+// caller but not remembered. Invalidate never blocks on a computation.
 func (m *MemoProvider) Invalidate() {
 	m.mu.Lock()
 	m.gen++
 	m.cached, m.ok = nil, false
+	m.dateAt = time.Time{}
 	m.mu.Unlock()
+}
+
+// dateTime returns the time the memoized context is dated by: now on the first call after
+// Memoize or Invalidate, the same time on later calls.
+func (m *MemoProvider) dateTime(now time.Time) time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.dateAt.IsZero() {
+		m.dateAt = now
+	}
+	return m.dateAt
 }
 
 // ContextConfig configures the base context stage, Claude Code's system and user context.
@@ -129,10 +150,13 @@ type ContextConfig struct {
 	// User provides the user context. Nil: none.
 	User ContextProvider
 	// CurrentDate adds the section "# currentDate\nToday's date is YYYY-MM-DD." to the user
-	// context, after User's sections, dated from the pipeline's clock (Config.Now) in
-	// DateLocation. Off by default: the date changes at midnight, and with it the first
-	// message of every request, which costs a full prompt-cache rewrite; embedders that want
-	// Claude Code's behaviour turn it on.
+	// context, after User's sections, in DateLocation. When User is a [MemoProvider], the date
+	// is memoized with its sections, as Claude Code memoizes its user context: it is taken
+	// from the pipeline's clock (Config.Now) on the first turn after Memoize or Invalidate and
+	// kept until the memo is invalidated (after a compaction, or by the caller), so midnight
+	// does not rewrite the prompt prefix. Otherwise each turn is dated by its clock, and the
+	// first message of the request changes at midnight, which costs a full prompt-cache
+	// rewrite. Off by default.
 	CurrentDate bool
 	// DateLocation is the time zone of CurrentDate. Nil: UTC.
 	DateLocation *time.Location
@@ -171,7 +195,7 @@ func renderSections(sections []ContextSection) (string, int) {
 // baseContext appends the system context to the system prompt and puts the user context in a
 // meta user message at the start of the view.
 func (p *Pipeline) baseContext(t *turn) error {
-	c := p.cfg.Context
+	c := cmp.Or(t.in.Context, &p.cfg.Context)
 	rep := t.report.stage("context")
 	if c.System != nil {
 		sections, err := c.System.Context(t.ctx)
@@ -193,12 +217,16 @@ func (p *Pipeline) baseContext(t *turn) error {
 		}
 	}
 	if c.CurrentDate {
+		at := t.now
+		if m, ok := c.User.(*MemoProvider); ok {
+			at = m.dateTime(t.now)
+		}
 		loc := c.DateLocation
 		if loc == nil {
 			loc = time.UTC
 		}
 		sections = append(slices.Clip(sections), ContextSection{Name: "currentDate",
-			Text: "Today's date is " + t.now.In(loc).Format("2006-01-02") + "."})
+			Text: "Today's date is " + at.In(loc).Format("2006-01-02") + "."})
 	}
 	text, n := renderSections(sections)
 	if n == 0 {
