@@ -302,26 +302,41 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 	}
 	rep := t.report.stage("microcompact")
 	first := len(rep.Actions)
+	// A recorded clearing is re-applied to every result of its id, so the decision is taken
+	// per id: a duplicated id is cleared everywhere or nowhere, listed once.
+	slots := map[string][]resultRef{}
+	var order []string
+	for _, r := range cands {
+		if _, ok := slots[r.id]; !ok {
+			order = append(order, r.id)
+		}
+		slots[r.id] = append(slots[r.id], r)
+	}
 	var ids []string
 	saved := 0
-	for _, r := range cands {
-		if _, done := l.cleared[r.id]; done || r.item > lastAsst {
+	for _, id := range order {
+		if _, done := l.cleared[id]; done {
 			continue
 		}
-		it := &t.items[r.item]
-		old := it.blocks[r.block].(*ToolResult)
-		nb := clearedResult(old)
-		freed := p.counter.Block(old) - p.counter.Block(nb)
-		if freed <= 0 {
-			continue // already as small as the placeholder: clearing would not shrink it
+		freed := make([]int, len(slots[id]))
+		total, unseen := 0, false
+		for k, r := range slots[id] {
+			old := t.items[r.item].blocks[r.block].(*ToolResult)
+			freed[k] = p.counter.Block(old) - p.counter.Block(clearedResult(old))
+			total += freed[k]
+			unseen = unseen || r.item > lastAsst
 		}
-		it.setBlock(r.block, nb)
-		if !slices.Contains(ids, r.id) { // a duplicated id is cleared everywhere, listed once
-			ids = append(ids, r.id)
+		if unseen || total <= 0 {
+			continue // the model has not seen it yet, or it is already as small as the placeholder
 		}
-		saved += freed
-		rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: r.id, Tokens: -freed,
-			Detail: fmt.Sprintf("idle %s > %s", gap.Round(time.Second), c.gap())})
+		for k, r := range slots[id] {
+			it := &t.items[r.item]
+			it.setBlock(r.block, clearedResult(it.blocks[r.block].(*ToolResult)))
+			rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: id, Tokens: -freed[k],
+				Detail: fmt.Sprintf("idle %s > %s", gap.Round(time.Second), c.gap())})
+		}
+		ids = append(ids, id)
+		saved += total
 	}
 	if len(ids) == 0 {
 		return
