@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -487,39 +488,55 @@ func TestBudgetAggregateInterleaved(t *testing.T) {
 	assert.Equal(t, map[string]bool{"toolu_a": true, "toolu_b": false}, got)
 }
 
-// Every corpus session: caps hold per result, Prepare is repeatable, and appending the
-// decisions reproduces the same bytes with no new decision.
+// TestBudgetCorpus runs the budget with small caps on every corpus session and checks the
+// caps hold in the request: no tool result over the per-result cap, and no user message whose
+// tool results together exceed the per-message cap, except for what the budget may not
+// replace (results holding media). Every replaced result shows its frozen preview; Prepare is
+// repeatable, and appending the decisions reproduces the same bytes with no new decision.
+// Only ErrNoMessages lets a session through without a request.
 func TestBudgetCorpus(t *testing.T) {
-	const maxResult = 5000
-	replaced := 0
+	const maxResult, maxMessage = 5000, 8000
+	replaced, aggregate, empty := 0, 0, 0
 	for _, f := range corpusFiles(t) {
 		tr, err := ReadFile(f, ReadOptions{})
 		require.NoError(t, err, f)
 		// Microcompact off: the corpus is old, so time-based clearing would hide the previews.
 		p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Now: func() time.Time { return budgetNow },
 			Microcompact: MicrocompactConfig{Disable: true},
-			Budget:       BudgetConfig{MaxResultChars: maxResult, MaxMessageChars: 20_000, PreviewBytes: 500, Store: &MapStore{}}})
+			Budget:       BudgetConfig{MaxResultChars: maxResult, MaxMessageChars: maxMessage, PreviewBytes: 500, Store: &MapStore{}}})
 		require.NoError(t, err)
 		res, err := p.Prepare(t.Context(), Input{Records: tr.Records})
-		if err != nil {
-			t.Logf("%s: %v", f, err)
+		if errors.Is(err, ErrNoMessages) {
+			empty++
 			continue
 		}
+		require.NoError(t, err, f)
 		want := requestBytes(t, res.Request)
 		again, err := p.Prepare(t.Context(), Input{Records: tr.Records})
 		require.NoError(t, err, f)
 		assert.Equal(t, string(want), string(requestBytes(t, again.Request)), f)
 		assert.Equal(t, res.Append, again.Append, f)
 
-		trs, _ := toolResults(res.Request)
-		for id, r := range trs {
-			if n := resultChars(r); n > maxResult {
-				assert.NotContains(t, resultText(r), "<persisted-output>\nOutput too large", "%s %s", f, id)
+		for i, m := range res.Request.Messages {
+			total := 0
+			for _, b := range m.Content {
+				r, ok := b.(*ToolResult)
+				if !ok || slices.ContainsFunc(r.Content, isMedia) {
+					continue // media: never replaced, and not counted in characters
+				}
+				n := resultChars(r)
+				total += n
+				assert.LessOrEqual(t, n, maxResult, "%s: messages[%d] tool_result %s is over the per-result cap", f, i, r.ToolUseID)
 			}
+			assert.LessOrEqual(t, total, maxMessage, "%s: messages[%d]: tool results over the per-message cap", f, i)
 		}
+		trs, _ := toolResults(res.Request)
 		for _, d := range budgetDecisions(res.Append) {
 			if d.Replaced {
 				replaced++
+				if d.OriginalChars <= maxResult {
+					aggregate++
+				}
 				assert.Equal(t, d.Preview, resultText(trs[d.ToolUseID]), "%s %s", f, d.ToolUseID)
 			}
 		}
@@ -530,5 +547,7 @@ func TestBudgetCorpus(t *testing.T) {
 		assert.Equal(t, string(want), string(requestBytes(t, res2.Request)), f)
 		assert.Empty(t, res2.Append, f)
 	}
+	t.Logf("%d results replaced, %d of them under the per-result cap (the per-message cap); %d sessions with nothing to send", replaced, aggregate, empty)
 	assert.Positive(t, replaced, "the corpus has results over the cap")
+	assert.Positive(t, aggregate, "the corpus has messages over the per-message cap")
 }
