@@ -748,8 +748,7 @@ func (p *fuzzProgram) step(code, arg int) {
 func chainHasSendable(records []Record, c *Chain) bool {
 	snipped := SnippedUUIDs(records)
 	for _, r := range c.Messages() {
-		if snipped[r.UUID] || r.IsVirtual || (r.IsVisibleInTranscriptOnly && !r.IsCompactSummary) ||
-			(r.Type == TypeAssistant && r.Message.Model == SyntheticModel) {
+		if snipped[r.UUID] || neverSent(r) {
 			continue
 		}
 		for _, b := range r.Message.Content {
