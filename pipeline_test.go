@@ -13,10 +13,11 @@ import (
 )
 
 // TestCorpusPrepare prepares the next turn of every corpus session at the model's window and
-// at a tight 40,000-token window, and checks for each: the request passes Validate, Prepare
-// twice gives the same bytes, and after appending the turn's records (through JSONL, as a
-// resume reads them) the request is byte-identical and no new decision is made. At the tight
-// window the budget and microcompact must act on some sessions.
+// at a tight 40,000-token window, and checks for each: the request passes Validate, no block
+// of the chain is lost without a reason (checkConservation), Prepare twice gives the same
+// bytes, and after appending the turn's records (through JSONL, as a resume reads them) the
+// request is byte-identical and no new decision is made. At the tight window the budget and
+// microcompact must act on some sessions.
 func TestCorpusPrepare(t *testing.T) {
 	files := corpusFiles(t)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -32,13 +33,15 @@ func TestCorpusPrepare(t *testing.T) {
 				})
 				require.NoError(t, err, f)
 				in := Input{Records: tr.Records}
+				name := filepath.Base(f)
 				res, err := p.Prepare(t.Context(), in)
 				if errors.Is(err, ErrNoMessages) {
+					checkConservation(t, name, in, res)
 					continue
 				}
 				require.NoError(t, err, f)
-				name := filepath.Base(f)
 				assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+				checkConservation(t, name, in, res)
 				body, err := res.Request.MarshalJSON()
 				require.NoError(t, err)
 
