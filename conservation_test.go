@@ -418,7 +418,7 @@ func consCollapse(c *consCheck) {
 			c.fail("collapse commit %s: the Report says %d records %s..%s were replaced, the chain has %d there", d.UUID, n, m[3], m[4], entries)
 		}
 		if m[6] != "" {
-			for _, u := range strings.Split(m[6], ", ") {
+			for u := range strings.SplitSeq(m[6], ", ") {
 				superseded[u] = true
 			}
 		}
@@ -768,6 +768,8 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 		}
 		return -1
 	}
+	// The default leaf, computed here rather than with defaultLeaf: the check must not trust
+	// the code it checks.
 	want := -1
 	for i := len(records) - 1; i >= 0; i-- {
 		r := &records[i]
