@@ -123,6 +123,25 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		assert.NotContains(t, chainUUIDs(c), notice.UUID)
 		assert.Len(t, c.Records, 4, "q, tool_use, result, next")
 	})
+	t.Run("interrupt notice under a result off the walk", func(t *testing.T) {
+		// A rejected parallel call: the notice hangs off t1's result; the conversation goes on
+		// from t2's result, so neither is on the leaf's parent walk.
+		k := newTK()
+		k.user("q")
+		k.assistant(toolUse("t1", "Bash"), toolUse("t2", "Bash"))
+		r1 := k.results(result("t1", "The user doesn't want to proceed with this tool use.")).UUID
+		notice := k.user("[Request interrupted by user for tool use]")
+		notice.ParentUUID = r1
+		k.results(result("t2", "ok"))
+		k.assistant(text("stopped"))
+		c, err := BuildChain(k.recs, ChainOptions{})
+		require.NoError(t, err)
+		var all []string
+		for _, r := range k.recs {
+			all = append(all, r.UUID)
+		}
+		assert.Equal(t, all, chainUUIDs(c), "every record, the notice included")
+	})
 	t.Run("sidechain file", func(t *testing.T) {
 		k := newTK()
 		k.user("Warmup").IsSidechain = true

@@ -754,9 +754,9 @@ func (c *consCheck) pairs() {
 
 // chainViolations checks that chain is closed as [BuildChain] documents, on the records alone:
 // the leaf is the default one (when leaf is ""), the leaf's parent walk up to the latest
-// compact boundary is on the chain, so is every record of each response on it and, for each of
-// its tool calls, a record holding the result; and nothing comes from another thread or from
-// before the boundary.
+// compact boundary is on the chain, so is every record of each response on it, for each of its
+// tool calls a record holding the result, and the interrupt notices written under those
+// results; and nothing comes from another thread or from before the boundary.
 func chainViolations(records []Record, chain *Chain, leaf string) []string {
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, "chain: "+fmt.Sprintf(format, args...)) }
@@ -874,6 +874,28 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 	for _, id := range results {
 		if !answered[id] {
 			fail("records[%d] %s answers tool_use %s of the chain but no record holding its result is on it", where[id], records[where[id]].UUID, id)
+		}
+	}
+	// Interrupt notices written under a result on the chain.
+	resultRecs := map[string]bool{}
+	for i, r := range chain.Records {
+		if r.Type == TypeUser && r.Message != nil && slices.ContainsFunc(r.Message.Content, func(b Block) bool {
+			tr, ok := b.(*ToolResult)
+			return ok && toolUses[tr.ToolUseID]
+		}) {
+			resultRecs[chain.Records[i].UUID] = true
+		}
+	}
+	for i := start; i < len(records); i++ {
+		r := &records[i]
+		if on[i] || r.Type != TypeUser || r.IsSidechain != side || r.Message == nil || r.ParentUUID == "" || !resultRecs[r.ParentUUID] {
+			continue
+		}
+		for _, b := range r.Message.Content {
+			if t, ok := b.(*Text); ok && strings.HasPrefix(t.Text, "[Request interrupted by user") {
+				fail("records[%d] %s is an interrupt notice under result record %s of the chain but is not on it", i, r.UUID, r.ParentUUID)
+				break
+			}
 		}
 	}
 	return errs
@@ -1105,8 +1127,8 @@ func (f *fakeTB) Errorf(format string, args ...any) {
 }
 
 // TestChainViolations checks that the conservation check does not trust BuildChain: a chain
-// that lost a record of a response, a result, a record of the parent walk, or took a record of
-// another thread is reported.
+// that lost a record of a response, a result, an interrupt notice, a record of the parent walk,
+// or took a record of another thread, or the wrong leaf, is reported.
 func TestChainViolations(t *testing.T) {
 	k := newTK()
 	k.user("q")                                                                  // 1
@@ -1115,11 +1137,14 @@ func TestChainViolations(t *testing.T) {
 	k.assistant(text("done"))                                                    // 7
 	side := k.user("subagent prompt")                                            // 8
 	side.IsSidechain, side.ParentUUID = true, ""
+	k.last = tkUUID(5)
+	k.user("[Request interrupted by user for tool use]") // 9: under t2's result
 	k.last = tkUUID(7)
-	k.user("next") // 9
+	k.user("next") // 10
 	recs := k.recs
 	good, err := BuildChain(recs, ChainOptions{})
 	require.NoError(t, err)
+	require.Contains(t, chainUUIDs(good), tkUUID(9))
 	require.Empty(t, chainViolations(recs, good, ""))
 
 	// without returns a copy of the chain without records[i].
@@ -1149,8 +1174,9 @@ func TestChainViolations(t *testing.T) {
 		{"a tool result", without(4), "", "records[4] " + tkUUID(5) + " answers tool_use t2 of the chain but no record holding its result is on it"},
 		{"a record of the parent walk", without(0), "", "records[0] " + tkUUID(1) + " is on the leaf's parentUuid walk but not on the chain"},
 		{"a sidechain record", with(7), "", "records[7] " + tkUUID(8) + " has isSidechain true, the leaf false: another thread"},
+		{"an interrupt notice", without(8), "", "records[8] " + tkUUID(9) + " is an interrupt notice under result record " + tkUUID(5) + " of the chain but is not on it"},
 		{"the wrong leaf", func() *Chain { c := without(-1); c.Leaf = &recs[6]; return c }(), "",
-			"leaf is records[6] " + tkUUID(7) + ", want records[8]"},
+			"leaf is records[6] " + tkUUID(7) + ", want records[9]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
