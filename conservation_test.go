@@ -1103,6 +1103,26 @@ func TestConservation(t *testing.T) {
 	}
 }
 
+// TestConservationThinkingUnavailable checks the one absence without an action of its own:
+// when the window leaves no room for a thinking budget, the final turn's thinking is dropped
+// and Report.ThinkingUnavailable says so; without the flag the same request loses a block.
+func TestConservationThinkingUnavailable(t *testing.T) {
+	k := newTK()
+	k.user(strings.Repeat("context ", 250) + "question?")
+	k.assistant(&Thinking{Thinking: "plan", Signature: normSig}, toolUse("t1", "Read"))
+	k.results(result("t1", "ok"))
+	p := newTestPipeline(t, Config{ContextWindow: 1700, MaxOutputTokens: 8000,
+		Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}}, snipNow)
+	in := Input{Records: k.recs}
+	res, err := p.Prepare(t.Context(), in)
+	require.NoError(t, err)
+	require.True(t, res.Report.ThinkingUnavailable)
+	assert.Empty(t, conservation(in, res))
+	res.Report.ThinkingUnavailable = false
+	assert.Equal(t, []string{"record " + tkUUID(2) + " block 0 (thinking) is missing from the request, and no decision or normalize action explains it"},
+		conservation(in, res))
+}
+
 // TestConservationReportsThroughTB checks the testing.TB wrapper: a violation fails the test
 // and names the session.
 func TestConservationReportsThroughTB(t *testing.T) {

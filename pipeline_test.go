@@ -172,6 +172,7 @@ func TestPrepareThinkingBudget(t *testing.T) {
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 			require.NoError(t, err)
 			require.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: tt.window, InputTokens: res.Report.InputTokens}))
+			checkConservation(t, tt.name, Input{Records: k.recs}, res)
 			req := res.Request
 			if tt.wantBudget > 0 {
 				require.NotNil(t, req.Thinking)
