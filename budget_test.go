@@ -552,7 +552,8 @@ func TestBudgetAggregateInterleaved(t *testing.T) {
 // repeatable, and appending the decisions reproduces the same bytes with no new decision.
 //
 // Prepared as they are, without the replay, the sessions' answered results are kept by
-// definition (see TestBudgetSentResultsKept): the budget acts only on results still new.
+// definition (see TestBudgetSentResultsKept): the budget acts only on results still new. Only
+// ErrNoMessages lets a session through without a request.
 func TestBudgetCorpus(t *testing.T) {
 	const maxResult = 5000
 	cfg := Config{ContextWindow: 200_000, Tokens: EstimateCounter{}, Now: func() time.Time { return budgetNow },
@@ -561,7 +562,7 @@ func TestBudgetCorpus(t *testing.T) {
 		Budget:       BudgetConfig{MaxResultChars: maxResult, MaxMessageChars: 20_000, PreviewBytes: 500, Store: &MapStore{}}}
 	p, err := New(cfg)
 	require.NoError(t, err)
-	replaced, records, lines := 0, 0, 0
+	replaced, records, lines, empty := 0, 0, 0, 0
 	for _, f := range corpusFiles(t) {
 		tr, err := ReadFile(f, ReadOptions{})
 		require.NoError(t, err, f)
@@ -572,7 +573,8 @@ func TestBudgetCorpus(t *testing.T) {
 			if m := r.Message; r.Type == TypeAssistant && m != nil && m.Model != SyntheticModel && m.ID != lastMsgID {
 				if newChars > maxResult {
 					res, err := p.Prepare(t.Context(), Input{Records: live})
-					if err == nil {
+					if !errors.Is(err, ErrNoMessages) {
+						require.NoError(t, err, f)
 						for _, d := range res.Append {
 							added = append(added, len(live))
 							live = append(live, d)
@@ -591,10 +593,11 @@ func TestBudgetCorpus(t *testing.T) {
 			live = append(live, r)
 		}
 		res, err := p.Prepare(t.Context(), Input{Records: live})
-		if err != nil {
-			t.Logf("%s: %v", f, err)
+		if errors.Is(err, ErrNoMessages) {
+			empty++
 			continue
 		}
+		require.NoError(t, err, f)
 		for _, d := range res.Append {
 			added = append(added, len(live))
 			live = append(live, d)
@@ -644,7 +647,7 @@ func TestBudgetCorpus(t *testing.T) {
 		records += len(added)
 		lines += len(live)
 	}
-	t.Logf("replay: %d results replaced; %d budget records in %d records", replaced, records, lines)
+	t.Logf("replay: %d results replaced; %d budget records in %d records; %d sessions with nothing to send", replaced, records, lines, empty)
 	assert.Positive(t, replaced, "the corpus has new results over the cap")
 }
 

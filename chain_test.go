@@ -122,6 +122,25 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		assert.NotContains(t, chainUUIDs(c), notice.UUID)
 		assert.Len(t, c.Records, 4, "q, tool_use, result, next")
 	})
+	t.Run("interrupt notice under a result off the walk", func(t *testing.T) {
+		// A rejected parallel call: the notice hangs off t1's result; the conversation goes on
+		// from t2's result, so neither is on the leaf's parent walk.
+		k := newTK()
+		k.user("q")
+		k.assistant(toolUse("t1", "Bash"), toolUse("t2", "Bash"))
+		r1 := k.results(result("t1", "The user doesn't want to proceed with this tool use.")).UUID
+		notice := k.user("[Request interrupted by user for tool use]")
+		notice.ParentUUID = r1
+		k.results(result("t2", "ok"))
+		k.assistant(text("stopped"))
+		c, err := BuildChain(k.recs, ChainOptions{})
+		require.NoError(t, err)
+		var all []string
+		for _, r := range k.recs {
+			all = append(all, r.UUID)
+		}
+		assert.Equal(t, all, chainUUIDs(c), "every record, the notice included")
+	})
 	t.Run("sidechain file", func(t *testing.T) {
 		k := newTK()
 		k.user("Warmup").IsSidechain = true
@@ -172,6 +191,70 @@ func TestCorpusChains(t *testing.T) {
 				}
 				assert.Greater(t, at, lastUser, "tool_use %s is unanswered but the conversation went on", id)
 			}
+		})
+	}
+}
+
+// TestBuildChainSidechains mixes one subagent's records (isSidechain, as older Claude Code wrote
+// them into the main file) with the main conversation, sharing a response's message id and a
+// tool_use id with it (a subagent replaying the parent's context). Each thread's chain holds
+// its own records only: the default leaf is the main thread's last message even when a
+// sidechain record comes later in the file, and naming a sidechain leaf rebuilds the subagent's
+// conversation without the main thread's records.
+func TestBuildChainSidechains(t *testing.T) {
+	k := newTK()
+	var main, side []string
+	mainRec := func(r *Record) { main = append(main, r.UUID) }
+	sideRec := func(r *Record) *Record {
+		r.IsSidechain = true
+		side = append(side, r.UUID)
+		return r
+	}
+	mainRec(k.user("find the bug"))
+	k.assistant(text("delegating"), toolUse("task_1", "Task")) // msg_0001, two records
+	mainRec(&k.recs[1])
+	mainRec(&k.recs[2])
+	toolUseRec := k.recs[2].UUID
+
+	// The subagent: its own root, a response reusing the parent's message id, and a result
+	// for the parent's tool_use id.
+	k.last = ""
+	sideRec(k.user("subagent: find the bug"))
+	s := sideRec(k.next(TypeAssistant))
+	s.Message = &Message{ID: "msg_0001", Role: RoleAssistant, Content: []Block{toolUse("task_1", "Grep")}}
+	k.add(s)
+	sideRec(k.results(result("task_1", "grep output")))
+	sideRec(k.assistant(text("found it in main.go")))
+
+	// The main thread goes on from its tool call.
+	r := k.results(result("task_1", "the subagent found it in main.go"))
+	r.ParentUUID = toolUseRec // results finds the subagent's tool_use, the later one
+	mainRec(r)
+	mainRec(k.assistant(text("fixed")))
+	mainRec(k.user("thanks"))
+	k.last = side[len(side)-1]
+	late := sideRec(k.assistant(text("subagent: anything else?"))) // the file's last message
+	require.True(t, late.IsSidechain)
+
+	tests := []struct {
+		name string
+		leaf string
+		want []string
+	}{
+		{"main thread (default leaf)", "", main},
+		{"main thread (named leaf)", main[len(main)-1], main},
+		{"subagent thread", late.UUID, side},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := BuildChain(k.recs, ChainOptions{Leaf: tt.leaf})
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, chainUUIDs(c))
+			for _, r := range c.Records {
+				assert.Equal(t, c.Leaf.IsSidechain, r.IsSidechain, "record %s is from the other thread", r.UUID)
+			}
+			assert.Empty(t, c.Unanswered)
+			assert.Empty(t, chainViolations(k.recs, c, tt.leaf))
 		})
 	}
 }

@@ -54,6 +54,7 @@ func TestCorpusCompact(t *testing.T) {
 			require.NoError(t, err, "%s\n%s", name, res.Report.String())
 			assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
 			assert.Less(t, res.Report.Pressure.Tokens, p.Levels().Threshold, "%s: under the threshold\n%s", name, res.Report.String())
+			checkConservation(t, name, in, res)
 			body := string(requestBytes(t, res.Request))
 
 			again, err := p.Prepare(t.Context(), in)

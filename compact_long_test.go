@@ -61,6 +61,9 @@ func liveLoop(t testing.TB, p *Pipeline, n int, seed uint64, onAnchor bool) ([]R
 		}
 		res, err := p.Prepare(t.Context(), Input{Records: recs})
 		require.NoError(t, err, "turn %d\n%s", turn, res.Report.String())
+		if res.Report.Compaction != nil || turn%100 == 0 {
+			checkConservation(t, fmt.Sprintf("turn %d", turn), Input{Records: recs}, res)
+		}
 		reps = append(reps, res.Report)
 		recs = append(recs, res.Append...)
 		leaf = res.Leaf

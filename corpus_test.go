@@ -21,10 +21,26 @@ func corpusDir(t testing.TB) string {
 }
 
 // corpusFiles returns every *.jsonl file under ../shared/corpus/claude-code, sorted, or skips
-// the test when the corpus is absent.
+// the test when the corpus is absent. Every whole-corpus test walks this list.
 func corpusFiles(t testing.TB) []string {
 	t.Helper()
-	root := filepath.Join(corpusDir(t), "claude-code")
+	corpusDir(t)
+	files := corpusPaths(t)
+	if len(files) == 0 {
+		t.Skip("no .jsonl files under ../shared/corpus/claude-code; whole-corpus tests skipped")
+	}
+	return files
+}
+
+// corpusPaths returns every *.jsonl file under ../shared/corpus/claude-code, at any depth,
+// sorted; nil when the corpus is absent. Tests with a fallback for a missing corpus use it;
+// the others use corpusFiles.
+func corpusPaths(t testing.TB) []string {
+	t.Helper()
+	root := filepath.Join("..", "shared", "corpus", "claude-code")
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		return nil
+	}
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -38,9 +54,27 @@ func corpusFiles(t testing.TB) []string {
 	if err != nil {
 		t.Fatalf("walk %s: %v", root, err)
 	}
-	if len(files) == 0 {
-		t.Skipf("no .jsonl files under %s; whole-corpus tests skipped", root)
-	}
 	slices.Sort(files)
 	return files
+}
+
+// corpusSession is one corpus file and its records.
+type corpusSession struct {
+	path    string
+	records []Record
+}
+
+// corpusSessions reads every file of corpusPaths (strictly: the corpus has no bad line), in
+// order; nil when the corpus is absent.
+func corpusSessions(t testing.TB) []corpusSession {
+	t.Helper()
+	var out []corpusSession
+	for _, f := range corpusPaths(t) {
+		tr, err := ReadFile(f, ReadOptions{Strict: true})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, corpusSession{f, tr.Records})
+	}
+	return out
 }

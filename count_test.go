@@ -8,9 +8,6 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -199,34 +196,10 @@ func TestNewCounterDefault(t *testing.T) {
 	assert.Equal(t, 2, c.Text("hello world"))
 }
 
-// corpusRecords decodes every record of the Claude Code corpus, file by file; nil without the
-// corpus.
-func corpusRecords(tb testing.TB) map[string][]Record {
-	tb.Helper()
-	files, _ := filepath.Glob(filepath.Join("..", "shared", "corpus", "claude-code", "*", "*", "*.jsonl"))
-	more, _ := filepath.Glob(filepath.Join("..", "shared", "corpus", "claude-code", "*", "*.jsonl"))
-	files = append(files, more...)
-	slices.Sort(files)
-	out := map[string][]Record{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		require.NoError(tb, err)
-		var recs []Record
-		for line := range strings.Lines(string(data)) {
-			var r Record
-			if strings.TrimSpace(line) == "" || json.Unmarshal([]byte(line), &r) != nil {
-				continue
-			}
-			recs = append(recs, r)
-		}
-		out[f] = recs
-	}
-	return out
-}
-
 func TestCounterConcurrent(t *testing.T) {
 	var recs []*Record
-	for _, rs := range corpusRecords(t) {
+	for _, cs := range corpusSessions(t) {
+		rs := cs.records
 		for i := range rs {
 			if rs[i].IsConversation() && len(recs) < 400 {
 				recs = append(recs, &rs[i])
@@ -261,7 +234,8 @@ func TestCounterConcurrent(t *testing.T) {
 func BenchmarkCounterRecord(b *testing.B) {
 	var recs []*Record
 	size := 0
-	for _, rs := range corpusRecords(b) {
+	for _, cs := range corpusSessions(b) {
+		rs := cs.records
 		for i := range rs {
 			if rs[i].IsConversation() {
 				recs = append(recs, &rs[i])

@@ -25,6 +25,7 @@ import (
 //  4. Prepare after appending Result.Append (through JSONL) gives the same request bytes and
 //     nothing more to append.
 //  5. Prepare does not modify the input records.
+//  6. Prepare conserves every block of the active chain (see conservation).
 func FuzzPrepareInvariants(f *testing.F) {
 	const (
 		opUser = iota
@@ -182,6 +183,12 @@ func FuzzPrepareInvariants(f *testing.F) {
 		// 5. The input is not modified.
 		if after := encodeRecords(t, k.recs); after != before {
 			t.Fatalf("invariant 5: Prepare modified its input records\nafter:\n%s%s", after, dump())
+		}
+
+		// 6. No block is lost without a reason.
+		if vs := conservation(in, res); len(vs) > 0 {
+			t.Fatalf("invariant 6: blocks lost:\n%s\nrequest:\n%s\nreport:\n%s%s",
+				strings.Join(vs, "\n"), indentJSON(body), res.Report.String(), dump())
 		}
 
 		// 2. The request keeps the provider contract.
@@ -791,8 +798,7 @@ func (p *fuzzProgram) step(code, arg int) {
 func chainHasSendable(records []Record, c *Chain) bool {
 	snipped := SnippedUUIDs(records)
 	for _, r := range c.Messages() {
-		if snipped[r.UUID] || r.IsVirtual || (r.IsVisibleInTranscriptOnly && !r.IsCompactSummary) ||
-			(r.Type == TypeAssistant && r.Message.Model == SyntheticModel) {
+		if snipped[r.UUID] || neverSent(r) {
 			continue
 		}
 		for _, b := range r.Message.Content {

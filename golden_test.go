@@ -145,6 +145,7 @@ func runGolden(t *testing.T, dir string) {
 
 	// Invariants.
 	assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
+	checkConservation(t, filepath.Base(dir), spec.input(tr.Records), res) // no block lost without a reason
 	again, err := p.Prepare(ctx, spec.input(tr.Records))
 	require.NoError(t, err)
 	body2, err := again.Request.MarshalJSON()

@@ -315,6 +315,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		} else {
 			require.NoError(t, err, name)
 			assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+			checkConservation(t, name, Input{Records: rec.records}, res) // no block lost without a reason
 		}
 		body := string(requestBytes(t, res.Request))
 

@@ -555,3 +555,36 @@ func TestMicrocompactTimeKeepsUnseenResults(t *testing.T) {
 	require.Len(t, mcAppend(res), 1)
 	assert.Equal(t, ids[:2], mcAppend(res)[0].Microcompact.ClearedToolUseIDs)
 }
+
+// A tool_use id answered twice, first by a result as small as the cleared placeholder, then by
+// a large one: the clearing is decided per id, so the turn clears both results, as every later
+// turn re-applying the decision does (found by FuzzPrepareInvariants: the first turn kept the
+// small result and the resumed turn cleared it, changing the request).
+func TestMicrocompactTimeDuplicateID(t *testing.T) {
+	k := newTK()
+	k.user("please look")
+	k.assistant(toolUse("d1", "Read"))
+	k.results(result("d1", "ok"))
+	k.assistant(text("again"))
+	k.results(result("d1", mcBody("d1"))) // parented on d1's tool_use record, like the first
+	k.assistant(toolUse("d2", "Read"))
+	k.results(result("d2", mcBody("d2")))
+	k.assistant(text("done"))
+	p := mcPipeline(t, k.at(3*time.Hour), MicrocompactConfig{KeepRecent: 1})
+	first, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.Len(t, mcAppend(first), 1)
+	assert.Equal(t, []string{"d1"}, mcAppend(first)[0].Microcompact.ClearedToolUseIDs)
+	var cleared []string
+	for _, a := range first.Report.Stage("microcompact").Actions {
+		if a.Kind == ActionCleared && a.ToolUseID == "d1" {
+			cleared = append(cleared, a.UUID)
+		}
+	}
+	assert.Equal(t, []string{tkUUID(3), tkUUID(5)}, cleared, "both results of d1 are cleared")
+
+	next, err := p.Prepare(t.Context(), Input{Records: append(slices.Clone(k.recs), roundTrip(t, first.Append)...)})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, first.Request)), string(requestBytes(t, next.Request)))
+	assert.Empty(t, next.Append)
+}

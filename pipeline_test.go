@@ -13,13 +13,13 @@ import (
 )
 
 // TestCorpusPrepare prepares the next turn of every corpus session at the model's window and
-// at a tight 40,000-token window, and checks for each: the request passes Validate, Prepare
-// twice gives the same bytes, and after appending the turn's records (through JSONL, as a
-// resume reads them) the request is byte-identical and no new decision is made. At the tight
-// window microcompact must act on some sessions. The budget does not at its default caps: it
-// decides only on results no response has seen yet, and every corpus result over 50,000
-// characters is a Read result, which it never replaces. TestBudgetCorpus replays the sessions
-// turn by turn at small caps.
+// at a tight 40,000-token window, and checks for each: the request passes Validate, no block
+// of the chain is lost without a reason (checkConservation), Prepare twice gives the same
+// bytes, and after appending the turn's records (through JSONL, as a resume reads them) the
+// request is byte-identical and no new decision is made. At the tight window microcompact must
+// act on some sessions. The budget does not at its default caps: it decides only on results no
+// response has seen yet, and every corpus result over 50,000 characters is a Read result,
+// which it never replaces. TestBudgetCorpus replays the sessions turn by turn at small caps.
 func TestCorpusPrepare(t *testing.T) {
 	files := corpusFiles(t)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -36,13 +36,15 @@ func TestCorpusPrepare(t *testing.T) {
 				})
 				require.NoError(t, err, f)
 				in := Input{Records: tr.Records}
+				name := filepath.Base(f)
 				res, err := p.Prepare(t.Context(), in)
 				if errors.Is(err, ErrNoMessages) {
+					checkConservation(t, name, in, res)
 					continue
 				}
 				require.NoError(t, err, f)
-				name := filepath.Base(f)
 				assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+				checkConservation(t, name, in, res)
 				body, err := res.Request.MarshalJSON()
 				require.NoError(t, err)
 
@@ -172,6 +174,7 @@ func TestPrepareThinkingBudget(t *testing.T) {
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 			require.NoError(t, err)
 			require.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: tt.window, InputTokens: res.Report.InputTokens}))
+			checkConservation(t, tt.name, Input{Records: k.recs}, res)
 			req := res.Request
 			if tt.wantBudget > 0 {
 				require.NotNil(t, req.Thinking)

@@ -2,11 +2,9 @@ package agentctx
 
 import (
 	"encoding/json"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -238,19 +236,11 @@ func TestTokenSplitEqualsUnsplitOnProse(t *testing.T) {
 	}
 }
 
-// realTexts returns model-visible texts of the Claude Code corpus (../shared/corpus), or this
+// corpusTexts returns model-visible texts of the Claude Code corpus (../shared/corpus), or this
 // package's Go source files when the corpus is absent. At most limit bytes are returned.
 func corpusTexts(tb testing.TB, limit int) (texts []string, source string) {
 	tb.Helper()
-	root := filepath.Join("..", "shared", "corpus", "claude-code")
-	var files []string
-	_ = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") {
-			files = append(files, path)
-		}
-		return nil
-	})
-	slices.Sort(files)
+	files := corpusPaths(tb)
 	total := 0
 	add := func(s string) {
 		if s != "" && total < limit {

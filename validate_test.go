@@ -45,6 +45,7 @@ func TestValidate(t *testing.T) {
 		mutate func(r *Request)
 		opts   ValidateOptions
 		want   []string // the rules broken, sorted; nil for a valid request
+		paths  []string // when set, the paths of the violations, in order
 	}{
 		{name: "valid", mutate: func(r *Request) {}},
 		{name: "valid with thinking enabled in the tool loop", mutate: func(r *Request) {
@@ -251,6 +252,68 @@ func TestValidate(t *testing.T) {
 		{name: "valid image", mutate: func(r *Request) {
 			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", normPNG(t, 100, 100)))
 		}},
+		{name: "1.1 nil block in a user message", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, nil)
+		}, want: []string{"1.1"}, paths: []string{"messages[0].content[1]"}},
+		{name: "1.1 typed nil block in an assistant message", mutate: func(r *Request) {
+			r.Messages[1].Content = append(r.Messages[1].Content, (*Text)(nil))
+		}, want: []string{"1.1"}, paths: []string{"messages[1].content[2]"}},
+		{name: "1.1 nil block in a tool_result", mutate: func(r *Request) {
+			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{text("r"), nil}}
+		}, want: []string{"1.1"}, paths: []string{"messages[2].content[0].content[1]"}},
+		{name: "2.5 duplicate server_tool_use id", mutate: func(r *Request) {
+			r.Messages = append(r.Messages,
+				asst(srvUse("srvtoolu_1", `{}`), srvResult("srvtoolu_1"), text("searched")), user(text("next")),
+				asst(srvUse("srvtoolu_1", `{}`), srvResult("srvtoolu_1"), text("again")), user(text("and?")))
+		}, want: []string{"2.5"}, paths: []string{"messages[5].content[0]"}},
+		{name: "2.6 unknown block in a tool_result", mutate: func(r *Request) {
+			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{&UnknownBlock{Type: "fancy", JSON: json.RawMessage(`{"type":"fancy"}`)}}}
+		}, want: []string{"2.6"}, paths: []string{"messages[2].content[0].content[0]"}},
+		{name: "2.7 duplicate server tool result", mutate: func(r *Request) {
+			r.Messages[1].Content = append(r.Messages[1].Content, srvUse("srvtoolu_1", `{}`), srvResult("srvtoolu_1"), srvResult("srvtoolu_1"))
+		}, want: []string{"2.7"}, paths: []string{"messages[1].content[4]"}},
+		{name: "2.9 tool without a name", mutate: func(r *Request) {
+			r.Tools = append(r.Tools, Tool{Definition: json.RawMessage(`{"name":"","input_schema":{"type":"object"}}`)})
+		}, want: []string{"2.9"}, paths: []string{"tools[1]"}},
+		{name: "2.9 tool definition not an object", mutate: func(r *Request) {
+			r.Tools = append(r.Tools, Tool{Name: "Bash", Definition: json.RawMessage(`["Bash"]`)})
+		}, want: []string{"2.9"}, paths: []string{"tools[1]"}},
+		{name: "2.11 document in an assistant message", mutate: func(r *Request) {
+			r.Messages[1].Content = append(r.Messages[1].Content, &Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: "notes"}})
+		}, want: []string{"2.11"}, paths: []string{"messages[1].content[2]"}},
+		{name: "2.11 server_tool_use input not an object", mutate: func(r *Request) {
+			r.Messages[1].Content = append(r.Messages[1].Content, srvUse("srvtoolu_1", `"go"`), srvResult("srvtoolu_1"))
+		}, want: []string{"2.11"}, paths: []string{"messages[1].content[2]"}},
+		{name: "3.1 tool cache_control in the definition is not a marker", mutate: func(r *Request) {
+			r.Tools = append(r.Tools, Tool{Name: "Bash", Definition: json.RawMessage(`{"name":"Bash","input_schema":{"type":"object"},"cache_control":"yes"}`)})
+		}, want: []string{"3.1"}, paths: []string{"tools[1]", "tools[1]"}}, // not a marker, and so not ephemeral
+		{name: "3.1 cache_control type not ephemeral", mutate: func(r *Request) {
+			r.Messages[0].Content = []Block{&Text{Text: "x", CacheControl: &CacheControl{Type: "persistent"}}}
+		}, want: []string{"3.1"}, paths: []string{"messages[0].content[0]"}},
+		{name: "3.4 marker on redacted_thinking", mutate: func(r *Request) {
+			red := &RedactedThinking{Data: "EqQBCkYIBxgCKkBzYW1wbGU=", Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)}}
+			r.Messages = append(r.Messages, asst(red, text("a")), user(text("next")))
+		}, want: []string{"3.4"}, paths: []string{"messages[3].content[0]"}},
+		{name: "4.8 unknown thinking type", mutate: func(r *Request) {
+			r.Thinking = &ThinkingParam{Type: "extended"}
+		}, want: []string{"4.8"}, paths: []string{"thinking"}},
+		{name: "valid url and file images", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content,
+				&Image{Source: MediaSource{Type: "url", URL: "https://example.com/a.png"}},
+				&Image{Source: MediaSource{Type: "file", FileID: "file_011"}})
+		}},
+		{name: "5.1 url image without url", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, &Image{Source: MediaSource{Type: "url"}})
+		}, want: []string{"5.1"}, paths: []string{"messages[0].content[1]"}},
+		{name: "5.1 file image without file_id", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, &Image{Source: MediaSource{Type: "file"}})
+		}, want: []string{"5.1"}, paths: []string{"messages[0].content[1]"}},
+		{name: "5.1 image source type", mutate: func(r *Request) {
+			r.Messages[0].Content = append(r.Messages[0].Content, &Image{Source: MediaSource{Type: "s3", URL: "s3://bucket/a.png"}})
+		}, want: []string{"5.1"}, paths: []string{"messages[0].content[1]"}},
+		{name: "6.1 request does not encode", mutate: func(r *Request) {
+			r.Tools = append(r.Tools, Tool{Name: "Bash", Definition: json.RawMessage(`{"name":"Bash",`)})
+		}, want: []string{"2.9", "6.1"}, paths: []string{"tools[1]", ""}},
 		{name: "6.1 body size", opts: ValidateOptions{MaxBodyBytes: 100}, mutate: func(r *Request) {}, want: []string{"6.1"}},
 		{name: "6.3 window", opts: ValidateOptions{ContextWindow: 5000, InputTokens: 2000}, mutate: func(r *Request) {}, want: []string{"6.3"}},
 		{name: "6.6 max_tokens", mutate: func(r *Request) { r.MaxTokens = 0 }, want: []string{"6.6"}},
@@ -268,6 +331,13 @@ func TestValidate(t *testing.T) {
 			}
 			slices.Sort(rules)
 			assert.Equal(t, tt.want, rules, "violations: %v", vs)
+			if tt.paths != nil {
+				var paths []string
+				for _, v := range vs {
+					paths = append(paths, v.Path)
+				}
+				assert.Equal(t, tt.paths, paths, "violations: %v", vs)
+			}
 			err := Validate(r, tt.opts)
 			if tt.want == nil {
 				assert.NoError(t, err)
@@ -310,6 +380,14 @@ func TestValidateJoinsAll(t *testing.T) {
 }
 
 func asst(bs ...Block) RequestMessage { return valMsg(RoleAssistant, bs...) }
+
+func srvUse(id, input string) *ServerToolUse {
+	return &ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(input)}
+}
+
+func srvResult(id string) *ServerToolResult {
+	return &ServerToolResult{Type: "web_search_tool_result", ToolUseID: id, Content: json.RawMessage(`[]`)}
+}
 
 // TestValidateServerToolOrder checks that violations come in request order, the same on every
 // call (no map iteration order leaks into them).
