@@ -274,7 +274,8 @@ type CompactReport struct {
 func (p *Pipeline) autoCompactDue(t *turn) bool {
 	pr := &t.report.Pressure
 	tooSmall := t.req.MaxTokens < p.cfg.Pressure.minOutput(p.window, p.maxOutput)
-	if pr.Tokens < pr.Levels.Threshold && !tooSmall {
+	tooBig := t.report.BodyBytes > p.cfg.Pressure.maxBody()
+	if pr.Tokens < pr.Levels.Threshold && !tooSmall && !tooBig {
 		return false
 	}
 	why := ""
@@ -381,12 +382,15 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	tail := p.planTail(t, len(t.items))
 	rep.Floor = tail.floor
 	pr := t.report.Pressure
+	// The token floor says nothing of bytes: a body over the size limit is compacted for the
+	// media the summary drops, whatever its tokens.
+	bodyOver := t.report.BodyBytes > p.cfg.Pressure.maxBody()
 	switch {
 	case tail.floor >= pr.Levels.Blocking:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) is at or above the blocking limit %d: no compaction can make the request fit", tail.floor, tail.floorParts, pr.Levels.Blocking))
-	case trigger == TriggerAuto && tail.floor >= pr.Levels.Threshold && pr.Tokens < pr.Levels.Blocking:
+	case trigger == TriggerAuto && !bodyOver && tail.floor >= pr.Levels.Threshold && pr.Tokens < pr.Levels.Blocking:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) is at or above the threshold %d: compacting would not bring the request under it, and it fits as it is", tail.floor, tail.floorParts, pr.Levels.Threshold))
-	case trigger == TriggerAuto && tail.floor*20 >= pr.Tokens*19:
+	case trigger == TriggerAuto && !bodyOver && tail.floor*20 >= pr.Tokens*19:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) leaves less than 5%% to gain on %d", tail.floor, tail.floorParts, pr.Tokens))
 	}
 	p.invalidateContext(t)
@@ -454,17 +458,22 @@ type summary struct {
 
 // installation is a compaction's records and the turn built from them.
 type installation struct {
-	post  *turn
-	recs  []Record
-	step  tailStep
-	names []string // what was rehydrated
-	notes []string // what rehydration skipped, and why
+	post    *turn
+	recs    []Record
+	step    tailStep
+	names   []string // what was rehydrated
+	notes   []string // what rehydration skipped, and why
+	maxBody int      // the body size limit
 }
 
-// under reports whether the post-compact request is under the auto-compact threshold.
+// under reports whether the post-compact request is under the auto-compact threshold, and its
+// body within the size limit.
 func (in installation) under() bool {
-	return in.post.report.Pressure.Tokens < in.post.report.Pressure.Levels.Threshold
+	return in.post.report.Pressure.Tokens < in.post.report.Pressure.Levels.Threshold && !in.bodyOver()
 }
+
+// bodyOver reports whether the post-compact request's body is over the size limit.
+func (in installation) bodyOver() bool { return in.post.report.BodyBytes > in.maxBody }
 
 // install builds the compaction's records on a copy of the turn's input and the request from
 // them, shrinking the kept tail and the rehydration until the request is under the threshold
@@ -474,9 +483,6 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 	steps := tail.steps()
 	// The last resort keeps no tail: nothing to relink.
 	steps = append(steps, tailStep{cut: len(t.items)})
-	// The compaction rewrites the prompt prefix: the base context is computed afresh (and
-	// dated by this turn's clock), as after a new session start.
-	invalidateMemos(cmp.Or(t.in.Context, &p.cfg.Context))
 	for i, step := range steps {
 		atts, notes := p.rehydrate(ctx, t, step.cut, step.rehydrate)
 		recs := p.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
@@ -497,21 +503,12 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 			continue
 		}
 		step.records, step.tokens = p.keptSize(t, step.cut)
-		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: append(done.notes, notes...)}
+		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: append(done.notes, notes...), maxBody: p.cfg.Pressure.maxBody()}
 		if done.under() || i >= len(steps)-2 {
 			break
 		}
 	}
 	return done, nil
-}
-
-// invalidateMemos invalidates the base context's memoized providers.
-func invalidateMemos(c *ContextConfig) {
-	for _, pr := range []ContextProvider{c.System, c.User} {
-		if m, ok := pr.(*MemoProvider); ok {
-			m.Invalidate()
-		}
-	}
 }
 
 // missingKept returns the uuid of the first record of kept that the post-compact view does not
@@ -543,7 +540,9 @@ func (p *Pipeline) installed(ctx context.Context, t *turn, rep *CompactReport, s
 	recs[0].CompactMetadata.PostTokens = rep.PostTokens
 	rep.Reason = fmt.Sprintf("summary by %s of %d messages, %d records kept verbatim (%d tokens), %d attachments; %d → %d tokens",
 		sum.by, sum.through, rep.Kept, rep.KeptTokens, len(rep.Rehydrated), rep.PreTokens, rep.PostTokens)
-	if !done.under() {
+	if done.bodyOver() {
+		rep.Reason += fmt.Sprintf("; the body is still %d bytes, over the limit %d: what the compaction keeps is that large", post.report.BodyBytes, done.maxBody)
+	} else if !done.under() {
 		rep.Reason += fmt.Sprintf("; still at or above the threshold %d: the irreducible floor is %d (%s)",
 			post.report.Pressure.Levels.Threshold, tail.floor, tail.floorParts)
 	}
@@ -736,7 +735,8 @@ func (p *Pipeline) failureRecord(t *turn, f CompactFailure, n int) Record {
 // invalidateContext drops memoized base context after a compaction, so that the first request
 // after it reads memory files, the date and the repository state again.
 func (p *Pipeline) invalidateContext(t *turn) {
-	for _, cp := range []ContextProvider{p.cfg.Context.System, p.cfg.Context.User} {
+	c := cmp.Or(t.in.Context, &p.cfg.Context)
+	for _, cp := range []ContextProvider{c.System, c.User} {
 		if inv, ok := cp.(interface{ Invalidate() }); ok {
 			inv.Invalidate()
 		}

@@ -352,6 +352,12 @@ func TestCompactFailureIdempotent(t *testing.T) {
 // The memoized date holds across midnight until a compaction, which rewrites the prefix
 // anyway: the post-compact request carries the new date, and the memo keeps it afterwards.
 func TestCompactRefreshesMemoizedDate(t *testing.T) {
+	for _, perInput := range []bool{false, true} {
+		t.Run(fmt.Sprintf("Input.Context=%v", perInput), func(t *testing.T) { testCompactRefreshesMemoizedDate(t, perInput) })
+	}
+}
+
+func testCompactRefreshesMemoizedDate(t *testing.T, perInput bool) {
 	k := plainTK()
 	day := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
 	now := day
@@ -360,25 +366,31 @@ func TestCompactRefreshesMemoizedDate(t *testing.T) {
 	}))
 	cfg := Config{ContextWindow: 200_000, Compact: CompactConfig{Summarizer: gistSummarizer(), Tail: smallTail},
 		Context: ContextConfig{User: memo, CurrentDate: true}, Now: func() time.Time { return now }}
+	in := func(recs []Record) Input { return Input{Records: recs} }
+	if perInput { // the conversation's own context on a shared pipeline
+		cc := cfg.Context
+		cfg.Context = ContextConfig{}
+		in = func(recs []Record) Input { return Input{Records: recs, Context: &cc} }
+	}
 	p, err := New(cfg)
 	require.NoError(t, err)
 	body := func(res Result) string { return string(requestBytes(t, res.Request)) }
 
-	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	res, err := p.Prepare(t.Context(), in(k.recs))
 	require.NoError(t, err)
 	assert.Contains(t, body(res), "Today's date is 2026-12-01.")
 	now = day.Add(2 * time.Hour) // past midnight
-	res, err = p.Prepare(t.Context(), Input{Records: k.recs})
+	res, err = p.Prepare(t.Context(), in(k.recs))
 	require.NoError(t, err)
 	assert.Contains(t, body(res), "Today's date is 2026-12-01.", "midnight does not rewrite the prefix")
 
-	res, err = p.Compact(t.Context(), Input{Records: k.recs}, CompactOptions{})
+	res, err = p.Compact(t.Context(), in(k.recs), CompactOptions{})
 	require.NoError(t, err)
 	require.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
 	assert.Contains(t, body(res), "Today's date is 2026-12-02.", "the compacted request is dated afresh")
 	recs := append(append([]Record(nil), k.recs...), res.Append...)
 	now = now.Add(30 * time.Hour)
-	again, err := p.Prepare(t.Context(), Input{Records: recs})
+	again, err := p.Prepare(t.Context(), in(recs))
 	require.NoError(t, err)
 	assert.Equal(t, body(res), body(again), "and the memo keeps that date")
 }

@@ -179,8 +179,9 @@ type Result struct {
 // Errors: ctx's error when it is done; a [*StageError] when a stage fails (a store write, a
 // context provider); [ErrNoMessages], with the Report filled in, when nothing is left to send;
 // a [*PromptTooLongError] when the request's pressure is at or above the blocking limit (or the
-// window leaves max_tokens below its floor) and compaction is off, failed or could not bring it
-// under — then Result.Report and Result.Append are filled in too, and Append must still be
+// window leaves max_tokens below its floor), or a [*RequestTooLargeError] when its body is over
+// the provider's size limit, and compaction is off, failed or could not bring it under — then
+// Result.Report and Result.Append are filled in too, and Append must still be
 // appended (it records the failed attempts the circuit breaker counts); with [Config.Validate],
 // a [*StageError] of stage "validate" wrapping each [*Violation], with the Result filled in for
 // inspection (do not send its request).
@@ -259,7 +260,8 @@ func (p *Pipeline) result(t *turn) Result {
 }
 
 // fits returns a [*PromptTooLongError] when the turn's request cannot be sent: its pressure is
-// at or above the blocking limit, or the window leaves max_tokens below its floor.
+// at or above the blocking limit, or the window leaves max_tokens below its floor; or a
+// [*RequestTooLargeError] when its body is over the provider's size limit.
 func (p *Pipeline) fits(t *turn) error {
 	pr := &t.report.Pressure
 	floor := p.cfg.Pressure.minOutput(p.window, p.maxOutput)
@@ -269,24 +271,33 @@ func (p *Pipeline) fits(t *turn) error {
 		problem = fmt.Sprintf("at or above the blocking limit %d", pr.Levels.Blocking)
 	case t.req.MaxTokens < floor:
 		problem = fmt.Sprintf("leaves max_tokens %d, below its floor of %d", t.req.MaxTokens, floor)
-	default:
+	}
+	if problem == "" {
+		if limit := p.cfg.Pressure.maxBody(); t.report.BodyBytes > limit {
+			return &RequestTooLargeError{Bytes: t.report.BodyBytes, Limit: limit, Reason: p.whyNotCompacted(t, "over the limit")}
+		}
 		return nil
 	}
-	reason := "auto-compact is off: no Summarizer is configured"
+	return &PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window,
+		Reason: fmt.Sprintf("the request %s; %s", problem, p.whyNotCompacted(t, problem))}
+}
+
+// whyNotCompacted says why the turn's request was not brought under a limit by compaction;
+// problem describes how it is over.
+func (p *Pipeline) whyNotCompacted(t *turn, problem string) string {
 	switch c := t.report.Compaction; {
 	case c != nil && c.Outcome == CompactCompacted:
-		reason = "compacted, and still " + problem + ": " + c.Reason
+		return "compacted, and still " + problem + ": " + c.Reason
 	case c != nil:
-		reason = "compaction " + string(c.Outcome) + ": " + c.Reason
+		return "compaction " + string(c.Outcome) + ": " + c.Reason
 	case p.cfg.Compact.DisableAuto:
-		reason = "auto-compact is disabled"
+		return "auto-compact is disabled"
 	case t.in.NoCompact || t.in.SkipCacheWrite:
-		reason = "auto-compact does not run for this request (a fork, or NoCompact)"
+		return "auto-compact does not run for this request (a fork, or NoCompact)"
 	case p.cfg.Compact.Summarizer != nil:
-		reason = "no compaction was possible"
+		return "no compaction was possible"
 	}
-	return &PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window,
-		Reason: fmt.Sprintf("the request %s; %s", problem, reason)}
+	return "auto-compact is off: no Summarizer is configured"
 }
 
 // checkBlocks rejects a nil block (typed or not) in the messages of records: decoding never
@@ -500,6 +511,8 @@ func (p *Pipeline) size(t *turn) {
 	}
 	t.req.MaxTokens = maxTokens
 	t.report.MaxTokens = maxTokens
+	// An encoding error leaves the size unknown; Validate names the block that does not encode.
+	t.report.BodyBytes, _ = bodyBytes(&t.req, p.cfg.Pressure.maxBody())
 }
 
 // dropFinalTurnThinking removes the thinking blocks of the final assistant turn (contract

@@ -148,6 +148,9 @@ type PressureConfig struct {
 	// output is not squeezed in; Prepare compacts or returns a [*PromptTooLongError]. Zero:
 	// min(max output, 4,096, window/8).
 	MinOutputTokens int
+	// MaxBodyBytes is the largest request body, in bytes, the provider accepts: a request over
+	// it is compacted or refused with a [*RequestTooLargeError]. Zero: [DefaultMaxBodyBytes].
+	MaxBodyBytes int
 }
 
 // Ratio bounds of a fitted calibration.
@@ -182,6 +185,9 @@ func (c PressureConfig) validate() error {
 	}
 	if c.MinOutputTokens < 0 {
 		errs = append(errs, fmt.Errorf("agentctx: Pressure.MinOutputTokens %d is negative", c.MinOutputTokens))
+	}
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("agentctx: Pressure.MaxBodyBytes %d is negative", c.MaxBodyBytes))
 	}
 	return errors.Join(errs...)
 }

@@ -77,6 +77,10 @@ type Report struct {
 	// OverThreshold reports that the pressure figure (Pressure.Tokens) is at or above
 	// AutoCompactThreshold: auto-compact is due.
 	OverThreshold bool
+	// BodyBytes is the size of the request's JSON body when an upper bound of it reached the
+	// body limit ([PressureConfig.MaxBodyBytes]) and it was measured; 0 when the body is surely
+	// under the limit (a typical turn never encodes its request to find out).
+	BodyBytes int
 	// Pressure is the request's pressure figure, its parts and its level.
 	Pressure Pressure
 	// Compaction describes the compaction this turn attempted (auto or manual), or is nil.
@@ -128,6 +132,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		pr.Tokens, pr.Level, pr.Remaining, pr.Levels.Warning, pr.Levels.Threshold, pr.Levels.Blocking, pr.Ratio, pr.RatioSource)
 	if pr.Why != "" {
 		b.WriteString("  " + pr.Why + "\n")
+	}
+	if r.BodyBytes > 0 {
+		fmt.Fprintf(&b, "body %d bytes\n", r.BodyBytes)
 	}
 	if c := r.Compaction; c != nil {
 		fmt.Fprintf(&b, "compaction %s (%s): %s\n", c.Outcome, c.Trigger, c.Reason)

@@ -48,6 +48,13 @@ func (k *tk) user(text string) *Record {
 	return k.add(r)
 }
 
+// userBlocks appends a user message of the given blocks.
+func (k *tk) userBlocks(blocks ...Block) *Record {
+	r := k.next(TypeUser)
+	r.Message = &Message{Role: RoleUser, Content: blocks}
+	return k.add(r)
+}
+
 // assistant appends one assistant record per block, all sharing one message id (the way
 // Claude Code writes a response), with usage on every record.
 func (k *tk) assistant(blocks ...Block) *Record {

@@ -101,6 +101,7 @@ func (p *Pipeline) validateTurn(t *turn) error {
 		AllowPrefill:  p.cfg.Normalize.AllowPrefill,
 		ContextWindow: p.window,
 		InputTokens:   t.report.InputTokens,
+		MaxBodyBytes:  p.cfg.Pressure.maxBody(),
 	})
 	if err := joinViolations(vs); err != nil {
 		return &StageError{Stage: "validate", Err: err}
@@ -295,7 +296,7 @@ func (c *checker) settings(r *Request) {
 		c.add("6.1", "", "request does not encode: %v", err)
 		return
 	}
-	if limit := or(c.opts.MaxBodyBytes, 32_000_000); len(body) > limit {
+	if limit := or(c.opts.MaxBodyBytes, DefaultMaxBodyBytes); len(body) > limit {
 		c.add("6.1", "", "request body is %d bytes, over %d", len(body), limit)
 	}
 	if !validText(body) {

@@ -1,0 +1,122 @@
+package agentctx
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// pngBlock returns a base64 image block of about n bytes of PNG-headed random data.
+func pngBlock(n int) *Image {
+	raw := make([]byte, n)
+	_, _ = rand.Read(raw)
+	copy(raw, "\x89PNG\r\n\x1a\n")
+	return &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(raw)}}
+}
+
+// TestBodyBound requires the bound to be at or above the encoded size of every golden case's
+// request and of requests full of what JSON escapes most (control characters, quotes, invalid
+// UTF-8 in raw inputs, line separators).
+func TestBodyBound(t *testing.T) {
+	check := func(name string, req Request) {
+		b, err := req.MarshalJSON()
+		require.NoError(t, err, name)
+		assert.GreaterOrEqual(t, bodyBound(&req), len(b), name)
+	}
+	files, err := filepath.Glob(filepath.Join("testdata", "sessions", "*", "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		tr, err := ReadFile(f, ReadOptions{})
+		require.NoError(t, err)
+		res, err := newTestPipeline(t, Config{}, normNow).Prepare(t.Context(), Input{Records: tr.Records})
+		if errors.Is(err, ErrNoMessages) {
+			continue
+		}
+		require.NoError(t, err, f)
+		check(f, res.Request)
+	}
+	hostile := strings.Repeat("\x00\x01\"\\\u2028<>&\t\n", 1000)
+	check("hostile", Request{Model: hostile, MaxTokens: 1, System: []*Text{{Text: hostile}},
+		Messages: []RequestMessage{
+			{Role: RoleUser, Content: []Block{&Text{Text: hostile}, pngBlock(3000)}},
+			{Role: RoleAssistant, Content: []Block{&Thinking{Thinking: hostile, Signature: hostile},
+				&ToolUse{ID: "t1", Name: "Bash", Input: []byte(`{"c":"` + "\xff\xfe" + strings.Repeat(`\u0000`, 100) + `"}`)}}},
+			{Role: RoleUser, Content: []Block{&ToolResult{ToolUseID: "t1", Content: []Block{&Text{Text: hostile}}},
+				&Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: hostile}, Title: hostile},
+				&CacheEdits{Edits: []CacheEdit{{Type: "delete", CacheReference: hostile}}}}},
+		}})
+}
+
+// A request over the body limit is compacted when it can be (the summary drops the history's
+// media), and refused with a *RequestTooLargeError when it cannot, or when what compaction must
+// keep is still over; a typical request never measures its body.
+func TestRequestTooLarge(t *testing.T) {
+	const limit = 2_000_000
+	session := func(last int) *tk {
+		k := newTK()
+		for i := range 5 {
+			k.userBlocks(text("look at this screenshot"), pngBlock(300_000))
+			a := k.assistant(text("I see the screen. " + strings.Repeat("It shows a form. ", 20)))
+			a.Message.Usage = &Usage{InputTokens: 2_000 * (i + 1), OutputTokens: 100}
+		}
+		if last > 0 {
+			k.userBlocks(text("and this one"), pngBlock(last))
+		} else {
+			k.user("what changed between them?")
+		}
+		return k
+	}
+	cfg := func(s Summarizer) Config {
+		return Config{Pressure: PressureConfig{MaxBodyBytes: limit}, Compact: CompactConfig{Summarizer: s}}
+	}
+
+	t.Run("no summarizer", func(t *testing.T) {
+		k := session(0)
+		res, err := newTestPipeline(t, cfg(nil), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
+		require.ErrorIs(t, err, ErrRequestTooLarge)
+		e, ok := errors.AsType[*RequestTooLargeError](err)
+		require.True(t, ok)
+		assert.Greater(t, e.Bytes, limit)
+		assert.Equal(t, limit, e.Limit)
+		assert.Contains(t, e.Reason, "no Summarizer")
+		assert.Equal(t, e.Bytes, res.Report.BodyBytes)
+		body, err := res.Request.MarshalJSON()
+		require.NoError(t, err)
+		assert.Len(t, body, e.Bytes, "the measured size is the body's")
+		assert.Less(t, res.Report.Pressure.Tokens, res.Report.Pressure.Levels.Threshold, "the tokens alone would fit")
+	})
+	t.Run("compacted under the limit", func(t *testing.T) {
+		k := session(0)
+		res, err := newTestPipeline(t, cfg(Extractive{}), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
+		require.NoError(t, err)
+		require.NotNil(t, res.Report.Compaction)
+		assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
+		body, err := res.Request.MarshalJSON()
+		require.NoError(t, err)
+		assert.Less(t, len(body), limit)
+		checkConservation(t, "images", Input{Records: k.recs}, res)
+	})
+	t.Run("the kept prompt alone is over", func(t *testing.T) {
+		k := session(1_600_000)
+		res, err := newTestPipeline(t, cfg(Extractive{}), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
+		require.ErrorIs(t, err, ErrRequestTooLarge)
+		assert.Contains(t, err.Error(), "compacted, and still over the limit")
+		assert.NotEmpty(t, res.Append, "the compaction's records come with the error")
+	})
+	t.Run("a typical request is not measured", func(t *testing.T) {
+		k := newTK()
+		k.user("hello")
+		res, err := newTestPipeline(t, Config{}, k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
+		require.NoError(t, err)
+		assert.Zero(t, res.Report.BodyBytes)
+	})
+	_, err := New(Config{Model: "claude-sonnet-4-5", Pressure: PressureConfig{MaxBodyBytes: -1}})
+	assert.ErrorContains(t, err, "Pressure.MaxBodyBytes -1 is negative")
+}
