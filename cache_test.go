@@ -337,7 +337,7 @@ func TestCacheWithCachedMicrocompact(t *testing.T) {
 	for _, skip := range []bool{false, true} {
 		k, _ := mcCachedSession()
 		p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{},
-			Microcompact: MicrocompactConfig{Cached: true, CachedTriggerTokens: 100, KeepRecent: 1},
+			Microcompact: MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta, CachedTriggerTokens: 100, KeepRecent: 1},
 			Cache:        CacheConfig{SystemMarker: true, ToolsMarker: true},
 			Now:          func() time.Time { return k.at(0) }})
 		require.NoError(t, err)

@@ -442,7 +442,7 @@ func (p *fuzzProgram) configure(h1, h2 int) {
 	}
 	desc = append(desc, fmt.Sprintf("window=%d", cfg.ContextWindow))
 	if h1&0x08 != 0 {
-		cfg.Microcompact.Cached = true
+		cfg.Microcompact.Cached, cfg.Microcompact.CacheEditingBeta = true, testCacheBeta
 		desc = append(desc, "microcompact.cached")
 	}
 	if h1&0x10 != 0 {

@@ -38,6 +38,7 @@ type caseSpec struct {
 	} `json:"budget"`
 	Microcompact struct {
 		Cached              bool
+		CacheEditingBeta    string
 		CachedTriggerTokens int
 		KeepRecent          int
 		Disable             bool
@@ -63,7 +64,7 @@ func (c caseSpec) config() Config {
 		Now:             func() time.Time { return c.Now },
 		Budget: BudgetConfig{MaxResultChars: c.Budget.MaxResultChars, MaxMessageChars: c.Budget.MaxMessageChars,
 			PreviewBytes: c.Budget.PreviewBytes, Disable: c.Budget.Disable, Store: &MapStore{}},
-		Microcompact: MicrocompactConfig{Cached: c.Microcompact.Cached, CachedTriggerTokens: c.Microcompact.CachedTriggerTokens,
+		Microcompact: MicrocompactConfig{Cached: c.Microcompact.Cached, CacheEditingBeta: c.Microcompact.CacheEditingBeta, CachedTriggerTokens: c.Microcompact.CachedTriggerTokens,
 			KeepRecent: c.Microcompact.KeepRecent, Disable: c.Microcompact.Disable},
 		Snip:  c.Snip,
 		Cache: CacheConfig{TTL: c.Cache.TTL, SystemMarker: c.Cache.SystemMarker, ToolsMarker: c.Cache.ToolsMarker},

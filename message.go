@@ -43,6 +43,20 @@ func (u *Usage) Total() int {
 	return u.ContextTokens() + u.OutputTokens
 }
 
+// CacheDeletedInputTokens is the provider's "cache_deleted_input_tokens": the tokens the
+// request's cache_edits deleted from its prompt cache (see [MicrocompactConfig.Cached]); 0 when
+// the usage does not report it.
+func (u *Usage) CacheDeletedInputTokens() int {
+	if u == nil {
+		return 0
+	}
+	var n int
+	if raw, ok := u.Extra["cache_deleted_input_tokens"]; !ok || json.Unmarshal(raw, &n) != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
 func (u *Usage) fields() []jsonobj.Field {
 	return []jsonobj.Field{
 		{Key: "input_tokens", Ptr: &u.InputTokens},

@@ -57,10 +57,19 @@ type MicrocompactConfig struct {
 	// request (the cached prefix is not rewritten); the selected tool results get a
 	// cache_reference and a request-only cache_edits block deletes them from the provider's
 	// cache. The cache_edits block is pinned to the user message that was last when the
-	// deletion was decided and re-sent there on every later turn. The idle gap does not
-	// apply in cached mode; CachedTriggerTokens does. With Cache.Disable there is no cached
-	// prefix to edit, so no new deletion is made.
+	// deletion was decided and re-sent there on every later turn. Deleted results do not count
+	// in the Report's InputTokens nor in max_tokens: the provider no longer holds them.
+	//
+	// CachedTriggerTokens decides when to delete, except after an idle gap over Gap: then the
+	// provider's cache has expired, there is nothing left to edit, and old results are cleared
+	// as without Cached (which also ends the earlier deletions: their cache_edits are no
+	// longer sent). With Cache.Disable there is no cached prefix to edit, so no new deletion
+	// is made. Cached needs CacheEditingBeta.
 	Cached bool
+	// CacheEditingBeta is the anthropic-beta header value that enables cache editing for the
+	// caller's provider account; a request carrying cache_edits lists it in [Request.Betas].
+	// Anthropic has not published one, so there is no default: New refuses Cached without it.
+	CacheEditingBeta string
 	// CachedTriggerTokens is the cached-mode trigger, in tokens counted with the pipeline's
 	// counter. The stage measures the request as built so far — system prompt, tool
 	// definitions and the view's messages, minus the results already deleted by earlier
@@ -81,6 +90,9 @@ func (c MicrocompactConfig) validate() error {
 	}
 	if c.CachedTriggerTokens < 0 {
 		errs = append(errs, fmt.Errorf("agentctx: Microcompact.CachedTriggerTokens %d is negative", c.CachedTriggerTokens))
+	}
+	if c.Cached && c.CacheEditingBeta == "" {
+		errs = append(errs, errors.New("agentctx: Microcompact.Cached needs Microcompact.CacheEditingBeta, the anthropic-beta value that enables cache editing: a request with cache_edits is rejected without it"))
 	}
 	if slices.Contains(c.Tools, "") {
 		errs = append(errs, errors.New("agentctx: Microcompact.Tools holds an empty tool name"))
@@ -154,6 +166,11 @@ func loadMicrocompact(records []Record) *mcLedger {
 				if _, ok := l.cleared[id]; !ok {
 					l.cleared[id] = r.UUID
 				}
+			}
+			// A clearing after an idle gap means the provider's cache expired: the deletions
+			// before it edit nothing any more, so their cache_edits are no longer sent.
+			if len(l.deleted) > 0 {
+				l.by, l.deleted, l.pins, l.pinEdits = map[string]string{}, map[string]string{}, nil, map[string][]string{}
 			}
 		}
 	}
@@ -264,7 +281,7 @@ func (p *Pipeline) microcompact(t *turn) error {
 					cands = append(cands, r)
 				}
 			}
-			if c.Cached {
+			if gap, last := idleGap(t); c.Cached && (last < 0 || gap <= c.gap()) {
 				p.cacheDelete(t, l, cands, marked)
 			} else {
 				p.timeClear(t, l, cands)
@@ -276,28 +293,30 @@ func (p *Pipeline) microcompact(t *turn) error {
 	return nil
 }
 
-// timeClear clears the candidates when the idle gap since the last assistant message exceeds
-// the configured gap, and records the clearing.
-func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
-	c := p.cfg.Microcompact
-	var last time.Time
-	lastAsst := -1 // results after it are the model's latest input: it has not seen them yet
+// idleGap returns the time since the last assistant message with a timestamp, and the index
+// of the view's last assistant item (results after it are the model's latest input: it has
+// not seen them yet); -1 and no gap without a dated assistant message.
+func idleGap(t *turn) (time.Duration, int) {
+	lastAsst := -1
 	for i := len(t.items) - 1; i >= 0; i-- {
 		if it := &t.items[i]; it.role == RoleAssistant {
 			if lastAsst < 0 {
 				lastAsst = i
 			}
 			if !it.time.IsZero() {
-				last = it.time
-				break
+				return t.now.Sub(it.time), lastAsst
 			}
 		}
 	}
-	if last.IsZero() {
-		return
-	}
-	gap := t.now.Sub(last)
-	if gap <= c.gap() {
+	return 0, -1
+}
+
+// timeClear clears the candidates when the idle gap since the last assistant message exceeds
+// the configured gap, and records the clearing.
+func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
+	c := p.cfg.Microcompact
+	gap, lastAsst := idleGap(t)
+	if lastAsst < 0 || gap <= c.gap() {
 		return
 	}
 	rep := t.report.stage("microcompact")
@@ -560,4 +579,34 @@ func (p *Pipeline) viewTokens(t *turn) int {
 		n += MessageOverheadTokens + p.counter.Blocks(t.items[i].blocks)
 	}
 	return n
+}
+
+// cacheEditing returns the tokens of the tool results that req's cache_edits delete from the
+// provider's cache (each reference once), and whether req carries any cache_edits.
+func cacheEditing(req *Request, c *Counter) (deleted int, editing bool) {
+	var refs map[string]bool
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if ce, ok := b.(*CacheEdits); ok {
+				if refs == nil {
+					refs = map[string]bool{}
+				}
+				for _, e := range ce.Edits {
+					refs[e.CacheReference] = true
+				}
+			}
+		}
+	}
+	if refs == nil {
+		return 0, false
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if tr, ok := b.(*ToolResult); ok && refs[tr.CacheReference] {
+				delete(refs, tr.CacheReference)
+				deleted += c.Block(tr)
+			}
+		}
+	}
+	return deleted, true
 }

@@ -244,8 +244,8 @@ func TestMicrocompactCached(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			k, ids := mcCachedSession()
 			pinUUID := k.recs[len(k.recs)-1].UUID
-			// The clock is far past the idle gap: cached mode ignores it.
-			p := mcPipeline(t, k.at(10*time.Hour), MicrocompactConfig{Cached: true, CachedTriggerTokens: tc.trigger})
+			// Within the idle gap: the cache is warm, so results are deleted from it.
+			p := mcPipeline(t, k.at(0), MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta, CachedTriggerTokens: tc.trigger})
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs, SkipCacheWrite: tc.skip})
 			require.NoError(t, err)
 			mcValid(t, res.Request)
@@ -254,7 +254,13 @@ func TestMicrocompactCached(t *testing.T) {
 				assert.Equal(t, mcBody(id), resultText(got[id]), "cached mode leaves content in place: %s", id)
 			}
 			edits, at := mcCacheEdits(res.Request)
+			// The deleted results are sent but not counted, and the request names its beta.
+			counted := p.counter.Request(&res.Request)
+			assert.Equal(t, counted-res.Report.CacheDeletedTokens, res.Report.InputTokens)
+			assert.Equal(t, res.Report.InputTokens, res.Report.Pressure.Counted)
 			if tc.marked == nil {
+				assert.Zero(t, res.Report.CacheDeletedTokens)
+				assert.Nil(t, res.Request.Betas)
 				assert.Empty(t, mcAppend(res))
 				assert.Empty(t, edits)
 				for _, id := range ids {
@@ -283,6 +289,12 @@ func TestMicrocompactCached(t *testing.T) {
 			}
 			assert.Equal(t, tc.marked, refs)
 			mcAssertRefsBeforeMarker(t, res.Request)
+			assert.Equal(t, []string{testCacheBeta}, res.Request.Betas)
+			deleted := 0
+			for _, id := range tc.marked {
+				deleted += p.counter.Block(got[id])
+			}
+			assert.Equal(t, deleted, res.Report.CacheDeletedTokens)
 
 			require.Len(t, mcAppend(res), 1)
 			d := mcAppend(res)[0].Microcompact
@@ -304,7 +316,7 @@ func TestMicrocompactCached(t *testing.T) {
 // while new messages are appended, and a later deletion is pinned at its own message.
 func TestMicrocompactCachedPinned(t *testing.T) {
 	k, _ := mcCachedSession()
-	cfg := MicrocompactConfig{Cached: true, CachedTriggerTokens: 1800}
+	cfg := MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta, CachedTriggerTokens: 1800}
 	p := mcPipeline(t, k.at(time.Minute), cfg)
 	first, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
@@ -374,7 +386,7 @@ func TestMicrocompactCachedPinned(t *testing.T) {
 // TestMicrocompactCachedItems runs the stage alone and inspects the view.
 func TestMicrocompactCachedItems(t *testing.T) {
 	k, _ := mcCachedSession()
-	p := mcPipeline(t, k.at(0), MicrocompactConfig{Cached: true, CachedTriggerTokens: 1, KeepRecent: 6})
+	p := mcPipeline(t, k.at(0), MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta, CachedTriggerTokens: 1, KeepRecent: 6})
 	in := &Input{Records: k.recs}
 	chain, err := BuildChain(in.Records, ChainOptions{})
 	require.NoError(t, err)
@@ -411,7 +423,7 @@ func TestMicrocompactCachedPinSnipped(t *testing.T) {
 	dec := Record{Type: TypeSystem, Subtype: SubtypeMicrocompact, UUID: "dec-1",
 		Microcompact: &MicrocompactDecision{Trigger: "cached", ClearedToolUseIDs: []string{"mc_01"}, PinnedUUID: "not-in-view"}}
 	k.decision(dec)
-	p := mcPipeline(t, k.at(0), MicrocompactConfig{Cached: true})
+	p := mcPipeline(t, k.at(0), MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta})
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	edits, _ := mcCacheEdits(res.Request)
@@ -507,7 +519,7 @@ func mcValid(t *testing.T, req Request) {
 
 func TestMicrocompactCachedDeterministic(t *testing.T) {
 	k, _ := mcCachedSession()
-	cfg := MicrocompactConfig{Cached: true, CachedTriggerTokens: 500}
+	cfg := MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta, CachedTriggerTokens: 500}
 	a, err := mcPipeline(t, k.at(0), cfg).Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	b, err := mcPipeline(t, k.at(0), cfg).Prepare(t.Context(), Input{Records: k.recs})
@@ -587,4 +599,61 @@ func TestMicrocompactTimeDuplicateID(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(requestBytes(t, first.Request)), string(requestBytes(t, next.Request)))
 	assert.Empty(t, next.Append)
+}
+
+// In cached mode an idle gap over Gap means the provider's cache expired: old results are
+// cleared as in time-based mode, the earlier deletions end (their cache_edits are no longer
+// sent, nor is the beta), and the clearing is replayed byte for byte.
+func TestMicrocompactCachedIdle(t *testing.T) {
+	k, ids := mcCachedSession()
+	cfg := MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta, CachedTriggerTokens: 500}
+	warm, err := mcPipeline(t, k.at(0), cfg).Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.Len(t, mcAppend(warm), 1, "a deletion while the cache is warm")
+	recs := append(slices.Clone(k.recs), warm.Append...)
+
+	p := mcPipeline(t, k.at(3*time.Hour), cfg)
+	res, err := p.Prepare(t.Context(), Input{Records: recs})
+	require.NoError(t, err)
+	mcValid(t, res.Request)
+	edits, _ := mcCacheEdits(res.Request)
+	assert.Empty(t, edits, "the expired cache is not edited")
+	assert.Nil(t, res.Request.Betas)
+	assert.Zero(t, res.Report.CacheDeletedTokens)
+	got, _ := toolResults(res.Request)
+	cleared := 0
+	for _, id := range ids {
+		assert.Empty(t, got[id].CacheReference, id)
+		if resultText(got[id]) == ClearedToolResultText {
+			cleared++
+		}
+	}
+	assert.Equal(t, len(ids)-DefaultMicrocompactKeepRecent, cleared, "all but the newest are cleared")
+	require.Len(t, mcAppend(res), 1)
+	assert.Equal(t, "time", mcAppend(res)[0].Microcompact.Trigger)
+
+	again, err := p.Prepare(t.Context(), Input{Records: append(recs, res.Append...)})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, res.Request)), string(requestBytes(t, again.Request)))
+	assert.Empty(t, mcAppend(again))
+}
+
+// The provider's cache_deleted_input_tokens is read from usage.
+func TestUsageCacheDeleted(t *testing.T) {
+	for _, tc := range []struct {
+		usage string
+		want  int
+	}{
+		{`{"input_tokens":5,"cache_deleted_input_tokens":1200}`, 1200},
+		{`{"input_tokens":5}`, 0},
+		{`{"input_tokens":5,"cache_deleted_input_tokens":"x"}`, 0},
+		{`{"input_tokens":5,"cache_deleted_input_tokens":-3}`, 0},
+	} {
+		var u Usage
+		require.NoError(t, u.UnmarshalJSON([]byte(tc.usage)))
+		assert.Equal(t, tc.want, u.CacheDeletedInputTokens(), tc.usage)
+	}
+	assert.Zero(t, (*Usage)(nil).CacheDeletedInputTokens())
+	_, err := New(Config{Model: "claude-sonnet-4-5", Microcompact: MicrocompactConfig{Cached: true}})
+	assert.ErrorContains(t, err, "Microcompact.Cached needs Microcompact.CacheEditingBeta")
 }

@@ -495,7 +495,14 @@ const minThinkingBudget = 1024
 // exceeds the window (at least 1; [Pipeline.Prepare] refuses a request whose max_tokens falls
 // below the floor).
 func (p *Pipeline) size(t *turn) {
-	in := p.counter.Request(&t.req)
+	// Results a cache_edits block deletes are sent but no longer held by the provider.
+	deleted, editing := cacheEditing(&t.req, p.counter)
+	t.report.CacheDeletedTokens = deleted
+	t.req.Betas = nil
+	if beta := p.cfg.Microcompact.CacheEditingBeta; editing && beta != "" {
+		t.req.Betas = []string{beta}
+	}
+	in := p.counter.Request(&t.req) - deleted
 	t.report.InputTokens = in
 	t.report.Messages = len(t.req.Messages)
 	pr := p.pressure(t)

@@ -355,7 +355,9 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 		if e.start {
 			u := e.r.Message.Usage
 			if prev >= 0 {
-				d := u.ContextTokens() - prev
+				// A deletion by cache_edits shrank the context the provider reports: the
+				// growth is what it reports plus what it deleted.
+				d := u.ContextTokens() + u.CacheDeletedInputTokens() - prev
 				if ratio := float64(d) / float64(max(grown, 1)); d > 0 && grown > 0 && ratio >= 0.5 && ratio <= 3 {
 					reported += float64(d)
 					counted += float64(grown)

@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -118,6 +119,23 @@ func TestPressureCalibration(t *testing.T) {
 			assert.Positive(t, pr.Added)
 		})
 	}
+	t.Run("deletions reported by the provider", func(t *testing.T) {
+		// Every response's context shrank by what its cache_edits deleted: the fit adds the
+		// deleted tokens back, and finds the ratio.
+		k := usageTK(t, 1.27, 8)
+		deleted := 0
+		for i := range k.recs {
+			if u := k.recs[i].Message.Usage; u != nil && k.recs[i].Type == TypeAssistant {
+				u.InputTokens -= deleted
+				u.Extra = map[string]json.RawMessage{"cache_deleted_input_tokens": json.RawMessage(fmt.Sprint(300))}
+				deleted += 300
+			}
+		}
+		k.user("and now?")
+		res, err := newTestPipeline(t, Config{}, k.at(time.Second)).Prepare(t.Context(), Input{Records: k.recs})
+		require.NoError(t, err)
+		assert.InDelta(t, 1.27, res.Report.Pressure.Ratio, 0.02, res.Report.Pressure.RatioSource)
+	})
 	t.Run("too little data", func(t *testing.T) {
 		k := usageTK(t, 1.27, 2)
 		p := newTestPipeline(t, Config{}, k.at(time.Second))

@@ -81,6 +81,10 @@ type Report struct {
 	// body limit ([PressureConfig.MaxBodyBytes]) and it was measured; 0 when the body is surely
 	// under the limit (a typical turn never encodes its request to find out).
 	BodyBytes int
+	// CacheDeletedTokens is what the tool results the request's cache_edits delete from the
+	// provider's cache count (see [MicrocompactConfig.Cached]): sent, but not held by the
+	// provider, so InputTokens and the pressure figure leave them out.
+	CacheDeletedTokens int
 	// Pressure is the request's pressure figure, its parts and its level.
 	Pressure Pressure
 	// Compaction describes the compaction this turn attempted (auto or manual), or is nil.
@@ -132,6 +136,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		pr.Tokens, pr.Level, pr.Remaining, pr.Levels.Warning, pr.Levels.Threshold, pr.Levels.Blocking, pr.Ratio, pr.RatioSource)
 	if pr.Why != "" {
 		b.WriteString("  " + pr.Why + "\n")
+	}
+	if r.CacheDeletedTokens > 0 {
+		fmt.Fprintf(&b, "cache_edits delete %d tokens (not in input_tokens)\n", r.CacheDeletedTokens)
 	}
 	if r.BodyBytes > 0 {
 		fmt.Fprintf(&b, "body %d bytes\n", r.BodyBytes)

@@ -19,6 +19,10 @@ type Request struct {
 	Tools      []Tool
 	ToolChoice *ToolChoice
 	Thinking   *ThinkingParam
+	// Betas are the anthropic-beta header values the request needs, e.g. cache editing when
+	// it carries cache_edits (see [MicrocompactConfig.CacheEditingBeta]). They travel as an
+	// HTTP header, not in the body: MarshalJSON leaves them out.
+	Betas []string
 }
 
 // ToolChoice is the request's "tool_choice": "auto", "any", "tool" (with Name) or "none".

@@ -48,6 +48,9 @@ func (k *tk) user(text string) *Record {
 	return k.add(r)
 }
 
+// testCacheBeta stands for the cache-editing beta header value in tests.
+const testCacheBeta = "cache-editing-test"
+
 // userBlocks appends a user message of the given blocks.
 func (k *tk) userBlocks(blocks ...Block) *Record {
 	r := k.next(TypeUser)
