@@ -62,8 +62,8 @@ func longSession(n int) *tk {
 	for i := range n {
 		k.user(fmt.Sprintf("prompt %d: please work on part %d of the parser %s", i, i, strings.Repeat("and keep the API small ", 10)))
 		k.assistant(text(fmt.Sprintf("working on part %d", i)),
-			&ToolUse{ID: fmt.Sprintf("r%d", i), Name: "Read", Input: []byte(fmt.Sprintf(`{"file_path":"/repo/part%d.go"}`, i))},
-			&ToolUse{ID: fmt.Sprintf("b%d", i), Name: "Bash", Input: []byte(fmt.Sprintf(`{"command":"go test ./part%d"}`, i))})
+			&ToolUse{ID: fmt.Sprintf("r%d", i), Name: "Read", Input: fmt.Appendf(nil, `{"file_path":"/repo/part%d.go"}`, i)},
+			&ToolUse{ID: fmt.Sprintf("b%d", i), Name: "Bash", Input: fmt.Appendf(nil, `{"command":"go test ./part%d"}`, i)})
 		failed := &ToolResult{ToolUseID: fmt.Sprintf("b%d", i), Content: []Block{text("FAIL: TestPart")}, StringContent: true, IsError: i%3 == 0}
 		k.results(result(fmt.Sprintf("r%d", i), strings.Repeat("package parser\n", 40)), failed)
 		k.assistant(text(fmt.Sprintf("part %d done", i)))

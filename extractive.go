@@ -330,7 +330,7 @@ const leftOutText = "(%d earlier user messages left out to fit; the transcript k
 func parsePrompts(text string) ([]string, int) {
 	var out []string
 	left := 0
-	for _, line := range strings.Split(text, "\n") {
+	for line := range strings.SplitSeq(text, "\n") {
 		switch {
 		case promptEntry.MatchString(line):
 			out = append(out, promptEntry.ReplaceAllString(line, ""))
@@ -430,7 +430,7 @@ func oneLine(s string, n int) string {
 
 func nonEmptyLines(s string) []string {
 	var out []string
-	for _, l := range strings.Split(s, "\n") {
+	for l := range strings.SplitSeq(s, "\n") {
 		if strings.TrimSpace(l) != "" {
 			out = append(out, l)
 		}

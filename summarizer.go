@@ -114,11 +114,10 @@ func extractSummary(text string) (string, error) {
 		}
 		text = text[:a] + text[a+z+len("</analysis>"):]
 	}
-	open := strings.Index(text, "<summary>")
-	if open < 0 {
+	_, body, ok := strings.Cut(text, "<summary>")
+	if !ok {
 		return "", errSummaryFormat
 	}
-	body := text[open+len("<summary>"):]
 	end := strings.LastIndex(body, "</summary>")
 	if end < 0 {
 		return "", errors.New("the summary was cut off: no closing </summary> tag")
