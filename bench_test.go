@@ -15,10 +15,13 @@ var benchNow = time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
 func benchPipeline(b *testing.B, tc agentctx.TokenCounter) *agentctx.Pipeline {
 	b.Helper()
 	p, err := agentctx.New(agentctx.Config{
-		Model:  "claude-sonnet-4-5",
-		Tokens: tc,
-		Budget: agentctx.BudgetConfig{Store: &agentctx.MapStore{}},
-		Now:    func() time.Time { return benchNow },
+		Model: "claude-sonnet-4-5",
+		// A window the 2,000-turn history (779k tokens) never reaches: this benchmark measures
+		// the stages on a growing session; BenchmarkCompact measures the compacted one.
+		ContextWindow: 4_000_000,
+		Tokens:        tc,
+		Budget:        agentctx.BudgetConfig{Store: &agentctx.MapStore{}},
+		Now:           func() time.Time { return benchNow },
 	})
 	if err != nil {
 		b.Fatal(err)
