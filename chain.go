@@ -16,6 +16,10 @@ type ChainOptions struct {
 	// ThroughBoundaries continues the walk across compact boundaries via logicalParentUuid,
 	// for display or re-summarising. Requests never use it.
 	ThroughBoundaries bool
+	// NoBridge turns off the bridge over unreadable records: the walk stops at a record whose
+	// parent is an unreadable line as at a root. The break is reported all the same, with the
+	// records it cuts off (see [ChainProblem]).
+	NoBridge bool
 }
 
 // Chain is one conversation rebuilt from a transcript's parentUuid graph.
@@ -44,6 +48,10 @@ type Chain struct {
 	// SegmentProblem says why the latest boundary's preserved segment was not applied ("" when
 	// there was none, or it was).
 	SegmentProblem string
+	// Problems lists the breaks in the parentUuid links the walk met, from the leaf up:
+	// unreadable records it bridged (or, with [ChainOptions.NoBridge], stopped at), dangling
+	// parents and cycles, each with the records it cuts off. Empty for a sound chain.
+	Problems []ChainProblem
 	// index holds each record's position in the original slice, parallel to Records.
 	index []int
 	// boundaryIdx is the file position of Boundary, or -1.
@@ -76,8 +84,10 @@ func (c *Chain) Messages() []*Record {
 // files require: a plain parentUuid walk loses parallel tool calls, because each tool_use block
 // of one response is its own record and each result hangs off its own tool_use record.
 //
-// Duplicate uuids keep their first occurrence; parentUuid cycles are broken; a dangling parent
-// ends the walk as a root. When the latest compact boundary of the leaf's thread kept a tail
+// Duplicate uuids keep their first occurrence. A parentUuid that names an unreadable line (see [Damage]) is bridged in file
+// order, unless [ChainOptions.NoBridge] is set; a dangling parent ends the walk as a root, and
+// so does a link that closes a cycle; [Chain.Problems] reports each break and what it cuts
+// off. When the latest compact boundary of the leaf's thread kept a tail
 // ([CompactMetadata.PreservedSegment]), the tail is relinked as Claude Code does on resume —
 // its head hangs off the anchor, the anchor's other children off its tail — so the chain reads
 // boundary, summary, the kept records in order, then what came after; a segment whose tail does
@@ -128,35 +138,43 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		return r.ParentUUID
 	}
 
-	// 1. Walk parentUuid from the leaf.
+	// 1. Walk parentUuid from the leaf, bridging unreadable records.
+	w := &walker{records: records, byUUID: byUUID, parentOf: parentOf, leaf: c.Leaf, through: opts.ThroughBoundaries}
 	on := map[int]bool{}
-	start := 0 // records before the boundary never join the chain
+	visited := func(j int) bool { return on[j] }
+	var path []int    // the walk, leaf first
+	var breaks []int  // where each of c.Problems broke: its position in path
+	var targets []int // and where a bridge goes (or would go)
+	start := 0        // records before the boundary never join the chain
 	for i := leaf; i >= 0; {
 		if on[i] {
 			c.Cycles++
+			from := path[len(path)-1]
+			r := &records[from]
+			c.Problems = append(c.Problems, ChainProblem{Kind: ChainCycle, UUID: r.UUID, Parent: records[i].UUID, Line: r.Line})
+			breaks, targets = append(breaks, len(path)), append(targets, w.target(from, visited))
 			break
 		}
 		on[i] = true
-		r := &records[i]
-		if r.IsCompactBoundary() {
-			if c.Boundary == nil {
-				c.Boundary = r
-				c.boundaryIdx = i
-				start = i
+		path = append(path, i)
+		if r := &records[i]; r.IsCompactBoundary() && c.Boundary == nil {
+			c.Boundary = r
+			c.boundaryIdx = i
+			start = i
+		}
+		next, brk := w.next(i, visited)
+		if brk != nil {
+			if brk.problem.Kind.bridgeable() && brk.to >= 0 && !opts.NoBridge {
+				brk.problem.Bridge = records[brk.to].UUID
+				next = brk.to
 			}
-			if !opts.ThroughBoundaries {
+			c.Problems = append(c.Problems, brk.problem)
+			breaks, targets = append(breaks, len(path)), append(targets, brk.to)
+			if brk.problem.Bridge == "" {
 				break
 			}
-			if p, ok := byUUID[r.LogicalParentUUID]; ok && r.ParentUUID == "" {
-				i = p
-				continue
-			}
 		}
-		p, ok := byUUID[parentOf(r)]
-		if !ok {
-			break
-		}
-		i = p
+		i = next
 	}
 	if opts.ThroughBoundaries {
 		start = 0
@@ -167,6 +185,9 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	}
 	if c.Boundary == nil {
 		c.boundaryIdx = -1
+	}
+	for k := range c.Problems {
+		c.Problems[k].Cut = cutOff(w, path, breaks[k], targets[k], start, c.Problems[k].Bridge != "", visited)
 	}
 
 	// 2. Re-attach split assistant records and the results of their tool calls.

@@ -33,15 +33,15 @@ func (d *Damage) all() []*LineError {
 	return append(out, d.Trailing...)
 }
 
-// dropped reports whether the record's field at path could not be read.
-func (d *Damage) dropped(path string) bool {
+// field returns the error of the record's field at path, or nil when it was read.
+func (d *Damage) field(path string) *LineError {
 	if d == nil {
-		return false
+		return nil
 	}
 	for _, e := range d.Fields {
 		if e.Field == path {
-			return true
+			return e
 		}
 	}
-	return false
+	return nil
 }
