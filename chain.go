@@ -52,6 +52,9 @@ type Chain struct {
 	// unreadable records it bridged (or, with [ChainOptions.NoBridge], stopped at), dangling
 	// parents and cycles, each with the records it cuts off. Empty for a sound chain.
 	Problems []ChainProblem
+	// Replays lists the records left out because they repeat records the chain holds, in file
+	// order (see [Replay]).
+	Replays []Replay
 	// index holds each record's position in the original slice, parallel to Records.
 	index []int
 	// boundaryIdx is the file position of Boundary, or -1.
@@ -84,7 +87,9 @@ func (c *Chain) Messages() []*Record {
 // files require: a plain parentUuid walk loses parallel tool calls, because each tool_use block
 // of one response is its own record and each result hangs off its own tool_use record.
 //
-// Duplicate uuids keep their first occurrence. A parentUuid that names an unreadable line (see [Damage]) is bridged in file
+// Duplicate uuids keep their first occurrence, and a response written again (the records of a
+// message.id repeated with the same content blocks) is kept once; [Chain.Replays] lists what
+// was left out. A parentUuid that names an unreadable line (see [Damage]) is bridged in file
 // order, unless [ChainOptions.NoBridge] is set; a dangling parent ends the walk as a root, and
 // so does a link that closes a cycle; [Chain.Problems] reports each break and what it cuts
 // off. When the latest compact boundary of the leaf's thread kept a tail
@@ -111,6 +116,9 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		leaf = i
 	} else {
 		leaf = defaultLeaf(records)
+	}
+	if leaf >= 0 && records[leaf].UUID != "" {
+		leaf = byUUID[records[leaf].UUID] // a copy written again stands for the first occurrence
 	}
 	c := &Chain{boundaryIdx: -1}
 	if leaf < 0 {
@@ -197,11 +205,24 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 			msgIDs[r.Message.ID] = true
 		}
 	}
+	dup := func(i int) bool { u := records[i].UUID; return u != "" && byUUID[u] != i }
+	var replays []replayAt
+	kept := map[string][]int{} // message.id → positions of its records on the chain
 	toolUses := map[string]bool{}
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) {
-			on[i] = true
+		if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {
+			id := r.Message.ID
+			if k := repeats(records, kept[id], r); k >= 0 {
+				delete(on, i) // a response written again: its blocks are on the chain already
+				replays = append(replays, replayAt{i, k, false})
+				if c.Leaf == r {
+					c.Leaf = &records[k]
+				}
+			} else {
+				on[i] = true
+				kept[id] = append(kept[id], i)
+			}
 		}
 		if on[i] && r.Type == TypeAssistant && r.Message != nil {
 			for _, b := range r.Message.Content {
@@ -212,10 +233,16 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		}
 	}
 	answered := map[string]bool{}
-	results := map[string]bool{} // uuids of attached result records
+	answeredBy := map[string]int{} // tool_use id → position of the first record answering it
+	results := map[string]bool{}   // uuids of attached result records
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) {
+		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) || dup(i) {
+			continue
+		}
+		if k := repeatsResult(records, answeredBy, r); k >= 0 {
+			delete(on, i) // results written again with a response written again
+			replays = append(replays, replayAt{i, k, false})
 			continue
 		}
 		for _, b := range r.Message.Content {
@@ -224,6 +251,9 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 					on[i] = true
 					results[r.UUID] = true
 				}
+				if !answered[tr.ToolUseID] {
+					answeredBy[tr.ToolUseID] = i
+				}
 				answered[tr.ToolUseID] = true
 			}
 		}
@@ -231,10 +261,19 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	// Interrupt notices written as children of attached results.
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if p := parentOf(r); !on[i] && r.Type == TypeUser && p != "" && results[p] && isInterruptNotice(r) {
+		if p := parentOf(r); !on[i] && r.Type == TypeUser && p != "" && results[p] && isInterruptNotice(r) && !dup(i) {
 			on[i] = true
 		}
 	}
+	// Records written again under the uuid of a record on the chain.
+	for i := range records {
+		if dup(i) {
+			if k := byUUID[records[i].UUID]; on[k] && k >= start {
+				replays = append(replays, replayAt{i, k, true})
+			}
+		}
+	}
+	c.Replays = replayList(records, replays)
 
 	idx := make([]int, 0, len(on))
 	for i := range on {
