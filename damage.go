@@ -1,5 +1,7 @@
 package agentctx
 
+import "slices"
+
 // Damage is what reading one record of a transcript could not take as written. The [Decoder]
 // sets it on the record ([Record.Damage]); [Pipeline.Prepare] reports it ([Report.Damage]) and
 // [BuildChain] bridges the parent links it breaks (see [ChainOptions.NoBridge]).
@@ -19,6 +21,15 @@ type Damage struct {
 	// record, the torn last line included. A [Decoder] never sets it: it has returned the
 	// record before it reads on.
 	Trailing []*LineError
+}
+
+// damageOf returns the damage of records, in file order.
+func damageOf(records []Record) []*LineError {
+	var out []*LineError
+	for i := range records {
+		out = append(out, records[i].Damage.all()...)
+	}
+	return out
 }
 
 // all returns the damage in file order: the skipped lines before the record, its fields, the
@@ -44,4 +55,24 @@ func (d *Damage) field(path string) *LineError {
 		}
 	}
 	return nil
+}
+
+// damageText describes one damaged line or field for a report: the error, and what became of
+// the line.
+func damageText(le *LineError) string {
+	if le.Field != "" {
+		return le.Error() + " (the record is kept without it)"
+	}
+	return le.Error() + " (skipped)"
+}
+
+// union returns a followed by the elements of b that a does not hold.
+func union[T comparable](a, b []T) []T {
+	out := slices.Clip(a)
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }
