@@ -54,8 +54,9 @@ type ChainProblem struct {
 	Bridge string
 }
 
-// String describes the problem on one line, e.g. "x.jsonl:23: unreadable record, the parent of
-// 3f…: bridged in file order to 9a…; without the bridge the chain would lose 12 records".
+// String describes the problem on one line, e.g. "x.jsonl:23: unreadable line, most likely the
+// missing parent 5c… of 3f…: bridged in file order to 9a…; without the bridge the chain would
+// lose 12 records".
 func (p ChainProblem) String() string {
 	var at string
 	switch {
@@ -67,10 +68,7 @@ func (p ChainProblem) String() string {
 	var what string
 	switch p.Kind {
 	case ChainUnreadable:
-		what = "unreadable record, the parent of " + p.UUID
-		if p.Parent != "" {
-			what += " (" + p.Parent + ")"
-		}
+		what = "unreadable line, most likely the missing parent " + p.Parent + " of " + p.UUID
 	case ChainUnreadableParent:
 		what = "the parentUuid of " + p.UUID + " cannot be read"
 	case ChainDangling:
