@@ -100,12 +100,20 @@ func (c *Chain) Messages() []*Record {
 // why. BuildChain does not modify records.
 func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	byUUID := make(map[string]int, len(records))
+	dups := 0
 	for i := range records {
 		if u := records[i].UUID; u != "" {
 			if _, dup := byUUID[u]; !dup {
 				byUUID[u] = i
+			} else {
+				dups++
 			}
 		}
+	}
+	// dup reports whether records[i] repeats the uuid of an earlier record.
+	dup := func(i int) bool {
+		u := records[i].UUID
+		return dups > 0 && u != "" && byUUID[u] != i
 	}
 	leaf := -1
 	if opts.Leaf != "" {
@@ -205,23 +213,26 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 			msgIDs[r.Message.ID] = true
 		}
 	}
-	dup := func(i int) bool { u := records[i].UUID; return u != "" && byUUID[u] != i }
 	var replays []replayAt
-	kept := map[string][]int{} // message.id → positions of its records on the chain
+	kept := map[replayKey]int{} // the first record on the chain with each key
 	toolUses := map[string]bool{}
 	for i := start; i < len(records); i++ {
 		r := &records[i]
 		if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {
-			id := r.Message.ID
-			if k := repeats(records, kept[id], r); k >= 0 {
+			key := keyOf(r)
+			k, seen := kept[key]
+			switch {
+			case seen && !onlyBlank(r.Message.Content) && sameBlocks(records[k].Message.Content, r.Message.Content):
 				delete(on, i) // a response written again: its blocks are on the chain already
 				replays = append(replays, replayAt{i, k, false})
 				if c.Leaf == r {
 					c.Leaf = &records[k]
 				}
-			} else {
+			case !seen:
+				kept[key] = i
+				fallthrough
+			default:
 				on[i] = true
-				kept[id] = append(kept[id], i)
 			}
 		}
 		if on[i] && r.Type == TypeAssistant && r.Message != nil {
@@ -232,29 +243,33 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 			}
 		}
 	}
-	answered := map[string]bool{}
-	answeredBy := map[string]int{} // tool_use id → position of the first record answering it
-	results := map[string]bool{}   // uuids of attached result records
+	// answered maps a tool_use id to 1 + the position of the first record answering it.
+	answered := map[string]int{}
+	results := map[string]bool{} // uuids of attached result records
 	for i := start; i < len(records); i++ {
 		r := &records[i]
 		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) || dup(i) {
 			continue
 		}
-		if k := repeatsResult(records, answeredBy, r); k >= 0 {
-			delete(on, i) // results written again with a response written again
-			replays = append(replays, replayAt{i, k, false})
-			continue
-		}
+		first := true
 		for _, b := range r.Message.Content {
-			if tr, ok := b.(*ToolResult); ok && toolUses[tr.ToolUseID] {
-				if !answered[tr.ToolUseID] || on[i] {
-					on[i] = true
-					results[r.UUID] = true
-				}
-				if !answered[tr.ToolUseID] {
-					answeredBy[tr.ToolUseID] = i
-				}
-				answered[tr.ToolUseID] = true
+			tr, ok := b.(*ToolResult)
+			if !ok || !toolUses[tr.ToolUseID] {
+				continue
+			}
+			k := answered[tr.ToolUseID] - 1
+			if first && k >= 0 && sameBlocks(records[k].Message.Content, r.Message.Content) {
+				delete(on, i) // results written again with a response written again
+				replays = append(replays, replayAt{i, k, false})
+				break
+			}
+			first = false
+			if k < 0 || on[i] {
+				on[i] = true
+				results[r.UUID] = true
+			}
+			if k < 0 {
+				answered[tr.ToolUseID] = i + 1
 			}
 		}
 	}
@@ -291,8 +306,8 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		c.Records[k] = &records[i]
 		if r := c.Records[k]; r.Type == TypeAssistant && r.Message != nil {
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok && !answered[tu.ID] {
-					answered[tu.ID] = true // listed once
+				if tu, ok := b.(*ToolUse); ok && answered[tu.ID] == 0 {
+					answered[tu.ID] = -1 // listed once
 					c.Unanswered = append(c.Unanswered, tu.ID)
 				}
 			}

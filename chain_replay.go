@@ -91,38 +91,48 @@ func replayList(records []Record, found []replayAt) []Replay {
 	return out
 }
 
-// repeats returns the position of the record among kept (records of r's message.id on the
-// chain) whose content blocks r repeats, or -1. A record holding only whitespace text repeats
-// nothing: such blocks occur more than once in one response, and the view drops them anyway.
-func repeats(records []Record, kept []int, r *Record) int {
-	if onlyBlank(r.Message.Content) {
-		return -1
-	}
-	for _, k := range kept {
-		if sameBlocks(records[k].Message.Content, r.Message.Content) {
-			return k
-		}
-	}
-	return -1
+// replayKey tells apart the assistant records of a chain cheaply: two records written with the
+// same content have the same key. It is the message.id, the kind of the first block and what
+// distinguishes blocks of that kind: the start and length of the text, the tool_use id, the
+// start of the signature. Equal keys are confirmed by comparing the blocks.
+type replayKey struct {
+	msgID string
+	kind  BlockKind
+	disc  string
+	size  int
 }
 
-// repeatsResult returns the position of the record that answered the first tool call r
-// answers (answeredBy maps tool_use ids to the first record answering each), when r repeats
-// its content blocks; -1 otherwise.
-func repeatsResult(records []Record, answeredBy map[string]int, r *Record) int {
-	for _, b := range r.Message.Content {
-		tr, ok := b.(*ToolResult)
-		if !ok {
-			continue
-		}
-		if k, ok := answeredBy[tr.ToolUseID]; ok && sameBlocks(records[k].Message.Content, r.Message.Content) {
-			return k
-		}
-		return -1
+// discLen bounds the bytes of a block that a replayKey holds, so that it hashes fast.
+const discLen = 32
+
+// keyOf returns r's key.
+func keyOf(r *Record) replayKey {
+	k := replayKey{msgID: r.Message.ID}
+	bs := r.Message.Content
+	if len(bs) == 0 || isNilBlock(bs[0]) {
+		return k
 	}
-	return -1
+	k.kind = bs[0].Kind()
+	var disc string
+	switch b := bs[0].(type) {
+	case *Text:
+		disc = b.Text
+	case *ToolUse:
+		disc = b.ID
+	case *Thinking:
+		disc = b.Signature
+	case *RedactedThinking:
+		disc = b.Data
+	case *ServerToolUse:
+		disc = b.ID
+	}
+	k.disc, k.size = disc[:min(len(disc), discLen)], len(disc)
+	return k
 }
 
+// onlyBlank reports whether bs holds nothing but whitespace text (or nothing): such a record
+// repeats nothing, since blocks like it occur more than once in one response and the view
+// drops them anyway.
 func onlyBlank(bs []Block) bool {
 	for _, b := range bs {
 		if t, ok := b.(*Text); !ok || !isBlank(t.Text) {
