@@ -33,7 +33,8 @@ type ChainOptions struct {
 // drops them. The records are pointers into the slice given to [BuildChain].
 type Chain struct {
 	Records []*Record
-	// Leaf is the record the walk started from; nil for a transcript without messages.
+	// Leaf is the record the walk started from; nil for a transcript without messages. A
+	// record written again (see [Replay]) stands for the first occurrence of what it repeats.
 	Leaf *Record
 	// Boundary is the latest compact boundary on the walk, or nil. Its LogicalParentUUID links
 	// to the history before it.
@@ -202,8 +203,20 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	if c.Boundary == nil {
 		c.boundaryIdx = -1
 	}
+	// The records the walk reached from each step on, that join the chain.
+	joined := make([]int, len(path)+1)
+	for k := len(path) - 1; k >= 0; k-- {
+		joined[k] = joined[k+1]
+		if path[k] >= start {
+			joined[k]++
+		}
+	}
 	for k := range c.Problems {
-		c.Problems[k].Cut = cutOff(w, path, breaks[k], targets[k], start, c.Problems[k].Bridge != "", visited)
+		if c.Problems[k].Bridge != "" {
+			c.Problems[k].Cut = joined[breaks[k]]
+		} else {
+			c.Problems[k].Cut = w.reach(targets[k], start, visited)
+		}
 	}
 
 	// 2. Re-attach split assistant records and the results of their tool calls.

@@ -205,19 +205,3 @@ func (w *walker) reach(from, start int, visited func(int) bool) int {
 	}
 	return n
 }
-
-// cutOff returns the records a break cuts off: for a bridged one, the records of path from its
-// position at on (those the walk reached across it) that join the chain; otherwise the records
-// a walk from the bridge's target would reach.
-func cutOff(w *walker, path []int, at, target, start int, bridged bool, visited func(int) bool) int {
-	if !bridged {
-		return w.reach(target, start, visited)
-	}
-	n := 0
-	for _, i := range path[at:] {
-		if i >= start {
-			n++
-		}
-	}
-	return n
-}

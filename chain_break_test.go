@@ -320,3 +320,28 @@ func TestBuildChainBreaks(t *testing.T) {
 		assert.Equal(t, a.Problems, b.Problems)
 	})
 }
+
+// TestBuildChainManyUnreadableLines breaks every other line of a long session: the chain
+// bridges each break and still holds every readable record, in time linear in the records
+// (a quadratic count of what each break cuts off would take minutes here).
+func TestBuildChainManyUnreadableLines(t *testing.T) {
+	k := newTK()
+	for i := range 10_000 {
+		k.user(fmt.Sprintf("q%d", i))
+		k.assistant(text("a"))
+	}
+	n := len(k.recs)
+	tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+		for i := 1; i < n-1; i += 2 {
+			lines[i] = "{" + lines[i]
+		}
+		return lines
+	})
+	c, err := BuildChain(tr.Records, ChainOptions{})
+	require.NoError(t, err)
+	assert.Len(t, c.Records, len(tr.Records), "every readable record")
+	require.Len(t, c.Problems, n/2-1)
+	for i, p := range c.Problems {
+		assert.Equal(t, n/2-1-i, p.Cut, "problem %d", i)
+	}
+}
