@@ -131,7 +131,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k := newTK()
 		k.user("q")
 		a := k.assistant(text("answer"))
-		k.add(ptr(again(a, "r-a", a.UUID)))
+		k.add(new(again(a, "r-a", a.UUID)))
 		c, err := BuildChain(k.recs, ChainOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, a.UUID, c.Leaf.UUID)
@@ -143,7 +143,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k := newTK()
 		k.user("q")
 		a := k.assistant(text("answer"))
-		k.add(ptr(*a))
+		k.add(new(*a))
 		c, err := BuildChain(k.recs, ChainOptions{})
 		require.NoError(t, err)
 		assert.Same(t, &k.recs[1], c.Leaf)
@@ -164,7 +164,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k.assistant(text("a"))
 		k.last = root.UUID
 		side := k.user("other branch")
-		k.add(ptr(*side)) // written twice, but not on the active branch
+		k.add(new(*side)) // written twice, but not on the active branch
 		k.last = k.recs[1].UUID
 		k.user("main")
 		c, err := BuildChain(k.recs, ChainOptions{})
@@ -176,7 +176,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k.user("q")
 		a := k.assistant(text("answer"))
 		for i := range 5 {
-			k.add(ptr(again(a, fmt.Sprintf("r-%d", i), a.UUID)))
+			k.add(new(again(a, fmt.Sprintf("r-%d", i), a.UUID)))
 		}
 		c, err := BuildChain(k.recs, ChainOptions{})
 		require.NoError(t, err)
@@ -184,5 +184,3 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		assert.Len(t, c.Replays, 5)
 	})
 }
-
-func ptr[T any](v T) *T { return &v }

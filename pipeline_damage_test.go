@@ -98,7 +98,7 @@ func TestPrepareReportsReplays(t *testing.T) {
 	k := newTK()
 	k.user("q")
 	a := k.assistant(text("answer"))
-	k.add(ptr(again(a, "r-a", a.UUID)))
+	k.add(new(again(a, "r-a", a.UUID)))
 	k.user("next")
 	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5"}, time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC))
 	res, err := p.Prepare(t.Context(), Input{Records: roundTrip(t, k.recs)})

@@ -87,6 +87,7 @@ type Report struct {
 	// Damage lists what reading the transcript could not take as written, in file order:
 	// lines that were no record, and fields that could not be read, whose records the view
 	// holds without them (see [Record.Damage]; records not read by a [Decoder] carry none).
+	// The errors are the records' own values.
 	Damage []*LineError
 	// ChainProblems lists the breaks in the parentUuid links that rebuilding the conversation
 	// met ([Chain.Problems]): unreadable records bridged in file order, dangling parents and
