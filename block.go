@@ -307,20 +307,44 @@ func marshalBlocks(bs []Block) ([]byte, error) {
 	return append(out, ']'), nil
 }
 
+// unmarshalBlocks decodes a block array. A block with fields it cannot read is kept with those
+// fields absent; a block it cannot read at all (not an object, no type) is kept verbatim as an
+// [*UnknownBlock], so the record still writes back as it was read. Either way the array goes
+// on, and the error is a [*jsonobj.Partial] naming what could not be read.
 func unmarshalBlocks(data []byte) ([]Block, error) {
 	var raws []json.RawMessage
 	if err := json.Unmarshal(data, &raws); err != nil {
 		return nil, err
 	}
 	bs := make([]Block, 0, len(raws))
+	var dropped []*jsonobj.Error
 	for i, raw := range raws {
 		b, err := UnmarshalBlock(raw)
 		if err != nil {
-			return nil, jsonobj.Wrap(fmt.Sprintf("[%d]", i), err)
+			err = jsonobj.Wrap(fmt.Sprintf("[%d]", i), err)
+			if part, ok := jsonobj.AsPartial(err); ok {
+				dropped = append(dropped, part.Fields...)
+			} else {
+				b = &UnknownBlock{Type: blockType(raw), JSON: append(json.RawMessage(nil), raw...)}
+				dropped = append(dropped, err.(*jsonobj.Error))
+			}
 		}
 		bs = append(bs, b)
 	}
+	if len(dropped) > 0 {
+		return bs, &jsonobj.Partial{Fields: dropped}
+	}
 	return bs, nil
+}
+
+// blockType returns the "type" of a block that could not be decoded, when it has a readable
+// one.
+func blockType(raw []byte) BlockKind {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	_ = json.Unmarshal(raw, &probe)
+	return BlockKind(probe.Type)
 }
 
 // fielder is implemented by every known block variant.
@@ -371,7 +395,9 @@ func MarshalBlock(b Block) ([]byte, error) {
 }
 
 // UnmarshalBlock decodes one content block. A block whose type the library does not know
-// becomes an [*UnknownBlock] holding the bytes verbatim; errors name the offending field.
+// becomes an [*UnknownBlock] holding the bytes verbatim. Data that is no object, or has no
+// "type", is an error. A block with fields that cannot be read (is_error "yes") is returned
+// with those fields absent and their raw values in Extra, together with an error naming them.
 func UnmarshalBlock(data []byte) (Block, error) {
 	var probe struct {
 		Type *string `json:"type"`
@@ -413,9 +439,9 @@ func UnmarshalBlock(data []byte) (Block, error) {
 	var t string
 	fs := append([]jsonobj.Field{{Key: "type", Ptr: &t}}, b.fields()...)
 	extra, err := jsonobj.Decode(data, fs, b.pres())
-	if err != nil {
+	if _, partial := jsonobj.AsPartial(err); err != nil && !partial {
 		return nil, err
 	}
 	*b.extra() = extra
-	return b, nil
+	return b, err
 }

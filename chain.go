@@ -16,6 +16,10 @@ type ChainOptions struct {
 	// ThroughBoundaries continues the walk across compact boundaries via logicalParentUuid,
 	// for display or re-summarising. Requests never use it.
 	ThroughBoundaries bool
+	// NoBridge turns off the bridge over unreadable records: the walk stops at a record whose
+	// parent is an unreadable line as at a root. The break is reported all the same, with the
+	// records it cuts off (see [ChainProblem]).
+	NoBridge bool
 }
 
 // Chain is one conversation rebuilt from a transcript's parentUuid graph.
@@ -29,7 +33,8 @@ type ChainOptions struct {
 // drops them. The records are pointers into the slice given to [BuildChain].
 type Chain struct {
 	Records []*Record
-	// Leaf is the record the walk started from; nil for a transcript without messages.
+	// Leaf is the record the walk started from; nil for a transcript without messages. A
+	// record written again (see [Replay]) stands for the first occurrence of what it repeats.
 	Leaf *Record
 	// Boundary is the latest compact boundary on the walk, or nil. Its LogicalParentUUID links
 	// to the history before it.
@@ -44,6 +49,13 @@ type Chain struct {
 	// SegmentProblem says why the latest boundary's preserved segment was not applied ("" when
 	// there was none, or it was).
 	SegmentProblem string
+	// Problems lists the breaks in the parentUuid links the walk met, from the leaf up:
+	// unreadable records it bridged (or, with [ChainOptions.NoBridge], stopped at), dangling
+	// parents and cycles, each with the records it cuts off. Empty for a sound chain.
+	Problems []ChainProblem
+	// Replays lists the records left out because they repeat records the chain holds, in file
+	// order (see [Replay]).
+	Replays []Replay
 	// index holds each record's position in the original slice, parallel to Records.
 	index []int
 	// boundaryIdx is the file position of Boundary, or -1.
@@ -76,8 +88,12 @@ func (c *Chain) Messages() []*Record {
 // files require: a plain parentUuid walk loses parallel tool calls, because each tool_use block
 // of one response is its own record and each result hangs off its own tool_use record.
 //
-// Duplicate uuids keep their first occurrence; parentUuid cycles are broken; a dangling parent
-// ends the walk as a root. When the latest compact boundary of the leaf's thread kept a tail
+// Duplicate uuids keep their first occurrence, and a response written again (the records of a
+// message.id repeated with the same content blocks) is kept once; [Chain.Replays] lists what
+// was left out. A parentUuid that names an unreadable line (see [Damage]) is bridged in file
+// order, unless [ChainOptions.NoBridge] is set; a dangling parent ends the walk as a root, and
+// so does a link that closes a cycle; [Chain.Problems] reports each break and what it cuts
+// off. When the latest compact boundary of the leaf's thread kept a tail
 // ([CompactMetadata.PreservedSegment]), the tail is relinked as Claude Code does on resume —
 // its head hangs off the anchor, the anchor's other children off its tail — so the chain reads
 // boundary, summary, the kept records in order, then what came after; a segment whose tail does
@@ -85,12 +101,20 @@ func (c *Chain) Messages() []*Record {
 // why. BuildChain does not modify records.
 func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	byUUID := make(map[string]int, len(records))
+	dups := 0
 	for i := range records {
 		if u := records[i].UUID; u != "" {
 			if _, dup := byUUID[u]; !dup {
 				byUUID[u] = i
+			} else {
+				dups++
 			}
 		}
+	}
+	// dup reports whether records[i] repeats the uuid of an earlier record.
+	dup := func(i int) bool {
+		u := records[i].UUID
+		return dups > 0 && u != "" && byUUID[u] != i
 	}
 	leaf := -1
 	if opts.Leaf != "" {
@@ -101,6 +125,9 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		leaf = i
 	} else {
 		leaf = defaultLeaf(records)
+	}
+	if leaf >= 0 && records[leaf].UUID != "" {
+		leaf = byUUID[records[leaf].UUID] // a copy written again stands for the first occurrence
 	}
 	c := &Chain{boundaryIdx: -1}
 	if leaf < 0 {
@@ -128,35 +155,43 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		return r.ParentUUID
 	}
 
-	// 1. Walk parentUuid from the leaf.
+	// 1. Walk parentUuid from the leaf, bridging unreadable records.
+	w := &walker{records: records, byUUID: byUUID, parentOf: parentOf, leaf: c.Leaf, through: opts.ThroughBoundaries}
 	on := map[int]bool{}
-	start := 0 // records before the boundary never join the chain
+	visited := func(j int) bool { return on[j] }
+	var path []int    // the walk, leaf first
+	var breaks []int  // where each of c.Problems broke: its position in path
+	var targets []int // and where a bridge goes (or would go)
+	start := 0        // records before the boundary never join the chain
 	for i := leaf; i >= 0; {
 		if on[i] {
 			c.Cycles++
+			from := path[len(path)-1]
+			r := &records[from]
+			c.Problems = append(c.Problems, ChainProblem{Kind: ChainCycle, UUID: r.UUID, Parent: records[i].UUID, Line: r.Line})
+			breaks, targets = append(breaks, len(path)), append(targets, w.target(from, visited))
 			break
 		}
 		on[i] = true
-		r := &records[i]
-		if r.IsCompactBoundary() {
-			if c.Boundary == nil {
-				c.Boundary = r
-				c.boundaryIdx = i
-				start = i
+		path = append(path, i)
+		if r := &records[i]; r.IsCompactBoundary() && c.Boundary == nil {
+			c.Boundary = r
+			c.boundaryIdx = i
+			start = i
+		}
+		next, brk := w.next(i, visited)
+		if brk != nil {
+			if brk.problem.Kind.bridgeable() && brk.to >= 0 && !opts.NoBridge {
+				brk.problem.Bridge = records[brk.to].UUID
+				next = brk.to
 			}
-			if !opts.ThroughBoundaries {
+			c.Problems = append(c.Problems, brk.problem)
+			breaks, targets = append(breaks, len(path)), append(targets, brk.to)
+			if brk.problem.Bridge == "" {
 				break
 			}
-			if p, ok := byUUID[r.LogicalParentUUID]; ok && r.ParentUUID == "" {
-				i = p
-				continue
-			}
 		}
-		p, ok := byUUID[parentOf(r)]
-		if !ok {
-			break
-		}
-		i = p
+		i = next
 	}
 	if opts.ThroughBoundaries {
 		start = 0
@@ -168,6 +203,21 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	if c.Boundary == nil {
 		c.boundaryIdx = -1
 	}
+	// The records the walk reached from each step on, that join the chain.
+	joined := make([]int, len(path)+1)
+	for k := len(path) - 1; k >= 0; k-- {
+		joined[k] = joined[k+1]
+		if path[k] >= start {
+			joined[k]++
+		}
+	}
+	for k := range c.Problems {
+		if c.Problems[k].Bridge != "" {
+			c.Problems[k].Cut = joined[breaks[k]]
+		} else {
+			c.Problems[k].Cut = w.reach(targets[k], start, visited)
+		}
+	}
 
 	// 2. Re-attach split assistant records and the results of their tool calls.
 	msgIDs := map[string]bool{}
@@ -176,11 +226,27 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 			msgIDs[r.Message.ID] = true
 		}
 	}
+	var replays []replayAt
+	kept := map[replayKey]int{} // the first record on the chain with each key
 	toolUses := map[string]bool{}
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) {
-			on[i] = true
+		if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {
+			key := keyOf(r)
+			k, seen := kept[key]
+			switch {
+			case seen && !onlyBlank(r.Message.Content) && sameBlocks(records[k].Message.Content, r.Message.Content):
+				delete(on, i) // a response written again: its blocks are on the chain already
+				replays = append(replays, replayAt{i, k, false})
+				if c.Leaf == r {
+					c.Leaf = &records[k]
+				}
+			case !seen:
+				kept[key] = i
+				fallthrough
+			default:
+				on[i] = true
+			}
 		}
 		if on[i] && r.Type == TypeAssistant && r.Message != nil {
 			for _, b := range r.Message.Content {
@@ -190,30 +256,52 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 			}
 		}
 	}
-	answered := map[string]bool{}
+	// answered maps a tool_use id to 1 + the position of the first record answering it.
+	answered := map[string]int{}
 	results := map[string]bool{} // uuids of attached result records
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) {
+		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) || dup(i) {
 			continue
 		}
+		first := true
 		for _, b := range r.Message.Content {
-			if tr, ok := b.(*ToolResult); ok && toolUses[tr.ToolUseID] {
-				if !answered[tr.ToolUseID] || on[i] {
-					on[i] = true
-					results[r.UUID] = true
-				}
-				answered[tr.ToolUseID] = true
+			tr, ok := b.(*ToolResult)
+			if !ok || !toolUses[tr.ToolUseID] {
+				continue
+			}
+			k := answered[tr.ToolUseID] - 1
+			if first && k >= 0 && sameBlocks(records[k].Message.Content, r.Message.Content) {
+				delete(on, i) // results written again with a response written again
+				replays = append(replays, replayAt{i, k, false})
+				break
+			}
+			first = false
+			if k < 0 || on[i] {
+				on[i] = true
+				results[r.UUID] = true
+			}
+			if k < 0 {
+				answered[tr.ToolUseID] = i + 1
 			}
 		}
 	}
 	// Interrupt notices written as children of attached results.
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if p := parentOf(r); !on[i] && r.Type == TypeUser && p != "" && results[p] && isInterruptNotice(r) {
+		if p := parentOf(r); !on[i] && r.Type == TypeUser && p != "" && results[p] && isInterruptNotice(r) && !dup(i) {
 			on[i] = true
 		}
 	}
+	// Records written again under the uuid of a record on the chain.
+	for i := range records {
+		if dup(i) {
+			if k := byUUID[records[i].UUID]; on[k] && k >= start {
+				replays = append(replays, replayAt{i, k, true})
+			}
+		}
+	}
+	c.Replays = replayList(records, replays)
 
 	idx := make([]int, 0, len(on))
 	for i := range on {
@@ -231,8 +319,8 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		c.Records[k] = &records[i]
 		if r := c.Records[k]; r.Type == TypeAssistant && r.Message != nil {
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok && !answered[tu.ID] {
-					answered[tu.ID] = true // listed once
+				if tu, ok := b.(*ToolUse); ok && answered[tu.ID] == 0 {
+					answered[tu.ID] = -1 // listed once
 					c.Unanswered = append(c.Unanswered, tu.ID)
 				}
 			}

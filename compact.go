@@ -547,6 +547,9 @@ func (p *Pipeline) installed(ctx context.Context, t *turn, rep *CompactReport, s
 			post.report.Pressure.Levels.Threshold, tail.floor, tail.floorParts)
 	}
 	post.report.Compaction = rep
+	// What the chain the summary was made from met stays reported.
+	post.report.ChainProblems = union(t.report.ChainProblems, post.report.ChainProblems)
+	post.report.Replays = union(t.report.Replays, post.report.Replays)
 	cs := t.report.stage("compact")
 	for _, n := range done.notes {
 		cs.add(Action{Kind: ActionSkipped, Detail: "rehydration: " + n})

@@ -96,7 +96,7 @@ type CompactState struct {
 // CompactState reads the compaction state of the conversation in records (leaf as in
 // [Input.Leaf]). It does not modify records.
 func (p *Pipeline) CompactState(records []Record, leaf string) (CompactState, error) {
-	chain, err := BuildChain(records, ChainOptions{Leaf: leaf})
+	chain, err := BuildChain(records, ChainOptions{Leaf: leaf, NoBridge: p.cfg.NoBridge})
 	if err != nil {
 		return CompactState{}, err
 	}

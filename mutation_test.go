@@ -36,8 +36,8 @@ type mutant struct {
 // whose text is no longer in its file fails the check, so keep them in step with the code.
 var mutants = []mutant{
 	{"chain-split-records", "chain.go",
-		"if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) {",
-		"if false && r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) {",
+		"if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {",
+		"if false && r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {",
 		"the chain no longer re-attaches the other records of a split assistant response"},
 	{"snip-tool-pairs", "snip.go",
 		"if !seen[v] {",
@@ -84,8 +84,8 @@ var mutants = []mutant{
 		"for changed := false; changed; {",
 		"collapse no longer widens a span over tool pairs and split responses"},
 	{"chain-interrupt-notices", "chain.go",
-		"results[p] && isInterruptNotice(r) {",
-		"results[p] && isInterruptNotice(r) && false {",
+		"results[p] && isInterruptNotice(r) && !dup(i) {",
+		"results[p] && isInterruptNotice(r) && false && !dup(i) {",
 		"the chain no longer attaches interrupt notices written under tool results"},
 	{"compact-tail-splits-pairs", "compact_view.go",
 		"for pl.minCut > pl.lowest && !ok[pl.minCut] {",

@@ -43,6 +43,12 @@ type Config struct {
 	// Now is the clock. Nil: time.Now. Prepare reads it once per turn.
 	Now func() time.Time
 
+	// NoBridge turns off the chain's bridge over unreadable records (see
+	// [ChainOptions.NoBridge]): the conversation then starts after the latest unreadable
+	// record that broke its parentUuid links. The break is reported either way
+	// ([Report.ChainProblems]).
+	NoBridge bool
+
 	// Validate makes Prepare check each request it builds with [Validate] (the pipeline's
 	// window, the counted input, Normalize.AllowPrefill) and return the violations as an
 	// error instead of a request the provider would reject: a caller's duplicate or
@@ -218,7 +224,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	chain, err := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf})
+	chain, err := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge})
 	if err != nil {
 		return nil, err
 	}
@@ -396,6 +402,9 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 			Model: p.cfg.Model, ContextWindow: p.window,
 			AutoCompactThreshold: p.levels.Threshold,
 			Records:              len(in.Records), ChainRecords: len(chain.Records),
+			Damage:        damageOf(in.Records),
+			ChainProblems: chain.Problems,
+			Replays:       chain.Replays,
 		},
 	}
 	if chain.Leaf != nil {

@@ -111,7 +111,16 @@ type Record struct {
 	// file, a skill, the todo list) after its summary.
 	Rehydration *Rehydration
 
-	Extra    map[string]json.RawMessage // unknown fields, written back unchanged
+	Extra map[string]json.RawMessage // unknown fields, written back unchanged
+
+	// Line is the 1-based line the record was read from, set by the [Decoder]; 0 for records
+	// built in code. It is not written.
+	Line int
+	// Damage is what reading the record could not take as written: fields that could not be
+	// read, and lines before it that were no record at all. Nil for a clean record. It is not
+	// written: the record writes back as it was read.
+	Damage *Damage
+
 	presence jsonobj.Presence
 }
 
@@ -161,11 +170,27 @@ func (r Record) MarshalJSON() ([]byte, error) {
 	return jsonobj.Encode(r.fields(), r.presence, r.Extra)
 }
 
-// UnmarshalJSON decodes a transcript line. Errors are [*FieldError]-compatible: they name the
-// JSON path of the offending field.
-func (r *Record) UnmarshalJSON(data []byte) (err error) {
-	r.Extra, err = jsonobj.Decode(data, r.fields(), &r.presence)
-	return err
+// UnmarshalJSON decodes a transcript line. Data that is not a JSON object is an error. A field
+// that cannot be read (a usage figure like 1e400, a numeric timestamp, a block without a type)
+// is not: the record is kept with that field absent, its raw value kept with the unknown
+// fields of the object holding it (a block that cannot be read at all becomes an
+// [*UnknownBlock]), so the record writes back as it was read; [Record.Damage] lists each such
+// field by its JSON path, e.g. "message.usage.input_tokens".
+func (r *Record) UnmarshalJSON(data []byte) error {
+	extra, err := jsonobj.Decode(data, r.fields(), &r.presence)
+	part, ok := jsonobj.AsPartial(err)
+	if err != nil && !ok {
+		return err
+	}
+	r.Extra = extra
+	if ok {
+		d := &Damage{}
+		for _, e := range part.Fields {
+			d.Fields = append(d.Fields, &LineError{Field: e.Path, Err: e.Err})
+		}
+		r.Damage = d
+	}
+	return nil
 }
 
 // Time parses Timestamp; it returns the zero time when the record has none or it is malformed.

@@ -94,6 +94,18 @@ type Report struct {
 	// the window leaves max_tokens no room for a budget of at least 1,024 tokens (4.8). The
 	// turn's thinking blocks were dropped and Request.Thinking is nil.
 	ThinkingUnavailable bool
+	// Damage lists what reading the transcript could not take as written, in file order:
+	// lines that were no record, and fields that could not be read, whose records the view
+	// holds without them (see [Record.Damage]; records not read by a [Decoder] carry none).
+	// The errors are the records' own values.
+	Damage []*LineError
+	// ChainProblems lists the breaks in the parentUuid links that rebuilding the conversation
+	// met ([Chain.Problems]): unreadable records bridged in file order, dangling parents and
+	// cycles, each with its line and the records it cuts off.
+	ChainProblems []ChainProblem
+	// Replays lists the records left out of the view because they repeat records it holds
+	// ([Chain.Replays]).
+	Replays []Replay
 	// Stages lists what each stage did, in pipeline order.
 	Stages []StageReport
 }
@@ -149,6 +161,24 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.ThinkingUnavailable {
 		b.WriteString("thinking unavailable: the request is sent with thinking disabled\n")
+	}
+	if len(r.Damage) > 0 {
+		fmt.Fprintf(&b, "damage: %d unreadable lines or fields\n", len(r.Damage))
+		for _, d := range r.Damage {
+			b.WriteString("  " + damageText(d) + "\n")
+		}
+	}
+	if len(r.ChainProblems) > 0 {
+		fmt.Fprintf(&b, "chain: %d broken parent links\n", len(r.ChainProblems))
+		for _, p := range r.ChainProblems {
+			b.WriteString("  " + p.String() + "\n")
+		}
+	}
+	if len(r.Replays) > 0 {
+		fmt.Fprintf(&b, "replays: %d records left out as repeats\n", len(r.Replays))
+		for _, rp := range r.Replays {
+			b.WriteString("  " + rp.String() + "\n")
+		}
 	}
 	for _, s := range r.Stages {
 		fmt.Fprintf(&b, "%s: %d actions, %d tokens freed\n", s.Stage, len(s.Actions), s.TokensFreed)

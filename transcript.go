@@ -3,11 +3,13 @@ package agentctx
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -25,15 +27,17 @@ var ErrLineTooLong = errors.New("agentctx: line too long")
 var ErrTornLine = errors.New("agentctx: torn line (incomplete JSON)")
 
 // ReadOptions configures [ReadTranscript], [ReadFile] and [NewDecoder]. The zero value is the
-// default: a 64 MiB line cap, and bad lines reported in [Transcript.Problems] and skipped.
+// default: a 64 MiB line cap, bad lines reported in [Transcript.Problems] and skipped, and
+// records with fields that cannot be read kept without those fields and reported in
+// [Transcript.Dropped].
 type ReadOptions struct {
 	// MaxLineBytes caps the length of one line, not counting its "\n" or "\r\n" terminator.
 	// Zero or negative means DefaultMaxLineBytes. A longer line is an error wrapping
 	// ErrLineTooLong; the reader never buffers more than the cap of it.
 	MaxLineBytes int
 	// Strict makes a line that is not a valid record (invalid JSON, a known field of the wrong
-	// type, an over-long line) an error instead of a skipped problem. Torn lines are never
-	// errors, not even in strict mode.
+	// type, an over-long line) an error instead of a skipped line or a dropped field. Torn
+	// lines are never errors, not even in strict mode.
 	Strict bool
 }
 
@@ -44,7 +48,8 @@ func (o ReadOptions) maxLine() int {
 	return o.MaxLineBytes
 }
 
-// LineError describes a transcript line that could not be read as a record.
+// LineError describes a transcript line that could not be read as a record, or a field of a
+// record that could not be read (then Field names it, and the record was kept without it).
 type LineError struct {
 	File  string // the name the transcript was read under
 	Line  int    // 1-based line number
@@ -77,6 +82,9 @@ type Transcript struct {
 	// Problems lists the lines that were skipped, in file order: torn lines that are not last,
 	// and (when not strict) invalid and over-long lines.
 	Problems []*LineError
+	// Dropped lists the fields that could not be read, in file order (when not strict): each
+	// record was kept without the field, which its [Record.Damage] names too.
+	Dropped []*LineError
 	// Torn is the torn final line, if any: a record whose write was cut short by a crash.
 	// The next append starts on a new line, after which it moves to Problems.
 	Torn *LineError
@@ -85,16 +93,22 @@ type Transcript struct {
 // Len returns the number of records.
 func (t *Transcript) Len() int { return len(t.Records) }
 
-// Clean reports whether every non-blank line was a record: no problems and no torn line.
-func (t *Transcript) Clean() bool { return len(t.Problems) == 0 && t.Torn == nil }
+// Clean reports whether every non-blank line was a record read whole: no problems, no dropped
+// fields and no torn line.
+func (t *Transcript) Clean() bool {
+	return len(t.Problems) == 0 && len(t.Dropped) == 0 && t.Torn == nil
+}
 
-// Err returns the skipped lines (Problems, then Torn) as one error, or nil when Clean.
+// Err returns the skipped lines and dropped fields (in line order, then Torn) as one error, or
+// nil when Clean.
 func (t *Transcript) Err() error {
 	if t.Clean() {
 		return nil
 	}
-	errs := make([]error, 0, len(t.Problems)+1)
-	for _, p := range t.Problems {
+	all := slices.Concat(t.Problems, t.Dropped)
+	slices.SortStableFunc(all, func(a, b *LineError) int { return cmp.Compare(a.Line, b.Line) })
+	errs := make([]error, 0, len(all)+1)
+	for _, p := range all {
 		errs = append(errs, p)
 	}
 	if t.Torn != nil {
@@ -107,9 +121,12 @@ func (t *Transcript) Err() error {
 //
 // Blank lines are skipped, "\r\n" line ends are accepted, and a final line without a newline is
 // read like any other. A torn line is skipped and reported in Torn (when it is the last line)
-// or Problems. Other bad lines are skipped and reported in Problems, or, with opts.Strict, make
-// ReadTranscript fail with a [*LineError]. A read error from r is returned as a *LineError
-// too. On error the transcript is nil.
+// or Problems. Other bad lines are skipped and reported in Problems, and a record's fields
+// that cannot be read are dropped and reported in Dropped; with opts.Strict either makes
+// ReadTranscript fail with a [*LineError]. Each record's [Record.Damage] names what was
+// dropped of it and the lines skipped before it; the last record's names the lines skipped
+// after it too. A read error from r is returned as a *LineError too. On error the transcript
+// is nil.
 func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, error) {
 	d := NewDecoder(r, name, opts)
 	t := &Transcript{Name: name}
@@ -126,7 +143,15 @@ func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, er
 		t.Lines = append(t.Lines, d.Line())
 	}
 	t.Problems = d.Problems()
+	t.Dropped = d.Dropped()
 	t.Torn = d.Torn()
+	if trailing := d.pendingSkipped(); len(trailing) > 0 && len(t.Records) > 0 {
+		last := &t.Records[len(t.Records)-1]
+		if last.Damage == nil {
+			last.Damage = &Damage{}
+		}
+		last.Damage.Trailing = trailing
+	}
 	return t, nil
 }
 
@@ -153,8 +178,10 @@ type Decoder struct {
 	line     int    // lines consumed so far
 	cur      int    // line of the last record or error Decode returned
 	problems []*LineError
-	torn     *LineError // the latest torn line, while no non-blank line has followed it
-	err      error      // sticky: io.EOF or a read error
+	dropped  []*LineError
+	skipped  []*LineError // problems since the last record Decode returned
+	torn     *LineError   // the latest torn line, while no non-blank line has followed it
+	err      error        // sticky: io.EOF or a read error
 }
 
 // NewDecoder returns a Decoder reading from r. name labels errors (usually the path). The
@@ -168,13 +195,15 @@ func NewDecoder(r io.Reader, name string, opts ReadOptions) *Decoder {
 	}
 }
 
-// Decode reads the next record into *rec, overwriting it completely. It returns io.EOF after
-// the last record.
+// Decode reads the next record into *rec, overwriting it completely, and sets its
+// [Record.Line]. It returns io.EOF after the last record.
 //
 // Lines that are not records are skipped and collected (see [Decoder.Problems] and
-// [Decoder.Torn]); in strict mode an invalid or over-long line is returned as a [*LineError]
-// instead, *rec is left zero, and the next call goes on with the following line. A read error
-// from the underlying reader is returned as a *LineError and repeated by every later call.
+// [Decoder.Torn]); the next record's [Record.Damage] lists them. A record's fields that cannot
+// be read are left absent, and collected too (see [Decoder.Dropped]). In strict mode an
+// invalid or over-long line, or an unreadable field, is returned as a [*LineError] instead,
+// *rec is left zero, and the next call goes on with the following line. A read error from the
+// underlying reader is returned as a *LineError and repeated by every later call.
 func (d *Decoder) Decode(rec *Record) error {
 	if d.err != nil {
 		return d.err
@@ -199,7 +228,7 @@ func (d *Decoder) Decode(rec *Record) error {
 				d.cur = d.line
 				return le
 			}
-			d.problems = append(d.problems, le)
+			d.skip(le)
 			continue
 		}
 		if d.line == 1 {
@@ -213,8 +242,7 @@ func (d *Decoder) Decode(rec *Record) error {
 		*rec = Record{}
 		err = rec.UnmarshalJSON(line)
 		if err == nil {
-			d.cur = d.line
-			return nil
+			return d.record(rec)
 		}
 		*rec = Record{}
 		if isTorn(line) {
@@ -226,8 +254,48 @@ func (d *Decoder) Decode(rec *Record) error {
 			d.cur = d.line
 			return le
 		}
-		d.problems = append(d.problems, le)
+		d.skip(le)
 	}
+}
+
+// record finishes a decoded record: its line, the fields it dropped, the lines skipped before
+// it. In strict mode a dropped field is the error instead.
+func (d *Decoder) record(rec *Record) error {
+	d.cur = d.line
+	if dm := rec.Damage; dm != nil {
+		for _, fe := range dm.Fields {
+			fe.File, fe.Line = d.name, d.line
+		}
+		if d.strict {
+			le := *dm.Fields[0]
+			*rec = Record{}
+			return &le
+		}
+		d.dropped = append(d.dropped, dm.Fields...)
+	}
+	rec.Line = d.line
+	if len(d.skipped) > 0 {
+		if rec.Damage == nil {
+			rec.Damage = &Damage{}
+		}
+		rec.Damage.Skipped, d.skipped = d.skipped, nil
+	}
+	return nil
+}
+
+// skip records a line that is not a record.
+func (d *Decoder) skip(le *LineError) {
+	d.problems = append(d.problems, le)
+	d.skipped = append(d.skipped, le)
+}
+
+// pendingSkipped returns the lines skipped since the last record, the torn last line included.
+func (d *Decoder) pendingSkipped() []*LineError {
+	out := d.skipped
+	if d.torn != nil {
+		out = append(slices.Clip(out), d.torn)
+	}
+	return out
 }
 
 // Line returns the 1-based line number of the record (or strict-mode error) Decode returned
@@ -238,6 +306,10 @@ func (d *Decoder) Line() int { return d.cur }
 // and, when not strict, invalid and over-long lines. The caller must not modify the slice.
 func (d *Decoder) Problems() []*LineError { return d.problems }
 
+// Dropped returns the fields that could not be read so far, in file order (never in strict
+// mode, where they are errors). The caller must not modify the slice.
+func (d *Decoder) Dropped() []*LineError { return d.dropped }
+
 // Torn returns the torn line at the end of the input, or nil. It is final once Decode has
 // returned io.EOF; before that it is the latest torn line not yet followed by another line.
 func (d *Decoder) Torn() *LineError { return d.torn }
@@ -245,7 +317,7 @@ func (d *Decoder) Torn() *LineError { return d.torn }
 // settleTorn moves a pending torn line to the problems: a non-blank line follows it.
 func (d *Decoder) settleTorn() {
 	if d.torn != nil {
-		d.problems = append(d.problems, d.torn)
+		d.skip(d.torn)
 		d.torn = nil
 	}
 }

@@ -82,8 +82,9 @@ func TestReadTranscript(t *testing.T) {
 		uuids    []string
 		lines    []int
 		problems []int
-		torn     int // line of the torn last line; 0 for none
-		errLine  int // strict: line of the expected error; 0 for none
+		dropped  []int // lines of records kept without a field they could not read
+		torn     int   // line of the torn last line; 0 for none
+		errLine  int   // strict: line of the expected error; 0 for none
 	}{
 		{name: "empty file", in: ""},
 		{name: "blank lines only", in: "\n\n  \n\t\r\n"},
@@ -106,7 +107,7 @@ func TestReadTranscript(t *testing.T) {
 		{name: "torn then bad", in: tornLine + "\n{bad}\n", problems: []int{1, 2}},
 		{name: "invalid json", in: a + "\n{not json}\n" + b + "\n", uuids: []string{"a", "b"}, lines: []int{1, 3}, problems: []int{2}},
 		{name: "invalid json strict", in: a + "\n{not json}\n" + b + "\n", strict: true, errLine: 2},
-		{name: "wrong field type", in: a + "\n" + `{"type":"user","parentUuid":5}` + "\n" + b, uuids: []string{"a", "b"}, lines: []int{1, 3}, problems: []int{2}},
+		{name: "wrong field type", in: a + "\n" + `{"type":"user","parentUuid":5}` + "\n" + b, uuids: []string{"a", "", "b"}, lines: []int{1, 2, 3}, dropped: []int{2}},
 		{name: "wrong field type strict", in: a + "\n" + `{"type":"user","parentUuid":5}` + "\n" + b, strict: true, errLine: 2},
 		{name: "not objects", in: "[1,2]\nnull\n42\n\"s\"\n" + a, uuids: []string{"a"}, lines: []int{5}, problems: []int{1, 2, 3, 4}},
 		{name: "not objects strict", in: "[1,2]\n" + a, strict: true, errLine: 1},
@@ -132,14 +133,22 @@ func TestReadTranscript(t *testing.T) {
 				assert.Equal(t, tt.uuids, uuidsOf(tr))
 				assert.Equal(t, tt.lines, tr.Lines)
 				assert.Equal(t, tt.problems, problemLines(tr))
+				var dropped []int
+				for _, d := range tr.Dropped {
+					dropped = append(dropped, d.Line)
+				}
+				assert.Equal(t, tt.dropped, dropped)
 				assert.Equal(t, len(tr.Records), tr.Len())
+				for i, r := range tr.Records {
+					assert.Equal(t, tr.Lines[i], r.Line, "Record.Line")
+				}
 				if tt.torn == 0 {
 					assert.Nil(t, tr.Torn)
 				} else if assert.NotNil(t, tr.Torn) {
 					assert.Equal(t, tt.torn, tr.Torn.Line)
 					assert.ErrorIs(t, tr.Torn, ErrTornLine)
 				}
-				assert.Equal(t, tt.problems == nil && tt.torn == 0, tr.Clean())
+				assert.Equal(t, tt.problems == nil && tt.dropped == nil && tt.torn == 0, tr.Clean())
 				assert.Equal(t, tr.Clean(), tr.Err() == nil)
 			})
 		}
@@ -202,8 +211,19 @@ func TestReadTranscriptErrorMessages(t *testing.T) {
 			t.Run("lenient", func(t *testing.T) {
 				tr, err := ReadTranscript(strings.NewReader(tt.in), "x.jsonl", tt.opts)
 				require.NoError(t, err)
-				require.Len(t, tr.Problems, 1)
-				check(t, tr.Problems[0])
+				got := tr.Problems
+				if tt.field != "" {
+					// A field that cannot be read drops the field, not the record.
+					assert.Empty(t, tr.Problems)
+					got = tr.Dropped
+					r := tr.Records[len(tr.Records)-1]
+					assert.Equal(t, tt.line, r.Line)
+					require.NotNil(t, r.Damage)
+					require.Len(t, r.Damage.Fields, 1)
+					check(t, r.Damage.Fields[0])
+				}
+				require.Len(t, got, 1)
+				check(t, got[0])
 				check(t, tr.Err())
 			})
 		})
@@ -420,6 +440,151 @@ func TestCorpusReadRoundTrip(t *testing.T) {
 	}
 }
 
+// droppedPaths returns the paths of the fields a record could not read.
+func droppedPaths(d *Damage) []string {
+	if d == nil {
+		return nil
+	}
+	var out []string
+	for _, e := range d.Fields {
+		out = append(out, e.Field)
+	}
+	return out
+}
+
+// TestReadTranscriptUnreadableFields checks that a field that cannot be read costs that field,
+// not the record: the record is kept without it, reported by line and JSON path, and written
+// back as it was read.
+func TestReadTranscriptUnreadableFields(t *testing.T) {
+	asst := func(usage string) string {
+		return `{"type":"assistant","uuid":"b","parentUuid":"a","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"hi"}],"usage":` + usage + `}}`
+	}
+	tests := []struct {
+		name  string
+		line  string
+		paths []string
+		check func(t *testing.T, r *Record)
+	}{
+		{name: "usage figure too large", line: asst(`{"input_tokens":1e400,"output_tokens":7}`), paths: []string{"message.usage.input_tokens"},
+			check: func(t *testing.T, r *Record) {
+				require.NotNil(t, r.Message.Usage)
+				assert.Zero(t, r.Message.Usage.InputTokens)
+				assert.Equal(t, 7, r.Message.Usage.OutputTokens, "the rest of the usage is read")
+				assert.Equal(t, "hi", r.Message.Content[0].(*Text).Text)
+			}},
+		{name: "fractional usage figure", line: asst(`{"input_tokens":12.5,"output_tokens":7}`), paths: []string{"message.usage.input_tokens"}},
+		{name: "usage not an object", line: asst(`"lots"`), paths: []string{"message.usage"},
+			check: func(t *testing.T, r *Record) { assert.Nil(t, r.Message.Usage) }},
+		{name: "numeric timestamp", line: `{"type":"user","uuid":"b","parentUuid":"a","timestamp":1767322800,"message":{"role":"user","content":"q"}}`, paths: []string{"timestamp"},
+			check: func(t *testing.T, r *Record) {
+				assert.Empty(t, r.Timestamp)
+				assert.True(t, r.Time().IsZero())
+				assert.Equal(t, "a", r.ParentUUID)
+			}},
+		{name: "parentUuid not a string", line: `{"type":"user","uuid":"b","parentUuid":7,"message":{"role":"user","content":"q"}}`, paths: []string{"parentUuid"},
+			check: func(t *testing.T, r *Record) { assert.Empty(t, r.ParentUUID) }},
+		{name: "tool_result is_error not a bool", line: `{"type":"user","uuid":"b","parentUuid":"a","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok","is_error":"yes"}]}}`,
+			paths: []string{"message.content[0].is_error"},
+			check: func(t *testing.T, r *Record) {
+				tr := r.Message.Content[0].(*ToolResult)
+				assert.Equal(t, "t1", tr.ToolUseID)
+				assert.False(t, tr.IsError)
+			}},
+		{name: "block without a type", line: `{"type":"assistant","uuid":"b","parentUuid":"a","message":{"id":"m1","role":"assistant","content":[{"text":"lost"},{"type":"text","text":"kept"}]}}`,
+			paths: []string{"message.content[0].type"},
+			check: func(t *testing.T, r *Record) {
+				require.Len(t, r.Message.Content, 2)
+				assert.IsType(t, &UnknownBlock{}, r.Message.Content[0], "kept verbatim")
+				assert.Equal(t, "kept", r.Message.Content[1].(*Text).Text)
+			}},
+		{name: "block that is no object", line: `{"type":"user","uuid":"b","parentUuid":"a","message":{"role":"user","content":[5,{"type":"text","text":"kept"}]}}`,
+			paths: []string{"message.content[0]"}},
+		{name: "nested tool_result block", line: `{"type":"user","uuid":"b","parentUuid":"a","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":3},{"type":"text","text":"x"}]}]}}`,
+			paths: []string{"message.content[0].content[0].text"}},
+		{name: "message not an object", line: `{"type":"user","uuid":"b","parentUuid":"a","message":"q"}`, paths: []string{"message"},
+			check: func(t *testing.T, r *Record) {
+				assert.Nil(t, r.Message)
+				assert.False(t, r.IsConversation())
+			}},
+		{name: "several fields", line: `{"type":"user","uuid":"b","parentUuid":"a","isMeta":"no","timestamp":5,"message":{"role":"user","content":"q"}}`,
+			paths: []string{"isMeta", "timestamp"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := userLine("a") + "\n" + tt.line + "\n" + userLine("c") + "\n"
+			tr, err := ReadTranscript(strings.NewReader(in), "x.jsonl", ReadOptions{})
+			require.NoError(t, err)
+			require.Equal(t, []string{"a", "b", "c"}, uuidsOf(tr), "the record is kept")
+			assert.Empty(t, tr.Problems)
+			assert.False(t, tr.Clean())
+			r := &tr.Records[1]
+			assert.Equal(t, 2, r.Line)
+			require.NotNil(t, r.Damage)
+			assert.Equal(t, tt.paths, droppedPaths(r.Damage))
+			require.Len(t, tr.Dropped, len(tt.paths))
+			for _, d := range tr.Dropped {
+				assert.Equal(t, "x.jsonl", d.File)
+				assert.Equal(t, 2, d.Line)
+				assert.True(t, strings.HasPrefix(d.Error(), "x.jsonl:2: field "+d.Field+": "), d.Error())
+			}
+			assert.ErrorContains(t, tr.Err(), "x.jsonl:2: field "+tt.paths[0])
+			assert.Nil(t, tr.Records[0].Damage)
+			assert.Nil(t, tr.Records[2].Damage)
+			if tt.check != nil {
+				tt.check(t, r)
+			}
+			assert.Equal(t, decodeAny(t, []byte(tt.line)), decodeAny(t, encodeLine(t, *r)), "the record writes back as it was read")
+
+			_, err = ReadTranscript(strings.NewReader(in), "x.jsonl", ReadOptions{Strict: true})
+			var le *LineError
+			require.ErrorAs(t, err, &le, "strict mode refuses the line")
+			assert.Equal(t, 2, le.Line)
+			assert.Equal(t, tt.paths[0], le.Field)
+		})
+	}
+}
+
+// TestReadTranscriptDamageSkipped checks that the lines that are no record are named on the
+// record after them, and the ones after the last record on the last record.
+func TestReadTranscriptDamageSkipped(t *testing.T) {
+	long := userLine(strings.Repeat("z", 300))
+	in := userLine("a") + "\n{bad}\n" + long + "\n" + userLine("b") + "\n" + userLine("c") + "\n[1]\n" + tornLine
+	tr, err := ReadTranscript(strings.NewReader(in), "x.jsonl", ReadOptions{MaxLineBytes: 200})
+	require.NoError(t, err)
+	require.Equal(t, []string{"a", "b", "c"}, uuidsOf(tr))
+	lines := func(les []*LineError) []int {
+		var out []int
+		for _, le := range les {
+			out = append(out, le.Line)
+		}
+		return out
+	}
+	assert.Nil(t, tr.Records[0].Damage)
+	require.NotNil(t, tr.Records[1].Damage)
+	assert.Equal(t, []int{2, 3}, lines(tr.Records[1].Damage.Skipped))
+	assert.ErrorIs(t, tr.Records[1].Damage.Skipped[1], ErrLineTooLong)
+	assert.Empty(t, tr.Records[1].Damage.Trailing)
+	require.NotNil(t, tr.Records[2].Damage)
+	assert.Empty(t, tr.Records[2].Damage.Skipped)
+	assert.Equal(t, []int{6, 7}, lines(tr.Records[2].Damage.Trailing), "the lines after the last record, the torn one included")
+	assert.ErrorIs(t, tr.Records[2].Damage.Trailing[1], ErrTornLine)
+	assert.Equal(t, []int{2, 3, 6}, problemLines(tr))
+	require.NotNil(t, tr.Torn)
+
+	t.Run("decoder", func(t *testing.T) {
+		d := NewDecoder(strings.NewReader(in), "x.jsonl", ReadOptions{MaxLineBytes: 200})
+		var r Record
+		require.NoError(t, d.Decode(&r))
+		assert.Nil(t, r.Damage)
+		require.NoError(t, d.Decode(&r))
+		assert.Equal(t, 4, r.Line)
+		require.NotNil(t, r.Damage)
+		assert.Equal(t, []int{2, 3}, lines(r.Damage.Skipped))
+		require.NoError(t, d.Decode(&r))
+		assert.Nil(t, r.Damage, "a Decoder cannot name the lines after the record it returned")
+	})
+}
+
 // fuzzNow is FuzzReadTranscript's clock: late enough for microcompact to clear old results.
 var fuzzNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
@@ -458,9 +623,10 @@ func FuzzReadTranscript(f *testing.F) {
 		require.Equal(t, len(lines), len(tr.Records)+len(tr.Problems)+torn)
 		require.Len(t, tr.Lines, len(tr.Records))
 
-		// Strict mode agrees: it fails exactly when a problem other than a torn line exists.
+		// Strict mode agrees: it fails exactly when a problem other than a torn line exists, or
+		// a field could not be read.
 		strictTr, strictErr := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine, Strict: true})
-		fatal := false
+		fatal := len(tr.Dropped) > 0
 		for _, p := range tr.Problems {
 			fatal = fatal || !errors.Is(p, ErrTornLine)
 		}
@@ -472,6 +638,8 @@ func FuzzReadTranscript(f *testing.F) {
 			require.Equal(t, len(tr.Records), len(strictTr.Records))
 		}
 
+		// Round-trip stability: encode, decode, encode again gives the same bytes, and a record
+		// with fields it could not read reads back with the same fields dropped.
 		// What decodes is a transcript Prepare can take, and it loses no block.
 		if len(tr.Records) > 0 {
 			p := newTestPipeline(t, Config{Budget: BudgetConfig{Store: &MapStore{}}}, fuzzNow)
@@ -487,9 +655,10 @@ func FuzzReadTranscript(f *testing.F) {
 		for i, rec := range tr.Records {
 			first, err := encodeBatch([]Record{rec})
 			require.NoError(t, err, "record at line %d", tr.Lines[i])
-			again, err := ReadTranscript(bytes.NewReader(first), "re.jsonl", ReadOptions{Strict: true})
+			again, err := ReadTranscript(bytes.NewReader(first), "re.jsonl", ReadOptions{})
 			require.NoError(t, err)
 			require.Len(t, again.Records, 1)
+			require.Equal(t, droppedPaths(rec.Damage), droppedPaths(again.Records[0].Damage))
 			second, err := encodeBatch(again.Records)
 			require.NoError(t, err)
 			require.Equal(t, string(first), string(second))

@@ -23,6 +23,7 @@ func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	res, err := s.pipeline.Compact(ctx, s.input, agentctx.CompactOptions{Instructions: *instructions})
+	damageNotes(stderr, &res.Report)
 	c := res.Report.Compaction
 	if err != nil && (c == nil || c.Outcome != agentctx.CompactCompacted) {
 		if len(res.Append) > 0 { // the failed attempt is recorded, so that the breaker counts it

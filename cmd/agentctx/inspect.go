@@ -21,6 +21,7 @@ type inspection struct {
 	Records       int            `json:"records"`
 	RecordsByType map[string]int `json:"recordsByType"`
 	Problems      []string       `json:"problems,omitempty"`
+	Dropped       []string       `json:"droppedFields,omitempty"`
 	Torn          string         `json:"torn,omitempty"`
 	Chain         chainInfo      `json:"chain"`
 	Model         modelInfo      `json:"model"`
@@ -71,6 +72,11 @@ type chainInfo struct {
 	Leaf       string         `json:"leaf,omitempty"`
 	Boundary   *boundaryInfo  `json:"boundary,omitempty"`
 	Unanswered []string       `json:"unansweredToolUses,omitempty"`
+	// Breaks are the broken parentUuid links the chain met, Replays the records it left out
+	// as repeats; Notes describe each on one line.
+	Breaks  []agentctx.ChainProblem `json:"breaks,omitempty"`
+	Replays []agentctx.Replay       `json:"replays,omitempty"`
+	Notes   []string                `json:"notes,omitempty"`
 }
 
 type boundaryInfo struct {
@@ -163,6 +169,9 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	for _, p := range tr.Problems {
 		in.Problems = append(in.Problems, p.Error())
 	}
+	for _, d := range tr.Dropped {
+		in.Dropped = append(in.Dropped, d.Error())
+	}
 	if tr.Torn != nil {
 		in.Torn = tr.Torn.Error()
 	}
@@ -170,7 +179,14 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Chain = chainInfo{Records: len(chain.Records), ByType: map[string]int{}, Unanswered: chain.Unanswered}
+	in.Chain = chainInfo{Records: len(chain.Records), ByType: map[string]int{}, Unanswered: chain.Unanswered,
+		Breaks: chain.Problems, Replays: chain.Replays}
+	for _, p := range chain.Problems {
+		in.Chain.Notes = append(in.Chain.Notes, p.String())
+	}
+	for _, r := range chain.Replays {
+		in.Chain.Notes = append(in.Chain.Notes, r.String())
+	}
 	if chain.Leaf != nil {
 		in.Chain.Leaf = chain.Leaf.UUID
 	}
@@ -265,7 +281,10 @@ func (in *inspection) writeText(w io.Writer) error {
 	p("file       %s\n", in.File)
 	p("records    %d  %s\n", in.Records, counts(in.RecordsByType))
 	for _, pr := range in.Problems {
-		p("problem    %s\n", pr)
+		p("problem    %s (skipped)\n", pr)
+	}
+	for _, d := range in.Dropped {
+		p("dropped    %s (the record is kept without it)\n", d)
 	}
 	if in.Torn != "" {
 		p("torn       %s (skipped)\n", in.Torn)
@@ -278,6 +297,12 @@ func (in *inspection) writeText(w io.Writer) error {
 		p("  boundary   %s (trigger %s, preTokens %d, logical parent %s)\n", bd.UUID, bd.Trigger, bd.PreTokens, bd.LogicalParentUUID)
 	} else {
 		p("  boundary   none\n")
+	}
+	for _, b := range in.Chain.Breaks {
+		p("  break      %s\n", b)
+	}
+	for _, r := range in.Chain.Replays {
+		p("  replay     %s\n", r)
 	}
 	if len(in.Chain.Unanswered) > 0 {
 		p("  unanswered tool calls (session ended mid-call): %s\n", strings.Join(in.Chain.Unanswered, ", "))

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentctx/agentctx"
 )
 
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -116,6 +119,81 @@ func TestRequestBundled(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &a))
 	require.NoError(t, json.Unmarshal([]byte(indented), &b))
 	assert.Equal(t, a, b, "--indent changes only the layout")
+}
+
+// damagedCopy writes a copy of a bundled session with one line no longer JSON and one usage
+// figure too large for an int, and returns its path and the two line numbers.
+func damagedCopy(t *testing.T) (path string, broken, dropped int) {
+	t.Helper()
+	src := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	data, err := os.ReadFile(src)
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	for i := len(lines) / 2; i < len(lines) && (broken == 0 || dropped == 0); i++ {
+		switch {
+		case broken == 0 && strings.Contains(lines[i], `"type":"user"`) && strings.Contains(lines[i], `"parentUuid":"`):
+			lines[i], broken = "{"+lines[i], i+1
+		case broken != 0 && dropped == 0 && strings.Contains(lines[i], `"input_tokens":`):
+			lines[i], dropped = strings.Replace(lines[i], `"input_tokens":`, `"input_tokens":1e400,"was":`, 1), i+1
+		}
+	}
+	require.NotZero(t, broken)
+	require.NotZero(t, dropped)
+	path = filepath.Join(t.TempDir(), "damaged.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	return path, broken, dropped
+}
+
+// TestDamagedSession checks that inspect, request and compact name what a damaged session
+// lost: the unreadable line and the records its break would cut off, and the dropped field;
+// and that the history before the break is still sent.
+func TestDamagedSession(t *testing.T) {
+	f, broken, dropped := damagedCopy(t)
+	before, err := os.ReadFile(f)
+	require.NoError(t, err)
+	store := "--store=" + t.TempDir()
+
+	code, out, errOut := runCmd(t, "inspect", now, store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, fmt.Sprintf("problem    %s:%d: ", f, broken))
+	assert.Contains(t, out, fmt.Sprintf("dropped    %s:%d: field message.usage.input_tokens", f, dropped))
+	assert.Contains(t, out, fmt.Sprintf("  break      %s:%d: unreadable line", f, broken))
+	assert.Contains(t, out, "without the bridge the chain would lose")
+
+	code, js, errOut := runCmd(t, "inspect", "--json", now, store, f)
+	require.Equal(t, 0, code, errOut)
+	var got inspection
+	require.NoError(t, json.Unmarshal([]byte(js), &got))
+	require.Len(t, got.Chain.Breaks, 1)
+	b := got.Chain.Breaks[0]
+	assert.Equal(t, agentctx.ChainUnreadable, b.Kind)
+	assert.Equal(t, broken, b.Line)
+	assert.Positive(t, b.Cut)
+	assert.NotEmpty(t, b.Bridge)
+	assert.Len(t, got.Dropped, 1)
+
+	code, body, errOut := runCmd(t, "request", now, store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, fmt.Sprintf("agentctx: %s:%d: ", f, broken))
+	assert.Contains(t, errOut, fmt.Sprintf("agentctx: %s:%d: field message.usage.input_tokens", f, dropped))
+	assert.Contains(t, errOut, fmt.Sprintf("without the bridge the chain would lose %d records", b.Cut))
+	var req struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &req))
+	_, clean, _ := runCmd(t, "request", now, store, filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl"))
+	var cleanReq struct {
+		Messages []json.RawMessage `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(clean), &cleanReq))
+	assert.GreaterOrEqual(t, len(req.Messages), len(cleanReq.Messages)-2, "the history before the break is sent")
+
+	code, _, errOut = runCmd(t, "compact", now, "--window=40000", "--out="+filepath.Join(t.TempDir(), "c.jsonl"), store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "without the bridge the chain would lose")
+	after, err := os.ReadFile(f)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the damaged file is not rewritten")
 }
 
 func TestUsageAndErrors(t *testing.T) {

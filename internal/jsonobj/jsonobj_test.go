@@ -79,7 +79,9 @@ func (in *inner) MarshalJSON() ([]byte, error) {
 	return jsonobj.Encode(in.fields(), in.presence, in.extra)
 }
 
-// itemList decodes an array of inner objects and wraps an element's error with "[i]".
+// itemList decodes an array of inner objects and wraps an element's error with "[i]". An
+// element with unreadable fields is kept (the list goes on); an element that is no object
+// fails the list.
 type itemList []*inner
 
 func (l *itemList) UnmarshalJSON(data []byte) error {
@@ -87,12 +89,24 @@ func (l *itemList) UnmarshalJSON(data []byte) error {
 	if err := json.Unmarshal(data, &raws); err != nil {
 		return err
 	}
-	*l = make(itemList, len(raws))
+	list := make(itemList, len(raws))
+	var dropped []*jsonobj.Error
 	for i, raw := range raws {
-		(*l)[i] = &inner{}
-		if err := (*l)[i].UnmarshalJSON(raw); err != nil {
-			return jsonobj.Wrap(fmt.Sprintf("[%d]", i), err)
+		list[i] = &inner{}
+		err := list[i].UnmarshalJSON(raw)
+		if err == nil {
+			continue
 		}
+		err = jsonobj.Wrap(fmt.Sprintf("[%d]", i), err)
+		part, ok := jsonobj.AsPartial(err)
+		if !ok {
+			return err
+		}
+		dropped = append(dropped, part.Fields...)
+	}
+	*l = list
+	if len(dropped) > 0 {
+		return &jsonobj.Partial{Fields: dropped}
 	}
 	return nil
 }
@@ -230,31 +244,88 @@ func TestDecodeResetsPresence(t *testing.T) {
 	assert.True(t, s.presence.Has(fOn))
 }
 
-func TestDecodeFieldErrors(t *testing.T) {
+func TestDecodeUnreadableFields(t *testing.T) {
 	tests := []struct {
-		name string
-		in   string
-		path string
+		name  string
+		in    string
+		paths []string
+		check func(t *testing.T, s *sample)
 	}{
-		{name: "string for an int", in: `{"count":"3"}`, path: "count"},
-		{name: "number for a string", in: `{"name":1}`, path: "name"},
-		{name: "object for a list", in: `{"tags":{}}`, path: "tags"},
-		{name: "nested object", in: `{"inner":{"n":"x"}}`, path: "inner.n"},
-		{name: "element of a list", in: `{"items":[{"n":1},{"n":true}]}`, path: "items[1].n"},
-		{name: "list element not an object", in: `{"items":[{"n":1},[]]}`, path: "items[1]"},
+		{name: "string for an int", in: `{"count":"3","name":"a"}`, paths: []string{"count"},
+			check: func(t *testing.T, s *sample) {
+				assert.Zero(t, s.Count)
+				assert.False(t, s.presence.Has(fCount), "the field is absent")
+				assert.Equal(t, "a", s.Name, "the other fields are read")
+				assert.JSONEq(t, `"3"`, string(s.extra["count"]), "the raw value is kept")
+			}},
+		{name: "number too large for an int", in: `{"count":1e400}`, paths: []string{"count"}},
+		{name: "fraction for an int", in: `{"count":12.5}`, paths: []string{"count"}},
+		{name: "number for a string", in: `{"name":1}`, paths: []string{"name"}},
+		{name: "object for a list", in: `{"tags":{}}`, paths: []string{"tags"},
+			check: func(t *testing.T, s *sample) { assert.Nil(t, s.Tags) }},
+		{name: "nested object keeps what it read", in: `{"inner":{"n":"x","k":1}}`, paths: []string{"inner.n"},
+			check: func(t *testing.T, s *sample) {
+				require.NotNil(t, s.Inner)
+				assert.True(t, s.presence.Has(fInner))
+				assert.Zero(t, s.Inner.N)
+				assert.Contains(t, s.Inner.extra, "n")
+			}},
+		{name: "nested object that is no object", in: `{"inner":[1]}`, paths: []string{"inner"},
+			check: func(t *testing.T, s *sample) { assert.Nil(t, s.Inner) }},
+		{name: "element of a list", in: `{"items":[{"n":1},{"n":true},{"n":3}]}`, paths: []string{"items[1].n"},
+			check: func(t *testing.T, s *sample) {
+				require.Len(t, s.Items, 3, "the list goes on after the element")
+				assert.Equal(t, 3, s.Items[2].N)
+			}},
+		{name: "list element not an object drops the list", in: `{"items":[{"n":1},[]]}`, paths: []string{"items[1]"},
+			check: func(t *testing.T, s *sample) { assert.Nil(t, s.Items) }},
+		{name: "every unreadable field is named", in: `{"count":"3","on":true,"name":1,"items":[{"n":"a"},{"n":"b"}]}`,
+			paths: []string{"name", "count", "items[0].n", "items[1].n"},
+			check: func(t *testing.T, s *sample) { assert.True(t, s.On) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var s sample
 			err := s.UnmarshalJSON([]byte(tt.in))
-			var e *jsonobj.Error
-			require.ErrorAs(t, err, &e)
-			assert.Equal(t, tt.path, e.Path)
-			assert.True(t, strings.HasPrefix(err.Error(), "field "+tt.path+": "), err.Error())
-			var te *json.UnmarshalTypeError
-			assert.ErrorAs(t, err, &te, "the decoding error is kept")
+			part, ok := jsonobj.AsPartial(err)
+			require.True(t, ok, "want a *Partial, got %v", err)
+			var paths []string
+			for _, e := range part.Fields {
+				paths = append(paths, e.Path)
+				var te *json.UnmarshalTypeError
+				var se *json.SyntaxError
+				assert.True(t, errors.As(e, &te) || errors.As(e, &se) || e.Err != nil, "the decoding error is kept")
+			}
+			assert.Equal(t, tt.paths, paths)
+			assert.True(t, strings.HasPrefix(err.Error(), "unreadable field "+tt.paths[0]+": "), err.Error())
+			if tt.check != nil {
+				tt.check(t, &s)
+			}
+			assert.Equal(t, decodeNumbers(t, tt.in), decodeNumbers(t, encode(t, &s)), "the object encodes back as it was read")
 		})
 	}
+	t.Run("wrapped partial is not trusted", func(t *testing.T) {
+		_, ok := jsonobj.AsPartial(fmt.Errorf("x: %w", &jsonobj.Partial{}))
+		assert.False(t, ok)
+	})
+	t.Run("wrap keeps a partial", func(t *testing.T) {
+		err := jsonobj.Wrap("[2]", &jsonobj.Partial{Fields: []*jsonobj.Error{{Path: "a", Err: errors.New("x")}, {Path: "[1]", Err: errors.New("y")}}})
+		part, ok := jsonobj.AsPartial(err)
+		require.True(t, ok)
+		assert.Equal(t, "[2].a", part.Fields[0].Path)
+		assert.Equal(t, "[2][1]", part.Fields[1].Path)
+		assert.Equal(t, "unreadable field [2].a: x (and 1 more)", err.Error())
+	})
+}
+
+// decodeNumbers decodes JSON with numbers kept as written (1e400 does not fit a float64).
+func decodeNumbers(t *testing.T, s string) any {
+	t.Helper()
+	d := json.NewDecoder(strings.NewReader(s))
+	d.UseNumber()
+	var v any
+	require.NoError(t, d.Decode(&v))
+	return v
 }
 
 func TestDecodeNonObject(t *testing.T) {
@@ -462,13 +533,20 @@ func TestZeroer(t *testing.T) {
 			assert.Equal(t, tt.want, string(out))
 		})
 	}
-	t.Run("a decoding error names the key", func(t *testing.T) {
+	t.Run("an unreadable value names the key and is kept raw", func(t *testing.T) {
 		var parts []string
 		var p jsonobj.Presence
-		_, err := jsonobj.Decode([]byte(`{"csv":1}`), []jsonobj.Field{{Key: "csv", Ptr: csv{&parts}}}, &p)
-		var e *jsonobj.Error
-		require.ErrorAs(t, err, &e)
-		assert.Equal(t, "csv", e.Path)
+		fields := []jsonobj.Field{{Key: "csv", Ptr: csv{&parts}}}
+		extra, err := jsonobj.Decode([]byte(`{"csv":1}`), fields, &p)
+		part, ok := jsonobj.AsPartial(err)
+		require.True(t, ok, "%v", err)
+		require.Len(t, part.Fields, 1)
+		assert.Equal(t, "csv", part.Fields[0].Path)
+		assert.Nil(t, parts)
+		assert.False(t, p.Has(0))
+		out, err := jsonobj.Encode(fields, p, extra)
+		require.NoError(t, err)
+		assert.Equal(t, `{"csv":1}`, string(out))
 	})
 }
 
