@@ -138,7 +138,9 @@ type stageInfo struct {
 // inspect prints what the model sees of a session.
 func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var asJSON *bool
-	s, err := open("inspect", args, func(fs *flag.FlagSet) { asJSON = fs.Bool("json", false, "print JSON") })
+	s, err := open("inspect", args, func(fs *flag.FlagSet) {
+		asJSON = fs.Bool("json", false, "print the inspection as JSON instead of text")
+	})
 	if err != nil {
 		return err
 	}

@@ -118,6 +118,54 @@ func TestRequestBundled(t *testing.T) {
 	assert.Equal(t, a, b, "--indent changes only the layout")
 }
 
+// TestHelp: --help and -h on every command, and help COMMAND, print the command's usage with
+// each of its flags and a description on stdout, and exit 0; agentctx --help lists the
+// commands.
+func TestHelp(t *testing.T) {
+	shared := []string{"--model", "--window", "--max-tokens", "--now", "--tools", "--store", "--rehydrate-files"}
+	own := map[string][]string{"inspect": {"--json"}, "request": {"--indent"}, "compact": {"--instructions", "--out"}}
+	var tests []struct {
+		args []string
+		want []string
+	}
+	for _, top := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		tests = append(tests, struct {
+			args []string
+			want []string
+		}{top, []string{"usage: agentctx COMMAND", "inspect ", "request ", "compact ", "help "}})
+	}
+	for cmd, flags := range own {
+		for _, args := range [][]string{{cmd, "--help"}, {cmd, "-h"}, {"help", cmd}, {cmd, small, "--help"}} {
+			tests = append(tests, struct {
+				args []string
+				want []string
+			}{args, append([]string{"usage: agentctx " + cmd + " [flags] FILE", "flags:"}, append(shared, flags...)...)})
+		}
+	}
+	for _, tt := range tests {
+		code, out, errOut := runCmd(t, tt.args...)
+		assert.Equal(t, 0, code, "%v", tt.args)
+		assert.Empty(t, errOut, "%v", tt.args)
+		for _, w := range tt.want {
+			assert.Contains(t, out, w, "%v", tt.args)
+		}
+		if strings.HasPrefix(tt.want[0], "usage: agentctx COMMAND") {
+			continue
+		}
+		// Each flag has a description on the line after it.
+		lines := strings.Split(out, "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "  --") {
+				require.Less(t, i+1, len(lines), "%v: %s", tt.args, l)
+				assert.True(t, strings.HasPrefix(lines[i+1], "        ") && len(strings.TrimSpace(lines[i+1])) > 10, "%v: %s has no description", tt.args, l)
+			}
+		}
+	}
+}
+
+// small is a small bundled session.
+var small = filepath.Join("..", "..", "testdata", "sessions", "spotter", "tool-heavy.jsonl")
+
 func TestUsageAndErrors(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -137,6 +185,19 @@ func TestUsageAndErrors(t *testing.T) {
 		assert.Equal(t, tt.code, code, "%v", tt.args)
 		assert.Contains(t, errOut, tt.err, "%v", tt.args)
 	}
+}
+
+// TestFlagsAfterFile: flags may follow FILE, and "--" ends them.
+func TestFlagsAfterFile(t *testing.T) {
+	store := "--store=" + t.TempDir()
+	code, before, errOut := runCmd(t, "request", now, "--window=40000", store, small)
+	require.Equal(t, 0, code, errOut)
+	code, after, errOut := runCmd(t, "request", small, now, "--window", "40000", store)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, before, after)
+	code, _, errOut = runCmd(t, "request", now, store, "--", small, "--window=40000")
+	assert.Equal(t, 2, code, "after --, --window=40000 is a second FILE")
+	assert.Contains(t, errOut, "exactly one session FILE, got 2")
 }
 
 // TestCompactCommand compacts a copy of a bundled session: the original's bytes stay, the copy

@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/agentctx/agentctx"
@@ -25,30 +27,100 @@ type options struct {
 }
 
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.model, "model", "", "model name (default: the session's last model)")
-	fs.IntVar(&o.window, "window", 0, "context window in tokens (default: the model's)")
-	fs.IntVar(&o.maxTokens, "max-tokens", 0, "max_tokens before clamping to the window (default: the model's max output)")
-	fs.StringVar(&o.now, "now", "", "the time of the next turn, RFC 3339 (default: now)")
-	fs.StringVar(&o.tools, "tools", "", "JSON file with the tool definitions (an array of tool objects)")
-	fs.StringVar(&o.store, "store", "", "directory for tool results the budget replaces (default: a temporary directory per session)")
+	fs.StringVar(&o.model, "model", "", "the model `name` (default: the session's last model that the model table knows, else "+defaultModel+")")
+	fs.IntVar(&o.window, "window", 0, "the context window, `N` tokens (default: the model's)")
+	fs.IntVar(&o.maxTokens, "max-tokens", 0, "the request's max_tokens, `N` tokens before clamping to the window (default: the model's maximum output)")
+	fs.StringVar(&o.now, "now", "", "the `time` of the next turn, RFC 3339, e.g. 2026-11-30T12:00:00Z (default: the wall clock)")
+	fs.StringVar(&o.tools, "tools", "", "a JSON `file` holding the tool definitions, an array of tool objects (default: none; the tools the history uses are declared unavailable)")
+	fs.StringVar(&o.store, "store", "", "the `directory` for the tool results the budget replaces (default: a temporary directory per session)")
 	fs.BoolVar(&o.files, "rehydrate-files", false, "after a compaction, re-read from disk the files the session worked with, under its working directory (off by default: the paths come from the file)")
 }
 
 // open parses a command's flags (the shared ones, plus those extra registers) and loads the
-// one session FILE it names.
+// one session FILE it names. Flags may come before or after FILE. --help returns a
+// [helpRequest] holding the command's usage.
 func open(name string, args []string, extra func(*flag.FlagSet)) (*session, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var o options
 	o.register(fs)
 	extra(fs)
-	if err := fs.Parse(args); err != nil {
+	files, err := parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, helpRequest{flagUsage(fs)}
+	}
+	if err != nil {
 		return nil, usageError{err.Error()}
 	}
-	if fs.NArg() != 1 {
-		return nil, usageError{fmt.Sprintf("%s needs exactly one session FILE", name)}
+	if len(files) != 1 {
+		return nil, usageError{fmt.Sprintf("%s needs exactly one session FILE, got %d", name, len(files))}
 	}
-	return load(fs.Arg(0), o)
+	return load(files[0], o)
+}
+
+// parse parses args with fs, letting flags follow the positional arguments too ("inspect
+// FILE --window 40000"); everything after "--" is positional. It returns the positional
+// arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// flagUsage lists every flag of fs with its description, as agentctx COMMAND --help shows them.
+func flagUsage(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, desc := flag.UnquoteUsage(f)
+		if isBool(f) {
+			fmt.Fprintf(&b, "  --%s\n", f.Name)
+		} else {
+			fmt.Fprintf(&b, "  --%s %s\n", f.Name, arg)
+		}
+		b.WriteString(wrap(desc, "        ", 92))
+	})
+	return b.String()
+}
+
+// wrap breaks text into lines of at most width columns (a longer word stays whole), each
+// starting with indent.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	n := 0
+	for w := range strings.FieldsSeq(text) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		}
+		if n == 0 {
+			b.WriteString(indent)
+			n = len(indent)
+		} else {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// isBool reports whether f is a boolean flag (given without a value).
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // session is a read transcript and the pipeline configured for it.
@@ -143,7 +215,7 @@ func sessionID(tr *agentctx.Transcript, path string) string {
 	return filepath.Base(path)
 }
 
-// readTools reads a JSON array of tool definitions.
+// readTools reads a JSON array of tool definitions (--tools).
 func readTools(path string) ([]agentctx.Tool, error) {
 	if path == "" {
 		return nil, nil
