@@ -217,7 +217,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 		Anchor: pr.Anchor, AnchorUUID: pr.AnchorUUID, Added: pr.Added, Freed: pr.Freed, Ratio: pr.Ratio, RatioSource: pr.RatioSource, Why: pr.Why}
 	in.Compaction.Next = rep.Compaction
 	if err != nil && errors.Is(err, agentctx.ErrPromptTooLong) {
-		in.Request.Error = err.Error()
+		in.Request.Error = strings.TrimPrefix(err.Error(), "agentctx: ")
 	}
 	in.Model = modelInfo{Name: s.model, Source: s.modelSrc, ContextWindow: rep.ContextWindow, AutoCompactThreshold: rep.AutoCompactThreshold}
 	in.Request = requestInfo{Messages: rep.Messages, InputTokens: rep.InputTokens, MaxTokens: rep.MaxTokens, OverThreshold: rep.OverThreshold,

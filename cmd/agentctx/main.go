@@ -128,11 +128,21 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "usage: agentctx %s [flags] %s\n\n%s\nflags:\n%s", c.name, c.args, wrap(c.about, "", 92), help.flags)
 		return 0
 	case errors.As(err, &ue):
-		fmt.Fprintf(stderr, "agentctx: %v\nusage: agentctx %s [flags] %s\nRun \"agentctx %s --help\" for its flags.\n", err, c.name, c.args, c.name)
+		fmt.Fprintf(stderr, "%s\nusage: agentctx %s [flags] %s\nRun \"agentctx %s --help\" for its flags.\n", message(err), c.name, c.args, c.name)
 		return 2
 	}
-	fmt.Fprintf(stderr, "agentctx: %v\n", err)
+	fmt.Fprintln(stderr, message(err))
 	return 1
+}
+
+// message formats err for the terminal: each line starts with "agentctx: " once, whether or
+// not the error (a library error) already does.
+func message(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = "agentctx: " + strings.TrimPrefix(l, "agentctx: ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // usageError is a mistake in the command line.

@@ -166,24 +166,72 @@ func TestHelp(t *testing.T) {
 // small is a small bundled session.
 var small = filepath.Join("..", "..", "testdata", "sessions", "spotter", "tool-heavy.jsonl")
 
+// TestUsageAndErrors: exit codes, and error messages on stderr that start with one
+// "agentctx: " and name flags as the command line spells them, never a Go field.
 func TestUsageAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	array := write("array.json", `[{"type":"user","uuid":"u1"},{"type":"assistant","uuid":"a1"}]`)
+	pretty := write("pretty.json", "\xef\xbb\xbf\n[\n  {\"type\": \"user\"},\n  {\"type\": \"assistant\"}\n]\n")
+	sub := filepath.Join(dir, "sessions")
+	require.NoError(t, os.Mkdir(sub, 0o755))
 	tests := []struct {
+		name string
 		args []string
 		code int
-		err  string
+		err  []string
 	}{
-		{nil, 2, "usage"},
-		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"inspect"}, 2, "exactly one session FILE"},
-		{[]string{"inspect", "--window=x", "f"}, 2, "invalid value"},
-		{[]string{"request", "--now=yesterday", "../../testdata/sessions/spotter/tool-heavy.jsonl"}, 2, "--now"},
-		{[]string{"inspect", "does-not-exist.jsonl"}, 1, "does-not-exist.jsonl"},
-		{[]string{"request", "--tools=does-not-exist.json", "../../testdata/sessions/spotter/tool-heavy.jsonl"}, 1, "does-not-exist.json"},
+		{"no command", nil, 2, []string{"usage: agentctx COMMAND"}},
+		{"unknown command", []string{"frobnicate"}, 2, []string{`unknown command "frobnicate"`, "usage: agentctx COMMAND"}},
+		{"no FILE", []string{"inspect"}, 2, []string{"exactly one session FILE", "usage: agentctx inspect [flags] FILE", "agentctx inspect --help"}},
+		{"two FILEs", []string{"request", small, small}, 2, []string{"exactly one session FILE, got 2"}},
+		{"bad int", []string{"inspect", "--window=x", small}, 2, []string{"invalid value", "--window"}},
+		{"unknown flag", []string{"compact", "--frob", small}, 2, []string{"not defined: --frob"}},
+		{"bad time", []string{"request", "--now=yesterday", small}, 2, []string{"--now"}},
+		{"negative window", []string{"inspect", "--window=-5", small}, 2, []string{"--window must be positive, got -5"}},
+		{"zero window", []string{"request", "--window", "0", small}, 2, []string{"--window must be positive, got 0"}},
+		{"zero max tokens", []string{"compact", "--max-tokens=0", small}, 2, []string{"--max-tokens must be positive"}},
+		{"unknown model", []string{"inspect", "--model=gpt-9", small}, 2, []string{`--model "gpt-9"`, "pass --window"}},
+		{"missing FILE", []string{"inspect", "does-not-exist.jsonl"}, 1, []string{"cannot read does-not-exist.jsonl: no such file or directory"}},
+		{"directory", []string{"inspect", sub}, 1, []string{sub + " is a directory"}},
+		{"directory, request", []string{"request", sub}, 1, []string{sub + " is a directory"}},
+		{"JSON array", []string{"inspect", array}, 1, []string{array + " is a JSON array, not JSONL: one record per line expected"}},
+		{"indented JSON array", []string{"compact", pretty}, 1, []string{pretty + " is a JSON array, not JSONL"}},
+		{"missing tools", []string{"request", "--tools=does-not-exist.json", small}, 1, []string{"--tools: cannot read does-not-exist.json"}},
+		{"tools directory", []string{"request", "--tools=" + sub, small}, 1, []string{"--tools: cannot read " + sub + ": is a directory"}},
+		{"library error", []string{"request", now, "--window=1000", small}, 1, []string{"agentctx: prompt too long"}},
+	}
+	if os.Geteuid() != 0 { // root reads any file
+		locked := write("locked.jsonl", "{}\n")
+		require.NoError(t, os.Chmod(locked, 0))
+		tests = append(tests, struct {
+			name string
+			args []string
+			code int
+			err  []string
+		}{"permission", []string{"inspect", locked}, 1, []string{"cannot read " + locked + ": permission denied"}})
 	}
 	for _, tt := range tests {
-		code, _, errOut := runCmd(t, tt.args...)
-		assert.Equal(t, tt.code, code, "%v", tt.args)
-		assert.Contains(t, errOut, tt.err, "%v", tt.args)
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, tt.args...)
+			assert.Equal(t, tt.code, code)
+			assert.Empty(t, out)
+			require.NotEmpty(t, errOut)
+			for _, w := range tt.err {
+				assert.Contains(t, errOut, w)
+			}
+			if tt.code == 1 || strings.HasPrefix(errOut, "agentctx:") {
+				assert.True(t, strings.HasPrefix(errOut, "agentctx: "), errOut)
+			}
+			assert.NotContains(t, errOut, "agentctx: agentctx:", "one prefix")
+			assert.NotContains(t, errOut, "Config.", "flags, not Go fields")
+			assert.NotContains(t, errOut, "torn line")
+			assert.NotRegexp(t, `(^|\s)-[a-z]`, strings.ReplaceAll(errOut, "--", ""), "flags are spelled --name")
+		})
 	}
 }
 
@@ -251,4 +299,13 @@ func TestCompactCommand(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.NotEqual(t, inMemory, fromFile)
 	assert.Contains(t, fromFile, "focus on the merges")
+}
+
+// TestInspectNotSendable: a request that cannot be sent is shown, with the library's error
+// under one prefix.
+func TestInspectNotSendable(t *testing.T) {
+	code, out, errOut := runCmd(t, "inspect", now, "--window=1000", "--store="+t.TempDir(), small)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "NOT SENDABLE: prompt too long")
+	assert.NotContains(t, out, "agentctx: agentctx:")
 }

@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -50,10 +54,21 @@ func open(name string, args []string, extra func(*flag.FlagSet)) (*session, erro
 		return nil, helpRequest{flagUsage(fs)}
 	}
 	if err != nil {
-		return nil, usageError{err.Error()}
+		return nil, usageError{flagMessage(err)}
 	}
 	if len(files) != 1 {
 		return nil, usageError{fmt.Sprintf("%s needs exactly one session FILE, got %d", name, len(files))}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["window"] && o.window <= 0 {
+		return nil, usageError{fmt.Sprintf("--window must be positive, got %d", o.window)}
+	}
+	if set["max-tokens"] && o.maxTokens <= 0 {
+		return nil, usageError{fmt.Sprintf("--max-tokens must be positive, got %d", o.maxTokens)}
+	}
+	if _, ok := agentctx.DefaultModels().Lookup(o.model); o.model != "" && !ok && o.window == 0 {
+		return nil, usageError{fmt.Sprintf("--model %q is not in the model table, so its context window is unknown: pass --window", o.model)}
 	}
 	return load(files[0], o)
 }
@@ -76,6 +91,14 @@ func parse(fs *flag.FlagSet, args []string) ([]string, error) {
 		}
 		pos, args = append(pos, rest[0]), rest[1:]
 	}
+}
+
+// flagRef matches a flag as the flag package names it in its errors ("-window").
+var flagRef = regexp.MustCompile(`(flag|argument:|defined:) -([^-\s])`)
+
+// flagMessage rewrites a flag package error to name flags as --name, as the usage does.
+func flagMessage(err error) string {
+	return flagRef.ReplaceAllString(err.Error(), "$1 --$2")
 }
 
 // flagUsage lists every flag of fs with its description, as agentctx COMMAND --help shows them.
@@ -147,7 +170,7 @@ func (s *session) clockNote(w io.Writer) {
 const defaultModel = "claude-sonnet-4-5"
 
 func load(path string, o options) (*session, error) {
-	tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+	tr, err := readSession(path)
 	if err != nil {
 		return nil, err
 	}
@@ -171,9 +194,6 @@ func load(path string, o options) (*session, error) {
 		if err != nil {
 			return nil, usageError{fmt.Sprintf("--now: %v", err)}
 		}
-	}
-	if o.window < 0 || o.maxTokens < 0 {
-		return nil, usageError{"--window and --max-tokens must not be negative"}
 	}
 	tools, err := readTools(o.tools)
 	if err != nil {
@@ -215,6 +235,46 @@ func sessionID(tr *agentctx.Transcript, path string) string {
 	return filepath.Base(path)
 }
 
+// readSession reads the session file at path. A file that cannot be opened, a directory and
+// a JSON array (a common mistake: one record per line is expected) get their own errors,
+// which name path.
+func readSession(path string) (*agentctx.Transcript, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a session file (JSONL: one JSON record per line)", path)
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	if startsJSONArray(r) {
+		return nil, fmt.Errorf("%s is a JSON array, not JSONL: one record per line expected", path)
+	}
+	return agentctx.ReadTranscript(r, path, agentctx.ReadOptions{})
+}
+
+// fileError says that path cannot be read, and why, without the Go operation name.
+func fileError(path string, err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", path, err)
+}
+
+// startsJSONArray reports whether the first character of r after a byte-order mark and white
+// space is '['. Claude Code writes one JSON object per line, so no session file does.
+func startsJSONArray(r *bufio.Reader) bool {
+	buf, _ := r.Peek(r.Size())
+	buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf"))
+	buf = bytes.TrimLeft(buf, " \t\r\n")
+	return len(buf) > 0 && buf[0] == '['
+}
+
 // readTools reads a JSON array of tool definitions (--tools).
 func readTools(path string) ([]agentctx.Tool, error) {
 	if path == "" {
@@ -222,11 +282,11 @@ func readTools(path string) ([]agentctx.Tool, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--tools: %w", fileError(path, err))
 	}
 	var defs []json.RawMessage
 	if err := json.Unmarshal(data, &defs); err != nil {
-		return nil, fmt.Errorf("%s: want a JSON array of tool definitions: %v", path, err)
+		return nil, fmt.Errorf("--tools: %s: want a JSON array of tool definitions: %v", path, err)
 	}
 	tools := make([]agentctx.Tool, 0, len(defs))
 	for i, d := range defs {
@@ -234,7 +294,7 @@ func readTools(path string) ([]agentctx.Tool, error) {
 			Name string `json:"name"`
 		}
 		if err := json.Unmarshal(d, &head); err != nil || head.Name == "" {
-			return nil, fmt.Errorf("%s: tool %d: field name: missing or not a string", path, i)
+			return nil, fmt.Errorf("--tools: %s: tool %d: field name: missing or not a string", path, i)
 		}
 		tools = append(tools, agentctx.Tool{Name: head.Name, Definition: d})
 	}
