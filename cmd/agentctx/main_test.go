@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,7 +53,8 @@ func TestInspectBundled(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			code, out, errOut := runCmd(t, "inspect", now, store, f)
 			require.Equal(t, 0, code, errOut)
-			for _, want := range []string{"active chain", "tokens by category", "counted total", "anchored total", "auto-compact threshold", "largest records", "next request", "budget", "normalize", "cache"} {
+			for _, want := range []string{"active chain", "by category", "tool definitions", "= input tokens", "free space", "auto-compact buffer", "= window",
+				"anchored ", "counted ", "They differ by", "auto-compact threshold", "largest records", "next request", "budget", "normalize", "cache"} {
 				assert.Contains(t, out, want)
 			}
 			code, out, errOut = runCmd(t, "inspect", "--json", "--window=40000", now, store, f)
@@ -61,7 +64,7 @@ func TestInspectBundled(t *testing.T) {
 			assert.Equal(t, 40000, got.Model.ContextWindow)
 			// A 40k window caps the output reserve at 10k and the buffer at 5k.
 			assert.Equal(t, 40000-10000-5000, got.Model.AutoCompactThreshold)
-			assert.Positive(t, got.Tokens.Counted)
+			assert.Positive(t, got.Request.InputTokens)
 			assert.NotEmpty(t, got.Largest)
 			assert.Contains(t, []int{7, 8}, len(got.Stages), "seven stages, and compact when it ran")
 			if r := got.Request; r.Messages > 0 && r.InputTokens < 40000 {
@@ -69,6 +72,72 @@ func TestInspectBundled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkCategories asserts that the next request's categories sum to its counted input tokens,
+// and with free space and buffer to the window.
+func checkCategories(t *testing.T, got inspection, name string) {
+	t.Helper()
+	r, c := got.Request, got.Request.ByCategory
+	msgs := 0
+	for _, n := range c.MessagesByCategory {
+		msgs += n
+	}
+	assert.Len(t, c.MessagesByCategory, 7, name)
+	assert.Equal(t, c.Messages, msgs, "%s: the message categories sum to the messages", name)
+	assert.Equal(t, r.InputTokens, c.SystemPrompt+c.ToolDefinitions+c.BaseContext+c.Messages, "%s: the categories sum to the input tokens", name)
+	if r.InputTokens <= got.Model.ContextWindow {
+		assert.Equal(t, got.Model.ContextWindow, r.InputTokens+c.FreeSpace+c.AutoCompactBuffer, "%s: with free space and buffer, to the window", name)
+	}
+	assert.Equal(t, max(0, got.Model.AutoCompactThreshold-r.InputTokens), c.FreeSpace, name)
+	assert.Equal(t, r.InputTokens, got.Pressure.Counted, name)
+	assert.Len(t, got.Pressure.Differ, 3, name)
+}
+
+// TestInspectCategories: on every bundled session, at the model's window and at one that
+// forces an in-memory compaction, the next request's categories sum exactly to its input
+// tokens, and the text shows the same figures.
+func TestInspectCategories(t *testing.T) {
+	store := "--store=" + t.TempDir()
+	compacted := 0
+	for _, f := range sessions(t, false) {
+		for _, window := range []string{"--window=200000", "--window=40000"} {
+			name := filepath.Base(f) + " " + window
+			code, out, errOut := runCmd(t, "inspect", "--json", now, window, store, f)
+			require.Equal(t, 0, code, errOut)
+			var got inspection
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			checkCategories(t, got, name)
+			if c := got.Compaction.Next; c != nil && c.Outcome == agentctx.CompactCompacted {
+				compacted++
+			}
+			code, text, errOut := runCmd(t, "inspect", now, window, store, f)
+			require.Equal(t, 0, code, errOut)
+			assert.Regexp(t, fmt.Sprintf(`= input tokens +%d\n`, got.Request.InputTokens), text, name)
+			assert.Regexp(t, fmt.Sprintf(`free space +%d `, got.Request.ByCategory.FreeSpace), text, name)
+		}
+	}
+	assert.Positive(t, compacted, "a bundled session is compacted in memory at 40k")
+}
+
+// TestInspectClock: without --now, the clock line and every clock-dependent stage line (the
+// microcompact clearings, which measure the idle gap to now) say they used the wall clock.
+func TestInspectClock(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	store := "--store=" + t.TempDir()
+	code, out, errOut := runCmd(t, "inspect", store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `clock +\S+, the wall clock: pass --now`, out)
+	assert.Contains(t, out, "microcompact  cleared")
+	for l := range strings.SplitSeq(out, "\n") {
+		if strings.Contains(l, "cleared   toolu_") {
+			assert.True(t, strings.HasSuffix(l, "(wall clock)"), l)
+		}
+	}
+	code, out, errOut = runCmd(t, "inspect", now, store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "(--now)")
+	assert.NotContains(t, out, "wall clock")
 }
 
 // TestInspectCorpus runs inspect on every corpus session, at the model's window and at a
@@ -80,7 +149,10 @@ func TestInspectCorpus(t *testing.T) {
 		assert.Equal(t, 0, code, "%s: %s", f, errOut)
 		code, out, errOut := runCmd(t, "inspect", "--json", "--window=40000", now, store, f)
 		assert.Equal(t, 0, code, "%s: %s", f, errOut)
-		assert.True(t, json.Valid([]byte(out)), f)
+		var got inspection
+		if assert.NoError(t, json.Unmarshal([]byte(out), &got), f) {
+			checkCategories(t, got, f)
+		}
 	}
 }
 
@@ -290,6 +362,7 @@ func TestCompactCommand(t *testing.T) {
 	assert.True(t, got.Chain.Boundary.KeptTail)
 	assert.Less(t, got.Pressure.Tokens, got.Pressure.Threshold)
 	assert.Nil(t, got.Compaction.Next, "nothing to compact on the next turn")
+	checkCategories(t, got, "compacted copy")
 
 	// The manual compaction with instructions differs from the auto one in memory, but a
 	// compaction appended to FILE itself reads back the same as one kept in memory.
