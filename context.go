@@ -205,6 +205,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 		if text, n := renderSections(sections); n > 0 {
 			b := &Text{Text: text}
 			t.system = append(t.system, b)
+			t.base.system = len(t.system)
 			rep.add(Action{Kind: ActionInjected, Tokens: p.counter.Block(b),
 				Detail: fmt.Sprintf("system context: %d sections", n)})
 		}
@@ -233,6 +234,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 		return nil
 	}
 	b := &Text{Text: userContextHead + text + userContextTail}
+	t.base.user = b.Text
 	it := item{
 		uuid:   contentUUID("context", b.Text),
 		pos:    -1,

@@ -584,6 +584,24 @@ func (p *Pipeline) viewTokens(t *turn) int {
 // cacheEditing returns the tokens of the tool results that req's cache_edits delete from the
 // provider's cache (each reference once), and whether req carries any cache_edits.
 func cacheEditing(req *Request, c *Counter) (deleted int, editing bool) {
+	refs := cacheDeletedRefs(req)
+	if refs == nil {
+		return 0, false
+	}
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if tr, ok := b.(*ToolResult); ok && refs[tr.CacheReference] {
+				delete(refs, tr.CacheReference)
+				deleted += c.Block(tr)
+			}
+		}
+	}
+	return deleted, true
+}
+
+// cacheDeletedRefs returns the cache references req's cache_edits delete, or nil when req
+// carries no cache_edits.
+func cacheDeletedRefs(req *Request) map[string]bool {
 	var refs map[string]bool
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
@@ -597,16 +615,5 @@ func cacheEditing(req *Request, c *Counter) (deleted int, editing bool) {
 			}
 		}
 	}
-	if refs == nil {
-		return 0, false
-	}
-	for _, m := range req.Messages {
-		for _, b := range m.Content {
-			if tr, ok := b.(*ToolResult); ok && refs[tr.CacheReference] {
-				delete(refs, tr.CacheReference)
-				deleted += c.Block(tr)
-			}
-		}
-	}
-	return deleted, true
+	return refs
 }

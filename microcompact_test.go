@@ -258,6 +258,9 @@ func TestMicrocompactCached(t *testing.T) {
 			counted := p.counter.Request(&res.Request)
 			assert.Equal(t, counted-res.Report.CacheDeletedTokens, res.Report.InputTokens)
 			assert.Equal(t, res.Report.InputTokens, res.Report.Pressure.Counted)
+			bd := p.Breakdown(&res)
+			assert.Equal(t, res.Report.InputTokens, bd.InputTokens(), "the breakdown leaves the deleted results out")
+			assert.Equal(t, res.Report.CacheDeletedTokens, bd.CacheDeleted)
 			if tc.marked == nil {
 				assert.Zero(t, res.Report.CacheDeletedTokens)
 				assert.Nil(t, res.Request.Betas)

@@ -167,6 +167,16 @@ type Result struct {
 	// the chain the request was built from. After a compaction it is the last record the
 	// compaction appended on the chain; otherwise the chain's own leaf.
 	Leaf string
+
+	// base locates the base context in Request, for [Pipeline.Breakdown].
+	base baseMark
+}
+
+// baseMark locates what the context stage put in a request: the system context block by its
+// index in Request.System, and the user context by its text (normalize copies the block).
+type baseMark struct {
+	system int    // 1 + the index of the system context block in Request.System; 0: none
+	user   string // the user context message's text; "": none
 }
 
 // Prepare builds the request for the next turn of the conversation in in.Records: it rebuilds
@@ -258,7 +268,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 
 // result is the turn's Result.
 func (p *Pipeline) result(t *turn) Result {
-	res := Result{Request: t.req, Report: *t.report, Append: t.appended}
+	res := Result{Request: t.req, Report: *t.report, Append: t.appended, base: t.base}
 	if t.chain.Leaf != nil {
 		res.Leaf = t.chain.Leaf.UUID
 	}
@@ -387,6 +397,7 @@ type turn struct {
 	req         Request
 	report      *Report
 	appended    []Record
+	base        baseMark // set by the context stage
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {

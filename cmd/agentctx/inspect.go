@@ -25,7 +25,6 @@ type inspection struct {
 	Torn          string         `json:"torn,omitempty"`
 	Chain         chainInfo      `json:"chain"`
 	Model         modelInfo      `json:"model"`
-	Tokens        tokenInfo      `json:"tokens"`
 	Largest       []largeRecord  `json:"largest"`
 	Pressure      pressureInfo   `json:"pressure"`
 	Compaction    compactionInfo `json:"compaction"`
@@ -34,25 +33,32 @@ type inspection struct {
 	// Clock is the time of the next turn, and whether it is the wall clock (no --now).
 	Clock     string `json:"clock"`
 	WallClock bool   `json:"wallClock"`
+	// GivenTools is the number of tool definitions --tools gave.
+	GivenTools int `json:"givenTools"`
 }
 
 // pressureInfo is the next request's pressure figure and its parts.
 type pressureInfo struct {
-	Tokens      int     `json:"tokens"`
-	Level       string  `json:"level"`
-	Remaining   int     `json:"remainingBeforeCompact"`
-	Warning     int     `json:"warning"`
-	Error       int     `json:"error"`
-	Threshold   int     `json:"threshold"`
-	Blocking    int     `json:"blocking"`
-	Counted     int     `json:"counted"`
-	Anchor      int     `json:"anchor"`
-	AnchorUUID  string  `json:"anchorUuid,omitempty"`
-	Added       int     `json:"added"`
-	Freed       int     `json:"freed"`
-	Ratio       float64 `json:"ratio"`
-	RatioSource string  `json:"ratioSource"`
-	Why         string  `json:"why"`
+	Tokens     int    `json:"tokens"`
+	Anchored   int    `json:"anchored"` // Report.AnchoredTokens
+	Level      string `json:"level"`
+	Remaining  int    `json:"remainingBeforeCompact"`
+	Warning    int    `json:"warning"`
+	Error      int    `json:"error"`
+	Threshold  int    `json:"threshold"`
+	Blocking   int    `json:"blocking"`
+	Counted    int    `json:"counted"`
+	Anchor     int    `json:"anchor"`
+	AnchorUUID string `json:"anchorUuid,omitempty"`
+	// AnchorUsage is the usage the anchor record reports, when its parts add up to Anchor.
+	AnchorUsage *agentctx.Usage `json:"anchorUsage,omitempty"`
+	Added       int             `json:"added"`
+	Freed       int             `json:"freed"`
+	Ratio       float64         `json:"ratio"`
+	RatioSource string          `json:"ratioSource"`
+	Why         string          `json:"why"`
+	// Differ says, in two sentences, why the anchored and counted figures differ.
+	Differ []string `json:"countedVsAnchored"`
 }
 
 // compactionInfo is the session's compaction state and what the next turn's compaction did.
@@ -108,15 +114,6 @@ type modelInfo struct {
 	AutoCompactThreshold int    `json:"autoCompactThreshold"`
 }
 
-type tokenInfo struct {
-	ByCategory  map[string]int  `json:"byCategory"`
-	Counted     int             `json:"counted"`
-	Anchored    int             `json:"anchored"`
-	AnchorUUID  string          `json:"anchorUuid,omitempty"`
-	AnchorUsage *agentctx.Usage `json:"anchorUsage,omitempty"`
-	AfterAnchor int             `json:"afterAnchor"`
-}
-
 type largeRecord struct {
 	UUID    string `json:"uuid"`
 	Line    int    `json:"line"`
@@ -127,11 +124,32 @@ type largeRecord struct {
 
 type requestInfo struct {
 	Messages      int    `json:"messages"`
+	Tools         int    `json:"tools"` // tool definitions
 	InputTokens   int    `json:"inputTokens"`
 	MaxTokens     int    `json:"maxTokens"`
 	OverThreshold bool   `json:"overThreshold"`
 	Appends       int    `json:"decisionRecords"`
 	Error         string `json:"error,omitempty"` // the request cannot be sent: why
+	// ByCategory is the request by part: the parts sum to InputTokens, and with FreeSpace and
+	// AutoCompactBuffer to the window (when the request fits in it).
+	ByCategory categoryInfo `json:"byCategory"`
+}
+
+// categoryInfo is [agentctx.RequestBreakdown] for printing.
+type categoryInfo struct {
+	SystemPrompt       int            `json:"systemPrompt"`
+	ToolDefinitions    int            `json:"toolDefinitions"`
+	BaseContext        int            `json:"baseContext"`
+	Messages           int            `json:"messages"`
+	MessagesByCategory map[string]int `json:"messagesByCategory"`
+	CacheDeleted       int            `json:"cacheDeleted,omitempty"` // sent, deleted by cache_edits, in no other figure
+	FreeSpace          int            `json:"freeSpace"`
+	AutoCompactBuffer  int            `json:"autoCompactBuffer"`
+}
+
+// messageCategories are the categories of a request's messages, in display order.
+func messageCategories() []agentctx.Category {
+	return slices.DeleteFunc(agentctx.Categories(), func(c agentctx.Category) bool { return c == agentctx.CategorySystem })
 }
 
 type stageInfo struct {
@@ -144,7 +162,9 @@ type stageInfo struct {
 // inspect prints what the model sees of a session.
 func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var asJSON *bool
-	s, err := open("inspect", args, func(fs *flag.FlagSet) { asJSON = fs.Bool("json", false, "print JSON") })
+	s, err := open("inspect", args, func(fs *flag.FlagSet) {
+		asJSON = fs.Bool("json", false, "print the inspection as JSON instead of text")
+	})
 	if err != nil {
 		return err
 	}
@@ -200,25 +220,16 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	}
 	in.Compaction = compactionInfo{Compactions: st.Compactions, Last: boundaryOf(st.Last), ConsecutiveFailures: st.ConsecutiveFailures,
 		BreakerOpen: st.BreakerOpen, Refills: st.Refills, Thrash: st.Thrash}
-	in.Clock, in.WallClock = s.now.Format(time.RFC3339), s.wallNow
+	in.Clock, in.WallClock, in.GivenTools = s.now.Format(time.RFC3339), s.wallNow, len(s.input.Tools)
 
-	var bd agentctx.Breakdown
 	var large []largeRecord
 	for i, r := range chain.Records {
-		bd = bd.Add(s.counter.Breakdown(r))
 		if n := s.counter.Record(r); n > 0 {
 			large = append(large, largeRecord{UUID: r.UUID, Line: tr.Lines[chain.Index(i)], Type: string(r.Type), Content: describe(r), Tokens: n})
 		}
 	}
 	slices.SortStableFunc(large, func(a, b largeRecord) int { return cmp.Compare(b.Tokens, a.Tokens) })
 	in.Largest = large[:min(10, len(large))]
-	in.Tokens.ByCategory = map[string]int{}
-	for _, c := range agentctx.Categories() {
-		in.Tokens.ByCategory[string(c)] = bd.Get(c)
-	}
-	tot := s.counter.Totals(chain.Records)
-	in.Tokens.Counted, in.Tokens.Anchored = tot.Counted, tot.Anchored
-	in.Tokens.AnchorUUID, in.Tokens.AnchorUsage, in.Tokens.AfterAnchor = tot.AnchorUUID, tot.AnchorUsage, tot.AfterAnchor
 
 	res, err := s.prepare(ctx)
 	if err != nil && !errors.Is(err, agentctx.ErrNoMessages) && !errors.Is(err, agentctx.ErrPromptTooLong) {
@@ -226,16 +237,25 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	}
 	rep := res.Report
 	pr := rep.Pressure
-	in.Pressure = pressureInfo{Tokens: pr.Tokens, Level: string(pr.Level), Remaining: pr.Remaining, Warning: pr.Levels.Warning,
+	in.Pressure = pressureInfo{Tokens: pr.Tokens, Anchored: rep.AnchoredTokens, Level: string(pr.Level), Remaining: pr.Remaining, Warning: pr.Levels.Warning,
 		Error: pr.Levels.Error, Threshold: pr.Levels.Threshold, Blocking: pr.Levels.Blocking, Counted: pr.Counted,
 		Anchor: pr.Anchor, AnchorUUID: pr.AnchorUUID, Added: pr.Added, Freed: pr.Freed, Ratio: pr.Ratio, RatioSource: pr.RatioSource, Why: pr.Why}
+	in.Pressure.AnchorUsage = s.anchorUsage(pr)
+	in.Pressure.Differ = differ(rep, in.Pressure)
 	in.Compaction.Next = rep.Compaction
 	if err != nil && errors.Is(err, agentctx.ErrPromptTooLong) {
-		in.Request.Error = err.Error()
+		in.Request.Error = strings.TrimPrefix(err.Error(), "agentctx: ")
 	}
 	in.Model = modelInfo{Name: s.model, Source: s.modelSrc, ContextWindow: rep.ContextWindow, AutoCompactThreshold: rep.AutoCompactThreshold}
-	in.Request = requestInfo{Messages: rep.Messages, InputTokens: rep.InputTokens, MaxTokens: rep.MaxTokens, OverThreshold: rep.OverThreshold,
-		Appends: len(res.Append), Error: in.Request.Error}
+	in.Request = requestInfo{Messages: rep.Messages, Tools: len(res.Request.Tools), InputTokens: rep.InputTokens, MaxTokens: rep.MaxTokens,
+		OverThreshold: rep.OverThreshold, Appends: len(res.Append), Error: in.Request.Error}
+	bd := s.pipeline.Breakdown(&res)
+	in.Request.ByCategory = categoryInfo{SystemPrompt: bd.System, ToolDefinitions: bd.Tools, BaseContext: bd.BaseContext,
+		Messages: bd.Messages.Total(), MessagesByCategory: map[string]int{}, CacheDeleted: bd.CacheDeleted,
+		FreeSpace: bd.Free, AutoCompactBuffer: bd.Buffer}
+	for _, c := range messageCategories() {
+		in.Request.ByCategory.MessagesByCategory[string(c)] = bd.Messages.Get(c)
+	}
 	for _, st := range rep.Stages {
 		si := stageInfo{Stage: st.Stage, TokensFreed: st.TokensFreed, Actions: map[string]int{}, Details: st.Actions}
 		for _, a := range st.Actions {
@@ -244,6 +264,52 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 		in.Stages = append(in.Stages, si)
 	}
 	return in, nil
+}
+
+// anchorUsage returns the usage of the pressure figure's anchor record, when its parts add up
+// to the anchor; nil otherwise.
+func (s *session) anchorUsage(pr agentctx.Pressure) *agentctx.Usage {
+	if pr.AnchorUUID == "" {
+		return nil
+	}
+	for i := len(s.tr.Records) - 1; i >= 0; i-- {
+		if r := &s.tr.Records[i]; r.UUID == pr.AnchorUUID && r.Message != nil && r.Message.Usage != nil {
+			if r.Message.Usage.Total() == pr.Anchor {
+				return r.Message.Usage
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// differ explains the pressure figure pr of rep: what the anchored and the counted figures
+// are, and why they differ (the tokenizer ratio, and what the provider counts that the session
+// file does not hold).
+func differ(rep agentctx.Report, pr pressureInfo) []string {
+	var lines []string
+	if pr.AnchorUUID != "" {
+		usage := fmt.Sprintf("%d", pr.Anchor)
+		if u := pr.AnchorUsage; u != nil {
+			usage = fmt.Sprintf("%d (input %d + cache creation %d + cache read %d + output %d)", pr.Anchor, u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens, u.OutputTokens)
+		}
+		lines = append(lines,
+			fmt.Sprintf("anchored %d = the provider's usage at its last response %s, %s, + what was added since, %d, − what the stages freed, %d (both counted × the ratio %.3f, %s)",
+				pr.Anchored, pr.AnchorUUID, usage, pr.Added, pr.Freed, pr.Ratio, pr.RatioSource),
+			fmt.Sprintf("counted %d = our tokenizer on this request (the categories above); the pressure figure is the larger: %s", rep.InputTokens, pr.Why),
+			"They differ by the tokenizer ratio and by what the provider counts that we do not: its own framing, and the system prompt and tool "+
+				"definitions the runtime sent, which the session file does not hold (pass --tools to count the tools).")
+		return lines
+	}
+	counted := fmt.Sprintf("counted %d = our tokenizer on this request (the categories above)", rep.InputTokens)
+	if pr.Tokens == rep.InputTokens {
+		counted += "; the pressure figure is raised to it"
+	}
+	return append(lines,
+		fmt.Sprintf("anchored: none, no provider usage since the latest compact boundary, so the pressure figure is the counted size × the ratio %.3f (%s)", pr.Ratio, pr.RatioSource),
+		counted,
+		"The ratio stands for the tokenizer's difference; what the provider counts that we do not (its own framing, a system prompt and tools "+
+			"the session file does not hold) enters the figure once a response reports usage.")
 }
 
 func recordKind(r *agentctx.Record) string {
@@ -314,28 +380,32 @@ func (in *inspection) writeText(w io.Writer) error {
 		p("\nclock      %s (--now)\n", in.Clock)
 	}
 	p("\nmodel      %s (%s)  window %d  auto-compact threshold %d\n", in.Model.Name, in.Model.Source, in.Model.ContextWindow, in.Model.AutoCompactThreshold)
-	p("\ntokens by category (active chain, counted)\n")
-	for _, c := range agentctx.Categories() {
-		p("  %-15s %9d\n", c, in.Tokens.ByCategory[string(c)])
-	}
-	p("  %-15s %9d\n", "counted total", in.Tokens.Counted)
-	if in.Tokens.AnchorUsage != nil {
-		u := in.Tokens.AnchorUsage
-		p("  %-15s %9d  = usage at %s (input %d + cache creation %d + cache read %d + output %d) + %d counted after\n",
-			"anchored total", in.Tokens.Anchored, in.Tokens.AnchorUUID, u.InputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens, u.OutputTokens, in.Tokens.AfterAnchor)
+
+	r := in.Request
+	if r.Messages == 0 {
+		p("\nnext request  none: the session has no messages to send\n")
 	} else {
-		p("  %-15s %9d  (no reported usage to anchor on)\n", "anchored total", in.Tokens.Anchored)
+		p("\nnext request  %d messages  %d input tokens  max_tokens %d  %d records to append", r.Messages, r.InputTokens, r.MaxTokens, r.Appends)
+		if c := in.Compaction.Next; c != nil && c.Outcome == agentctx.CompactCompacted {
+			p("  (after the in-memory compaction)")
+		}
+		if r.OverThreshold {
+			p("  OVER the auto-compact threshold")
+		}
+		if r.Error != "" {
+			p("\n  NOT SENDABLE: %s", r.Error)
+		}
+		p("\n")
+		in.writeCategories(p)
 	}
 
 	pr := in.Pressure
 	p("\npressure   %d tokens, level %s: %d before auto-compact (warning %d, error %d, threshold %d, blocking %d)\n",
 		pr.Tokens, pr.Level, pr.Remaining, pr.Warning, pr.Error, pr.Threshold, pr.Blocking)
-	if pr.AnchorUUID != "" {
-		p("  = anchor %d (usage at %s) + added %d − freed %d, or the counted size %d when larger\n", pr.Anchor, pr.AnchorUUID, pr.Added, pr.Freed, pr.Counted)
-	} else {
-		p("  = the counted size %d × the ratio (no usage since the latest compact boundary)\n", pr.Counted)
+	for _, l := range pr.Differ {
+		p("  %s\n", l)
 	}
-	p("  ratio %.3f, %s\n  %s\n", pr.Ratio, pr.RatioSource, pr.Why)
+
 	cp := in.Compaction
 	p("\ncompaction %d earlier", cp.Compactions)
 	if l := cp.Last; l != nil {
@@ -353,45 +423,95 @@ func (in *inspection) writeText(w io.Writer) error {
 		}
 	}
 
-	p("\nlargest records\n")
+	p("\nlargest records (active chain, counted)\n")
 	for i, l := range in.Largest {
 		p("  %2d. %7d tokens  line %-5d %-9s %s  %s\n", i+1, l.Tokens, l.Line, l.Type, l.UUID, l.Content)
 	}
 
-	r := in.Request
-	if r.Messages == 0 {
-		p("\nnext request  none: the session has no messages to send\n")
-		_, err := io.WriteString(w, b.String())
-		return err
-	}
-	p("\nnext request  %d messages  %d input tokens  max_tokens %d  %d records to append",
-		r.Messages, r.InputTokens, r.MaxTokens, r.Appends)
-	if r.OverThreshold {
-		p("  OVER the auto-compact threshold")
-	}
-	if r.Error != "" {
-		p("\n  NOT SENDABLE: %s", r.Error)
-	}
-	p("\nstages\n")
-	for _, st := range in.Stages {
-		p("  %-13s %s", st.Stage, counts(st.Actions))
-		if st.TokensFreed > 0 {
-			p("  %d tokens freed", st.TokensFreed)
-		}
-		p("\n")
-		for _, a := range st.Details {
-			if a.Kind == agentctx.ActionMarker || a.Kind == agentctx.ActionReapplied {
-				continue
-			}
-			id := a.ToolUseID
-			if id == "" {
-				id = a.UUID
-			}
-			p("      %-9s %s %s\n", a.Kind, id, a.Detail)
+	if r.Messages > 0 {
+		p("\nstages (next turn)\n")
+		for _, st := range in.Stages {
+			in.writeStage(p, st)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeCategories prints the next request by category: the parts, their sum (the counted
+// input tokens), then the free space and the auto-compact buffer, which complete the window.
+func (in *inspection) writeCategories(p func(string, ...any)) {
+	c, r := in.Request.ByCategory, in.Request
+	window, threshold := in.Model.ContextWindow, in.Model.AutoCompactThreshold
+	row := func(indent int, label string, n int, note string) {
+		p("  %*s%-*s %9d", indent, "", 22-indent, label, n)
+		if note != "" {
+			p("  %s", note)
+		}
+		p("\n")
+	}
+	p("  by category, counted (our tokenizer on the request, after every stage)\n")
+	row(2, "system prompt", c.SystemPrompt, "")
+	row(2, "tool definitions", c.ToolDefinitions, fmt.Sprintf("%d tools, %d from --tools; the others the history uses, declared unavailable", r.Tools, in.GivenTools))
+	row(2, "base context", c.BaseContext, "")
+	row(2, "messages", c.Messages, "")
+	for _, cat := range messageCategories() {
+		note := ""
+		if cat == agentctx.CategoryOther {
+			note = "message framing, unknown blocks"
+		}
+		row(4, string(cat), c.MessagesByCategory[string(cat)], note)
+	}
+	row(2, "= input tokens", r.InputTokens, "")
+	if c.CacheDeleted > 0 {
+		p("    (and %d tokens of tool results that cache_edits delete: sent, in no figure here)\n", c.CacheDeleted)
+	}
+	if r.InputTokens > window {
+		row(2, "over the window by", r.InputTokens-window, fmt.Sprintf("window %d", window))
+		return
+	}
+	row(2, "free space", c.FreeSpace, fmt.Sprintf("below the auto-compact threshold %d", threshold))
+	note := "the window above the threshold, kept for the output and the compaction"
+	if taken := window - threshold - c.AutoCompactBuffer; taken > 0 {
+		note = fmt.Sprintf("the window above the threshold, less the %d of it the request takes", taken)
+	}
+	row(2, "auto-compact buffer", c.AutoCompactBuffer, note)
+	row(2, "= window", window, "")
+}
+
+// writeStage prints one stage of the next turn and its actions. Microcompact's clearings
+// measure the idle gap to the time of the next turn: without --now, they say so.
+func (in *inspection) writeStage(p func(string, ...any), st stageInfo) {
+	clock := in.WallClock && st.Stage == "microcompact"
+	p("  %-13s %s", st.Stage, counts(st.Actions))
+	if st.TokensFreed > 0 {
+		p("  %d tokens freed", st.TokensFreed)
+	}
+	shown := slices.ContainsFunc(st.Details, shownAction)
+	if clock && shown {
+		p("  (decided on the wall clock: pass --now for repeatable output)")
+	}
+	p("\n")
+	for _, a := range st.Details {
+		if !shownAction(a) {
+			continue
+		}
+		id := a.ToolUseID
+		if id == "" {
+			id = a.UUID
+		}
+		p("      %-9s %s %s", a.Kind, id, a.Detail)
+		if clock {
+			p(" (wall clock)")
+		}
+		p("\n")
+	}
+}
+
+// shownAction reports whether inspect lists an action: not the cache marker, nor a recorded
+// decision applied again.
+func shownAction(a agentctx.Action) bool {
+	return a.Kind != agentctx.ActionMarker && a.Kind != agentctx.ActionReapplied
 }
 
 // counts formats a histogram in key order: "assistant 3, user 2".

@@ -3,69 +3,155 @@
 //
 // Usage:
 //
-//	agentctx inspect [--model M] [--window N] [--now RFC3339] [--json] FILE
-//	agentctx request [--model M] [--window N] [--max-tokens N] [--now RFC3339] [--tools FILE] [--store DIR] [--indent] FILE
-//	agentctx compact [--instructions TEXT] [--out FILE2] [--rehydrate-files] [--model M] [--window N] [--now RFC3339] FILE
+//	agentctx inspect [flags] FILE
+//	agentctx request [flags] FILE
+//	agentctx compact [flags] FILE
+//	agentctx help [COMMAND]
 //
-// inspect summarizes a session: its records, the active chain, tokens by category, the
-// largest records, the anchored and counted totals, the model's window and pressure levels,
-// the compaction state, and what each stage of the pipeline would do on the next turn. request
-// prints the provider-ready request body for the session's next turn; when the session
-// overflows the window it is compacted in memory first, with the extractive summarizer. compact
-// compacts the session now with the extractive summarizer and appends the compaction's records
-// to FILE, or to a new copy at FILE2, never changing the bytes already written.
+// inspect summarizes a session: its records, the active chain, the next request's tokens by
+// category (system prompt, tool definitions, base context, messages, free space, auto-compact
+// buffer), the model's window and pressure levels with the anchored and counted figures, the
+// compaction state, the largest records, and what each stage of the pipeline would do on the
+// next turn. request prints the provider-ready request body for the session's next turn. When
+// the session overflows the window, both compact it in memory first, with the extractive
+// summarizer. compact compacts the session now with the extractive summarizer and appends the
+// compaction's records to FILE, or to a new copy at FILE2, never changing the bytes already
+// written. "agentctx COMMAND --help" lists a command's flags.
+//
+// Exit codes: 0 on success (and for --help), 1 when the command fails (an unreadable FILE, a
+// request that cannot be built), 2 on a mistake in the command line.
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 )
 
 func main() {
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `usage:
-  agentctx inspect [--model M] [--window N] [--now RFC3339] [--json] FILE
-  agentctx request [--model M] [--window N] [--max-tokens N] [--now RFC3339] [--tools FILE] [--store DIR] [--indent] FILE
-  agentctx compact [--instructions TEXT] [--out FILE2] [--rehydrate-files] [--model M] [--window N] [--now RFC3339] FILE
-`
+// command is one subcommand.
+type command struct {
+	name    string
+	args    string // after the flags
+	summary string // one line, for agentctx --help
+	about   string // a paragraph, for agentctx COMMAND --help
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+// commands lists the subcommands in the order agentctx --help shows them.
+var commands = []command{
+	{
+		name: "inspect", args: "FILE",
+		summary: "show what the model sees of the session's next turn, by category and by stage",
+		about: "Inspect summarizes the session in FILE: its records, the active chain, the next " +
+			"request's tokens by category (system prompt, tool definitions, base context, " +
+			"messages, free space, auto-compact buffer), the pressure figure and its levels " +
+			"with the anchored and counted figures, the compaction state, the largest " +
+			"records, and what each stage of the pipeline would do on the next turn. A " +
+			"session that overflows the window is compacted in memory first, with the " +
+			"extractive summarizer; FILE is never changed.",
+		run: inspect,
+	},
+	{
+		name: "request", args: "FILE",
+		summary: "print the provider-ready request body for the session's next turn",
+		about: "Request prints the Anthropic Messages API body for the next turn of the session " +
+			"in FILE. A session that overflows the window is compacted in memory first, with " +
+			"the extractive summarizer; FILE is never changed.",
+		run: request,
+	},
+	{
+		name: "compact", args: "FILE",
+		summary: "compact the session now and append the compaction's records",
+		about: "Compact compacts the session in FILE now, with the extractive summarizer, and " +
+			"appends the compaction's records to FILE, or to a new copy of it (--out). The " +
+			"bytes already written are never changed.",
+		run: compact,
+	},
+}
+
+func lookup(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// usage is what agentctx --help prints.
+func usage() string {
+	var b strings.Builder
+	b.WriteString("agentctx shows what an LLM agent's model sees of a Claude Code session file, turn by turn.\n\n")
+	b.WriteString("usage: agentctx COMMAND [flags] FILE\n\ncommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(&b, "  %-9s %s\n", "help", "show a command's usage and flags: agentctx help COMMAND")
+	b.WriteString("\nRun \"agentctx COMMAND --help\" for the flags of a command.\n")
+	return b.String()
+}
 
 // run is the command's body: it returns the exit code (0 ok, 1 failure, 2 usage error).
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage())
 		return 2
 	}
-	var err error
-	switch args[0] {
-	case "inspect":
-		err = inspect(ctx, args[1:], stdout, stderr)
-	case "request":
-		err = request(ctx, args[1:], stdout, stderr)
-	case "compact":
-		err = compact(ctx, args[1:], stdout, stderr)
-	case "-h", "--help", "help":
-		fmt.Fprint(stdout, usage)
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "-help", "--help", "help":
+		if name != "help" || len(rest) == 0 {
+			fmt.Fprint(stdout, usage())
+			return 0
+		}
+		name, rest = rest[0], []string{"--help"}
+	}
+	c := lookup(name)
+	if c == nil {
+		fmt.Fprintf(stderr, "agentctx: unknown command %q\n\n%s", name, usage())
+		return 2
+	}
+	err := c.run(ctx, rest, stdout, stderr)
+	var help helpRequest
+	var ue usageError
+	switch {
+	case err == nil:
 		return 0
-	default:
-		fmt.Fprintf(stderr, "agentctx: unknown command %q\n%s", args[0], usage)
-		return 2
-	}
-	if err == nil {
+	case errors.As(err, &help):
+		fmt.Fprintf(stdout, "usage: agentctx %s [flags] %s\n\n%s\nflags:\n%s", c.name, c.args, wrap(c.about, "", 92), help.flags)
 		return 0
-	}
-	if _, ok := err.(usageError); ok {
-		fmt.Fprintf(stderr, "agentctx: %v\n%s", err, usage)
+	case errors.As(err, &ue):
+		fmt.Fprintf(stderr, "%s\nusage: agentctx %s [flags] %s\nRun \"agentctx %s --help\" for its flags.\n", message(err), c.name, c.args, c.name)
 		return 2
 	}
-	fmt.Fprintf(stderr, "agentctx: %v\n", err)
+	fmt.Fprintln(stderr, message(err))
 	return 1
+}
+
+// message formats err for the terminal: each line starts with "agentctx: " once, whether or
+// not the error (a library error) already does.
+func message(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	for i, l := range lines {
+		lines[i] = "agentctx: " + strings.TrimPrefix(l, "agentctx: ")
+	}
+	return strings.Join(lines, "\n")
 }
 
 // usageError is a mistake in the command line.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
+
+// helpRequest is --help on a command: its usage, with flags (each flag and its
+// description), goes to stdout, and the exit code is 0.
+type helpRequest struct{ flags string }
+
+func (h helpRequest) Error() string { return "help requested" }

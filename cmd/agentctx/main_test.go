@@ -11,10 +11,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentctx/agentctx"
 )
 
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
@@ -54,7 +53,8 @@ func TestInspectBundled(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			code, out, errOut := runCmd(t, "inspect", now, store, f)
 			require.Equal(t, 0, code, errOut)
-			for _, want := range []string{"active chain", "tokens by category", "counted total", "anchored total", "auto-compact threshold", "largest records", "next request", "budget", "normalize", "cache"} {
+			for _, want := range []string{"active chain", "by category", "tool definitions", "= input tokens", "free space", "auto-compact buffer", "= window",
+				"anchored ", "counted ", "They differ by", "auto-compact threshold", "largest records", "next request", "budget", "normalize", "cache"} {
 				assert.Contains(t, out, want)
 			}
 			code, out, errOut = runCmd(t, "inspect", "--json", "--window=40000", now, store, f)
@@ -64,7 +64,7 @@ func TestInspectBundled(t *testing.T) {
 			assert.Equal(t, 40000, got.Model.ContextWindow)
 			// A 40k window caps the output reserve at 10k and the buffer at 5k.
 			assert.Equal(t, 40000-10000-5000, got.Model.AutoCompactThreshold)
-			assert.Positive(t, got.Tokens.Counted)
+			assert.Positive(t, got.Request.InputTokens)
 			assert.NotEmpty(t, got.Largest)
 			assert.Contains(t, []int{7, 8}, len(got.Stages), "seven stages, and compact when it ran")
 			if r := got.Request; r.Messages > 0 && r.InputTokens < 40000 {
@@ -72,6 +72,72 @@ func TestInspectBundled(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkCategories asserts that the next request's categories sum to its counted input tokens,
+// and with free space and buffer to the window.
+func checkCategories(t *testing.T, got inspection, name string) {
+	t.Helper()
+	r, c := got.Request, got.Request.ByCategory
+	msgs := 0
+	for _, n := range c.MessagesByCategory {
+		msgs += n
+	}
+	assert.Len(t, c.MessagesByCategory, 7, name)
+	assert.Equal(t, c.Messages, msgs, "%s: the message categories sum to the messages", name)
+	assert.Equal(t, r.InputTokens, c.SystemPrompt+c.ToolDefinitions+c.BaseContext+c.Messages, "%s: the categories sum to the input tokens", name)
+	if r.InputTokens <= got.Model.ContextWindow {
+		assert.Equal(t, got.Model.ContextWindow, r.InputTokens+c.FreeSpace+c.AutoCompactBuffer, "%s: with free space and buffer, to the window", name)
+	}
+	assert.Equal(t, max(0, got.Model.AutoCompactThreshold-r.InputTokens), c.FreeSpace, name)
+	assert.Equal(t, r.InputTokens, got.Pressure.Counted, name)
+	assert.Len(t, got.Pressure.Differ, 3, name)
+}
+
+// TestInspectCategories: on every bundled session, at the model's window and at one that
+// forces an in-memory compaction, the next request's categories sum exactly to its input
+// tokens, and the text shows the same figures.
+func TestInspectCategories(t *testing.T) {
+	store := "--store=" + t.TempDir()
+	compacted := 0
+	for _, f := range sessions(t, false) {
+		for _, window := range []string{"--window=200000", "--window=40000"} {
+			name := filepath.Base(f) + " " + window
+			code, out, errOut := runCmd(t, "inspect", "--json", now, window, store, f)
+			require.Equal(t, 0, code, errOut)
+			var got inspection
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			checkCategories(t, got, name)
+			if c := got.Compaction.Next; c != nil && c.Outcome == agentctx.CompactCompacted {
+				compacted++
+			}
+			code, text, errOut := runCmd(t, "inspect", now, window, store, f)
+			require.Equal(t, 0, code, errOut)
+			assert.Regexp(t, fmt.Sprintf(`= input tokens +%d\n`, got.Request.InputTokens), text, name)
+			assert.Regexp(t, fmt.Sprintf(`free space +%d `, got.Request.ByCategory.FreeSpace), text, name)
+		}
+	}
+	assert.Positive(t, compacted, "a bundled session is compacted in memory at 40k")
+}
+
+// TestInspectClock: without --now, the clock line and every clock-dependent stage line (the
+// microcompact clearings, which measure the idle gap to now) say they used the wall clock.
+func TestInspectClock(t *testing.T) {
+	f := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	store := "--store=" + t.TempDir()
+	code, out, errOut := runCmd(t, "inspect", store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `clock +\S+, the wall clock: pass --now`, out)
+	assert.Contains(t, out, "microcompact  cleared")
+	for l := range strings.SplitSeq(out, "\n") {
+		if strings.Contains(l, "cleared   toolu_") {
+			assert.True(t, strings.HasSuffix(l, "(wall clock)"), l)
+		}
+	}
+	code, out, errOut = runCmd(t, "inspect", now, store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "(--now)")
+	assert.NotContains(t, out, "wall clock")
 }
 
 // TestInspectCorpus runs inspect on every corpus session, at the model's window and at a
@@ -83,7 +149,10 @@ func TestInspectCorpus(t *testing.T) {
 		assert.Equal(t, 0, code, "%s: %s", f, errOut)
 		code, out, errOut := runCmd(t, "inspect", "--json", "--window=40000", now, store, f)
 		assert.Equal(t, 0, code, "%s: %s", f, errOut)
-		assert.True(t, json.Valid([]byte(out)), f)
+		var got inspection
+		if assert.NoError(t, json.Unmarshal([]byte(out), &got), f) {
+			checkCategories(t, got, f)
+		}
 	}
 }
 
@@ -196,25 +265,134 @@ func TestDamagedSession(t *testing.T) {
 	assert.Equal(t, before, after, "the damaged file is not rewritten")
 }
 
-func TestUsageAndErrors(t *testing.T) {
-	tests := []struct {
+// TestHelp: --help and -h on every command, and help COMMAND, print the command's usage with
+// each of its flags and a description on stdout, and exit 0; agentctx --help lists the
+// commands.
+func TestHelp(t *testing.T) {
+	shared := []string{"--model", "--window", "--max-tokens", "--now", "--tools", "--store", "--rehydrate-files"}
+	own := map[string][]string{"inspect": {"--json"}, "request": {"--indent"}, "compact": {"--instructions", "--out"}}
+	var tests []struct {
 		args []string
-		code int
-		err  string
-	}{
-		{nil, 2, "usage"},
-		{[]string{"frobnicate"}, 2, `unknown command "frobnicate"`},
-		{[]string{"inspect"}, 2, "exactly one session FILE"},
-		{[]string{"inspect", "--window=x", "f"}, 2, "invalid value"},
-		{[]string{"request", "--now=yesterday", "../../testdata/sessions/spotter/tool-heavy.jsonl"}, 2, "--now"},
-		{[]string{"inspect", "does-not-exist.jsonl"}, 1, "does-not-exist.jsonl"},
-		{[]string{"request", "--tools=does-not-exist.json", "../../testdata/sessions/spotter/tool-heavy.jsonl"}, 1, "does-not-exist.json"},
+		want []string
+	}
+	for _, top := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		tests = append(tests, struct {
+			args []string
+			want []string
+		}{top, []string{"usage: agentctx COMMAND", "inspect ", "request ", "compact ", "help "}})
+	}
+	for cmd, flags := range own {
+		for _, args := range [][]string{{cmd, "--help"}, {cmd, "-h"}, {"help", cmd}, {cmd, small, "--help"}} {
+			tests = append(tests, struct {
+				args []string
+				want []string
+			}{args, append([]string{"usage: agentctx " + cmd + " [flags] FILE", "flags:"}, append(shared, flags...)...)})
+		}
 	}
 	for _, tt := range tests {
-		code, _, errOut := runCmd(t, tt.args...)
-		assert.Equal(t, tt.code, code, "%v", tt.args)
-		assert.Contains(t, errOut, tt.err, "%v", tt.args)
+		code, out, errOut := runCmd(t, tt.args...)
+		assert.Equal(t, 0, code, "%v", tt.args)
+		assert.Empty(t, errOut, "%v", tt.args)
+		for _, w := range tt.want {
+			assert.Contains(t, out, w, "%v", tt.args)
+		}
+		if strings.HasPrefix(tt.want[0], "usage: agentctx COMMAND") {
+			continue
+		}
+		// Each flag has a description on the line after it.
+		lines := strings.Split(out, "\n")
+		for i, l := range lines {
+			if strings.HasPrefix(l, "  --") {
+				require.Less(t, i+1, len(lines), "%v: %s", tt.args, l)
+				assert.True(t, strings.HasPrefix(lines[i+1], "        ") && len(strings.TrimSpace(lines[i+1])) > 10, "%v: %s has no description", tt.args, l)
+			}
+		}
 	}
+}
+
+// small is a small bundled session.
+var small = filepath.Join("..", "..", "testdata", "sessions", "spotter", "tool-heavy.jsonl")
+
+// TestUsageAndErrors: exit codes, and error messages on stderr that start with one
+// "agentctx: " and name flags as the command line spells them, never a Go field.
+func TestUsageAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
+		return p
+	}
+	array := write("array.json", `[{"type":"user","uuid":"u1"},{"type":"assistant","uuid":"a1"}]`)
+	pretty := write("pretty.json", "\xef\xbb\xbf\n[\n  {\"type\": \"user\"},\n  {\"type\": \"assistant\"}\n]\n")
+	sub := filepath.Join(dir, "sessions")
+	require.NoError(t, os.Mkdir(sub, 0o755))
+	tests := []struct {
+		name string
+		args []string
+		code int
+		err  []string
+	}{
+		{"no command", nil, 2, []string{"usage: agentctx COMMAND"}},
+		{"unknown command", []string{"frobnicate"}, 2, []string{`unknown command "frobnicate"`, "usage: agentctx COMMAND"}},
+		{"no FILE", []string{"inspect"}, 2, []string{"exactly one session FILE", "usage: agentctx inspect [flags] FILE", "agentctx inspect --help"}},
+		{"two FILEs", []string{"request", small, small}, 2, []string{"exactly one session FILE, got 2"}},
+		{"bad int", []string{"inspect", "--window=x", small}, 2, []string{"invalid value", "--window"}},
+		{"unknown flag", []string{"compact", "--frob", small}, 2, []string{"not defined: --frob"}},
+		{"bad time", []string{"request", "--now=yesterday", small}, 2, []string{"--now"}},
+		{"negative window", []string{"inspect", "--window=-5", small}, 2, []string{"--window must be positive, got -5"}},
+		{"zero window", []string{"request", "--window", "0", small}, 2, []string{"--window must be positive, got 0"}},
+		{"zero max tokens", []string{"compact", "--max-tokens=0", small}, 2, []string{"--max-tokens must be positive"}},
+		{"unknown model", []string{"inspect", "--model=gpt-9", small}, 2, []string{`--model "gpt-9"`, "pass --window"}},
+		{"missing FILE", []string{"inspect", "does-not-exist.jsonl"}, 1, []string{"cannot read does-not-exist.jsonl: no such file or directory"}},
+		{"directory", []string{"inspect", sub}, 1, []string{sub + " is a directory"}},
+		{"directory, request", []string{"request", sub}, 1, []string{sub + " is a directory"}},
+		{"JSON array", []string{"inspect", array}, 1, []string{array + " is a JSON array, not JSONL: one record per line expected"}},
+		{"indented JSON array", []string{"compact", pretty}, 1, []string{pretty + " is a JSON array, not JSONL"}},
+		{"missing tools", []string{"request", "--tools=does-not-exist.json", small}, 1, []string{"--tools: cannot read does-not-exist.json"}},
+		{"tools directory", []string{"request", "--tools=" + sub, small}, 1, []string{"--tools: cannot read " + sub + ": is a directory"}},
+		{"library error", []string{"request", now, "--window=1000", small}, 1, []string{"agentctx: prompt too long"}},
+	}
+	if os.Geteuid() != 0 { // root reads any file
+		locked := write("locked.jsonl", "{}\n")
+		require.NoError(t, os.Chmod(locked, 0))
+		tests = append(tests, struct {
+			name string
+			args []string
+			code int
+			err  []string
+		}{"permission", []string{"inspect", locked}, 1, []string{"cannot read " + locked + ": permission denied"}})
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, tt.args...)
+			assert.Equal(t, tt.code, code)
+			assert.Empty(t, out)
+			require.NotEmpty(t, errOut)
+			for _, w := range tt.err {
+				assert.Contains(t, errOut, w)
+			}
+			if tt.code == 1 || strings.HasPrefix(errOut, "agentctx:") {
+				assert.True(t, strings.HasPrefix(errOut, "agentctx: "), errOut)
+			}
+			assert.NotContains(t, errOut, "agentctx: agentctx:", "one prefix")
+			assert.NotContains(t, errOut, "Config.", "flags, not Go fields")
+			assert.NotContains(t, errOut, "torn line")
+			assert.NotRegexp(t, `(^|\s)-[a-z]`, strings.ReplaceAll(errOut, "--", ""), "flags are spelled --name")
+		})
+	}
+}
+
+// TestFlagsAfterFile: flags may follow FILE, and "--" ends them.
+func TestFlagsAfterFile(t *testing.T) {
+	store := "--store=" + t.TempDir()
+	code, before, errOut := runCmd(t, "request", now, "--window=40000", store, small)
+	require.Equal(t, 0, code, errOut)
+	code, after, errOut := runCmd(t, "request", small, now, "--window", "40000", store)
+	require.Equal(t, 0, code, errOut)
+	assert.Equal(t, before, after)
+	code, _, errOut = runCmd(t, "request", now, store, "--", small, "--window=40000")
+	assert.Equal(t, 2, code, "after --, --window=40000 is a second FILE")
+	assert.Contains(t, errOut, "exactly one session FILE, got 2")
 }
 
 // TestCompactCommand compacts a copy of a bundled session: the original's bytes stay, the copy
@@ -259,6 +437,7 @@ func TestCompactCommand(t *testing.T) {
 	assert.True(t, got.Chain.Boundary.KeptTail)
 	assert.Less(t, got.Pressure.Tokens, got.Pressure.Threshold)
 	assert.Nil(t, got.Compaction.Next, "nothing to compact on the next turn")
+	checkCategories(t, got, "compacted copy")
 
 	// The manual compaction with instructions differs from the auto one in memory, but a
 	// compaction appended to FILE itself reads back the same as one kept in memory.
@@ -268,4 +447,13 @@ func TestCompactCommand(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.NotEqual(t, inMemory, fromFile)
 	assert.Contains(t, fromFile, "focus on the merges")
+}
+
+// TestInspectNotSendable: a request that cannot be sent is shown, with the library's error
+// under one prefix.
+func TestInspectNotSendable(t *testing.T) {
+	code, out, errOut := runCmd(t, "inspect", now, "--window=1000", "--store="+t.TempDir(), small)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "NOT SENDABLE: prompt too long")
+	assert.NotContains(t, out, "agentctx: agentctx:")
 }

@@ -1,13 +1,19 @@
 package main
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/agentctx/agentctx"
@@ -25,30 +31,119 @@ type options struct {
 }
 
 func (o *options) register(fs *flag.FlagSet) {
-	fs.StringVar(&o.model, "model", "", "model name (default: the session's last model)")
-	fs.IntVar(&o.window, "window", 0, "context window in tokens (default: the model's)")
-	fs.IntVar(&o.maxTokens, "max-tokens", 0, "max_tokens before clamping to the window (default: the model's max output)")
-	fs.StringVar(&o.now, "now", "", "the time of the next turn, RFC 3339 (default: now)")
-	fs.StringVar(&o.tools, "tools", "", "JSON file with the tool definitions (an array of tool objects)")
-	fs.StringVar(&o.store, "store", "", "directory for tool results the budget replaces (default: a temporary directory per session)")
+	fs.StringVar(&o.model, "model", "", "the model `name` (default: the session's last model that the model table knows, else "+defaultModel+")")
+	fs.IntVar(&o.window, "window", 0, "the context window, `N` tokens (default: the model's)")
+	fs.IntVar(&o.maxTokens, "max-tokens", 0, "the request's max_tokens, `N` tokens before clamping to the window (default: the model's maximum output)")
+	fs.StringVar(&o.now, "now", "", "the `time` of the next turn, RFC 3339, e.g. 2026-11-30T12:00:00Z (default: the wall clock)")
+	fs.StringVar(&o.tools, "tools", "", "a JSON `file` holding the tool definitions, an array of tool objects (default: none; the tools the history uses are declared unavailable)")
+	fs.StringVar(&o.store, "store", "", "the `directory` for the tool results the budget replaces (default: a temporary directory per session)")
 	fs.BoolVar(&o.files, "rehydrate-files", false, "after a compaction, re-read from disk the files the session worked with, under its working directory (off by default: the paths come from the file)")
 }
 
 // open parses a command's flags (the shared ones, plus those extra registers) and loads the
-// one session FILE it names.
+// one session FILE it names. Flags may come before or after FILE. --help returns a
+// [helpRequest] holding the command's usage.
 func open(name string, args []string, extra func(*flag.FlagSet)) (*session, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var o options
 	o.register(fs)
 	extra(fs)
-	if err := fs.Parse(args); err != nil {
-		return nil, usageError{err.Error()}
+	files, err := parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil, helpRequest{flagUsage(fs)}
 	}
-	if fs.NArg() != 1 {
-		return nil, usageError{fmt.Sprintf("%s needs exactly one session FILE", name)}
+	if err != nil {
+		return nil, usageError{flagMessage(err)}
 	}
-	return load(fs.Arg(0), o)
+	if len(files) != 1 {
+		return nil, usageError{fmt.Sprintf("%s needs exactly one session FILE, got %d", name, len(files))}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["window"] && o.window <= 0 {
+		return nil, usageError{fmt.Sprintf("--window must be positive, got %d", o.window)}
+	}
+	if set["max-tokens"] && o.maxTokens <= 0 {
+		return nil, usageError{fmt.Sprintf("--max-tokens must be positive, got %d", o.maxTokens)}
+	}
+	if _, ok := agentctx.DefaultModels().Lookup(o.model); o.model != "" && !ok && o.window == 0 {
+		return nil, usageError{fmt.Sprintf("--model %q is not in the model table, so its context window is unknown: pass --window", o.model)}
+	}
+	return load(files[0], o)
+}
+
+// parse parses args with fs, letting flags follow the positional arguments too ("inspect
+// FILE --window 40000"); everything after "--" is positional. It returns the positional
+// arguments.
+func parse(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos, args = append(pos, rest[0]), rest[1:]
+	}
+}
+
+// flagRef matches a flag as the flag package names it in its errors ("-window").
+var flagRef = regexp.MustCompile(`(flag|argument:|defined:) -([^-\s])`)
+
+// flagMessage rewrites a flag package error to name flags as --name, as the usage does.
+func flagMessage(err error) string {
+	return flagRef.ReplaceAllString(err.Error(), "$1 --$2")
+}
+
+// flagUsage lists every flag of fs with its description, as agentctx COMMAND --help shows them.
+func flagUsage(fs *flag.FlagSet) string {
+	var b strings.Builder
+	fs.VisitAll(func(f *flag.Flag) {
+		arg, desc := flag.UnquoteUsage(f)
+		if isBool(f) {
+			fmt.Fprintf(&b, "  --%s\n", f.Name)
+		} else {
+			fmt.Fprintf(&b, "  --%s %s\n", f.Name, arg)
+		}
+		b.WriteString(wrap(desc, "        ", 92))
+	})
+	return b.String()
+}
+
+// wrap breaks text into lines of at most width columns (a longer word stays whole), each
+// starting with indent.
+func wrap(text, indent string, width int) string {
+	var b strings.Builder
+	n := 0
+	for w := range strings.FieldsSeq(text) {
+		if n > 0 && n+1+len(w) > width {
+			b.WriteByte('\n')
+			n = 0
+		}
+		if n == 0 {
+			b.WriteString(indent)
+			n = len(indent)
+		} else {
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += len(w)
+	}
+	b.WriteByte('\n')
+	return b.String()
+}
+
+// isBool reports whether f is a boolean flag (given without a value).
+func isBool(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // session is a read transcript and the pipeline configured for it.
@@ -75,7 +170,7 @@ func (s *session) clockNote(w io.Writer) {
 const defaultModel = "claude-sonnet-4-5"
 
 func load(path string, o options) (*session, error) {
-	tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+	tr, err := readSession(path)
 	if err != nil {
 		return nil, err
 	}
@@ -99,9 +194,6 @@ func load(path string, o options) (*session, error) {
 		if err != nil {
 			return nil, usageError{fmt.Sprintf("--now: %v", err)}
 		}
-	}
-	if o.window < 0 || o.maxTokens < 0 {
-		return nil, usageError{"--window and --max-tokens must not be negative"}
 	}
 	tools, err := readTools(o.tools)
 	if err != nil {
@@ -143,18 +235,58 @@ func sessionID(tr *agentctx.Transcript, path string) string {
 	return filepath.Base(path)
 }
 
-// readTools reads a JSON array of tool definitions.
+// readSession reads the session file at path. A file that cannot be opened, a directory and
+// a JSON array (a common mistake: one record per line is expected) get their own errors,
+// which name path.
+func readSession(path string) (*agentctx.Transcript, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if fi.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a session file (JSONL: one JSON record per line)", path)
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
+	if startsJSONArray(r) {
+		return nil, fmt.Errorf("%s is a JSON array, not JSONL: one record per line expected", path)
+	}
+	return agentctx.ReadTranscript(r, path, agentctx.ReadOptions{})
+}
+
+// fileError says that path cannot be read, and why, without the Go operation name.
+func fileError(path string, err error) error {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
+		err = pe.Err
+	}
+	return fmt.Errorf("cannot read %s: %w", path, err)
+}
+
+// startsJSONArray reports whether the first character of r after a byte-order mark and white
+// space is '['. Claude Code writes one JSON object per line, so no session file does.
+func startsJSONArray(r *bufio.Reader) bool {
+	buf, _ := r.Peek(r.Size())
+	buf = bytes.TrimPrefix(buf, []byte("\xef\xbb\xbf"))
+	buf = bytes.TrimLeft(buf, " \t\r\n")
+	return len(buf) > 0 && buf[0] == '['
+}
+
+// readTools reads a JSON array of tool definitions (--tools).
 func readTools(path string) ([]agentctx.Tool, error) {
 	if path == "" {
 		return nil, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--tools: %w", fileError(path, err))
 	}
 	var defs []json.RawMessage
 	if err := json.Unmarshal(data, &defs); err != nil {
-		return nil, fmt.Errorf("%s: want a JSON array of tool definitions: %v", path, err)
+		return nil, fmt.Errorf("--tools: %s: want a JSON array of tool definitions: %v", path, err)
 	}
 	tools := make([]agentctx.Tool, 0, len(defs))
 	for i, d := range defs {
@@ -162,7 +294,7 @@ func readTools(path string) ([]agentctx.Tool, error) {
 			Name string `json:"name"`
 		}
 		if err := json.Unmarshal(d, &head); err != nil || head.Name == "" {
-			return nil, fmt.Errorf("%s: tool %d: field name: missing or not a string", path, i)
+			return nil, fmt.Errorf("--tools: %s: tool %d: field name: missing or not a string", path, i)
 		}
 		tools = append(tools, agentctx.Tool{Name: head.Name, Definition: d})
 	}
