@@ -42,6 +42,11 @@ func sessions(t *testing.T, corpus bool) []string {
 	}))
 	slices.Sort(files)
 	require.NotEmpty(t, files)
+	if corpus && raceEnabled {
+		// One corpus file in four under the race detector (see the root package's
+		// corpusPaths): the plain run walks them all.
+		files = slices.DeleteFunc(slices.Clone(files), func(f string) bool { return slices.Index(files, f)%4 != 0 })
+	}
 	return files
 }
 
