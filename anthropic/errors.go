@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -14,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/transport"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 )
 
@@ -101,19 +100,7 @@ func Classify(ctx context.Context, err error) error {
 	if ae, ok := errors.AsType[*sdk.Error](err); ok {
 		return classifyAPI(ae)
 	}
-	e := &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
-	switch {
-	case ctx.Err() != nil:
-		// The caller's context ended the call: nothing to retry.
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, io.ErrUnexpectedEOF), isNetError(err):
-		e.Class = agentctx.ClassRetryable
-	}
-	return e
-}
-
-func isNetError(err error) bool {
-	_, ok := errors.AsType[net.Error](err)
-	return ok
+	return &Error{Class: transport.Class(ctx, err), Message: err.Error(), Err: err}
 }
 
 // The provider's prompt-too-long messages: the prompt alone, and the prompt with max_tokens.
@@ -126,7 +113,7 @@ var (
 func classifyAPI(ae *sdk.Error) *Error {
 	e := &Error{StatusCode: ae.StatusCode, Type: string(ae.Type()), Code: string(ae.ErrorCode()), Message: ae.Message, RequestID: ae.RequestID, Err: ae}
 	if ae.Response != nil {
-		e.RetryAfter = retryAfter(ae.Response.Header)
+		e.RetryAfter = transport.RetryAfter(ae.Response.Header)
 	}
 	if e.Type == "" {
 		e.Type, e.Message = errorBody(ae.RawJSON(), e.Message)
@@ -248,27 +235,4 @@ func errorBody(raw, msg string) (string, string) {
 		msg = body.Error.Message
 	}
 	return body.Error.Type, msg
-}
-
-// retryAfter reads the delay the provider asked for: retry-after-ms (milliseconds), else
-// retry-after (seconds, or an HTTP date).
-func retryAfter(h http.Header) time.Duration {
-	if v := h.Get("Retry-After-Ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := h.Get("Retry-After")
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
 }

@@ -1,9 +1,7 @@
 package anthropic
 
 import (
-	"net/http"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 )
@@ -18,24 +16,5 @@ func TestBlockPath(t *testing.T) {
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, blockPath(tt.msg), tt.msg)
-	}
-}
-
-func TestRetryAfter(t *testing.T) {
-	tests := []struct {
-		name   string
-		header http.Header
-		want   time.Duration
-	}{
-		{"none", http.Header{}, 0},
-		{"seconds", http.Header{"Retry-After": {"17"}}, 17 * time.Second},
-		{"milliseconds win", http.Header{"Retry-After": {"17"}, "Retry-After-Ms": {"250"}}, 250 * time.Millisecond},
-		{"a date in the past", http.Header{"Retry-After": {"Wed, 21 Oct 2015 07:28:00 GMT"}}, 0},
-		{"garbage", http.Header{"Retry-After": {"soon"}}, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, retryAfter(tt.header))
-		})
 	}
 }
