@@ -11,8 +11,10 @@ import (
 )
 
 // The OpenAI rules a body must satisfy, checked on the JSON the SDK sends (the wire form,
-// not our own structures). Sources: the provider contract notes (§8) and the errors the
-// APIs answer when a rule is broken.
+// not our own structures), as the APIs' own errors state them: "messages with role 'tool'
+// must be a response to a preceding message with 'tool_calls'", "An assistant message with
+// 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'", "No
+// tool output found for function call …".
 
 type chatBody struct {
 	Messages []struct {

@@ -142,8 +142,8 @@ func decodeBlock(raw json.RawMessage) (agentctx.Block, error) {
 	return &agentctx.CacheEdits{Edits: ce.Edits}, nil
 }
 
-// CorpusDir returns the shared corpus's Claude Code sessions (../shared/corpus/claude-code
-// from the module root, given as root), or skips the test when it is absent.
+// CorpusDir returns the directory of the shared corpus's Claude Code sessions, which sits
+// beside the module whose root is given, or skips the test when it is absent.
 func CorpusDir(t testing.TB, root string) string {
 	t.Helper()
 	dir := filepath.Join(root, "..", "shared", "corpus", "claude-code")
