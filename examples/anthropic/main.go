@@ -1,0 +1,114 @@
+// Command anthropic is a complete agent turn loop on the official Anthropic Go SDK: the
+// user's prompt joins a session, agentctx prepares each request, the SDK client sends it,
+// the answer joins the session, and the tool calls it makes are run and answered until the
+// model ends its turn.
+//
+//	ANTHROPIC_API_KEY=… go run ./examples/anthropic "What is in this directory?"
+//
+// The SDK client reads its key, base URL and retry policy from the environment; the model
+// is ANTHROPIC_MODEL, or claude-sonnet-4-5. The one tool lists a directory.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"strings"
+
+	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/anthropic"
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
+	"github.com/anthropics/anthropic-sdk-go/v2/option"
+)
+
+func main() {
+	prompt := "What is in the current directory? Answer in one sentence."
+	if len(os.Args) > 1 {
+		prompt = strings.Join(os.Args[1:], " ")
+	}
+	model := os.Getenv("ANTHROPIC_MODEL")
+	if model == "" {
+		model = "claude-sonnet-4-5"
+	}
+	c := sdk.NewClient(option.WithMaxRetries(4)) // retries and backoff are the SDK's
+	p, err := agentctx.New(agentctx.Config{Model: model})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := run(context.Background(), anthropic.NewClient(&c), p, prompt, os.Stdout); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// maxRounds bounds the model's tool-call rounds in one turn.
+const maxRounds = 8
+
+var system = []*agentctx.Text{{Text: "You are a helpful agent with a tool that lists directories. Be brief."}}
+
+var tools = []agentctx.Tool{{Name: "list_directory", Definition: json.RawMessage(`{"name":"list_directory",` +
+	`"description":"List the names of the entries of a directory.",` +
+	`"input_schema":{"type":"object","properties":{"path":{"type":"string","description":"The directory; . for the current one."}},"required":["path"]}}`)}}
+
+// run plays one user turn: the prompt, then requests and answers until the model stops
+// calling tools. It prints the model's text and the tool calls to w.
+func run(ctx context.Context, c *anthropic.Client, p *agentctx.Pipeline, prompt string, w io.Writer) error {
+	sess := agentctx.NewSession(agentctx.SessionOptions{})
+	if _, err := sess.User(prompt); err != nil {
+		return err
+	}
+	for range maxRounds {
+		res, err := sess.Prepare(ctx, p, agentctx.Input{System: system, Tools: tools})
+		if err != nil {
+			return err
+		}
+		rec, err := c.Turn(ctx, sess, res.Request, anthropic.Options{})
+		if err != nil {
+			// A retryable error already went through the SDK's retries; the other classes
+			// (prompt too long, media rejected, …) are for the recovery of the conversation.
+			return fmt.Errorf("turn failed (%s): %w", agentctx.ClassOf(err), err)
+		}
+		var results []*agentctx.ToolResult
+		for _, b := range rec.Message.Content {
+			switch b := b.(type) {
+			case *agentctx.Text:
+				fmt.Fprintln(w, b.Text)
+			case *agentctx.ToolUse:
+				fmt.Fprintf(w, "[%s %s]\n", b.Name, b.Input)
+				results = append(results, call(b))
+			}
+		}
+		if rec.Message.StopReason != "tool_use" || len(results) == 0 {
+			return nil
+		}
+		if _, err := sess.ToolResults(results...); err != nil {
+			return err
+		}
+	}
+	return errors.New("the model kept calling tools")
+}
+
+// call runs a tool call and returns its result.
+func call(tu *agentctx.ToolUse) *agentctx.ToolResult {
+	if tu.Name != "list_directory" {
+		return agentctx.ErrorResult(tu.ID, "unknown tool "+tu.Name)
+	}
+	var in struct {
+		Path string `json:"path"`
+	}
+	if err := json.Unmarshal(tu.Input, &in); err != nil || in.Path == "" {
+		return agentctx.ErrorResult(tu.ID, "the input needs a path")
+	}
+	entries, err := os.ReadDir(in.Path)
+	if err != nil {
+		return agentctx.ErrorResult(tu.ID, err.Error())
+	}
+	names := make([]string, 0, len(entries))
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	return agentctx.TextResult(tu.ID, strings.Join(names, "\n"))
+}

@@ -1,0 +1,293 @@
+// Package providertest gives the provider adapters' tests the requests to convert: the
+// golden requests of testdata/cases, decoded back into [agentctx.Request] values, and the
+// requests [agentctx.Pipeline.Prepare] builds for every session of the shared corpus.
+package providertest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentctx/agentctx"
+)
+
+// Case is one request to convert and where it comes from.
+type Case struct {
+	// Name names the request in test output: a golden file's path, or a corpus session's
+	// file with the configuration it was prepared under.
+	Name string
+	// Request is the request.
+	Request agentctx.Request
+}
+
+// Goldens returns the golden requests under root (the module's testdata/cases): every
+// want/request.json and want/turn-N/request.json, decoded. It fails the test when there is
+// none, since the module always has them.
+func Goldens(t testing.TB, root string) []Case {
+	t.Helper()
+	var out []Case
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() || d.Name() != "request.json" {
+			return nil
+		}
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		req, err := DecodeRequest(body)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, Case{Name: path, Request: req})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no request.json under %s", root)
+	}
+	return out
+}
+
+// DecodeRequest decodes a Messages API request body as [agentctx.Request.MarshalJSON] writes
+// it. Blocks decode with [agentctx.UnmarshalBlock], so they encode back to the same JSON;
+// a cache_edits block becomes an [*agentctx.CacheEdits].
+func DecodeRequest(body []byte) (agentctx.Request, error) {
+	var wire struct {
+		Model      string                  `json:"model"`
+		MaxTokens  int                     `json:"max_tokens"`
+		System     []json.RawMessage       `json:"system"`
+		Messages   []wireMessage           `json:"messages"`
+		Tools      []json.RawMessage       `json:"tools"`
+		ToolChoice *agentctx.ToolChoice    `json:"tool_choice"`
+		Thinking   *agentctx.ThinkingParam `json:"thinking"`
+	}
+	if err := json.Unmarshal(body, &wire); err != nil {
+		return agentctx.Request{}, err
+	}
+	req := agentctx.Request{Model: wire.Model, MaxTokens: wire.MaxTokens, ToolChoice: wire.ToolChoice, Thinking: wire.Thinking}
+	for i, raw := range wire.System {
+		b, err := agentctx.UnmarshalBlock(raw)
+		if err != nil {
+			return req, fmt.Errorf("system[%d]: %w", i, err)
+		}
+		t, ok := b.(*agentctx.Text)
+		if !ok {
+			return req, fmt.Errorf("system[%d]: a %s block", i, b.Kind())
+		}
+		req.System = append(req.System, t)
+	}
+	for i, m := range wire.Messages {
+		rm := agentctx.RequestMessage{Role: m.Role}
+		for j, raw := range m.Content {
+			b, err := decodeBlock(raw)
+			if err != nil {
+				return req, fmt.Errorf("messages[%d].content[%d]: %w", i, j, err)
+			}
+			rm.Content = append(rm.Content, b)
+		}
+		req.Messages = append(req.Messages, rm)
+	}
+	for i, raw := range wire.Tools {
+		var def map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &def); err != nil {
+			return req, fmt.Errorf("tools[%d]: %w", i, err)
+		}
+		var tool agentctx.Tool
+		if cc, ok := def["cache_control"]; ok {
+			tool.CacheControl = new(agentctx.CacheControl)
+			if err := json.Unmarshal(cc, tool.CacheControl); err != nil {
+				return req, fmt.Errorf("tools[%d].cache_control: %w", i, err)
+			}
+			delete(def, "cache_control")
+		}
+		if err := json.Unmarshal(def["name"], &tool.Name); err != nil {
+			return req, fmt.Errorf("tools[%d].name: %w", i, err)
+		}
+		var err error
+		if tool.Definition, err = json.Marshal(def); err != nil {
+			return req, err
+		}
+		req.Tools = append(req.Tools, tool)
+	}
+	return req, nil
+}
+
+type wireMessage struct {
+	Role    agentctx.Role     `json:"role"`
+	Content []json.RawMessage `json:"content"`
+}
+
+func decodeBlock(raw json.RawMessage) (agentctx.Block, error) {
+	b, err := agentctx.UnmarshalBlock(raw)
+	if err != nil || b.Kind() != agentctx.KindCacheEdits {
+		return b, err
+	}
+	var ce struct {
+		Edits []agentctx.CacheEdit `json:"edits"`
+	}
+	if err := json.Unmarshal(raw, &ce); err != nil {
+		return nil, err
+	}
+	return &agentctx.CacheEdits{Edits: ce.Edits}, nil
+}
+
+// CorpusDir returns the directory of the shared corpus's Claude Code sessions, which sits
+// beside the module whose root is given, or skips the test when it is absent.
+func CorpusDir(t testing.TB, root string) string {
+	t.Helper()
+	dir := filepath.Join(root, "..", "shared", "corpus", "claude-code")
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Skipf("%s not found; whole-corpus tests skipped (clone without shared/)", dir)
+	}
+	return dir
+}
+
+// Corpus returns the requests Prepare builds for every session of the shared corpus (see
+// [CorpusDir]; root is the module root), under two configurations: the model's own window,
+// and a 40,000-token window with cached microcompact, which makes cache_edits blocks,
+// cache_reference fields and the beta they need, and compacts the long sessions. Tokens are
+// estimated, so it is fast. Sessions with nothing to send are left out. Under the race
+// detector only the second configuration runs, on the sessions under 256 KB.
+func Corpus(t testing.TB, root string) []Case {
+	t.Helper()
+	dir := CorpusDir(t, root)
+	var files []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") {
+			files = append(files, path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(files)
+	if len(files) == 0 {
+		t.Skipf("no sessions under %s; whole-corpus tests skipped", dir)
+	}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	configs := []struct {
+		name string
+		cfg  agentctx.Config
+	}{
+		{"window=model", agentctx.Config{}},
+		{"window=40000,cached", agentctx.Config{ContextWindow: 40_000, Microcompact: agentctx.MicrocompactConfig{
+			// The corpus is old: a gap this long never passes, so the stage edits the cache
+			// instead of clearing as after an idle hour.
+			Cached: true, CacheEditingBeta: "cache-editing-test", CachedTriggerTokens: 10_000, Gap: 100 * 365 * 24 * time.Hour}}},
+	}
+	if raceEnabled {
+		configs = configs[1:]
+	}
+	var out []Case
+	for _, c := range configs {
+		for _, f := range files {
+			if fi, err := os.Stat(f); raceEnabled && err == nil && fi.Size() > 256<<10 {
+				continue
+			}
+			tr, err := agentctx.ReadFile(f, agentctx.ReadOptions{})
+			if err != nil {
+				t.Fatalf("%s: %v", f, err)
+			}
+			cfg := c.cfg
+			cfg.Model, cfg.Tokens, cfg.Now = "claude-sonnet-4-5", agentctx.EstimateCounter{}, func() time.Time { return now }
+			cfg.Budget = agentctx.BudgetConfig{Store: &agentctx.MapStore{}}
+			cfg.Compact = agentctx.CompactConfig{Summarizer: agentctx.Extractive{}}
+			p, err := agentctx.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := p.Prepare(t.Context(), agentctx.Input{Records: tr.Records})
+			if err != nil {
+				continue // nothing to send, or over the window: no request to convert
+			}
+			out = append(out, Case{Name: filepath.Base(f) + " " + c.name, Request: res.Request})
+		}
+	}
+	return out
+}
+
+// JSONDiff returns "" when a and b hold the same JSON value (keys in any order), else the
+// path of the first difference with both values, shortened, for a readable failure.
+func JSONDiff(a, b []byte) string {
+	var va, vb any
+	if err := json.Unmarshal(a, &va); err != nil {
+		return "first: " + err.Error()
+	}
+	if err := json.Unmarshal(b, &vb); err != nil {
+		return "second: " + err.Error()
+	}
+	return diff("$", va, vb)
+}
+
+func diff(path string, a, b any) string {
+	switch a := a.(type) {
+	case map[string]any:
+		bm, ok := b.(map[string]any)
+		if !ok {
+			return fmt.Sprintf("%s: object vs %s", path, short(b))
+		}
+		keys := make([]string, 0, len(a)+len(bm))
+		for k := range a {
+			keys = append(keys, k)
+		}
+		for k := range bm {
+			if _, ok := a[k]; !ok {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			av, aok := a[k]
+			bv, bok := bm[k]
+			switch {
+			case !aok:
+				return fmt.Sprintf("%s.%s: missing vs %s", path, k, short(bv))
+			case !bok:
+				return fmt.Sprintf("%s.%s: %s vs missing", path, k, short(av))
+			}
+			if d := diff(path+"."+k, av, bv); d != "" {
+				return d
+			}
+		}
+		return ""
+	case []any:
+		bs, ok := b.([]any)
+		if !ok {
+			return fmt.Sprintf("%s: array vs %s", path, short(b))
+		}
+		if len(a) != len(bs) {
+			return fmt.Sprintf("%s: %d items vs %d", path, len(a), len(bs))
+		}
+		for i := range a {
+			if d := diff(fmt.Sprintf("%s[%d]", path, i), a[i], bs[i]); d != "" {
+				return d
+			}
+		}
+		return ""
+	default:
+		if a != b {
+			return fmt.Sprintf("%s: %s vs %s", path, short(a), short(b))
+		}
+		return ""
+	}
+}
+
+func short(v any) string {
+	s := fmt.Sprintf("%#v", v)
+	if len(s) > 120 {
+		s = s[:120] + "…"
+	}
+	return s
+}

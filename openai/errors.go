@@ -1,0 +1,197 @@
+package openai
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/transport"
+	sdk "github.com/openai/openai-go/v3"
+)
+
+// Error is a failed call, classified for recovery: what [Summarizer] returns for any
+// failure, and what [Classify] makes of the SDK's errors. [agentctx.ClassOf] reads its
+// class.
+type Error struct {
+	// Class says what the failure means for the conversation (see [agentctx.ErrorClass]).
+	Class agentctx.ErrorClass
+	// StatusCode is the HTTP status of the answer; 0 when there was none.
+	StatusCode int
+	// Type, Code and Param are the error object's fields, e.g. "invalid_request_error",
+	// "context_length_exceeded", "messages".
+	Type, Code, Param string
+	// Message is the provider's explanation, or the transport error's.
+	Message string
+	// RetryAfter is how long the provider asked the caller to wait; zero when it did not say.
+	RetryAfter time.Duration
+	// PromptTooLong holds the figures of a [agentctx.ClassPromptTooLong] error, as far as
+	// the message or the body gives them.
+	PromptTooLong *agentctx.PromptTooLongError
+	// Err is the underlying error: the SDK's *sdk.Error, a transport error, the context's.
+	Err error
+}
+
+// Error describes the failure.
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "agentctx/openai: %s", e.Class)
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, ": %d", e.StatusCode)
+	}
+	if e.Code != "" {
+		fmt.Fprintf(&b, " %s", e.Code)
+	} else if e.Type != "" {
+		fmt.Fprintf(&b, " %s", e.Type)
+	}
+	if e.Message != "" {
+		fmt.Fprintf(&b, ": %s", e.Message)
+	}
+	return b.String()
+}
+
+// ErrorClass returns e.Class.
+func (e *Error) ErrorClass() agentctx.ErrorClass { return e.Class }
+
+// Unwrap returns the underlying error and, for a prompt that is too long, the
+// [*agentctx.PromptTooLongError].
+func (e *Error) Unwrap() []error {
+	var errs []error
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	if e.PromptTooLong != nil {
+		errs = append(errs, e.PromptTooLong)
+	}
+	return errs
+}
+
+// Is makes errors.Is(err, agentctx.ErrRequestTooLarge) hold for a request-too-large error.
+func (e *Error) Is(target error) bool {
+	return target == agentctx.ErrRequestTooLarge && e.Class == agentctx.ClassRequestTooLarge
+}
+
+// Classify returns err as an [*Error] with its class, or nil for nil; ctx is the context
+// the failed call ran under. An error that already is an [*Error] is returned as is.
+func Classify(ctx context.Context, err error) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := errors.AsType[*Error](err); ok {
+		return e
+	}
+	if ae, ok := errors.AsType[*sdk.Error](err); ok {
+		return classifyAPI(ae)
+	}
+	return &Error{Class: transport.Class(ctx, err), Message: err.Error(), Err: err}
+}
+
+// The prompt-too-long messages of OpenAI and of the compatible servers that copy them
+// (vLLM): the prompt alone, or the prompt with the completion it asked for.
+var (
+	resultedRE  = regexp.MustCompile(`maximum context length is (\d+) tokens\. However, your messages resulted in (\d+) tokens`)
+	requestedRE = regexp.MustCompile(`maximum context length is (\d+) tokens\. However, you requested (\d+) tokens \((\d+) in the messages, (\d+) in the completion\)`)
+)
+
+func classifyAPI(ae *sdk.Error) *Error {
+	e := &Error{StatusCode: ae.StatusCode, Type: ae.Type, Code: ae.Code, Param: ae.Param, Message: ae.Message, Err: ae}
+	var raw []byte
+	if ae.Response != nil {
+		e.RetryAfter = transport.RetryAfter(ae.Response.Header)
+		raw = answerBody(ae.Response)
+	}
+	if e.Message == "" {
+		// vLLM writes its error object at the top level, not under "error".
+		var top struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(raw, &top) == nil {
+			e.Message = top.Message
+		}
+	}
+	switch {
+	case promptTooLong(e, raw):
+		e.Class = agentctx.ClassPromptTooLong
+	case e.StatusCode == http.StatusRequestEntityTooLarge:
+		e.Class = agentctx.ClassRequestTooLarge
+	case e.Code == "insufficient_quota":
+		e.Class = agentctx.ClassFatal // a 429 no retry fixes: the account is out of credit
+	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500 || e.StatusCode == http.StatusRequestTimeout:
+		e.Class = agentctx.ClassRetryable
+	case e.StatusCode == http.StatusBadRequest && mediaError(e):
+		e.Class = agentctx.ClassMediaRejected
+	case e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusUnprocessableEntity:
+		e.Class = agentctx.ClassInvalidRequest
+	default:
+		e.Class = agentctx.ClassFatal
+	}
+	return e
+}
+
+// promptTooLong recognizes a prompt over the context window and fills in its figures:
+// OpenAI's context_length_exceeded, vLLM's message of the same wording, llama.cpp's
+// exceed_context_size_error with n_prompt_tokens and n_ctx.
+func promptTooLong(e *Error, raw []byte) bool {
+	if m := requestedRE.FindStringSubmatch(e.Message); m != nil {
+		window, _ := strconv.Atoi(m[1])
+		input, _ := strconv.Atoi(m[3])
+		completion, _ := strconv.Atoi(m[4])
+		e.PromptTooLong = &agentctx.PromptTooLongError{Tokens: input, Limit: max(0, window-completion), Window: window,
+			Reason: "the provider refused the prompt with the completion on top of it"}
+		return true
+	}
+	if m := resultedRE.FindStringSubmatch(e.Message); m != nil {
+		window, _ := strconv.Atoi(m[1])
+		tokens, _ := strconv.Atoi(m[2])
+		e.PromptTooLong = &agentctx.PromptTooLongError{Tokens: tokens, Limit: window, Window: window, Reason: "the provider refused the prompt"}
+		return true
+	}
+	var body struct {
+		Error struct {
+			Type          string `json:"type"`
+			NPromptTokens int    `json:"n_prompt_tokens"`
+			NCtx          int    `json:"n_ctx"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &body) == nil && body.Error.Type == "exceed_context_size_error" {
+		e.PromptTooLong = &agentctx.PromptTooLongError{Tokens: body.Error.NPromptTokens, Limit: body.Error.NCtx, Window: body.Error.NCtx,
+			Reason: "the server refused the prompt"}
+		return true
+	}
+	if e.Code == "context_length_exceeded" {
+		e.PromptTooLong = &agentctx.PromptTooLongError{Reason: "the provider refused the prompt"}
+		return true
+	}
+	return false
+}
+
+// answerBody returns the error answer's body (the SDK keeps it readable) and puts it back for the
+// caller's own debugging; nil when it cannot be read.
+func answerBody(res *http.Response) []byte {
+	if res.Body == nil {
+		return nil
+	}
+	raw, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	res.Body = io.NopCloser(bytes.NewReader(raw))
+	if err != nil {
+		return nil
+	}
+	return raw
+}
+
+// mediaError reports whether a 400 is about an image or a file of the request.
+func mediaError(e *Error) bool {
+	if strings.Contains(e.Code, "image") || strings.Contains(e.Code, "file") {
+		return true
+	}
+	lower := strings.ToLower(e.Message + " " + e.Param)
+	return strings.Contains(lower, "image") || strings.Contains(lower, "pdf")
+}
