@@ -107,7 +107,7 @@ func TestRequestTooLarge(t *testing.T) {
 		k := session(1_600_000)
 		res, err := newTestPipeline(t, cfg(Extractive{}), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
 		require.ErrorIs(t, err, ErrRequestTooLarge)
-		assert.Contains(t, err.Error(), "compacted, and still over the limit")
+		assert.Contains(t, err.Error(), "compacted, and the request still is over the limit")
 		assert.NotEmpty(t, res.Append, "the compaction's records come with the error")
 	})
 	t.Run("a typical request is not measured", func(t *testing.T) {

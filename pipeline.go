@@ -284,13 +284,13 @@ func (p *Pipeline) fits(t *turn) error {
 	var problem string
 	switch {
 	case pr.Level == LevelBlocking:
-		problem = fmt.Sprintf("at or above the blocking limit %d", pr.Levels.Blocking)
+		problem = fmt.Sprintf("is at or above the blocking limit %d", pr.Levels.Blocking)
 	case t.req.MaxTokens < floor:
 		problem = fmt.Sprintf("leaves max_tokens %d, below its floor of %d", t.req.MaxTokens, floor)
 	}
 	if problem == "" {
 		if limit := p.cfg.Pressure.maxBody(); t.report.BodyBytes > limit {
-			return &RequestTooLargeError{Bytes: t.report.BodyBytes, Limit: limit, Reason: p.whyNotCompacted(t, "over the limit")}
+			return &RequestTooLargeError{Bytes: t.report.BodyBytes, Limit: limit, Reason: p.whyNotCompacted(t, "is over the limit")}
 		}
 		return nil
 	}
@@ -303,7 +303,7 @@ func (p *Pipeline) fits(t *turn) error {
 func (p *Pipeline) whyNotCompacted(t *turn, problem string) string {
 	switch c := t.report.Compaction; {
 	case c != nil && c.Outcome == CompactCompacted:
-		return "compacted, and still " + problem + ": " + c.Reason
+		return "compacted, and the request still " + problem + ": " + c.Reason
 	case c != nil:
 		return "compaction " + string(c.Outcome) + ": " + c.Reason
 	case p.cfg.Compact.DisableAuto:

@@ -220,7 +220,7 @@ func TestPrepareBlocking(t *testing.T) {
 		cfg    Config
 		reason string
 	}{
-		{"no summarizer", Config{ContextWindow: 12_000}, "no Summarizer is configured"},
+		{"no summarizer", Config{ContextWindow: 12_000}, "the request is at or above the blocking limit 8625; auto-compact is off: no Summarizer is configured"},
 		{"auto-compact disabled", Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}, DisableAuto: true}}, "disabled"},
 		{"floor over the blocking limit", Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}}}, "irreducible floor"},
 		{"max_tokens floor", Config{ContextWindow: 11_000, Pressure: PressureConfig{MinOutputTokens: 2_000, Blocking: Limit{Fraction: 1}}}, "below its floor of 2000"},
