@@ -131,7 +131,9 @@ func (l Levels) Of(tokens int) Level {
 // gained between them; pairs whose ratio lies outside [0.5, 3] (a reduction, a cache rewrite)
 // are left out, and the ratio is Σ reported ÷ Σ counted over the rest, bounded to
 // [MinRatio, MaxRatio]. With fewer than 3 usable pairs or under 2,000 counted tokens of
-// growth, the default ratio is used.
+// growth, the default ratio is used. Once the provider refused a prompt as too long and
+// [Pipeline.Recover] recorded its count, the ratio (fitted or default, not a configured one) is
+// at least that count over the counted size of the refused request, bounded to MaxRatio.
 type PressureConfig struct {
 	// Warning, Error, Threshold and Blocking override the levels of [DefaultLevels]. A level
 	// left zero keeps its default, computed from the overridden Threshold where it depends on

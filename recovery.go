@@ -183,8 +183,11 @@ const (
 //     configured. The provider refusing the prompt again with no response since is terminal:
 //     a [*PromptTooLongError] with its figures.
 //   - [ClassRequestTooLarge]: the same by bytes: the refused body's size is recorded (the
-//     session's body limit drops one byte below it) and one reactive compaction runs; a second
-//     refusal with no response since is terminal: a [*RequestTooLargeError].
+//     session's body limit drops one byte below it) and one reactive compaction runs; when the
+//     body is still over (what every compaction keeps, the latest input, holds that much
+//     media), the largest media blocks of the request are stripped too, by a
+//     [RungMediaRejected] decision. A second refusal with no response since is terminal: a
+//     [*RequestTooLargeError].
 //   - [ClassMediaRejected]: the refused blocks — named by the error's request paths (see
 //     [MediaRejectedError]), or else the images over the size it names, the oldest images
 //     beyond the count it implies, or the media of the latest message that holds any — are
@@ -352,7 +355,56 @@ func (r *recovery) requestTooLarge(ctx context.Context, err error) (Result, erro
 	}
 	reason := fmt.Sprintf("the provider refused a body of %d bytes as too large: the body limit is %d bytes from now on", len(body), len(body)-1)
 	d := r.decision(RecoveryDecision{Rung: RungRequestTooLarge, LeafUUID: r.leafUUID(), Bytes: len(body), Counted: r.t.report.InputTokens, Reason: reason})
-	return r.next(ctx, RungRequestTooLarge, reason+"; one reactive compaction", true, d)
+	res, nerr := r.next(ctx, RungRequestTooLarge, reason+"; one reactive compaction", true, d)
+	if !errors.Is(nerr, ErrRequestTooLarge) {
+		return res, nerr
+	}
+	return r.stripLargest(ctx, res, nerr, len(body)-1, reason)
+}
+
+// stripLargest answers a body still over limit after the reactive compaction — what it kept
+// verbatim, the latest input above all, holds that much media — by stripping the request's
+// largest media blocks until the body fits: a media decision recorded after the
+// compaction's records. With no media to strip it returns res and err.
+func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limit int, why string) (Result, error) {
+	media := mediaOf(&res.Request)
+	size := func(m requestMedia) int { return len(m.src.Data) + len(m.src.URL) + len(m.src.FileID) }
+	slices.SortStableFunc(media, func(a, b requestMedia) int { return size(b) - size(a) })
+	over := res.Report.BodyBytes - limit
+	var picked []StrippedMedia
+	seen := map[string]bool{}
+	for _, m := range media {
+		if over <= 0 {
+			break
+		}
+		h := MediaHash(m.src)
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		picked = append(picked, StrippedMedia{Hash: h, Kind: string(m.kind), Path: m.path})
+		over -= size(m)
+	}
+	if len(picked) == 0 {
+		return res, err
+	}
+	reason := fmt.Sprintf("the body is still %d bytes after the reactive compaction, over the limit %d: its %d largest media blocks are replaced by a text marker from now on",
+		res.Report.BodyBytes, limit, len(picked))
+	prior := res.Append
+	in := r.in
+	in.Records = slices.Concat(r.in.Records, prior)
+	if in.Leaf != "" && res.Leaf != "" {
+		in.Leaf = res.Leaf
+	}
+	sr := &recovery{p: r.p, in: in, t: r.t, class: r.class}
+	md := sr.decision(RecoveryDecision{Rung: RungMediaRejected, LeafUUID: res.Leaf, Media: picked, Reason: reason})
+	next, nerr := sr.next(ctx, RungRequestTooLarge, why+"; one reactive compaction; "+reason, false, md)
+	next.Append = slices.Concat(prior, next.Append)
+	next.Report.Recovery.Record = prior[0].UUID
+	if next.Report.Compaction == nil {
+		next.Report.Compaction = res.Report.Compaction
+	}
+	return next, nerr
 }
 
 func (r *recovery) media(ctx context.Context, err error) (Result, error) {

@@ -292,3 +292,42 @@ func TestPickMedia(t *testing.T) {
 	assert.Len(t, got, 1)
 	assert.Equal(t, "image", got[0].Kind)
 }
+
+// A 413 the reactive compaction cannot cure — the conversation is its latest input, which
+// every compaction keeps — strips the request's largest media, recorded after the
+// compaction's records; the request fits, and the next Prepare builds the same one.
+func TestRecoverRequestTooLargeStrips(t *testing.T) {
+	p := recoverPipeline(t, CompactConfig{})
+	s := recoverConversation(t, 0)
+	small, big := imageSpec{Bytes: 200, Seed: 4}.block(), imageSpec{Bytes: 9000, Seed: 5}.block()
+	_, err := s.UserBlocks(&Text{Text: "Both captures."}, small, big)
+	require.NoError(t, err)
+	ctx := t.Context()
+	_, err = s.Prepare(ctx, p, Input{})
+	require.NoError(t, err)
+	res, err := s.Recover(ctx, p, Input{}, &providerError{class: ClassRequestTooLarge})
+	require.NoError(t, err, "%v", res.Report.Recovery)
+	assert.Equal(t, RungRequestTooLarge, res.Report.Recovery.Rung)
+	require.NotNil(t, res.Report.Compaction)
+	assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome, "the earlier prompt is summarized; the latest input stays")
+	var subtypes []string
+	for _, r := range res.Append {
+		subtypes = append(subtypes, string(r.Subtype))
+	}
+	assert.Equal(t, []string{"agentctx_recovery", "compact_boundary", "", "agentctx_recovery"}, subtypes)
+	last := res.Append[len(res.Append)-1].Recovery
+	require.Len(t, last.Media, 1, "only the largest image goes")
+	assert.Equal(t, MediaHash(big.Source), last.Media[0].Hash)
+	limit := res.Append[0].Recovery.Bytes - 1
+	body := requestBytes(t, res.Request)
+	assert.Less(t, len(body), limit, "the body fits the lowered limit")
+	assert.Contains(t, string(body), small.Source.Data, "the small image stays")
+	before := s.Records()[:len(s.Records())-len(res.Append)]
+	cin, cres := recoveredInput(before, res)
+	checkConservation(t, "413 strip", cin, cres)
+
+	again, err := p.Prepare(ctx, Input{Records: s.Records(), Leaf: s.Leaf()})
+	require.NoError(t, err)
+	assert.Equal(t, string(body), string(requestBytes(t, again.Request)))
+	assert.Empty(t, again.Append)
+}
