@@ -578,8 +578,8 @@ func (p *Pipeline) applyRecovery(t *turn) {
 	var st *StageReport
 	t.items = slices.DeleteFunc(t.items, func(it item) bool {
 		rec, ok := s.withheld[it.uuid]
-		if !ok || it.rec == nil {
-			return false
+		if !ok || it.rec == nil || it.role != RoleAssistant {
+			return false // a decision withholds only the records of a response
 		}
 		if st == nil {
 			st = t.report.stage("recovery")
