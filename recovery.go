@@ -286,6 +286,10 @@ func (r *recovery) next(ctx context.Context, rung, reason string, compact bool, 
 		res, err = r.p.prepare(ctx, &in, nil)
 	}
 	res.Append = slices.Concat(recs, res.Append)
+	if ctx.Err() != nil {
+		// Cut short: nothing was tried, so nothing is recorded as tried.
+		return Result{}, ctx.Err()
+	}
 	outcome := RecoveryRecovered
 	if err != nil {
 		outcome = RecoveryTerminal

@@ -331,3 +331,19 @@ func TestRecoverRequestTooLargeStrips(t *testing.T) {
 	assert.Equal(t, string(body), string(requestBytes(t, again.Request)))
 	assert.Empty(t, again.Append)
 }
+
+// A recovery cut short by the caller's context records nothing: the rung was not tried.
+func TestRecoverCanceledRecordsNothing(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	sum := SummarizerFunc(func(ctx context.Context, _ SummaryRequest) (Summary, error) {
+		cancel()
+		return Summary{}, ctx.Err()
+	})
+	p := recoverPipeline(t, CompactConfig{Summarizer: sum, DisableFallback: true})
+	s := recoverConversation(t, 3)
+	before := len(s.Records())
+	res, err := s.Recover(ctx, p, Input{}, ptlError(12_850))
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.Empty(t, res.Append)
+	assert.Len(t, s.Records(), before)
+}
