@@ -274,7 +274,7 @@ type CompactReport struct {
 func (p *Pipeline) autoCompactDue(t *turn) bool {
 	pr := &t.report.Pressure
 	tooSmall := t.req.MaxTokens < p.cfg.Pressure.minOutput(p.window, p.maxOutput)
-	tooBig := t.report.BodyBytes > p.cfg.Pressure.maxBody()
+	tooBig := t.report.BodyBytes > t.maxBody
 	if pr.Tokens < pr.Levels.Threshold && !tooSmall && !tooBig {
 		return false
 	}
@@ -355,7 +355,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	}
 	if trigger == TriggerAuto {
 		switch {
-		case h.failedHere:
+		case h.failedHere && !t.reactive:
 			// Preparing the same turn again must not call the summarizer again, nor count a
 			// second failure: the next turn tries anew.
 			return end(CompactSkipped, "an attempt on this very turn already failed (a failure record names this leaf); the next turn tries again")
@@ -384,7 +384,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	pr := t.report.Pressure
 	// The token floor says nothing of bytes: a body over the size limit is compacted for the
 	// media the summary drops, whatever its tokens.
-	bodyOver := t.report.BodyBytes > p.cfg.Pressure.maxBody()
+	bodyOver := t.report.BodyBytes > t.maxBody
 	switch {
 	case tail.floor >= pr.Levels.Blocking:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) is at or above the blocking limit %d: no compaction can make the request fit", tail.floor, tail.floorParts, pr.Levels.Blocking))
@@ -503,7 +503,7 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 			continue
 		}
 		step.records, step.tokens = p.keptSize(t, step.cut)
-		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: append(done.notes, notes...), maxBody: p.cfg.Pressure.maxBody()}
+		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: append(done.notes, notes...), maxBody: post.maxBody}
 		if done.under() || i >= len(steps)-2 {
 			break
 		}

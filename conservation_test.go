@@ -103,6 +103,8 @@ type consRule struct {
 // conservationRules are the explanations of a missing or replaced block, in pipeline order
 // (a later replacement of the same block wins, as in the pipeline).
 var conservationRules = []consRule{
+	{"media", consMedia},
+	{"recovery", consRecovery},
 	{"budget", consBudget},
 	{"snip", consSnip},
 	{"microcompact", consMicrocompact},
@@ -311,6 +313,93 @@ func consBudget(c *consCheck) {
 		for _, bl := range c.resultsOf(a.UUID, a.ToolUseID) {
 			c.replace(bl, &ToolResult{ToolUseID: a.ToolUseID, Content: []Block{&Text{Text: preview}}, IsError: bl.want.(*ToolResult).IsError},
 				"the preview of budget decision "+d.UUID)
+		}
+	}
+}
+
+// consMedia: a media block a recovery decision names by its hash is shown as the decision's
+// text marker, at top level or inside a tool_result, wherever it stands.
+func consMedia(c *consCheck) {
+	stripped := map[string]string{} // media hash → the decision record naming it first
+	for _, recs := range [][]Record{c.in.Records, c.res.Append} {
+		for _, r := range recs {
+			if r.Type == TypeSystem && r.Subtype == SubtypeRecovery && r.Recovery != nil && r.Recovery.Rung == RungMediaRejected {
+				for _, m := range r.Recovery.Media {
+					if _, ok := stripped[m.Hash]; !ok {
+						stripped[m.Hash] = r.UUID
+					}
+				}
+			}
+		}
+	}
+	marker := func(b Block) (Block, bool) {
+		var src MediaSource
+		switch b := b.(type) {
+		case *Image:
+			src = b.Source
+		case *Document:
+			src = b.Source
+		default:
+			return nil, false
+		}
+		if _, ok := stripped[MediaHash(src)]; !ok {
+			return nil, false
+		}
+		return strippedMarker(kindOf(b)), true
+	}
+	for _, a := range c.actions("media") {
+		if a.Kind != ActionReplaced {
+			c.fail("media %s action on record %s: the media stage only replaces", a.Kind, a.UUID)
+			continue
+		}
+		d := c.decision("media", a, SubtypeRecovery)
+		if d == nil {
+			continue
+		}
+		found := false
+		for _, r := range c.byUUID[a.UUID] {
+			for _, bl := range r.blocks {
+				if a.ToolUseID == "" {
+					if m, ok := marker(bl.b); ok {
+						c.replace(bl, m, "the marker of media decision "+d.UUID)
+						found = true
+					}
+					continue
+				}
+				tr, ok := bl.want.(*ToolResult)
+				if !ok || bl.id != a.ToolUseID {
+					continue
+				}
+				content := slices.Clone(tr.Content)
+				for k, cb := range content {
+					if m, ok := marker(cb); ok {
+						content[k], found = m, true
+					}
+				}
+				cp := *tr
+				cp.Content = content
+				c.replace(bl, &cp, "the markers of media decision "+d.UUID)
+			}
+		}
+		if !found {
+			c.fail("media replaced action on record %s names decision %s, which strips no media block of the record", a.UUID, a.Record)
+		}
+	}
+}
+
+// consRecovery: a response cut at max_tokens that an output-cap decision withholds is gone.
+func consRecovery(c *consCheck) {
+	for _, a := range c.actions("recovery") {
+		d := c.decision("recovery", a, SubtypeRecovery)
+		if d == nil {
+			continue
+		}
+		if a.Kind != ActionSnipped || d.Recovery == nil || !slices.Contains(d.Recovery.Withheld, a.UUID) {
+			c.fail("recovery %s action on record %s: decision %s withholds no such record", a.Kind, a.UUID, d.UUID)
+			continue
+		}
+		for _, r := range c.byUUID[a.UUID] {
+			c.removeRecord(r, byDecision, "withheld by output-cap decision "+d.UUID)
 		}
 	}
 }

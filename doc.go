@@ -57,6 +57,18 @@
 //	app.Append(res.Append...) // decisions, and a compaction's records, before sending
 //	// send res.Request; append the answer with parentUuid = res.Leaf
 //
+// # Recovery
+//
+// When the provider refuses a request anyway, [Pipeline.Recover] (or [Session.Recover]) takes
+// its error, classified by the adapters ([ClassOf]), and climbs a bounded ladder: a prompt too
+// long records the provider's count and compacts once; a body too large records its size and
+// compacts once; refused images and documents are replaced by a text marker from then on; a
+// response cut at max_tokens ([ErrOutputTruncated]) gets the output cap raised once, then at
+// most [MaxContinuations] "continue" turns. Each rung is a record, so a restart or a fork
+// climbs the same ladder, and a second refusal right after a rung is terminal. Rate limits,
+// overload, server and transport errors are the caller's retry policy's: Recover returns them
+// as they are.
+//
 // # The provider contract
 //
 // The request satisfies the rules listed in docs/contract.md, which this repository ships:

@@ -35,6 +35,10 @@ const (
 	// ClassFatal: anything else — authentication, permission, billing, the caller's context
 	// ended, a malformed answer — that neither a retry nor a smaller request fixes.
 	ClassFatal ErrorClass = "fatal"
+	// ClassOutputTruncated: the response stopped at max_tokens ([ErrOutputTruncated]) — no
+	// provider error, but the answer is incomplete. [Pipeline.Recover] raises the output cap
+	// once, then asks the model to continue, at most [MaxContinuations] times.
+	ClassOutputTruncated ErrorClass = "output_truncated"
 )
 
 // classifiedError is an error that knows its class.
@@ -46,7 +50,9 @@ type classifiedError interface {
 // ClassOf returns the class of err: the class reported by the first error in its tree with
 // an ErrorClass() ErrorClass method (the adapters' errors have one); else
 // [ClassPromptTooLong] for a [*PromptTooLongError], [ClassRequestTooLarge] for a
-// [*RequestTooLargeError], and [ClassFatal] for any other non-nil error.
+// [*RequestTooLargeError], [ClassMediaRejected] for a [*MediaRejectedError],
+// [ClassOutputTruncated] for [ErrOutputTruncated], and [ClassFatal] for any other non-nil
+// error.
 func ClassOf(err error) ErrorClass {
 	if err == nil {
 		return ClassNone
@@ -59,6 +65,11 @@ func ClassOf(err error) ErrorClass {
 		return ClassPromptTooLong
 	case errors.Is(err, ErrRequestTooLarge):
 		return ClassRequestTooLarge
+	case errors.Is(err, ErrOutputTruncated):
+		return ClassOutputTruncated
+	}
+	if _, ok := errors.AsType[*MediaRejectedError](err); ok {
+		return ClassMediaRejected
 	}
 	return ClassFatal
 }

@@ -182,3 +182,47 @@ func ExampleSession() {
 	// assistant rec-2 2026-12-01T09:00:00.000Z
 	// user rec-3 2026-12-01T09:00:00.000Z
 }
+
+// ExamplePipeline_Recover answers a provider's prompt-too-long refusal: the provider's count
+// is recorded and the conversation compacted once; refused again with no response between,
+// Recover gives up with the provider's figures.
+func ExamplePipeline_Recover() {
+	n := 0
+	clock := func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }
+	s := agentctx.NewSession(agentctx.SessionOptions{ID: "sess", Now: clock,
+		NewUUID: func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }})
+	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 20_000, Tokens: agentctx.EstimateCounter{}, Now: clock})
+	if err != nil {
+		panic(err)
+	}
+	for i := range 3 {
+		s.User(fmt.Sprintf("Step %d: %s", i, strings.Repeat("check the build output. ", 200)))
+		s.Assistant(&agentctx.Message{ID: fmt.Sprintf("msg_%d", i), Type: "message", Role: agentctx.RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: []agentctx.Block{&agentctx.Text{Text: "Checked."}}, Usage: &agentctx.Usage{InputTokens: 1000 * (i + 1), OutputTokens: 5}})
+	}
+	s.User("And now?")
+	ctx := context.Background()
+	// The provider answered 400 "prompt is too long: 21000 tokens > 20000 maximum"; the
+	// adapters' errors carry these figures.
+	refused := &agentctx.PromptTooLongError{Tokens: 21_000, Limit: 20_000}
+	res, err := s.Recover(ctx, p, agentctx.Input{}, refused)
+	fmt.Println(err, "|", res.Report.Recovery.Rung, res.Report.Recovery.Outcome)
+	for _, r := range res.Append {
+		kind := string(r.Type)
+		if r.Subtype != "" {
+			kind += " " + string(r.Subtype)
+		}
+		if r.IsCompactSummary {
+			kind += " (the summary)"
+		}
+		fmt.Println(" ", kind)
+	}
+	_, err = s.Recover(ctx, p, agentctx.Input{}, refused)
+	fmt.Println(err)
+	// Output:
+	// <nil> | prompt_too_long recovered
+	//   system agentctx_recovery
+	//   system compact_boundary
+	//   user (the summary)
+	// agentctx: prompt too long: 21000 tokens > 20000 maximum: the provider refused the prompt again after a reactive compaction (record 605e6638-8d0f-5500-84c4-1f42b10448c6)
+}

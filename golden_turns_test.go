@@ -1,13 +1,16 @@
 package agentctx
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -156,10 +159,62 @@ type turnSpec struct {
 	// Veto and HookInstructions drive the pre-compact hook.
 	Veto             string `json:"veto"`
 	HookInstructions string `json:"hookInstructions"`
+	// Images are attached to the turn's user message, after its text.
+	Images []imageSpec `json:"images"`
+	// Recover makes the turn a recovery: the provider refused the previous turn's request
+	// with this error, and Pipeline.Recover runs instead of Prepare.
+	Recover *recoverSpec `json:"recover"`
 	// WantErr is a substring of the turn's error; empty: no error.
 	WantErr string `json:"wantErr"`
 	// Answer is the response appended after the turn.
 	Answer *answerSpec `json:"answer"`
+}
+
+// imageSpec is a PNG image of Bytes bytes of data (after its header), filled with Seed.
+type imageSpec struct {
+	Bytes int  `json:"bytes"`
+	Seed  byte `json:"seed"`
+}
+
+func (s imageSpec) block() *Image {
+	data := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{s.Seed}, s.Bytes)...)
+	return &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(data)}}
+}
+
+// recoverSpec is the provider error of a recovery turn, as an adapter reports it.
+type recoverSpec struct {
+	Class     ErrorClass `json:"class"`
+	Tokens    int        `json:"tokens"`
+	Limit     int        `json:"limit"`
+	Paths     []string   `json:"paths"`
+	MaxBytes  int        `json:"maxBytes"`
+	MaxImages int        `json:"maxImages"`
+	Message   string     `json:"message"`
+}
+
+// providerError is an adapter's classified error, as agentctx/anthropic builds one.
+type providerError struct {
+	class ErrorClass
+	tree  []error
+}
+
+func (e *providerError) Error() string          { return "provider: " + string(e.class) }
+func (e *providerError) ErrorClass() ErrorClass { return e.class }
+func (e *providerError) Unwrap() []error        { return e.tree }
+func (e *providerError) Is(target error) bool {
+	return target == ErrRequestTooLarge && e.class == ClassRequestTooLarge
+}
+func (s *recoverSpec) err() error {
+	e := &providerError{class: s.Class}
+	switch s.Class {
+	case ClassOutputTruncated:
+		return ErrOutputTruncated
+	case ClassPromptTooLong:
+		e.tree = append(e.tree, &PromptTooLongError{Tokens: s.Tokens, Limit: s.Limit, Reason: "the provider refused the prompt"})
+	case ClassMediaRejected:
+		e.tree = append(e.tree, &MediaRejectedError{Paths: s.Paths, MaxBytes: s.MaxBytes, MaxImages: s.MaxImages, Message: s.Message})
+	}
+	return e
 }
 
 type replySpec struct {
@@ -171,15 +226,18 @@ type replySpec struct {
 }
 
 type resultSpec struct {
-	Text  string `json:"text"`
-	Fill  int    `json:"fill"`
-	Error bool   `json:"error"`
+	Text   string      `json:"text"`
+	Fill   int         `json:"fill"`
+	Error  bool        `json:"error"`
+	Images []imageSpec `json:"images"`
 }
 
 type answerSpec struct {
-	Text  string          `json:"text"`
-	Fill  int             `json:"fill"`
-	Tools []answerToolUse `json:"tools"`
+	// StopReason is the response's stop_reason ("max_tokens": cut at the output cap).
+	StopReason string          `json:"stopReason"`
+	Text       string          `json:"text"`
+	Fill       int             `json:"fill"`
+	Tools      []answerToolUse `json:"tools"`
 }
 
 type answerToolUse struct {
@@ -273,12 +331,19 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		for j, rs := range turn.Results {
 			require.Less(t, j, len(rec.pending), "%s: more results than tool calls", name)
 			text := rs.Text + filler(rs.Fill)
+			content := []Block{&Text{Text: text}}
+			for _, im := range rs.Images {
+				content = append(content, im.block())
+			}
 			rec.add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, Content: []Block{
-				&ToolResult{ToolUseID: rec.pending[j], Content: []Block{&Text{Text: text}}, StringContent: true, IsError: rs.Error}}}}, now)
+				&ToolResult{ToolUseID: rec.pending[j], Content: content, StringContent: len(rs.Images) == 0, IsError: rs.Error}}}}, now)
 		}
 		if turn.User != "" || turn.Fill > 0 {
-			rec.add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, StringContent: true,
-				Content: []Block{&Text{Text: turn.User + filler(turn.Fill)}}}}, now)
+			content := []Block{&Text{Text: turn.User + filler(turn.Fill)}}
+			for _, im := range turn.Images {
+				content = append(content, im.block())
+			}
+			rec.add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, StringContent: len(turn.Images) == 0, Content: content}}, now)
 		}
 		if len(turn.Pin) > 0 {
 			refs := make([]string, len(turn.Pin))
@@ -300,6 +365,9 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 			if turn.Compact != nil {
 				return p.Compact(ctx, in, *turn.Compact)
 			}
+			if turn.Recover != nil {
+				return p.Recover(ctx, in, turn.Recover.err())
+			}
 			return p.Prepare(ctx, in)
 		}
 		run := func(records []Record) (Result, error) { return runLeaf(records, "") }
@@ -315,7 +383,8 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		} else {
 			require.NoError(t, err, name)
 			assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
-			checkConservation(t, name, Input{Records: rec.records}, res) // no block lost without a reason
+			cin, cres := recoveredInput(rec.records, res)
+			checkConservation(t, name, cin, cres) // no block lost without a reason
 		}
 		body := string(requestBytes(t, res.Request))
 
@@ -377,12 +446,37 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 				out += p.counter.Block(b)
 			}
 			for k, b := range blocks {
-				rec.add(Record{Type: TypeAssistant, Message: &Message{ID: id, Type: "message", Role: RoleAssistant, Model: p.cfg.Model,
+				stop := ""
+				if k == len(blocks)-1 {
+					stop = a.StopReason
+				}
+				rec.add(Record{Type: TypeAssistant, Message: &Message{ID: id, Type: "message", Role: RoleAssistant, Model: p.cfg.Model, StopReason: stop,
 					Content: []Block{b}, Usage: &Usage{InputTokens: res.Report.InputTokens, OutputTokens: out * (k + 1) / len(blocks)}}}, now.Add(time.Second))
 			}
 		}
 	}
 	assert.True(t, strings.HasPrefix(encodeRecords(t, rec.records), original), "the original records are an unchanged prefix")
+}
+
+// recoveredInput returns the input a conservation check of res starts from: records with
+// the recovery's own records (its decision, or the continuation turn) appended — res keeps
+// the compaction's, which the compact rule expects in Result.Append.
+func recoveredInput(records []Record, res Result) (Input, Result) {
+	rc := res.Report.Recovery
+	if rc == nil || rc.Record == "" {
+		return Input{Records: records}, res
+	}
+	in := Input{Records: slices.Clone(records)}
+	keep := res.Append[:0:0]
+	for _, r := range res.Append {
+		if r.Recovery != nil {
+			in.Records = append(in.Records, r)
+			continue
+		}
+		keep = append(keep, r)
+	}
+	res.Append = keep
+	return in, res
 }
 
 func fileExists(path string) bool {

@@ -35,6 +35,18 @@ type mutant struct {
 // mutants are the bugs TestMutation plants. Each must be caught by at least one test; a mutant
 // whose text is no longer in its file fails the check, so keep them in step with the code.
 var mutants = []mutant{
+	{"recover-continuations-unbounded", "recovery.go",
+		"if n >= MaxContinuations {",
+		"if n >= MaxContinuations+1 {",
+		"Recover allows a fourth continuation turn after responses cut at max_tokens"},
+	{"recover-ptl-twice", "recovery.go",
+		"if d := r.state.ptl; d != nil && r.state.ptlPos > r.state.responsePos {",
+		"if d := r.state.ptl; d != nil && false {",
+		"Recover compacts again on a second prompt-too-long with no response since the first"},
+	{"recover-media-forgotten", "recovery.go",
+		"rec, ok := t.recovery.stripped[MediaHash(src)]",
+		"rec, ok := t.recovery.stripped[MediaHash(src)+\"x\"]",
+		"a refused media block is sent again on the turns after the decision that strips it"},
 	{"chain-split-records", "chain.go",
 		"if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {",
 		"if false && r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {",

@@ -66,6 +66,7 @@ type Pipeline struct {
 	maxOutput int
 	levels    Levels
 	counter   *Counter
+	modelMax  int // the model's maximum output from the model table; 0: unknown
 }
 
 // New validates cfg and returns a Pipeline.
@@ -82,6 +83,7 @@ func New(cfg Config) (*Pipeline, error) {
 		if p.maxOutput == 0 {
 			p.maxOutput = m.MaxOutput
 		}
+		p.modelMax = m.MaxOutput
 	}
 	if p.window <= 0 {
 		return nil, fmt.Errorf("agentctx: context window unknown for model %q: set Config.ContextWindow", cfg.Model)
@@ -242,6 +244,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 		return nil, err
 	}
 	t := p.newTurn(ctx, in, chain)
+	p.stripMedia(t)
 	for _, s := range []struct {
 		name string
 		run  func(*turn) error
@@ -289,7 +292,7 @@ func (p *Pipeline) fits(t *turn) error {
 		problem = fmt.Sprintf("leaves max_tokens %d, below its floor of %d", t.req.MaxTokens, floor)
 	}
 	if problem == "" {
-		if limit := p.cfg.Pressure.maxBody(); t.report.BodyBytes > limit {
+		if limit := t.maxBody; t.report.BodyBytes > limit {
 			return &RequestTooLargeError{Bytes: t.report.BodyBytes, Limit: limit, Reason: p.whyNotCompacted(t, "is over the limit")}
 		}
 		return nil
@@ -398,6 +401,12 @@ type turn struct {
 	report      *Report
 	appended    []Record
 	base        baseMark // set by the context stage
+	// recovery is what the records say of the recovery ladder; maxBody and maxOutput are the
+	// body limit and the output cap it leaves (see [Pipeline.Recover]).
+	recovery  recoveryState
+	maxBody   int
+	maxOutput int
+	reactive  bool // a compaction Recover runs: it compacts whatever the pressure
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
@@ -437,6 +446,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 		t.items = append(t.items, it)
 	}
 	p.injectPinned(t)
+	p.applyRecovery(t)
 	return t
 }
 
@@ -532,14 +542,14 @@ func (p *Pipeline) size(t *turn) {
 		t.report.AnchoredTokens = max(0, pr.Anchor+pr.Added-pr.Freed)
 	}
 	t.report.OverThreshold = pr.Tokens >= pr.Levels.Threshold
-	maxTokens := p.maxOutput
+	maxTokens := t.maxOutput
 	if room := p.window - pr.Tokens; room < maxTokens {
 		maxTokens = max(room, 1)
 	}
 	t.req.MaxTokens = maxTokens
 	t.report.MaxTokens = maxTokens
 	// An encoding error leaves the size unknown; Validate names the block that does not encode.
-	t.report.BodyBytes, _ = bodyBytes(&t.req, p.cfg.Pressure.maxBody())
+	t.report.BodyBytes, _ = bodyBytes(&t.req, t.maxBody)
 }
 
 // dropFinalTurnThinking removes the thinking blocks of the final assistant turn (contract

@@ -131,7 +131,9 @@ func (l Levels) Of(tokens int) Level {
 // gained between them; pairs whose ratio lies outside [0.5, 3] (a reduction, a cache rewrite)
 // are left out, and the ratio is Σ reported ÷ Σ counted over the rest, bounded to
 // [MinRatio, MaxRatio]. With fewer than 3 usable pairs or under 2,000 counted tokens of
-// growth, the default ratio is used.
+// growth, the default ratio is used. Once the provider refused a prompt as too long and
+// [Pipeline.Recover] recorded its count, the ratio (fitted or default, not a configured one) is
+// at least that count over the counted size of the refused request, bounded to MaxRatio.
 type PressureConfig struct {
 	// Warning, Error, Threshold and Blocking override the levels of [DefaultLevels]. A level
 	// left zero keeps its default, computed from the overridden Threshold where it depends on
@@ -371,11 +373,23 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 		}
 	}
 	if pairs < minFitPairs || counted < minFitTokens {
-		return calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))}
+		return p.providerRatio(t, calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))})
 	}
 	r := math.Round(reported/counted*1000) / 1000
 	r = min(max(r, MinRatio), MaxRatio)
-	return calibration{r, fmt.Sprintf("fitted on %d response pairs", pairs)}
+	return p.providerRatio(t, calibration{r, fmt.Sprintf("fitted on %d response pairs", pairs)})
+}
+
+// providerRatio raises a fitted or default calibration to the ratio of the provider's count
+// to the counted size of the latest prompt the provider refused as too long, when that is
+// higher: the provider counted that very request.
+func (p *Pipeline) providerRatio(t *turn, c calibration) calibration {
+	s := &t.recovery
+	r := min(math.Round(s.ratio*1000)/1000, MaxRatio)
+	if r <= c.ratio {
+		return c
+	}
+	return calibration{r, fmt.Sprintf("the provider's count over the counted size of the prompt it refused (record %s)", s.ratioRec)}
 }
 
 // frozenAt is a recorded budget replacement and the file position of its record.
@@ -445,6 +459,14 @@ func (p *Pipeline) pressure(t *turn) Pressure {
 		pr.Tokens = pr.Counted
 		why += fmt.Sprintf("; raised to the counted size %d, which is larger", pr.Counted)
 	}
+	if s := &t.recovery; s.ptl != nil && s.ptlPos > t.boundaryPos && s.ptlPos > s.responsePos {
+		// The provider refused this conversation's prompt since its latest response and
+		// compaction: it is too long whatever the figure says.
+		if floor := max(s.ptl.Recovery.Tokens, t.levels.Blocking); floor > pr.Tokens {
+			pr.Tokens = floor
+			why += fmt.Sprintf("; raised to %d: the provider refused the prompt as too long (record %s)", floor, s.ptl.UUID)
+		}
+	}
 	pr.Level = t.levels.Of(pr.Tokens)
 	pr.Remaining = max(0, t.levels.Threshold-pr.Tokens)
 	pr.Why = why
@@ -470,7 +492,7 @@ func (p *Pipeline) freedBeforeAnchor(t *turn, a responseMark) int {
 	freed := 0
 	for _, s := range t.report.Stages {
 		switch s.Stage {
-		case "budget", "snip", "microcompact", "collapse":
+		case "media", "recovery", "budget", "snip", "microcompact", "collapse":
 		default:
 			continue
 		}

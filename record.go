@@ -63,6 +63,9 @@ const (
 	// SubtypePin pins records so that their content survives every compaction verbatim:
 	// [Record.Pin].
 	SubtypePin Subtype = "agentctx_pin"
+	// SubtypeRecovery records a rung of the recovery ladder run after a provider error:
+	// [Record.Recovery] (see [Pipeline.Recover]).
+	SubtypeRecovery Subtype = "agentctx_recovery"
 )
 
 // Record is one line of a durable transcript. The fields are those of Claude Code's session
@@ -107,6 +110,9 @@ type Record struct {
 	Collapse       *CollapseCommit       // SubtypeCollapseCommit
 	CompactFailure *CompactFailure       // SubtypeCompactFailure
 	Pin            *PinDecision          // SubtypePin
+	// Recovery is a rung of the recovery ladder: on a SubtypeRecovery decision record, or
+	// on the user record of a "continue where you stopped" turn (see [Pipeline.Recover]).
+	Recovery *RecoveryDecision
 	// Rehydration marks a user record a compaction wrote to re-inject working material (a
 	// file, a skill, the todo list) after its summary.
 	Rehydration *Rehydration
@@ -162,6 +168,7 @@ func (r *Record) fields() []jsonobj.Field {
 		{Key: "compactFailure", Ptr: &r.CompactFailure},
 		{Key: "pinDecision", Ptr: &r.Pin},
 		{Key: "agentctxRehydration", Ptr: &r.Rehydration},
+		{Key: "recoveryDecision", Ptr: &r.Recovery},
 	}
 }
 
@@ -220,7 +227,7 @@ func (r *Record) IsCompactBoundary() bool {
 func (r *Record) IsDecision() bool {
 	switch r.Subtype {
 	case SubtypeToolResultBudget, SubtypeSnip, SubtypeMicrocompact, SubtypeCollapseCommit,
-		SubtypeCompactFailure, SubtypePin:
+		SubtypeCompactFailure, SubtypePin, SubtypeRecovery:
 		return r.Type == TypeSystem
 	}
 	return false

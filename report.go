@@ -108,6 +108,8 @@ type Report struct {
 	Replays []Replay
 	// Stages lists what each stage did, in pipeline order.
 	Stages []StageReport
+	// Recovery says what [Pipeline.Recover] did with the provider's error; nil for Prepare.
+	Recovery *RecoveryReport
 }
 
 // Stage returns the report of the named stage, or nil.
@@ -154,6 +156,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	if r.BodyBytes > 0 {
 		fmt.Fprintf(&b, "body %d bytes\n", r.BodyBytes)
+	}
+	if rc := r.Recovery; rc != nil {
+		rung := rc.Rung
+		if rung == "" {
+			rung = "none"
+		}
+		fmt.Fprintf(&b, "recovery %s %s (class %s): %s\n", rung, rc.Outcome, rc.Class, rc.Reason)
 	}
 	if c := r.Compaction; c != nil {
 		fmt.Fprintf(&b, "compaction %s (%s): %s\n", c.Outcome, c.Trigger, c.Reason)

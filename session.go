@@ -260,6 +260,22 @@ func (s *Session) Prepare(ctx context.Context, p *Pipeline, in Input) (Result, e
 	return res, err
 }
 
+// Recover runs p.Recover on the session's records from its leaf with err, the provider's
+// error for the request of the last Prepare (or Recover), appends the records the rung made —
+// also with a terminal error — and moves the leaf to [Result.Leaf], as Prepare does. Send
+// Result.Request when the error is nil.
+func (s *Session) Recover(ctx context.Context, p *Pipeline, in Input, err error) (Result, error) {
+	in.Records, in.Leaf = s.Records(), s.leaf
+	res, rerr := p.Recover(ctx, in, err)
+	if aerr := s.Append(res.Append...); aerr != nil {
+		return res, errors.Join(rerr, aerr)
+	}
+	if res.Leaf != "" {
+		s.leaf = res.Leaf
+	}
+	return res, rerr
+}
+
 func (s *Session) add(r Record) (Record, error) {
 	if err := s.Append(r); err != nil {
 		return Record{}, err

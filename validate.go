@@ -101,7 +101,7 @@ func (p *Pipeline) validateTurn(t *turn) error {
 		AllowPrefill:  p.cfg.Normalize.AllowPrefill,
 		ContextWindow: p.window,
 		InputTokens:   t.report.InputTokens,
-		MaxBodyBytes:  p.cfg.Pressure.maxBody(),
+		MaxBodyBytes:  t.maxBody,
 	})
 	if err := joinViolations(vs); err != nil {
 		return &StageError{Stage: "validate", Err: err}

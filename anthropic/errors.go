@@ -42,6 +42,9 @@ type Error struct {
 	// Tokens the prompt's size, Limit the most it may hold (when the provider counted
 	// max_tokens in, the window less max_tokens), Window the window when known.
 	PromptTooLong *agentctx.PromptTooLongError
+	// Media says which media a [agentctx.ClassMediaRejected] error refused: Paths, and the
+	// size or count limit its message names, for [agentctx.Pipeline.Recover].
+	Media *agentctx.MediaRejectedError
 	// Err is the underlying error: the SDK's *sdk.Error, a transport error, the context's.
 	Err error
 }
@@ -69,7 +72,8 @@ func (e *Error) Error() string {
 func (e *Error) ErrorClass() agentctx.ErrorClass { return e.Class }
 
 // Unwrap returns the underlying error and, for a prompt that is too long, the
-// [*agentctx.PromptTooLongError] with the figures.
+// [*agentctx.PromptTooLongError] with the figures; for rejected media, the
+// [*agentctx.MediaRejectedError].
 func (e *Error) Unwrap() []error {
 	var errs []error
 	if e.Err != nil {
@@ -77,6 +81,9 @@ func (e *Error) Unwrap() []error {
 	}
 	if e.PromptTooLong != nil {
 		errs = append(errs, e.PromptTooLong)
+	}
+	if e.Media != nil {
+		errs = append(errs, e.Media)
 	}
 	return errs
 }
@@ -153,15 +160,40 @@ func classifyInvalid(e *Error, raw string) agentctx.ErrorClass {
 	}
 	if e.Code == string(sdk.ErrorCodeImageDimensionsTooLarge) {
 		e.Paths = detailPaths(raw)
+		e.Media = mediaRejected(e)
 		return agentctx.ClassMediaRejected
 	}
 	if mediaMessage(e.Message) {
 		if p := blockPath(e.Message); p != "" {
 			e.Paths = []string{p}
 		}
+		e.Media = mediaRejected(e)
 		return agentctx.ClassMediaRejected
 	}
 	return agentctx.ClassInvalidRequest
+}
+
+// The limits a media error's message names: an image's size, and the dimension limit of
+// requests with many images.
+var (
+	imageBytesRE = regexp.MustCompile(`image exceeds \d+ MB maximum: \d+ bytes > (\d+) bytes`)
+	manyImagesRE = regexp.MustCompile(`(?i)max allowed size for many-image requests`)
+)
+
+// manyImages is the image count above which the provider applies its many-image dimension
+// limit (2000 px per side above 20 images, per the vision documentation).
+const manyImages = 20
+
+// mediaRejected returns what a media error says of the blocks it refused.
+func mediaRejected(e *Error) *agentctx.MediaRejectedError {
+	m := &agentctx.MediaRejectedError{Paths: e.Paths, Message: e.Message}
+	if s := imageBytesRE.FindStringSubmatch(e.Message); s != nil {
+		m.MaxBytes, _ = strconv.Atoi(s[1])
+	}
+	if manyImagesRE.MatchString(e.Message) {
+		m.MaxImages = manyImages
+	}
+	return m
 }
 
 // mediaMessage reports whether a 400's message is about an image or a document.

@@ -36,6 +36,9 @@ type Error struct {
 	// PromptTooLong holds the figures of a [agentctx.ClassPromptTooLong] error, as far as
 	// the message or the body gives them.
 	PromptTooLong *agentctx.PromptTooLongError
+	// Media is set for a [agentctx.ClassMediaRejected] error: OpenAI names no block, so
+	// [agentctx.Pipeline.Recover] strips the media of the latest message that holds any.
+	Media *agentctx.MediaRejectedError
 	// Err is the underlying error: the SDK's *sdk.Error, a transport error, the context's.
 	Err error
 }
@@ -70,6 +73,9 @@ func (e *Error) Unwrap() []error {
 	}
 	if e.PromptTooLong != nil {
 		errs = append(errs, e.PromptTooLong)
+	}
+	if e.Media != nil {
+		errs = append(errs, e.Media)
 	}
 	return errs
 }
@@ -128,6 +134,7 @@ func classifyAPI(ae *sdk.Error) *Error {
 		e.Class = agentctx.ClassRetryable
 	case e.StatusCode == http.StatusBadRequest && mediaError(e):
 		e.Class = agentctx.ClassMediaRejected
+		e.Media = &agentctx.MediaRejectedError{Message: e.Message}
 	case e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusUnprocessableEntity:
 		e.Class = agentctx.ClassInvalidRequest
 	default:

@@ -65,11 +65,9 @@ func run(ctx context.Context, c *anthropic.Client, p *agentctx.Pipeline, prompt 
 		if err != nil {
 			return err
 		}
-		rec, err := c.Turn(ctx, sess, res.Request, anthropic.Options{})
+		rec, err := send(ctx, c, sess, p, res, w)
 		if err != nil {
-			// A retryable error already went through the SDK's retries; the other classes
-			// (prompt too long, media rejected, …) are for the recovery of the conversation.
-			return fmt.Errorf("turn failed (%s): %w", agentctx.ClassOf(err), err)
+			return err
 		}
 		var results []*agentctx.ToolResult
 		for _, b := range rec.Message.Content {
@@ -89,6 +87,31 @@ func run(ctx context.Context, c *anthropic.Client, p *agentctx.Pipeline, prompt 
 		}
 	}
 	return errors.New("the model kept calling tools")
+}
+
+// send sends the turn's request and, while the provider refuses it or cuts the answer at
+// max_tokens, climbs agentctx's recovery ladder: every rung is bounded, so the loop ends.
+func send(ctx context.Context, c *anthropic.Client, sess *agentctx.Session, p *agentctx.Pipeline, res agentctx.Result, w io.Writer) (agentctx.Record, error) {
+	for {
+		rec, err := c.Turn(ctx, sess, res.Request, anthropic.Options{})
+		if err == nil && !rec.Message.Truncated() {
+			return rec, nil
+		}
+		if err == nil {
+			for _, b := range rec.Message.Content {
+				if t, ok := b.(*agentctx.Text); ok {
+					fmt.Fprint(w, t.Text)
+				}
+			}
+			err = agentctx.ErrOutputTruncated
+		}
+		// A retryable error already went through the SDK's retries: Recover returns it as it
+		// is. The other classes (prompt too long, media rejected, a cut answer) get the next
+		// request, or a terminal error.
+		if res, err = sess.Recover(ctx, p, agentctx.Input{System: system, Tools: tools}, err); err != nil {
+			return agentctx.Record{}, fmt.Errorf("turn failed (%s): %w", agentctx.ClassOf(err), err)
+		}
+	}
 }
 
 // call runs a tool call and returns its result.

@@ -54,6 +54,47 @@ func TestRun(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(result["content"]), "main.go")
 }
 
+// TestRunRecovers plays a turn whose first answer is cut at max_tokens: the loop asks the
+// model to continue (the cap already is the model's maximum), and prints both parts. An
+// overloaded API, after the SDK's retries, ends the turn with its class.
+func TestRunRecovers(t *testing.T) {
+	var bodies []map[string]any
+	overloaded := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		raw, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		require.NoError(t, json.Unmarshal(raw, &m))
+		bodies = append(bodies, m)
+		switch {
+		case overloaded:
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(529)
+			io.WriteString(w, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
+		case len(bodies) == 1:
+			stream(w, "msg_1", "max_tokens", `{"type":"text","text":"Two Go"}`)
+		default:
+			stream(w, "msg_2", "end_turn", `{"type":"text","text":" files."}`)
+		}
+	}))
+	defer srv.Close()
+	c := sdk.NewClient(option.WithoutEnvironmentDefaults(), option.WithAPIKey("test"), option.WithBaseURL(srv.URL), option.WithMaxRetries(0))
+	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}})
+	require.NoError(t, err)
+
+	var out bytes.Buffer
+	require.NoError(t, run(t.Context(), anthropic.NewClient(&c), p, "What is here?", &out))
+	assert.Equal(t, "Two Go files.\n", out.String())
+	require.Len(t, bodies, 2)
+	msgs := bodies[1]["messages"].([]any)
+	require.Len(t, msgs, 3, "prompt, the cut answer, the request to continue")
+	assert.Contains(t, fmt.Sprint(msgs[2]), "cut off at the output token limit")
+
+	overloaded = true
+	err = run(t.Context(), anthropic.NewClient(&c), p, "And now?", &out)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "turn failed (retryable)")
+}
+
 // stream answers with a streamed message of the given complete blocks.
 func stream(w http.ResponseWriter, id, stop string, blocks ...string) {
 	w.Header().Set("Content-Type", "text/event-stream")

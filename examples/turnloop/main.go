@@ -1,6 +1,7 @@
 // Command turnloop shows how an agent runtime drives agentctx each turn: append the user's
 // message to the durable transcript, Prepare the request, append the turn's decision records,
-// send the request (here: print its size), and append the model's answer.
+// send the request (here: print its size), append the model's answer, and climb the recovery
+// ladder when the provider refuses the request or cuts the answer at max_tokens.
 //
 // It works on a copy of a session file so the original stays untouched:
 //
@@ -45,8 +46,10 @@ func run(src, dir string, w io.Writer) error {
 
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	p, err := agentctx.New(agentctx.Config{
-		Model:  "claude-sonnet-4-5",
-		Budget: agentctx.BudgetConfig{Store: agentctx.FileStore{Root: filepath.Join(dir, "tool-results")}},
+		Model: "claude-sonnet-4-5",
+		// Recover raises it once, to the model's maximum, when an answer is cut at max_tokens.
+		MaxOutputTokens: 16_000,
+		Budget:          agentctx.BudgetConfig{Store: agentctx.FileStore{Root: filepath.Join(dir, "tool-results")}},
 		// Auto-compact when the session outgrows the window; a model-backed Summarizer goes here.
 		Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{}},
 		Now:     func() time.Time { return clock },
@@ -82,24 +85,61 @@ func run(src, dir string, w io.Writer) error {
 		if err != nil {
 			return err
 		}
-		body, err := res.Request.MarshalJSON()
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(w, "turn %d: %d messages, %d input tokens, %d bytes, %d decision records appended\n",
-			turn+1, len(res.Request.Messages), res.Report.InputTokens, len(body), len(res.Append))
+		for try := 0; ; try++ {
+			body, err := res.Request.MarshalJSON()
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "turn %d: %d messages, %d input tokens, %d bytes, max_tokens %d, %d records appended\n",
+				turn+1, len(res.Request.Messages), res.Report.InputTokens, len(body), res.Request.MaxTokens, len(res.Append))
 
-		// 3. Here the runtime would POST body to /v1/messages and append the answer; a
-		// stand-in answer takes its place. The session parents it on res.Leaf.
-		answer := fmt.Sprintf(`{"id":"msg_turnloop_%d","type":"message","role":"assistant","model":"claude-sonnet-4-5",`+
-			`"content":[{"type":"text","text":"(the model's answer)"}],"stop_reason":"end_turn",`+
-			`"usage":{"input_tokens":%d,"output_tokens":6}}`, turn+1, res.Report.InputTokens)
-		if _, err := sess.Response([]byte(answer)); err != nil {
-			return err
+			// 3. Here the runtime would POST body to /v1/messages (through an adapter such as
+			// agentctx/anthropic, whose errors are classified) and append the answer; a
+			// stand-in provider takes its place. The session parents the answer on res.Leaf.
+			answer, perr := standIn(turn, try, res)
+			var stop error
+			if perr == nil {
+				rec, err := sess.Response(answer)
+				if err != nil {
+					return err
+				}
+				if !rec.Message.Truncated() {
+					break
+				}
+				stop = agentctx.ErrOutputTruncated
+			} else {
+				stop = perr
+			}
+			// 4. The provider refused the request, or cut the answer: Recover gives the next
+			// request and appends the records that make the fix last, or a terminal error.
+			// A retryable error (429, 529, a timeout) comes back unchanged: retry it.
+			res, err = sess.Recover(ctx, p, agentctx.Input{}, stop)
+			if err != nil {
+				return err
+			}
+			rc := res.Report.Recovery
+			fmt.Fprintf(w, "  recovered (%s): %s\n", rc.Rung, rc.Reason)
 		}
 		clock = clock.Add(time.Minute)
 	}
 	return nil
+}
+
+// standIn plays the provider: it refuses the first request of the first turn as too long
+// (an adapter's error carries the provider's figures the same way), cuts the first answer of
+// the second turn at max_tokens, and otherwise answers.
+func standIn(turn, try int, res agentctx.Result) ([]byte, error) {
+	if turn == 0 && try == 0 {
+		return nil, &agentctx.PromptTooLongError{Tokens: res.Report.Pressure.Levels.Window + 1_000, Limit: res.Report.Pressure.Levels.Window,
+			Reason: "the provider refused the prompt"}
+	}
+	stop := "end_turn"
+	if turn == 1 && try == 0 {
+		stop = "max_tokens"
+	}
+	return fmt.Appendf(nil, `{"id":"msg_turnloop_%d_%d","type":"message","role":"assistant","model":"claude-sonnet-4-5",`+
+		`"content":[{"type":"text","text":"(the model's answer)"}],"stop_reason":%q,`+
+		`"usage":{"input_tokens":%d,"output_tokens":6}}`, turn+1, try, stop, res.Report.InputTokens), nil
 }
 
 func copyFile(src, dst string) error {

@@ -1,0 +1,754 @@
+package agentctx
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The rungs of the recovery ladder, as [RecoveryDecision.Rung] and [RecoveryReport.Rung] name
+// them.
+const (
+	// RungPromptTooLong: the provider's count of a prompt it refused is recorded, and one
+	// reactive compaction runs.
+	RungPromptTooLong = "prompt_too_long"
+	// RungRequestTooLarge: the size of a body the provider refused is recorded (the
+	// session's body limit drops below it), and one reactive compaction runs.
+	RungRequestTooLarge = "request_too_large"
+	// RungMediaRejected: the media blocks the provider refused are replaced by a text marker
+	// in every later request.
+	RungMediaRejected = "media_rejected"
+	// RungOutputCap: the output cap is raised once and the response cut at max_tokens is
+	// asked for again.
+	RungOutputCap = "output_cap"
+	// RungContinue: a user turn asks the model to continue where its cut response stopped.
+	RungContinue = "continue"
+)
+
+// MaxContinuations bounds the "continue where you stopped" turns [Pipeline.Recover] adds
+// after responses cut at max_tokens, counted along the chain since the last user input.
+const MaxContinuations = 3
+
+// RaisedOutputCap is the output cap the output-cap rung raises max_tokens to, or the model's
+// maximum output from the model table when that is lower.
+const RaisedOutputCap = 64_000
+
+// RecoveryDecision is a rung of the recovery ladder (see [Pipeline.Recover]), on a
+// [SubtypeRecovery] decision record or, for [RungContinue], on the user record of the
+// continuation turn. The records alone say which rungs a conversation already climbed, so
+// that a restart or a fork finds the same ladder.
+type RecoveryDecision struct {
+	// Rung is one of the Rung* constants.
+	Rung string `json:"rung"`
+	// LeafUUID is the chain's leaf when the provider refused the request.
+	LeafUUID string `json:"leafUuid"`
+	// Tokens, Limit and Window are the provider's figures of a prompt too long (zero when it
+	// gave none); Counted is the counted size of the request it refused.
+	Tokens  int `json:"tokens,omitempty"`
+	Limit   int `json:"limit,omitempty"`
+	Window  int `json:"window,omitempty"`
+	Counted int `json:"counted,omitempty"`
+	// Bytes is the size of the body the provider refused as too large: the session's body
+	// limit is one byte less from then on.
+	Bytes int `json:"bytes,omitempty"`
+	// Media lists the media blocks replaced by a text marker from then on.
+	Media []StrippedMedia `json:"media,omitempty"`
+	// MaxTokens is the raised output cap (RungOutputCap).
+	MaxTokens int `json:"maxTokens,omitempty"`
+	// MessageID and Withheld name the response cut at max_tokens and its records, which the
+	// view leaves out from then on (RungOutputCap: the response is asked for again).
+	MessageID string   `json:"messageId,omitempty"`
+	Withheld  []string `json:"withheld,omitempty"`
+	// Continuation counts the continuation turns of a run of cut responses, from 1
+	// (RungContinue).
+	Continuation int `json:"continuation,omitempty"`
+	// Reason is the provider's explanation, or why the rung ran.
+	Reason string `json:"reason"`
+}
+
+// StrippedMedia is one media block the provider refused, identified by the hash of its
+// source ([MediaHash]) wherever it stands in the conversation.
+type StrippedMedia struct {
+	Hash string `json:"hash"`
+	// Kind is "image" or "document".
+	Kind string `json:"kind"`
+	// Path is where the block stood in the refused request ("messages.3.content.1"), or the
+	// rule that picked it when the provider named no path.
+	Path string `json:"path,omitempty"`
+}
+
+// MediaHash identifies a media block by its source (type, data, URL, file id — not the media
+// type, which normalize may correct): a hex SHA-256.
+func MediaHash(s MediaSource) string {
+	h := sha256.New()
+	for _, part := range []string{s.Type, s.Data, s.URL, s.FileID} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// strippedMediaText replaces a media block the provider refused.
+const strippedMediaText = "[%s removed: the provider refused it, so it is no longer sent]"
+
+// continueText is the user turn of [RungContinue].
+const continueText = "Your previous reply was cut off at the output token limit. Carry on from the exact point where it stopped, without repeating or summarizing what you already wrote. If much remains, work in smaller steps."
+
+// MediaRejectedError is the part of a provider error that says which media it refused: the
+// adapters put one in the error tree of a [ClassMediaRejected] error. Paths are the block
+// positions in the request when the provider named them; MaxBytes and MaxImages the limits
+// its message names when it named no block.
+type MediaRejectedError struct {
+	// Paths are positions in the request: "messages.3.content.1", or
+	// "messages.3.content.0.content.1" inside a tool_result.
+	Paths []string
+	// MaxBytes is the largest image the provider takes, in decoded bytes, when the message
+	// says so ("image exceeds 5 MB maximum: N bytes > M bytes").
+	MaxBytes int
+	// MaxImages is the most images the request may hold for the limit the message names
+	// (the many-image dimension limit applies above 20 images).
+	MaxImages int
+	// Message is the provider's explanation.
+	Message string
+}
+
+// Error describes the refusal.
+func (e *MediaRejectedError) Error() string {
+	return "agentctx: media rejected: " + e.Message
+}
+
+// ErrOutputTruncated is what a caller passes to [Pipeline.Recover] when the response it
+// appended stopped at max_tokens ([Message.Truncated]); [*OutputTruncatedError] matches it.
+var ErrOutputTruncated = errors.New("agentctx: the response stopped at max_tokens")
+
+// OutputTruncatedError is the terminal error of the output rungs: the cap is raised and
+// [MaxContinuations] continuations did not finish the answer.
+type OutputTruncatedError struct {
+	// MaxTokens is the output cap of the last request; Continuations the continuation turns
+	// already sent.
+	MaxTokens, Continuations int
+}
+
+// Error describes the figures.
+func (e *OutputTruncatedError) Error() string {
+	return fmt.Sprintf("agentctx: the response stopped at max_tokens %d again after %d continuations", e.MaxTokens, e.Continuations)
+}
+
+// Is makes errors.Is(err, ErrOutputTruncated) hold.
+func (e *OutputTruncatedError) Is(target error) bool { return target == ErrOutputTruncated }
+
+// Truncated reports whether the response stopped at its output cap (stop_reason
+// "max_tokens"); pass [ErrOutputTruncated] to [Pipeline.Recover] then.
+func (m *Message) Truncated() bool { return m != nil && m.StopReason == "max_tokens" }
+
+// RecoveryReport says what [Pipeline.Recover] did with a provider error.
+type RecoveryReport struct {
+	// Class is the error's class ([ClassOf]).
+	Class ErrorClass
+	// Rung is the rung that ran (a Rung* constant), or "" when none did.
+	Rung string
+	// Outcome is "recovered" (Result.Request is the next request), "terminal" (the rung is
+	// spent: the error says why) or "passed" (not the context's to fix: the caller's retry
+	// policy or the caller acts on the error).
+	Outcome string
+	// Record names the record that makes the fix durable.
+	Record string
+	// Reason says why, in one line.
+	Reason string
+}
+
+// The outcomes of [RecoveryReport].
+const (
+	RecoveryRecovered = "recovered"
+	RecoveryTerminal  = "terminal"
+	RecoveryPassed    = "passed"
+)
+
+// Recover answers err, the provider's error for the request built from in (in.Records as
+// they were when it was sent; classified with [ClassOf]), with the next request and the
+// records that make the fix durable (Result.Append, appended like Prepare's), or with a
+// terminal error. Each rung is bounded, and whether it already ran is read from the records,
+// so that a restart or a fork climbs the same ladder:
+//
+//   - [ClassPromptTooLong]: the provider's figures are recorded (a [RungPromptTooLong]
+//     decision: the pressure figure is at least the provider's count, and at least the
+//     blocking limit, until the next compaction; the calibration ratio is at least the
+//     provider's count over the counted size from then on), and one reactive compaction
+//     runs — the Summarizer's, counted by the circuit breaker, or [Extractive] when none is
+//     configured. The provider refusing the prompt again with no response since is terminal:
+//     a [*PromptTooLongError] with its figures.
+//   - [ClassRequestTooLarge]: the same by bytes: the refused body's size is recorded (the
+//     session's body limit drops one byte below it) and one reactive compaction runs; when the
+//     body is still over (what every compaction keeps, the latest input, holds that much
+//     media), the largest media blocks of the request are stripped too, by a
+//     [RungMediaRejected] decision. A second refusal with no response since is terminal: a
+//     [*RequestTooLargeError].
+//   - [ClassMediaRejected]: the refused blocks — named by the error's request paths (see
+//     [MediaRejectedError]), or else the images over the size it names, the oldest images
+//     beyond the count it implies, or the media of the latest message that holds any — are
+//     recorded by [MediaHash] and replaced by a text marker in every later request. An error
+//     that names no block still sent is terminal.
+//   - [ClassOutputTruncated] ([ErrOutputTruncated]; the chain's leaf is the response cut at
+//     max_tokens): the output cap is raised once to [RaisedOutputCap] or the model's maximum
+//     (a [RungOutputCap] decision that also withholds the cut response, so the request asks
+//     for it again), then at most [MaxContinuations] user turns ask the model to continue
+//     where it stopped; then terminal: an [*OutputTruncatedError].
+//   - [ClassRetryable] (429, 529, 5xx, timeouts, transport) and every other class: nothing is
+//     recorded and err is returned as it is: retrying, after the delay the provider asked
+//     for, is the caller's retry policy (the SDKs have one); an invalid or fatal request is
+//     the caller's to fix.
+//
+// Result.Report.Recovery says which rung ran and why, also with an error. A fork
+// ([Input.SkipCacheWrite]) or [Input.NoCompact] never compacts: the compacting rungs are
+// terminal for it.
+func (p *Pipeline) Recover(ctx context.Context, in Input, err error) (Result, error) {
+	if err == nil {
+		return Result{}, errors.New("agentctx: recover: no error to recover from")
+	}
+	class := ClassOf(err)
+	switch class {
+	case ClassPromptTooLong, ClassRequestTooLarge, ClassMediaRejected, ClassOutputTruncated:
+	default:
+		why := "not the context's to fix: the caller acts on the error"
+		if class == ClassRetryable {
+			why = "retryable: the caller's retry policy sends the same request again, after the delay the provider asked for"
+		}
+		return Result{Report: Report{Recovery: &RecoveryReport{Class: class, Outcome: RecoveryPassed, Reason: why}}}, err
+	}
+	t, berr := p.build(ctx, &in)
+	if berr != nil {
+		return Result{}, berr
+	}
+	r := &recovery{p: p, in: in, t: t, class: class, state: readRecovery(in.Records, t.chain.Leaf)}
+	switch class {
+	case ClassPromptTooLong:
+		return r.promptTooLong(ctx, err)
+	case ClassRequestTooLarge:
+		return r.requestTooLarge(ctx, err)
+	case ClassMediaRejected:
+		return r.media(ctx, err)
+	}
+	return r.output(ctx)
+}
+
+// recovery is one call of Recover: the turn built from the records the refused request came
+// from, and what the records say of the ladder.
+type recovery struct {
+	p     *Pipeline
+	in    Input
+	t     *turn
+	class ErrorClass
+	state recoveryState
+}
+
+// terminal returns the turn's result with the rung reported as spent.
+func (r *recovery) terminal(rung, reason string, err error) (Result, error) {
+	res := r.p.result(r.t)
+	res.Append = nil
+	res.Report.Recovery = &RecoveryReport{Class: r.class, Rung: rung, Outcome: RecoveryTerminal, Reason: reason}
+	return res, err
+}
+
+// decision returns a recovery decision record.
+func (r *recovery) decision(d RecoveryDecision) Record {
+	key := strings.Join([]string{d.Rung, d.LeafUUID, fmt.Sprint(len(r.in.Records))}, "\x00")
+	rec := r.t.newDecision(SubtypeRecovery, key, "Recovery: "+d.Reason)
+	rec.IsSidechain = r.t.chain.Leaf != nil && r.t.chain.Leaf.IsSidechain
+	rec.Recovery = &d
+	return rec
+}
+
+func (r *recovery) leafUUID() string {
+	if r.t.chain.Leaf == nil {
+		return ""
+	}
+	return r.t.chain.Leaf.UUID
+}
+
+// next builds the request from in.Records with recs appended, compacting reactively when
+// compact is set, and reports the rung.
+func (r *recovery) next(ctx context.Context, rung, reason string, compact bool, recs ...Record) (Result, error) {
+	in := r.in
+	in.Records = slices.Concat(r.in.Records, recs)
+	if leaf := lastChainRecord(recs); leaf != "" && in.Leaf != "" {
+		in.Leaf = leaf
+	}
+	var res Result
+	var err error
+	if compact {
+		res, err = r.p.reactive(ctx, &in)
+	} else {
+		res, err = r.p.prepare(ctx, &in, nil)
+	}
+	res.Append = slices.Concat(recs, res.Append)
+	if ctx.Err() != nil {
+		// Cut short: nothing was tried, so nothing is recorded as tried.
+		return Result{}, ctx.Err()
+	}
+	outcome := RecoveryRecovered
+	if err != nil {
+		outcome = RecoveryTerminal
+		reason += "; " + err.Error()
+	}
+	res.Report.Recovery = &RecoveryReport{Class: r.class, Rung: rung, Outcome: outcome, Record: recs[0].UUID, Reason: reason}
+	return res, err
+}
+
+// reactive builds the turn of in and compacts it whatever its pressure, as auto-compact
+// would (the circuit breaker counts a failure), with the Summarizer or [Extractive].
+func (p *Pipeline) reactive(ctx context.Context, in *Input) (Result, error) {
+	t, err := p.build(ctx, in)
+	if err != nil {
+		return Result{}, err
+	}
+	switch {
+	case in.SkipCacheWrite:
+		return p.result(t), errors.New("agentctx: recover: a fork never compacts the conversation")
+	case in.NoCompact:
+		return p.result(t), errors.New("agentctx: recover: compaction is off for this request (NoCompact)")
+	}
+	t.reactive = true
+	if t, err = p.compact(ctx, t, nil); err != nil {
+		return p.result(t), err
+	}
+	res := p.result(t)
+	if len(res.Request.Messages) == 0 {
+		return res, ErrNoMessages
+	}
+	if err := p.fits(t); err != nil {
+		return res, err
+	}
+	return res, p.validateTurn(t)
+}
+
+func (r *recovery) promptTooLong(ctx context.Context, err error) (Result, error) {
+	figures, _ := errors.AsType[*PromptTooLongError](err)
+	if figures == nil {
+		figures = &PromptTooLongError{}
+	}
+	if d := r.state.ptl; d != nil && r.state.ptlPos > r.state.responsePos {
+		return r.terminal(RungPromptTooLong, "the provider refused the prompt again after the reactive compaction of record "+d.UUID+", with no response between",
+			&PromptTooLongError{Tokens: figures.Tokens, Limit: figures.Limit, Window: figures.Window,
+				Reason: "the provider refused the prompt again after a reactive compaction (record " + d.UUID + ")"})
+	}
+	reason := "the provider refused the prompt as too long"
+	if figures.Tokens > 0 {
+		reason += fmt.Sprintf(": %d tokens", figures.Tokens)
+		if figures.Limit > 0 {
+			reason += fmt.Sprintf(" > %d maximum", figures.Limit)
+		}
+	}
+	d := r.decision(RecoveryDecision{Rung: RungPromptTooLong, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
+		Window: figures.Window, Counted: r.t.report.InputTokens, Reason: reason})
+	return r.next(ctx, RungPromptTooLong, reason+"; one reactive compaction", true, d)
+}
+
+func (r *recovery) requestTooLarge(ctx context.Context, err error) (Result, error) {
+	body, merr := r.t.req.MarshalJSON()
+	if merr != nil {
+		return Result{}, merr
+	}
+	if d := r.state.large; d != nil && r.state.largePos > r.state.responsePos {
+		return r.terminal(RungRequestTooLarge, "the provider refused the body again after the reactive compaction of record "+d.UUID+", with no response between",
+			&RequestTooLargeError{Bytes: len(body), Limit: r.t.maxBody, Reason: "the provider refused the body again after a reactive compaction (record " + d.UUID + ")"})
+	}
+	reason := fmt.Sprintf("the provider refused a body of %d bytes as too large: the body limit is %d bytes from now on", len(body), len(body)-1)
+	d := r.decision(RecoveryDecision{Rung: RungRequestTooLarge, LeafUUID: r.leafUUID(), Bytes: len(body), Counted: r.t.report.InputTokens, Reason: reason})
+	res, nerr := r.next(ctx, RungRequestTooLarge, reason+"; one reactive compaction", true, d)
+	if !errors.Is(nerr, ErrRequestTooLarge) {
+		return res, nerr
+	}
+	return r.stripLargest(ctx, res, nerr, len(body)-1, reason)
+}
+
+// stripLargest answers a body still over limit after the reactive compaction — what it kept
+// verbatim, the latest input above all, holds that much media — by stripping the request's
+// largest media blocks until the body fits: a media decision recorded after the
+// compaction's records. With no media to strip it returns res and err.
+func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limit int, why string) (Result, error) {
+	media := mediaOf(&res.Request)
+	size := func(m requestMedia) int { return len(m.src.Data) + len(m.src.URL) + len(m.src.FileID) }
+	slices.SortStableFunc(media, func(a, b requestMedia) int { return size(b) - size(a) })
+	over := res.Report.BodyBytes - limit
+	var picked []StrippedMedia
+	seen := map[string]bool{}
+	for _, m := range media {
+		if over <= 0 {
+			break
+		}
+		h := MediaHash(m.src)
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		picked = append(picked, StrippedMedia{Hash: h, Kind: string(m.kind), Path: m.path})
+		over -= size(m)
+	}
+	if len(picked) == 0 {
+		return res, err
+	}
+	reason := fmt.Sprintf("the body is still %d bytes after the reactive compaction, over the limit %d: its %d largest media blocks are replaced by a text marker from now on",
+		res.Report.BodyBytes, limit, len(picked))
+	prior := res.Append
+	in := r.in
+	in.Records = slices.Concat(r.in.Records, prior)
+	if in.Leaf != "" && res.Leaf != "" {
+		in.Leaf = res.Leaf
+	}
+	sr := &recovery{p: r.p, in: in, t: r.t, class: r.class}
+	md := sr.decision(RecoveryDecision{Rung: RungMediaRejected, LeafUUID: res.Leaf, Media: picked, Reason: reason})
+	next, nerr := sr.next(ctx, RungRequestTooLarge, why+"; one reactive compaction; "+reason, false, md)
+	next.Append = slices.Concat(prior, next.Append)
+	next.Report.Recovery.Record = prior[0].UUID
+	if next.Report.Compaction == nil {
+		next.Report.Compaction = res.Report.Compaction
+	}
+	return next, nerr
+}
+
+func (r *recovery) media(ctx context.Context, err error) (Result, error) {
+	me, _ := errors.AsType[*MediaRejectedError](err)
+	if me == nil {
+		me = &MediaRejectedError{Message: err.Error()}
+	}
+	picked, rule := pickMedia(&r.t.req, me)
+	if len(picked) == 0 {
+		why := "the error names no media block the request still sends (" + rule + ")"
+		return r.terminal(RungMediaRejected, why, fmt.Errorf("agentctx: recover: media rejected again: %s: %w", why, err))
+	}
+	reason := fmt.Sprintf("the provider refused media, %d blocks (%s): %s", len(picked), rule, me.Message)
+	d := r.decision(RecoveryDecision{Rung: RungMediaRejected, LeafUUID: r.leafUUID(), Media: picked, Reason: reason})
+	return r.next(ctx, RungMediaRejected, reason+"; replaced by a text marker from now on", false, d)
+}
+
+func (r *recovery) output(ctx context.Context) (Result, error) {
+	leaf := r.t.chain.Leaf
+	if leaf == nil || leaf.Type != TypeAssistant || !leaf.Message.Truncated() {
+		return r.terminal("", "the chain's leaf is no response cut at max_tokens", fmt.Errorf("agentctx: recover: %w, but the chain's leaf is no response that stopped at max_tokens", ErrOutputTruncated))
+	}
+	raised := RaisedOutputCap
+	if r.p.modelMax > 0 {
+		raised = min(raised, r.p.modelMax)
+	}
+	if r.state.outputCap == nil && raised > r.t.maxOutput {
+		reason := fmt.Sprintf("response %s stopped at max_tokens %d: the output cap is raised to %d and the response asked for again", leaf.Message.ID, r.t.maxOutput, raised)
+		d := r.decision(RecoveryDecision{Rung: RungOutputCap, LeafUUID: leaf.UUID, MaxTokens: raised, MessageID: leaf.Message.ID,
+			Withheld: responseRecords(r.t.chain, leaf), Reason: reason})
+		return r.next(ctx, RungOutputCap, reason, false, d)
+	}
+	n := continuations(r.t.chain)
+	if n >= MaxContinuations {
+		return r.terminal(RungContinue, fmt.Sprintf("%d continuations already followed responses cut at max_tokens %d", n, r.t.maxOutput),
+			&OutputTruncatedError{MaxTokens: r.t.maxOutput, Continuations: n})
+	}
+	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, MaxContinuations)
+	c := Record{
+		Type: TypeUser, UUID: contentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
+		AgentID: leaf.AgentID, IsMeta: true, SessionID: r.t.sessionID, Timestamp: decisionTime(r.t.now), Cwd: sessionCwd(r.in.Records),
+		Message:  &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: continueText}}},
+		Recovery: &RecoveryDecision{Rung: RungContinue, LeafUUID: leaf.UUID, MessageID: leaf.Message.ID, Continuation: n + 1, Reason: reason},
+	}
+	return r.next(ctx, RungContinue, reason, false, c)
+}
+
+// responseRecords returns the uuids of the chain's records of the response leaf ends.
+func responseRecords(chain *Chain, leaf *Record) []string {
+	var out []string
+	for i := len(chain.Records) - 1; i >= 0; i-- {
+		r := chain.Records[i]
+		if r.Type != TypeAssistant || r.Message == nil || r.Message.ID != leaf.Message.ID {
+			break
+		}
+		out = append(out, r.UUID)
+	}
+	slices.Reverse(out)
+	return out
+}
+
+// continuations counts the continuation turns of the run of cut responses the chain ends
+// with: walking back from the leaf over assistant records and continuation turns, up to the
+// first other record.
+func continuations(chain *Chain) int {
+	n := 0
+	for i := len(chain.Records) - 1; i >= 0; i-- {
+		r := chain.Records[i]
+		switch {
+		case r.Type == TypeAssistant:
+		case r.Type == TypeUser && r.Recovery != nil && r.Recovery.Rung == RungContinue:
+			n++
+		case !r.IsConversation():
+		default:
+			return n
+		}
+	}
+	return n
+}
+
+// recoveryState is what the records say of the recovery ladder of the leaf's thread, in file
+// order.
+type recoveryState struct {
+	// responsePos is the file position of the thread's latest response (-1: none).
+	responsePos int
+	// ptl and large are the latest prompt-too-long and request-too-large decisions, at ptlPos
+	// and largePos.
+	ptl, large       *Record
+	ptlPos, largePos int
+	// bodyLimit is one byte below the smallest refused body (0: none), from record bodyRec.
+	bodyLimit int
+	bodyRec   string
+	// outputCap is the output-cap decision, or nil.
+	outputCap *Record
+	// stripped maps the hash of each refused media block to the decision that stripped it;
+	// withheld maps the records of a cut response asked for again to the decision.
+	stripped, withheld map[string]string
+	// ratio is the provider's count over the counted size of the latest prompt-too-long
+	// decision (0: none), from record ratioRec.
+	ratio    float64
+	ratioRec string
+}
+
+// readRecovery scans records for the recovery decisions of leaf's thread.
+func readRecovery(records []Record, leaf *Record) recoveryState {
+	s := recoveryState{responsePos: -1, ptlPos: -1, largePos: -1}
+	for i := range records {
+		r := &records[i]
+		if otherThread(r, leaf) {
+			continue
+		}
+		if r.Type == TypeAssistant && r.Message != nil && !r.IsAPIErrorMessage && r.Message.Model != SyntheticModel {
+			s.responsePos = i
+			continue
+		}
+		if r.Type != TypeSystem || r.Subtype != SubtypeRecovery || r.Recovery == nil {
+			continue
+		}
+		d := r.Recovery
+		switch d.Rung {
+		case RungPromptTooLong:
+			s.ptl, s.ptlPos = r, i
+			if d.Tokens > 0 && d.Counted > 0 {
+				s.ratio, s.ratioRec = float64(d.Tokens)/float64(d.Counted), r.UUID
+			}
+		case RungRequestTooLarge:
+			s.large, s.largePos = r, i
+			if d.Bytes > 1 && (s.bodyLimit == 0 || d.Bytes-1 < s.bodyLimit) {
+				s.bodyLimit, s.bodyRec = d.Bytes-1, r.UUID
+			}
+		case RungMediaRejected:
+			for _, m := range d.Media {
+				if s.stripped == nil {
+					s.stripped = map[string]string{}
+				}
+				if _, ok := s.stripped[m.Hash]; !ok {
+					s.stripped[m.Hash] = r.UUID
+				}
+			}
+		case RungOutputCap:
+			if s.outputCap == nil {
+				s.outputCap = r
+			}
+			for _, u := range d.Withheld {
+				if s.withheld == nil {
+					s.withheld = map[string]string{}
+				}
+				s.withheld[u] = r.UUID
+			}
+		}
+	}
+	return s
+}
+
+// applyRecovery sets the turn's limits from the recovery decisions and withholds the cut
+// responses an output-cap decision asks for again; newTurn calls it before the stages run.
+func (p *Pipeline) applyRecovery(t *turn) {
+	s := readRecovery(t.in.Records, t.chain.Leaf)
+	t.recovery = s
+	t.maxBody = p.cfg.Pressure.maxBody()
+	if s.bodyLimit > 0 && s.bodyLimit < t.maxBody {
+		t.maxBody = s.bodyLimit
+	}
+	t.maxOutput = p.maxOutput
+	if d := s.outputCap; d != nil && d.Recovery.MaxTokens > t.maxOutput {
+		t.maxOutput = d.Recovery.MaxTokens
+	}
+	if len(s.withheld) == 0 {
+		return
+	}
+	var st *StageReport
+	t.items = slices.DeleteFunc(t.items, func(it item) bool {
+		rec, ok := s.withheld[it.uuid]
+		if !ok || it.rec == nil || it.role != RoleAssistant {
+			return false // a decision withholds only the records of a response
+		}
+		if st == nil {
+			st = t.report.stage("recovery")
+		}
+		st.add(Action{Kind: ActionSnipped, UUID: it.uuid, Record: rec, Tokens: -p.itemTokens(&it),
+			Detail: "response cut at max_tokens, asked for again with a higher output cap"})
+		return true
+	})
+}
+
+// stripMedia replaces the media blocks a recovery decision names by a text marker; it runs
+// before the other stages and reports as stage "media" only when a decision names any.
+func (p *Pipeline) stripMedia(t *turn) {
+	if len(t.recovery.stripped) == 0 {
+		return
+	}
+	st := t.report.stage("media")
+	marker := func(b Block) (Block, string, bool) {
+		var src MediaSource
+		switch b := b.(type) {
+		case *Image:
+			src = b.Source
+		case *Document:
+			src = b.Source
+		default:
+			return nil, "", false
+		}
+		rec, ok := t.recovery.stripped[MediaHash(src)]
+		if !ok {
+			return nil, "", false
+		}
+		return strippedMarker(kindOf(b)), rec, true
+	}
+	for i := range t.items {
+		it := &t.items[i]
+		for j, b := range it.blocks {
+			if m, rec, ok := marker(b); ok {
+				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, Record: rec, Tokens: p.counter.Block(m) - p.counter.Block(b),
+					Detail: fmt.Sprintf("%s the provider refused, replaced by a text marker", kindOf(b))})
+				it.setBlock(j, m)
+				continue
+			}
+			tr, ok := b.(*ToolResult)
+			if !ok {
+				continue
+			}
+			var content []Block
+			for k, cb := range tr.Content {
+				m, rec, ok := marker(cb)
+				if !ok {
+					continue
+				}
+				if content == nil {
+					content = slices.Clone(tr.Content)
+				}
+				content[k] = m
+				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, ToolUseID: tr.ToolUseID, Record: rec, Tokens: p.counter.Block(m) - p.counter.Block(cb),
+					Detail: fmt.Sprintf("%s in tool_result %s the provider refused, replaced by a text marker", kindOf(cb), tr.ToolUseID)})
+			}
+			if content != nil {
+				c := *tr
+				c.Content = content
+				it.setBlock(j, &c)
+			}
+		}
+	}
+}
+
+// strippedMarker returns the text marker that replaces a stripped media block of kind.
+func strippedMarker(kind BlockKind) *Text {
+	return &Text{Text: fmt.Sprintf(strippedMediaText, kind)}
+}
+
+// requestMedia is one media block of a request and where it stands.
+type requestMedia struct {
+	path string
+	msg  int
+	src  MediaSource
+	kind BlockKind
+}
+
+// mediaOf lists the media blocks of req, in request order.
+func mediaOf(req *Request) []requestMedia {
+	var out []requestMedia
+	add := func(path string, msg int, b Block) {
+		switch b := b.(type) {
+		case *Image:
+			out = append(out, requestMedia{path, msg, b.Source, KindImage})
+		case *Document:
+			out = append(out, requestMedia{path, msg, b.Source, KindDocument})
+		}
+	}
+	for i, m := range req.Messages {
+		for j, b := range m.Content {
+			path := fmt.Sprintf("messages.%d.content.%d", i, j)
+			add(path, i, b)
+			if tr, ok := b.(*ToolResult); ok {
+				for k, cb := range tr.Content {
+					add(path+".content."+strconv.Itoa(k), i, cb)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// pickMedia returns the media blocks of req the error refused, each once, and the rule that
+// picked them.
+func pickMedia(req *Request, e *MediaRejectedError) ([]StrippedMedia, string) {
+	media := mediaOf(req)
+	var picked []requestMedia
+	rule := ""
+	switch {
+	case len(e.Paths) > 0:
+		rule = "the blocks at the paths the error names"
+		for _, m := range media {
+			if slices.Contains(e.Paths, m.path) {
+				picked = append(picked, m)
+			}
+		}
+	case e.MaxBytes > 0:
+		rule = fmt.Sprintf("the images over the %d bytes the error names", e.MaxBytes)
+		for _, m := range media {
+			if m.kind == KindImage && m.src.Type == "base64" && decodedLen(m.src.Data) > e.MaxBytes {
+				picked = append(picked, m)
+			}
+		}
+	case e.MaxImages > 0:
+		rule = fmt.Sprintf("the oldest images beyond the %d the error's limit allows", e.MaxImages)
+		var images []requestMedia
+		for _, m := range media {
+			if m.kind == KindImage {
+				images = append(images, m)
+			}
+		}
+		if len(images) > e.MaxImages {
+			picked = images[:len(images)-e.MaxImages]
+		}
+	default:
+		rule = "the media of the latest message that holds any: the error names no block"
+		if len(media) > 0 {
+			last := media[len(media)-1].msg
+			for _, m := range media {
+				if m.msg == last {
+					picked = append(picked, m)
+				}
+			}
+		}
+	}
+	var out []StrippedMedia
+	seen := map[string]bool{}
+	for _, m := range picked {
+		h := MediaHash(m.src)
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		path := m.path
+		out = append(out, StrippedMedia{Hash: h, Kind: string(m.kind), Path: path})
+	}
+	return out, rule
+}
+
+// decodedLen is the decoded size of standard base64 data.
+func decodedLen(data string) int {
+	n := len(data) / 4 * 3
+	return n - strings.Count(data[max(0, len(data)-2):], "=")
+}
