@@ -597,3 +597,39 @@ func TestCodexRecordsWriteAsTranscript(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(requestBytes(t, want.Request)), string(requestBytes(t, got.Request)))
 }
+
+// BenchmarkReadCodex reads the largest Codex rollout of the corpus ("read") beside its floor,
+// every line decoded once into generic JSON values ("floor").
+func BenchmarkReadCodex(b *testing.B) {
+	var data []byte
+	for _, f := range codexCorpusFiles(b) {
+		d, err := os.ReadFile(f)
+		require.NoError(b, err)
+		if len(d) > len(data) {
+			data = d
+		}
+	}
+	lines := bytes.Split(bytes.TrimSuffix(data, []byte("\n")), []byte("\n"))
+	b.Run("read", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			tr, err := ReadTranscript(bytes.NewReader(data), "rollout.jsonl", ReadOptions{})
+			if err != nil || tr.Format != FormatCodex {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("floor", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, l := range lines {
+				var v any
+				if err := json.Unmarshal(l, &v); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+	})
+}
