@@ -299,7 +299,7 @@ func (c *codexReader) compacted(ts string, payload json.RawMessage) {
 	b := c.base(TypeSystem, ts)
 	b.Subtype, b.Level, b.Content = SubtypeCompactBoundary, "info", json.RawMessage(codexBoundaryText)
 	b.LogicalParentUUID = c.last
-	b.CompactMetadata = &CompactMetadata{PreTokens: c.context, Extra: map[string]json.RawMessage{"codex": payload}}
+	b.CompactMetadata = &CompactMetadata{PreTokens: c.context, Summarizer: "codex", Extra: map[string]json.RawMessage{"codex": payload}}
 	if trig, ok := c.str(p, "trigger", "payload.trigger"); ok {
 		b.CompactMetadata.Trigger = trig
 	}

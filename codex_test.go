@@ -243,6 +243,7 @@ func TestReadCodexFixture(t *testing.T) {
 	assert.Equal(t, b1.UUID, byLine(25, 1).ParentUUID)
 	assert.Equal(t, byLine(29, 0).UUID, b2.LogicalParentUUID)
 	assert.Equal(t, 900, b2.CompactMetadata.PreTokens, "the last call's context before the compaction")
+	assert.Equal(t, "codex", b2.CompactMetadata.Summarizer)
 	chain, err := BuildChain(tr.Records, ChainOptions{})
 	require.NoError(t, err)
 	assert.Same(t, b2, chain.Boundary)
