@@ -439,9 +439,15 @@ func TestCodexAppendRefused(t *testing.T) {
 	require.NoError(t, AppendFile(claude, AppendOptions{}, rec))
 }
 
-// codexCorpusFiles returns the Codex rollouts under ../shared/corpus/codex, or skips.
+// codexCorpusFiles returns the Codex rollouts under ../shared/corpus/codex, or skips. It skips
+// under the race detector too: reading a rollout and preparing its turn run on one goroutine,
+// the hand-made fixture covers them there, and the plain run reads the corpus (see
+// corpusPaths for the time the race detector costs).
 func codexCorpusFiles(t testing.TB) []string {
 	t.Helper()
+	if raceEnabled {
+		t.Skip("Codex corpus tests run without the race detector only")
+	}
 	root := filepath.Join(corpusDir(t), "codex")
 	var files []string
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
