@@ -190,7 +190,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	for _, r := range tr.Records {
 		in.RecordsByType[recordKind(&r)]++
 	}
-	if tr.Format != agentctx.FormatClaudeCode {
+	if tr.Format != "" && tr.Format != agentctx.FormatClaudeCode {
 		in.Format = string(tr.Format)
 	}
 	for _, u := range tr.Unmapped {
