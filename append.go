@@ -61,13 +61,19 @@ func (e replacedError) Error() string        { return string(e) }
 func (e replacedError) Is(target error) bool { return target == ErrFileReplaced }
 
 // OpenAppender opens the file at path for appending, creating it with mode 0o644 if it does
-// not exist. The caller must Close the Appender.
+// not exist. The caller must Close the Appender. A file that holds an OpenAI Codex rollout
+// ([DetectFormat] on its head) is refused with an error matching [ErrCodexAppend], and left
+// as it was.
 //
 // The file is opened O_RDWR|O_APPEND|O_CREATE: every write goes to the end of the file, and
 // read access is needed to check the last byte before each batch.
 func OpenAppender(path string, opts AppendOptions) (*Appender, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkAppendable(f, path); err != nil {
+		f.Close()
 		return nil, err
 	}
 	if opts.Sync {
@@ -227,4 +233,17 @@ func syncDir(dir string) {
 	}
 	_ = d.Sync()
 	_ = d.Close()
+}
+
+// checkAppendable refuses a file whose content is in a format the library only reads.
+func checkAppendable(f *os.File, path string) error {
+	head := make([]byte, sniffBytes)
+	n, err := f.ReadAt(head, 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("agentctx: append to %s: %w", path, err)
+	}
+	if DetectFormat(head[:n]) == FormatCodex {
+		return fmt.Errorf("%w: %s is an OpenAI Codex rollout, which only Codex writes", ErrCodexAppend, path)
+	}
+	return nil
 }

@@ -761,7 +761,10 @@ func (c *consCheck) resolve() {
 		uuid := bl.r.rec.UUID
 		sent := c.sent(bl.want)
 		ids := []string{""}
-		if bl.id != "" {
+		// A tool block is matched by its id as sent, which normalize rewrites when the
+		// provider would reject it: an empty id too.
+		tool := toolID(sent) != ""
+		if tool {
 			ids = []string{bl.id, toolID(sent)}
 		}
 		forBlock := func(kinds ...ActionKind) func(*Action) bool {
@@ -770,7 +773,7 @@ func (c *consCheck) resolve() {
 		// Changed in place: the request holds a tool block with its id, and normalize reported
 		// what it did to it (input, content). A decision's replacement (a preview, the
 		// cleared marker) is one text that normalize has no reason to change.
-		if bl.id != "" && c.idPool[idKey(sent)] > 0 {
+		if tool && c.idPool[idKey(sent)] > 0 {
 			if bl.want != bl.b {
 				c.fail("%s reaches the request other than as %s", bl, bl.why)
 				continue

@@ -54,6 +54,10 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 		if !asst {
 			return bad, true
 		}
+		if _, codex := b.Extra["encrypted_content"]; codex && b.Signature == "" {
+			n.drop(nb, "reasoning from a Codex rollout: its content is encrypted for OpenAI, so it cannot be replayed as thinking")
+			return nb, false
+		}
 		if !replayableSignature(b.Signature) {
 			n.drop(nb, "thinking block without a replayable signature")
 			return nb, false

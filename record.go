@@ -97,7 +97,7 @@ type Record struct {
 	SourceToolAssistantUUID   string
 	ToolUseID                 string // progress and system records: "toolUseID"
 	ParentToolUseID           string
-	Data                      json.RawMessage // progress records
+	Data                      json.RawMessage // progress records; a Codex rollout line's payload (see [TypeCodexEvent])
 	Attachment                json.RawMessage // attachment records
 	Summary                   string          // summary records: the title
 	LeafUUID                  string          // summary records

@@ -88,6 +88,23 @@ type Transcript struct {
 	// Torn is the torn final line, if any: a record whose write was cut short by a crash.
 	// The next append starts on a new line, after which it moves to Problems.
 	Torn *LineError
+
+	// Format is the format the file was read in, told from its content ([DetectFormat]).
+	// For [FormatCodex] the records are the rollout's lines mapped to the library's terms
+	// (see docs/codex.md): one or more records per line, Lines naming each record's line.
+	Format Format
+	// System is the system prompt the file records, for Input.System: a Codex rollout's base
+	// instructions. Nil for Claude Code sessions, whose files do not hold it.
+	System []*Text
+	// ContextWindow is the context window the file records, in tokens (a Codex rollout's
+	// latest model_context_window); 0 when it records none.
+	ContextWindow int
+	// Unmapped lists, in file order, what a Codex rollout holds that the model's view cannot:
+	// item types the mapping does not know, or whose content a Messages request has no place
+	// for. Each is kept in the records (a record of its own, or an unknown block that requests
+	// drop and report) and named here by line and field; none is an error, not even in strict
+	// mode. Always empty for Claude Code sessions, whose unknown records round-trip unchanged.
+	Unmapped []*LineError
 }
 
 // Len returns the number of records.
@@ -128,8 +145,12 @@ func (t *Transcript) Err() error {
 // after it too. A read error from r is returned as a *LineError too. On error the transcript
 // is nil.
 func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, error) {
+	format, r := sniff(r)
+	if format == FormatCodex {
+		return readCodex(r, name, opts)
+	}
 	d := NewDecoder(r, name, opts)
-	t := &Transcript{Name: name}
+	t := &Transcript{Name: name, Format: FormatClaudeCode}
 	for {
 		t.Records = append(t.Records, Record{})
 		err := d.Decode(&t.Records[len(t.Records)-1])
@@ -142,6 +163,13 @@ func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, er
 		}
 		t.Lines = append(t.Lines, d.Line())
 	}
+	finish(t, d)
+	return t, nil
+}
+
+// finish sets the transcript's problems, dropped fields and torn line from the decoder that
+// read it, and names on the last record the lines skipped after it.
+func finish(t *Transcript, d *Decoder) {
 	t.Problems = d.Problems()
 	t.Dropped = d.Dropped()
 	t.Torn = d.Torn()
@@ -152,7 +180,6 @@ func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, er
 		}
 		last.Damage.Trailing = trailing
 	}
-	return t, nil
 }
 
 // ReadFile reads the transcript at path, naming it by path in errors. See [ReadTranscript].
@@ -205,18 +232,44 @@ func NewDecoder(r io.Reader, name string, opts ReadOptions) *Decoder {
 // *rec is left zero, and the next call goes on with the following line. A read error from the
 // underlying reader is returned as a *LineError and repeated by every later call.
 func (d *Decoder) Decode(rec *Record) error {
+	for {
+		line, err := d.next()
+		if err != nil {
+			if d.err == nil { // a strict-mode line error, not the end or a read error
+				*rec = Record{}
+			}
+			return err
+		}
+		*rec = Record{}
+		err = rec.UnmarshalJSON(line)
+		if err == nil {
+			return d.record(rec)
+		}
+		*rec = Record{}
+		if err := d.bad(line, err); err != nil {
+			return err
+		}
+	}
+}
+
+// next returns the next non-blank line that is within the cap, without its terminator, byte
+// order mark and surrounding white space; the slice is valid until the next call. An
+// over-long line is skipped and reported, or in strict mode returned as a [*LineError]. At the
+// end of the input it returns io.EOF, and after a read error that error, both sticky (d.err
+// is set then, and only then).
+func (d *Decoder) next() ([]byte, error) {
 	if d.err != nil {
-		return d.err
+		return nil, d.err
 	}
 	for {
 		line, tooLong, size, err := d.readLine()
 		if err == io.EOF {
 			d.err = io.EOF
-			return io.EOF
+			return nil, io.EOF
 		}
 		if err != nil {
 			d.err = &LineError{File: d.name, Line: d.line + 1, Err: err}
-			return d.err
+			return nil, d.err
 		}
 		d.line++
 		if tooLong {
@@ -224,9 +277,8 @@ func (d *Decoder) Decode(rec *Record) error {
 			le := &LineError{File: d.name, Line: d.line,
 				Err: fmt.Errorf("%w: %d bytes exceeds the limit of %d", ErrLineTooLong, size, d.max)}
 			if d.strict {
-				*rec = Record{}
 				d.cur = d.line
-				return le
+				return nil, le
 			}
 			d.skip(le)
 			continue
@@ -239,23 +291,25 @@ func (d *Decoder) Decode(rec *Record) error {
 			continue
 		}
 		d.settleTorn()
-		*rec = Record{}
-		err = rec.UnmarshalJSON(line)
-		if err == nil {
-			return d.record(rec)
-		}
-		*rec = Record{}
-		if isTorn(line) {
-			d.torn = &LineError{File: d.name, Line: d.line, Err: fmt.Errorf("%w: %w", ErrTornLine, err)}
-			continue
-		}
-		le := d.lineError(err)
-		if d.strict {
-			d.cur = d.line
-			return le
-		}
-		d.skip(le)
+		return line, nil
 	}
+}
+
+// bad handles the current line, which err says is not a record: a torn line is kept pending
+// (see [Decoder.Torn]); any other is skipped and reported, or returned as a [*LineError] in
+// strict mode.
+func (d *Decoder) bad(line []byte, err error) error {
+	if isTorn(line) {
+		d.torn = &LineError{File: d.name, Line: d.line, Err: fmt.Errorf("%w: %w", ErrTornLine, err)}
+		return nil
+	}
+	le := d.lineError(err)
+	if d.strict {
+		d.cur = d.line
+		return le
+	}
+	d.skip(le)
+	return nil
 }
 
 // record finishes a decoded record: its line, the fields it dropped, the lines skipped before

@@ -22,6 +22,9 @@ func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	if s.tr.Format == agentctx.FormatCodex {
+		return fmt.Errorf("%s is an OpenAI Codex rollout: compact appends records, and the library never writes to a rollout (inspect and request read it)", s.path)
+	}
 	res, err := s.pipeline.Compact(ctx, s.input, agentctx.CompactOptions{Instructions: *instructions})
 	damageNotes(stderr, &res.Report)
 	c := res.Report.Compaction

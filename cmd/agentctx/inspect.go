@@ -17,7 +17,11 @@ import (
 
 // inspection is what inspect shows; --json prints it as is.
 type inspection struct {
-	File          string         `json:"file"`
+	File string `json:"file"`
+	// Format is the file's format when it is not Claude Code's ("codex"), and Unmapped what
+	// of it the model's view cannot hold (kept in the records, never sent).
+	Format        string         `json:"format,omitempty"`
+	Unmapped      []string       `json:"unmapped,omitempty"`
 	Records       int            `json:"records"`
 	RecordsByType map[string]int `json:"recordsByType"`
 	Problems      []string       `json:"problems,omitempty"`
@@ -186,6 +190,12 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	for _, r := range tr.Records {
 		in.RecordsByType[recordKind(&r)]++
 	}
+	if tr.Format != "" && tr.Format != agentctx.FormatClaudeCode {
+		in.Format = string(tr.Format)
+	}
+	for _, u := range tr.Unmapped {
+		in.Unmapped = append(in.Unmapped, u.Error())
+	}
 	for _, p := range tr.Problems {
 		in.Problems = append(in.Problems, p.Error())
 	}
@@ -345,7 +355,13 @@ func (in *inspection) writeText(w io.Writer) error {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	p("file       %s\n", in.File)
+	if in.Format != "" {
+		p("format     %s (read only: records are mapped from its lines, nothing is written to it)\n", in.Format)
+	}
 	p("records    %d  %s\n", in.Records, counts(in.RecordsByType))
+	for _, u := range in.Unmapped {
+		p("unmapped   %s\n", u)
+	}
 	for _, pr := range in.Problems {
 		p("problem    %s (skipped)\n", pr)
 	}

@@ -462,3 +462,89 @@ func TestInspectNotSendable(t *testing.T) {
 	assert.Contains(t, out, "NOT SENDABLE: prompt too long")
 	assert.NotContains(t, out, "agentctx: agentctx:")
 }
+
+// TestCodexRollout runs inspect, request and compact on the hand-made Codex rollout, under a
+// name that does not say what it is: inspect and request read it (its base instructions as
+// the system prompt, what cannot be mapped reported), compact refuses to write to it, and the
+// file is never changed.
+func TestCodexRollout(t *testing.T) {
+	src := filepath.Join("..", "..", "testdata", "codex", "all-items.jsonl")
+	orig, err := os.ReadFile(src)
+	require.NoError(t, err)
+	f := filepath.Join(t.TempDir(), "session.jsonl")
+	require.NoError(t, os.WriteFile(f, orig, 0o644))
+	store := "--store=" + t.TempDir()
+
+	code, out, errOut := runCmd(t, "inspect", now, store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "format     codex (read only")
+	assert.Contains(t, out, "unmapped   "+f+":16: field payload: web_search_call has no counterpart")
+	assert.Contains(t, out, `rollout item type "thread_rolled_back" is unknown`)
+	assert.Contains(t, out, "system/compact_boundary 2")
+	assert.Contains(t, out, "compaction block not accepted in a user message")
+
+	code, js, errOut := runCmd(t, "inspect", "--json", now, store, f)
+	require.Equal(t, 0, code, errOut)
+	var in struct {
+		Format   string   `json:"format"`
+		Unmapped []string `json:"unmapped"`
+		Chain    struct {
+			Records int `json:"records"`
+		} `json:"chain"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(js), &in))
+	assert.Equal(t, "codex", in.Format)
+	assert.Len(t, in.Unmapped, 4)
+	assert.Equal(t, 9, in.Chain.Records, "the chain after the second compaction")
+
+	code, body, errOut := runCmd(t, "request", now, store, f)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "tool_search_call has no counterpart")
+	var req struct {
+		System []struct {
+			Text string `json:"text"`
+		} `json:"system"`
+		Messages []struct {
+			Role string `json:"role"`
+		} `json:"messages"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &req))
+	require.Len(t, req.System, 1)
+	assert.Equal(t, "You are a coding agent. Keep answers short.", req.System[0].Text)
+	assert.Equal(t, "user", req.Messages[0].Role)
+	assert.Contains(t, body, `"text":"Another model wrote this summary of the work so far.\nSecond summary: README added."`)
+	assert.Contains(t, body, `"tool_use_id":"call_fmt"`)
+	assert.NotContains(t, body, "gAAAAAB")
+
+	code, _, errOut = runCmd(t, "compact", now, store, f)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, errOut, f+" is an OpenAI Codex rollout")
+	out2 := filepath.Join(t.TempDir(), "copy.jsonl")
+	code, _, _ = runCmd(t, "compact", now, store, "--out="+out2, f)
+	assert.Equal(t, 1, code)
+	assert.NoFileExists(t, out2, "no copy is left behind")
+	after, err := os.ReadFile(f)
+	require.NoError(t, err)
+	assert.Equal(t, orig, after, "the rollout is never changed")
+}
+
+// TestCodexCorpus runs inspect and request on the corpus's Codex rollouts; not under the race
+// detector (see the root package's codexCorpusFiles).
+func TestCodexCorpus(t *testing.T) {
+	if raceEnabled {
+		t.Skip("Codex corpus tests run without the race detector only")
+	}
+	root := filepath.Join("..", "..", "..", "shared", "corpus", "codex")
+	files, _ := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
+	if len(files) == 0 {
+		t.Skip("../shared/corpus/codex not found; Codex corpus tests skipped")
+	}
+	for _, f := range files {
+		code, out, errOut := runCmd(t, "inspect", now, "--store="+t.TempDir(), f)
+		require.Equal(t, 0, code, errOut)
+		assert.Contains(t, out, "format     codex")
+		code, body, errOut := runCmd(t, "request", now, "--store="+t.TempDir(), f)
+		require.Equal(t, 0, code, errOut)
+		assert.True(t, json.Valid([]byte(body)), f)
+	}
+}

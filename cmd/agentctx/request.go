@@ -37,6 +37,9 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	s.clockNote(stderr)
+	for _, u := range s.tr.Unmapped {
+		fmt.Fprintf(stderr, "agentctx: %v\n", u)
+	}
 	res, err := s.prepare(ctx)
 	damageNotes(stderr, &res.Report)
 	if err != nil {

@@ -218,7 +218,7 @@ func load(path string, o options) (*session, error) {
 		return nil, err
 	}
 	s.pipeline, s.counter, s.now, s.wallNow = p, counter, now, wall
-	s.input = agentctx.Input{Records: tr.Records, Tools: tools}
+	s.input = agentctx.Input{Records: tr.Records, System: tr.System, Tools: tools}
 	return s, nil
 }
 
