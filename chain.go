@@ -227,8 +227,8 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		}
 	}
 	var replays []replayAt
-	kept := map[replayKey]int{} // the first record on the chain with each key
-	toolUses := map[string]bool{}
+	kept := map[replayKey]int{}  // the first record on the chain with each key
+	toolUses := map[string]int{} // a tool_use id → 1 + the position of the first record on the chain holding it
 	for i := start; i < len(records); i++ {
 		r := &records[i]
 		if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {
@@ -250,8 +250,8 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		}
 		if on[i] && r.Type == TypeAssistant && r.Message != nil {
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok {
-					toolUses[tu.ID] = true
+				if tu, ok := b.(*ToolUse); ok && toolUses[tu.ID] == 0 {
+					toolUses[tu.ID] = i + 1
 				}
 			}
 		}
@@ -267,8 +267,8 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		first := true
 		for _, b := range r.Message.Content {
 			tr, ok := b.(*ToolResult)
-			if !ok || !toolUses[tr.ToolUseID] {
-				continue
+			if !ok || toolUses[tr.ToolUseID] == 0 || i < toolUses[tr.ToolUseID] {
+				continue // no call on the chain, or written before it: no answer to it
 			}
 			k := answered[tr.ToolUseID] - 1
 			if first && k >= 0 && sameBlocks(records[k].Message.Content, r.Message.Content) {

@@ -171,6 +171,32 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		require.NoError(t, err)
 		assert.Empty(t, c.Replays)
 	})
+	t.Run("a result written before its call answers nothing", func(t *testing.T) {
+		// Found by fuzzing: a result naming t1, then the call t1, then the same result. The
+		// first answers no call (none came before it), so the second is the answer, not a
+		// replay of it.
+		k := newTK()
+		k.user("q")
+		early := k.results(result("t1", "out"))
+		k.assistant(toolUse("t1", "Bash"))
+		answer := k.results(result("t1", "out"))
+		k.assistant(text("done"))
+		c, err := BuildChain(k.recs, ChainOptions{})
+		require.NoError(t, err)
+		assert.Empty(t, c.Replays)
+		var uuids []string
+		for _, r := range c.Records {
+			uuids = append(uuids, r.UUID)
+		}
+		assert.Contains(t, uuids, answer.UUID, "the answer after the call is on the chain")
+		assert.Contains(t, uuids, early.UUID, "the early result stays on its parent walk; normalize reports it")
+		p, err := New(Config{ContextWindow: 200_000})
+		require.NoError(t, err)
+		in := Input{Records: k.recs}
+		res, err := p.Prepare(t.Context(), in)
+		require.NoError(t, err)
+		checkConservation(t, "early result", in, res)
+	})
 	t.Run("many copies", func(t *testing.T) {
 		k := newTK()
 		k.user("q")
