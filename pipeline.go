@@ -66,6 +66,9 @@ type Pipeline struct {
 	maxOutput int
 	levels    Levels
 	counter   *Counter
+	// enc memoizes the encoded parts of the requests the pipeline builds (see
+	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
+	enc *encodeMemo
 }
 
 // New validates cfg and returns a Pipeline.
@@ -117,6 +120,7 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("agentctx: Compact.SummaryMaxTokens %d is above the maximum output %d or half the window %d", n, p.maxOutput, p.window)
 	}
 	p.counter = NewCounter(cfg.Tokens)
+	p.enc = newEncodeMemo()
 	return p, nil
 }
 
@@ -482,6 +486,7 @@ func mustJSON(s string) []byte {
 
 // finish assembles the request and its figures.
 func (p *Pipeline) finish(t *turn) {
+	t.req.memo = p.enc
 	t.req.Model = p.cfg.Model
 	t.req.System = t.system
 	t.req.Thinking = p.cfg.Thinking
