@@ -74,9 +74,10 @@ func BenchmarkSteady(b *testing.B) {
 type steadySession struct {
 	p     *agentctx.Pipeline
 	recs  []agentctx.Record
-	body  []byte           // the request body of a turn
-	bare  agentctx.Request // that request, as a caller would assemble it
-	floor *floorRequest    // that request as plain structs
+	input []agentctx.Record // recs and room for one new record
+	body  []byte            // the request body of a turn
+	bare  agentctx.Request  // that request, as a caller would assemble it
+	floor *floorRequest     // that request as plain structs
 }
 
 func newSteadySession(b *testing.B, tc agentctx.TokenCounter, turns int) *steadySession {
@@ -114,13 +115,16 @@ func newSteadySession(b *testing.B, tc agentctx.TokenCounter, turns int) *steady
 	return s
 }
 
-// next is the session's input for turn i: the history and one new prompt.
+// next is the session's input for turn i: the history and one new prompt, in a slice the
+// session reuses (Prepare does not retain it), as a caller appends to its own.
 func (s *steadySession) next(i int) agentctx.Input {
-	recs := s.recs
-	u := agentctx.Record{Type: agentctx.TypeUser, UUID: fmt.Sprintf("bench-%d", i), ParentUUID: recs[len(recs)-1].UUID,
+	if s.input == nil {
+		s.input = append(make([]agentctx.Record, 0, len(s.recs)+1), s.recs...)
+	}
+	u := agentctx.Record{Type: agentctx.TypeUser, UUID: fmt.Sprintf("bench-%d", i), ParentUUID: s.recs[len(s.recs)-1].UUID,
 		Message: &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
 			Content: []agentctx.Block{&agentctx.Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
-	return agentctx.Input{Records: append(recs[:len(recs):len(recs)], u)}
+	return agentctx.Input{Records: append(s.input[:len(s.recs)], u)}
 }
 
 // floorRequest and its parts are plain structs that encoding/json encodes to a request's

@@ -411,7 +411,8 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	}
 	t := &turn{
 		ctx: ctx, now: now().UTC(), in: in, chain: chain, boundaryPos: chain.BoundaryIndex(), levels: p.levels,
-		toolNames: map[string]string{},
+		toolNames: make(map[string]string, len(chain.Records)/2),
+		items:     make([]item, 0, len(chain.Records)),
 		system:    append([]*Text(nil), in.System...),
 		report: &Report{
 			Model: p.cfg.Model, ContextWindow: p.window,
