@@ -127,6 +127,10 @@ func New(cfg Config) (*Pipeline, error) {
 // Window returns the context window the pipeline works with.
 func (p *Pipeline) Window() int { return p.window }
 
+// Counter returns the Counter the pipeline counts with. Its memo is the pipeline's: a text
+// counted through it before or after Prepare is tokenized once for both.
+func (p *Pipeline) Counter() *Counter { return p.counter }
+
 // Levels returns the pipeline's pressure levels.
 func (p *Pipeline) Levels() Levels { return p.levels }
 
