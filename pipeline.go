@@ -430,10 +430,12 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	if chain.Leaf != nil {
 		t.sessionID = chain.Leaf.SessionID
 	}
+	blocks := 0
 	for i, r := range chain.Records {
 		if !r.IsConversation() || r.IsAPIErrorMessage {
 			continue
 		}
+		blocks += len(r.Message.Content)
 		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
 		if r.Type == TypeAssistant {
 			it.role, it.msgID = RoleAssistant, r.Message.ID
@@ -445,6 +447,8 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 		}
 		t.items = append(t.items, it)
 	}
+	// The counter's memos follow the session: room for this turn's records and blocks.
+	p.counter.reserve(len(t.items), blocks)
 	p.injectPinned(t)
 	return t
 }
