@@ -59,7 +59,10 @@ type Config struct {
 
 // Pipeline builds the request for each turn of a conversation. It is immutable after [New]
 // and safe for concurrent use by many conversations: everything that changes the view lives
-// in the transcript's records, so Prepare is a pure function of (records, config, now).
+// in the transcript's records, so Prepare is a pure function of (records, config, now). Its
+// memos — token counts ([Pipeline.Counter]) and the encoded parts of its requests
+// ([Request.MarshalJSON]) — are keyed by content and bounded by the largest turn they have
+// seen; they change nothing but time.
 type Pipeline struct {
 	cfg       Config
 	window    int
