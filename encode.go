@@ -32,12 +32,9 @@ type encoder struct {
 
 // encodeRequest encodes r with memo (nil: no memo).
 func encodeRequest(r *Request, memo *encodeMemo) ([]byte, error) {
-	e := &encoder{memo: memo}
+	e := &encoder{memo: memo, buf: make([]byte, 0, sizeEstimate(r))}
 	if memo != nil {
 		e.h.init(memo)
-		e.buf = make([]byte, 0, memo.sizeHint())
-	} else {
-		e.buf = make([]byte, 0, sizeEstimate(r))
 	}
 	if err := e.request(r); err != nil {
 		return nil, err
@@ -49,8 +46,8 @@ func encodeRequest(r *Request, memo *encodeMemo) ([]byte, error) {
 }
 
 // sizeEstimate is about the encoded size of r: its strings and raw JSON, and the keys and
-// punctuation around them, without escapes. It sizes the buffer of an encoding without a
-// memo, which then rarely grows.
+// punctuation around them, without escapes. It sizes the buffer of an encoding, which then
+// rarely grows.
 func sizeEstimate(r *Request) int {
 	n := 64 + len(r.Model)
 	for _, t := range r.System {

@@ -92,14 +92,6 @@ func (m *encodeMemo) observe(n int) {
 	m.mu.Unlock()
 }
 
-// sizeHint is the capacity to start an encoding with: the largest request so far, plus room
-// for a new exchange.
-func (m *encodeMemo) sizeHint() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.largest + m.largest/16 + 512
-}
-
 // memoHasher feeds the content of a request part to a hash, field by field, with lengths and
 // kinds so that different parts cannot feed the same stream. Each method returns false for
 // content the memo does not key (unknown fields, nil blocks): such a part is encoded every
