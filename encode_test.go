@@ -208,7 +208,8 @@ func TestEncodeMemoKeys(t *testing.T) {
 // its bound, and a request larger than the bound still encodes exactly.
 func TestEncodeMemoBound(t *testing.T) {
 	memo := newEncodeMemo()
-	big := strings.Repeat("x", 1<<20)
+	memo.bound, memo.floor = 256<<10, 256<<10 // small, so that a few requests go round
+	big := strings.Repeat("x", 32<<10)
 	for i := range 40 {
 		req := Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{&Text{Text: fmt.Sprint(i, big)}}}}}
 		got, err := encodeRequest(&req, memo)
@@ -225,7 +226,8 @@ func TestEncodeMemoBound(t *testing.T) {
 		assert.LessOrEqual(t, held, 2*memo.bound+len(big)+64, "turn %d", i)
 		memo.mu.Unlock()
 	}
-	assert.Equal(t, minEncodeMemo, memo.bound, "1 MiB requests keep the floor")
+	assert.NotNil(t, memo.prev, "the memo started a new generation")
+	assert.Equal(t, memo.floor, memo.bound, "32 KiB requests keep the floor")
 
 	var msgs []RequestMessage
 	for i := range 12 {
