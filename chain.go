@@ -100,17 +100,17 @@ func (c *Chain) Messages() []*Record {
 // not lead back to its head along parentUuid is not applied, and [Chain.SegmentProblem] says
 // why. BuildChain does not modify records.
 func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
+	// Each uuid maps to its first occurrence: written from the last record back, one map
+	// write per record, the first occurrence written last.
 	byUUID := make(map[string]int, len(records))
-	dups := 0
-	for i := range records {
+	withUUID := 0
+	for i := len(records) - 1; i >= 0; i-- {
 		if u := records[i].UUID; u != "" {
-			if _, dup := byUUID[u]; !dup {
-				byUUID[u] = i
-			} else {
-				dups++
-			}
+			byUUID[u] = i
+			withUUID++
 		}
 	}
+	dups := withUUID - len(byUUID)
 	// dup reports whether records[i] repeats the uuid of an earlier record.
 	dup := func(i int) bool {
 		u := records[i].UUID

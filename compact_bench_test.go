@@ -1,6 +1,7 @@
 package agentctx_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,9 +18,12 @@ import (
 //   - extractive: the extractive summarizer alone, on the session's summary view;
 //   - compact: a whole compaction (Pipeline.Compact with the extractive summarizer): the view,
 //     the summary, the installation and the request built from it;
-//   - steady-after: one new exchange on the compacted session, memo warm (what each turn after
-//     the compaction pays);
-//   - marshal-after: json.Marshal of that turn's request, the floor any request builder pays.
+//   - steady-after: one new exchange on the compacted session, memo warm, Prepare and
+//     Request.MarshalJSON (what each turn after the compaction pays);
+//   - marshal-after: json.Marshal of that turn's request (through Request.MarshalJSON and
+//     its memo, then compacted again by encoding/json);
+//   - encode-after: Request.MarshalJSON of that request with no memo (assembled by a caller);
+//   - floor-after: encoding/json on plain structs that give that request's exact bytes.
 func BenchmarkCompact(b *testing.B) {
 	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
 	recs := testkit.Generate(2000, testkit.Options{Seed: 1})
@@ -66,12 +70,14 @@ func BenchmarkCompact(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	compacted := append(append([]Record(nil), recs...), res.Append...)
+	// The compacted transcript, with room for one new record that each turn overwrites (Prepare
+	// does not retain its input), as a caller appends to its own slice.
+	compacted := append(append(make([]Record, 0, len(recs)+len(res.Append)+1), recs...), res.Append...)
 	next := func(i int) Input {
 		u := Record{Type: TypeUser, UUID: fmt.Sprintf("bench-%d", i), ParentUUID: res.Leaf,
 			Message: &Message{Role: RoleUser, StringContent: true,
 				Content: []Block{&Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
-		return Input{Records: append(compacted[:len(compacted):len(compacted)], u)}
+		return Input{Records: append(compacted, u)}
 	}
 	var last Result
 	b.Run("turns=2000/steady-after", func(b *testing.B) {
@@ -84,6 +90,9 @@ func BenchmarkCompact(b *testing.B) {
 			i++
 			r, err := p.Prepare(b.Context(), next(i))
 			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Request.MarshalJSON(); err != nil {
 				b.Fatal(err)
 			}
 			if r.Report.Compaction != nil {
@@ -106,6 +115,33 @@ func BenchmarkCompact(b *testing.B) {
 			if _, err := json.Marshal(last.Request); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	r := last.Request
+	bare := Request{Model: r.Model, MaxTokens: r.MaxTokens, System: r.System, Messages: r.Messages,
+		Tools: r.Tools, ToolChoice: r.ToolChoice, Thinking: r.Thinking, Betas: r.Betas}
+	body, err := bare.MarshalJSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("turns=2000/encode-after", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			if _, err := bare.MarshalJSON(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	fr := toFloor(b, r)
+	if got := fr.encode(b); !bytes.Equal(got, body) {
+		b.Fatalf("the floor's bytes differ from the request's (%d and %d bytes)", len(got), len(body))
+	}
+	b.Run("turns=2000/floor-after", func(b *testing.B) {
+		b.ReportAllocs()
+		b.SetBytes(int64(len(body)))
+		for b.Loop() {
+			fr.encode(b)
 		}
 	})
 }

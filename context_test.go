@@ -359,6 +359,12 @@ func TestContextPerConversation(t *testing.T) {
 				assert.Contains(t, res.Request.Messages[0].Content[0].(*Text).Text, want)
 				require.Len(t, res.Request.System, 1)
 				assert.Equal(t, want, res.Request.System[0].Text)
+				// The conversations share the Pipeline's encode memo.
+				body, err := res.Request.MarshalJSON()
+				require.NoError(t, err)
+				ref, err := res.Request.marshalSlow()
+				require.NoError(t, err)
+				assert.Equal(t, string(ref), string(body))
 			})
 		}
 	}

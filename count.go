@@ -38,14 +38,56 @@ const (
 	PDFPageTokens = 2000
 )
 
-// Memo bounds, in entries. When a memo is full it is cleared, not evicted entry by entry: a
-// turn's working set (a few thousand records and blocks) refills it in one pass, and the
-// bound keeps a long-lived Counter from growing without limit. 64 Ki text entries cost about
-// 3 MB; 16 Ki record entries about 1.5 MB.
+// Memo bounds, in entries. Each memo keeps two generations (see genMemo): when the current
+// one is full it becomes the previous one, and what a turn finds there moves back, so a turn's
+// working set survives from one turn to the next as long as it fits the bound. The bound
+// starts here and follows the session: a Pipeline reserves twice its turn's records and
+// blocks ([Counter.reserve]), up to the caps. 64 Ki text entries cost about 3 MB, 16 Ki record
+// entries about 1.5 MB; a memo holds at most twice its bound.
 const (
 	maxTextMemo   = 1 << 16
 	maxRecordMemo = 1 << 14
+	capTextMemo   = 1 << 22
+	capRecordMemo = 1 << 20
 )
+
+// genMemo is a memo of two generations bounded in entries: put starts a new generation when
+// the current one holds bound entries, dropping the previous one; get finds an entry in
+// either and moves one of the previous generation into the current one. It holds at most
+// 2×bound entries. The caller locks.
+type genMemo[K comparable, V any] struct {
+	cur, prev map[K]V
+	bound     int
+}
+
+func newGenMemo[K comparable, V any](bound int) genMemo[K, V] {
+	return genMemo[K, V]{cur: map[K]V{}, bound: bound}
+}
+
+func (m *genMemo[K, V]) get(k K) (V, bool) {
+	if v, ok := m.cur[k]; ok {
+		return v, true
+	}
+	v, ok := m.prev[k]
+	if ok {
+		m.put(k, v)
+	}
+	return v, ok
+}
+
+func (m *genMemo[K, V]) put(k K, v V) {
+	if len(m.cur) >= m.bound {
+		m.prev, m.cur = m.cur, make(map[K]V, len(m.cur))
+	}
+	m.cur[k] = v
+}
+
+func (m *genMemo[K, V]) len() int { return len(m.cur) + len(m.prev) }
+
+// reserve raises the bound to n entries, up to limit; it never lowers it.
+func (m *genMemo[K, V]) reserve(n, limit int) {
+	m.bound = max(m.bound, min(n, limit))
+}
 
 // Memo kinds: the same bytes are counted differently as text, as an image or as a PDF.
 const (
@@ -70,7 +112,8 @@ type recordKey struct {
 // with a per-Counter seed) plus its length; a false hit would need a 64-bit collision between
 // two texts of equal length. Counts of a record are memoized by its uuid plus a hash of the
 // counted content, so an edited copy with the same uuid is recounted. Both memos are bounded
-// (see maxTextMemo) and derivable from the records, so dropping them changes nothing but time.
+// (see maxTextMemo; the bound follows the largest turn of the Pipeline that owns the Counter)
+// and derivable from the records, so dropping them changes nothing but time.
 //
 // A Counter is safe for concurrent use. Create it with [NewCounter]; the zero value is not
 // usable.
@@ -79,8 +122,8 @@ type Counter struct {
 	seed maphash.Seed
 
 	mu      sync.Mutex
-	texts   map[textKey]int
-	records map[recordKey]Breakdown
+	texts   genMemo[textKey, int]
+	records genMemo[recordKey, Breakdown]
 }
 
 // NewCounter returns a Counter counting with tc; nil means [DefaultTokenCounter].
@@ -91,8 +134,8 @@ func NewCounter(tc TokenCounter) *Counter {
 	return &Counter{
 		tc:      tc,
 		seed:    maphash.MakeSeed(),
-		texts:   make(map[textKey]int),
-		records: make(map[recordKey]Breakdown),
+		texts:   newGenMemo[textKey, int](maxTextMemo),
+		records: newGenMemo[recordKey, Breakdown](maxRecordMemo),
 	}
 }
 
@@ -135,17 +178,24 @@ func (c *Counter) memo(kind byte, s string, count func(string) int) int {
 
 func (c *Counter) lookupText(k textKey) (int, bool) {
 	c.mu.Lock()
-	n, ok := c.texts[k]
+	n, ok := c.texts.get(k)
 	c.mu.Unlock()
 	return n, ok
 }
 
 func (c *Counter) storeText(k textKey, n int) {
 	c.mu.Lock()
-	if len(c.texts) >= maxTextMemo {
-		clear(c.texts)
-	}
-	c.texts[k] = n
+	c.texts.put(k, n)
+	c.mu.Unlock()
+}
+
+// reserve makes room in the memos for a turn of records records holding blocks blocks: each
+// memo's bound becomes at least twice what such a turn counts (texts: a block and its request
+// copy share a key; tool inputs and names add one each).
+func (c *Counter) reserve(records, blocks int) {
+	c.mu.Lock()
+	c.records.reserve(2*records, capRecordMemo)
+	c.texts.reserve(4*blocks, capTextMemo)
 	c.mu.Unlock()
 }
 
@@ -206,17 +256,14 @@ func (c *Counter) Breakdown(r *Record) Breakdown {
 	}
 	k := recordKey{uuid: r.UUID, hash: c.hashMessage(r.Message)}
 	c.mu.Lock()
-	bd, ok := c.records[k]
+	bd, ok := c.records.get(k)
 	c.mu.Unlock()
 	if ok {
 		return bd
 	}
 	c.addMessage(&bd, r.Message)
 	c.mu.Lock()
-	if len(c.records) >= maxRecordMemo {
-		clear(c.records)
-	}
-	c.records[k] = bd
+	c.records.put(k, bd)
 	c.mu.Unlock()
 	return bd
 }

@@ -8,6 +8,7 @@ import (
 	"image/gif"
 	"image/jpeg"
 	"image/png"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -179,15 +180,48 @@ func TestCounterMemo(t *testing.T) {
 	b := &Record{Type: TypeUser, UUID: "x", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "o"}, &Text{Text: "ne"}}}}
 	assert.NotEqual(t, c.hashMessage(a.Message), c.hashMessage(b.Message))
 
-	// The memo is bounded: it is cleared when full.
-	for i := range maxTextMemo + 10 {
-		c.Text(strings.Repeat("x", i+1))
+	// The memo is bounded: it holds two generations of at most maxTextMemo entries.
+	for i := range 2*maxTextMemo + 10 {
+		c.Text(strings.Repeat("x", i%1000+1) + strconv.Itoa(i))
 	}
 	c.mu.Lock()
-	size := len(c.texts)
+	size := c.texts.len()
 	c.mu.Unlock()
-	assert.LessOrEqual(t, size, maxTextMemo)
-	assert.Greater(t, size, 0)
+	assert.LessOrEqual(t, size, 2*maxTextMemo)
+	assert.Greater(t, size, maxTextMemo)
+}
+
+// TestCounterMemoFollowsSession counts a working set larger than the default bounds twice:
+// without a reservation the second pass recounts (the memo went round its generations); after
+// reserve, as a Pipeline reserves for its turn, it counts nothing again, and the memo holds at
+// most twice the reserved bound.
+func TestCounterMemoFollowsSession(t *testing.T) {
+	const n = 3 * maxTextMemo
+	for _, tt := range []struct {
+		name     string
+		reserve  bool
+		recounts bool
+	}{
+		{"default bounds", false, true},
+		{"reserved", true, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			c := NewCounter(TokenCounterFunc(func(s string) int { calls++; return len(s) }))
+			if tt.reserve {
+				c.reserve(0, n/4+1) // blocks: the texts bound is four per block
+			}
+			for range 2 {
+				for i := range n {
+					c.Text("text " + strconv.Itoa(i))
+				}
+			}
+			assert.Equal(t, tt.recounts, calls > n, "%d counts of %d texts", calls, n)
+			c.mu.Lock()
+			assert.LessOrEqual(t, c.texts.len(), 2*c.texts.bound)
+			c.mu.Unlock()
+		})
+	}
 }
 
 func TestNewCounterDefault(t *testing.T) {

@@ -59,7 +59,10 @@ type Config struct {
 
 // Pipeline builds the request for each turn of a conversation. It is immutable after [New]
 // and safe for concurrent use by many conversations: everything that changes the view lives
-// in the transcript's records, so Prepare is a pure function of (records, config, now).
+// in the transcript's records, so Prepare is a pure function of (records, config, now). Its
+// memos — token counts ([Pipeline.Counter]) and the encoded parts of its requests
+// ([Request.MarshalJSON]) — are keyed by content and bounded by the largest turn they have
+// seen; they change nothing but time.
 type Pipeline struct {
 	cfg       Config
 	window    int
@@ -67,6 +70,9 @@ type Pipeline struct {
 	levels    Levels
 	counter   *Counter
 	modelMax  int // the model's maximum output from the model table; 0: unknown
+	// enc memoizes the encoded parts of the requests the pipeline builds (see
+	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
+	enc *encodeMemo
 }
 
 // New validates cfg and returns a Pipeline.
@@ -119,11 +125,16 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("agentctx: Compact.SummaryMaxTokens %d is above the maximum output %d or half the window %d", n, p.maxOutput, p.window)
 	}
 	p.counter = NewCounter(cfg.Tokens)
+	p.enc = newEncodeMemo()
 	return p, nil
 }
 
 // Window returns the context window the pipeline works with.
 func (p *Pipeline) Window() int { return p.window }
+
+// Counter returns the Counter the pipeline counts with. Its memo is the pipeline's: a text
+// counted through it before or after Prepare is tokenized once for both.
+func (p *Pipeline) Counter() *Counter { return p.counter }
 
 // Levels returns the pipeline's pressure levels.
 func (p *Pipeline) Levels() Levels { return p.levels }
@@ -416,7 +427,8 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	}
 	t := &turn{
 		ctx: ctx, now: now().UTC(), in: in, chain: chain, boundaryPos: chain.BoundaryIndex(), levels: p.levels,
-		toolNames: map[string]string{},
+		toolNames: make(map[string]string, len(chain.Records)/2),
+		items:     make([]item, 0, len(chain.Records)),
 		system:    append([]*Text(nil), in.System...),
 		report: &Report{
 			Model: p.cfg.Model, ContextWindow: p.window,
@@ -430,10 +442,12 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	if chain.Leaf != nil {
 		t.sessionID = chain.Leaf.SessionID
 	}
+	blocks := 0
 	for i, r := range chain.Records {
 		if !r.IsConversation() || r.IsAPIErrorMessage {
 			continue
 		}
+		blocks += len(r.Message.Content)
 		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
 		if r.Type == TypeAssistant {
 			it.role, it.msgID = RoleAssistant, r.Message.ID
@@ -445,6 +459,8 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 		}
 		t.items = append(t.items, it)
 	}
+	// The counter's memos follow the session: room for this turn's records and blocks.
+	p.counter.reserve(len(t.items), blocks)
 	p.injectPinned(t)
 	p.applyRecovery(t)
 	return t
@@ -492,6 +508,7 @@ func mustJSON(s string) []byte {
 
 // finish assembles the request and its figures.
 func (p *Pipeline) finish(t *turn) {
+	t.req.memo = p.enc
 	t.req.Model = p.cfg.Model
 	t.req.System = t.system
 	t.req.Thinking = p.cfg.Thinking

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -218,5 +219,30 @@ func TestPrepareNilBlocks(t *testing.T) {
 			assert.Contains(t, err.Error(), r.UUID)
 			assert.Contains(t, err.Error(), "field "+tt.field+": nil block")
 		})
+	}
+}
+
+// Pipeline.Counter is the Counter Prepare counts with: what a caller counts through it first
+// (as agentctx inspect does) Prepare finds in the memo and does not tokenize again.
+func TestPipelineCounterShared(t *testing.T) {
+	var mu sync.Mutex
+	counted := map[string]int{}
+	tc := TokenCounterFunc(func(s string) int {
+		mu.Lock()
+		counted[s]++
+		mu.Unlock()
+		return len(s) / 3
+	})
+	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", Tokens: tc}, time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))
+	k := newTK()
+	k.user("the first question, long enough to count")
+	k.assistant(text("the first answer, long enough to count"))
+	for i := range k.recs {
+		p.Counter().Record(&k.recs[i])
+	}
+	_, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	for _, s := range []string{"the first question, long enough to count", "the first answer, long enough to count"} {
+		assert.Equal(t, 1, counted[s], "%q tokenized once", s)
 	}
 }

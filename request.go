@@ -3,7 +3,6 @@ package agentctx
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -23,6 +22,10 @@ type Request struct {
 	// it carries cache_edits (see [MicrocompactConfig.CacheEditingBeta]). They travel as an
 	// HTTP header, not in the body: MarshalJSON leaves them out.
 	Betas []string
+
+	// memo is the Pipeline's encode memo for a request it built (nil: none). MarshalJSON
+	// copies the parts it has encoded before instead of encoding them again.
+	memo *encodeMemo
 }
 
 // ToolChoice is the request's "tool_choice": "auto", "any", "tool" (with Name) or "none".
@@ -77,71 +80,12 @@ func (*CacheEdits) Kind() BlockKind { return KindCacheEdits }
 func (*CacheEdits) isBlock()        {}
 
 // MarshalJSON writes the request body: model, max_tokens, system, messages, tools,
-// tool_choice, thinking.
+// tool_choice, thinking. A request built by [Pipeline.Prepare] is encoded with the
+// Pipeline's memo: each message (and the system prompt and the tools) whose content the
+// Pipeline has encoded before is copied, not encoded again, so a steady turn encodes only its
+// new exchange. The bytes are the same either way.
 func (r Request) MarshalJSON() ([]byte, error) {
-	var buf bytes.Buffer
-	buf.WriteString(`{"model":`)
-	writeJSON(&buf, r.Model)
-	fmt.Fprintf(&buf, `,"max_tokens":%d`, r.MaxTokens)
-	if len(r.System) > 0 {
-		buf.WriteString(`,"system":[`)
-		for i, b := range r.System {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			enc, err := MarshalBlock(b)
-			if err != nil {
-				return nil, jsonobj.Wrap(fmt.Sprintf("system[%d]", i), err)
-			}
-			buf.Write(enc)
-		}
-		buf.WriteByte(']')
-	}
-	buf.WriteString(`,"messages":[`)
-	for i, m := range r.Messages {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.WriteString(`{"role":`)
-		writeJSON(&buf, m.Role)
-		buf.WriteString(`,"content":[`)
-		for j, b := range m.Content {
-			if j > 0 {
-				buf.WriteByte(',')
-			}
-			enc, err := marshalRequestBlock(b)
-			if err != nil {
-				return nil, jsonobj.Wrap(fmt.Sprintf("messages[%d].content[%d]", i, j), err)
-			}
-			buf.Write(enc)
-		}
-		buf.WriteString(`]}`)
-	}
-	buf.WriteByte(']')
-	if len(r.Tools) > 0 {
-		buf.WriteString(`,"tools":[`)
-		for i, t := range r.Tools {
-			if i > 0 {
-				buf.WriteByte(',')
-			}
-			enc, err := t.marshal()
-			if err != nil {
-				return nil, jsonobj.Wrap(fmt.Sprintf("tools[%d]", i), err)
-			}
-			buf.Write(enc)
-		}
-		buf.WriteByte(']')
-	}
-	if r.ToolChoice != nil {
-		buf.WriteString(`,"tool_choice":`)
-		writeJSON(&buf, r.ToolChoice)
-	}
-	if r.Thinking != nil {
-		buf.WriteString(`,"thinking":`)
-		writeJSON(&buf, r.Thinking)
-	}
-	buf.WriteByte('}')
-	return buf.Bytes(), nil
+	return encodeRequest(&r, r.memo)
 }
 
 func marshalRequestBlock(b Block) ([]byte, error) {
@@ -173,14 +117,6 @@ func (t Tool) marshal() ([]byte, error) {
 	}
 	def["cache_control"] = cc
 	return jsonobj.Marshal(def)
-}
-
-func writeJSON(buf *bytes.Buffer, v any) {
-	b, err := jsonobj.Marshal(v)
-	if err != nil {
-		panic("agentctx: unreachable: " + err.Error())
-	}
-	buf.Write(b)
 }
 
 // Indent returns the request body indented for humans (CLI output, golden files).

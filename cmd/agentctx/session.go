@@ -203,12 +203,10 @@ func load(path string, o options) (*session, error) {
 	if storeDir == "" {
 		storeDir = filepath.Join(os.TempDir(), "agentctx-tool-results", sessionID(tr, path))
 	}
-	counter := agentctx.NewCounter(nil)
 	p, err := agentctx.New(agentctx.Config{
 		Model:           s.model,
 		ContextWindow:   o.window,
 		MaxOutputTokens: o.maxTokens,
-		Tokens:          counter.TokenCounter(),
 		Budget:          agentctx.BudgetConfig{Store: agentctx.FileStore{Root: storeDir}},
 		Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{},
 			Rehydrate: agentctx.RehydrateConfig{DisableFiles: !o.files}},
@@ -217,7 +215,9 @@ func load(path string, o options) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.pipeline, s.counter, s.now, s.wallNow = p, counter, now, wall
+	// inspect counts the chain's records with the pipeline's own Counter, so that Prepare
+	// finds them in its memo instead of tokenizing the session a second time.
+	s.pipeline, s.counter, s.now, s.wallNow = p, p.Counter(), now, wall
 	s.input = agentctx.Input{Records: tr.Records, System: tr.System, Tools: tools}
 	return s, nil
 }

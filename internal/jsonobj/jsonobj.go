@@ -32,6 +32,9 @@ func (p Presence) Has(i int) bool { return p.present&(1<<i) != 0 }
 // Null reports whether field i was present as JSON null.
 func (p Presence) Null(i int) bool { return p.null&(1<<i) != 0 }
 
+// Bits returns the presence and null bits, field i being bit i (for hashing a presence).
+func (p Presence) Bits() (present, null uint64) { return p.present, p.null }
+
 // Forget returns p with field i marked absent, so that Encode omits the field when it is zero
 // (used when a copy of a decoded value drops a field, e.g. a stripped cache_control).
 func (p Presence) Forget(i int) Presence {

@@ -1,0 +1,334 @@
+package agentctx
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"sync"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// Encode memo bounds, in bytes of memoized encodings. The bound follows the largest request
+// the memo has encoded (twice its size, so that one conversation's whole request stays in the
+// memo from one turn to the next), between these two.
+const (
+	minEncodeMemo = 8 << 20
+	maxEncodeMemo = 2 * DefaultMaxBodyBytes
+)
+
+// Memo kinds: the parts of a request memoized on their own.
+const (
+	memoMessage byte = iota + 1
+	memoSystem
+	memoTools
+)
+
+// encodeKey identifies the content of one part of a request: a 64-bit hash (hash/maphash,
+// with the Pipeline's seed) of everything its encoding depends on, plus the number of bytes
+// hashed. A false hit needs a 64-bit collision between two parts of the same hashed length.
+type encodeKey struct {
+	hash uint64
+	n    int
+}
+
+// encodeMemo holds the encoded bytes of request parts (each message, the system prompt, the
+// tools) by content, so that a steady turn encodes only its new parts and copies the rest.
+// It keeps two generations: parts are stored in the current one; when it holds more than the
+// bound, it becomes the previous generation and a new one starts; a part found in the
+// previous generation moves to the current one. A turn's request is thus found whole as long
+// as it is at most the bound, and the memo holds at most twice the bound (plus one part).
+//
+// An encodeMemo is safe for concurrent use. Dropping it changes nothing but time.
+type encodeMemo struct {
+	seed maphash.Seed
+
+	mu        sync.Mutex
+	cur, prev map[encodeKey][]byte
+	curBytes  int
+	bound     int // current bound, in bytes
+	floor     int // least bound
+	largest   int // largest request encoded, in bytes
+}
+
+func newEncodeMemo() *encodeMemo {
+	return &encodeMemo{seed: maphash.MakeSeed(), cur: map[encodeKey][]byte{}, bound: minEncodeMemo, floor: minEncodeMemo}
+}
+
+func (m *encodeMemo) get(k encodeKey) ([]byte, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if b, ok := m.cur[k]; ok {
+		return b, true
+	}
+	b, ok := m.prev[k]
+	if ok {
+		m.add(k, b)
+	}
+	return b, ok
+}
+
+func (m *encodeMemo) put(k encodeKey, b []byte) {
+	m.mu.Lock()
+	m.add(k, b)
+	m.mu.Unlock()
+}
+
+// add stores b in the current generation, starting a new one when it is full. m.mu is held.
+func (m *encodeMemo) add(k encodeKey, b []byte) {
+	if m.curBytes+len(b) > m.bound && len(m.cur) > 0 {
+		m.prev, m.cur, m.curBytes = m.cur, make(map[encodeKey][]byte, len(m.cur)), 0
+	}
+	m.cur[k] = b
+	m.curBytes += len(b)
+}
+
+// observe records the size of an encoded request: the bound follows the largest.
+func (m *encodeMemo) observe(n int) {
+	m.mu.Lock()
+	if n > m.largest {
+		m.largest = n
+		m.bound = min(max(2*n, m.floor), maxEncodeMemo)
+	}
+	m.mu.Unlock()
+}
+
+// memoHasher feeds the content of a request part to a hash, field by field, with lengths and
+// kinds so that different parts cannot feed the same stream. Each method returns false for
+// content the memo does not key (unknown fields, nil blocks): such a part is encoded every
+// time.
+type memoHasher struct {
+	h   maphash.Hash
+	n   int
+	tmp [8]byte
+}
+
+func (h *memoHasher) init(m *encodeMemo) { h.h.SetSeed(m.seed) }
+
+func (h *memoHasher) reset(kind byte) {
+	h.h.Reset()
+	h.n = 0
+	h.byte(kind)
+}
+
+func (h *memoHasher) key() encodeKey { return encodeKey{hash: h.h.Sum64(), n: h.n} }
+
+func (h *memoHasher) byte(b byte) {
+	h.h.WriteByte(b)
+	h.n++
+}
+
+func (h *memoHasher) uint(v uint64) {
+	binary.LittleEndian.PutUint64(h.tmp[:], v)
+	h.h.Write(h.tmp[:])
+	h.n += 8
+}
+
+func (h *memoHasher) str(s string) {
+	h.uint(uint64(len(s)))
+	h.h.WriteString(s)
+	h.n += len(s)
+}
+
+// raw hashes raw JSON, telling nil from empty (they encode differently).
+func (h *memoHasher) raw(b []byte) {
+	if b == nil {
+		h.byte(0)
+		return
+	}
+	h.byte(1)
+	h.uint(uint64(len(b)))
+	h.h.Write(b)
+	h.n += len(b)
+}
+
+func (h *memoHasher) flag(v bool) {
+	if v {
+		h.byte(1)
+	} else {
+		h.byte(0)
+	}
+}
+
+func (h *memoHasher) presence(p jsonobj.Presence) {
+	present, null := p.Bits()
+	h.uint(present)
+	h.uint(null)
+}
+
+func (h *memoHasher) cacheControl(c *CacheControl) {
+	if c == nil {
+		h.byte(0)
+		return
+	}
+	h.byte(1)
+	h.str(c.Type)
+	h.str(c.TTL)
+}
+
+func (h *memoHasher) system(sys []*Text) bool {
+	h.uint(uint64(len(sys)))
+	for _, b := range sys {
+		if b == nil || !h.block(b) {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *memoHasher) message(m *RequestMessage) bool {
+	h.str(string(m.Role))
+	h.uint(uint64(len(m.Content)))
+	for _, b := range m.Content {
+		if !h.block(b) {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *memoHasher) tools(ts []Tool) bool {
+	h.uint(uint64(len(ts)))
+	for _, t := range ts {
+		h.str(t.Name)
+		h.raw(t.Definition)
+		h.cacheControl(t.CacheControl)
+	}
+	return true
+}
+
+// block hashes everything the encoding of b depends on.
+func (h *memoHasher) block(b Block) bool {
+	switch b := b.(type) {
+	case *Text:
+		if b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		h.byte(1)
+		h.presence(b.presence)
+		h.str(b.Text)
+		h.raw(b.Citations)
+		h.cacheControl(b.CacheControl)
+	case *ToolUse:
+		if b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		h.byte(2)
+		h.presence(b.presence)
+		h.str(b.ID)
+		h.str(b.Name)
+		h.raw(b.Input)
+		h.cacheControl(b.CacheControl)
+	case *ToolResult:
+		if b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		h.byte(3)
+		h.presence(b.presence)
+		h.str(b.ToolUseID)
+		h.flag(b.StringContent)
+		h.flag(b.IsError)
+		h.cacheControl(b.CacheControl)
+		h.str(b.CacheReference)
+		h.uint(uint64(len(b.Content)))
+		for _, c := range b.Content {
+			if !h.block(c) {
+				return false
+			}
+		}
+	case *Thinking:
+		if b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		h.byte(4)
+		h.presence(b.presence)
+		h.str(b.Thinking)
+		h.str(b.Signature)
+	case *RedactedThinking:
+		if b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		h.byte(5)
+		h.presence(b.presence)
+		h.str(b.Data)
+	case *Image:
+		if b == nil || len(b.Extra) > 0 || !h.source(&b.Source) {
+			return false
+		}
+		h.byte(6)
+		h.presence(b.presence)
+		h.cacheControl(b.CacheControl)
+	case *Document:
+		if b == nil || len(b.Extra) > 0 || !h.source(&b.Source) {
+			return false
+		}
+		h.byte(7)
+		h.presence(b.presence)
+		h.str(b.Title)
+		h.str(b.Context)
+		h.raw(b.Citations)
+		h.cacheControl(b.CacheControl)
+	case *ToolReference:
+		if b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		h.byte(8)
+		h.presence(b.presence)
+		h.str(b.ToolName)
+	case *ServerToolUse:
+		if b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		h.byte(9)
+		h.presence(b.presence)
+		h.str(b.ID)
+		h.str(b.Name)
+		h.raw(b.Input)
+		h.cacheControl(b.CacheControl)
+	case *ServerToolResult:
+		if b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		h.byte(10)
+		h.presence(b.presence)
+		h.str(string(b.Type))
+		h.str(b.ToolUseID)
+		h.raw(b.Content)
+		h.cacheControl(b.CacheControl)
+	case *CacheEdits:
+		if b == nil {
+			return false
+		}
+		h.byte(11)
+		h.flag(b.Edits == nil)
+		h.uint(uint64(len(b.Edits)))
+		for _, ed := range b.Edits {
+			h.str(ed.Type)
+			h.str(ed.CacheReference)
+		}
+	case *UnknownBlock:
+		if b == nil {
+			return false
+		}
+		h.byte(12)
+		h.str(string(b.Type))
+		h.raw(b.JSON)
+	default:
+		return false
+	}
+	return true
+}
+
+// source hashes a media source; false when it has unknown fields.
+func (h *memoHasher) source(s *MediaSource) bool {
+	if len(s.Extra) > 0 {
+		return false
+	}
+	h.flag(s.Extra == nil)
+	h.presence(s.presence)
+	h.str(s.Type)
+	h.str(s.MediaType)
+	h.str(s.Data)
+	h.str(s.URL)
+	h.str(s.FileID)
+	return true
+}

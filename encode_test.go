@@ -1,0 +1,333 @@
+package agentctx
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// checkEncoding asserts that req encodes to the reference encoder's bytes (or error) four
+// ways: without a memo, with a cold memo, with the memo warm, and with the memo again after
+// the parts went to its previous generation.
+func checkEncoding(t *testing.T, name string, req Request) {
+	t.Helper()
+	want, wantErr := req.marshalSlow()
+	memo := newEncodeMemo()
+	for _, how := range []struct {
+		name string
+		memo *encodeMemo
+	}{{"no memo", nil}, {"cold memo", memo}, {"warm memo", memo}} {
+		got, err := encodeRequest(&req, how.memo)
+		if wantErr != nil {
+			if assert.Error(t, err, "%s, %s", name, how.name) {
+				assert.Equal(t, wantErr.Error(), err.Error(), "%s, %s", name, how.name)
+			}
+			continue
+		}
+		require.NoError(t, err, "%s, %s", name, how.name)
+		assert.Equal(t, string(want), string(got), "%s, %s", name, how.name)
+	}
+	if wantErr != nil {
+		return
+	}
+	memo.mu.Lock()
+	memo.prev, memo.cur, memo.curBytes = memo.cur, map[encodeKey][]byte{}, 0
+	memo.mu.Unlock()
+	got, err := encodeRequest(&req, memo)
+	require.NoError(t, err, name)
+	assert.Equal(t, string(want), string(got), "%s, from the previous generation", name)
+	req.memo = memo
+	got, err = req.MarshalJSON()
+	require.NoError(t, err, name)
+	assert.Equal(t, string(want), string(got), "%s, MarshalJSON", name)
+}
+
+// TestEncodeCorpus compares the encoder with the reference on every corpus session, two ways:
+// the request Prepare builds, and a request made of the records' messages as decoded (unknown
+// fields, null fields, unknown blocks and all), which Prepare never sends but a caller may.
+func TestEncodeCorpus(t *testing.T) {
+	sessions := corpusSessions(t)
+	if sessions == nil {
+		t.Skip("../shared/corpus not found; corpus encoding test skipped")
+	}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, s := range sessions {
+		p, err := New(Config{Model: sessionModel(s.records), ContextWindow: 10_000_000, Tokens: corpusCounter,
+			Budget: BudgetConfig{Store: &MapStore{}}, Now: func() time.Time { return now }})
+		require.NoError(t, err)
+		res, err := p.Prepare(t.Context(), Input{Records: s.records})
+		if len(res.Request.Messages) == 0 {
+			continue
+		}
+		require.NoError(t, err, s.path)
+		checkEncoding(t, s.path+" (prepared)", res.Request)
+
+		raw := Request{Model: "m", MaxTokens: 1}
+		for _, r := range s.records {
+			if r.Message != nil {
+				raw.Messages = append(raw.Messages, RequestMessage{Role: r.Message.Role, Content: r.Message.Content})
+			}
+		}
+		checkEncoding(t, s.path+" (raw)", raw)
+	}
+}
+
+func mustBlock(t *testing.T, js string) Block {
+	t.Helper()
+	b, err := UnmarshalBlock([]byte(js))
+	require.NoError(t, err, js)
+	return b
+}
+
+// TestEncodeAdversarial compares the encoder with the reference on the cases its fast path
+// must get exactly right or hand over: every escape, invalid UTF-8, fields decoded as null or
+// present and empty, unknown fields at the top level and nested, raw JSON with whitespace,
+// bad raw JSON, blocks a position cannot hold, and every request-level field.
+func TestEncodeAdversarial(t *testing.T) {
+	var ascii strings.Builder
+	for c := range 128 {
+		ascii.WriteByte(byte(c))
+	}
+	nasty := ascii.String() + "\xff\xfe<>&\u2028\u2029\u00e9\U0001F600\xe2\x82"
+	text := func(s string) *Text { return &Text{Text: s} }
+	msg := func(role Role, bs ...Block) Request {
+		return Request{Model: "claude-<x>", MaxTokens: 7, Messages: []RequestMessage{{Role: role, Content: bs}}}
+	}
+	tests := []struct {
+		name string
+		req  Request
+	}{
+		{"escapes in text", msg(RoleUser, text(nasty))},
+		{"escapes everywhere", Request{Model: nasty, MaxTokens: -3, System: []*Text{text(nasty)},
+			Messages:   []RequestMessage{{Role: Role(nasty), Content: []Block{&ToolUse{ID: nasty, Name: nasty, Input: json.RawMessage(`{"a": "` + "\\u003c<>" + `"}`)}}}},
+			Tools:      []Tool{{Name: "t", Definition: json.RawMessage(`{ "name" : "t", "x": "<&>" }`)}},
+			ToolChoice: &ToolChoice{Type: "tool", Name: nasty}, Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}}},
+		{"empty request", Request{}},
+		{"nil content", Request{Messages: []RequestMessage{{Role: RoleUser}}}},
+		{"tool choice without name, thinking without budget", Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{text("x")}}},
+			ToolChoice: &ToolChoice{Type: "auto"}, Thinking: &ThinkingParam{Type: "disabled"}}},
+		{"tool with cache marker", Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{text("x")}}},
+			Tools: []Tool{{Name: "a", Definition: json.RawMessage(`{"name":"a"}`)}, {Name: "b", Definition: json.RawMessage(`{"name": "b", "input_schema": {"type": "object"}}`), CacheControl: &CacheControl{Type: "ephemeral", TTL: "1h"}}}}},
+		{"bad tool definition", Request{Tools: []Tool{{Name: "a", Definition: json.RawMessage(`{"name":`)}}}},
+		{"bad tool definition with marker", Request{Tools: []Tool{{Name: "a", Definition: json.RawMessage(`[1]`), CacheControl: Ephemeral()}}}},
+		{"decoded nulls", msg(RoleAssistant,
+			mustBlock(t, `{"type":"text","text":null,"citations":null,"cache_control":null}`),
+			mustBlock(t, `{"type":"tool_use","id":null,"name":"","input":null,"cache_control":null}`),
+			mustBlock(t, `{"type":"thinking","thinking":"","signature":null}`),
+			mustBlock(t, `{"type":"redacted_thinking","data":null}`),
+			mustBlock(t, `{"type":"server_tool_use","id":"s","name":null,"input":{ "q" : 1 }}`),
+			mustBlock(t, `{"type":"web_search_tool_result","tool_use_id":null,"content":[ 1, 2 ]}`))},
+		{"decoded result fields", msg(RoleUser,
+			mustBlock(t, `{"type":"tool_result","tool_use_id":"x","content":null,"is_error":false,"cache_control":null,"cache_reference":""}`),
+			mustBlock(t, `{"type":"tool_result","tool_use_id":"y","content":[],"is_error":null}`),
+			mustBlock(t, `{"type":"tool_result","tool_use_id":"z","content":"","is_error":true}`),
+			mustBlock(t, `{"type":"tool_result","tool_use_id":"w","content":"a<b"}`),
+			mustBlock(t, `{"type":"tool_result","tool_use_id":"v","content":[{"type":"text","text":"t","citations":[ {"a": 1} ]},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}, {"type":"search_result", "x" : [1, 2]}]}`))},
+		{"media", msg(RoleUser,
+			mustBlock(t, `{"type":"image","source":null}`),
+			mustBlock(t, `{"type":"image","source":{}}`),
+			mustBlock(t, `{"type":"image","source":{"type":"url","url":"https://e/x.png","media_type":null}}`),
+			&Image{},
+			&Image{Source: MediaSource{Extra: map[string]json.RawMessage{}}},
+			mustBlock(t, `{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"},"title":"T","context":null,"citations":{"enabled": true},"cache_control":{"type":"ephemeral"}}`),
+			&Document{Source: MediaSource{Type: "file", FileID: "f"}, Title: nasty})},
+		{"unknown fields", msg(RoleUser,
+			mustBlock(t, `{"type":"text","text":"x","zeta":  [1,  2],"<a>":1,"alpha":{ }}`),
+			mustBlock(t, `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA","extra": { "k" : 1 }}}`),
+			mustBlock(t, `{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"n","later": [ 3 ] }]}`),
+			mustBlock(t, `{"type":"tool_reference","tool_name":"x","y":2}`))},
+		{"unknown blocks", msg(RoleUser,
+			mustBlock(t, `{"type":"search_result", "source": "s" , "content": [ ] }`),
+			mustBlock(t, `{"type":"mystery","a":  1}`),
+			&UnknownBlock{Type: "empty"})},
+		{"tool reference, cache edits", msg(RoleUser,
+			&ToolReference{ToolName: "x"},
+			&CacheEdits{Edits: []CacheEdit{{Type: "delete", CacheReference: "r<1>"}}},
+			&CacheEdits{})},
+		{"cache markers", msg(RoleUser,
+			&Text{Text: "a", CacheControl: Ephemeral()},
+			&ToolResult{ToolUseID: "t", StringContent: true, Content: []Block{text("r")}, CacheControl: &CacheControl{Type: "ephemeral", TTL: "5m"}, CacheReference: "ref"})},
+		{"string content that is not one text", msg(RoleUser,
+			&ToolResult{ToolUseID: "a", StringContent: true},
+			&ToolResult{ToolUseID: "b", StringContent: true, Content: []Block{text("1"), text("2")}},
+			&ToolResult{ToolUseID: "c", StringContent: true, Content: []Block{&Image{Source: MediaSource{Type: "url", URL: "u"}}}},
+			&ToolResult{ToolUseID: "d", Content: []Block{}})},
+		{"bad raw input", msg(RoleAssistant, &ToolUse{ID: "a", Name: "n", Input: json.RawMessage(`{"a":`)})},
+		{"empty raw input", msg(RoleAssistant, &ToolUse{ID: "a", Name: "n", Input: json.RawMessage{}})},
+		{"bad citations nested", msg(RoleUser, &ToolResult{ToolUseID: "a", Content: []Block{&Text{Text: "x", Citations: json.RawMessage(`nope`)}}})},
+		{"bad unknown nested", msg(RoleUser, &ToolResult{ToolUseID: "a", Content: []Block{&UnknownBlock{Type: "x", JSON: json.RawMessage(`{"a"`)}}})},
+		{"nil block nested", msg(RoleUser, &ToolResult{ToolUseID: "a", Content: []Block{nil}})},
+		{"cache edits nested", msg(RoleUser, &ToolResult{ToolUseID: "a", Content: []Block{&CacheEdits{}}})},
+		{"nil block", msg(RoleUser, text("ok"), nil)},
+		{"server result without type", msg(RoleAssistant, &ServerToolResult{ToolUseID: "x", Content: json.RawMessage(`[]`)})},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) { checkEncoding(t, tt.name, tt.req) })
+	}
+}
+
+// TestEncodeMemoKeys checks that the memo tells apart what encodes differently: a moved cache
+// marker, a changed text of the same length, a presence bit, nil and empty raw JSON.
+func TestEncodeMemoKeys(t *testing.T) {
+	memo := newEncodeMemo()
+	enc := func(bs ...Block) string {
+		req := Request{Messages: []RequestMessage{{Role: RoleUser, Content: bs}}}
+		b, err := encodeRequest(&req, memo)
+		require.NoError(t, err)
+		want, err := req.marshalSlow()
+		require.NoError(t, err)
+		require.Equal(t, string(want), string(b))
+		return string(b)
+	}
+	seen := map[string]bool{}
+	for _, bs := range [][]Block{
+		{&Text{Text: "abc"}},
+		{&Text{Text: "abd"}},
+		{&Text{Text: "abc", CacheControl: Ephemeral()}},
+		{&Text{Text: "abc", CacheControl: &CacheControl{Type: "ephemeral", TTL: "1h"}}},
+		{mustBlock(t, `{"type":"text","text":"abc","citations":null}`)},
+		{&Text{Text: "abc", Citations: json.RawMessage(`[]`)}},
+		{&ToolResult{ToolUseID: "abc", StringContent: true, Content: []Block{&Text{Text: "x"}}}},
+		{&ToolResult{ToolUseID: "abc", Content: []Block{&Text{Text: "x"}}}},
+		{&ToolResult{ToolUseID: "abc", Content: []Block{&Text{Text: "x"}}, CacheReference: "r"}},
+	} {
+		got := enc(bs...)
+		assert.False(t, seen[got], "%s encoded twice", got)
+		seen[got] = true
+		assert.Equal(t, got, enc(bs...), "from the memo")
+	}
+}
+
+// TestEncodeMemoBound checks the memo's two generations: the bytes it holds stay within twice
+// its bound, and a request larger than the bound still encodes exactly.
+func TestEncodeMemoBound(t *testing.T) {
+	memo := newEncodeMemo()
+	memo.bound, memo.floor = 256<<10, 256<<10 // small, so that a few requests go round
+	big := strings.Repeat("x", 32<<10)
+	for i := range 40 {
+		req := Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{&Text{Text: fmt.Sprint(i, big)}}}}}
+		got, err := encodeRequest(&req, memo)
+		require.NoError(t, err)
+		want, _ := req.marshalSlow()
+		require.Equal(t, string(want), string(got))
+		memo.mu.Lock()
+		held := 0
+		for _, g := range []map[encodeKey][]byte{memo.cur, memo.prev} {
+			for _, b := range g {
+				held += len(b)
+			}
+		}
+		assert.LessOrEqual(t, held, 2*memo.bound+len(big)+64, "turn %d", i)
+		memo.mu.Unlock()
+	}
+	assert.NotNil(t, memo.prev, "the memo started a new generation")
+	assert.Equal(t, memo.floor, memo.bound, "32 KiB requests keep the floor")
+
+	var msgs []RequestMessage
+	for i := range 12 {
+		msgs = append(msgs, RequestMessage{Role: RoleUser, Content: []Block{&Text{Text: fmt.Sprint(i, big)}}})
+	}
+	req := Request{Messages: msgs}
+	for range 3 {
+		got, err := encodeRequest(&req, memo)
+		require.NoError(t, err)
+		want, _ := req.marshalSlow()
+		require.Equal(t, string(want), string(got))
+	}
+	assert.Equal(t, 2*len(mustEncode(t, req)), memo.bound, "the bound follows the largest request")
+}
+
+func mustEncode(t *testing.T, req Request) []byte {
+	t.Helper()
+	b, err := encodeRequest(&req, nil)
+	require.NoError(t, err)
+	return b
+}
+
+// TestEncodeMemoConcurrent encodes requests sharing parts from many goroutines with one memo
+// (run it with -race); every body is the reference's.
+func TestEncodeMemoConcurrent(t *testing.T) {
+	memo := newEncodeMemo()
+	memo.bound, memo.floor = 4<<10, 4<<10 // rotate often
+	shared := []RequestMessage{{Role: RoleUser, Content: []Block{&Text{Text: strings.Repeat("s", 1000)}}}}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				req := Request{Messages: append(shared[:1:1], RequestMessage{Role: RoleAssistant, Content: []Block{&Text{Text: fmt.Sprint(g, i, strings.Repeat("a", i*30))}}})}
+				got, err := encodeRequest(&req, memo)
+				want, _ := req.marshalSlow()
+				if !assert.NoError(t, err) || !assert.Equal(t, string(want), string(got)) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestEncodePipelineConcurrent runs conversations turn by turn on one Pipeline from many
+// goroutines (run it with -race): each turn's body, encoded through the shared memo, is the
+// reference encoder's, and a turn's memoized encoding allocates a constant number of times
+// whatever the history's length.
+func TestEncodePipelineConcurrent(t *testing.T) {
+	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5"}, time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))
+	var wg sync.WaitGroup
+	for c := range 6 {
+		wg.Go(func() {
+			k := newTK()
+			for turn := range 12 {
+				k.user(fmt.Sprintf("conversation %d, question %d: <why>?", c, turn))
+				tu := toolUse(fmt.Sprintf("toolu_%d_%d", c, turn), "Bash")
+				k.assistant(text("Let me look."), tu)
+				k.results(result(tu.ID, strings.Repeat(fmt.Sprintf("line %d of the output\n", turn), 40)))
+				k.assistant(text(fmt.Sprintf("Done with %d.", turn)))
+				res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+				if !assert.NoError(t, err) {
+					return
+				}
+				body, err := res.Request.MarshalJSON()
+				ref, refErr := res.Request.marshalSlow()
+				if !assert.NoError(t, err) || !assert.NoError(t, refErr) || !assert.Equal(t, string(ref), string(body)) {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestEncodeSteadyAllocs guards the memoized encoding: once a request's parts are in the
+// memo, encoding it again allocates the same few times (the output buffer, the encoder)
+// for a 4-turn and a 400-turn history.
+func TestEncodeSteadyAllocs(t *testing.T) {
+	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 10_000_000}, time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))
+	allocs := map[int]float64{}
+	for _, turns := range []int{4, 400} {
+		k := newTK()
+		for turn := range turns {
+			k.user(fmt.Sprintf("question %d", turn))
+			tu := toolUse(fmt.Sprintf("toolu_%d", turn), "Read")
+			k.assistant(text("Reading."), tu)
+			k.results(result(tu.ID, fmt.Sprintf("contents of file %d", turn)))
+			k.assistant(text("Read."))
+		}
+		res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+		require.NoError(t, err)
+		_, err = res.Request.MarshalJSON()
+		require.NoError(t, err)
+		allocs[turns] = testing.AllocsPerRun(20, func() {
+			if _, err := res.Request.MarshalJSON(); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	assert.LessOrEqual(t, allocs[400], 4.0, "allocations of a warm encoding: %v", allocs)
+	assert.Equal(t, allocs[4], allocs[400], "allocations do not grow with the history: %v", allocs)
+}
