@@ -12,11 +12,13 @@
 // category (system prompt, tool definitions, base context, messages, free space, auto-compact
 // buffer), the model's window and pressure levels with the anchored and counted figures, the
 // compaction state, the largest records, and what each stage of the pipeline would do on the
-// next turn. request prints the provider-ready request body for the session's next turn. When
+// next turn. request prints the provider-ready request body for the session's next turn
+// (--provider: the Anthropic SDK's, or an OpenAI Chat Completions or Responses body). When
 // the session overflows the window, both compact it in memory first, with the extractive
-// summarizer. compact compacts the session now with the extractive summarizer and appends the
-// compaction's records to FILE, or to a new copy at FILE2, never changing the bytes already
-// written. "agentctx COMMAND --help" lists a command's flags.
+// summarizer. compact compacts the session now with the extractive summarizer, or with a model
+// (--summarizer anthropic or openai, configured from the environment as the SDKs are), and
+// appends the compaction's records to FILE, or to a new copy at FILE2, never changing the
+// bytes already written. "agentctx COMMAND --help" lists a command's flags.
 //
 // Exit codes: 0 on success (and for --help), 1 when the command fails (an unreadable FILE, a
 // request that cannot be built), 2 on a mistake in the command line.
@@ -62,16 +64,19 @@ var commands = []command{
 		name: "request", args: "FILE",
 		summary: "print the provider-ready request body for the session's next turn",
 		about: "Request prints the Anthropic Messages API body for the next turn of the session " +
-			"in FILE. A session that overflows the window is compacted in memory first, with " +
-			"the extractive summarizer; FILE is never changed.",
+			"in FILE, or with --provider the body the provider adapter's SDK sends: anthropic, " +
+			"openai-chat (Chat Completions) or openai-responses (Responses), listing on stderr " +
+			"what the OpenAI bodies cannot carry. A session that overflows the window is " +
+			"compacted in memory first, with the extractive summarizer; FILE is never changed.",
 		run: request,
 	},
 	{
 		name: "compact", args: "FILE",
 		summary: "compact the session now and append the compaction's records",
-		about: "Compact compacts the session in FILE now, with the extractive summarizer, and " +
-			"appends the compaction's records to FILE, or to a new copy of it (--out). The " +
-			"bytes already written are never changed.",
+		about: "Compact compacts the session in FILE now, with the extractive summarizer or the " +
+			"model --summarizer names (anthropic, openai: key and base URL from the environment, " +
+			"as their SDKs read them), and appends the compaction's records to FILE, or to a " +
+			"new copy of it (--out). The bytes already written are never changed.",
 		run: compact,
 	},
 }
