@@ -9,15 +9,16 @@ import (
 // every token free.
 type Price struct {
 	// Input is the price of input tokens that neither read nor write the prompt cache.
-	Input float64
+	Input float64 `json:"input"`
 	// CacheWrite5m and CacheWrite1h are the prices of input tokens written to the prompt
 	// cache with a 5-minute and a 1-hour time to live.
-	CacheWrite5m, CacheWrite1h float64
+	CacheWrite5m float64 `json:"cache_write_5m"`
+	CacheWrite1h float64 `json:"cache_write_1h"`
 	// CacheRead is the price of input tokens read from the prompt cache (a hit, which also
 	// refreshes the entry's time to live).
-	CacheRead float64
+	CacheRead float64 `json:"cache_read"`
 	// Output is the price of output tokens.
-	Output float64
+	Output float64 `json:"output"`
 }
 
 // Cost returns the price of tokens, in US dollars: uncached input, cache writes of each time

@@ -2,6 +2,7 @@ package agentctx_test
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io/fs"
@@ -310,4 +311,39 @@ func TestPrices(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, sim.Priced, "an unknown model is not priced")
 	assert.Empty(t, sim.Turns)
+}
+
+// BenchmarkSimulate replays generated sessions of 200, 2,000 and 5,000 turns under the
+// default config (tiktoken counter, extractive summaries), the 5,000-turn one overflowing the
+// window: one Prepare per turn, each on the transcript as it stood, so the time grows with
+// the square of the turns; Prepare at the session's end is the floor each turn is measured
+// against.
+func BenchmarkSimulate(b *testing.B) {
+	for _, turns := range []int{200, 2000, 5000} {
+		recs := testkit.Generate(turns, testkit.Options{Seed: 1})
+		cfg := Config{Model: "claude-sonnet-4-5"}
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Simulate(b.Context(), recs, cfg, SimOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("turns=%d/prepare-last", turns), func(b *testing.B) {
+			p, err := New(Config{Model: "claude-sonnet-4-5", Compact: CompactConfig{Summarizer: Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Prepare(b.Context(), Input{Records: recs}); err != nil && !errors.Is(err, ErrNoMessages) {
+					var ptl *PromptTooLongError
+					if !errors.As(err, &ptl) {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
 }
