@@ -2,8 +2,14 @@ package agentctx
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/json"
+	"hash"
+	"io"
+	"strconv"
 	"time"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // CacheLookbackBlocks is how many block boundaries before a cache breakpoint the provider
@@ -100,21 +106,103 @@ func (pc *promptCache) positions(req *Request) ([]position, error) {
 	return out, nil
 }
 
-// digest hashes b's wire bytes without its cache markers, memoized per block.
+// digest hashes b's wire bytes without its cache markers, memoized per block. Text,
+// tool_use and tool_result blocks without unknown fields are hashed from the fields that
+// decide their bytes, without encoding them (normalize hands each turn fresh copies of the
+// blocks, so the memo alone would encode most of the request again every turn); other blocks
+// are hashed from their encoding.
 func (pc *promptCache) digest(b Block) ([32]byte, error) {
 	if d, ok := pc.digests[b]; ok {
 		return d, nil
 	}
 	stripped, n := stripCacheControl(b)
-	enc, err := marshalRequestBlock(stripped)
-	if err != nil {
-		return [32]byte{}, err
+	h := sha256.New()
+	if !hashFields(h, stripped) {
+		enc, err := marshalRequestBlock(stripped)
+		if err != nil {
+			return [32]byte{}, err
+		}
+		h.Reset()
+		h.Write([]byte{'J'})
+		h.Write(enc)
 	}
-	d := sha256.Sum256(enc)
+	var d [32]byte
+	h.Sum(d[:0])
 	if n == 0 {
 		pc.digests[b] = d
 	}
 	return d, nil
+}
+
+// hashFields writes to h what decides b's encoding — its kind, the presence of each field
+// as decoded, and the fields' values, each length-prefixed — and reports whether it could:
+// false for a block kind it does not know or one with unknown fields, which is then hashed
+// from its encoding.
+func hashFields(h hash.Hash, b Block) bool {
+	str := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		io.WriteString(h, s)
+	}
+	flags := func(p jsonobj.Presence, bits ...bool) {
+		var v uint64
+		for i := range 16 {
+			if p.Has(i) {
+				v |= 1 << (2 * i)
+			}
+			if p.Null(i) {
+				v |= 1 << (2*i + 1)
+			}
+		}
+		var buf [8]byte
+		binary.LittleEndian.PutUint64(buf[:], v)
+		h.Write(buf[:])
+		for _, bit := range bits {
+			if bit {
+				h.Write([]byte{1})
+			} else {
+				h.Write([]byte{0})
+			}
+		}
+	}
+	switch b := b.(type) {
+	case *Text:
+		if len(b.Extra) > 0 || b.CacheControl != nil {
+			return false
+		}
+		h.Write([]byte{'T'})
+		flags(b.presence)
+		str(b.Text)
+		str(string(b.Citations))
+		return true
+	case *ToolUse:
+		if len(b.Extra) > 0 || b.CacheControl != nil {
+			return false
+		}
+		h.Write([]byte{'U'})
+		flags(b.presence)
+		str(b.ID)
+		str(b.Name)
+		str(string(b.Input))
+		return true
+	case *ToolResult:
+		if len(b.Extra) > 0 || b.CacheControl != nil {
+			return false
+		}
+		h.Write([]byte{'R'})
+		flags(b.presence, b.IsError, b.StringContent)
+		str(b.ToolUseID)
+		str(b.CacheReference)
+		str(strconv.Itoa(len(b.Content)))
+		for _, cb := range b.Content {
+			if t, ok := cb.(*Text); !ok || !hashFields(h, t) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // blockMarker returns the marker on b or, for a tool result, on its content; nil for none.
