@@ -20,7 +20,11 @@ import (
 // conversation's messages, and what they leave out is listed on stderr, naming where it was.
 func TestRequestProvider(t *testing.T) {
 	store := "--store=" + t.TempDir()
-	for _, f := range sessions(t, false) {
+	files := sessions(t, false)
+	if raceEnabled {
+		files = files[:1] // the plain run covers every bundled session; one is enough to look for races
+	}
+	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			code, def, errOut := runCmd(t, "request", now, store, f)
 			require.Equal(t, 0, code, errOut)

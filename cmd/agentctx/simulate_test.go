@@ -21,7 +21,11 @@ import (
 // the turns, the same run gives the same bytes, and stderr stays empty (no progress bar when
 // it is not a terminal).
 func TestSimulateBundled(t *testing.T) {
-	for _, f := range sessions(t, false) {
+	files := sessions(t, false)
+	if raceEnabled {
+		files = files[:1] // the plain run covers every bundled session; one is enough to look for races
+	}
+	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			code, text, errOut := runCmd(t, "simulate", "--window=40000", f)
 			require.Equal(t, 0, code, errOut)
