@@ -194,11 +194,17 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 
 	points, groups, groupOf := recordedResponses(records)
 	sim.Responses = len(points)
+	skipped := map[string]bool{}
 	for i := range records {
 		if r := &records[i]; r.Type == TypeAssistant && r.Message != nil && (r.IsSidechain || r.IsAPIErrorMessage) {
-			sim.Skipped++
+			key := r.Message.ID
+			if key == "" {
+				key = fmt.Sprint(i)
+			}
+			skipped[key] = true
 		}
 	}
+	sim.Skipped = len(skipped)
 	cache := newPromptCache(p.counter)
 	var (
 		transcript = make([]Record, 0, len(records)+len(records)/8)

@@ -129,6 +129,7 @@ func TestSimulateCache(t *testing.T) {
 			}
 			assert.Equal(t, 5, t3.Output, "the output is the response's reported output")
 			assert.Equal(t, recs[4].Time(), t3.Time, "the clock is the prompt's timestamp")
+			assert.Zero(t, sim.Skipped)
 			price := DefaultPrices()["claude-sonnet-4-5"]
 			assert.Equal(t, price, sim.Price)
 			assert.True(t, sim.Priced)
@@ -136,6 +137,31 @@ func TestSimulateCache(t *testing.T) {
 			assert.Equal(t, 30, sim.Real.Uncached, "three responses reported 10 input tokens each")
 		})
 	}
+}
+
+// TestSimulateSkips: a subagent's sidechain response (two records of one message) and an API
+// error the client wrote are no turns of the main conversation: they count as two skipped
+// responses, and the main conversation's two responses are the turns.
+func TestSimulateSkips(t *testing.T) {
+	const session = `{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-03-01T10:00:00Z","message":{"role":"user","content":"Look around."}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-03-01T10:00:04Z","message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"Starting a helper."}]}}
+{"type":"assistant","uuid":"s1","parentUuid":null,"isSidechain":true,"timestamp":"2026-03-01T10:00:05Z","message":{"id":"msg_s","role":"assistant","content":[{"type":"text","text":"Helper here."}]}}
+{"type":"assistant","uuid":"s2","parentUuid":"s1","isSidechain":true,"timestamp":"2026-03-01T10:00:06Z","message":{"id":"msg_s","role":"assistant","content":[{"type":"text","text":"Done."}]}}
+{"type":"user","uuid":"u2","parentUuid":"a1","timestamp":"2026-03-01T10:01:00Z","message":{"role":"user","content":"Go on."}}
+{"type":"assistant","uuid":"e1","parentUuid":"u2","isApiErrorMessage":true,"timestamp":"2026-03-01T10:01:01Z","message":{"id":"msg_e","role":"assistant","content":[{"type":"text","text":"API Error: overloaded"}]}}
+{"type":"assistant","uuid":"a2","parentUuid":"u2","timestamp":"2026-03-01T10:01:30Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Going on."}]}}
+`
+	tr, err := ReadTranscript(strings.NewReader(session), "skips.jsonl", ReadOptions{})
+	require.NoError(t, err)
+	sim, err := Simulate(t.Context(), tr.Records, Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}}, SimOptions{})
+	require.NoError(t, err)
+	checkSimulation(t, sim, "skips")
+	assert.Equal(t, 2, sim.Skipped)
+	require.Len(t, sim.Turns, 2)
+	assert.Equal(t, []string{"a1", "a2"}, []string{sim.Turns[0].UUID, sim.Turns[1].UUID})
+	assert.Equal(t, 7, sim.Turns[1].Line)
+	assert.Nil(t, sim.Real, "no response carries usage")
+	assert.Positive(t, sim.Turns[1].Output, "without usage the output is the response's counted size")
 }
 
 // TestSimulateCompactionRelinks: a window that forces compactions replays the whole session
