@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -11,10 +12,17 @@ import (
 type SimOptions struct {
 	// Prices is the price table. Nil: [DefaultPrices].
 	Prices Prices
-	// System and Tools are the system prompt and tool definitions every simulated request
-	// carries, as [Input.System] and [Input.Tools] (a session file holds neither).
+	// System is the system prompt every simulated request carries, as [Input.System] (a
+	// session file holds none).
 	System []*Text
-	Tools  []Tool
+	// Tools are the tool definitions every simulated request carries, as [Input.Tools]. Nil:
+	// every tool the session's responses call, in name order, declared up front the way
+	// normalize declares a tool the history uses without a definition (an empty schema, a
+	// description saying it is unavailable), so that the tool list — the start of the cached
+	// prefix — stays the same over the whole session, as a real agent's does. An empty
+	// non-nil slice declares none up front: normalize then declares the tools as the view
+	// uses them, and the list changes whenever that set does.
+	Tools []Tool
 	// Progress, when set, is called after each simulated turn with the turns done and the
 	// total. It runs on the caller's goroutine.
 	Progress func(done, total int)
@@ -205,6 +213,10 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 		}
 	}
 	sim.Skipped = len(skipped)
+	tools := opts.Tools
+	if tools == nil {
+		tools = sessionTools(records)
+	}
 	cache := newPromptCache(p.counter)
 	var (
 		transcript = make([]Record, 0, len(records)+len(records)/8)
@@ -251,7 +263,7 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 		if !seen[leaf] {
 			leaf = ""
 		}
-		res, perr := p.Prepare(ctx, Input{Records: transcript, Leaf: leaf, System: opts.System, Tools: opts.Tools})
+		res, perr := p.Prepare(ctx, Input{Records: transcript, Leaf: leaf, System: opts.System, Tools: tools})
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
@@ -319,6 +331,31 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 		sim.Real = &realTotals
 	}
 	return sim, nil
+}
+
+// sessionTools declares every tool the records' assistant messages call, in name order (see
+// [SimOptions.Tools]).
+func sessionTools(records []Record) []Tool {
+	var names []string
+	seen := map[string]bool{}
+	for i := range records {
+		r := &records[i]
+		if r.Type != TypeAssistant || r.Message == nil || r.IsSidechain {
+			continue
+		}
+		for _, b := range r.Message.Content {
+			if tu, ok := b.(*ToolUse); ok && !seen[tu.Name] {
+				seen[tu.Name] = true
+				names = append(names, tu.Name)
+			}
+		}
+	}
+	slices.Sort(names)
+	tools := make([]Tool, 0, len(names))
+	for _, n := range names {
+		tools = append(tools, stubTool(n))
+	}
+	return tools
 }
 
 // follow resolves uuid through the relinks of earlier compactions.

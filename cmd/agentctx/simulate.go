@@ -30,7 +30,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&config, "config", "", "a TOML `file` setting every stage's knobs and prices (see docs/simulate.md)")
 	fs.BoolVar(&asJSON, "json", false, "print the simulation as JSON (the schema is in docs/simulate.md)")
 	fs.StringVar(&svg, "svg", "", "also write a chart of the input tokens per turn to this `file`: the threshold, the compactions, the cached share")
-	fs.StringVar(&tools, "tools", "", "a JSON `file` holding the tool definitions every request carries (default: none; the tools the history uses are declared unavailable)")
+	fs.StringVar(&tools, "tools", "", "a JSON `file` holding the tool definitions every request carries (default: the tools the session calls, declared up front with empty schemas)")
 	sf.register(fs)
 	files, err := parse(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
