@@ -248,17 +248,23 @@ func (n *normalizer) tools(msgs []nmsg) []Tool {
 	}
 	slices.Sort(missing)
 	for _, name := range missing {
-		def, err := jsonobj.Marshal(struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			InputSchema json.RawMessage `json:"input_schema"`
-		}{name, stubToolDescription, json.RawMessage(`{"type":"object"}`)})
-		if err != nil {
-			panic("agentctx: unreachable: " + err.Error())
-		}
 		nb := firstUse[name]
 		n.act(ActionRepaired, nb.uuid, toolID(nb.b), "tool "+name+" is used in the history but not in Input.Tools: declared as unavailable, with an empty schema", 0)
-		tools = append(tools, Tool{Name: name, Definition: def})
+		tools = append(tools, stubTool(name))
 	}
 	return tools
+}
+
+// stubTool is the definition normalize declares for a tool the history uses but Input.Tools
+// lacks: an empty schema and a description telling the model not to call it.
+func stubTool(name string) Tool {
+	def, err := jsonobj.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}{name, stubToolDescription, json.RawMessage(`{"type":"object"}`)})
+	if err != nil {
+		panic("agentctx: unreachable: " + err.Error())
+	}
+	return Tool{Name: name, Definition: def}
 }

@@ -11,13 +11,18 @@ import (
 	"github.com/agentctx/agentctx"
 )
 
-// compact compacts a session now with the extractive summarizer and appends the compaction's
-// records: to FILE, or to a copy of it at --out (FILE's bytes are never changed).
+// compact compacts a session now with the summarizer --summarizer names (the extractive one by
+// default) and appends the compaction's records: to FILE, or to a copy of it at --out (FILE's bytes are never changed).
 func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var instructions, out *string
-	s, err := open("compact", args, func(fs *flag.FlagSet) {
+	var sf summarizerFlags
+	s, err := openWith("compact", args, func(fs *flag.FlagSet) {
 		instructions = fs.String("instructions", "", "extra instructions for the summary, e.g. \"focus on the parser\"")
 		out = fs.String("out", "", "write the compacted session to this new file (a copy of FILE plus the records) instead of appending to FILE")
+		sf.register(fs)
+	}, func(o *options) (err error) {
+		o.summarizer, err = sf.summarizer()
+		return err
 	})
 	if err != nil {
 		return err

@@ -6,17 +6,23 @@
 //	agentctx inspect [flags] FILE
 //	agentctx request [flags] FILE
 //	agentctx compact [flags] FILE
+//	agentctx simulate [flags] FILE
 //	agentctx help [COMMAND]
 //
 // inspect summarizes a session: its records, the active chain, the next request's tokens by
 // category (system prompt, tool definitions, base context, messages, free space, auto-compact
 // buffer), the model's window and pressure levels with the anchored and counted figures, the
 // compaction state, the largest records, and what each stage of the pipeline would do on the
-// next turn. request prints the provider-ready request body for the session's next turn. When
+// next turn. request prints the provider-ready request body for the session's next turn
+// (--provider: the Anthropic SDK's, or an OpenAI Chat Completions or Responses body). When
 // the session overflows the window, both compact it in memory first, with the extractive
-// summarizer. compact compacts the session now with the extractive summarizer and appends the
-// compaction's records to FILE, or to a new copy at FILE2, never changing the bytes already
-// written. "agentctx COMMAND --help" lists a command's flags.
+// summarizer. compact compacts the session now with the extractive summarizer, or with a model
+// (--summarizer anthropic or openai, configured from the environment as the SDKs are), and
+// appends the compaction's records to FILE, or to a new copy at FILE2, never changing the
+// bytes already written. simulate replays the session under a policy (a TOML config file and
+// the flags) and reports each turn's tokens, prompt-cache reads and writes and cost, with the
+// totals beside the real usage the file holds (--json, --svg for a chart).
+// "agentctx COMMAND --help" lists a command's flags.
 //
 // Exit codes: 0 on success (and for --help), 1 when the command fails (an unreadable FILE, a
 // request that cannot be built), 2 on a mistake in the command line.
@@ -62,17 +68,34 @@ var commands = []command{
 		name: "request", args: "FILE",
 		summary: "print the provider-ready request body for the session's next turn",
 		about: "Request prints the Anthropic Messages API body for the next turn of the session " +
-			"in FILE. A session that overflows the window is compacted in memory first, with " +
-			"the extractive summarizer; FILE is never changed.",
+			"in FILE, or with --provider the body the provider adapter's SDK sends: anthropic, " +
+			"openai-chat (Chat Completions) or openai-responses (Responses), listing on stderr " +
+			"what the OpenAI bodies cannot carry. A session that overflows the window is " +
+			"compacted in memory first, with the extractive summarizer; FILE is never changed.",
 		run: request,
 	},
 	{
 		name: "compact", args: "FILE",
 		summary: "compact the session now and append the compaction's records",
-		about: "Compact compacts the session in FILE now, with the extractive summarizer, and " +
-			"appends the compaction's records to FILE, or to a new copy of it (--out). The " +
-			"bytes already written are never changed.",
+		about: "Compact compacts the session in FILE now, with the extractive summarizer or the " +
+			"model --summarizer names (anthropic, openai: key and base URL from the environment, " +
+			"as their SDKs read them), and appends the compaction's records to FILE, or to a " +
+			"new copy of it (--out). The bytes already written are never changed.",
 		run: compact,
+	},
+	{
+		name: "simulate", args: "FILE",
+		summary: "replay the session under a policy: tokens, prompt cache and cost per turn, beside the real ones",
+		about: "Simulate replays the session in FILE as a live agent would have run it under the " +
+			"policy of --config (every stage's knobs, in TOML) and the flags: at each response in " +
+			"the file it builds the request from the records before it plus the records the " +
+			"simulation appended so far (decisions, compactions), and plays it against a model of " +
+			"the provider's prompt cache on the records' clock. It prints per turn the request's " +
+			"tokens, the cache read and written, the output, the cost and what the stages did; then " +
+			"the totals beside the real usage the file holds. Summaries are extractive unless " +
+			"--summarizer names a model. The output depends only on FILE and the flags. FILE is " +
+			"never changed.",
+		run: simulate,
 	},
 }
 

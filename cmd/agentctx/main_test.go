@@ -528,7 +528,7 @@ func TestCodexRollout(t *testing.T) {
 	assert.Equal(t, orig, after, "the rollout is never changed")
 }
 
-// TestCodexCorpus runs inspect and request on the corpus's Codex rollouts; not under the race
+// TestCodexCorpus runs inspect, request and simulate on the corpus's Codex rollouts; not under the race
 // detector (see the root package's codexCorpusFiles).
 func TestCodexCorpus(t *testing.T) {
 	if raceEnabled {
@@ -546,5 +546,15 @@ func TestCodexCorpus(t *testing.T) {
 		code, body, errOut := runCmd(t, "request", now, "--store="+t.TempDir(), f)
 		require.Equal(t, 0, code, errOut)
 		assert.True(t, json.Valid([]byte(body)), f)
+		code, sim, errOut := runCmd(t, "simulate", "--json", f)
+		require.Equal(t, 0, code, errOut)
+		var res struct {
+			Responses int `json:"responses"`
+			Totals    struct {
+				Turns int `json:"turns"`
+			} `json:"totals"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(sim), &res), f)
+		assert.Positive(t, res.Totals.Turns, "%s: simulate replays the rollout's responses", f)
 	}
 }

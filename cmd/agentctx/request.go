@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/anthropic"
+	agentctxopenai "github.com/agentctx/agentctx/openai"
 )
 
 // damageNotes says on w what the session's damage did to the request: the lines skipped and
@@ -30,8 +34,18 @@ func damageNotes(w io.Writer, rep *agentctx.Report) {
 // request prints the request body for the session's next turn.
 func request(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var indent *bool
-	s, err := open("request", args, func(fs *flag.FlagSet) {
+	var provider *string
+	s, err := openWith("request", args, func(fs *flag.FlagSet) {
 		indent = fs.Bool("indent", false, "indent the JSON for reading (the bytes sent are the compact form)")
+		provider = fs.String("provider", "", "print the body for this `API`: anthropic (the Anthropic SDK's parameters, the same JSON as the default), "+
+			"openai-chat (Chat Completions) or openai-responses (Responses); the parts OpenAI cannot carry are listed on stderr "+
+			"(default: the library's own Messages API body)")
+	}, func(*options) error {
+		switch *provider {
+		case "", "anthropic", "openai-chat", "openai-responses":
+			return nil
+		}
+		return usageError{fmt.Sprintf("--provider %q: want anthropic, openai-chat or openai-responses", *provider)}
 	})
 	if err != nil {
 		return err
@@ -46,15 +60,57 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	var body []byte
-	if *indent {
-		body, err = res.Request.Indent()
+	if *provider == "" {
+		if *indent {
+			body, err = res.Request.Indent()
+		} else {
+			body, err = res.Request.MarshalJSON()
+			body = append(body, '\n')
+		}
 	} else {
-		body, err = res.Request.MarshalJSON()
-		body = append(body, '\n')
+		body, err = providerBody(stderr, *provider, res.Request, *indent)
 	}
 	if err != nil {
 		return err
 	}
 	_, err = stdout.Write(body)
 	return err
+}
+
+// providerBody converts req with the provider's adapter and encodes the SDK parameters, as the
+// SDK sends them. The anthropic-beta header values the request needs, and what an OpenAI body
+// leaves out, go to stderr.
+func providerBody(stderr io.Writer, provider string, req agentctx.Request, indent bool) ([]byte, error) {
+	var params any
+	var drops []agentctxopenai.Drop
+	var err error
+	switch provider {
+	case "anthropic":
+		params, err = anthropic.Params(req, anthropic.Options{})
+		for _, b := range req.Betas {
+			fmt.Fprintf(stderr, "agentctx: the request needs the header anthropic-beta: %s\n", b)
+		}
+	case "openai-chat":
+		params, drops, err = agentctxopenai.ChatParams(req, agentctxopenai.Options{})
+	case "openai-responses":
+		params, drops, err = agentctxopenai.ResponsesParams(req, agentctxopenai.Options{})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("--provider %s: %w", provider, err)
+	}
+	for _, d := range drops {
+		fmt.Fprintf(stderr, "agentctx: %s: dropped %s: %s\n", d.Path, d.Kind, d.Reason)
+	}
+	body, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("--provider %s: %w", provider, err)
+	}
+	if indent {
+		var b bytes.Buffer
+		if err := json.Indent(&b, body, "", "  "); err != nil {
+			return nil, err
+		}
+		body = b.Bytes()
+	}
+	return append(body, '\n'), nil
 }

@@ -28,6 +28,8 @@ type options struct {
 	tools     string
 	store     string
 	files     bool
+	// summarizer is the compaction's summarizer; nil: the extractive one.
+	summarizer agentctx.Summarizer
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -44,6 +46,12 @@ func (o *options) register(fs *flag.FlagSet) {
 // one session FILE it names. Flags may come before or after FILE. --help returns a
 // [helpRequest] holding the command's usage.
 func open(name string, args []string, extra func(*flag.FlagSet)) (*session, error) {
+	return openWith(name, args, extra, nil)
+}
+
+// openWith is [open] with a step between parsing and loading: prep may complete the options
+// from the command's own flags (the summarizer), and its error is the command's.
+func openWith(name string, args []string, extra func(*flag.FlagSet), prep func(*options) error) (*session, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var o options
@@ -69,6 +77,11 @@ func open(name string, args []string, extra func(*flag.FlagSet)) (*session, erro
 	}
 	if _, ok := agentctx.DefaultModels().Lookup(o.model); o.model != "" && !ok && o.window == 0 {
 		return nil, usageError{fmt.Sprintf("--model %q is not in the model table, so its context window is unknown: pass --window", o.model)}
+	}
+	if prep != nil {
+		if err := prep(&o); err != nil {
+			return nil, err
+		}
 	}
 	return load(files[0], o)
 }
@@ -203,12 +216,16 @@ func load(path string, o options) (*session, error) {
 	if storeDir == "" {
 		storeDir = filepath.Join(os.TempDir(), "agentctx-tool-results", sessionID(tr, path))
 	}
+	var summarizer agentctx.Summarizer = agentctx.Extractive{}
+	if o.summarizer != nil {
+		summarizer = o.summarizer
+	}
 	p, err := agentctx.New(agentctx.Config{
 		Model:           s.model,
 		ContextWindow:   o.window,
 		MaxOutputTokens: o.maxTokens,
 		Budget:          agentctx.BudgetConfig{Store: agentctx.FileStore{Root: storeDir}},
-		Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{},
+		Compact: agentctx.CompactConfig{Summarizer: summarizer,
 			Rehydrate: agentctx.RehydrateConfig{DisableFiles: !o.files}},
 		Now: func() time.Time { return now },
 	})

@@ -1,0 +1,221 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentctx/agentctx"
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+)
+
+// simulate replays a session under a policy and reports its tokens, cache and cost.
+func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var (
+		model, config, svg, tools string
+		window                    int
+		asJSON                    bool
+		sf                        summarizerFlags
+	)
+	fs.StringVar(&model, "model", "", "the model `name` to simulate (default: the config file's, else the session's last model that the model table knows, else "+defaultModel+")")
+	fs.IntVar(&window, "window", 0, "the context window, `N` tokens (default: the config file's, else the model's)")
+	fs.StringVar(&config, "config", "", "a TOML `file` setting every stage's knobs and prices (see docs/simulate.md)")
+	fs.BoolVar(&asJSON, "json", false, "print the simulation as JSON (the schema is in docs/simulate.md)")
+	fs.StringVar(&svg, "svg", "", "also write a chart of the input tokens per turn to this `file`: the threshold, the compactions, the cached share")
+	fs.StringVar(&tools, "tools", "", "a JSON `file` holding the tool definitions every request carries (default: the tools the session calls, declared up front with empty schemas)")
+	sf.register(fs)
+	files, err := parse(fs, args)
+	if errors.Is(err, flag.ErrHelp) {
+		return helpRequest{flagUsage(fs)}
+	}
+	if err != nil {
+		return usageError{flagMessage(err)}
+	}
+	if len(files) != 1 {
+		return usageError{fmt.Sprintf("simulate needs exactly one session FILE, got %d", len(files))}
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["window"] && window <= 0 {
+		return usageError{fmt.Sprintf("--window must be positive, got %d", window)}
+	}
+	summarizer, err := sf.summarizer()
+	if err != nil {
+		return err
+	}
+	var pol policy
+	if config != "" {
+		p, err := readPolicy(config)
+		if err != nil {
+			return err
+		}
+		pol = *p
+	}
+	tr, err := readSession(files[0])
+	if err != nil {
+		return err
+	}
+	cfg := agentctx.Config{Compact: agentctx.CompactConfig{Summarizer: summarizer, Rehydrate: agentctx.RehydrateConfig{DisableFiles: true}}}
+	pol.apply(&cfg)
+	if model != "" {
+		cfg.Model = model
+	}
+	if cfg.Model == "" {
+		cfg.Model, _ = sessionModel(tr)
+	}
+	if window != 0 {
+		cfg.ContextWindow = window
+	}
+	if _, ok := agentctx.DefaultModels().Lookup(cfg.Model); !ok && cfg.ContextWindow == 0 {
+		return usageError{fmt.Sprintf("model %q is not in the model table, so its context window is unknown: pass --window", cfg.Model)}
+	}
+	opts := agentctx.SimOptions{Prices: pol.prices()}
+	if opts.Tools, err = readTools(tools); err != nil {
+		return err
+	}
+	bar := progress(stderr, len(tr.Records))
+	opts.Progress = func(done, total int) {
+		if bar != nil {
+			bar.ChangeMax(total)
+			_ = bar.Set(done)
+		}
+	}
+	sim, err := agentctx.Simulate(ctx, tr.Records, cfg, opts)
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", files[0], err)
+	}
+	if svg != "" {
+		if err := os.WriteFile(svg, chart(sim, files[0]), 0o644); err != nil {
+			return fmt.Errorf("--svg: %w", err)
+		}
+	}
+	if asJSON {
+		out, err := json.MarshalIndent(sim, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(append(out, '\n'))
+		return err
+	}
+	_, err = io.WriteString(stdout, simText(sim, files[0]))
+	return err
+}
+
+// progress returns a progress bar on w when w is a terminal, else nil (no output at all).
+func progress(w io.Writer, max int) *progressbar.ProgressBar {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return nil
+	}
+	return progressbar.NewOptions(max, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("simulate"),
+		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(false))
+}
+
+// sessionModel returns the session's last model that the model table knows, or the default.
+func sessionModel(tr *agentctx.Transcript) (string, bool) {
+	models := agentctx.DefaultModels()
+	for i := len(tr.Records) - 1; i >= 0; i-- {
+		r := &tr.Records[i]
+		if r.Type == agentctx.TypeAssistant && r.Message != nil {
+			if _, ok := models.Lookup(r.Message.Model); ok {
+				return r.Message.Model, true
+			}
+		}
+	}
+	return defaultModel, false
+}
+
+// simText formats a simulation for people: a header, one line per turn, and the totals of
+// the policy beside the real ones.
+func simText(sim *agentctx.Simulation, path string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "session %s: %d records, %d responses replayed", path, sim.Records, sim.Responses)
+	if sim.Skipped > 0 {
+		fmt.Fprintf(&b, " (%d sidechain or error responses skipped)", sim.Skipped)
+	}
+	fmt.Fprintf(&b, "\nmodel %s  window %d  auto-compact threshold %d\n", sim.Model, sim.ContextWindow, sim.Threshold)
+	if p := sim.Price; sim.Priced {
+		fmt.Fprintf(&b, "price per million tokens: input $%g, cache write $%g (5m) $%g (1h), cache read $%g, output $%g\n",
+			p.Input, p.CacheWrite5m, p.CacheWrite1h, p.CacheRead, p.Output)
+	} else {
+		b.WriteString("price: the model is not in the price table; costs are 0 (add it under [prices] in --config)\n")
+	}
+	b.WriteString("\n turn  time                      input   read  write uncached  output      cost  stages\n")
+	for _, t := range sim.Turns {
+		ts := "-"
+		if !t.Time.IsZero() {
+			ts = t.Time.UTC().Format("2006-01-02T15:04:05Z")
+		}
+		fmt.Fprintf(&b, "%5d  %-22s %8d %6d %6d %8d %7d %9.4f  %s\n", t.Turn, ts, t.InputTokens, t.CacheRead,
+			t.CacheWrite5m+t.CacheWrite1h, t.Uncached, t.Output, t.Cost, turnNotes(t))
+	}
+	real := sim.Real
+	col := func(f func(*agentctx.SimTotals) string) string {
+		if real == nil {
+			return "-"
+		}
+		return f(real)
+	}
+	tot := &sim.Totals
+	fmt.Fprintf(&b, "\n%-22s %16s %16s\n", "", "policy", "real")
+	row := func(name string, f func(*agentctx.SimTotals) string) {
+		fmt.Fprintf(&b, "%-22s %16s %16s\n", name, f(tot), col(f))
+	}
+	num := func(f func(*agentctx.SimTotals) int) func(*agentctx.SimTotals) string {
+		return func(t *agentctx.SimTotals) string { return fmt.Sprint(f(t)) }
+	}
+	row("turns", num(func(t *agentctx.SimTotals) int { return t.Turns }))
+	row("input tokens", num(func(t *agentctx.SimTotals) int { return t.InputTokens }))
+	row("peak (turn)", func(t *agentctx.SimTotals) string { return fmt.Sprintf("%d (%d)", t.PeakTokens, t.PeakTurn) })
+	row("cache read", num(func(t *agentctx.SimTotals) int { return t.CacheRead }))
+	row("cache write 5m", num(func(t *agentctx.SimTotals) int { return t.CacheWrite5m }))
+	row("cache write 1h", num(func(t *agentctx.SimTotals) int { return t.CacheWrite1h }))
+	row("uncached input", num(func(t *agentctx.SimTotals) int { return t.Uncached }))
+	row("output tokens", num(func(t *agentctx.SimTotals) int { return t.Output }))
+	row("cost (USD)", func(t *agentctx.SimTotals) string { return fmt.Sprintf("%.4f", t.Cost) })
+	fmt.Fprintf(&b, "%-22s %16d %16s\n", "compactions", tot.Compactions, "-")
+	if tot.CompactFailures > 0 || tot.Failed > 0 {
+		fmt.Fprintf(&b, "%-22s %16d %16s\n", "failed compactions", tot.CompactFailures, "-")
+		fmt.Fprintf(&b, "%-22s %16d %16s\n", "turns not sendable", tot.Failed, "-")
+	}
+	if real != nil && real.Turns < len(sim.Turns) {
+		fmt.Fprintf(&b, "(the real figures cover the %d turns whose response carries usage)\n", real.Turns)
+	}
+	return b.String()
+}
+
+// turnNotes lists what the stages did in a turn, a compaction, an expired cache and an error.
+func turnNotes(t agentctx.SimTurn) string {
+	var notes []string
+	for _, s := range t.Stages {
+		if s.Actions == 0 || s.Stage == "cache" || s.Stage == "compact" {
+			continue
+		}
+		n := fmt.Sprintf("%s %d", s.Stage, s.Actions)
+		if s.TokensFreed > 0 {
+			n += fmt.Sprintf(" (-%d)", s.TokensFreed)
+		}
+		notes = append(notes, n)
+	}
+	if c := t.Compaction; c != nil {
+		notes = append(notes, fmt.Sprintf("compaction %s %d→%d", c.Outcome, c.PreTokens, c.PostTokens))
+	}
+	if t.Expired {
+		notes = append(notes, "cache expired")
+	}
+	if t.Error != "" {
+		notes = append(notes, "NOT SENT: "+t.Error)
+	}
+	return strings.Join(notes, ", ")
+}

@@ -1,0 +1,327 @@
+package agentctx
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/json"
+	"hash"
+	"io"
+	"strconv"
+	"time"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
+)
+
+// CacheLookbackBlocks is how many block boundaries before a cache breakpoint the provider
+// checks for an earlier cache entry, as the Anthropic prompt-caching documentation describes
+// it ("about 20 blocks"): a prefix written further back than that from every breakpoint of a
+// request is not read, even when it is still in the cache. [Simulate]'s cache model uses it.
+const CacheLookbackBlocks = 20
+
+// DefaultCacheTTL and LongCacheTTL are the prompt cache's times to live: the default, and
+// the one a marker with ttl "1h" asks for. An entry lives that long after it was last
+// written or read.
+const (
+	DefaultCacheTTL = 5 * time.Minute
+	LongCacheTTL    = time.Hour
+)
+
+// promptCache models the provider's prompt cache over a simulated session: entries are
+// byte-identical request prefixes ending at a breakpoint, each living its time to live after
+// its last write or read. Positions are blocks in the order the provider caches them: tool
+// definitions, system blocks, then the messages' blocks.
+type promptCache struct {
+	counter *Counter
+	last    [32]byte // the prefix the previous request read or wrote last
+	sent    bool     // a request was sent
+	entries map[[32]byte]cacheEntry
+	digests map[Block][32]byte // blocks are never modified in place: a pointer names its bytes
+}
+
+type cacheEntry struct {
+	ttl  time.Duration
+	last time.Time
+}
+
+// cacheUse is what one request read from and wrote to the cache, in counted tokens; the
+// parts sum to the request's counted size.
+type cacheUse struct {
+	read, write5m, write1h, uncached int
+	expired                          bool // the previous request's entry expired before this one
+}
+
+func newPromptCache(c *Counter) *promptCache {
+	return &promptCache{counter: c, entries: map[[32]byte]cacheEntry{}, digests: map[Block][32]byte{}}
+}
+
+// position is one block boundary of a request: the chained hash of the prefix ending there,
+// the tokens up to it, and the time to live of the marker placed there (0: none).
+type position struct {
+	hash   [32]byte
+	tokens int
+	ttl    time.Duration
+}
+
+// positions lays out req's prefix hashes. cache_control markers are left out of the hashed
+// bytes: moving a breakpoint does not change what the prefix holds.
+func (pc *promptCache) positions(req *Request) ([]position, error) {
+	var out []position
+	var h [32]byte
+	tokens := 0
+	step := func(kind byte, d [32]byte, n int, cc *CacheControl) {
+		var buf [65]byte
+		copy(buf[:32], h[:])
+		buf[32] = kind
+		copy(buf[33:], d[:])
+		h = sha256.Sum256(buf[:])
+		tokens += n
+		out = append(out, position{hash: h, tokens: tokens, ttl: markerTTL(cc)})
+	}
+	for _, t := range req.Tools {
+		step('t', sha256.Sum256(t.Definition), pc.counter.textBytes(t.Definition), t.CacheControl)
+	}
+	for _, s := range req.System {
+		d, err := pc.digest(s)
+		if err != nil {
+			return nil, err
+		}
+		step('s', d, pc.counter.Block(s), s.CacheControl)
+	}
+	for _, m := range req.Messages {
+		for j, b := range m.Content {
+			d, err := pc.digest(b)
+			if err != nil {
+				return nil, err
+			}
+			kind, n := byte('c'), pc.counter.Block(b)
+			if j == 0 { // a message starts here: its role and framing are part of the prefix
+				kind, n = 'u', n+MessageOverheadTokens
+				if m.Role == RoleAssistant {
+					kind = 'a'
+				}
+			}
+			step(kind, d, n, blockMarker(b))
+		}
+	}
+	return out, nil
+}
+
+// digest hashes b's wire bytes without its cache markers, memoized per block. Text,
+// tool_use and tool_result blocks without unknown fields are hashed from the fields that
+// decide their bytes, without encoding them (normalize hands each turn fresh copies of the
+// blocks, so the memo alone would encode most of the request again every turn); other blocks
+// are hashed from their encoding.
+func (pc *promptCache) digest(b Block) ([32]byte, error) {
+	if d, ok := pc.digests[b]; ok {
+		return d, nil
+	}
+	stripped, n := stripCacheControl(b)
+	h := sha256.New()
+	if !hashFields(h, stripped) {
+		enc, err := marshalRequestBlock(stripped)
+		if err != nil {
+			return [32]byte{}, err
+		}
+		h.Reset()
+		h.Write([]byte{'J'})
+		h.Write(enc)
+	}
+	var d [32]byte
+	h.Sum(d[:0])
+	if n == 0 {
+		pc.digests[b] = d
+	}
+	return d, nil
+}
+
+// hashFields writes to h what decides b's encoding — its kind, the presence of each field
+// as decoded, and the fields' values, each length-prefixed — and reports whether it could:
+// false for a block kind it does not know or one with unknown fields, which is then hashed
+// from its encoding.
+func hashFields(h hash.Hash, b Block) bool {
+	str := func(s string) {
+		var n [8]byte
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		io.WriteString(h, s)
+	}
+	flags := func(p jsonobj.Presence, bits ...bool) {
+		var v uint64
+		for i := range 16 {
+			if p.Has(i) {
+				v |= 1 << (2 * i)
+			}
+			if p.Null(i) {
+				v |= 1 << (2*i + 1)
+			}
+		}
+		var buf [8]byte
+		binary.LittleEndian.PutUint64(buf[:], v)
+		h.Write(buf[:])
+		for _, bit := range bits {
+			if bit {
+				h.Write([]byte{1})
+			} else {
+				h.Write([]byte{0})
+			}
+		}
+	}
+	switch b := b.(type) {
+	case *Text:
+		if len(b.Extra) > 0 || b.CacheControl != nil {
+			return false
+		}
+		h.Write([]byte{'T'})
+		flags(b.presence)
+		str(b.Text)
+		str(string(b.Citations))
+		return true
+	case *ToolUse:
+		if len(b.Extra) > 0 || b.CacheControl != nil {
+			return false
+		}
+		h.Write([]byte{'U'})
+		flags(b.presence)
+		str(b.ID)
+		str(b.Name)
+		str(string(b.Input))
+		return true
+	case *ToolResult:
+		if len(b.Extra) > 0 || b.CacheControl != nil {
+			return false
+		}
+		h.Write([]byte{'R'})
+		flags(b.presence, b.IsError, b.StringContent)
+		str(b.ToolUseID)
+		str(b.CacheReference)
+		str(strconv.Itoa(len(b.Content)))
+		for _, cb := range b.Content {
+			if t, ok := cb.(*Text); !ok || !hashFields(h, t) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// blockMarker returns the marker on b or, for a tool result, on its content; nil for none.
+func blockMarker(b Block) *CacheControl {
+	if cc := cacheControlOf(b); cc != nil {
+		return cc
+	}
+	if tr, ok := b.(*ToolResult); ok {
+		for _, cb := range tr.Content {
+			if cc := cacheControlOf(cb); cc != nil {
+				return cc
+			}
+		}
+	}
+	return nil
+}
+
+// lastMarker returns the index of the last position with a marker, or -1.
+func lastMarker(pos []position) int {
+	for m := len(pos) - 1; m >= 0; m-- {
+		if pos[m].ttl != 0 {
+			return m
+		}
+	}
+	return -1
+}
+
+func markerTTL(cc *CacheControl) time.Duration {
+	switch {
+	case cc == nil:
+		return 0
+	case cc.TTL == "1h":
+		return LongCacheTTL
+	}
+	return DefaultCacheTTL
+}
+
+// send plays a request sent at now against the cache: expired entries go, the longest live
+// prefix within [CacheLookbackBlocks] of a breakpoint is read (and refreshed), and every
+// breakpoint beyond it writes an entry with its marker's time to live. deleted is what the
+// request's cache_edits delete from the cached prefix: it leaves the read first.
+func (pc *promptCache) send(req *Request, now time.Time, deleted int) (cacheUse, error) {
+	pos, err := pc.positions(req)
+	if err != nil {
+		return cacheUse{}, err
+	}
+	var use cacheUse
+	for k, e := range pc.entries {
+		if now.Sub(e.last) > e.ttl {
+			delete(pc.entries, k)
+			use.expired = use.expired || pc.sent && k == pc.last
+		}
+	}
+	read := -1 // the position read up to, inclusive
+	for m := range pos {
+		if pos[m].ttl == 0 {
+			continue
+		}
+		for i := m; i >= 0 && i > m-CacheLookbackBlocks && i > read; i-- {
+			if _, ok := pc.entries[pos[i].hash]; ok {
+				read = i
+				break
+			}
+		}
+	}
+	covered := 0
+	if read >= 0 {
+		use.read = pos[read].tokens
+		covered = use.read
+		e := pc.entries[pos[read].hash]
+		e.last = now
+		pc.entries[pos[read].hash] = e
+	}
+	for m := read + 1; m < len(pos); m++ {
+		ttl := pos[m].ttl
+		if ttl == 0 {
+			continue
+		}
+		if n := pos[m].tokens - covered; ttl == LongCacheTTL {
+			use.write1h += n
+		} else {
+			use.write5m += n
+		}
+		covered = pos[m].tokens
+		pc.entries[pos[m].hash] = cacheEntry{ttl: ttl, last: now}
+	}
+	total := 0
+	if len(pos) > 0 {
+		total = pos[len(pos)-1].tokens
+	}
+	use.uncached = total - covered
+	for m := len(pos) - 1; m >= 0; m-- {
+		if _, ok := pc.entries[pos[m].hash]; ok && m <= max(read, lastMarker(pos)) {
+			pc.last, pc.sent = pos[m].hash, true
+			break
+		}
+	}
+	// What cache_edits delete is sent but no longer held: it leaves the counted figures.
+	for _, part := range []*int{&use.read, &use.write5m, &use.write1h, &use.uncached} {
+		cut := min(*part, deleted)
+		*part -= cut
+		deleted -= cut
+	}
+	return use, nil
+}
+
+// realWrites splits a reported cache write into its 5-minute and 1-hour parts, from the
+// usage's "cache_creation" detail when the provider sent one; otherwise all of it is 5-minute.
+func realWrites(u *Usage) (w5m, w1h int) {
+	raw, ok := u.Extra["cache_creation"]
+	if !ok {
+		return u.CacheCreationInputTokens, 0
+	}
+	var cc struct {
+		W5m int `json:"ephemeral_5m_input_tokens"`
+		W1h int `json:"ephemeral_1h_input_tokens"`
+	}
+	if err := json.Unmarshal(raw, &cc); err != nil || cc.W5m+cc.W1h != u.CacheCreationInputTokens {
+		return u.CacheCreationInputTokens, 0
+	}
+	return cc.W5m, cc.W1h
+}

@@ -1,0 +1,368 @@
+package agentctx_test
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// checkSimulation asserts what holds for every simulation: each sent turn's cache parts sum
+// to its input tokens, a failed turn reads, writes and costs nothing, and the totals are the
+// sums of the turns (the real ones of the turns with usage).
+func checkSimulation(t *testing.T, sim *Simulation, name string) {
+	t.Helper()
+	var want, real SimTotals
+	for _, tu := range sim.Turns {
+		if tu.Error != "" {
+			want.Failed++
+			assert.Zero(t, tu.SimUsage, "%s turn %d: a failed turn sends nothing", name, tu.Turn)
+		} else {
+			assert.Equal(t, tu.InputTokens, tu.Input(), "%s turn %d: uncached + writes + read = input", name, tu.Turn)
+			assert.InDelta(t, sim.Price.Cost(tu.Uncached, tu.CacheWrite5m, tu.CacheWrite1h, tu.CacheRead, tu.Output), tu.Cost, 1e-12, name)
+			sum(&want, tu.Turn, tu.SimUsage)
+		}
+		if c := tu.Compaction; c != nil && c.Outcome == CompactCompacted {
+			want.Compactions++
+		} else if c != nil && c.Outcome == CompactFailed {
+			want.CompactFailures++
+		}
+		if tu.Real != nil {
+			sum(&real, tu.Turn, *tu.Real)
+		}
+	}
+	assert.Equal(t, want, sim.Totals, "%s: the totals sum the turns", name)
+	assert.Equal(t, sim.Responses, len(sim.Turns), name)
+	if real.Turns == 0 {
+		assert.Nil(t, sim.Real, name)
+	} else if assert.NotNil(t, sim.Real, name) {
+		assert.Equal(t, real, *sim.Real, "%s: the real totals sum the turns' usage", name)
+	}
+}
+
+// sum adds a turn's usage to totals, as a reader of the per-turn figures would.
+func sum(tot *SimTotals, turn int, u SimUsage) {
+	tot.Turns++
+	tot.Uncached += u.Uncached
+	tot.CacheWrite5m += u.CacheWrite5m
+	tot.CacheWrite1h += u.CacheWrite1h
+	tot.CacheRead += u.CacheRead
+	tot.Output += u.Output
+	tot.Cost += u.Cost
+	tot.InputTokens += u.Input()
+	if u.Input() > tot.PeakTokens {
+		tot.PeakTokens, tot.PeakTurn = u.Input(), turn
+	}
+}
+
+// simJSON is the simulation as the CLI's --json prints it.
+func simJSON(t *testing.T, sim *Simulation) []byte {
+	t.Helper()
+	b, err := json.MarshalIndent(sim, "", "  ")
+	require.NoError(t, err)
+	return append(b, '\n')
+}
+
+// TestSimulateCache plays a three-turn session whose last prompt comes after an idle gap of
+// ten minutes: the second request reads the whole first one from the cache, and the third
+// reads nothing with the default 5-minute TTL (the entries expired) but the second request's
+// prefix with a 1-hour TTL, which also writes at the 1-hour price.
+func TestSimulateCache(t *testing.T) {
+	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	var recs []Record
+	add := func(role Role, text string, at time.Duration) {
+		r := Record{Type: RecordType(role), UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", len(recs)+1),
+			SessionID: "11111111-1111-4111-8111-111111111111", Timestamp: t0.Add(at).Format(time.RFC3339Nano),
+			Message: &Message{Role: role, Content: []Block{&Text{Text: text}}}}
+		if len(recs) > 0 {
+			r.ParentUUID = recs[len(recs)-1].UUID
+		}
+		if role == RoleAssistant {
+			r.Message.ID, r.Message.Model = fmt.Sprintf("msg_%d", len(recs)), "claude-sonnet-4-5"
+			r.Message.Usage = &Usage{InputTokens: 10, OutputTokens: 5}
+		}
+		recs = append(recs, r)
+	}
+	add(RoleUser, "Write a parser for the config format.", 0)
+	add(RoleAssistant, "Here is a first parser.", 20*time.Second)
+	add(RoleUser, "Now add tests for it.", time.Minute)
+	add(RoleAssistant, "Tests added.", 80*time.Second)
+	add(RoleUser, "And a benchmark, please.", 11*time.Minute)
+	add(RoleAssistant, "Benchmark added.", 12*time.Minute)
+
+	for _, tc := range []struct {
+		ttl     string
+		expired bool
+	}{{"", true}, {"5m", true}, {"1h", false}} {
+		t.Run("ttl="+tc.ttl, func(t *testing.T) {
+			cfg := Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}, Cache: CacheConfig{TTL: tc.ttl}}
+			sim, err := Simulate(t.Context(), recs, cfg, SimOptions{})
+			require.NoError(t, err)
+			checkSimulation(t, sim, "ttl "+tc.ttl)
+			require.Len(t, sim.Turns, 3)
+			t1, t2, t3 := sim.Turns[0], sim.Turns[1], sim.Turns[2]
+			write := func(u SimUsage) int { return u.CacheWrite5m + u.CacheWrite1h }
+			assert.Zero(t, t1.CacheRead)
+			assert.Equal(t, t1.InputTokens, write(t1.SimUsage), "the first request writes all of itself")
+			assert.Equal(t, t1.InputTokens, t2.CacheRead, "the second reads the first")
+			assert.Equal(t, t2.InputTokens-t1.InputTokens, write(t2.SimUsage))
+			assert.Equal(t, tc.expired, t3.Expired)
+			if tc.expired {
+				assert.Zero(t, t3.CacheRead, "ten idle minutes expire a 5-minute entry")
+				assert.Equal(t, t3.InputTokens, t3.CacheWrite5m)
+			} else {
+				assert.Equal(t, t2.InputTokens, t3.CacheRead, "a 1-hour entry survives ten minutes")
+				assert.Equal(t, t3.InputTokens-t2.InputTokens, t3.CacheWrite1h)
+				assert.Zero(t, t3.CacheWrite5m)
+			}
+			assert.Equal(t, 5, t3.Output, "the output is the response's reported output")
+			assert.Equal(t, recs[4].Time(), t3.Time, "the clock is the prompt's timestamp")
+			assert.Zero(t, sim.Skipped)
+			price := DefaultPrices()["claude-sonnet-4-5"]
+			assert.Equal(t, price, sim.Price)
+			assert.True(t, sim.Priced)
+			require.NotNil(t, sim.Real)
+			assert.Equal(t, 30, sim.Real.Uncached, "three responses reported 10 input tokens each")
+		})
+	}
+}
+
+// TestSimulateSkips: a subagent's sidechain response (two records of one message) and an API
+// error the client wrote are no turns of the main conversation: they count as two skipped
+// responses, and the main conversation's two responses are the turns.
+func TestSimulateSkips(t *testing.T) {
+	const session = `{"type":"user","uuid":"u1","parentUuid":null,"timestamp":"2026-03-01T10:00:00Z","message":{"role":"user","content":"Look around."}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-03-01T10:00:04Z","message":{"id":"msg_1","role":"assistant","content":[{"type":"text","text":"Starting a helper."}]}}
+{"type":"assistant","uuid":"s1","parentUuid":null,"isSidechain":true,"timestamp":"2026-03-01T10:00:05Z","message":{"id":"msg_s","role":"assistant","content":[{"type":"text","text":"Helper here."}]}}
+{"type":"assistant","uuid":"s2","parentUuid":"s1","isSidechain":true,"timestamp":"2026-03-01T10:00:06Z","message":{"id":"msg_s","role":"assistant","content":[{"type":"text","text":"Done."}]}}
+{"type":"user","uuid":"u2","parentUuid":"a1","timestamp":"2026-03-01T10:01:00Z","message":{"role":"user","content":"Go on."}}
+{"type":"assistant","uuid":"e1","parentUuid":"u2","isApiErrorMessage":true,"timestamp":"2026-03-01T10:01:01Z","message":{"id":"msg_e","role":"assistant","content":[{"type":"text","text":"API Error: overloaded"}]}}
+{"type":"assistant","uuid":"a2","parentUuid":"u2","timestamp":"2026-03-01T10:01:30Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Going on."}]}}
+`
+	tr, err := ReadTranscript(strings.NewReader(session), "skips.jsonl", ReadOptions{})
+	require.NoError(t, err)
+	sim, err := Simulate(t.Context(), tr.Records, Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}}, SimOptions{})
+	require.NoError(t, err)
+	checkSimulation(t, sim, "skips")
+	assert.Equal(t, 2, sim.Skipped)
+	require.Len(t, sim.Turns, 2)
+	assert.Equal(t, []string{"a1", "a2"}, []string{sim.Turns[0].UUID, sim.Turns[1].UUID})
+	assert.Equal(t, 7, sim.Turns[1].Line)
+	assert.Nil(t, sim.Real, "no response carries usage")
+	assert.Positive(t, sim.Turns[1].Output, "without usage the output is the response's counted size")
+}
+
+// TestSimulateCompactionRelinks: a window that forces compactions replays the whole session
+// on the compacted transcript — every later turn is built on the compaction's records (its
+// request is far smaller than the uncompacted one), and the simulation appends the
+// compaction's records rather than losing the file's.
+func TestSimulateCompactionRelinks(t *testing.T) {
+	recs := testkit.Generate(120, testkit.Options{Seed: 7})
+	// The generator's tools, declared up front: otherwise normalize declares the tools the
+	// view uses, a list that changes after a compaction and with it the cached prefix.
+	var opts SimOptions
+	for _, name := range []string{"Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"} {
+		opts.Tools = append(opts.Tools, Tool{Name: name, Definition: json.RawMessage(
+			`{"name":"` + name + `","description":"The ` + name + ` tool.","input_schema":{"type":"object"}}`)})
+	}
+	full, err := Simulate(t.Context(), recs, Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}}, opts)
+	require.NoError(t, err)
+	checkSimulation(t, full, "200k")
+	assert.Zero(t, full.Totals.Compactions)
+
+	small, err := Simulate(t.Context(), recs, Config{Model: "claude-sonnet-4-5", ContextWindow: 30000, Tokens: EstimateCounter{}}, opts)
+	require.NoError(t, err)
+	checkSimulation(t, small, "30k")
+	require.Positive(t, small.Totals.Compactions)
+	assert.Zero(t, small.Totals.Failed, "every request fits after its compaction")
+	last := len(small.Turns) - 1
+	assert.Less(t, small.Turns[last].InputTokens, full.Turns[last].InputTokens/2, "the last turn is built on the compacted transcript")
+	assert.Less(t, small.Totals.PeakTokens, 30000)
+	checked := 0
+	for i, tu := range small.Turns[:last] {
+		if tu.Compaction == nil || tu.Compaction.Outcome != CompactCompacted {
+			continue
+		}
+		assert.Positive(t, tu.Appended, "a compaction appends records")
+		assert.Zero(t, tu.CacheRead, "turn %d: the summary starts a new prefix", tu.Turn)
+		if next := small.Turns[i+1]; next.Compaction == nil {
+			assert.Equal(t, tu.InputTokens, next.CacheRead, "turn %d reads the compacted request of turn %d", next.Turn, tu.Turn)
+			checked++
+		}
+	}
+	assert.Positive(t, checked)
+}
+
+// updating reports whether the golden files are being rewritten (golden_test.go's -update).
+func updating() bool {
+	f := flag.Lookup("update")
+	return f != nil && f.Value.String() == "true"
+}
+
+// TestSimulateGolden replays three bundled sessions — one with a real compaction in the
+// file, one whose idle gaps expire the cache, one compacted by the simulation's small
+// window — and compares the JSON of the simulation with testdata/simulate (rewritten by
+// go test -run Golden -update). The same records give the same bytes twice.
+func TestSimulateGolden(t *testing.T) {
+	for _, tc := range []struct {
+		file   string
+		window int
+		check  func(t *testing.T, sim *Simulation)
+	}{
+		{"codemie-code/compacted-624a4a58.jsonl", 0, func(t *testing.T, sim *Simulation) {
+			require.NotNil(t, sim.Real)
+		}},
+		{"codemie-code/mid-call-turn-1.jsonl", 0, func(t *testing.T, sim *Simulation) {
+			expired := 0
+			for _, tu := range sim.Turns {
+				if tu.Expired {
+					expired++
+					assert.Zero(t, tu.CacheRead, "turn %d: nothing is read after the entry expired", tu.Turn)
+				}
+			}
+			assert.Positive(t, expired, "an idle gap expires the cache")
+		}},
+		{"claude-code-log/worktrees-ef958aa1.jsonl", 16000, func(t *testing.T, sim *Simulation) {
+			assert.Positive(t, sim.Totals.Compactions)
+		}},
+	} {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			if RaceDetector && tc.window == 0 && strings.Contains(tc.file, "compacted") {
+				t.Skip("a 55-turn replay; the plain run compares it, the race detector has nothing concurrent to find in it")
+			}
+			tr, err := ReadFile(filepath.Join("testdata", "sessions", tc.file), ReadOptions{})
+			require.NoError(t, err)
+			cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: tc.window}
+			sim, err := Simulate(t.Context(), tr.Records, cfg, SimOptions{})
+			require.NoError(t, err)
+			checkSimulation(t, sim, tc.file)
+			tc.check(t, sim)
+			got := simJSON(t, sim)
+			again, err := Simulate(t.Context(), tr.Records, cfg, SimOptions{})
+			require.NoError(t, err)
+			require.Equal(t, string(got), string(simJSON(t, again)), "the same records give the same bytes")
+
+			path := filepath.Join("testdata", "simulate", strings.TrimSuffix(filepath.Base(tc.file), ".jsonl")+".json")
+			if updating() {
+				require.NoError(t, os.WriteFile(path, got, 0o644))
+				t.Logf("updated %s", path)
+				return
+			}
+			want, err := os.ReadFile(path)
+			require.NoError(t, err, "missing golden file: run go test -run Golden -update and review the diff")
+			assert.Equal(t, string(want), string(got), "golden %s differs (go test -run Golden -update rewrites it)", path)
+		})
+	}
+}
+
+// TestSimulateCorpus replays a sample of the corpus (one session in three; the race
+// detector's quarter of that): every simulation holds its invariants, and the simulated cache
+// figures are shown beside the real ones where the file has usage.
+func TestSimulateCorpus(t *testing.T) {
+	// One Claude Code session in three of the shared corpus list (which is itself a quarter
+	// of the corpus under the race detector), and every Codex rollout outside it.
+	var files []string
+	for i, f := range CorpusFiles(t) {
+		if i%3 == 0 {
+			files = append(files, f)
+		}
+	}
+	if !RaceDetector {
+		files = append(files, CodexCorpusFiles(t)...)
+	}
+	compared := 0
+	for _, f := range files {
+		tr, err := ReadFile(f, ReadOptions{})
+		require.NoError(t, err)
+		sim, err := Simulate(t.Context(), tr.Records, Config{Model: "claude-sonnet-4-5"}, SimOptions{})
+		require.NoError(t, err, f)
+		checkSimulation(t, sim, f)
+		if r := sim.Real; r != nil {
+			compared++
+			s := sim.Totals
+			t.Logf("%s: %d turns; simulated input %d (read %d, write %d, uncached %d) $%.4f; real input %d (read %d, write %d, uncached %d) $%.4f",
+				filepath.Base(f), len(sim.Turns), s.InputTokens, s.CacheRead, s.CacheWrite5m+s.CacheWrite1h, s.Uncached, s.Cost,
+				r.InputTokens, r.CacheRead, r.CacheWrite5m+r.CacheWrite1h, r.Uncached, r.Cost)
+		}
+	}
+	assert.Positive(t, compared, "some corpus sessions carry real usage")
+}
+
+// TestPrices: dated and provider-prefixed ids find their price by longest prefix, unknown
+// models none; a negative price in the table is refused naming the model and the field.
+func TestPrices(t *testing.T) {
+	ps := DefaultPrices()
+	for _, tc := range []struct {
+		model string
+		input float64
+		ok    bool
+	}{
+		{"claude-sonnet-4-5-20250929", 3, true},
+		{"us.anthropic.claude-opus-4-1@20250805", 15, true},
+		{"claude-opus-4-6[1m]", 5, true},
+		{"claude-haiku-4-5", 1, true},
+		{"gpt-5", 0, false},
+	} {
+		p, ok := ps.Lookup(tc.model)
+		assert.Equal(t, tc.ok, ok, tc.model)
+		assert.Equal(t, tc.input, p.Input, tc.model)
+		if ok {
+			assert.Equal(t, p.Input*1.25, p.CacheWrite5m, tc.model)
+			assert.Equal(t, p.Input*2, p.CacheWrite1h, tc.model)
+			assert.Equal(t, p.Input/10, p.CacheRead, tc.model)
+		}
+	}
+	bad := DefaultPrices()
+	bad["claude-sonnet-4-5"] = Price{Input: 3, CacheRead: -1}
+	_, err := Simulate(t.Context(), nil, Config{Model: "claude-sonnet-4-5"}, SimOptions{Prices: bad})
+	require.EqualError(t, err, `agentctx: price of "claude-sonnet-4-5": CacheRead -1 is negative`)
+	sim, err := Simulate(t.Context(), nil, Config{Model: "gpt-5", ContextWindow: 100000}, SimOptions{})
+	require.NoError(t, err)
+	assert.False(t, sim.Priced, "an unknown model is not priced")
+	assert.Empty(t, sim.Turns)
+}
+
+// BenchmarkSimulate replays generated sessions of 200, 2,000 and 5,000 turns under the
+// default config (tiktoken counter, extractive summaries), the 5,000-turn one overflowing the
+// window: one Prepare per turn, each on the transcript as it stood, so the time grows with
+// the square of the turns; Prepare at the session's end is the floor each turn is measured
+// against.
+func BenchmarkSimulate(b *testing.B) {
+	for _, turns := range []int{200, 2000, 5000} {
+		recs := testkit.Generate(turns, testkit.Options{Seed: 1})
+		cfg := Config{Model: "claude-sonnet-4-5"}
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Simulate(b.Context(), recs, cfg, SimOptions{}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("turns=%d/prepare-last", turns), func(b *testing.B) {
+			p, err := New(Config{Model: "claude-sonnet-4-5", Compact: CompactConfig{Summarizer: Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}}})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := p.Prepare(b.Context(), Input{Records: recs}); err != nil && !errors.Is(err, ErrNoMessages) {
+					var ptl *PromptTooLongError
+					if !errors.As(err, &ptl) {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
