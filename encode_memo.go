@@ -251,17 +251,23 @@ func (h *memoHasher) block(b Block) bool {
 		h.presence(b.presence)
 		h.str(b.Data)
 	case *Image:
-		if b == nil || len(b.Extra) > 0 || !h.source(&b.Source) {
+		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
-		h.byte(6)
+		h.byte(6) // the kind first, as for every block, so no two kinds feed the same stream
+		if !h.source(&b.Source) {
+			return false
+		}
 		h.presence(b.presence)
 		h.cacheControl(b.CacheControl)
 	case *Document:
-		if b == nil || len(b.Extra) > 0 || !h.source(&b.Source) {
+		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
-		h.byte(7)
+		h.byte(7) // the kind first, as for every block, so no two kinds feed the same stream
+		if !h.source(&b.Source) {
+			return false
+		}
 		h.presence(b.presence)
 		h.str(b.Title)
 		h.str(b.Context)
