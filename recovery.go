@@ -203,7 +203,10 @@ const (
 //     for, is the caller's retry policy (the SDKs have one); an invalid or fatal request is
 //     the caller's to fix.
 //
-// Result.Report.Recovery says which rung ran and why, also with an error. A fork
+// Result.Report.Recovery says which rung ran and why, also with an error (outcome "passed"
+// when the records cannot rebuild the refused request or the caller's context ended: nothing
+// is recorded then). The output-cap rung runs only when the window leaves room above the
+// cap; otherwise the continuation turns come at once. A fork
 // ([Input.SkipCacheWrite]) or [Input.NoCompact] never compacts: the compacting rungs are
 // terminal for it.
 func (p *Pipeline) Recover(ctx context.Context, in Input, err error) (Result, error) {
@@ -222,7 +225,11 @@ func (p *Pipeline) Recover(ctx context.Context, in Input, err error) (Result, er
 	}
 	t, berr := p.build(ctx, &in)
 	if berr != nil {
-		return Result{}, berr
+		if ctx.Err() != nil {
+			return cutShort(class, ""), berr
+		}
+		return Result{Report: Report{Recovery: &RecoveryReport{Class: class, Outcome: RecoveryPassed,
+			Reason: "the refused request cannot be rebuilt from the records: " + berr.Error()}}}, berr
 	}
 	r := &recovery{p: p, in: in, t: t, class: class, state: readRecovery(in.Records, t.chain.Leaf)}
 	switch class {
@@ -234,6 +241,13 @@ func (p *Pipeline) Recover(ctx context.Context, in Input, err error) (Result, er
 		return r.media(ctx, err)
 	}
 	return r.output(ctx)
+}
+
+// cutShort is the result of a Recover call whose context ended before its rung was done:
+// nothing is recorded, and the caller acts on the context's error.
+func cutShort(class ErrorClass, rung string) Result {
+	return Result{Report: Report{Recovery: &RecoveryReport{Class: class, Rung: rung, Outcome: RecoveryPassed,
+		Reason: "the caller's context ended before the rung was done: nothing is recorded"}}}
 }
 
 // recovery is one call of Recover: the turn built from the records the refused request came
@@ -288,7 +302,7 @@ func (r *recovery) next(ctx context.Context, rung, reason string, compact bool, 
 	res.Append = slices.Concat(recs, res.Append)
 	if ctx.Err() != nil {
 		// Cut short: nothing was tried, so nothing is recorded as tried.
-		return Result{}, ctx.Err()
+		return cutShort(r.class, rung), ctx.Err()
 	}
 	outcome := RecoveryRecovered
 	if err != nil {
@@ -403,6 +417,9 @@ func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limi
 	sr := &recovery{p: r.p, in: in, t: r.t, class: r.class}
 	md := sr.decision(RecoveryDecision{Rung: RungMediaRejected, LeafUUID: res.Leaf, Media: picked, Reason: reason})
 	next, nerr := sr.next(ctx, RungRequestTooLarge, why+"; one reactive compaction; "+reason, false, md)
+	if ctx.Err() != nil {
+		return next, nerr // cut short: not even the compaction's records are kept
+	}
 	next.Append = slices.Concat(prior, next.Append)
 	next.Report.Recovery.Record = prior[0].UUID
 	if next.Report.Compaction == nil {
@@ -439,7 +456,13 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 		reason := fmt.Sprintf("response %s stopped at max_tokens %d: the output cap is raised to %d and the response asked for again", leaf.Message.ID, r.t.maxOutput, raised)
 		d := r.decision(RecoveryDecision{Rung: RungOutputCap, LeafUUID: leaf.UUID, MaxTokens: raised, MessageID: leaf.Message.ID,
 			Withheld: responseRecords(r.t.chain, leaf), Reason: reason})
-		return r.next(ctx, RungOutputCap, reason, false, d)
+		res, err := r.next(ctx, RungOutputCap, reason, false, d)
+		if err != nil || res.Request.MaxTokens > r.t.maxOutput {
+			return res, err
+		}
+		// The window leaves no room above the cap it has: the raised request would ask for
+		// no more output than the refused one. The raise stays unspent; a continuation asks
+		// for the rest instead.
 	}
 	n := continuations(r.t.chain)
 	if n >= MaxContinuations {
