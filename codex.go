@@ -52,16 +52,16 @@ type codexReader struct {
 
 	session   string // the session id, from the first session_meta
 	metaSeen  bool
-	model     string // from the latest turn_context
-	cwd       string // from session_meta and turn_context
-	last      string // uuid of the last record on the chain
-	userSince bool   // a user message item came after the last assistant record
-	userText  string // its text
-	resp      string // message id of the response in progress, "" between responses
-	respLast  int    // index in t.Records of the latest response's last assistant record; -1: none
-	respUsed  bool   // the latest response has its usage
-	total     string // total_token_usage of the last token_count, to pass over repeats
-	context   int    // context tokens of the last usage, for a boundary's pre-compaction size
+	model     string   // from the latest turn_context
+	cwd       string   // from session_meta and turn_context
+	last      string   // uuid of the last record on the chain
+	userSince bool     // a user message item came after the last assistant record
+	userTexts []string // the texts of the user message items since, not yet matched by an event
+	resp      string   // message id of the response in progress, "" between responses
+	respLast  int      // index in t.Records of the latest response's last assistant record; -1: none
+	respUsed  bool     // the latest response has its usage
+	total     string   // total_token_usage of the last token_count, to pass over repeats
+	context   int      // context tokens of the last usage, for a boundary's pre-compaction size
 
 	start  int          // index in t.Records of the current line's first record
 	idx    int          // records made of the current line so far
@@ -252,8 +252,15 @@ func (c *codexReader) event(ts string, payload json.RawMessage) {
 // Desktop) write only the event, and the model saw the message all the same.
 func (c *codexReader) userEvent(ts string, p map[string]json.RawMessage) {
 	msg, _ := c.str(p, "message", "payload.message")
-	if c.userSince && strings.Contains(c.userText, strings.TrimSpace(msg)) {
-		return
+	if c.userSince {
+		// The event repeats a user item of the turn: each item stands for one event.
+		want := strings.TrimSpace(msg)
+		for i, text := range c.userTexts {
+			if strings.Contains(text, want) {
+				c.userTexts = slices.Delete(c.userTexts, i, i+1)
+				return
+			}
+		}
 	}
 	var blocks []Block
 	if strings.TrimSpace(msg) != "" {
@@ -393,20 +400,36 @@ func (c *codexReader) item(ts string, p map[string]json.RawMessage, raw json.Raw
 func (c *codexReader) message(ts string, p map[string]json.RawMessage, path string) {
 	role, _ := c.str(p, "role", path+".role")
 	blocks := c.content(p["content"], path+".content")
-	m := &Message{Role: RoleUser, Content: blocks, Extra: without(p, "type", "role", "content")}
+	m := &Message{Role: RoleUser, Content: blocks, Extra: messageExtra(without(p, "type", "role", "content"))}
 	switch role {
 	case "assistant":
 		m.Role = RoleAssistant
 		c.assistantMessage(ts, m)
 	case "user":
 		c.user(ts, m, false)
-		c.userSince, c.userText = true, textOf(blocks)
+		c.userSince, c.userTexts = true, append(c.userTexts, textOf(blocks))
 	case "developer", "system":
 		c.user(ts, m, true)
 	default:
 		c.user(ts, m, true)
 		c.note(path+".role", "message role %q is unknown: sent as context in a user message", role)
 	}
+}
+
+// messageFields are the keys a [Message] encodes itself.
+var messageFields = []string{"id", "model", "stop_reason", "stop_sequence", "usage"}
+
+// messageExtra keeps the fields of a Codex message item that the view does not use; one that
+// a Message encodes itself (an item's own "id", say) is kept under a "codex_" prefix, so the
+// records written back as a Claude Code transcript read as the same messages.
+func messageExtra(extra map[string]json.RawMessage) map[string]json.RawMessage {
+	for _, k := range messageFields {
+		if v, ok := extra[k]; ok {
+			delete(extra, k)
+			extra["codex_"+k] = v
+		}
+	}
+	return extra
 }
 
 // toolUse maps a function, custom or local shell call to a tool_use block with the call id.
@@ -577,7 +600,7 @@ func (c *codexReader) assistantMessage(ts string, m *Message) {
 	r.Message = m
 	c.onChain(&r)
 	c.respLast = c.add(r)
-	c.userSince, c.userText = false, ""
+	c.userSince, c.userTexts = false, c.userTexts[:0]
 }
 
 // user adds a user record; a user record ends the response in progress.
