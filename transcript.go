@@ -88,6 +88,10 @@ type Transcript struct {
 	// Torn is the torn final line, if any: a record whose write was cut short by a crash.
 	// The next append starts on a new line, after which it moves to Problems.
 	Torn *LineError
+	// End is the number of lines read, blank and bad ones included: the position just after
+	// the transcript's last line, which an append made after reading it names (see
+	// [TranscriptStore]).
+	End int
 }
 
 // Len returns the number of records.
@@ -145,6 +149,7 @@ func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, er
 	t.Problems = d.Problems()
 	t.Dropped = d.Dropped()
 	t.Torn = d.Torn()
+	t.End = d.line
 	if trailing := d.pendingSkipped(); len(trailing) > 0 && len(t.Records) > 0 {
 		last := &t.Records[len(t.Records)-1]
 		if last.Damage == nil {
