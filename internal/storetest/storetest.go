@@ -35,6 +35,16 @@ type Options struct {
 	// MaxSessionID is the longest session id the store accepts, in bytes; a longer one must
 	// fail with an error naming the session id field. Zero: any length is accepted.
 	MaxSessionID int
+	// Transient, when set, names the errors TestConcurrent's writers retry, repeating the
+	// same Append or Load, instead of failing: the errors of a dropped connection or a
+	// restarting server. Nil: every error but a conflict fails the test.
+	Transient func(error) bool
+	// During, when set, runs while TestConcurrent's writers write (it drops connections,
+	// restarts the server); its context ends when they have made their appends, and it
+	// must return then.
+	During func(ctx context.Context) error
+	// Text returns the prompt of writer w's n-th record. Nil: a short line.
+	Text func(w, n int) string
 }
 
 // Run runs every check on the store.
@@ -253,15 +263,40 @@ func TestConcurrent(t *testing.T, store agentctx.TranscriptStore, o Options) {
 		left--
 		return true
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, writers)
+	var (
+		wg        sync.WaitGroup
+		transient int
+	)
+	errs := make(chan error, writers+1)
+	retry := func(w int, err error) bool {
+		if o.Transient == nil || !o.Transient(err) {
+			return false
+		}
+		mu.Lock()
+		transient++
+		mu.Unlock()
+		time.Sleep(time.Duration(1+w%5) * time.Millisecond)
+		return ctx.Err() == nil
+	}
+	text := o.Text
+	if text == nil {
+		text = func(w, n int) string { return fmt.Sprintf("writer %d, append %d", w, n) }
+	}
+	during := make(chan error, 1)
+	dctx, dcancel := context.WithCancel(ctx)
+	defer dcancel()
+	if o.During != nil {
+		go func() { during <- o.During(dctx) }()
+	} else {
+		during <- nil
+	}
 	for w := range writers {
 		wg.Go(func() {
 			seen := map[string]int{}
 			for n := 0; take(); n++ {
 				s := ids[(w*7+n*13)%sessions]
 				uuid := fmt.Sprintf("w%02d-n%05d", w, n)
-				r := Record(s, uuid, fmt.Sprintf("writer %d, append %d", w, n))
+				r := Record(s, uuid, text(w, n))
 				for {
 					end, err := store.Append(ctx, s, seen[s], r)
 					if err == nil {
@@ -275,6 +310,9 @@ func TestConcurrent(t *testing.T, store agentctx.TranscriptStore, o Options) {
 						break
 					}
 					if !errors.Is(err, agentctx.ErrConflict) {
+						if retry(w, err) {
+							continue
+						}
 						errs <- fmt.Errorf("writer %d: append to %s: %w", w, s, err)
 						return
 					}
@@ -286,6 +324,9 @@ func TestConcurrent(t *testing.T, store agentctx.TranscriptStore, o Options) {
 					conflicts++
 					mu.Unlock()
 					tr, err := store.Load(ctx, s, agentctx.ReadOptions{Strict: true})
+					for err != nil && retry(w, err) {
+						tr, err = store.Load(ctx, s, agentctx.ReadOptions{Strict: true})
+					}
 					if err != nil {
 						errs <- fmt.Errorf("writer %d: load %s: %w", w, s, err)
 						return
@@ -296,11 +337,18 @@ func TestConcurrent(t *testing.T, store agentctx.TranscriptStore, o Options) {
 		})
 	}
 	wg.Wait()
+	dcancel()
+	if err := <-during; err != nil {
+		errs <- fmt.Errorf("during: %w", err)
+	}
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	t.Logf("%d writers, %d sessions: %d appends acknowledged, %d conflicts retried", writers, sessions, appends, conflicts)
+	t.Logf("%d writers, %d sessions: %d appends acknowledged, %d conflicts and %d transient errors retried", writers, sessions, appends, conflicts, transient)
+	if o.During != nil {
+		assert.Positive(t, transient, "the writers met no error while connections were dropped")
+	}
 
 	total := 0
 	for _, s := range ids {
