@@ -30,12 +30,13 @@ func damageNotes(w io.Writer, rep *agentctx.Report) {
 // request prints the request body for the session's next turn.
 func request(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var indent *bool
-	s, err := open("request", args, func(fs *flag.FlagSet) {
+	s, err := open(ctx, "request", args, func(fs *flag.FlagSet) {
 		indent = fs.Bool("indent", false, "indent the JSON for reading (the bytes sent are the compact form)")
 	})
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	s.clockNote(stderr)
 	res, err := s.prepare(ctx)
 	damageNotes(stderr, &res.Report)
