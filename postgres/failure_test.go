@@ -77,16 +77,17 @@ func TestWriterKilled(t *testing.T) {
 	assert.Equal(t, "u2", tr.Records[1].UUID, "nothing of the killed writer")
 }
 
-// TestAppendDeadline cuts appends of a 2 MB record short with deadlines from a few
-// microseconds on: each fails with a deadline error naming the session, or succeeds; the
+// TestAppendDeadline cuts appends of a 512 KB record short with deadlines from a microsecond
+// on, doubling: each fails with a deadline error naming the session, or succeeds; the
 // same append retried without a deadline then succeeds, and the record is stored once.
 func TestAppendDeadline(t *testing.T) {
 	ctx := t.Context()
 	s := openStore(t)
 	session := storetest.Session(t, "s")
 	end, cut := 0, 0
-	for i := range 24 {
-		r := storetest.Record(session, fmt.Sprintf("u%02d", i), strings.Repeat(fmt.Sprint(i%10), 2<<20))
+	const n = 20
+	for i := range n {
+		r := storetest.Record(session, fmt.Sprintf("u%02d", i), strings.Repeat(fmt.Sprint(i%10), 512<<10))
 		dctx, cancel := context.WithTimeout(ctx, time.Duration(1<<i)*time.Microsecond)
 		got, err := s.Append(dctx, session, end, r)
 		cancel()
@@ -100,11 +101,11 @@ func TestAppendDeadline(t *testing.T) {
 		require.Equal(t, end+1, got, "append %d", i)
 		end = got
 	}
-	t.Logf("%d of 24 appends cut short by their deadline", cut)
+	t.Logf("%d of %d appends cut short by their deadline", cut, n)
 	assert.Positive(t, cut)
 	tr, err := s.Load(ctx, session, agentctx.ReadOptions{Strict: true})
 	require.NoError(t, err)
-	require.Len(t, tr.Records, 24)
+	require.Len(t, tr.Records, n)
 	for i, r := range tr.Records {
 		assert.Equal(t, fmt.Sprintf("u%02d", i), r.UUID)
 	}
@@ -119,9 +120,12 @@ func TestConnectionDropped(t *testing.T) {
 	require.NoError(t, err)
 	defer s.Close()
 	admin := openStore(t)
-	killed := 0
+	killed, appends := 0, 300
+	if raceEnabled {
+		appends = 100
+	}
 	storetest.TestConcurrent(t, s, storetest.Options{
-		Writers: 16, Sessions: 40, Appends: 300, Timeout: 2 * time.Minute,
+		Writers: 16, Sessions: 40, Appends: appends, Timeout: 2 * time.Minute,
 		Transient: clearError(t),
 		Text: func(w, n int) string {
 			if n%10 == 0 {

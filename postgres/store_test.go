@@ -46,8 +46,12 @@ func openStore(t testing.TB) *postgres.Store {
 }
 
 func TestContract(t *testing.T) {
+	appends := 4000
+	if raceEnabled {
+		appends = 1000 // the same 32 writers and 200 sessions, fewer rounds
+	}
 	storetest.Run(t, openStore(t), storetest.Options{
-		Writers: 32, Sessions: 200, Appends: 4000, Timeout: 3 * time.Minute, MaxSessionID: postgres.MaxSessionID,
+		Writers: 32, Sessions: 200, Appends: appends, Timeout: 3 * time.Minute, MaxSessionID: postgres.MaxSessionID,
 	})
 }
 
@@ -90,8 +94,8 @@ func TestMigrate(t *testing.T) {
 	}
 }
 
-// corpusFiles returns the shared corpus's Claude Code sessions (a fixed quarter of them under
-// the race detector), or skips the test when the corpus is absent.
+// corpusFiles returns the shared corpus's Claude Code sessions (a fixed sixteenth of them
+// under the race detector), or skips the test when the corpus is absent.
 func corpusFiles(t testing.TB) []string {
 	t.Helper()
 	root := filepath.Join("..", "..", "shared", "corpus", "claude-code")
@@ -108,13 +112,15 @@ func corpusFiles(t testing.TB) []string {
 	require.NoError(t, err)
 	slices.Sort(files)
 	if raceEnabled {
-		var every4 []string
+		// The race detector looks for races in the store, not in Prepare, which the root
+		// package's race run covers: one session in sixteen.
+		var some []string
 		for i, f := range files {
-			if i%4 == 0 {
-				every4 = append(every4, f)
+			if i%16 == 0 {
+				some = append(some, f)
 			}
 		}
-		files = every4
+		files = some
 	}
 	require.NotEmpty(t, files)
 	return files
@@ -286,8 +292,12 @@ func TestHostileInput(t *testing.T) {
 	assert.ErrorIs(t, err, agentctx.ErrLineTooLong)
 
 	refs := map[string]bool{}
-	for _, id := range []string{"'; DROP TABLE agentctx_results; --", "../../x", strings.Repeat("i", 1<<20), "toolu_01"} {
-		for _, content := range [][]byte{[]byte("one"), []byte("two"), bytes.Repeat([]byte("z"), 10<<20)} {
+	for i, id := range []string{"toolu_01", "'; DROP TABLE agentctx_results; --", "../../x", strings.Repeat("i", 1<<20)} {
+		contents := [][]byte{[]byte("one"), []byte("two")}
+		if i == 0 {
+			contents = append(contents, bytes.Repeat([]byte("z"), 10<<20))
+		}
+		for _, content := range contents {
 			ref, err := s.Put(ctx, id, content)
 			require.NoError(t, err)
 			assert.False(t, refs[ref], "a ref for two contents: %s", ref)
