@@ -97,23 +97,6 @@ func (a address) dbError(err error) error {
 	return err
 }
 
-// read reads the session.
-func (a address) read(ctx context.Context) (*agentctx.Transcript, error) {
-	if a.url == "" {
-		return readSession(a.file)
-	}
-	st, err := a.open(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	tr, err := st.Load(ctx, a.session, agentctx.ReadOptions{})
-	if err != nil {
-		return nil, a.dbError(err)
-	}
-	return tr, nil
-}
-
 // raw returns the session's bytes: the file, or its export.
 func (a address) raw(ctx context.Context) ([]byte, error) {
 	if a.url == "" {
