@@ -5,7 +5,7 @@
 // Each line of a transcript is a row holding the line's exact bytes (bytea, never jsonb,
 // which would reorder keys and break byte-identical requests), its line number (seq) and its
 // record's uuid. A session loaded from the database gives the same [agentctx.Transcript] as
-// its JSONL file, and [Store.Export] writes back the file an [Store.Import] read, byte for
+// its JSONL file, and [Store.Export] writes back the file that [Store.Import] read, byte for
 // byte.
 //
 // An append is a single INSERT statement: it is stored whole or not at all, and it succeeds
