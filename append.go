@@ -47,6 +47,13 @@ type Appender struct {
 	path  string
 	check string // path to check the open file against: absolute, uncleaned
 	sync  bool
+
+	// The line count of the file's first size bytes, kept between positioned appends so
+	// that each reads only what was written since: newlines counts their "\n" bytes and last
+	// is the last of them.
+	size     int64
+	newlines int
+	last     byte
 }
 
 // ErrFileReplaced is matched (with [errors.Is]) by the error of [Appender.Append] when the file
@@ -122,6 +129,127 @@ func (a *Appender) Append(records ...Record) error {
 	return nil
 }
 
+// AppendAfter appends records as one batch, like Append, if the file ends at line after: the
+// line count a reader of the file saw ([Transcript.End]). It returns the line count after the
+// batch, which the next AppendAfter names. If the file has other lines now (another writer
+// appended first), nothing is written and the error is a [*ConflictError], unless the lines
+// after line after already hold the batch's lines, consecutively and byte for byte: then the
+// batch was written by an earlier attempt (a retry after a timeout), nothing is written
+// again, and AppendAfter returns the line count at its end. Appending no records does nothing
+// and returns after.
+//
+// The check and the write happen under the file lock (see [Appender]), so two positioned
+// appends after the same line never both succeed on platforms with an inter-process lock.
+// Lines are counted as [ReadTranscript] counts them: every "\n", plus a last line without one.
+func (a *Appender) AppendAfter(after int, records ...Record) (int, error) {
+	if after < 0 {
+		return 0, fmt.Errorf("agentctx: append to %s: line %d: a position is a line count, never negative", a.path, after)
+	}
+	if len(records) == 0 {
+		return after, nil
+	}
+	batch, err := encodeBatch(records)
+	if err != nil {
+		return 0, fmt.Errorf("agentctx: append to %s: %w", a.path, err)
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.f == nil {
+		return 0, fmt.Errorf("agentctx: append to %s: %w", a.path, os.ErrClosed)
+	}
+	if err := lockFile(a.f); err != nil {
+		return 0, fmt.Errorf("agentctx: append to %s: lock: %w", a.path, err)
+	}
+	end, err := a.writeAfter(after, batch)
+	if uerr := unlockFile(a.f); uerr != nil && err == nil {
+		err = fmt.Errorf("unlock: %w", uerr)
+	}
+	if err != nil {
+		if _, ok := errors.AsType[*ConflictError](err); ok {
+			return 0, err
+		}
+		return 0, fmt.Errorf("agentctx: append to %s: %w", a.path, err)
+	}
+	return end, nil
+}
+
+// writeAfter writes the batch under the file lock if the file has after lines; see
+// AppendAfter.
+func (a *Appender) writeAfter(after int, batch []byte) (int, error) {
+	if err := a.samePath(); err != nil {
+		return 0, err
+	}
+	lines, err := a.countLines()
+	if err != nil {
+		return 0, err
+	}
+	n := bytes.Count(batch, []byte("\n")) - 1
+	if lines != after {
+		if end, ok, err := a.holds(after, batch[1:], n); err != nil || ok {
+			return end, err
+		}
+		return 0, &ConflictError{Session: a.path, After: after, End: lines}
+	}
+	if err := a.write(batch); err != nil {
+		return 0, err
+	}
+	return after + n, nil
+}
+
+// countLines returns the number of lines in the file, reading only the bytes written since
+// the last count.
+func (a *Appender) countLines() (int, error) {
+	fi, err := a.f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := fi.Size()
+	if size < a.size { // truncated by a writer that does not lock: count again
+		a.size, a.newlines, a.last = 0, 0, 0
+	}
+	buf := make([]byte, 64<<10)
+	for a.size < size {
+		n, err := a.f.ReadAt(buf[:min(int64(len(buf)), size-a.size)], a.size)
+		if n > 0 {
+			a.newlines += bytes.Count(buf[:n], []byte("\n"))
+			a.last = buf[n-1]
+			a.size += int64(n)
+		}
+		if err != nil && !(errors.Is(err, io.EOF) && n > 0) {
+			return 0, err
+		}
+	}
+	if a.size > 0 && a.last != '\n' {
+		return a.newlines + 1, nil
+	}
+	return a.newlines, nil
+}
+
+// holds reports whether the n lines of batch (each ending in "\n") follow line after (or a
+// later line) in the file, consecutively; if so it returns the line count at their end.
+func (a *Appender) holds(after int, batch []byte, n int) (int, bool, error) {
+	data, err := io.ReadAll(io.NewSectionReader(a.f, 0, a.size))
+	if err != nil {
+		return 0, false, err
+	}
+	file := bytes.SplitAfter(data, []byte("\n"))
+	want := bytes.SplitAfter(batch, []byte("\n"))[:n]
+	for p := after; p+n <= len(file); p++ {
+		ok := true
+		for i, w := range want {
+			f := file[p+i]
+			if !bytes.Equal(bytes.TrimSuffix(f, []byte("\n")), bytes.TrimSuffix(w, []byte("\n"))) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return p + n, true, nil
+		}
+	}
+	return 0, false, nil
+}
+
 // write writes the batch (whose first byte is a reserved "\n") under the file lock, after
 // checking that the file is still the one at the path.
 func (a *Appender) write(batch []byte) error {
@@ -189,23 +317,38 @@ func AppendFile(path string, opts AppendOptions, records ...Record) error {
 	return err
 }
 
-// encodeBatch encodes records as lines, behind one reserved "\n" byte. Each record is encoded
-// with its MarshalJSON (no HTML escaping, as Claude Code writes) and compacted, which validates
-// it and guarantees that it holds no newline.
+// encodeBatch encodes records as lines, behind one reserved "\n" byte (see
+// [Record.MarshalLine]).
 func encodeBatch(records []Record) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('\n')
 	for i := range records {
-		b, err := records[i].MarshalJSON()
-		if err == nil {
-			err = json.Compact(&buf, b)
-		}
-		if err != nil {
+		if err := records[i].appendLine(&buf); err != nil {
 			return nil, fmt.Errorf("record %d: %w", i, err)
 		}
 		buf.WriteByte('\n')
 	}
 	return buf.Bytes(), nil
+}
+
+// MarshalLine encodes the record as the line an [Appender] writes for it, without the
+// newline: its MarshalJSON (no HTML escaping, as Claude Code writes) compacted, which
+// validates it and guarantees that it holds no newline. Stores other than files use it so
+// that a record has the same bytes wherever it is kept.
+func (r Record) MarshalLine() ([]byte, error) {
+	var buf bytes.Buffer
+	if err := r.appendLine(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (r *Record) appendLine(buf *bytes.Buffer) error {
+	b, err := r.MarshalJSON()
+	if err != nil {
+		return err
+	}
+	return json.Compact(buf, b)
 }
 
 // endsTorn reports whether f is non-empty and its last byte is not '\n'.

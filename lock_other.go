@@ -17,4 +17,6 @@ const interProcessLock = false
 
 func lockFile(*os.File) error { return nil }
 
+func lockFileShared(*os.File) error { return nil }
+
 func unlockFile(*os.File) error { return nil }

@@ -15,6 +15,10 @@ const interProcessLock = true
 // each other even within one process.
 func lockFile(f *os.File) error { return flock(f, syscall.LOCK_EX) }
 
+// lockFileShared takes a shared advisory lock on f (flock LOCK_SH): readers holding it
+// exclude a writer's lockFile, so that they never see half of a batch.
+func lockFileShared(f *os.File) error { return flock(f, syscall.LOCK_SH) }
+
 // unlockFile releases the lock taken by lockFile.
 func unlockFile(f *os.File) error { return flock(f, syscall.LOCK_UN) }
 

@@ -105,6 +105,10 @@ type Transcript struct {
 	// drop and report) and named here by line and field; none is an error, not even in strict
 	// mode. Always empty for Claude Code sessions, whose unknown records round-trip unchanged.
 	Unmapped []*LineError
+	// End is the number of lines read, blank and bad ones included: the position just after
+	// the transcript's last line, which an append made after reading it names (see
+	// [TranscriptStore]).
+	End int
 }
 
 // Len returns the number of records.
@@ -173,6 +177,7 @@ func finish(t *Transcript, d *Decoder) {
 	t.Problems = d.Problems()
 	t.Dropped = d.Dropped()
 	t.Torn = d.Torn()
+	t.End = d.line
 	if trailing := d.pendingSkipped(); len(trailing) > 0 && len(t.Records) > 0 {
 		last := &t.Records[len(t.Records)-1]
 		if last.Damage == nil {

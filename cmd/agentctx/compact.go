@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/agentctx/agentctx"
 )
@@ -16,9 +15,9 @@ import (
 func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var instructions, out *string
 	var sf summarizerFlags
-	s, err := openWith("compact", args, func(fs *flag.FlagSet) {
+	s, err := openWith(ctx, "compact", args, func(fs *flag.FlagSet) {
 		instructions = fs.String("instructions", "", "extra instructions for the summary, e.g. \"focus on the parser\"")
-		out = fs.String("out", "", "write the compacted session to this new file (a copy of FILE plus the records) instead of appending to FILE")
+		out = fs.String("out", "", "write the compacted session to this new `file` or postgres:// session (a copy of FILE plus the records) instead of appending to FILE")
 		sf.register(fs)
 	}, func(o *options) (err error) {
 		o.summarizer, err = sf.summarizer()
@@ -27,25 +26,29 @@ func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	if s.tr.Format == agentctx.FormatCodex {
-		return fmt.Errorf("%s is an OpenAI Codex rollout: compact appends records, and the library never writes to a rollout (inspect and request read it)", s.path)
+		return fmt.Errorf("%s is an OpenAI Codex rollout: compact appends records, and the library never writes to a rollout (inspect and request read it)", s.addr)
 	}
 	res, err := s.pipeline.Compact(ctx, s.input, agentctx.CompactOptions{Instructions: *instructions})
 	damageNotes(stderr, &res.Report)
 	c := res.Report.Compaction
 	if err != nil && (c == nil || c.Outcome != agentctx.CompactCompacted) {
 		if len(res.Append) > 0 { // the failed attempt is recorded, so that the breaker counts it
-			if werr := s.appendTo(*out, res.Append); werr != nil {
+			if werr := s.appendTo(ctx, *out, res.Append); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
 		return err
 	}
-	dest := s.path
+	dest := s.addr.String()
 	if *out != "" {
 		dest = *out
+		if a, err := parseAddress(*out, true); err == nil {
+			dest = a.String()
+		}
 	}
-	if err := s.appendTo(*out, res.Append); err != nil {
+	if err := s.appendTo(ctx, *out, res.Append); err != nil {
 		return err
 	}
 	s.clockNote(stderr)
@@ -61,26 +64,24 @@ func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	return nil
 }
 
-// appendTo appends records to the session file, or to a new copy of it at out.
-func (s *session) appendTo(out string, records []agentctx.Record) error {
-	path := s.path
-	if out != "" {
-		data, err := os.ReadFile(s.path)
-		if err != nil {
-			return err
-		}
-		f, err := os.OpenFile(out, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-		if err != nil {
-			return fmt.Errorf("--out: %w", err)
-		}
-		if _, err := f.Write(data); err != nil {
-			f.Close()
-			return err
-		}
-		if err := f.Close(); err != nil {
-			return err
-		}
-		path = out
+// appendTo appends records to the session (a file, or a database after the line the command
+// read last), or to a new copy of it at out (a file that must not exist, or a database
+// session that has no line yet).
+func (s *session) appendTo(ctx context.Context, out string, records []agentctx.Record) error {
+	if out == "" {
+		return s.addr.appendAfter(ctx, s.tr.End, records)
 	}
-	return agentctx.AppendFile(path, agentctx.AppendOptions{Sync: true}, records...)
+	dst, err := parseAddress(out, true)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	data, err := s.addr.raw(ctx)
+	if err != nil {
+		return err
+	}
+	end, err := dst.create(ctx, data)
+	if err != nil {
+		return fmt.Errorf("--out: %w", err)
+	}
+	return dst.appendAfter(ctx, end, records)
 }

@@ -166,12 +166,13 @@ type stageInfo struct {
 // inspect prints what the model sees of a session.
 func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var asJSON *bool
-	s, err := open("inspect", args, func(fs *flag.FlagSet) {
+	s, err := open(ctx, "inspect", args, func(fs *flag.FlagSet) {
 		asJSON = fs.Bool("json", false, "print the inspection as JSON instead of text")
 	})
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	in, err := s.inspect(ctx)
 	if err != nil {
 		return err
@@ -186,7 +187,7 @@ func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	tr := s.tr
-	in := &inspection{File: s.path, Records: len(tr.Records), RecordsByType: map[string]int{}}
+	in := &inspection{File: s.addr.String(), Records: len(tr.Records), RecordsByType: map[string]int{}}
 	for _, r := range tr.Records {
 		in.RecordsByType[recordKind(&r)]++
 	}

@@ -1,5 +1,5 @@
 // Command agentctx shows what an LLM agent's model sees, turn by turn, for a Claude Code
-// session file.
+// session file or a session kept in PostgreSQL.
 //
 // Usage:
 //
@@ -7,8 +7,15 @@
 //	agentctx request [flags] FILE
 //	agentctx compact [flags] FILE
 //	agentctx simulate [flags] FILE
+//	agentctx import FILE... ADDRESS
+//	agentctx export ADDRESS#SESSION [FILE]
+//	agentctx schema
 //	agentctx help [COMMAND]
 //
+// FILE is a session file, or a session in a PostgreSQL database: postgres://user@host/db?
+// options#SESSION (see agentctx/postgres), the session id percent-encoded where it has to be.
+// import and export move sessions between files and a database, byte for byte; schema prints
+// the database schema's SQL.
 // inspect summarizes a session: its records, the active chain, the next request's tokens by
 // category (system prompt, tool definitions, base context, messages, free space, auto-compact
 // buffer), the model's window and pressure levels with the anchored and counted figures, the
@@ -96,6 +103,33 @@ var commands = []command{
 			"--summarizer names a model. The output depends only on FILE and the flags. FILE is " +
 			"never changed.",
 		run: simulate,
+	},
+	{
+		name: "import", args: "FILE... ADDRESS",
+		summary: "copy session files into a PostgreSQL database, byte for byte",
+		about: "Import copies each session FILE into the PostgreSQL database at ADDRESS " +
+			"(postgres://user@host/db?options), every line byte for byte, as the session " +
+			"ADDRESS names after # (one FILE), or else under the FILE's name without " +
+			"\".jsonl\". It applies the schema first when the database lacks it. A session " +
+			"that already has lines is left alone: nothing is imported.",
+		run: importCmd,
+	},
+	{
+		name: "export", args: "ADDRESS#SESSION [FILE]",
+		summary: "write a session from a PostgreSQL database as its JSONL file, byte for byte",
+		about: "Export writes the session ADDRESS names (postgres://user@host/db?options#SESSION) " +
+			"as its JSONL file: to FILE, which must not exist yet, or to standard output " +
+			"when FILE is absent or -. The bytes are those import read, followed by the " +
+			"lines appended since.",
+		run: exportCmd,
+	},
+	{
+		name: "schema", args: "",
+		summary: "print the SQL of the PostgreSQL schema, for applying it by hand",
+		about: "Schema prints the SQL that creates the tables agentctx keeps sessions and " +
+			"tool results in, every migration in order in one transaction. Import applies " +
+			"it by itself; this is for databases whose schemas an administrator applies.",
+		run: schema,
 	},
 }
 

@@ -35,7 +35,7 @@ func damageNotes(w io.Writer, rep *agentctx.Report) {
 func request(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var indent *bool
 	var provider *string
-	s, err := openWith("request", args, func(fs *flag.FlagSet) {
+	s, err := openWith(ctx, "request", args, func(fs *flag.FlagSet) {
 		indent = fs.Bool("indent", false, "indent the JSON for reading (the bytes sent are the compact form)")
 		provider = fs.String("provider", "", "print the body for this `API`: anthropic (the Anthropic SDK's parameters, the same JSON as the default), "+
 			"openai-chat (Chat Completions) or openai-responses (Responses); the parts OpenAI cannot carry are listed on stderr "+
@@ -50,6 +50,7 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	defer s.close()
 	s.clockNote(stderr)
 	for _, u := range s.tr.Unmapped {
 		fmt.Fprintf(stderr, "agentctx: %v\n", u)

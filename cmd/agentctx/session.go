@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/postgres"
 )
 
 // options are the flags inspect and request share.
@@ -38,20 +39,20 @@ func (o *options) register(fs *flag.FlagSet) {
 	fs.IntVar(&o.maxTokens, "max-tokens", 0, "the request's max_tokens, `N` tokens before clamping to the window (default: the model's maximum output)")
 	fs.StringVar(&o.now, "now", "", "the `time` of the next turn, RFC 3339, e.g. 2026-11-30T12:00:00Z (default: the wall clock)")
 	fs.StringVar(&o.tools, "tools", "", "a JSON `file` holding the tool definitions, an array of tool objects (default: none; the tools the history uses are declared unavailable)")
-	fs.StringVar(&o.store, "store", "", "the `directory` for the tool results the budget replaces (default: a temporary directory per session)")
+	fs.StringVar(&o.store, "store", "", "the `directory` for the tool results the budget replaces (default: the database of a postgres:// session, else a temporary directory per session)")
 	fs.BoolVar(&o.files, "rehydrate-files", false, "after a compaction, re-read from disk the files the session worked with, under its working directory (off by default: the paths come from the file)")
 }
 
 // open parses a command's flags (the shared ones, plus those extra registers) and loads the
 // one session FILE it names. Flags may come before or after FILE. --help returns a
 // [helpRequest] holding the command's usage.
-func open(name string, args []string, extra func(*flag.FlagSet)) (*session, error) {
-	return openWith(name, args, extra, nil)
+func open(ctx context.Context, name string, args []string, extra func(*flag.FlagSet)) (*session, error) {
+	return openWith(ctx, name, args, extra, nil)
 }
 
 // openWith is [open] with a step between parsing and loading: prep may complete the options
 // from the command's own flags (the summarizer), and its error is the command's.
-func openWith(name string, args []string, extra func(*flag.FlagSet), prep func(*options) error) (*session, error) {
+func openWith(ctx context.Context, name string, args []string, extra func(*flag.FlagSet), prep func(*options) error) (*session, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var o options
@@ -83,7 +84,7 @@ func openWith(name string, args []string, extra func(*flag.FlagSet), prep func(*
 			return nil, err
 		}
 	}
-	return load(files[0], o)
+	return load(ctx, files[0], o)
 }
 
 // parse parses args with fs, letting flags follow the positional arguments too ("inspect
@@ -161,7 +162,8 @@ func isBool(f *flag.Flag) bool {
 
 // session is a read transcript and the pipeline configured for it.
 type session struct {
-	path     string
+	addr     address
+	db       *postgres.Store // the session's database, or nil for a file
 	tr       *agentctx.Transcript
 	model    string
 	modelSrc string // "flag", "session" or "default"
@@ -182,12 +184,35 @@ func (s *session) clockNote(w io.Writer) {
 // defaultModel is used when neither --model nor the session names a known model.
 const defaultModel = "claude-sonnet-4-5"
 
-func load(path string, o options) (*session, error) {
-	tr, err := readSession(path)
+func load(ctx context.Context, arg string, o options) (*session, error) {
+	addr, err := parseAddress(arg, true)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{path: path, tr: tr, model: o.model, modelSrc: "flag"}
+	s := &session{addr: addr, model: o.model, modelSrc: "flag"}
+	s.tr, s.db, err = readAddress(ctx, addr)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s2, err := s.configure(o)
+	if err != nil {
+		s.close()
+	}
+	return s2, err
+}
+
+// close closes the session's database connections, if any.
+func (s *session) close() {
+	if s.db != nil {
+		s.db.Close()
+	}
+}
+
+// configure sets up the pipeline for the read transcript.
+func (s *session) configure(o options) (*session, error) {
+	tr := s.tr
+	var err error
 	models := agentctx.DefaultModels()
 	if s.model == "" {
 		s.model, s.modelSrc = defaultModel, "default"
@@ -212,9 +237,13 @@ func load(path string, o options) (*session, error) {
 	if err != nil {
 		return nil, err
 	}
-	storeDir := o.store
-	if storeDir == "" {
-		storeDir = filepath.Join(os.TempDir(), "agentctx-tool-results", sessionID(tr, path))
+	var results agentctx.ResultStore = agentctx.FileStore{Root: o.store}
+	switch {
+	case o.store == "" && s.db != nil:
+		results = s.db
+	case o.store == "":
+		name := s.addr.file
+		results = agentctx.FileStore{Root: filepath.Join(os.TempDir(), "agentctx-tool-results", sessionID(tr, name))}
 	}
 	var summarizer agentctx.Summarizer = agentctx.Extractive{}
 	if o.summarizer != nil {
@@ -224,7 +253,7 @@ func load(path string, o options) (*session, error) {
 		Model:           s.model,
 		ContextWindow:   o.window,
 		MaxOutputTokens: o.maxTokens,
-		Budget:          agentctx.BudgetConfig{Store: agentctx.FileStore{Root: storeDir}},
+		Budget:          agentctx.BudgetConfig{Store: results},
 		Compact: agentctx.CompactConfig{Summarizer: summarizer,
 			Rehydrate: agentctx.RehydrateConfig{DisableFiles: !o.files}},
 		Now: func() time.Time { return now },
@@ -255,6 +284,22 @@ func sessionID(tr *agentctx.Transcript, path string) string {
 // readSession reads the session file at path. A file that cannot be opened, a directory and
 // a JSON array (a common mistake: one record per line is expected) get their own errors,
 // which name path.
+// readAddress reads the session addr names: a file, or a session in a PostgreSQL database,
+// whose open Store it returns too (the caller closes it); db is nil for a file.
+func readAddress(ctx context.Context, addr address) (tr *agentctx.Transcript, db *postgres.Store, err error) {
+	if addr.url == "" {
+		tr, err = readSession(addr.file)
+		return tr, nil, err
+	}
+	if db, err = addr.open(ctx, false); err != nil {
+		return nil, nil, err
+	}
+	if tr, err = db.Load(ctx, addr.session, agentctx.ReadOptions{}); err != nil {
+		return nil, db, addr.dbError(err)
+	}
+	return tr, db, nil
+}
+
 func readSession(path string) (*agentctx.Transcript, error) {
 	f, err := os.Open(path)
 	if err != nil {

@@ -59,7 +59,14 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		pol = *p
 	}
-	tr, err := readSession(files[0])
+	addr, err := parseAddress(files[0], true)
+	if err != nil {
+		return err
+	}
+	tr, db, err := readAddress(ctx, addr)
+	if db != nil {
+		defer db.Close()
+	}
 	if err != nil {
 		return err
 	}
@@ -93,10 +100,10 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_ = bar.Finish()
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", files[0], err)
+		return fmt.Errorf("%s: %w", addr, err)
 	}
 	if svg != "" {
-		if err := os.WriteFile(svg, chart(sim, files[0]), 0o644); err != nil {
+		if err := os.WriteFile(svg, chart(sim, addr.String()), 0o644); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}
@@ -108,7 +115,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		_, err = stdout.Write(append(out, '\n'))
 		return err
 	}
-	_, err = io.WriteString(stdout, simText(sim, files[0]))
+	_, err = io.WriteString(stdout, simText(sim, addr.String()))
 	return err
 }
 

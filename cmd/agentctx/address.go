@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/postgres"
+)
+
+// address is where a session is: a JSONL file, or a session in a PostgreSQL database,
+// written postgres://user@host/db?options#SESSION-ID (postgresql:// too; the session id
+// percent-encoded where it needs to be).
+type address struct {
+	file    string // the file's path, when url is ""
+	url     string // the connection URL, without the fragment
+	session string // the session id, for a database
+	shown   string // how messages name the address: the password, if any, hidden
+}
+
+// isDatabase reports whether arg is a PostgreSQL address.
+func isDatabase(arg string) bool {
+	return strings.HasPrefix(arg, "postgres://") || strings.HasPrefix(arg, "postgresql://")
+}
+
+// parseAddress reads a FILE argument: a path, or a postgres:// address naming a session
+// (needSession) or a database only.
+func parseAddress(arg string, needSession bool) (address, error) {
+	if !isDatabase(arg) {
+		return address{file: arg, shown: arg}, nil
+	}
+	u, err := url.Parse(arg)
+	if err != nil {
+		return address{}, fmt.Errorf("%s: not a PostgreSQL address: %v", redact(arg), err)
+	}
+	a := address{url: arg, session: u.Fragment}
+	if before, _, ok := strings.Cut(arg, "#"); ok {
+		a.url = before
+	}
+	frag := u.EscapedFragment()
+	u.Fragment, u.RawFragment = "", ""
+	a.shown = u.Redacted()
+	if a.session != "" {
+		a.shown += "#" + frag
+	}
+	if needSession && a.session == "" {
+		return address{}, fmt.Errorf("%s names no session: add #SESSION-ID to the address", a.shown)
+	}
+	return a, nil
+}
+
+// redact hides the password of an address that does not parse.
+func redact(arg string) string {
+	if at := strings.LastIndexByte(arg, '@'); at >= 0 {
+		if i := strings.Index(arg, "://"); i >= 0 && i+3 < at {
+			if c := strings.IndexByte(arg[i+3:at], ':'); c >= 0 {
+				return arg[:i+3+c+1] + "xxxxx" + arg[at:]
+			}
+		}
+	}
+	return arg
+}
+
+func (a address) String() string { return a.shown }
+
+// open connects to the address's database, applying the schema when migrate is set.
+func (a address) open(ctx context.Context, migrate bool) (*postgres.Store, error) {
+	st, err := postgres.Open(ctx, a.url)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", a.shown, err)
+	}
+	if migrate {
+		if _, err := st.Migrate(ctx); err != nil {
+			st.Close()
+			return nil, fmt.Errorf("%s: %w", a.shown, err)
+		}
+	}
+	return st, nil
+}
+
+// dbError explains a database error; a missing table means the schema was never applied.
+func (a address) dbError(err error) error {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "42P01" {
+		return fmt.Errorf("%s: the database has no agentctx tables: import a session into it first (agentctx import), or apply the schema agentctx schema prints: %w", a.shown, err)
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("cannot read %s: no such session in the database", a.shown)
+	}
+	return err
+}
+
+// raw returns the session's bytes: the file, or its export.
+func (a address) raw(ctx context.Context) ([]byte, error) {
+	if a.url == "" {
+		data, err := os.ReadFile(a.file)
+		if err != nil {
+			return nil, fileError(a.file, err)
+		}
+		return data, nil
+	}
+	st, err := a.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	var buf bytes.Buffer
+	if _, err := st.Export(ctx, &buf, a.session); err != nil {
+		return nil, a.dbError(err)
+	}
+	return buf.Bytes(), nil
+}
+
+// create writes data as a new session: a file that must not exist, or a session with no line
+// yet. It returns the number of lines a database stored (0 for a file).
+func (a address) create(ctx context.Context, data []byte) (int, error) {
+	if a.url == "" {
+		f, err := os.OpenFile(a.file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return 0, err
+		}
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return 0, err
+	}
+	st, err := a.open(ctx, true)
+	if err != nil {
+		return 0, err
+	}
+	defer st.Close()
+	if _, err := st.Load(ctx, a.session, agentctx.ReadOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		if err == nil {
+			return 0, fmt.Errorf("%s already holds a session: nothing imported", a.shown)
+		}
+		return 0, a.dbError(err)
+	}
+	n, err := st.Import(ctx, a.session, bytes.NewReader(data))
+	if err != nil {
+		return 0, a.dbError(err)
+	}
+	return n, nil
+}
+
+// appendAfter appends records to the session: to a file as one batch, to a database after
+// line end, the end of the transcript the command read (another writer's lines since are a
+// conflict).
+func (a address) appendAfter(ctx context.Context, end int, records []agentctx.Record) error {
+	if a.url == "" {
+		return agentctx.AppendFile(a.file, agentctx.AppendOptions{Sync: true}, records...)
+	}
+	st, err := a.open(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if _, err := st.Append(ctx, a.session, end, records...); err != nil {
+		return a.dbError(err)
+	}
+	return nil
+}
