@@ -64,6 +64,12 @@ func TestImportExport(t *testing.T) {
 			code, out, errOut = runCmd(t, "inspect", now, store, addr)
 			require.Equal(t, 0, code, errOut)
 			assert.Contains(t, out, "#"+url.PathEscape(session))
+			// simulate reads a database session as it reads its file.
+			code, simFile, errOut := runCmd(t, "simulate", "--json", f)
+			require.Equal(t, 0, code, errOut)
+			code, simDB, errOut := runCmd(t, "simulate", "--json", addr)
+			require.Equal(t, 0, code, errOut)
+			assert.JSONEq(t, simFile, simDB, "%s: simulate from the database", f)
 		}
 	}
 	// Without #SESSION, each file goes under its file name.
