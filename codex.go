@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -29,6 +30,10 @@ const (
 	// ghost_snapshot (the Subtype); response items that are messages, reasoning or tool calls
 	// are user and assistant records.
 	TypeCodexResponseItem RecordType = "response_item"
+	// TypeCodexState is a session state line of a rollout from before the wrapper
+	// ([CodexLegacy]): {"record_type": "state", …}, a snapshot Codex kept for resuming, which
+	// the model never saw. It is reported in [Transcript.Unmapped].
+	TypeCodexState RecordType = "state"
 )
 
 // ErrCodexAppend is matched (with [errors.Is]) by the error of [OpenAppender] and
@@ -50,6 +55,8 @@ type codexReader struct {
 	d *Decoder
 	t *Transcript
 
+	legacy    bool   // the rollout predates the wrapper: see CodexLegacy
+	ts        string // legacy: the latest timestamp, for the lines that have none
 	session   string // the session id, from the first session_meta
 	metaSeen  bool
 	model     string   // from the latest turn_context
@@ -70,8 +77,9 @@ type codexReader struct {
 
 // readCodex reads a Codex rollout into a transcript of records in the library's terms; see
 // [ReadTranscript] and docs/codex.md.
-func readCodex(r io.Reader, name string, opts ReadOptions) (*Transcript, error) {
-	c := &codexReader{d: NewDecoder(r, name, opts), t: &Transcript{Name: name, Format: FormatCodex}, respLast: -1}
+func readCodex(r io.Reader, name string, opts ReadOptions, variant string) (*Transcript, error) {
+	c := &codexReader{d: NewDecoder(r, name, opts), t: &Transcript{Name: name, Format: FormatCodex, Variant: variant}, respLast: -1}
+	c.legacy = variant == CodexLegacy
 	for {
 		line, err := c.d.next()
 		if err == io.EOF {
@@ -91,7 +99,11 @@ func readCodex(r io.Reader, name string, opts ReadOptions) (*Transcript, error) 
 			continue
 		}
 		c.start, c.idx, c.fields = len(c.t.Records), 0, nil
-		c.mapLine(top)
+		if c.legacy {
+			c.mapLegacy(top, slices.Clone(line)) // the decoder reuses line's bytes
+		} else {
+			c.mapLine(top)
+		}
 		first := &c.t.Records[c.start]
 		if len(c.fields) > 0 {
 			first.Damage = &Damage{Fields: c.fields}
@@ -128,7 +140,7 @@ func (c *codexReader) mapLine(top map[string]json.RawMessage) {
 	before := len(c.t.Records)
 	switch typ {
 	case "session_meta":
-		c.sessionMeta(ts, payload)
+		c.sessionMeta(ts, payload, "payload")
 	case "turn_context":
 		c.turnContext(ts, payload)
 	case "event_msg":
@@ -156,17 +168,18 @@ func (c *codexReader) mapLine(top map[string]json.RawMessage) {
 }
 
 // sessionMeta keeps the session's metadata; the first one names the session and gives the
-// system prompt.
-func (c *codexReader) sessionMeta(ts string, payload json.RawMessage) {
-	p, _ := c.object(payload, "payload")
+// system prompt. pre is the JSON path of the metadata object: "payload", or "" for the line
+// itself (CodexLegacy).
+func (c *codexReader) sessionMeta(ts string, payload json.RawMessage, pre string) {
+	p, _ := c.object(payload, cmp.Or(pre, "line"))
 	r := c.keep(TypeCodexSessionMeta, "", ts, payload)
 	if c.metaSeen || p == nil {
 		return
 	}
 	c.metaSeen = true
-	c.session, _ = c.str(p, "id", "payload.id")
+	c.session, _ = c.str(p, "id", at(pre, "id"))
 	r.SessionID = c.session
-	if cwd, ok := c.str(p, "cwd", "payload.cwd"); ok {
+	if cwd, ok := c.str(p, "cwd", at(pre, "cwd")); ok {
 		c.cwd = cwd
 	}
 	var text string
@@ -176,16 +189,56 @@ func (c *codexReader) sessionMeta(ts string, payload json.RawMessage) {
 		}
 		if err := json.Unmarshal(raw, &text); err != nil {
 			if err := json.Unmarshal(raw, &obj); err != nil || obj.Text == nil {
-				c.fail("payload.base_instructions", errors.New("neither a string nor an object with a string text"))
+				c.fail(at(pre, "base_instructions"), errors.New("neither a string nor an object with a string text"))
 			} else {
 				text = *obj.Text
 			}
 		}
 	} else {
-		text, _ = c.str(p, "instructions", "payload.instructions")
+		text, _ = c.str(p, "instructions", at(pre, "instructions"))
 	}
 	if strings.TrimSpace(text) != "" {
 		c.t.System = []*Text{{Text: text}}
+	}
+}
+
+// mapLegacy maps one line of a rollout from before the wrapper (CodexLegacy) to at least one
+// record: the session metadata line, a bare response item, or a line tagged with a
+// record_type (state, session_meta, prev_session_meta, response, event). A line without a
+// timestamp of its own, as bare items are, takes the latest one before it: the metadata's.
+func (c *codexReader) mapLegacy(top map[string]json.RawMessage, raw json.RawMessage) {
+	if ts, ok := c.str(top, "timestamp", "timestamp"); ok {
+		c.ts = ts
+	}
+	ts := c.ts
+	before := len(c.t.Records)
+	rt, tagged := c.str(top, "record_type", "record_type")
+	_, typed := top["type"]
+	switch {
+	case tagged:
+		switch rt {
+		case "state":
+			c.keep(TypeCodexState, "", ts, raw)
+			c.note("record_type", "a session state line holds nothing the model saw: kept in the transcript, never sent")
+		case "session_meta", "prev_session_meta":
+			c.sessionMeta(ts, raw, "")
+		case "response":
+			c.item(ts, without(top, "record_type", "timestamp"), raw, "")
+		case "event":
+			msg, _ := c.object(top["msg"], "msg")
+			sub, _ := c.str(msg, "type", "msg.type")
+			c.keep(TypeCodexEvent, Subtype(sub), ts, raw)
+		default:
+			c.keep(RecordType(rt), "", ts, raw)
+			c.note("record_type", "rollout record type %q is unknown: kept in the transcript, never sent", rt)
+		}
+	case !typed && top["id"] != nil:
+		c.sessionMeta(ts, raw, "")
+	default:
+		c.item(ts, top, raw, "")
+	}
+	if len(c.t.Records) == before { // every line is at least one record
+		c.keep(RecordType(rt), "", ts, raw)
 	}
 }
 
@@ -349,30 +402,30 @@ func (c *codexReader) compacted(ts string, payload json.RawMessage) {
 
 // item maps one response item (raw is its JSON, p its fields) to a record.
 func (c *codexReader) item(ts string, p map[string]json.RawMessage, raw json.RawMessage, path string) {
-	typ, _ := c.str(p, "type", path+".type")
+	typ, _ := c.str(p, "type", at(path, "type"))
 	switch typ {
 	case "message":
 		c.message(ts, p, path)
 	case "reasoning":
 		th := &Thinking{Extra: without(p, "type")}
-		th.Thinking = c.texts(p["summary"], path+".summary")
+		th.Thinking = c.texts(p["summary"], at(path, "summary"))
 		if th.Thinking == "" {
-			th.Thinking = c.texts(p["content"], path+".content")
+			th.Thinking = c.texts(p["content"], at(path, "content"))
 		}
 		c.assistant(ts, th)
 	case "function_call", "custom_tool_call", "local_shell_call":
 		c.assistant(ts, c.toolUse(typ, p, path))
 	case "function_call_output", "custom_tool_call_output":
-		id, _ := c.str(p, "call_id", path+".call_id")
+		id, _ := c.str(p, "call_id", at(path, "call_id"))
 		res := &ToolResult{ToolUseID: id, Extra: without(p, "type", "call_id", "output")}
-		res.Content, res.StringContent, res.IsError = c.output(p["output"], path+".output")
+		res.Content, res.StringContent, res.IsError = c.output(p["output"], at(path, "output"))
 		c.user(ts, &Message{Role: RoleUser, Content: []Block{res}}, false)
 	case "ghost_snapshot":
 		c.keep(TypeCodexResponseItem, Subtype(typ), ts, raw)
 	default:
 		if typ == "" {
 			c.keep(TypeCodexResponseItem, "", ts, raw)
-			c.note(path, "response item without a type: kept in the transcript, never sent")
+			c.note(cmp.Or(path, "type"), "response item without a type: kept in the transcript, never sent")
 			return
 		}
 		// What the model saw but a Messages request cannot hold (web_search_call, an encrypted
@@ -384,22 +437,22 @@ func (c *codexReader) item(ts string, p map[string]json.RawMessage, raw json.Raw
 			// OpenAI's remote compaction: the summary the model reads after a compaction,
 			// encrypted; Codex sends it back as input.
 			c.user(ts, &Message{Role: RoleUser, Content: []Block{b}}, false)
-			c.note(path, "%s is a summary encrypted by OpenAI's remote compaction, unreadable to any other model: kept as an unknown block, which requests drop", typ)
+			c.note(cmp.Or(path, "type"), "%s is a summary encrypted by OpenAI's remote compaction, unreadable to any other model: kept as an unknown block, which requests drop", typ)
 			return
 		case strings.HasSuffix(typ, "_output"):
 			c.user(ts, &Message{Role: RoleUser, Content: []Block{b}}, false)
 		default:
 			c.assistant(ts, b)
 		}
-		c.note(path, "%s has no counterpart in a Messages request: kept as an unknown block, which requests drop", typ)
+		c.note(cmp.Or(path, "type"), "%s has no counterpart in a Messages request: kept as an unknown block, which requests drop", typ)
 	}
 }
 
 // message maps a message item: user text and images, assistant text, developer and system
 // instructions (a meta user message, as Claude Code writes injected context).
 func (c *codexReader) message(ts string, p map[string]json.RawMessage, path string) {
-	role, _ := c.str(p, "role", path+".role")
-	blocks := c.content(p["content"], path+".content")
+	role, _ := c.str(p, "role", at(path, "role"))
+	blocks := c.content(p["content"], at(path, "content"))
 	m := &Message{Role: RoleUser, Content: blocks, Extra: messageExtra(without(p, "type", "role", "content"))}
 	switch role {
 	case "assistant":
@@ -412,7 +465,7 @@ func (c *codexReader) message(ts string, p map[string]json.RawMessage, path stri
 		c.user(ts, m, true)
 	default:
 		c.user(ts, m, true)
-		c.note(path+".role", "message role %q is unknown: sent as context in a user message", role)
+		c.note(at(path, "role"), "message role %q is unknown: sent as context in a user message", role)
 	}
 }
 
@@ -436,8 +489,8 @@ func messageExtra(extra map[string]json.RawMessage) map[string]json.RawMessage {
 // A function call's arguments are its input; a custom tool's free-form input is sent as
 // {"input": …}, since a tool_use input is an object.
 func (c *codexReader) toolUse(typ string, p map[string]json.RawMessage, path string) *ToolUse {
-	id, _ := c.str(p, "call_id", path+".call_id")
-	name, _ := c.str(p, "name", path+".name")
+	id, _ := c.str(p, "call_id", at(path, "call_id"))
+	name, _ := c.str(p, "name", at(path, "name"))
 	tu := &ToolUse{ID: id, Name: name}
 	switch typ {
 	case "function_call":
@@ -453,16 +506,16 @@ func (c *codexReader) toolUse(typ string, p map[string]json.RawMessage, path str
 		} else if len(raw) > 0 && raw[0] == '{' {
 			tu.Input = raw
 		} else if len(raw) > 0 {
-			c.fail(path+".arguments", errors.New("neither a string nor an object"))
+			c.fail(at(path, "arguments"), errors.New("neither a string nor an object"))
 		}
 	case "custom_tool_call":
 		tu.Extra = without(p, "type", "call_id", "name", "input")
-		in, _ := c.str(p, "input", path+".input")
+		in, _ := c.str(p, "input", at(path, "input"))
 		tu.Input, _ = json.Marshal(map[string]string{"input": in})
 	case "local_shell_call":
 		tu.Extra = without(p, "type", "call_id", "action")
 		if id == "" {
-			tu.ID, _ = c.str(p, "id", path+".id")
+			tu.ID, _ = c.str(p, "id", at(path, "id"))
 		}
 		tu.Name = "local_shell"
 		tu.Input = p["action"]
@@ -498,18 +551,18 @@ func (c *codexReader) contentItem(raw json.RawMessage, path string) Block {
 	if !ok {
 		return &UnknownBlock{JSON: raw}
 	}
-	typ, _ := c.str(p, "type", path+".type")
+	typ, _ := c.str(p, "type", at(path, "type"))
 	switch typ {
 	case "input_text", "output_text", "text":
-		if text, ok := c.str(p, "text", path+".text"); ok {
+		if text, ok := c.str(p, "text", at(path, "text")); ok {
 			return &Text{Text: text, Extra: without(p, "type", "text")}
 		}
 	case "refusal":
-		if text, ok := c.str(p, "refusal", path+".refusal"); ok {
+		if text, ok := c.str(p, "refusal", at(path, "refusal")); ok {
 			return &Text{Text: text, Extra: without(p, "type", "refusal")}
 		}
 	case "input_image":
-		url, _ := c.str(p, "image_url", path+".image_url")
+		url, _ := c.str(p, "image_url", at(path, "image_url"))
 		img := &Image{Extra: without(p, "type", "image_url")}
 		if mt, data, ok := dataURL(url); ok {
 			img.Source = MediaSource{Type: "base64", MediaType: mt, Data: data}
@@ -547,7 +600,7 @@ func (c *codexReader) output(raw json.RawMessage, path string) (content []Block,
 	if raw, ok := p["success"]; ok {
 		var success bool
 		if json.Unmarshal(raw, &success) != nil {
-			c.fail(path+".success", errors.New("not a boolean"))
+			c.fail(at(path, "success"), errors.New("not a boolean"))
 		}
 		isErr = !success && string(raw) == "false"
 	}
@@ -555,7 +608,7 @@ func (c *codexReader) output(raw json.RawMessage, path string) (content []Block,
 	if items, ok := p["content_items"]; ok && !isNull(items) {
 		inner = items
 	}
-	content, str, _ = c.output(inner, path+".content")
+	content, str, _ = c.output(inner, at(path, "content"))
 	return content, str, isErr
 }
 
@@ -677,7 +730,7 @@ func (c *codexReader) count(p map[string]json.RawMessage, key, path string) int 
 	}
 	var n int
 	if err := json.Unmarshal(raw, &n); err != nil || n < 0 {
-		c.fail(path+"."+key, errors.New("not a non-negative integer"))
+		c.fail(at(path, key), errors.New("not a non-negative integer"))
 		return 0
 	}
 	return n
@@ -717,6 +770,14 @@ func without(p map[string]json.RawMessage, keys ...string) map[string]json.RawMe
 		}
 	}
 	return out
+}
+
+// at returns the JSON path of key in the object at path ("" for the line itself).
+func at(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
 }
 
 // isNull reports whether raw is the JSON null.

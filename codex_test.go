@@ -56,7 +56,7 @@ func TestDetectFormat(t *testing.T) {
 		{"type is not a string", `{"type":5,"payload":{}}`, FormatClaudeCode},
 		{"type as an object", `{"type":{"a":[1]},"payload":{}}` + "\n" + codexMeta, FormatCodex},
 		{"claude type after a long message", `{"message":{"content":"` + long + `"},"type":"user"}`, FormatClaudeCode},
-		{"legacy bare codex items", `{"id":"s","timestamp":"t","instructions":null}` + "\n" + `{"type":"message","role":"user","content":[]}`, FormatClaudeCode},
+		{"legacy bare codex items", `{"id":"s","timestamp":"t","instructions":null}` + "\n" + `{"type":"message","role":"user","content":[]}`, FormatCodex},
 		{"nine lines that decide nothing", strings.Repeat("[]\n", sniffLines) + codexMeta, FormatClaudeCode},
 	}
 	for _, tt := range tests {
@@ -535,53 +535,61 @@ func FuzzReadCodex(f *testing.F) {
 	f.Add([]byte(codexLine("compacted", `{"message":"m","replacement_history":[{"type":"message","role":"user","content":"m"},7]}`)))
 	f.Add([]byte(codexLine("event_msg", `{"type":"user_message","message":"hi","images":["data:image/png;base64,AAAA","ftp://x"]}`) + "\n" + `{"timesta`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		const maxLine = 8 << 10
-		data := append([]byte(codexMeta+"\n"), in...)
-		tr, err := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine})
-		require.NoError(t, err)
-		require.Equal(t, FormatCodex, tr.Format)
-
-		nonBlank, _ := splitLines(data)
-		read := map[int]bool{}
-		for _, l := range tr.Lines {
-			read[l] = true
-		}
-		torn := 0
-		if tr.Torn != nil {
-			torn = 1
-		}
-		require.Equal(t, len(nonBlank), len(read)+len(tr.Problems)+torn, "every line is a record or a problem")
-		require.Len(t, tr.Lines, len(tr.Records))
-
-		strict, strictErr := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine, Strict: true})
-		fatal := len(tr.Dropped) > 0
-		for _, p := range tr.Problems {
-			fatal = fatal || !errors.Is(p, ErrTornLine)
-		}
-		if fatal {
-			_, ok := errors.AsType[*LineError](strictErr)
-			require.True(t, ok, "%v", strictErr)
-		} else {
-			require.NoError(t, strictErr)
-			require.Equal(t, len(tr.Records), len(strict.Records))
-		}
-
-		again, err := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine})
-		require.NoError(t, err)
-		for i := range tr.Records {
-			a, _ := json.Marshal(tr.Records[i])
-			b, _ := json.Marshal(again.Records[i])
-			require.Equal(t, string(a), string(b))
-		}
-
-		p := newTestPipeline(t, Config{Budget: BudgetConfig{Store: &MapStore{}}}, fuzzNow)
-		pin := Input{Records: tr.Records, System: tr.System}
-		res, err := p.Prepare(t.Context(), pin)
-		if !errors.Is(err, ErrNoMessages) {
-			require.NoError(t, err)
-		}
-		checkConservation(t, "fuzz.jsonl", pin, res)
+		fuzzCodexBody(t, append([]byte(codexMeta+"\n"), in...), "")
 	})
+}
+
+// fuzzCodexBody is the body of the Codex fuzz targets: data reads as a rollout of the variant,
+// without a panic, nothing dropped silently (every non-blank line is a record, a reported
+// problem or the torn last line), strict mode agrees, reading is deterministic, and whatever
+// decodes goes through Prepare without losing a block.
+func fuzzCodexBody(t *testing.T, data []byte, variant string) {
+	const maxLine = 8 << 10
+	tr, err := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine})
+	require.NoError(t, err)
+	require.Equal(t, FormatCodex, tr.Format)
+	require.Equal(t, variant, tr.Variant)
+
+	nonBlank, _ := splitLines(data)
+	read := map[int]bool{}
+	for _, l := range tr.Lines {
+		read[l] = true
+	}
+	torn := 0
+	if tr.Torn != nil {
+		torn = 1
+	}
+	require.Equal(t, len(nonBlank), len(read)+len(tr.Problems)+torn, "every line is a record or a problem")
+	require.Len(t, tr.Lines, len(tr.Records))
+
+	strict, strictErr := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine, Strict: true})
+	fatal := len(tr.Dropped) > 0
+	for _, p := range tr.Problems {
+		fatal = fatal || !errors.Is(p, ErrTornLine)
+	}
+	if fatal {
+		_, ok := errors.AsType[*LineError](strictErr)
+		require.True(t, ok, "%v", strictErr)
+	} else {
+		require.NoError(t, strictErr)
+		require.Equal(t, len(tr.Records), len(strict.Records))
+	}
+
+	again, err := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine})
+	require.NoError(t, err)
+	for i := range tr.Records {
+		a, _ := json.Marshal(tr.Records[i])
+		b, _ := json.Marshal(again.Records[i])
+		require.Equal(t, string(a), string(b))
+	}
+
+	p := newTestPipeline(t, Config{Budget: BudgetConfig{Store: &MapStore{}}}, fuzzNow)
+	pin := Input{Records: tr.Records, System: tr.System}
+	res, err := p.Prepare(t.Context(), pin)
+	if !errors.Is(err, ErrNoMessages) {
+		require.NoError(t, err)
+	}
+	checkConservation(t, "fuzz.jsonl", pin, res)
 }
 
 // TestCodexRecordsWriteAsTranscript: the records mapped from a rollout encode in the

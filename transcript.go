@@ -93,6 +93,10 @@ type Transcript struct {
 	// For [FormatCodex] the records are the rollout's lines mapped to the library's terms
 	// (see docs/codex.md): one or more records per line, Lines naming each record's line.
 	Format Format
+	// Variant names the version of the format when it has several: [CodexLegacy] for a Codex
+	// rollout from before the {"timestamp", "type", "payload"} wrapper, "" for the current one
+	// (and for Claude Code sessions).
+	Variant string
 	// System is the system prompt the file records, for Input.System: a Codex rollout's base
 	// instructions. Nil for Claude Code sessions, whose files do not hold it.
 	System []*Text
@@ -149,9 +153,9 @@ func (t *Transcript) Err() error {
 // after it too. A read error from r is returned as a *LineError too. On error the transcript
 // is nil.
 func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, error) {
-	format, r := sniff(r)
+	format, variant, r := sniff(r)
 	if format == FormatCodex {
-		return readCodex(r, name, opts)
+		return readCodex(r, name, opts, variant)
 	}
 	d := NewDecoder(r, name, opts)
 	t := &Transcript{Name: name, Format: FormatClaudeCode}
