@@ -191,6 +191,11 @@ func (a *Appender) writeAfter(after int, batch []byte) (int, error) {
 		return 0, &ConflictError{Session: a.path, After: after, End: lines}
 	}
 	if err := a.write(batch); err != nil {
+		// Stored whole or not at all: a write cut short (a full disk, a size limit) is
+		// undone under the lock, so no Load sees part of the batch and a retry can match.
+		if terr := a.f.Truncate(a.size); terr != nil {
+			return 0, errors.Join(err, fmt.Errorf("agentctx: undo the partial append to %s: %w", a.path, terr))
+		}
 		return 0, err
 	}
 	return after + n, nil

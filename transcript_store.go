@@ -105,7 +105,12 @@ func (s DirStore) Load(ctx context.Context, session string, opts ReadOptions) (*
 		return nil, fmt.Errorf("agentctx: load session %q: lock: %w", session, err)
 	}
 	defer unlockFile(f)
-	return ReadTranscript(f, path, opts)
+	tr, err := ReadTranscript(f, path, opts)
+	if err == nil && tr.End == 0 {
+		// An empty file holds no session: a first append that failed before its first line.
+		return nil, fmt.Errorf("agentctx: load session %q: %w", session, os.ErrNotExist)
+	}
+	return tr, err
 }
 
 // Append appends records to session's file with [Appender.AppendAfter], creating the file
@@ -126,6 +131,11 @@ func (s DirStore) Append(ctx context.Context, session string, after int, records
 	}
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return 0, fmt.Errorf("agentctx: append to session %q: %w", session, err)
+	}
+	for i := range records { // encode first: a record that cannot be written creates no file
+		if _, err := records[i].MarshalLine(); err != nil {
+			return 0, fmt.Errorf("agentctx: append to session %q: record %d: %w", session, i, err)
+		}
 	}
 	a, err := OpenAppender(path, AppendOptions{Sync: s.Sync})
 	if err != nil {
