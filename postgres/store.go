@@ -230,6 +230,11 @@ func (s *Store) Append(ctx context.Context, session string, after int, records .
 	if len(records) == 0 {
 		return after, nil
 	}
+	if after > 0 {
+		if err := s.refuseCodex(ctx, session); err != nil {
+			return 0, err
+		}
+	}
 	rows := make([]row, len(records))
 	for i := range records {
 		line, err := records[i].MarshalLine()
@@ -242,6 +247,34 @@ func (s *Store) Append(ctx context.Context, session string, after int, records .
 		}
 	}
 	return s.insert(ctx, s.pool, session, after, rows)
+}
+
+// refuseCodex returns an error matching [agentctx.ErrCodexAppend] when session holds an
+// imported Codex rollout: the library never writes to a rollout, in a file or here (a line
+// of ours would make the exported file unreadable to Codex). It reads the session's first
+// lines, as many as [agentctx.DetectFormat] looks at.
+func (s *Store) refuseCodex(ctx context.Context, session string) error {
+	rows, err := s.pool.Query(ctx, `SELECT line FROM agentctx_lines WHERE session = $1 AND seq <= 8 ORDER BY seq`, session)
+	if err != nil {
+		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), err)
+	}
+	var head []byte
+	for rows.Next() {
+		var line []byte
+		if err := rows.Scan(&line); err != nil {
+			rows.Close()
+			return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), err)
+		}
+		head = append(append(head, line...), '\n')
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), err)
+	}
+	if agentctx.DetectFormat(head) == agentctx.FormatCodex {
+		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), agentctx.ErrCodexAppend)
+	}
+	return nil
 }
 
 // querier is what insert needs of a pool or a transaction.
