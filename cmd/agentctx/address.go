@@ -119,8 +119,10 @@ func (a address) raw(ctx context.Context) ([]byte, error) {
 }
 
 // create writes data as a new session: a file that must not exist, or a session with no line
-// yet. It returns the number of lines a database stored (0 for a file).
-func (a address) create(ctx context.Context, data []byte) (int, error) {
+// yet — or, with resume, a database session holding the first lines of data, which an import
+// cut short left (import completes it). It returns the number of lines a database stored (0
+// for a file).
+func (a address) create(ctx context.Context, data []byte, resume bool) (int, error) {
 	if a.url == "" {
 		f, err := os.OpenFile(a.file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if err != nil {
@@ -137,13 +139,20 @@ func (a address) create(ctx context.Context, data []byte) (int, error) {
 		return 0, err
 	}
 	defer st.Close()
-	if _, err := st.Load(ctx, a.session, agentctx.ReadOptions{}); !errors.Is(err, fs.ErrNotExist) {
-		if err == nil {
-			return 0, fmt.Errorf("%s already holds a session: nothing imported", a.shown)
+	if !resume {
+		if _, err := st.Load(ctx, a.session, agentctx.ReadOptions{}); !errors.Is(err, fs.ErrNotExist) {
+			if err == nil {
+				return 0, fmt.Errorf("%s already holds another session: nothing written", a.shown)
+			}
+			return 0, a.dbError(err)
 		}
-		return 0, a.dbError(err)
 	}
+	// Import is positioned and idempotent: it completes an import cut short (the session holds
+	// a prefix of data) and refuses a session holding other lines with a conflict.
 	n, err := st.Import(ctx, a.session, bytes.NewReader(data))
+	if errors.Is(err, agentctx.ErrConflict) {
+		return 0, fmt.Errorf("%s already holds another session: nothing imported", a.shown)
+	}
 	if err != nil {
 		return 0, a.dbError(err)
 	}

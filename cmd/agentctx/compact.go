@@ -79,7 +79,7 @@ func (s *session) appendTo(ctx context.Context, out string, records []agentctx.R
 	if err != nil {
 		return err
 	}
-	end, err := dst.create(ctx, data)
+	end, err := dst.create(ctx, data, false)
 	if err != nil {
 		return fmt.Errorf("--out: %w", err)
 	}

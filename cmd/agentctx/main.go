@@ -111,7 +111,7 @@ var commands = []command{
 			"(postgres://user@host/db?options), every line byte for byte, as the session " +
 			"ADDRESS names after # (one FILE), or else under the FILE's name without " +
 			"\".jsonl\". It applies the schema first when the database lacks it. A session " +
-			"that already has lines is left alone: nothing is imported.",
+			"that already holds other lines is left alone: nothing is imported; one whose import was cut short is completed.",
 		run: importCmd,
 	},
 	{

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"crypto/rand"
+	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -10,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/agentctx/agentctx/postgres"
 )
 
 // database returns the test server's address, or skips the test when there is none.
@@ -109,7 +113,7 @@ func TestCompactDatabase(t *testing.T) {
 	assert.Greater(t, len(copied), len(orig))
 	code, _, errOut = runCmd(t, "compact", now, "--window=40000", "--out="+copyAddr, store, addr)
 	assert.Equal(t, 1, code, "--out never writes into a session that has lines")
-	assert.Contains(t, errOut, "already holds a session")
+	assert.Contains(t, errOut, "already holds another session")
 
 	code, _, errOut = runCmd(t, "compact", now, "--window=40000", store, addr)
 	require.Equal(t, 0, code, errOut)
@@ -147,4 +151,29 @@ func TestDatabaseErrors(t *testing.T) {
 	code, out, _ := runCmd(t, "schema")
 	assert.Equal(t, 0, code)
 	assert.Contains(t, out, "CREATE TABLE agentctx_lines")
+}
+
+// TestImportResume: an import cut short (here its first chunk stored by hand) is completed by
+// running agentctx import again, byte for byte.
+func TestImportResume(t *testing.T) {
+	db := database(t)
+	var lines [][]byte // 10 lines of 1 MiB: Import INSERTs lines 1-8, then 9-10
+	for i := range 10 {
+		lines = append(lines, fmt.Appendf(nil, `{"type":"user","uuid":"u%d","x":"%s"}`+"\n", i, strings.Repeat("x", 1<<20)))
+	}
+	f := filepath.Join(t.TempDir(), "s.jsonl")
+	require.NoError(t, os.WriteFile(f, bytes.Join(lines, nil), 0o644))
+	st, err := postgres.Open(t.Context(), db)
+	require.NoError(t, err)
+	defer st.Close()
+	_, err = st.Migrate(t.Context())
+	require.NoError(t, err)
+	session := "resume-" + strings.ToLower(rand.Text()[:8]) // what an import killed after its first INSERT leaves:
+	_, err = st.Import(t.Context(), session, bytes.NewReader(bytes.Join(lines[:8], nil)))
+	require.NoError(t, err)
+	code, _, errOut := runCmd(t, "import", f, db+"#"+session)
+	require.Equal(t, 0, code, errOut)
+	code, out, errOut := runCmd(t, "export", db+"#"+session)
+	require.Equal(t, 0, code, errOut)
+	assert.True(t, out == string(bytes.Join(lines, nil)), "the completed import exports the file byte for byte")
 }

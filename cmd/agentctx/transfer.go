@@ -68,7 +68,7 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "%s is already in the database as session %s, byte for byte: nothing imported\n", f, to.session)
 			continue
 		}
-		n, err := to.create(ctx, data)
+		n, err := to.create(ctx, data, true)
 		if err != nil {
 			return fmt.Errorf("import %s: %w", f, err)
 		}
@@ -102,7 +102,7 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		_, err = stdout.Write(data)
 		return err
 	}
-	if _, err := (address{file: pos[1], shown: pos[1]}).create(ctx, data); err != nil {
+	if _, err := (address{file: pos[1], shown: pos[1]}).create(ctx, data, false); err != nil {
 		return fmt.Errorf("export to %s: %w", pos[1], err)
 	}
 	fmt.Fprintf(stderr, "agentctx: exported %s to %s: %d bytes\n", src, pos[1], len(data))
