@@ -13,7 +13,15 @@ type Model struct {
 	ContextWindow int
 	// MaxOutput is the maximum max_tokens the model accepts.
 	MaxOutput int
+	// MinCacheTokens is the shortest prefix the provider's prompt cache stores for the
+	// model: a cache breakpoint on a shorter prefix writes nothing, and the prompt is billed
+	// as uncached input ([Simulate] models it). Zero: [DefaultMinCacheTokens].
+	MinCacheTokens int
 }
+
+// DefaultMinCacheTokens is the minimum cacheable prefix of a model whose table entry names
+// none: 1,024 tokens, the smallest any current Claude model has.
+const DefaultMinCacheTokens = 1024
 
 // AutoCompactThreshold returns [AutoCompactThreshold](m.ContextWindow, m.MaxOutput).
 func (m Model) AutoCompactThreshold() int {
@@ -43,18 +51,21 @@ type Models map[string]Model
 func DefaultModels() Models {
 	const window = 200_000
 	ms := Models{}
+	// Minimum cacheable prefixes as Anthropic's tables give them (they disagree on Sonnet
+	// 4.6: 1,024 or 2,048; the larger is taken, so a simulation never counts a cache read the
+	// provider may not give).
 	for _, m := range []Model{
-		{"claude-opus-4-7", window, 64_000},
-		{"claude-opus-4-6", window, 128_000},
-		{"claude-opus-4-5", window, 64_000},
-		{"claude-opus-4-1", window, 32_000},
-		{"claude-opus-4", window, 32_000},
-		{"claude-sonnet-4-6", window, 64_000},
-		{"claude-sonnet-4-5", window, 64_000},
-		{"claude-sonnet-4", window, 64_000},
-		{"claude-haiku-4-5", window, 64_000},
-		{"claude-3-7-sonnet", window, 64_000},
-		{"claude-3-5-haiku", window, 8_192},
+		{"claude-opus-4-7", window, 64_000, 4096},
+		{"claude-opus-4-6", window, 128_000, 4096},
+		{"claude-opus-4-5", window, 64_000, 4096},
+		{"claude-opus-4-1", window, 32_000, 1024},
+		{"claude-opus-4", window, 32_000, 1024},
+		{"claude-sonnet-4-6", window, 64_000, 2048},
+		{"claude-sonnet-4-5", window, 64_000, 1024},
+		{"claude-sonnet-4", window, 64_000, 1024},
+		{"claude-haiku-4-5", window, 64_000, 4096},
+		{"claude-3-7-sonnet", window, 64_000, 1024},
+		{"claude-3-5-haiku", window, 8_192, 2048},
 	} {
 		ms[m.Name] = m
 	}

@@ -70,6 +70,7 @@ type Pipeline struct {
 	levels    Levels
 	counter   *Counter
 	modelMax  int // the model's maximum output from the model table; 0: unknown
+	minCache  int // the model's minimum cacheable prefix (Model.MinCacheTokens)
 	// enc memoizes the encoded parts of the requests the pipeline builds (see
 	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
 	enc *encodeMemo
@@ -90,6 +91,10 @@ func New(cfg Config) (*Pipeline, error) {
 			p.maxOutput = m.MaxOutput
 		}
 		p.modelMax = m.MaxOutput
+		p.minCache = m.MinCacheTokens
+	}
+	if p.minCache == 0 {
+		p.minCache = DefaultMinCacheTokens
 	}
 	if p.window <= 0 {
 		return nil, fmt.Errorf("agentctx: context window unknown for model %q: set Config.ContextWindow", cfg.Model)

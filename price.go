@@ -3,6 +3,7 @@ package agentctx
 import (
 	"fmt"
 	"maps"
+	"math"
 )
 
 // Price is what a model's tokens cost, in US dollars per million tokens. The zero Price makes
@@ -33,8 +34,8 @@ func (p Price) validate(name string) error {
 		field string
 		v     float64
 	}{{"Input", p.Input}, {"CacheWrite5m", p.CacheWrite5m}, {"CacheWrite1h", p.CacheWrite1h}, {"CacheRead", p.CacheRead}, {"Output", p.Output}} {
-		if f.v < 0 {
-			return fmt.Errorf("agentctx: price of %q: %s %v is negative", name, f.field, f.v)
+		if !(f.v >= 0) || math.IsInf(f.v, 1) { // NaN fails the first test
+			return fmt.Errorf("agentctx: price of %q: %s %v is not a finite price of zero or more", name, f.field, f.v)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"hash"
 	"io"
 	"strconv"
@@ -36,6 +37,12 @@ type promptCache struct {
 	sent    bool     // a request was sent
 	entries map[[32]byte]cacheEntry
 	digests map[Block][32]byte // blocks are never modified in place: a pointer names its bytes
+	// prevDigests is the previous request's memo: a memo of two requests, so that it holds
+	// what the next request may share and not every block ever sent.
+	prevDigests map[Block][32]byte
+	// minTokens is the model's minimum cacheable prefix: a breakpoint on a shorter prefix
+	// writes nothing.
+	minTokens int
 }
 
 type cacheEntry struct {
@@ -50,8 +57,8 @@ type cacheUse struct {
 	expired                          bool // the previous request's entry expired before this one
 }
 
-func newPromptCache(c *Counter) *promptCache {
-	return &promptCache{counter: c, entries: map[[32]byte]cacheEntry{}, digests: map[Block][32]byte{}}
+func newPromptCache(c *Counter, minTokens int) *promptCache {
+	return &promptCache{counter: c, minTokens: minTokens, entries: map[[32]byte]cacheEntry{}, digests: map[Block][32]byte{}}
 }
 
 // position is one block boundary of a request: the chained hash of the prefix ending there,
@@ -87,6 +94,17 @@ func (pc *promptCache) positions(req *Request) ([]position, error) {
 		}
 		step('s', d, pc.counter.Block(s), s.CacheControl)
 	}
+	// The thinking parameters and the tool choice come before the messages in the cache's
+	// order: changing them invalidates the cached messages, not the tools or the system
+	// prompt. They hold no tokens of their own.
+	var params []byte
+	if req.Thinking != nil {
+		params = fmt.Appendf(params, "thinking %q %d;", req.Thinking.Type, req.Thinking.BudgetTokens)
+	}
+	if tc := req.ToolChoice; tc != nil {
+		params = fmt.Appendf(params, "tool_choice %q %q;", tc.Type, tc.Name)
+	}
+	h = sha256.Sum256(append(h[:], params...))
 	for _, m := range req.Messages {
 		for j, b := range m.Content {
 			d, err := pc.digest(b)
@@ -113,6 +131,10 @@ func (pc *promptCache) positions(req *Request) ([]position, error) {
 // are hashed from their encoding.
 func (pc *promptCache) digest(b Block) ([32]byte, error) {
 	if d, ok := pc.digests[b]; ok {
+		return d, nil
+	}
+	if d, ok := pc.prevDigests[b]; ok {
+		pc.digests[b] = d
 		return d, nil
 	}
 	stripped, n := stripCacheControl(b)
@@ -245,6 +267,7 @@ func markerTTL(cc *CacheControl) time.Duration {
 // breakpoint beyond it writes an entry with its marker's time to live. deleted is what the
 // request's cache_edits delete from the cached prefix: it leaves the read first.
 func (pc *promptCache) send(req *Request, now time.Time, deleted int) (cacheUse, error) {
+	pc.prevDigests, pc.digests = pc.digests, make(map[Block][32]byte, len(pc.digests))
 	pos, err := pc.positions(req)
 	if err != nil {
 		return cacheUse{}, err
@@ -272,14 +295,17 @@ func (pc *promptCache) send(req *Request, now time.Time, deleted int) (cacheUse,
 	if read >= 0 {
 		use.read = pos[read].tokens
 		covered = use.read
-		e := pc.entries[pos[read].hash]
-		e.last = now
-		pc.entries[pos[read].hash] = e
+		for i := 0; i <= read; i++ { // every entry the request uses is refreshed, not only the longest
+			if e, ok := pc.entries[pos[i].hash]; ok {
+				e.last = now
+				pc.entries[pos[i].hash] = e
+			}
+		}
 	}
 	for m := read + 1; m < len(pos); m++ {
 		ttl := pos[m].ttl
-		if ttl == 0 {
-			continue
+		if ttl == 0 || pos[m].tokens < pc.minTokens {
+			continue // no breakpoint, or a prefix too short for the provider to cache
 		}
 		if n := pos[m].tokens - covered; ttl == LongCacheTTL {
 			use.write1h += n

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"time"
 )
@@ -192,8 +193,8 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 	if prices == nil {
 		prices = DefaultPrices()
 	}
-	for name, pr := range prices {
-		if err := pr.validate(name); err != nil {
+	for _, name := range slices.Sorted(maps.Keys(prices)) { // the first bad price, by name
+		if err := prices[name].validate(name); err != nil {
 			return nil, err
 		}
 	}
@@ -217,7 +218,7 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 	if tools == nil {
 		tools = sessionTools(records)
 	}
-	cache := newPromptCache(p.counter)
+	cache := newPromptCache(p.counter, p.minCache)
 	var (
 		transcript = make([]Record, 0, len(records)+len(records)/8)
 		relink     = map[string]string{} // a leaf a compaction replaced → the compaction's leaf
@@ -255,9 +256,9 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 		}
 		copyTo(at)
 		resp := &records[at]
-		clock = last
+		clock = last.UTC() // the turns' times are UTC, whatever offset the file wrote
 		if clock.IsZero() {
-			clock = resp.Time()
+			clock = resp.Time().UTC()
 		}
 		leaf := follow(relink, resp.ParentUUID)
 		if !seen[leaf] {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,7 +94,9 @@ func TestSimulateCache(t *testing.T) {
 		}
 		recs = append(recs, r)
 	}
-	add(RoleUser, "Write a parser for the config format.", 0)
+	// The first prompt holds a spec long enough to be cached (Sonnet 4.5 caches prefixes of
+	// 1,024 tokens and more).
+	add(RoleUser, strings.Repeat("The config format has sections, keys and values. ", 70)+"Write a parser for the config format.", 0)
 	add(RoleAssistant, "Here is a first parser.", 20*time.Second)
 	add(RoleUser, "Now add tests for it.", time.Minute)
 	add(RoleAssistant, "Tests added.", 80*time.Second)
@@ -210,8 +213,8 @@ func updating() bool {
 }
 
 // TestSimulateGolden replays three bundled sessions — one with a real compaction in the
-// file, one whose idle gaps expire the cache, one compacted by the simulation's small
-// window — and compares the JSON of the simulation with testdata/simulate (rewritten by
+// file and an idle gap that expires the cache, one whose first prompts are under the
+// minimum cacheable prefix, one compacted by the simulation's small window — and compares the JSON of the simulation with testdata/simulate (rewritten by
 // go test -run Golden -update). The same records give the same bytes twice.
 func TestSimulateGolden(t *testing.T) {
 	for _, tc := range []struct {
@@ -221,8 +224,6 @@ func TestSimulateGolden(t *testing.T) {
 	}{
 		{"codemie-code/compacted-624a4a58.jsonl", 0, func(t *testing.T, sim *Simulation) {
 			require.NotNil(t, sim.Real)
-		}},
-		{"codemie-code/mid-call-turn-1.jsonl", 0, func(t *testing.T, sim *Simulation) {
 			expired := 0
 			for _, tu := range sim.Turns {
 				if tu.Expired {
@@ -231,6 +232,17 @@ func TestSimulateGolden(t *testing.T) {
 				}
 			}
 			assert.Positive(t, expired, "an idle gap expires the cache")
+		}},
+		{"codemie-code/mid-call-turn-1.jsonl", 0, func(t *testing.T, sim *Simulation) {
+			short := 0
+			for _, tu := range sim.Turns {
+				if tu.InputTokens < DefaultMinCacheTokens { // Sonnet 4.5's minimum cacheable prefix
+					short++
+					assert.Zero(t, tu.CacheWrite5m+tu.CacheWrite1h+tu.CacheRead, "turn %d: a prefix under the minimum is not cached", tu.Turn)
+					assert.Equal(t, tu.InputTokens, tu.Uncached, "turn %d", tu.Turn)
+				}
+			}
+			assert.Positive(t, short, "the session starts under the minimum cacheable prefix")
 		}},
 		{"claude-code-log/worktrees-ef958aa1.jsonl", 16000, func(t *testing.T, sim *Simulation) {
 			assert.Positive(t, sim.Totals.Compactions)
@@ -325,7 +337,13 @@ func TestPrices(t *testing.T) {
 	bad := DefaultPrices()
 	bad["claude-sonnet-4-5"] = Price{Input: 3, CacheRead: -1}
 	_, err := Simulate(t.Context(), nil, Config{Model: "claude-sonnet-4-5"}, SimOptions{Prices: bad})
-	require.EqualError(t, err, `agentctx: price of "claude-sonnet-4-5": CacheRead -1 is negative`)
+	require.EqualError(t, err, `agentctx: price of "claude-sonnet-4-5": CacheRead -1 is not a finite price of zero or more`)
+	bad["claude-haiku-4-5"] = Price{Input: math.NaN()}
+	bad["claude-opus-4-1"] = Price{Output: math.Inf(1)}
+	for range 5 { // several bad prices: the same one, by name, every time
+		_, err = Simulate(t.Context(), nil, Config{Model: "claude-sonnet-4-5"}, SimOptions{Prices: bad})
+		require.EqualError(t, err, `agentctx: price of "claude-haiku-4-5": Input NaN is not a finite price of zero or more`)
+	}
 	sim, err := Simulate(t.Context(), nil, Config{Model: "gpt-5", ContextWindow: 100000}, SimOptions{})
 	require.NoError(t, err)
 	assert.False(t, sim.Priced, "an unknown model is not priced")
