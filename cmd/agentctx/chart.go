@@ -38,9 +38,9 @@ func chart(sim *agentctx.Simulation, path string) []byte {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="12">`+"\n",
 		chartW, chartH, chartW, chartH)
 	title := fmt.Sprintf("agentctx simulate %s: %s, window %d", path, sim.Model, sim.ContextWindow)
-	fmt.Fprintf(&b, "<title>%s</title>\n", html.EscapeString(title))
+	fmt.Fprintf(&b, "<title>%s</title>\n", xmlText(title))
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#ffffff"/>`+"\n", chartW, chartH)
-	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="14">%s</text>`+"\n", padLeft, html.EscapeString(title))
+	fmt.Fprintf(&b, `<text x="%d" y="24" font-size="14">%s</text>`+"\n", padLeft, xmlText(title))
 
 	// Axes and ticks: five on the tokens axis, up to ten on the turns axis.
 	b.WriteString(`<g id="axes" stroke="#888888" fill="#444444">` + "\n")
@@ -90,7 +90,7 @@ func chart(sim *agentctx.Simulation, path string) []byte {
 		if t.Error != "" {
 			cx, cy := x(i), y(t.InputTokens)
 			fmt.Fprintf(&b, `<path class="failed" d="M%.1f %.1f l8 8 m0 -8 l-8 8"><title>turn %d not sent: %s</title></path>`+"\n",
-				cx-4, cy-4, t.Turn, html.EscapeString(t.Error))
+				cx-4, cy-4, t.Turn, xmlText(t.Error))
 		}
 	}
 	b.WriteString("</g>\n")
@@ -102,4 +102,19 @@ func chart(sim *agentctx.Simulation, path string) []byte {
 	fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#54278f" stroke-width="1.5"/><text x="%d" y="%d">compaction</text></g>`+"\n", lx+240, padTop+4, lx+240, padTop+18, lx+248, padTop+16)
 	b.WriteString("</svg>\n")
 	return []byte(b.String())
+}
+
+// xmlText escapes s for an SVG text node or attribute: markup escaped, and runes XML 1.0
+// does not allow (control characters, invalid UTF-8, from a session's content) replaced by
+// U+FFFD, so that the chart stays well-formed whatever the session holds.
+func xmlText(s string) string {
+	return html.EscapeString(strings.Map(func(r rune) rune {
+		switch {
+		case r == '\t' || r == '\n' || r == '\r':
+			return r
+		case r < 0x20, r == 0xFFFE, r == 0xFFFF, r >= 0xD800 && r <= 0xDFFF:
+			return '\uFFFD'
+		}
+		return r
+	}, strings.ToValidUTF8(s, "\uFFFD")))
 }

@@ -230,3 +230,19 @@ func TestSimulateCorpus(t *testing.T) {
 		assert.Equal(t, 0, code, "%s: %s", f, errOut)
 	}
 }
+
+// TestSimulateSVGHostileContent: control characters and markup in a session's model id (which
+// reaches the chart's title) leave the SVG well-formed, without the markup.
+func TestSimulateSVGHostileContent(t *testing.T) {
+	dir := t.TempDir()
+	sess, out := filepath.Join(dir, "s.jsonl"), filepath.Join(dir, "c.svg")
+	require.NoError(t, os.WriteFile(sess, []byte(`{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}
+{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","model":"claude-sonnet-4-5\u0007\u001b[31m<script>","role":"assistant","content":[{"type":"text","text":"ok"}]}}
+`), 0o644))
+	code, _, errOut := runCmd(t, "simulate", "--svg="+out, sess)
+	require.Equal(t, 0, code, errOut)
+	data, err := os.ReadFile(out)
+	require.NoError(t, err)
+	require.NoError(t, xml.Unmarshal(data, new(struct{})), "well-formed XML")
+	assert.NotContains(t, string(data), "<script")
+}
