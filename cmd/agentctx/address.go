@@ -120,8 +120,8 @@ func (a address) raw(ctx context.Context) ([]byte, error) {
 
 // create writes data as a new session: a file that must not exist, or a session with no line
 // yet — or, with resume, a database session holding the first lines of data, which an import
-// cut short left (import completes it). It returns the number of lines a database stored (0
-// for a file).
+// cut short left (import completes it). It returns the number of lines
+// the session holds then.
 func (a address) create(ctx context.Context, data []byte, resume bool) (int, error) {
 	if a.url == "" {
 		f, err := os.OpenFile(a.file, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -132,7 +132,11 @@ func (a address) create(ctx context.Context, data []byte, resume bool) (int, err
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		return 0, err
+		lines := bytes.Count(data, []byte("\n"))
+		if len(data) > 0 && data[len(data)-1] != '\n' {
+			lines++ // a last line without its newline is a line too
+		}
+		return lines, err
 	}
 	st, err := a.open(ctx, true)
 	if err != nil {
@@ -164,7 +168,17 @@ func (a address) create(ctx context.Context, data []byte, resume bool) (int, err
 // conflict).
 func (a address) appendAfter(ctx context.Context, end int, records []agentctx.Record) error {
 	if a.url == "" {
-		return agentctx.AppendFile(a.file, agentctx.AppendOptions{Sync: true}, records...)
+		// After the line read, as for a database: a writer that appended since (the agent
+		// still running) is a conflict, not a fork.
+		ap, err := agentctx.OpenAppender(a.file, agentctx.AppendOptions{Sync: true})
+		if err != nil {
+			return err
+		}
+		_, err = ap.AppendAfter(end, records...)
+		if cerr := ap.Close(); err == nil {
+			err = cerr
+		}
+		return err
 	}
 	st, err := a.open(ctx, false)
 	if err != nil {

@@ -558,3 +558,19 @@ func TestCodexCorpus(t *testing.T) {
 		assert.Positive(t, res.Totals.Turns, "%s: simulate replays the rollout's responses", f)
 	}
 }
+
+// TestAppendAfterFile: compact appends to a file after the line it read, so a line another
+// writer (the agent, still running) appended since is a conflict, not a fork.
+func TestAppendAfterFile(t *testing.T) {
+	f := filepath.Join(t.TempDir(), "s.jsonl")
+	require.NoError(t, os.WriteFile(f, []byte(`{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}`+"\n"+
+		`{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"ok"}]}}`+"\n"), 0o644))
+	rec := agentctx.Record{Type: agentctx.TypeSystem, UUID: "s1", ParentUUID: "a1", Content: json.RawMessage(`"note"`)}
+	addr := address{file: f, shown: f}
+	err := addr.appendAfter(t.Context(), 1, []agentctx.Record{rec})
+	require.ErrorIs(t, err, agentctx.ErrConflict, "a line was appended after the one read")
+	require.NoError(t, addr.appendAfter(t.Context(), 2, []agentctx.Record{rec}))
+	tr, err := agentctx.ReadFile(f, agentctx.ReadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 3, tr.End)
+}
