@@ -51,9 +51,9 @@ type Models map[string]Model
 func DefaultModels() Models {
 	const window = 200_000
 	ms := Models{}
-	// Minimum cacheable prefixes as Anthropic's tables give them (they disagree on Sonnet
-	// 4.6: 1,024 or 2,048; the larger is taken, so a simulation never counts a cache read the
-	// provider may not give).
+	// Minimum cacheable prefixes as Anthropic's tables give them. The tables disagree on
+	// Sonnet 4.6 (1,024 or 2,048 tokens); the larger is taken, so a simulation never counts a
+	// cache read the provider may not give.
 	for _, m := range []Model{
 		{"claude-opus-4-7", window, 64_000, 4096},
 		{"claude-opus-4-6", window, 128_000, 4096},
