@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -60,10 +61,16 @@ type LineError struct {
 // Error formats the error as "file:line: field F: err", omitting the field part when Field is
 // empty.
 func (e *LineError) Error() string {
-	if e.Field == "" {
-		return fmt.Sprintf("%s:%d: %v", e.File, e.Line, e.Err)
+	// The cause's own "agentctx: " goes: the message starts with the file, and a caller
+	// that prefixes it would say "agentctx:" twice.
+	cause := "<nil>"
+	if e.Err != nil {
+		cause = strings.TrimPrefix(e.Err.Error(), "agentctx: ")
 	}
-	return fmt.Sprintf("%s:%d: field %s: %v", e.File, e.Line, e.Field, e.Err)
+	if e.Field == "" {
+		return fmt.Sprintf("%s:%d: %s", e.File, e.Line, cause)
+	}
+	return fmt.Sprintf("%s:%d: field %s: %s", e.File, e.Line, e.Field, cause)
 }
 
 // Unwrap returns the cause.

@@ -184,7 +184,7 @@ func TestReadTranscriptErrorMessages(t *testing.T) {
 		},
 		{
 			name: "line too long", in: userLine("a") + "\n" + userLine(strings.Repeat("z", 200)) + "\n", opts: ReadOptions{MaxLineBytes: 150},
-			line: 2, prefix: "x.jsonl:2: agentctx: line too long: ", is: ErrLineTooLong,
+			line: 2, prefix: "x.jsonl:2: line too long: ", is: ErrLineTooLong,
 		},
 	}
 	for _, tt := range tests {
@@ -233,7 +233,7 @@ func TestReadTranscriptErrorMessages(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, tr.Torn)
 		assert.ErrorIs(t, tr.Torn, ErrTornLine)
-		assert.True(t, strings.HasPrefix(tr.Torn.Error(), "x.jsonl:2: agentctx: torn line"), tr.Torn.Error())
+		assert.True(t, strings.HasPrefix(tr.Torn.Error(), "x.jsonl:2: torn line"), tr.Torn.Error())
 	})
 	t.Run("sentinels", func(t *testing.T) {
 		assert.True(t, strings.HasPrefix(ErrLineTooLong.Error(), "agentctx: "))

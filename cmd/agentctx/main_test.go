@@ -251,6 +251,13 @@ func TestDamagedSession(t *testing.T) {
 	assert.Contains(t, errOut, fmt.Sprintf("agentctx: %s:%d: ", f, broken))
 	assert.Contains(t, errOut, fmt.Sprintf("agentctx: %s:%d: field message.usage.input_tokens", f, dropped))
 	assert.Contains(t, errOut, fmt.Sprintf("without the bridge the chain would lose %d records", b.Cut))
+	assert.NotContains(t, errOut, ": agentctx:", "a line error's cause carries no second prefix")
+	torn := filepath.Join(t.TempDir(), "torn.jsonl")
+	require.NoError(t, os.WriteFile(torn, append(append([]byte(nil), before...), `{"type":"user","uuid":"cut`...), 0o644))
+	code, _, errOut = runCmd(t, "request", now, store, torn)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, errOut, "torn line")
+	assert.NotContains(t, errOut, ": agentctx:", "the torn line's cause carries no second prefix")
 	var req struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
