@@ -132,11 +132,6 @@ func (s DirStore) Append(ctx context.Context, session string, after int, records
 	if err := os.MkdirAll(s.Root, 0o755); err != nil {
 		return 0, fmt.Errorf("agentctx: append to session %q: %w", session, err)
 	}
-	for i := range records { // encode first: a record that cannot be written creates no file
-		if _, err := records[i].MarshalLine(); err != nil {
-			return 0, fmt.Errorf("agentctx: append to session %q: record %d: %w", session, i, err)
-		}
-	}
 	a, err := OpenAppender(path, AppendOptions{Sync: s.Sync})
 	if err != nil {
 		return 0, fmt.Errorf("agentctx: append to session %q: %w", session, err)

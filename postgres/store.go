@@ -15,6 +15,7 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -258,20 +259,11 @@ func (s *Store) refuseCodex(ctx context.Context, session string) error {
 	if err != nil {
 		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), err)
 	}
-	var head []byte
-	for rows.Next() {
-		var line []byte
-		if err := rows.Scan(&line); err != nil {
-			rows.Close()
-			return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), err)
-		}
-		head = append(append(head, line...), '\n')
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	if err != nil {
 		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), err)
 	}
-	if agentctx.DetectFormat(head) == agentctx.FormatCodex {
+	if agentctx.DetectFormat(append(bytes.Join(lines, []byte("\n")), '\n')) == agentctx.FormatCodex {
 		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), agentctx.ErrCodexAppend)
 	}
 	return nil
