@@ -19,7 +19,11 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdout); err != nil {
+	err := run(os.Args[1:], os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return // the flag package printed the usage
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gensession:", err)
 		os.Exit(2)
 	}
