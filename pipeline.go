@@ -74,6 +74,9 @@ type Pipeline struct {
 	// enc memoizes the encoded parts of the requests the pipeline builds (see
 	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
 	enc *encodeMemo
+	// chains keeps the uuid index of the transcripts of the last conversations served, which
+	// the next turn of each extends by its new records (see [chainMemo]).
+	chains *chainMemo
 }
 
 // New validates cfg and returns a Pipeline.
@@ -131,6 +134,7 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p.counter = NewCounter(cfg.Tokens)
 	p.enc = newEncodeMemo()
+	p.chains = &chainMemo{}
 	return p, nil
 }
 
@@ -252,7 +256,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	chain, err := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge})
+	chain, err := buildChain(in.Records, ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge}, p.chains)
 	if err != nil {
 		return nil, err
 	}
