@@ -269,7 +269,7 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 
 // viewMessage converts a view item.
 func viewMessage(it *item) ViewMessage {
-	m := ViewMessage{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.time, Content: it.blocks}
+	m := ViewMessage{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.at(), Content: it.blocks}
 	switch {
 	case it.rec != nil && it.rec.IsCompactSummary:
 		m.Source, m.Meta = ViewCompactSummary, true

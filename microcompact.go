@@ -303,8 +303,8 @@ func idleGap(t *turn) (time.Duration, int) {
 			if lastAsst < 0 {
 				lastAsst = i
 			}
-			if !it.time.IsZero() {
-				return t.now.Sub(it.time), lastAsst
+			if at := it.at(); !at.IsZero() {
+				return t.now.Sub(at), lastAsst
 			}
 		}
 	}

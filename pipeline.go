@@ -389,10 +389,19 @@ type item struct {
 	role   Role
 	msgID  string // assistant message.id (split records share it)
 	meta   bool
-	time   time.Time
-	blocks []Block // shared with rec until a stage writes: use setBlock
-	owned  bool    // blocks is this item's own copy
-	origin string  // synthesized items: "collapse", "context", "pinned"
+	time   time.Time // synthesized items; an item of a record has its record's (see at)
+	blocks []Block   // shared with rec until a stage writes: use setBlock
+	owned  bool      // blocks is this item's own copy
+	origin string    // synthesized items: "collapse", "context", "pinned"
+}
+
+// at returns the item's time: its record's timestamp, read when a stage asks (few do), or the
+// time a synthesized item was given.
+func (it *item) at() time.Time {
+	if it.rec != nil {
+		return it.rec.Time()
+	}
+	return it.time
 }
 
 // setBlock replaces block i, copying the block slice first if it is still shared.
@@ -457,7 +466,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 			continue
 		}
 		blocks += len(r.Message.Content)
-		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
+		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, blocks: r.Message.Content}
 		if r.Type == TypeAssistant {
 			it.role, it.msgID = RoleAssistant, r.Message.ID
 			for _, b := range r.Message.Content {
