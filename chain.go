@@ -224,23 +224,23 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	}
 
 	// 2. Re-attach split assistant records and the results of their tool calls.
-	msgIDs := s.msgIDs
+	// The message ids on the walk, each with the first record on the chain of each key (see
+	// replayKey).
 	for _, i := range path {
 		if r := &records[i]; r.Type == TypeAssistant && r.Message != nil && r.Message.ID != "" {
-			msgIDs[r.Message.ID] = struct{}{}
+			s.msgs[r.Message.ID] = len(s.heads)
+			s.heads = append(s.heads, -1)
 		}
 	}
 	var replays []replayAt
-	kept := s.kept         // the first record on the chain with each key
-	toolUses := s.toolUses // a tool_use id → 1 + the position of the first record on the chain holding it
 	for i := start; i < len(records); i++ {
 		r := &records[i]
 		if r.Type != TypeAssistant || r.Message == nil {
 			continue
 		}
-		if _, ok := msgIDs[r.Message.ID]; ok && !otherThread(r, c.Leaf) && !dup(i) {
+		if m, ok := s.msgs[r.Message.ID]; ok && !otherThread(r, c.Leaf) && !dup(i) {
 			key := keyOf(r)
-			k, seen := kept[key]
+			k, seen := s.keptOf(m, key)
 			switch {
 			case seen && !onlyBlank(r.Message.Content) && sameBlocks(records[k].Message.Content, r.Message.Content):
 				on[i] = false // a response written again: its blocks are on the chain already
@@ -249,7 +249,7 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 					c.Leaf = &records[k]
 				}
 			case !seen:
-				kept[key] = i
+				s.keep(m, key, i)
 				fallthrough
 			default:
 				on[i] = true
@@ -257,15 +257,15 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 		}
 		if on[i] {
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok && toolUses[tu.ID] == 0 {
-					toolUses[tu.ID] = i + 1
+				if tu, ok := b.(*ToolUse); ok {
+					s.use(tu.ID, i)
 				}
 			}
 		}
 	}
-	// answered maps a tool_use id to 1 + the position of the first record answering it.
-	answered := s.answered
-	results := s.results // uuids of attached result records
+	// Each call's answer: the first record after it holding its result.
+	attached := s.attached // attached[i]: records[i] holds results of calls on the chain
+	nAttached := 0
 	for i := start; i < len(records); i++ {
 		r := &records[i]
 		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) || dup(i) {
@@ -277,10 +277,11 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 			if !ok {
 				continue
 			}
-			if at := toolUses[tr.ToolUseID]; at == 0 || i < at {
+			call := s.call(tr.ToolUseID)
+			if call == nil || i <= call.use {
 				continue // no call on the chain, or written before it: no answer to it
 			}
-			k := answered[tr.ToolUseID] - 1
+			k := call.answer
 			if first && k >= 0 && sameBlocks(records[k].Message.Content, r.Message.Content) {
 				on[i] = false // results written again with a response written again
 				replays = append(replays, replayAt{i, k, false})
@@ -289,22 +290,25 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 			first = false
 			if k < 0 || on[i] {
 				on[i] = true
-				results[r.UUID] = struct{}{}
+				if !attached[i] {
+					attached[i] = true
+					nAttached++
+				}
 			}
 			if k < 0 {
-				answered[tr.ToolUseID] = i + 1
+				call.answer = i
 			}
 		}
 	}
 	// Interrupt notices written as children of attached results.
-	if len(results) > 0 {
+	if nAttached > 0 {
 		for i := start; i < len(records); i++ {
 			r := &records[i]
 			if on[i] || r.Type != TypeUser {
 				continue
 			}
 			if p := parentOf(r); p != "" && isInterruptNotice(r) && !dup(i) {
-				if _, ok := results[p]; ok {
+				if k, ok := byUUID[p]; ok && attached[k] {
 					on[i] = true
 				}
 			}
@@ -341,15 +345,8 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	c.Records = make([]*Record, len(idx))
 	for k, i := range idx {
 		c.Records[k] = &records[i]
-		if r := c.Records[k]; r.Type == TypeAssistant && r.Message != nil {
-			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok && answered[tu.ID] == 0 {
-					answered[tu.ID] = -1 // listed once
-					c.Unanswered = append(c.Unanswered, tu.ID)
-				}
-			}
-		}
 	}
+	c.Unanswered = s.unanswered(c)
 	return c, nil
 }
 

@@ -21,20 +21,34 @@ func newChainIndex(n int) *chainIndex {
 	return &chainIndex{uuids: make([]string, 0, n), byUUID: make(map[string]int, n)}
 }
 
-// indexes reports whether records begin with the records ix was built from: the same uuid at
-// every position. Nothing else of a record goes into the index. A string the caller kept
-// from the previous turn compares at its address (the index holds it, so the address cannot
-// be reused for other bytes); a uuid decoded again compares by its bytes.
-func (ix *chainIndex) indexes(records []Record) bool {
-	if len(records) < len(ix.uuids) {
-		return false
-	}
-	for i, u := range ix.uuids {
-		if records[i].UUID != u {
-			return false
+// common returns how many records at the start of records ix indexes as they are: the same
+// uuid at every position. Nothing else of a record goes into the index. A string the caller
+// kept from the previous turn compares at its address (the index holds it, so the address
+// cannot be reused for other bytes); a uuid decoded again compares by its bytes.
+func (ix *chainIndex) common(records []Record) int {
+	n := min(len(records), len(ix.uuids))
+	for i := range n {
+		if records[i].UUID != ix.uuids[i] {
+			return i
 		}
 	}
-	return true
+	return n
+}
+
+// truncate drops the records from position n on: ix is then the index of the first n.
+func (ix *chainIndex) truncate(n int) {
+	for j := len(ix.uuids) - 1; j >= n; j-- {
+		u := ix.uuids[j]
+		if u == "" {
+			continue
+		}
+		ix.withUUID--
+		if ix.byUUID[u] == j {
+			delete(ix.byUUID, u) // no earlier record has it
+		}
+	}
+	clear(ix.uuids[n:])
+	ix.uuids = ix.uuids[:n]
 }
 
 // extend indexes the records after the ones ix holds.
@@ -71,8 +85,9 @@ const chainMemoEntries = 8
 
 // chainMemo holds the uuid indexes of the conversations a Pipeline served last. An index is
 // taken out while a turn uses it, so that conversations served concurrently never share
-// one, and put back afterwards. It changes only time: an index is used only when it
-// indexes a prefix of the records given, and then extended by the rest.
+// one, and put back afterwards. It changes only time: an index keeps only the records at
+// the start of the records given that it indexed with the same uuids, and is extended by
+// the rest.
 type chainMemo struct {
 	mu      sync.Mutex
 	entries []*chainIndex // most recently used first
@@ -87,24 +102,25 @@ func (m *chainMemo) index(records []Record) *chainIndex {
 		return ix
 	}
 	ix := m.take(records)
-	switch {
-	case ix == nil:
+	if ix == nil {
 		ix = newChainIndex(len(records))
-	case !ix.indexes(records):
-		ix.reset(len(records))
+	} else if n := ix.common(records); len(ix.uuids)-n > n {
+		ix.reset(len(records)) // dropping the records that differ costs more than indexing anew
+	} else {
+		ix.truncate(n) // another record at the end (a turn built again), a fork, a prefix
 	}
 	ix.extend(records)
 	return ix
 }
 
-// take removes and returns the kept index most likely to index a prefix of records (it
-// starts with the same uuid and holds no more records), or the least recently used one for
-// its storage when there are as many as the memo keeps, or nil.
+// take removes and returns the kept index most likely to share a prefix with records (it
+// starts with the same uuid), or the least recently used one for its storage when there are
+// as many as the memo keeps, or nil.
 func (m *chainMemo) take(records []Record) *chainIndex {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for k, ix := range m.entries {
-		if len(ix.uuids) > 0 && len(ix.uuids) <= len(records) && ix.uuids[0] == records[0].UUID {
+		if len(ix.uuids) > 0 && len(records) > 0 && ix.uuids[0] == records[0].UUID {
 			m.entries = slices.Delete(m.entries, k, k+1)
 			return ix
 		}
@@ -134,13 +150,95 @@ func (m *chainMemo) keep(ix *chainIndex) {
 // chainScratch is the working memory of one [BuildChain] call, reused across calls (see
 // chainScratchPool): none of it outlives the call.
 type chainScratch struct {
-	on                    []bool
+	// on and attached are per record: on the chain; holding results of calls on the chain.
+	on, attached          []bool
 	path, breaks, targets []int
-	msgIDs                map[string]struct{}
-	kept                  map[replayKey]int
-	toolUses, answered    map[string]int
-	results               map[string]struct{}
-	size                  int // the most records a call filled the maps for
+	// msgs maps each message id on the walk to its entry in heads: the first of its records
+	// kept, one per replayKey, listed in keys.
+	msgs  map[string]int
+	heads []int
+	keys  []keptKey
+	// calls maps each tool_use id on the chain to its entry in callList, in chain order.
+	calls    map[string]int
+	callList []chainCall
+	size     int // the most records a call filled the maps for
+}
+
+// keptKey is the first record on a chain with a replayKey: at position pos; next is the entry
+// of the next key of the same message id, or -1.
+type keptKey struct {
+	key       replayKey
+	pos, next int
+}
+
+// chainCall is a tool_use id on a chain: the position of the first record on the chain holding
+// it, and of the first record answering it (-1: none yet).
+type chainCall struct {
+	id          string
+	use, answer int
+}
+
+// keptOf returns the position of the record kept for key under message entry m.
+func (s *chainScratch) keptOf(m int, key replayKey) (int, bool) {
+	for e := s.heads[m]; e >= 0; e = s.keys[e].next {
+		if s.keys[e].key == key {
+			return s.keys[e].pos, true
+		}
+	}
+	return 0, false
+}
+
+// keep records position i as the first record with key under message entry m.
+func (s *chainScratch) keep(m int, key replayKey, i int) {
+	s.keys = append(s.keys, keptKey{key: key, pos: i, next: s.heads[m]})
+	s.heads[m] = len(s.keys) - 1
+}
+
+// use records that the record at position i holds tool_use id, unless an earlier one does.
+func (s *chainScratch) use(id string, i int) {
+	if _, ok := s.calls[id]; !ok {
+		s.calls[id] = len(s.callList)
+		s.callList = append(s.callList, chainCall{id: id, use: i, answer: -1})
+	}
+}
+
+// call returns the call of tool_use id on the chain, or nil. The pointer is valid until the
+// next use.
+func (s *chainScratch) call(id string) *chainCall {
+	k, ok := s.calls[id]
+	if !ok {
+		return nil
+	}
+	return &s.callList[k]
+}
+
+// unanswered lists the tool_use ids of c's records that no record answers, in chain order,
+// once each.
+func (s *chainScratch) unanswered(c *Chain) []string {
+	var out []string
+	if c.Preserved == nil {
+		// Calls were met in file order, which is the chain's.
+		for _, call := range s.callList {
+			if call.answer < 0 {
+				out = append(out, call.id)
+			}
+		}
+		return out
+	}
+	for _, r := range c.Records {
+		if r.Type != TypeAssistant || r.Message == nil {
+			continue
+		}
+		for _, b := range r.Message.Content {
+			if tu, ok := b.(*ToolUse); ok {
+				if call := s.call(tu.ID); call != nil && call.answer == -1 {
+					call.answer = -2 // listed once
+					out = append(out, tu.ID)
+				}
+			}
+		}
+	}
+	return out
 }
 
 // chainScratchPool holds chainScratch values between calls; a Pipeline serves many
@@ -150,27 +248,26 @@ var chainScratchPool = sync.Pool{New: func() any { return new(chainScratch) }}
 // getChainScratch returns scratch for a transcript of n records: empty maps, on all false.
 func getChainScratch(n int) *chainScratch {
 	s := chainScratchPool.Get().(*chainScratch)
-	if s.msgIDs == nil || s.size > 4*n+1024 {
+	if s.msgs == nil || s.size > 4*n+1024 {
 		// New maps, or smaller ones than those a much larger transcript left.
-		*s = chainScratch{
-			msgIDs: map[string]struct{}{}, kept: map[replayKey]int{},
-			toolUses: map[string]int{}, answered: map[string]int{}, results: map[string]struct{}{},
-		}
+		*s = chainScratch{msgs: map[string]int{}, calls: map[string]int{}}
 	}
 	s.size = max(s.size, n)
 	s.on = slices.Grow(s.on[:0], n)[:n]
 	clear(s.on)
+	s.attached = slices.Grow(s.attached[:0], n)[:n]
+	clear(s.attached)
 	return s
 }
 
 // putChainScratch empties s, so that it holds none of the caller's strings, and returns it
 // to the pool.
 func putChainScratch(s *chainScratch) {
-	clear(s.msgIDs)
-	clear(s.kept)
-	clear(s.toolUses)
-	clear(s.answered)
-	clear(s.results)
+	clear(s.msgs)
+	clear(s.calls)
+	clear(s.keys)
+	clear(s.callList)
+	s.heads, s.keys, s.callList = s.heads[:0], s.keys[:0], s.callList[:0]
 	s.path, s.breaks, s.targets = s.path[:0], s.breaks[:0], s.targets[:0]
 	chainScratchPool.Put(s)
 }
