@@ -332,7 +332,7 @@ func (p *Pipeline) budgetMessage(t *turn, g []*budgetEntry) error {
 		return cmp.Or(cmp.Compare(b.size, a.size), cmp.Compare(a.id, b.id))
 	})
 	for _, e := range cands {
-		limit := cfg.toolMax(t.toolNames[e.id])
+		limit := cfg.toolMax(t.toolName(e.id))
 		if limit == NeverReplace || e.size <= limit && total <= cfg.maxMessage() {
 			continue
 		}

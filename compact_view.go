@@ -232,7 +232,7 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 		items = slices.Concat(view[:from], []item{marker}, view[skip:])
 	}
 	st := &turn{ctx: t.ctx, now: t.now, in: t.in, chain: t.chain, boundaryPos: t.boundaryPos, levels: t.levels,
-		items: items, toolNames: t.toolNames, sessionID: t.sessionID, system: slices.Clone(t.system), report: &Report{}}
+		items: items, toolNames: t.toolNameMap(), sessionID: t.sessionID, system: slices.Clone(t.system), report: &Report{}}
 	if err := p.normalize(st); err != nil {
 		return Request{}, nil, err
 	}

@@ -423,7 +423,7 @@ type turn struct {
 	boundaryPos int // file position of the chain's compact boundary, or -1
 	levels      Levels
 	items       []item
-	toolNames   map[string]string // tool_use id → tool name
+	toolNames   map[string]string // tool_use id → tool name; made on first use (see toolName)
 	sessionID   string
 	system      []*Text
 	req         Request
@@ -445,9 +445,8 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	}
 	t := &turn{
 		ctx: ctx, now: now().UTC(), in: in, chain: chain, boundaryPos: chain.BoundaryIndex(), levels: p.levels,
-		toolNames: make(map[string]string, len(chain.Records)/2),
-		items:     make([]item, 0, len(chain.Records)),
-		system:    append([]*Text(nil), in.System...),
+		items:  make([]item, 0, len(chain.Records)),
+		system: append([]*Text(nil), in.System...),
 		report: &Report{
 			Model: p.cfg.Model, ContextWindow: p.window,
 			AutoCompactThreshold: p.levels.Threshold,
@@ -469,11 +468,6 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, blocks: r.Message.Content}
 		if r.Type == TypeAssistant {
 			it.role, it.msgID = RoleAssistant, r.Message.ID
-			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok {
-					t.toolNames[tu.ID] = tu.Name
-				}
-			}
 		}
 		t.items = append(t.items, it)
 	}
@@ -482,6 +476,29 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	p.injectPinned(t)
 	p.applyRecovery(t)
 	return t
+}
+
+// toolName returns the name of the tool that tool_use id of the chain calls, or "".
+func (t *turn) toolName(id string) string { return t.toolNameMap()[id] }
+
+// toolNameMap returns the tool name of each tool_use id of the chain's messages, made on first
+// use: few turns need one (a new result over its cap, a microcompact decision, a compaction).
+func (t *turn) toolNameMap() map[string]string {
+	if t.toolNames != nil {
+		return t.toolNames
+	}
+	t.toolNames = map[string]string{}
+	for _, r := range t.chain.Records {
+		if r.Type != TypeAssistant || !r.IsConversation() || r.IsAPIErrorMessage {
+			continue
+		}
+		for _, b := range r.Message.Content {
+			if tu, ok := b.(*ToolUse); ok {
+				t.toolNames[tu.ID] = tu.Name
+			}
+		}
+	}
+	return t.toolNames
 }
 
 // decisionNamespace derives the uuids of decision records from their content, so that the
