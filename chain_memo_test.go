@@ -151,3 +151,38 @@ func TestPipelineChainMemoTurns(t *testing.T) {
 		assert.Equal(t, want.Report.ChainRecords, got.Report.ChainRecords, "turn %d", i)
 	}
 }
+
+// TestBuildChainSteadyAllocs checks that a Pipeline's chain of a steady turn (the previous
+// records and one new prompt, the memo warm) allocates as much at 2,000 turns as at 200: the
+// chain itself, its records and positions, whatever the history's length.
+func TestBuildChainSteadyAllocs(t *testing.T) {
+	allocs := map[int]float64{}
+	for _, turns := range []int{200, 2000} {
+		k := newTK()
+		for turn := range turns {
+			k.user(fmt.Sprintf("question %d", turn))
+			tu := toolUse(fmt.Sprintf("toolu_%d", turn), "Read")
+			k.assistant(text("Reading."), tu)
+			k.results(result(tu.ID, fmt.Sprintf("contents of file %d", turn)))
+			k.assistant(text("Read."))
+		}
+		recs := k.recs
+		input := append(make([]Record, 0, len(recs)+1), recs...)
+		m := &chainMemo{}
+		i := 0
+		run := func() {
+			i++
+			u := Record{Type: TypeUser, UUID: fmt.Sprintf("steady-%d", i), ParentUUID: recs[len(recs)-1].UUID,
+				Message: &Message{Role: RoleUser, Content: []Block{text("next")}}}
+			c, err := buildChain(append(input[:len(recs)], u), ChainOptions{}, m)
+			if err != nil || len(c.Records) != len(recs)+1 {
+				t.Fatalf("chain of %d records, want %d: %v", len(c.Records), len(recs)+1, err)
+			}
+		}
+		run() // the memo warm
+		allocs[turns] = testing.AllocsPerRun(20, run)
+	}
+	t.Logf("allocations of a steady chain (the new record included): %v", allocs)
+	assert.LessOrEqual(t, allocs[200], 8.0, "allocations of a steady chain: %v", allocs)
+	assert.Equal(t, allocs[200], allocs[2000], "allocations do not grow with the history: %v", allocs)
+}
