@@ -2,7 +2,9 @@ package agentctx
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -156,6 +158,9 @@ func TestPipelineChainMemoTurns(t *testing.T) {
 // records and one new prompt, the memo warm) allocates as much at 2,000 turns as at 200: the
 // chain itself, its records and positions, whatever the history's length.
 func TestBuildChainSteadyAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops some of what is put back: allocations are counted without it")
+	}
 	allocs := map[int]float64{}
 	for _, turns := range []int{200, 2000} {
 		k := newTK()
@@ -185,4 +190,57 @@ func TestBuildChainSteadyAllocs(t *testing.T) {
 	t.Logf("allocations of a steady chain (the new record included): %v", allocs)
 	assert.LessOrEqual(t, allocs[200], 8.0, "allocations of a steady chain: %v", allocs)
 	assert.Equal(t, allocs[200], allocs[2000], "allocations do not grow with the history: %v", allocs)
+}
+
+// TestPipelineChainMemoConcurrent prepares the turns of more conversations than the memo keeps
+// on one Pipeline from many goroutines at once, and checks each request against the one a
+// fresh Pipeline builds: conversations served together never share an index.
+func TestPipelineChainMemoConcurrent(t *testing.T) {
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
+	now := time.Date(2026, 1, 2, 5, 0, 0, 0, time.UTC)
+	const convs, turns = chainMemoEntries + 4, 6
+	// histories[c][k] is conversation c after k+1 turns; want holds the fresh requests.
+	histories := make([][][]Record, convs)
+	want := make([][]string, convs)
+	for c := range convs {
+		k := newTK()
+		for turn := range turns {
+			k.user(fmt.Sprintf("conversation %d, question %d", c, turn))
+			tu := toolUse(fmt.Sprintf("toolu_%d_%d", c, turn), "Read")
+			k.assistant(text("Reading."), tu)
+			k.results(result(tu.ID, fmt.Sprintf("file %d of conversation %d", turn, c)))
+			k.assistant(text("Read."))
+			histories[c] = append(histories[c], slices.Clone(k.recs))
+			res, err := newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: k.recs})
+			require.NoError(t, err)
+			b, err := res.Request.MarshalJSON()
+			require.NoError(t, err)
+			want[c] = append(want[c], string(b))
+		}
+	}
+	p := newTestPipeline(t, cfg, now)
+	var wg sync.WaitGroup
+	got := make([][]string, convs)
+	errs := make([]error, convs)
+	for c := range convs {
+		wg.Go(func() {
+			for _, recs := range histories[c] {
+				res, err := p.Prepare(t.Context(), Input{Records: recs})
+				if err == nil {
+					var b []byte
+					b, err = res.Request.MarshalJSON()
+					got[c] = append(got[c], string(b))
+				}
+				if err != nil {
+					errs[c] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for c := range convs {
+		require.NoError(t, errs[c], "conversation %d", c)
+		assert.Equal(t, want[c], got[c], "conversation %d", c)
+	}
 }

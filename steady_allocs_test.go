@@ -23,8 +23,8 @@ const steadyPrepareMargin = 64
 // and one new prompt) allocates about as much at 2,000 turns as at 200: its allocations follow
 // the new exchange, not the history (issue 12).
 func TestPrepareSteadyAllocs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("prepares a 2,000-turn session")
+	if testing.Short() || agentctx.RaceDetector {
+		t.Skip("prepares a 2,000-turn session; under the race detector sync.Pool drops some of what is put back")
 	}
 	t.Skip("issue 12: passes once the front, normalize and count parts are merged; the lead removes this skip after the merge")
 	allocs := map[int]float64{}
