@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -173,7 +174,8 @@ type budgetSlot struct {
 // budgetEntry is the stage's view of one tool_use_id this turn.
 type budgetEntry struct {
 	id     string
-	slots  []budgetSlot
+	slots  []budgetSlot // in one, unless the id has more than one result
+	one    [1]budgetSlot
 	frozen bool         // decided by an earlier turn's record
 	record string       // uuid of the record holding the verdict (a new one once written)
 	res    BudgetResult // the verdict (frozen or new)
@@ -207,9 +209,12 @@ func (p *Pipeline) budget(t *turn) error {
 
 	// Collect the tool results of the view, per tool_use_id. Only the last API user message
 	// holds new results, and only while no assistant response follows it.
-	entries := map[string]*budgetEntry{}
-	var order []*budgetEntry // first occurrence order
-	var last []*budgetEntry  // unique entries of the unanswered last user message
+	s := getBudgetScratch(t.items)
+	defer putBudgetScratch(s)
+	entries := s.byID
+	order := s.order[:0] // first occurrence order
+	last := s.last[:0]   // unique entries of the unanswered last user message
+	defer func() { s.order, s.last = order, last }()
 	lastMsgID := ""
 	for i := range t.items {
 		it := &t.items[i]
@@ -221,7 +226,7 @@ func (p *Pipeline) budget(t *turn) error {
 			// while the response streamed sit between them) does not end the user message:
 			// normalize merges the response, and its results follow it as one message.
 			if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp {
-				last = nil // answered: the results before it have been sent
+				last = last[:0] // answered: the results before it have been sent
 			}
 			lastMsgID = it.msgID
 			continue
@@ -233,13 +238,12 @@ func (p *Pipeline) budget(t *turn) error {
 			}
 			e := entries[tr.ToolUseID]
 			if e == nil {
-				e = &budgetEntry{id: tr.ToolUseID, size: -1}
+				e = s.entry(tr.ToolUseID)
 				if r, ok := frozen[tr.ToolUseID]; ok {
 					e.frozen, e.res, e.record = true, r.res, r.record
 				} else {
 					e.res = BudgetResult{ToolUseID: tr.ToolUseID}
 				}
-				entries[tr.ToolUseID] = e
 				order = append(order, e)
 				last = append(last, e)
 			}
@@ -328,7 +332,7 @@ func (p *Pipeline) budgetMessage(t *turn, g []*budgetEntry) error {
 		return cmp.Or(cmp.Compare(b.size, a.size), cmp.Compare(a.id, b.id))
 	})
 	for _, e := range cands {
-		limit := cfg.toolMax(t.toolNames[e.id])
+		limit := cfg.toolMax(t.toolName(e.id))
 		if limit == NeverReplace || e.size <= limit && total <= cfg.maxMessage() {
 			continue
 		}
@@ -368,6 +372,58 @@ func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 	}
 	e.res = BudgetResult{ToolUseID: e.id, Replaced: true, OriginalChars: e.size, Ref: ref, Preview: pv}
 	return true, nil
+}
+
+// budgetScratch is the working memory of one run of the budget stage, reused across turns
+// (see budgetScratchPool): none of it outlives the run.
+type budgetScratch struct {
+	entries     []budgetEntry // room for every result of the view, so that entries never move
+	byID        map[string]*budgetEntry
+	order, last []*budgetEntry
+}
+
+// budgetScratchPool holds budgetScratch values between runs; a Pipeline serves many
+// conversations at once, so each run takes its own.
+var budgetScratchPool = sync.Pool{New: func() any { return &budgetScratch{byID: map[string]*budgetEntry{}} }}
+
+// getBudgetScratch returns scratch with room for the tool results of items.
+func getBudgetScratch(items []item) *budgetScratch {
+	n := 0
+	for i := range items {
+		for _, b := range items[i].blocks {
+			if _, ok := b.(*ToolResult); ok {
+				n++
+			}
+		}
+	}
+	s := budgetScratchPool.Get().(*budgetScratch)
+	if cap(s.entries) > 4*n+1024 {
+		// Smaller storage than a much larger view left.
+		*s = budgetScratch{byID: make(map[string]*budgetEntry, n)}
+	}
+	s.entries = slices.Grow(s.entries[:0], n)
+	return s
+}
+
+// entry adds the entry of tool_use id and returns it. Room was made for it: the entries before
+// it do not move.
+func (s *budgetScratch) entry(id string) *budgetEntry {
+	s.entries = append(s.entries, budgetEntry{id: id, size: -1})
+	e := &s.entries[len(s.entries)-1]
+	e.slots = e.one[:0]
+	s.byID[id] = e
+	return e
+}
+
+// putBudgetScratch empties s, so that it holds nothing of the turn, and returns it to the pool.
+func putBudgetScratch(s *budgetScratch) {
+	clear(s.entries)
+	s.entries = s.entries[:0]
+	clear(s.byID)
+	clear(s.order)
+	clear(s.last)
+	s.order, s.last = s.order[:0], s.last[:0]
+	budgetScratchPool.Put(s)
 }
 
 // frozenResult is a recorded budget verdict and the uuid of the record holding it.

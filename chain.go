@@ -2,7 +2,6 @@ package agentctx
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -100,17 +99,19 @@ func (c *Chain) Messages() []*Record {
 // not lead back to its head along parentUuid is not applied, and [Chain.SegmentProblem] says
 // why. BuildChain does not modify records.
 func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
-	// Each uuid maps to its first occurrence: written from the last record back, one map
-	// write per record, the first occurrence written last.
-	byUUID := make(map[string]int, len(records))
-	withUUID := 0
-	for i := len(records) - 1; i >= 0; i-- {
-		if u := records[i].UUID; u != "" {
-			byUUID[u] = i
-			withUUID++
-		}
-	}
-	dups := withUUID - len(byUUID)
+	return buildChain(records, opts, nil)
+}
+
+// buildChain is [BuildChain] with an optional memo of the uuid index (nil: none), which a
+// Pipeline carries from one turn to the next.
+func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, error) {
+	s := getChainScratch(len(records))
+	defer putChainScratch(s)
+	// Each uuid maps to its first occurrence.
+	ix := memo.index(records)
+	defer memo.keep(ix)
+	byUUID := ix.byUUID
+	dups := ix.withUUID - len(byUUID)
 	// dup reports whether records[i] repeats the uuid of an earlier record.
 	dup := func(i int) bool {
 		u := records[i].UUID
@@ -157,12 +158,12 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 
 	// 1. Walk parentUuid from the leaf, bridging unreadable records.
 	w := &walker{records: records, byUUID: byUUID, parentOf: parentOf, leaf: c.Leaf, through: opts.ThroughBoundaries}
-	on := map[int]bool{}
+	on := s.on // on[i]: records[i] is on the chain (during the walk: on its path)
 	visited := func(j int) bool { return on[j] }
-	var path []int    // the walk, leaf first
-	var breaks []int  // where each of c.Problems broke: its position in path
-	var targets []int // and where a bridge goes (or would go)
-	start := 0        // records before the boundary never join the chain
+	path := s.path[:0]       // the walk, leaf first
+	breaks := s.breaks[:0]   // where each of c.Problems broke: its position in path
+	targets := s.targets[:0] // and where a bridge goes (or would go)
+	start := 0               // records before the boundary never join the chain
 	for i := leaf; i >= 0; {
 		if on[i] {
 			c.Cycles++
@@ -193,6 +194,7 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		}
 		i = next
 	}
+	s.path, s.breaks, s.targets = path, breaks, targets
 	if opts.ThroughBoundaries {
 		start = 0
 	} else if c.Preserved != nil && c.Boundary != nil && c.boundaryIdx == seg.boundary {
@@ -203,62 +205,67 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	if c.Boundary == nil {
 		c.boundaryIdx = -1
 	}
-	// The records the walk reached from each step on, that join the chain.
-	joined := make([]int, len(path)+1)
-	for k := len(path) - 1; k >= 0; k-- {
-		joined[k] = joined[k+1]
-		if path[k] >= start {
-			joined[k]++
+	if len(c.Problems) > 0 {
+		// The records the walk reached from each step on, that join the chain.
+		joined := make([]int, len(path)+1)
+		for k := len(path) - 1; k >= 0; k-- {
+			joined[k] = joined[k+1]
+			if path[k] >= start {
+				joined[k]++
+			}
 		}
-	}
-	for k := range c.Problems {
-		if c.Problems[k].Bridge != "" {
-			c.Problems[k].Cut = joined[breaks[k]]
-		} else {
-			c.Problems[k].Cut = w.reach(targets[k], start, visited)
+		for k := range c.Problems {
+			if c.Problems[k].Bridge != "" {
+				c.Problems[k].Cut = joined[breaks[k]]
+			} else {
+				c.Problems[k].Cut = w.reach(targets[k], start, visited)
+			}
 		}
 	}
 
 	// 2. Re-attach split assistant records and the results of their tool calls.
-	msgIDs := map[string]bool{}
-	for i := range on {
+	// The message ids on the walk, each with the first record on the chain of each key (see
+	// replayKey).
+	for _, i := range path {
 		if r := &records[i]; r.Type == TypeAssistant && r.Message != nil && r.Message.ID != "" {
-			msgIDs[r.Message.ID] = true
+			s.msgs[r.Message.ID] = len(s.heads)
+			s.heads = append(s.heads, -1)
 		}
 	}
 	var replays []replayAt
-	kept := map[replayKey]int{}  // the first record on the chain with each key
-	toolUses := map[string]int{} // a tool_use id → 1 + the position of the first record on the chain holding it
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if r.Type == TypeAssistant && r.Message != nil && msgIDs[r.Message.ID] && !otherThread(r, c.Leaf) && !dup(i) {
+		if r.Type != TypeAssistant || r.Message == nil {
+			continue
+		}
+		if m, ok := s.msgs[r.Message.ID]; ok && !otherThread(r, c.Leaf) && !dup(i) {
 			key := keyOf(r)
-			k, seen := kept[key]
+			k, seen := s.keptOf(m, key)
 			switch {
 			case seen && !onlyBlank(r.Message.Content) && sameBlocks(records[k].Message.Content, r.Message.Content):
-				delete(on, i) // a response written again: its blocks are on the chain already
+				on[i] = false // a response written again: its blocks are on the chain already
 				replays = append(replays, replayAt{i, k, false})
 				if c.Leaf == r {
 					c.Leaf = &records[k]
 				}
 			case !seen:
-				kept[key] = i
+				s.keep(m, key, i)
 				fallthrough
 			default:
 				on[i] = true
 			}
 		}
-		if on[i] && r.Type == TypeAssistant && r.Message != nil {
+		if on[i] {
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok && toolUses[tu.ID] == 0 {
-					toolUses[tu.ID] = i + 1
+				if tu, ok := b.(*ToolUse); ok {
+					s.use(tu.ID, i)
 				}
 			}
 		}
 	}
-	// answered maps a tool_use id to 1 + the position of the first record answering it.
-	answered := map[string]int{}
-	results := map[string]bool{} // uuids of attached result records
+	// Each call's answer: the first record after it holding its result.
+	attached := s.attached // attached[i]: records[i] holds results of calls on the chain
+	nAttached := 0
 	for i := start; i < len(records); i++ {
 		r := &records[i]
 		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) || dup(i) {
@@ -267,49 +274,70 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 		first := true
 		for _, b := range r.Message.Content {
 			tr, ok := b.(*ToolResult)
-			if !ok || toolUses[tr.ToolUseID] == 0 || i < toolUses[tr.ToolUseID] {
+			if !ok {
+				continue
+			}
+			call := s.call(tr.ToolUseID)
+			if call == nil || i <= call.use {
 				continue // no call on the chain, or written before it: no answer to it
 			}
-			k := answered[tr.ToolUseID] - 1
+			k := call.answer
 			if first && k >= 0 && sameBlocks(records[k].Message.Content, r.Message.Content) {
-				delete(on, i) // results written again with a response written again
+				on[i] = false // results written again with a response written again
 				replays = append(replays, replayAt{i, k, false})
 				break
 			}
 			first = false
 			if k < 0 || on[i] {
 				on[i] = true
-				results[r.UUID] = true
+				if !attached[i] {
+					attached[i] = true
+					nAttached++
+				}
 			}
 			if k < 0 {
-				answered[tr.ToolUseID] = i + 1
+				call.answer = i
 			}
 		}
 	}
 	// Interrupt notices written as children of attached results.
-	for i := start; i < len(records); i++ {
-		r := &records[i]
-		if p := parentOf(r); !on[i] && r.Type == TypeUser && p != "" && results[p] && isInterruptNotice(r) && !dup(i) {
-			on[i] = true
+	if nAttached > 0 {
+		for i := start; i < len(records); i++ {
+			r := &records[i]
+			if on[i] || r.Type != TypeUser {
+				continue
+			}
+			if p := parentOf(r); p != "" && isInterruptNotice(r) && !dup(i) {
+				if k, ok := byUUID[p]; ok && attached[k] {
+					on[i] = true
+				}
+			}
 		}
 	}
 	// Records written again under the uuid of a record on the chain.
-	for i := range records {
-		if dup(i) {
-			if k := byUUID[records[i].UUID]; on[k] && k >= start {
-				replays = append(replays, replayAt{i, k, true})
+	if dups > 0 {
+		for i := range records {
+			if dup(i) {
+				if k := byUUID[records[i].UUID]; on[k] && k >= start {
+					replays = append(replays, replayAt{i, k, true})
+				}
 			}
 		}
 	}
 	c.Replays = replayList(records, replays)
 
-	idx := make([]int, 0, len(on))
-	for i := range on {
-		if i >= start {
+	n := 0
+	for _, o := range on[start:] {
+		if o {
+			n++
+		}
+	}
+	idx := make([]int, 0, n)
+	for i := start; i < len(records); i++ {
+		if on[i] {
 			idx = append(idx, i)
 		}
 	}
-	slices.Sort(idx)
 	if c.Preserved != nil {
 		idx = segmentOrder(idx, seg)
 	}
@@ -317,15 +345,8 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	c.Records = make([]*Record, len(idx))
 	for k, i := range idx {
 		c.Records[k] = &records[i]
-		if r := c.Records[k]; r.Type == TypeAssistant && r.Message != nil {
-			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok && answered[tu.ID] == 0 {
-					answered[tu.ID] = -1 // listed once
-					c.Unanswered = append(c.Unanswered, tu.ID)
-				}
-			}
-		}
 	}
+	c.Unanswered = s.unanswered(c)
 	return c, nil
 }
 

@@ -103,7 +103,7 @@ func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *Record) {
 		pos:    -1,
 		role:   RoleUser,
 		meta:   true,
-		time:   span[len(span)-1].time,
+		time:   span[len(span)-1].at(),
 		blocks: []Block{&Text{Text: collapsedText(id, c.Summary)}},
 		owned:  true,
 		origin: "collapse",

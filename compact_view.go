@@ -232,7 +232,7 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 		items = slices.Concat(view[:from], []item{marker}, view[skip:])
 	}
 	st := &turn{ctx: t.ctx, now: t.now, in: t.in, chain: t.chain, boundaryPos: t.boundaryPos, levels: t.levels,
-		items: items, toolNames: t.toolNames, sessionID: t.sessionID, system: slices.Clone(t.system), report: &Report{}}
+		items: items, toolNames: t.toolNameMap(), sessionID: t.sessionID, system: slices.Clone(t.system), report: &Report{}}
 	if err := p.normalize(st); err != nil {
 		return Request{}, nil, err
 	}
@@ -269,7 +269,7 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 
 // viewMessage converts a view item.
 func viewMessage(it *item) ViewMessage {
-	m := ViewMessage{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.time, Content: it.blocks}
+	m := ViewMessage{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.at(), Content: it.blocks}
 	switch {
 	case it.rec != nil && it.rec.IsCompactSummary:
 		m.Source, m.Meta = ViewCompactSummary, true

@@ -38,9 +38,26 @@ func kindOf(b Block) BlockKind {
 	return b.Kind()
 }
 
+// isNilBlock reports whether b is nil or a nil pointer. The block kinds of a transcript are
+// told by a type switch; reflection is left for other types.
 func isNilBlock(b Block) bool {
-	if b == nil {
+	switch b := b.(type) {
+	case nil:
 		return true
+	case *Text:
+		return b == nil
+	case *ToolUse:
+		return b == nil
+	case *ToolResult:
+		return b == nil
+	case *Thinking:
+		return b == nil
+	case *RedactedThinking:
+		return b == nil
+	case *Image:
+		return b == nil
+	case *Document:
+		return b == nil
 	}
 	v := reflect.ValueOf(b)
 	return v.Kind() == reflect.Pointer && v.IsNil()

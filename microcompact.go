@@ -219,6 +219,16 @@ func (p *Pipeline) microcompact(t *turn) error {
 	c := p.cfg.Microcompact
 	rep := t.report.stage("microcompact")
 	l := loadMicrocompact(t.in.Records)
+	// A turn with nothing recorded to re-apply and nothing to decide (no cache editing, no
+	// idle gap) leaves every result as it is.
+	decide := !c.Disable
+	if decide && !c.Cached {
+		gap, last := idleGap(t)
+		decide = last >= 0 && gap > c.gap() // else timeClear clears nothing
+	}
+	if !decide && len(l.cleared) == 0 && len(l.deleted) == 0 {
+		return nil // no result marked: no cache_edits either
+	}
 
 	var refs []resultRef
 	for i := range t.items {
@@ -259,13 +269,13 @@ func (p *Pipeline) microcompact(t *turn) error {
 			Detail: "tool result deleted from the provider cache (recorded)", Tokens: -n})
 	}
 
-	if !c.Disable {
+	if decide {
 		// Compactable results in view order; the newest KeepRecent (by tool_use id) stay.
 		tools := c.tools()
 		var ids []string
 		seen := map[string]bool{}
 		for _, r := range refs {
-			if !seen[r.id] && slices.Contains(tools, t.toolNames[r.id]) {
+			if !seen[r.id] && slices.Contains(tools, t.toolName(r.id)) {
 				seen[r.id] = true
 				ids = append(ids, r.id)
 			}
@@ -303,8 +313,8 @@ func idleGap(t *turn) (time.Duration, int) {
 			if lastAsst < 0 {
 				lastAsst = i
 			}
-			if !it.time.IsZero() {
-				return t.now.Sub(it.time), lastAsst
+			if at := it.at(); !at.IsZero() {
+				return t.now.Sub(at), lastAsst
 			}
 		}
 	}

@@ -74,6 +74,9 @@ type Pipeline struct {
 	// enc memoizes the encoded parts of the requests the pipeline builds (see
 	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
 	enc *encodeMemo
+	// chains keeps the uuid index of the transcripts of the last conversations served, which
+	// the next turn of each extends by its new records (see [chainMemo]).
+	chains *chainMemo
 }
 
 // New validates cfg and returns a Pipeline.
@@ -131,6 +134,7 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p.counter = NewCounter(cfg.Tokens)
 	p.enc = newEncodeMemo()
+	p.chains = &chainMemo{}
 	return p, nil
 }
 
@@ -252,7 +256,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	chain, err := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge})
+	chain, err := buildChain(in.Records, ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge}, p.chains)
 	if err != nil {
 		return nil, err
 	}
@@ -385,10 +389,19 @@ type item struct {
 	role   Role
 	msgID  string // assistant message.id (split records share it)
 	meta   bool
-	time   time.Time
-	blocks []Block // shared with rec until a stage writes: use setBlock
-	owned  bool    // blocks is this item's own copy
-	origin string  // synthesized items: "collapse", "context", "pinned"
+	time   time.Time // synthesized items; an item of a record has its record's (see at)
+	blocks []Block   // shared with rec until a stage writes: use setBlock
+	owned  bool      // blocks is this item's own copy
+	origin string    // synthesized items: "collapse", "context", "pinned"
+}
+
+// at returns the item's time: its record's timestamp, read when a stage asks (few do), or the
+// time a synthesized item was given.
+func (it *item) at() time.Time {
+	if it.rec != nil {
+		return it.rec.Time()
+	}
+	return it.time
 }
 
 // setBlock replaces block i, copying the block slice first if it is still shared.
@@ -410,7 +423,7 @@ type turn struct {
 	boundaryPos int // file position of the chain's compact boundary, or -1
 	levels      Levels
 	items       []item
-	toolNames   map[string]string // tool_use id → tool name
+	toolNames   map[string]string // tool_use id → tool name; made on first use (see toolName)
 	sessionID   string
 	system      []*Text
 	req         Request
@@ -432,9 +445,8 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	}
 	t := &turn{
 		ctx: ctx, now: now().UTC(), in: in, chain: chain, boundaryPos: chain.BoundaryIndex(), levels: p.levels,
-		toolNames: make(map[string]string, len(chain.Records)/2),
-		items:     make([]item, 0, len(chain.Records)),
-		system:    append([]*Text(nil), in.System...),
+		items:  make([]item, 0, len(chain.Records)),
+		system: append([]*Text(nil), in.System...),
 		report: &Report{
 			Model: p.cfg.Model, ContextWindow: p.window,
 			AutoCompactThreshold: p.levels.Threshold,
@@ -453,14 +465,9 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 			continue
 		}
 		blocks += len(r.Message.Content)
-		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, time: r.Time(), blocks: r.Message.Content}
+		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, blocks: r.Message.Content}
 		if r.Type == TypeAssistant {
 			it.role, it.msgID = RoleAssistant, r.Message.ID
-			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok {
-					t.toolNames[tu.ID] = tu.Name
-				}
-			}
 		}
 		t.items = append(t.items, it)
 	}
@@ -469,6 +476,29 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	p.injectPinned(t)
 	p.applyRecovery(t)
 	return t
+}
+
+// toolName returns the name of the tool that tool_use id of the chain calls, or "".
+func (t *turn) toolName(id string) string { return t.toolNameMap()[id] }
+
+// toolNameMap returns the tool name of each tool_use id of the chain's messages, made on first
+// use: few turns need one (a new result over its cap, a microcompact decision, a compaction).
+func (t *turn) toolNameMap() map[string]string {
+	if t.toolNames != nil {
+		return t.toolNames
+	}
+	t.toolNames = map[string]string{}
+	for _, r := range t.chain.Records {
+		if r.Type != TypeAssistant || !r.IsConversation() || r.IsAPIErrorMessage {
+			continue
+		}
+		for _, b := range r.Message.Content {
+			if tu, ok := b.(*ToolUse); ok {
+				t.toolNames[tu.ID] = tu.Name
+			}
+		}
+	}
+	return t.toolNames
 }
 
 // decisionNamespace derives the uuids of decision records from their content, so that the

@@ -1,0 +1,273 @@
+package agentctx
+
+import (
+	"slices"
+	"sync"
+)
+
+// chainIndex maps each uuid of a transcript to the position of its first occurrence, the index
+// [BuildChain] starts from. A steady turn's records are the previous turn's plus the ones
+// written since, so a Pipeline keeps the index of each conversation it serves and extends it
+// by the new records instead of hashing every uuid again (see [chainMemo]).
+type chainIndex struct {
+	// uuids is the uuid of each record indexed, in file order: what the index was built from.
+	uuids    []string
+	byUUID   map[string]int
+	withUUID int // the records indexed that have a uuid
+}
+
+// newChainIndex returns an empty index with room for n records.
+func newChainIndex(n int) *chainIndex {
+	return &chainIndex{uuids: make([]string, 0, n), byUUID: make(map[string]int, n)}
+}
+
+// common returns how many records at the start of records ix indexes as they are: the same
+// uuid at every position. Nothing else of a record goes into the index. A string the caller
+// kept from the previous turn compares at its address (the index holds it, so the address
+// cannot be reused for other bytes); a uuid decoded again compares by its bytes.
+func (ix *chainIndex) common(records []Record) int {
+	n := min(len(records), len(ix.uuids))
+	for i := range n {
+		if records[i].UUID != ix.uuids[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// truncate drops the records from position n on: ix is then the index of the first n.
+func (ix *chainIndex) truncate(n int) {
+	for j := len(ix.uuids) - 1; j >= n; j-- {
+		u := ix.uuids[j]
+		if u == "" {
+			continue
+		}
+		ix.withUUID--
+		if ix.byUUID[u] == j {
+			delete(ix.byUUID, u) // no earlier record has it
+		}
+	}
+	clear(ix.uuids[n:])
+	ix.uuids = ix.uuids[:n]
+}
+
+// extend indexes the records after the ones ix holds.
+func (ix *chainIndex) extend(records []Record) {
+	for i := len(ix.uuids); i < len(records); i++ {
+		u := records[i].UUID
+		ix.uuids = append(ix.uuids, u)
+		if u == "" {
+			continue
+		}
+		ix.withUUID++
+		if _, ok := ix.byUUID[u]; !ok {
+			ix.byUUID[u] = i
+		}
+	}
+}
+
+// reset empties ix for a transcript of n records, keeping its storage unless it is far larger
+// than n needs.
+func (ix *chainIndex) reset(n int) {
+	if cap(ix.uuids) > 4*n+1024 {
+		*ix = *newChainIndex(n)
+		return
+	}
+	clear(ix.uuids)
+	ix.uuids = ix.uuids[:0]
+	clear(ix.byUUID)
+	ix.withUUID = 0
+}
+
+// chainMemoEntries is how many conversations' indexes a Pipeline keeps: the ones it served
+// last. Each entry is the size of its own transcript.
+const chainMemoEntries = 8
+
+// chainMemo holds the uuid indexes of the conversations a Pipeline served last. An index is
+// taken out while a turn uses it, so that conversations served concurrently never share
+// one, and put back afterwards. It changes only time: an index keeps only the records at
+// the start of the records given that it indexed with the same uuids, and is extended by
+// the rest.
+type chainMemo struct {
+	mu      sync.Mutex
+	entries []*chainIndex // most recently used first
+}
+
+// index returns the uuid index of records: a kept one extended by the records written since
+// it was built, or a new one. m may be nil: the index is then new and not kept.
+func (m *chainMemo) index(records []Record) *chainIndex {
+	if m == nil {
+		ix := newChainIndex(len(records))
+		ix.extend(records)
+		return ix
+	}
+	ix := m.take(records)
+	if ix == nil {
+		ix = newChainIndex(len(records))
+	} else if n := ix.common(records); len(ix.uuids)-n > n {
+		ix.reset(len(records)) // dropping the records that differ costs more than indexing anew
+	} else {
+		ix.truncate(n) // another record at the end (a turn built again), a fork, a prefix
+	}
+	ix.extend(records)
+	return ix
+}
+
+// take removes and returns the kept index most likely to share a prefix with records (it
+// starts with the same uuid), or the least recently used one for its storage when there are
+// as many as the memo keeps, or nil.
+func (m *chainMemo) take(records []Record) *chainIndex {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for k, ix := range m.entries {
+		if len(ix.uuids) > 0 && len(records) > 0 && ix.uuids[0] == records[0].UUID {
+			m.entries = slices.Delete(m.entries, k, k+1)
+			return ix
+		}
+	}
+	if n := len(m.entries); n == chainMemoEntries {
+		ix := m.entries[n-1]
+		m.entries = m.entries[:n-1]
+		return ix
+	}
+	return nil
+}
+
+// keep puts ix back as the most recently used index. m may be nil.
+func (m *chainMemo) keep(ix *chainIndex) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.entries = slices.Insert(m.entries, 0, ix)
+	if len(m.entries) > chainMemoEntries {
+		m.entries[len(m.entries)-1] = nil
+		m.entries = m.entries[:chainMemoEntries]
+	}
+}
+
+// chainScratch is the working memory of one [BuildChain] call, reused across calls (see
+// chainScratchPool): none of it outlives the call.
+type chainScratch struct {
+	// on and attached are per record: on the chain; holding results of calls on the chain.
+	on, attached          []bool
+	path, breaks, targets []int
+	// msgs maps each message id on the walk to its entry in heads: the first of its records
+	// kept, one per replayKey, listed in keys.
+	msgs  map[string]int
+	heads []int
+	keys  []keptKey
+	// calls maps each tool_use id on the chain to its entry in callList, in chain order.
+	calls    map[string]int
+	callList []chainCall
+	size     int // the most records a call filled the maps for
+}
+
+// keptKey is the first record on a chain with a replayKey: at position pos; next is the entry
+// of the next key of the same message id, or -1.
+type keptKey struct {
+	key       replayKey
+	pos, next int
+}
+
+// chainCall is a tool_use id on a chain: the position of the first record on the chain holding
+// it, and of the first record answering it (-1: none yet).
+type chainCall struct {
+	id          string
+	use, answer int
+}
+
+// keptOf returns the position of the record kept for key under message entry m.
+func (s *chainScratch) keptOf(m int, key replayKey) (int, bool) {
+	for e := s.heads[m]; e >= 0; e = s.keys[e].next {
+		if s.keys[e].key == key {
+			return s.keys[e].pos, true
+		}
+	}
+	return 0, false
+}
+
+// keep records position i as the first record with key under message entry m.
+func (s *chainScratch) keep(m int, key replayKey, i int) {
+	s.keys = append(s.keys, keptKey{key: key, pos: i, next: s.heads[m]})
+	s.heads[m] = len(s.keys) - 1
+}
+
+// use records that the record at position i holds tool_use id, unless an earlier one does.
+func (s *chainScratch) use(id string, i int) {
+	if _, ok := s.calls[id]; !ok {
+		s.calls[id] = len(s.callList)
+		s.callList = append(s.callList, chainCall{id: id, use: i, answer: -1})
+	}
+}
+
+// call returns the call of tool_use id on the chain, or nil. The pointer is valid until the
+// next use.
+func (s *chainScratch) call(id string) *chainCall {
+	k, ok := s.calls[id]
+	if !ok {
+		return nil
+	}
+	return &s.callList[k]
+}
+
+// unanswered lists the tool_use ids of c's records that no record answers, in chain order,
+// once each.
+func (s *chainScratch) unanswered(c *Chain) []string {
+	var out []string
+	if c.Preserved == nil {
+		// Calls were met in file order, which is the chain's.
+		for _, call := range s.callList {
+			if call.answer < 0 {
+				out = append(out, call.id)
+			}
+		}
+		return out
+	}
+	for _, r := range c.Records {
+		if r.Type != TypeAssistant || r.Message == nil {
+			continue
+		}
+		for _, b := range r.Message.Content {
+			if tu, ok := b.(*ToolUse); ok {
+				if call := s.call(tu.ID); call != nil && call.answer == -1 {
+					call.answer = -2 // listed once
+					out = append(out, tu.ID)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// chainScratchPool holds chainScratch values between calls; a Pipeline serves many
+// conversations at once, so each call takes its own.
+var chainScratchPool = sync.Pool{New: func() any { return new(chainScratch) }}
+
+// getChainScratch returns scratch for a transcript of n records: empty maps, on all false.
+func getChainScratch(n int) *chainScratch {
+	s := chainScratchPool.Get().(*chainScratch)
+	if s.msgs == nil || s.size > 4*n+1024 {
+		// New maps, or smaller ones than those a much larger transcript left.
+		*s = chainScratch{msgs: map[string]int{}, calls: map[string]int{}}
+	}
+	s.size = max(s.size, n)
+	s.on = slices.Grow(s.on[:0], n)[:n]
+	clear(s.on)
+	s.attached = slices.Grow(s.attached[:0], n)[:n]
+	clear(s.attached)
+	return s
+}
+
+// putChainScratch empties s, so that it holds none of the caller's strings, and returns it
+// to the pool.
+func putChainScratch(s *chainScratch) {
+	clear(s.msgs)
+	clear(s.calls)
+	clear(s.keys)
+	clear(s.callList)
+	s.heads, s.keys, s.callList = s.heads[:0], s.keys[:0], s.callList[:0]
+	s.path, s.breaks, s.targets = s.path[:0], s.breaks[:0], s.targets[:0]
+	chainScratchPool.Put(s)
+}

@@ -1,0 +1,246 @@
+package agentctx
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// memoRecords returns records with the given uuids ("" for a record without one).
+func memoRecords(uuids ...string) []Record {
+	out := make([]Record, len(uuids))
+	for i, u := range uuids {
+		out[i] = Record{Type: TypeUser, UUID: u}
+	}
+	return out
+}
+
+// TestChainMemoIndex runs a memo through sequences of transcripts and checks each index it
+// gives against one built from nothing: what a turn extends, truncates or builds anew is
+// never seen in the result.
+func TestChainMemoIndex(t *testing.T) {
+	// decoded returns the uuids again in new strings, as a transcript decoded again has them.
+	decoded := func(uuids ...string) []string {
+		out := make([]string, len(uuids))
+		for i, u := range uuids {
+			out[i] = strings.Clone(u)
+		}
+		return out
+	}
+	tests := []struct {
+		name  string
+		turns [][]string
+	}{
+		{"appended", [][]string{{"a", "b"}, {"a", "b", "c"}, {"a", "b", "c", "d", "e"}}},
+		{"the same records again", [][]string{{"a", "b", "c"}, {"a", "b", "c"}}},
+		{"another last record each turn", [][]string{{"a", "b", "c", "x1"}, {"a", "b", "c", "x2"}, {"a", "b", "c", "x3"}}},
+		{"a prefix", [][]string{{"a", "b", "c", "d"}, {"a", "b", "c"}, {"a"}}},
+		{"a fork", [][]string{{"a", "b", "c", "d"}, {"a", "b", "c", "e", "f"}}},
+		{"a uuid changed in the middle", [][]string{{"a", "b", "c", "d"}, {"a", "b", "z", "d"}}},
+		{"another transcript", [][]string{{"a", "b", "c"}, {"p", "q"}, {"a", "b", "c", "d"}}},
+		{"the first record changed", [][]string{{"a", "b", "c"}, {"z", "b", "c"}}},
+		{"duplicates: the first occurrence stays", [][]string{{"a", "b", "a"}, {"a", "b", "a", "b"}, {"a", "b"}, {"a", "c", "a", "c"}}},
+		{"a duplicate dropped that came first", [][]string{{"a", "b", "c", "b"}, {"a", "x", "c", "b"}}},
+		{"records without uuid", [][]string{{"a", "", "b"}, {"a", "", "b", ""}, {"a", ""}, {"a", "", "", "c"}}},
+		{"empty transcripts", [][]string{{}, {"a"}, {}, {"a", "b"}}},
+		{"decoded again", [][]string{{"a", "b", "c"}, decoded("a", "b", "c", "d"), decoded("a", "b", "c", "d", "e")}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := &chainMemo{}
+			for k, uuids := range tt.turns {
+				records := memoRecords(uuids...)
+				got := m.index(records)
+				want := newChainIndex(len(records))
+				want.extend(records)
+				assert.Equal(t, want.byUUID, got.byUUID, "turn %d", k)
+				assert.Equal(t, want.withUUID, got.withUUID, "turn %d", k)
+				assert.Equal(t, want.uuids, got.uuids, "turn %d", k)
+				m.keep(got)
+			}
+		})
+	}
+}
+
+// TestChainMemoBounded checks that the memo keeps the indexes of the last conversations it
+// served, no more, and that a conversation it still holds is extended, not indexed anew.
+func TestChainMemoBounded(t *testing.T) {
+	m := &chainMemo{}
+	for c := range 2 * chainMemoEntries {
+		ix := m.index(memoRecords(fmt.Sprintf("conv-%d", c), "b"))
+		m.keep(ix)
+		assert.LessOrEqual(t, len(m.entries), chainMemoEntries)
+	}
+	last := fmt.Sprintf("conv-%d", 2*chainMemoEntries-1)
+	ix := m.take(memoRecords(last, "b", "c"))
+	require.NotNil(t, ix, "the last conversation's index is kept")
+	assert.Equal(t, []string{last, "b"}, ix.uuids)
+	assert.Len(t, m.entries, chainMemoEntries-1, "an index in use is out of the memo")
+	m.keep(ix)
+
+	// Without a memo (BuildChain's own calls) every index is new.
+	var none *chainMemo
+	ix = none.index(memoRecords("a", "b", "a"))
+	assert.Equal(t, map[string]int{"a": 0, "b": 1}, ix.byUUID)
+	none.keep(ix)
+}
+
+// TestPipelineChainMemoTurns prepares a sequence of transcripts on one Pipeline and checks that
+// each request is the one a fresh Pipeline builds: appended turns, a turn built again with
+// another last record, a fork from an earlier record, a shorter transcript, records with the
+// uuids of the first transcript and other content.
+func TestPipelineChainMemoTurns(t *testing.T) {
+	k := newTK()
+	for turn := range 6 {
+		k.user(fmt.Sprintf("question %d", turn))
+		tu := toolUse(fmt.Sprintf("toolu_%d", turn), "Read")
+		k.assistant(text("Reading."), tu)
+		k.results(result(tu.ID, fmt.Sprintf("contents of file %d", turn)))
+		k.assistant(text(fmt.Sprintf("Read %d.", turn)))
+	}
+	full := k.recs
+	// another returns records with full's uuids and parents and other texts.
+	another := func() []Record {
+		out := make([]Record, len(full))
+		for i, r := range full {
+			out[i] = r
+			if r.Message != nil && r.Type == TypeUser && r.Message.Content != nil {
+				if _, ok := r.Message.Content[0].(*Text); ok {
+					m := *r.Message
+					m.Content = []Block{text(fmt.Sprintf("another question %d", i))}
+					out[i].Message = &m
+				}
+			}
+		}
+		return out
+	}
+	withLast := func(recs []Record, uuid, parent, q string) []Record {
+		u := Record{Type: TypeUser, UUID: uuid, ParentUUID: parent, Message: &Message{Role: RoleUser, Content: []Block{text(q)}}}
+		return append(append([]Record(nil), recs...), u)
+	}
+	turns := [][]Record{
+		full[:8],
+		full[:12],
+		full,
+		withLast(full, "next-1", full[len(full)-1].UUID, "one more"),
+		withLast(full, "next-2", full[len(full)-1].UUID, "another one"),
+		withLast(full[:10], "fork", full[7].UUID, "back to turn one"),
+		full[:5],
+		another(),
+		full,
+	}
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
+	now := k.t0.Add(time.Hour)
+	p := newTestPipeline(t, cfg, now)
+	for i, recs := range turns {
+		got, err := p.Prepare(t.Context(), Input{Records: recs})
+		require.NoError(t, err, "turn %d", i)
+		fresh := newTestPipeline(t, cfg, now)
+		want, err := fresh.Prepare(t.Context(), Input{Records: recs})
+		require.NoError(t, err, "turn %d", i)
+		gb, err := got.Request.MarshalJSON()
+		require.NoError(t, err)
+		wb, err := want.Request.MarshalJSON()
+		require.NoError(t, err)
+		assert.Equal(t, string(wb), string(gb), "turn %d", i)
+		assert.Equal(t, want.Leaf, got.Leaf, "turn %d", i)
+		assert.Equal(t, want.Report.ChainRecords, got.Report.ChainRecords, "turn %d", i)
+	}
+}
+
+// TestBuildChainSteadyAllocs checks that a Pipeline's chain of a steady turn (the previous
+// records and one new prompt, the memo warm) allocates as much at 2,000 turns as at 200: the
+// chain itself, its records and positions, whatever the history's length.
+func TestBuildChainSteadyAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under the race detector sync.Pool drops some of what is put back: allocations are counted without it")
+	}
+	allocs := map[int]float64{}
+	for _, turns := range []int{200, 2000} {
+		k := newTK()
+		for turn := range turns {
+			k.user(fmt.Sprintf("question %d", turn))
+			tu := toolUse(fmt.Sprintf("toolu_%d", turn), "Read")
+			k.assistant(text("Reading."), tu)
+			k.results(result(tu.ID, fmt.Sprintf("contents of file %d", turn)))
+			k.assistant(text("Read."))
+		}
+		recs := k.recs
+		input := append(make([]Record, 0, len(recs)+1), recs...)
+		m := &chainMemo{}
+		i := 0
+		run := func() {
+			i++
+			u := Record{Type: TypeUser, UUID: fmt.Sprintf("steady-%d", i), ParentUUID: recs[len(recs)-1].UUID,
+				Message: &Message{Role: RoleUser, Content: []Block{text("next")}}}
+			c, err := buildChain(append(input[:len(recs)], u), ChainOptions{}, m)
+			if err != nil || len(c.Records) != len(recs)+1 {
+				t.Fatalf("chain of %d records, want %d: %v", len(c.Records), len(recs)+1, err)
+			}
+		}
+		run() // the memo warm
+		allocs[turns] = testing.AllocsPerRun(20, run)
+	}
+	t.Logf("allocations of a steady chain (the new record included): %v", allocs)
+	assert.LessOrEqual(t, allocs[200], 8.0, "allocations of a steady chain: %v", allocs)
+	assert.Equal(t, allocs[200], allocs[2000], "allocations do not grow with the history: %v", allocs)
+}
+
+// TestPipelineChainMemoConcurrent prepares the turns of more conversations than the memo keeps
+// on one Pipeline from many goroutines at once, and checks each request against the one a
+// fresh Pipeline builds: conversations served together never share an index.
+func TestPipelineChainMemoConcurrent(t *testing.T) {
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
+	now := time.Date(2026, 1, 2, 5, 0, 0, 0, time.UTC)
+	const convs, turns = chainMemoEntries + 4, 6
+	// histories[c][k] is conversation c after k+1 turns; want holds the fresh requests.
+	histories := make([][][]Record, convs)
+	want := make([][]string, convs)
+	for c := range convs {
+		k := newTK()
+		for turn := range turns {
+			k.user(fmt.Sprintf("conversation %d, question %d", c, turn))
+			tu := toolUse(fmt.Sprintf("toolu_%d_%d", c, turn), "Read")
+			k.assistant(text("Reading."), tu)
+			k.results(result(tu.ID, fmt.Sprintf("file %d of conversation %d", turn, c)))
+			k.assistant(text("Read."))
+			histories[c] = append(histories[c], slices.Clone(k.recs))
+			res, err := newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: k.recs})
+			require.NoError(t, err)
+			b, err := res.Request.MarshalJSON()
+			require.NoError(t, err)
+			want[c] = append(want[c], string(b))
+		}
+	}
+	p := newTestPipeline(t, cfg, now)
+	var wg sync.WaitGroup
+	got := make([][]string, convs)
+	errs := make([]error, convs)
+	for c := range convs {
+		wg.Go(func() {
+			for _, recs := range histories[c] {
+				res, err := p.Prepare(t.Context(), Input{Records: recs})
+				if err == nil {
+					var b []byte
+					b, err = res.Request.MarshalJSON()
+					got[c] = append(got[c], string(b))
+				}
+				if err != nil {
+					errs[c] = err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for c := range convs {
+		require.NoError(t, errs[c], "conversation %d", c)
+		assert.Equal(t, want[c], got[c], "conversation %d", c)
+	}
+}
