@@ -45,52 +45,75 @@ func (t *bpeTable) countPiece(piece string) int {
 	return t.mergeCount(piece)
 }
 
-// bpeStackParts is the longest piece (in bytes, plus one) whose merge state is kept on the
-// stack. The splitter keeps pieces within about runMax bytes, or three times that for invalid
-// UTF-8; longer ones (unsplit counting in tests) allocate.
-const bpeStackParts = 512
+// Merge scratch sizes, in parts (a piece of n bytes needs n+1). Go zeroes a stack array on
+// every call, so the common short piece gets a small array, and mergeLong a larger one only
+// when it is called. The splitter keeps pieces within about runMax bytes (three times that for
+// invalid UTF-8, as each bad byte becomes a 3-byte U+FFFD); only longer pieces, which occur
+// only when a text is counted unsplit, allocate.
+const (
+	bpeShortParts = 64
+	bpeLongParts  = 512
+)
 
 // bpePart is one part of a piece during the merge: its start offset and the rank of the pair
-// it forms with the next part (math.MaxInt when that pair is no token).
+// it forms with the next part (noRank when that pair is no token).
 type bpePart struct {
-	start, rank int
+	start, rank int32
 }
+
+// noRank marks a pair of parts that is no token.
+const noRank = math.MaxInt32
 
 // mergeCount runs the byte-pair merge of tiktoken (as tiktoken-go's bytePairMerge does it):
 // start from single bytes; repeatedly merge the adjacent pair with the lowest rank, the
 // leftmost one on a tie; stop when no adjacent pair is a token. It returns the number of
 // parts left, which is the number of tokens.
 func (t *bpeTable) mergeCount(piece string) int {
-	var stack [bpeStackParts]bpePart
-	var parts []bpePart
-	if len(piece)+1 <= len(stack) {
-		parts = stack[:len(piece)+1]
-	} else {
-		parts = make([]bpePart, len(piece)+1)
+	n := len(piece) + 1
+	if n > bpeShortParts {
+		return t.mergeLong(piece)
 	}
+	var stack [bpeShortParts]bpePart
+	return t.merge(piece, stack[:n])
+}
+
+// mergeLong is mergeCount for pieces longer than bpeShortParts-1 bytes.
+//
+//go:noinline
+func (t *bpeTable) mergeLong(piece string) int {
+	n := len(piece) + 1
+	if n > bpeLongParts {
+		return t.merge(piece, make([]bpePart, n))
+	}
+	var stack [bpeLongParts]bpePart
+	return t.merge(piece, stack[:n])
+}
+
+// merge is mergeCount on a scratch slice of len(piece)+1 parts.
+func (t *bpeTable) merge(piece string, parts []bpePart) int {
 	for i := range parts {
-		parts[i] = bpePart{start: i, rank: math.MaxInt}
+		parts[i] = bpePart{start: int32(i), rank: noRank}
 	}
-	// rank returns the rank of the bytes spanning parts i..i+skip+1, or math.MaxInt.
-	rank := func(i, skip int) int {
+	// rank returns the rank of the bytes spanning parts i..i+skip+1, or noRank.
+	rank := func(i, skip int) int32 {
 		if i+skip+2 < len(parts) {
 			if r, ok := t.ranks.rank(piece[parts[i].start:parts[i+skip+2].start]); ok {
-				return r
+				return int32(r)
 			}
 		}
-		return math.MaxInt
+		return noRank
 	}
 	for i := 0; i < len(parts)-2; i++ {
 		parts[i].rank = rank(i, 0)
 	}
 	for len(parts) > 1 {
-		minRank, minIdx := math.MaxInt, -1
+		minRank, minIdx := int32(noRank), -1
 		for i := 0; i < len(parts)-1; i++ {
 			if parts[i].rank < minRank {
 				minRank, minIdx = parts[i].rank, i
 			}
 		}
-		if minRank == math.MaxInt {
+		if minRank == noRank {
 			break
 		}
 		i := minIdx

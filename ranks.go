@@ -76,17 +76,22 @@ func newRankTable(ranks map[string]int) (*rankTable, error) {
 	return t, nil
 }
 
-// packShort packs s (at most 8 bytes) into a uint64, little-endian.
+// packShort packs s (at most 8 bytes) into a uint64, little-endian, with two overlapping loads
+// (the bytes they share are the same, so OR-ing them is harmless).
 func packShort(s string) uint64 {
-	if len(s) == 8 {
-		return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-			uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	switch n := len(s); {
+	case n >= 4:
+		lo := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24
+		hi := uint64(s[n-4]) | uint64(s[n-3])<<8 | uint64(s[n-2])<<16 | uint64(s[n-1])<<24
+		return lo | hi<<(8*(n-4))
+	case n >= 2:
+		lo := uint64(s[0]) | uint64(s[1])<<8
+		hi := uint64(s[n-2]) | uint64(s[n-1])<<8
+		return lo | hi<<(8*(n-2))
+	case n == 1:
+		return uint64(s[0])
 	}
-	var k uint64
-	for i := len(s) - 1; i >= 0; i-- {
-		k = k<<8 | uint64(s[i])
-	}
-	return k
+	return 0
 }
 
 // hashShort is a Fibonacci hash of a packed key and its length, giving a slot index.
