@@ -44,25 +44,7 @@ func (t *TiktokenCounter) reference(tb testing.TB) *tiktoken.Tiktoken {
 // referenceOrErr is reference for callers without a testing.TB.
 func (t *TiktokenCounter) referenceOrErr() (*tiktoken.Tiktoken, error) {
 	build, _ := referenceEncoders.LoadOrStore(t.name, sync.OnceValues(func() (*tiktoken.Tiktoken, error) {
-		special := referenceSpecial[t.name]
-		ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(t.name + ".tiktoken")
-		if err != nil {
-			return nil, err
-		}
-		bpe, err := tiktoken.NewCoreBPE(ranks, special, referencePatterns[t.name])
-		if err != nil {
-			return nil, err
-		}
-		specialSet := make(map[string]any, len(special))
-		for k := range special {
-			specialSet[k] = true
-		}
-		return tiktoken.NewTiktoken(bpe, &tiktoken.Encoding{
-			Name:           t.name,
-			PatStr:         referencePatterns[t.name],
-			MergeableRanks: ranks,
-			SpecialTokens:  special,
-		}, specialSet), nil
+		return buildReference(t.name)
 	}))
 	return build.(func() (*tiktoken.Tiktoken, error))()
 }
@@ -85,4 +67,29 @@ func (t *TiktokenCounter) countUnsplit(text string) int {
 		panic(err)
 	}
 	return len(enc.EncodeOrdinary(text))
+}
+
+// buildReference builds tiktoken-go's encoder for the named encoding, as the library did
+// before: the loader's table, then CoreBPE (which compiles the pattern with regexp2 and keeps a
+// decoder map and a sorted token list besides the ranks).
+func buildReference(name string) (*tiktoken.Tiktoken, error) {
+	special := referenceSpecial[name]
+	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+	if err != nil {
+		return nil, err
+	}
+	bpe, err := tiktoken.NewCoreBPE(ranks, special, referencePatterns[name])
+	if err != nil {
+		return nil, err
+	}
+	specialSet := make(map[string]any, len(special))
+	for k := range special {
+		specialSet[k] = true
+	}
+	return tiktoken.NewTiktoken(bpe, &tiktoken.Encoding{
+		Name:           name,
+		PatStr:         referencePatterns[name],
+		MergeableRanks: ranks,
+		SpecialTokens:  special,
+	}, specialSet), nil
 }
