@@ -168,7 +168,7 @@ func (t *TiktokenCounter) CountTokens(text string) int {
 
 // Chunking limits, in bytes.
 const (
-	// chunkMax bounds one EncodeOrdinary call. Chunks are cut at the latest exact boundary
+	// chunkMax bounds one countChunk call. Chunks are cut at the latest exact boundary
 	// before chunkMax, so they are chunkMax-runMax..chunkMax bytes long except the last.
 	chunkMax = 2048
 	// runMax bounds the distance between two cut candidates: after runMax bytes without an
