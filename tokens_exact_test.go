@@ -1,0 +1,296 @@
+package agentctx
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/dlclark/regexp2"
+	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// regexpPieces returns the pieces regexp2 matches with pattern in text (valid UTF-8), as
+// tiktoken-go finds them.
+func regexpPieces(tb testing.TB, re *regexp2.Regexp, text string) []string {
+	tb.Helper()
+	runes := []rune(text)
+	var out []string
+	m, err := re.FindStringMatch(text)
+	require.NoError(tb, err)
+	for m != nil {
+		out = append(out, string(runes[m.Index:m.Index+m.Length]))
+		m, err = re.FindNextMatch(m)
+		require.NoError(tb, err)
+	}
+	return out
+}
+
+// handPieces returns the pieces the hand-written pre-tokenizer cuts text into.
+func handPieces(pieceEnd func(string, int) int, text string) []string {
+	var out []string
+	for i := 0; i < len(text); {
+		j := pieceEnd(text, i)
+		if j <= i {
+			panic("pre-tokenizer made no progress")
+		}
+		out = append(out, text[i:j])
+		i = j
+	}
+	return out
+}
+
+type preTokenizer struct {
+	name     string
+	re       *regexp2.Regexp
+	pieceEnd func(string, int) int
+}
+
+func preTokenizers() []preTokenizer {
+	return []preTokenizer{
+		{EncodingCL100K, regexp2.MustCompile(cl100kPattern, regexp2.None), pieceEndCL100K},
+		{EncodingO200K, regexp2.MustCompile(o200kPattern, regexp2.None), pieceEndO200K},
+	}
+}
+
+// adversarialTexts are inputs at the edges of the patterns: whitespace runs and their
+// look-ahead, Unicode spaces, marks and combining sequences, letters of every case class, digit
+// runs, every contraction in both cases and near misses, emoji, invalid UTF-8, long runs.
+var adversarialTexts = func() []string {
+	texts := []string{
+		"", " ", "  ", "\n", "\n\n", "\r\n", "\r\n\r\n  ", "\n \n", "\n \n \n \n", " \n", "\n ",
+		"a \n b", "a  b", "a   b", "a\t\tb", "\t", "\t\n\t", "x \t\n y", "  \r\n\r\n  x",
+		"a\u00a0b", "\u00a0\u00a0x", "a\u2028b", "\u2028\u2028", "a\u0085b", "\u0085\n", "\u3000x",
+		"x\u3000\u3000y", "\u3000", "\v\f", " \v x", "\ufeffx", "\u200bx", "a\u200db",
+		"e\u0301", "e\u0301.", "\u0301", "\u0301\u0301a", " \u0301", "a\u0300\u0301b", "..\u0301.",
+		"\u0915\u093f", "\u0928\u092e\u0938\u094d\u0924\u0947", "Ⅻ", "ǅungla", "ǅUNGLA", "ʰa", "aʰ",
+		"ÀÉÎõü", "ΑΒΓαβγ", "ПриВЕТ", "日本語のテキスト", "中文，标点。", "한국어 텍스트", "مرحبا بالعالم",
+		"HTTPServer", "camelCaseWord", "IOError's", "DON'T", "don't", "O'Neil", "l'été",
+		"1", "12", "123", "1234", "12345", "123456", "1234567", "٣٤٥٦", "1½", "x2y", "3.14159",
+		"a1b22c333d4444", " 42", "\n42", "-42", "$1,000,000",
+		"'", "''", "'''", "' s", "'x", "' ", "x'", "x''s", "...'s", "--'ll", " 's", "\n's",
+		"😀", "😀😀", "👍🏽", "👨‍👩‍👧", "🇫🇷", "a😀b", " 😀", "\u2603\ufe0f",
+		"\xff", "a\xffb", "\xe2\x82", "\xe2\x82x", "\xed\xa0\x80", "\xc0\xaf", "ab\xff\xfe c", "\x80\x80\x80",
+		"<|endoftext|>", "<|fim_prefix|>", "func main() {\n\tfmt.Println(\"hi\")\n}\n",
+		"{\"a\":[1,2,3],\"b\":null}", "// comment\n/* block */", "path/to/file.go:12:3", "a//b\n//\n",
+		"https://example.com/x?y=1&z=2", "C:\\Users\\x", "\x00\x01\x02", "\x7f",
+		strings.Repeat(" ", 300), strings.Repeat("\n", 300), strings.Repeat("\n \n", 100),
+		strings.Repeat("\r\n\r\n  ", 60), strings.Repeat("\t", 200), strings.Repeat("a", 300),
+		strings.Repeat("ab", 200), strings.Repeat("-", 300), strings.Repeat("日本語", 100),
+		strings.Repeat("9", 300), strings.Repeat("😀", 80), strings.Repeat("\u00a0", 150),
+		strings.Repeat("\xff", 200), strings.Repeat("e\u0301", 100), strings.Repeat("=", 129) + "\n",
+	}
+	for _, c := range []string{"s", "t", "re", "ve", "m", "ll", "d"} {
+		for _, form := range []string{c, strings.ToUpper(c), strings.ToUpper(c[:1]) + c[1:]} {
+			texts = append(texts, "'"+form, "it'"+form, "IT'"+form, "x'"+form+"x", " '"+form, "'"+form+"'"+form)
+		}
+	}
+	return texts
+}()
+
+// TestTokenPiecesAdversarial checks that the hand-written pre-tokenizers cut exactly the pieces
+// regexp2 matches on the adversarial table and on random text built from its fragments.
+func TestTokenPiecesAdversarial(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	texts := append([]string(nil), adversarialTexts...)
+	for range 2000 {
+		var b strings.Builder
+		for range 1 + r.IntN(8) {
+			b.WriteString(adversarialTexts[r.IntN(len(adversarialTexts))])
+		}
+		texts = append(texts, b.String())
+	}
+	for range 500 {
+		texts = append(texts, randomText(r, 10+r.IntN(300)))
+	}
+	for _, pt := range preTokenizers() {
+		for _, text := range texts {
+			valid := string([]rune(text))
+			require.Equal(t, regexpPieces(t, pt.re, valid), handPieces(pt.pieceEnd, valid), "%s %q", pt.name, text)
+		}
+	}
+}
+
+// TestTokenCountAdversarial compares the counts with tiktoken-go's on the adversarial table,
+// chunk by chunk and unsplit.
+func TestTokenCountAdversarial(t *testing.T) {
+	for _, enc := range testEncodings(t) {
+		for _, text := range adversarialTexts {
+			assert.Equal(t, enc.countReference(t, text), enc.CountTokens(text), "%s %q", enc.Encoding(), text)
+			assert.Equal(t, enc.countUnsplit(text), enc.bpe.countChunk(text), "%s unsplit %q", enc.Encoding(), text)
+		}
+	}
+}
+
+// TestTokenRuneClasses checks every rune's class against the tables regexp2 uses for \p{L},
+// \p{N}, \s and o200k's letter classes.
+func TestTokenRuneClasses(t *testing.T) {
+	cat := unicode.Categories
+	inAny := func(r rune, names ...string) bool {
+		for _, n := range names {
+			if unicode.Is(cat[n], r) {
+				return true
+			}
+		}
+		return false
+	}
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		var want runeClass
+		if unicode.Is(cat["L"], r) {
+			want |= clLetter
+		}
+		if unicode.Is(cat["N"], r) {
+			want |= clNumber
+		}
+		if unicode.IsSpace(r) {
+			want |= clSpace
+		}
+		if r == '\r' || r == '\n' {
+			want |= clNewline
+		}
+		if inAny(r, "Lu", "Lt", "Lm", "Lo", "M") {
+			want |= clUpper
+		}
+		if inAny(r, "Ll", "Lm", "Lo", "M") {
+			want |= clLower
+		}
+		got := classOfSlow(r)
+		if r < utf8.RuneSelf {
+			got = asciiClasses[r]
+		}
+		if got != want {
+			t.Fatalf("%U: class %06b, want %06b", r, got, want)
+		}
+	}
+}
+
+// TestTokenContractionFolding checks the ASCII folding of the contractions: the only runes
+// that unicode.ToLower (regexp2's case-insensitive comparison) maps to a contraction letter
+// are that letter and its ASCII capital.
+func TestTokenContractionFolding(t *testing.T) {
+	for r := rune(0); r <= unicode.MaxRune; r++ {
+		l := unicode.ToLower(r)
+		if strings.ContainsRune("strevmld", l) && r != l {
+			assert.Equal(t, l, r|0x20, "%U folds to %c", r, l)
+		}
+	}
+}
+
+// TestTokenCountNoAlloc checks that counting valid UTF-8 does not allocate.
+func TestTokenCountNoAlloc(t *testing.T) {
+	text := strings.Repeat(randomText(rand.New(rand.NewPCG(13, 14)), 4000), 2)
+	for _, enc := range testEncodings(t) {
+		assert.Zero(t, testing.AllocsPerRun(20, func() { enc.CountTokens(text) }), enc.Encoding())
+	}
+}
+
+// TestTokenCountCorpusExact counts every text block, thinking block, tool input and tool result
+// of every corpus session both ways, with both encodings.
+func TestTokenCountCorpusExact(t *testing.T) {
+	files := corpusFiles(t)
+	var texts []string
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for line := range strings.Lines(string(data)) {
+			var r Record
+			if json.Unmarshal([]byte(line), &r) != nil || r.Message == nil {
+				continue
+			}
+			for _, b := range r.Message.Content {
+				walkTexts(b, func(s string) {
+					if s != "" {
+						texts = append(texts, s)
+					}
+				})
+			}
+		}
+	}
+	if testing.Short() {
+		texts = texts[:min(len(texts), 2000)]
+	}
+	size := 0
+	for _, s := range texts {
+		size += len(s)
+	}
+	for _, enc := range testEncodings(t) {
+		t.Run(enc.Encoding(), func(t *testing.T) {
+			t.Parallel()
+			tokens, differ := 0, 0
+			for _, s := range texts {
+				got, want := enc.CountTokens(s), enc.countReference(t, s)
+				tokens += want
+				if got != want {
+					differ++
+					if differ <= 5 {
+						t.Errorf("%s: %d tokens, tiktoken-go %d, on %q", enc.Encoding(), got, want, s[:min(len(s), 200)])
+					}
+				}
+			}
+			t.Logf("%s: %d files, %d texts, %d bytes, %d tokens compared; %d texts differ",
+				enc.Encoding(), len(files), len(texts), size, tokens, differ)
+		})
+	}
+}
+
+// FuzzTokenCount compares the counts with tiktoken-go's, chunked and (on short inputs)
+// unsplit, and the pre-tokenizer pieces with regexp2's, for both encodings.
+func FuzzTokenCount(f *testing.F) {
+	for _, s := range adversarialTexts {
+		f.Add(s)
+	}
+	r := rand.New(rand.NewPCG(15, 16))
+	for range 20 {
+		f.Add(randomText(r, 50+r.IntN(400)))
+	}
+	encs := testEncodings(f)
+	pts := preTokenizers()
+	f.Fuzz(func(t *testing.T, text string) {
+		for k, enc := range encs {
+			require.Equal(t, enc.countReference(t, text), enc.CountTokens(text), "%s %q", enc.Encoding(), text)
+			if len(text) <= 1024 {
+				require.Equal(t, enc.countUnsplit(text), enc.bpe.countChunk(text), "%s unsplit %q", enc.Encoding(), text)
+				valid := string([]rune(text))
+				require.Equal(t, regexpPieces(t, pts[k].re, valid), handPieces(pts[k].pieceEnd, valid), "%s %q", pts[k].name, text)
+			}
+		}
+	})
+}
+
+// TestTokenRankTable checks the rank table against the loader's map: every token is found with
+// its rank, and strings that are no token (every two-byte string, and the tokens with one byte
+// changed) are not found.
+func TestTokenRankTable(t *testing.T) {
+	for _, name := range []string{EncodingCL100K, EncodingO200K} {
+		ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+		require.NoError(t, err)
+		table, err := newRankTable(ranks)
+		require.NoError(t, err)
+		for tok, want := range ranks {
+			got, ok := table.rank(tok)
+			if !ok || got != want {
+				t.Fatalf("%s: rank(%q) = %d, %v; want %d", name, tok, got, ok, want)
+			}
+			other := []byte(tok)
+			other[len(other)-1] ^= 0x5a
+			_, isTok := ranks[string(other)]
+			_, ok = table.rank(string(other))
+			require.Equal(t, isTok, ok, "%s: %q", name, other)
+		}
+		for i := range 1 << 16 {
+			pair := string([]byte{byte(i), byte(i >> 8)})
+			_, isTok := ranks[pair]
+			_, ok := table.rank(pair)
+			require.Equal(t, isTok, ok, "%s: %q", name, pair)
+		}
+		_, ok := table.rank("")
+		assert.False(t, ok)
+	}
+	_, err := newRankTable(map[string]int{"a": -1})
+	assert.ErrorContains(t, err, "rank")
+}
