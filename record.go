@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"encoding/json"
+	"reflect"
 	"time"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -184,6 +185,28 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // [*UnknownBlock]), so the record writes back as it was read; [Record.Damage] lists each such
 // field by its JSON path, e.g. "message.usage.input_tokens".
 func (r *Record) UnmarshalJSON(data []byte) error {
+	if reflect.ValueOf(r).Elem().IsZero() {
+		var s jsonobj.Scanner
+		return r.decode(&s, data)
+	}
+	// Decoding into a record that holds values already keeps those of the fields the line
+	// does not have, as encoding/json does: the single pass assumes a zero record.
+	return r.decodeRef(data)
+}
+
+// decode decodes the line data into *r, which must be zero: in one pass with s, or when the
+// line is not one that pass takes whole, with the reference decoder (see record_decode.go).
+func (r *Record) decode(s *jsonobj.Scanner, data []byte) error {
+	if decodeRecordFast(s, data, r) {
+		return nil
+	}
+	*r = Record{}
+	return r.decodeRef(data)
+}
+
+// decodeRef is the reference decoder of a transcript line: jsonobj.Decode over each object,
+// nesting level by nesting level, naming every field it cannot read.
+func (r *Record) decodeRef(data []byte) error {
 	extra, err := jsonobj.Decode(data, r.fields(), &r.presence)
 	part, ok := jsonobj.AsPartial(err)
 	if err != nil && !ok {

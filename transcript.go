@@ -218,8 +218,9 @@ type Decoder struct {
 	strict bool
 
 	buf      []byte // the current line; reused
-	line     int    // lines consumed so far
-	cur      int    // line of the last record or error Decode returned
+	scan     jsonobj.Scanner
+	line     int // lines consumed so far
+	cur      int // line of the last record or error Decode returned
 	problems []*LineError
 	dropped  []*LineError
 	skipped  []*LineError // problems since the last record Decode returned
@@ -257,7 +258,7 @@ func (d *Decoder) Decode(rec *Record) error {
 			return err
 		}
 		*rec = Record{}
-		err = rec.UnmarshalJSON(line)
+		err = rec.decode(&d.scan, line)
 		if err == nil {
 			return d.record(rec)
 		}
