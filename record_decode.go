@@ -21,20 +21,59 @@ import (
 // The key indexes of the objects the single pass reads, built once from the fields lists
 // that also drive encoding, so that the two never disagree on a key or its position.
 var (
-	recordKeys    = keyIndex((&Record{}).fields())
-	messageKeys   = keyIndex((&Message{}).fields())
-	usageKeys     = keyIndex((&Usage{}).fields())
-	compactKeys   = keyIndex((&CompactMetadata{}).fields())
-	segmentKeys   = keyIndex((&PreservedSegment{}).fields())
-	mediaKeys     = keyIndex((&MediaSource{}).fields())
-	blockKeys     = map[BlockKind]map[string]int{}
-	serverResKeys = keyIndex(blockFields(&ServerToolResult{}, new(string)))
+	recordKeys    = keyIndex((&Record{}).fields(), recordShare)
+	messageKeys   = keyIndex((&Message{}).fields(), messageShare)
+	usageKeys     = keyIndex((&Usage{}).fields(), nil)
+	compactKeys   = keyIndex((&CompactMetadata{}).fields(), map[string]share{"trigger": shareVocab, "summarizer": shareVocab})
+	segmentKeys   = keyIndex((&PreservedSegment{}).fields(), map[string]share{"headUuid": shareParent, "anchorUuid": shareParent, "tailUuid": shareParent})
+	mediaKeys     = keyIndex((&MediaSource{}).fields(), map[string]share{"type": shareVocab, "media_type": shareVocab})
+	blockKeys     = map[BlockKind]map[string]fieldKey{}
+	serverResKeys = keyIndex(blockFields(&ServerToolResult{}, new(string)), blockShare)
 )
 
 func init() {
 	for kind, b := range knownBlocks {
-		blockKeys[kind] = keyIndex(blockFields(b(), new(string)))
+		blockKeys[kind] = keyIndex(blockFields(b(), new(string)), blockShare)
 	}
+}
+
+// share says whether, and with what, a decoder shares a string field's value between the
+// records it reads: transcripts repeat the same session id, cwd, model and type on every
+// line, name the previous record's uuid as the parent and a tool call's id in its result.
+// Sharing one string for equal values changes no value (strings are immutable); it saves a
+// copy per record.
+type share uint8
+
+const (
+	shareNone    share = iota
+	shareVocab         // one of few values: a type, a role, a model, a tool name, the session id
+	shareUUID          // a record's uuid, which later records name
+	shareParent        // a uuid named again: a parent, a leaf
+	shareToolID        // a tool call's id, which its result names
+	shareToolRef       // a tool call's id named again
+	shareMsgID         // an API message id, shared by the records of one response
+	shareReqID         // a request id, likewise
+)
+
+var (
+	recordShare = map[string]share{
+		"type": shareVocab, "subtype": shareVocab, "uuid": shareUUID, "parentUuid": shareParent,
+		"logicalParentUuid": shareParent, "leafUuid": shareParent, "sourceToolAssistantUUID": shareParent,
+		"agentId": shareVocab, "sessionId": shareVocab, "cwd": shareVocab, "level": shareVocab,
+		"requestId": shareReqID, "toolUseID": shareToolRef, "parentToolUseID": shareToolRef, "sourceToolUseID": shareToolRef,
+	}
+	messageShare = map[string]share{
+		"id": shareMsgID, "type": shareVocab, "role": shareVocab, "model": shareVocab,
+		"stop_reason": shareVocab, "stop_sequence": shareVocab,
+	}
+	blockShare = map[string]share{"type": shareVocab, "id": shareToolID, "name": shareVocab, "tool_use_id": shareToolRef}
+)
+
+// fieldKey is what a key index knows of a key: the field's position, and how its value is
+// shared.
+type fieldKey struct {
+	pos   int
+	share share
 }
 
 // knownBlocks makes an empty block of each kind UnmarshalBlock decodes by its fields (server
@@ -56,32 +95,113 @@ func blockFields(b fielder, t *string) []jsonobj.Field {
 	return append([]jsonobj.Field{{Key: "type", Ptr: t}}, b.fields()...)
 }
 
-// keyIndex maps each field's key to its position in fields.
-func keyIndex(fields []jsonobj.Field) map[string]int {
-	m := make(map[string]int, len(fields))
+// keyIndex maps each field's key to its position in fields and its sharing.
+func keyIndex(fields []jsonobj.Field, shares map[string]share) map[string]fieldKey {
+	m := make(map[string]fieldKey, len(fields))
 	for i, f := range fields {
-		m[f.Key] = i
+		m[f.Key] = fieldKey{pos: i, share: shares[f.Key]}
 	}
 	return m
+}
+
+// lineDecoder decodes transcript lines in a single pass. A Decoder keeps one for the whole
+// file, so that the strings its records repeat are shared; a zero lineDecoder shares none.
+type lineDecoder struct {
+	s       jsonobj.Scanner
+	sharing bool
+	records int               // records decoded: the vocabulary's bound follows it
+	vocab   map[string]string // values of shareVocab fields, and unknown keys
+	uuids   recent            // shareUUID values
+	tools   recent            // shareToolID values
+	msgs    recent            // shareMsgID values
+	reqs    recent            // shareReqID values
+
+	recordFields, messageFields []jsonobj.Field // reused for every line
+}
+
+// maxShared is the longest value a lineDecoder shares: the repeated values are short, and a
+// long one is not worth a lookup.
+const maxShared = 128
+
+// recent holds the last few values of one kind of id, newest first.
+type recent [8]string
+
+// find returns the held value equal to b.
+func (r *recent) find(b []byte) (string, bool) {
+	for _, v := range r {
+		if v == string(b) {
+			return v, v != "" || len(b) == 0
+		}
+	}
+	return "", false
+}
+
+// add makes v the newest value.
+func (r *recent) add(v string) {
+	copy(r[1:], r[:len(r)-1])
+	r[0] = v
+}
+
+// str returns the string of b, shared as sh says.
+func (d *lineDecoder) str(b []byte, sh share) string {
+	if !d.sharing || sh == shareNone || len(b) > maxShared {
+		return string(b)
+	}
+	var r *recent
+	switch sh {
+	case shareVocab:
+		if v, ok := d.vocab[string(b)]; ok {
+			return v
+		}
+		v := string(b)
+		// The vocabulary is bounded by the records read: a file of distinct values costs at
+		// most one entry per record.
+		if len(d.vocab) < 64+d.records {
+			d.vocab[v] = v
+		}
+		return v
+	case shareUUID, shareParent:
+		r = &d.uuids
+	case shareToolID, shareToolRef:
+		r = &d.tools
+	case shareMsgID:
+		r = &d.msgs
+	case shareReqID:
+		r = &d.reqs
+	}
+	if v, ok := r.find(b); ok {
+		return v
+	}
+	v := string(b)
+	if sh != shareParent && sh != shareToolRef {
+		r.add(v)
+	}
+	return v
 }
 
 // decodeRecordFast decodes the transcript line data into *r, which must be zero, in a single
 // pass. It reports false when the line is not one it takes whole (see above); *r is then in
 // no defined state and the caller decodes the line with the reference decoder.
-func decodeRecordFast(s *jsonobj.Scanner, data []byte, r *Record) bool {
-	s.Reset(data)
-	extra, ok := decodeObject(s, r.fields(), recordKeys, &r.presence)
-	if !ok || !s.End() {
+func (d *lineDecoder) decodeRecordFast(data []byte, r *Record) bool {
+	if d.sharing && d.vocab == nil {
+		d.vocab = map[string]string{}
+	}
+	d.s.Reset(data)
+	d.recordFields = r.appendFields(d.recordFields[:0])
+	extra, ok := d.object(d.recordFields, recordKeys, &r.presence)
+	if !ok || !d.s.End() {
 		return false
 	}
 	r.Extra = extra
+	d.records++
 	return true
 }
 
-// decodeObject reads the object at the scanner into fields (whose keys index names), marking
-// in p which were present or null, and returns the unknown keys with a copy of their raw
-// values, as jsonobj.Decode does.
-func decodeObject(s *jsonobj.Scanner, fields []jsonobj.Field, index map[string]int, p *jsonobj.Presence) (map[string]json.RawMessage, bool) {
+// object reads the object at the scanner into fields (whose keys index names), marking in p
+// which were present or null, and returns the unknown keys with a copy of their raw values,
+// as jsonobj.Decode does.
+func (d *lineDecoder) object(fields []jsonobj.Field, index map[string]fieldKey, p *jsonobj.Presence) (map[string]json.RawMessage, bool) {
+	s := &d.s
 	var extra map[string]json.RawMessage
 	ok := s.Object(func(key []byte) bool {
 		if len(key) == 4 && string(key) != "type" && bytes.EqualFold(key, []byte("type")) {
@@ -89,8 +209,9 @@ func decodeObject(s *jsonobj.Scanner, fields []jsonobj.Field, index map[string]i
 			// of which "type" counts to it.
 			return false
 		}
-		i, known := index[string(key)]
+		f, known := index[string(key)]
 		if !known {
+			k := d.str(key, shareVocab)
 			raw, ok := s.Raw()
 			if !ok {
 				return false
@@ -98,42 +219,52 @@ func decodeObject(s *jsonobj.Scanner, fields []jsonobj.Field, index map[string]i
 			if extra == nil {
 				extra = map[string]json.RawMessage{}
 			}
-			extra[string(key)] = bytes.Clone(raw)
+			extra[k] = bytes.Clone(raw)
 			return true
 		}
-		if p.Has(i) {
+		if p.Has(f.pos) {
 			return false // a key given twice: encoding/json keeps the last
 		}
 		if s.Null() {
-			p.Mark(i, true)
+			p.Mark(f.pos, true)
 			return true
 		}
-		if !decodeValue(s, fields[i].Ptr) {
+		if !d.value(fields[f.pos].Ptr, f.share) {
 			return false
 		}
-		p.Mark(i, false)
+		p.Mark(f.pos, false)
 		return true
 	})
 	return extra, ok
 }
 
-// decodeValue reads the value at the scanner into ptr, a field's target.
-func decodeValue(s *jsonobj.Scanner, ptr any) bool {
+// string reads a string value, shared as sh says.
+func (d *lineDecoder) string(sh share) (string, bool) {
+	b, ok := d.s.StringBytes()
+	if !ok {
+		return "", false
+	}
+	return d.str(b, sh), true
+}
+
+// value reads the value at the scanner into ptr, a field's target.
+func (d *lineDecoder) value(ptr any, sh share) bool {
+	s := &d.s
 	var ok bool
 	switch p := ptr.(type) {
 	case *string:
-		*p, ok = s.String()
+		*p, ok = d.string(sh)
 	case *RecordType:
 		var v string
-		v, ok = s.String()
+		v, ok = d.string(sh)
 		*p = RecordType(v)
 	case *Subtype:
 		var v string
-		v, ok = s.String()
+		v, ok = d.string(sh)
 		*p = Subtype(v)
 	case *Role:
 		var v string
-		v, ok = s.String()
+		v, ok = d.string(sh)
 		*p = Role(v)
 	case *bool:
 		*p, ok = s.Bool()
@@ -145,24 +276,25 @@ func decodeValue(s *jsonobj.Scanner, ptr any) bool {
 		*p = bytes.Clone(raw)
 	case **Message:
 		m := &Message{}
-		m.Extra, ok = decodeObject(s, m.fields(), messageKeys, &m.presence)
+		d.messageFields = m.appendFields(d.messageFields[:0])
+		m.Extra, ok = d.object(d.messageFields, messageKeys, &m.presence)
 		*p = m
 	case **Usage:
 		u := &Usage{}
-		u.Extra, ok = decodeObject(s, u.fields(), usageKeys, &u.presence)
+		u.Extra, ok = d.object(u.fields(), usageKeys, &u.presence)
 		*p = u
 	case **CompactMetadata:
 		c := &CompactMetadata{}
-		c.Extra, ok = decodeObject(s, c.fields(), compactKeys, &c.presence)
+		c.Extra, ok = d.object(c.fields(), compactKeys, &c.presence)
 		*p = c
 	case **PreservedSegment:
 		g := &PreservedSegment{}
-		g.Extra, ok = decodeObject(s, g.fields(), segmentKeys, &g.presence)
+		g.Extra, ok = d.object(g.fields(), segmentKeys, &g.presence)
 		*p = g
 	case *MediaSource:
-		p.Extra, ok = decodeObject(s, p.fields(), mediaKeys, &p.presence)
+		p.Extra, ok = d.object(p.fields(), mediaKeys, &p.presence)
 	case contentField:
-		ok = decodeContent(s, p)
+		ok = d.content(p)
 	default:
 		// The decision records' metadata and cache markers: plain structs encoding/json
 		// decodes, from the bytes the scanner validated.
@@ -173,8 +305,9 @@ func decodeValue(s *jsonobj.Scanner, ptr any) bool {
 	return ok
 }
 
-// decodeContent reads a "content" field: a bare string, or an array of blocks.
-func decodeContent(s *jsonobj.Scanner, c contentField) bool {
+// content reads a "content" field: a bare string, or an array of blocks.
+func (d *lineDecoder) content(c contentField) bool {
+	s := &d.s
 	if s.Peek() == '"' {
 		v, ok := s.String()
 		*c.str = true
@@ -185,7 +318,7 @@ func decodeContent(s *jsonobj.Scanner, c contentField) bool {
 	}
 	bs := []Block{}
 	ok := s.Array(func() bool {
-		b, ok := decodeBlock(s)
+		b, ok := d.block()
 		bs = append(bs, b)
 		return ok
 	})
@@ -193,10 +326,14 @@ func decodeContent(s *jsonobj.Scanner, c contentField) bool {
 	return ok
 }
 
-// decodeBlock reads one content block.
-func decodeBlock(s *jsonobj.Scanner) (Block, bool) {
-	kind, quick := s.LeadingString("type")
-	if !quick {
+// block reads one content block.
+func (d *lineDecoder) block() (Block, bool) {
+	s := &d.s
+	var kind string
+	kb, quick := s.Leading("type")
+	if quick {
+		kind = d.str(kb, shareVocab)
+	} else {
 		var ok bool
 		if kind, ok = blockKind(s); !ok {
 			return nil, false
@@ -223,7 +360,7 @@ func decodeBlock(s *jsonobj.Scanner) (Block, bool) {
 		return &UnknownBlock{Type: BlockKind(kind), JSON: bytes.Clone(raw)}, true
 	}
 	var t string
-	extra, ok := decodeObject(s, blockFields(b, &t), index, b.pres())
+	extra, ok := d.object(blockFields(b, &t), index, b.pres())
 	*b.extra() = extra
 	return b, ok
 }

@@ -15,25 +15,22 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
-// sameDecode checks that the single-pass decoder reads line exactly as the reference decoder
-// does: the same record (unexported presence bits included), the same error, and the same
-// bytes written back. It reports whether the single pass took the line itself.
-func sameDecode(t *testing.T, label string, line []byte) (fast bool) {
+// sameDecode checks that the single-pass decoder d reads line exactly as the reference
+// decoder does: the same record (unexported presence bits included), the same error, and the
+// same bytes written back. It reports whether the single pass took the line itself.
+func sameDecode(t *testing.T, d *lineDecoder, label string, line []byte) (fast bool) {
 	t.Helper()
 	var ref, got, direct Record
 	refErr := ref.decodeRef(line)
-	var s jsonobj.Scanner
-	gotErr := got.decode(&s, line)
+	gotErr := got.decode(d, line)
 	require.Equal(t, fmt.Sprint(refErr), fmt.Sprint(gotErr), "%s: error", label)
 	require.True(t, reflect.DeepEqual(refErr, gotErr), "%s: error %v", label, refErr)
 	if d := firstDiff(reflect.ValueOf(ref), reflect.ValueOf(got), "Record"); d != "" {
 		t.Fatalf("%s: decoded records differ at %s", label, d)
 	}
-	fast = decodeRecordFast(&s, line, &direct)
+	fast = d.decodeRecordFast(line, &direct)
 	if fast {
 		require.NoError(t, refErr, "%s: the single pass took a line the reference decoder refuses", label)
 		if d := firstDiff(reflect.ValueOf(ref), reflect.ValueOf(direct), "Record"); d != "" {
@@ -137,13 +134,15 @@ func valueOf(v reflect.Value) any {
 	return v.Kind().String()
 }
 
-// sameDecodeLines runs sameDecode on every non-blank line of data and returns how many
-// lines the single pass took and how many it left to the reference decoder.
+// sameDecodeLines runs sameDecode on every non-blank line of data, with one decoder sharing
+// strings between the lines as a Decoder does, and returns how many lines the single pass
+// took and how many it left to the reference decoder.
 func sameDecodeLines(t *testing.T, label string, data []byte) (fast, ref int) {
 	t.Helper()
 	lines, nums := splitLines(data)
+	d := lineDecoder{sharing: true}
 	for i, l := range lines {
-		if sameDecode(t, fmt.Sprintf("%s:%d", label, nums[i]), l) {
+		if sameDecode(t, &d, fmt.Sprintf("%s:%d", label, nums[i]), l) {
 			fast++
 		} else {
 			ref++
@@ -280,7 +279,7 @@ func TestRecordDecodeEdges(t *testing.T) {
 		{"mismatched close", `{"type":"user","x":[1}}`, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fast := sameDecode(t, tc.name, []byte(tc.line))
+			fast := sameDecode(t, &lineDecoder{}, tc.name, []byte(tc.line))
 			require.Equal(t, tc.fast, fast, "taken by the single pass")
 		})
 	}
@@ -301,6 +300,7 @@ func FuzzRecordDecode(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		sameDecode(t, "fuzz", data)
+		sameDecodeLines(t, "fuzz", data)
+		sameDecode(t, &lineDecoder{sharing: true}, "fuzz", data)
 	})
 }

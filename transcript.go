@@ -217,10 +217,10 @@ type Decoder struct {
 	max    int
 	strict bool
 
-	buf      []byte // the current line; reused
-	scan     jsonobj.Scanner
-	line     int // lines consumed so far
-	cur      int // line of the last record or error Decode returned
+	buf      []byte      // the current line; reused
+	lines    lineDecoder // shares the strings records repeat (see share)
+	line     int         // lines consumed so far
+	cur      int         // line of the last record or error Decode returned
 	problems []*LineError
 	dropped  []*LineError
 	skipped  []*LineError // problems since the last record Decode returned
@@ -236,6 +236,7 @@ func NewDecoder(r io.Reader, name string, opts ReadOptions) *Decoder {
 		name:   name,
 		max:    opts.maxLine(),
 		strict: opts.Strict,
+		lines:  lineDecoder{sharing: true},
 	}
 }
 
@@ -258,7 +259,7 @@ func (d *Decoder) Decode(rec *Record) error {
 			return err
 		}
 		*rec = Record{}
-		err = rec.decode(&d.scan, line)
+		err = rec.decode(&d.lines, line)
 		if err == nil {
 			return d.record(rec)
 		}

@@ -40,21 +40,22 @@ func (s *Scanner) Pos() int { return s.pos }
 // scanner stood at the same nesting depth as now.
 func (s *Scanner) Rewind(pos int) { s.pos = pos }
 
-// LeadingString returns the value of the first member of the object at the cursor when that
-// member is key with a string value, without consuming anything.
-func (s *Scanner) LeadingString(key string) (string, bool) {
+// Leading returns the value of the first member of the object at the cursor, unescaped, when
+// that member is key with a string value, without consuming anything. The bytes are valid
+// only until the next call of a method of s.
+func (s *Scanner) Leading(key string) ([]byte, bool) {
 	if s.Peek() != '{' {
-		return "", false
+		return nil, false
 	}
 	start := s.pos
 	defer func() { s.pos = start }()
 	s.pos++
 	k, ok := s.stringBytes()
 	if !ok || string(k) != key || s.Peek() != ':' {
-		return "", false
+		return nil, false
 	}
 	s.pos++
-	return s.String()
+	return s.stringBytes()
 }
 
 // space skips JSON white space.
@@ -197,6 +198,11 @@ func (s *Scanner) String() (string, bool) {
 	b, ok := s.stringBytes()
 	return string(b), ok
 }
+
+// StringBytes is [Scanner.String] without the string: the unescaped bytes, valid only until
+// the next call of a method of s (a caller that keeps them copies them, or looks up a string
+// it already holds).
+func (s *Scanner) StringBytes() ([]byte, bool) { return s.stringBytes() }
 
 // stringBytes reads a string; the result is a sub-slice of the input when the string needs no
 // unescaping, else s.buf, valid until the next call.

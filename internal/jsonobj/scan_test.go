@@ -76,11 +76,11 @@ func TestScannerObject(t *testing.T) {
 	assert.Equal(t, []string{"a", "bc", "d"}, keys)
 
 	s.Reset([]byte(`{"type":"text","x":1}`))
-	v, ok := s.LeadingString("type")
+	v, ok := s.Leading("type")
 	assert.True(t, ok)
-	assert.Equal(t, "text", v)
-	assert.Zero(t, s.Pos(), "LeadingString consumes nothing")
-	_, ok = s.LeadingString("x")
+	assert.Equal(t, "text", string(v))
+	assert.Zero(t, s.Pos(), "Leading consumes nothing")
+	_, ok = s.Leading("x")
 	assert.False(t, ok)
 
 	s.Reset([]byte(`[1,2,3]`))
