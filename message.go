@@ -92,17 +92,20 @@ type Message struct {
 	presence      jsonobj.Presence
 }
 
-func (m *Message) fields() []jsonobj.Field {
-	return []jsonobj.Field{
-		{Key: "id", Ptr: &m.ID},
-		{Key: "type", Ptr: &m.Type},
-		{Key: "role", Ptr: &m.Role},
-		{Key: "model", Ptr: &m.Model},
-		{Key: "content", Ptr: contentField{&m.Content, &m.StringContent}},
-		{Key: "stop_reason", Ptr: &m.StopReason},
-		{Key: "stop_sequence", Ptr: &m.StopSequence},
-		{Key: "usage", Ptr: &m.Usage},
-	}
+func (m *Message) fields() []jsonobj.Field { return m.appendFields(nil) }
+
+// appendFields appends the message's fields to dst: a decoder reuses one slice for every line.
+func (m *Message) appendFields(dst []jsonobj.Field) []jsonobj.Field {
+	return append(dst,
+		jsonobj.Field{Key: "id", Ptr: &m.ID},
+		jsonobj.Field{Key: "type", Ptr: &m.Type},
+		jsonobj.Field{Key: "role", Ptr: &m.Role},
+		jsonobj.Field{Key: "model", Ptr: &m.Model},
+		jsonobj.Field{Key: "content", Ptr: contentField{&m.Content, &m.StringContent}},
+		jsonobj.Field{Key: "stop_reason", Ptr: &m.StopReason},
+		jsonobj.Field{Key: "stop_sequence", Ptr: &m.StopSequence},
+		jsonobj.Field{Key: "usage", Ptr: &m.Usage},
+	)
 }
 
 // MarshalJSON encodes the message with its unknown fields.

@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"encoding/json"
+	"reflect"
 	"time"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -130,46 +131,49 @@ type Record struct {
 	presence jsonobj.Presence
 }
 
-func (r *Record) fields() []jsonobj.Field {
-	return []jsonobj.Field{
-		{Key: "type", Ptr: &r.Type},
-		{Key: "subtype", Ptr: &r.Subtype},
-		{Key: "uuid", Ptr: &r.UUID},
-		{Key: "parentUuid", Ptr: &r.ParentUUID},
-		{Key: "logicalParentUuid", Ptr: &r.LogicalParentUUID},
-		{Key: "isSidechain", Ptr: &r.IsSidechain},
-		{Key: "isMeta", Ptr: &r.IsMeta},
-		{Key: "isCompactSummary", Ptr: &r.IsCompactSummary},
-		{Key: "isVisibleInTranscriptOnly", Ptr: &r.IsVisibleInTranscriptOnly},
-		{Key: "isApiErrorMessage", Ptr: &r.IsAPIErrorMessage},
-		{Key: "isVirtual", Ptr: &r.IsVirtual},
-		{Key: "agentId", Ptr: &r.AgentID},
-		{Key: "sessionId", Ptr: &r.SessionID},
-		{Key: "timestamp", Ptr: &r.Timestamp},
-		{Key: "requestId", Ptr: &r.RequestID},
-		{Key: "message", Ptr: &r.Message},
-		{Key: "content", Ptr: &r.Content},
-		{Key: "level", Ptr: &r.Level},
-		{Key: "compactMetadata", Ptr: &r.CompactMetadata},
-		{Key: "toolUseResult", Ptr: &r.ToolUseResult},
-		{Key: "sourceToolAssistantUUID", Ptr: &r.SourceToolAssistantUUID},
-		{Key: "toolUseID", Ptr: &r.ToolUseID},
-		{Key: "parentToolUseID", Ptr: &r.ParentToolUseID},
-		{Key: "data", Ptr: &r.Data},
-		{Key: "attachment", Ptr: &r.Attachment},
-		{Key: "summary", Ptr: &r.Summary},
-		{Key: "leafUuid", Ptr: &r.LeafUUID},
-		{Key: "budgetDecision", Ptr: &r.Budget},
-		{Key: "snipMetadata", Ptr: &r.Snip},
-		{Key: "microcompactDecision", Ptr: &r.Microcompact},
-		{Key: "collapseCommit", Ptr: &r.Collapse},
-		{Key: "cwd", Ptr: &r.Cwd},
-		{Key: "sourceToolUseID", Ptr: &r.SourceToolUseID},
-		{Key: "compactFailure", Ptr: &r.CompactFailure},
-		{Key: "pinDecision", Ptr: &r.Pin},
-		{Key: "agentctxRehydration", Ptr: &r.Rehydration},
-		{Key: "recoveryDecision", Ptr: &r.Recovery},
-	}
+func (r *Record) fields() []jsonobj.Field { return r.appendFields(nil) }
+
+// appendFields appends the record's fields to dst: a decoder reuses one slice for every line.
+func (r *Record) appendFields(dst []jsonobj.Field) []jsonobj.Field {
+	return append(dst,
+		jsonobj.Field{Key: "type", Ptr: &r.Type},
+		jsonobj.Field{Key: "subtype", Ptr: &r.Subtype},
+		jsonobj.Field{Key: "uuid", Ptr: &r.UUID},
+		jsonobj.Field{Key: "parentUuid", Ptr: &r.ParentUUID},
+		jsonobj.Field{Key: "logicalParentUuid", Ptr: &r.LogicalParentUUID},
+		jsonobj.Field{Key: "isSidechain", Ptr: &r.IsSidechain},
+		jsonobj.Field{Key: "isMeta", Ptr: &r.IsMeta},
+		jsonobj.Field{Key: "isCompactSummary", Ptr: &r.IsCompactSummary},
+		jsonobj.Field{Key: "isVisibleInTranscriptOnly", Ptr: &r.IsVisibleInTranscriptOnly},
+		jsonobj.Field{Key: "isApiErrorMessage", Ptr: &r.IsAPIErrorMessage},
+		jsonobj.Field{Key: "isVirtual", Ptr: &r.IsVirtual},
+		jsonobj.Field{Key: "agentId", Ptr: &r.AgentID},
+		jsonobj.Field{Key: "sessionId", Ptr: &r.SessionID},
+		jsonobj.Field{Key: "timestamp", Ptr: &r.Timestamp},
+		jsonobj.Field{Key: "requestId", Ptr: &r.RequestID},
+		jsonobj.Field{Key: "message", Ptr: &r.Message},
+		jsonobj.Field{Key: "content", Ptr: &r.Content},
+		jsonobj.Field{Key: "level", Ptr: &r.Level},
+		jsonobj.Field{Key: "compactMetadata", Ptr: &r.CompactMetadata},
+		jsonobj.Field{Key: "toolUseResult", Ptr: &r.ToolUseResult},
+		jsonobj.Field{Key: "sourceToolAssistantUUID", Ptr: &r.SourceToolAssistantUUID},
+		jsonobj.Field{Key: "toolUseID", Ptr: &r.ToolUseID},
+		jsonobj.Field{Key: "parentToolUseID", Ptr: &r.ParentToolUseID},
+		jsonobj.Field{Key: "data", Ptr: &r.Data},
+		jsonobj.Field{Key: "attachment", Ptr: &r.Attachment},
+		jsonobj.Field{Key: "summary", Ptr: &r.Summary},
+		jsonobj.Field{Key: "leafUuid", Ptr: &r.LeafUUID},
+		jsonobj.Field{Key: "budgetDecision", Ptr: &r.Budget},
+		jsonobj.Field{Key: "snipMetadata", Ptr: &r.Snip},
+		jsonobj.Field{Key: "microcompactDecision", Ptr: &r.Microcompact},
+		jsonobj.Field{Key: "collapseCommit", Ptr: &r.Collapse},
+		jsonobj.Field{Key: "cwd", Ptr: &r.Cwd},
+		jsonobj.Field{Key: "sourceToolUseID", Ptr: &r.SourceToolUseID},
+		jsonobj.Field{Key: "compactFailure", Ptr: &r.CompactFailure},
+		jsonobj.Field{Key: "pinDecision", Ptr: &r.Pin},
+		jsonobj.Field{Key: "agentctxRehydration", Ptr: &r.Rehydration},
+		jsonobj.Field{Key: "recoveryDecision", Ptr: &r.Recovery},
+	)
 }
 
 // MarshalJSON encodes the record as one transcript line (without the newline).
@@ -184,6 +188,28 @@ func (r Record) MarshalJSON() ([]byte, error) {
 // [*UnknownBlock]), so the record writes back as it was read; [Record.Damage] lists each such
 // field by its JSON path, e.g. "message.usage.input_tokens".
 func (r *Record) UnmarshalJSON(data []byte) error {
+	if reflect.ValueOf(r).Elem().IsZero() {
+		var d lineDecoder
+		return r.decode(&d, data)
+	}
+	// Decoding into a record that holds values already keeps those of the fields the line
+	// does not have, as encoding/json does: the single pass assumes a zero record.
+	return r.decodeRef(data)
+}
+
+// decode decodes the line data into *r, which must be zero: in one pass with d, or when the
+// line is not one that pass takes whole, with the reference decoder (see record_decode.go).
+func (r *Record) decode(d *lineDecoder, data []byte) error {
+	if d.decodeRecordFast(data, r) {
+		return nil
+	}
+	*r = Record{}
+	return r.decodeRef(data)
+}
+
+// decodeRef is the reference decoder of a transcript line: jsonobj.Decode over each object,
+// nesting level by nesting level, naming every field it cannot read.
+func (r *Record) decodeRef(data []byte) error {
 	extra, err := jsonobj.Decode(data, r.fields(), &r.presence)
 	part, ok := jsonobj.AsPartial(err)
 	if err != nil && !ok {

@@ -166,21 +166,45 @@ func ReadTranscript(r io.Reader, name string, opts ReadOptions) (*Transcript, er
 	}
 	d := NewDecoder(r, name, opts)
 	t := &Transcript{Name: name, Format: FormatClaudeCode}
+	// Records are decoded into chunks and copied once into a slice of the exact length: a
+	// slice grown by append would allocate several times the records' size on the way and
+	// keep up to a quarter more than it holds.
+	var chunks [][]Record
+	var lines []int
+	chunk := make([]Record, 0, recordChunk)
 	for {
-		t.Records = append(t.Records, Record{})
-		err := d.Decode(&t.Records[len(t.Records)-1])
+		if len(chunk) == cap(chunk) {
+			chunks = append(chunks, chunk)
+			chunk = make([]Record, 0, min(2*cap(chunk), maxRecordChunk))
+		}
+		chunk = append(chunk, Record{})
+		err := d.Decode(&chunk[len(chunk)-1])
 		if err != nil {
-			t.Records = t.Records[:len(t.Records)-1]
+			chunk = chunk[:len(chunk)-1]
 			if err == io.EOF {
 				break
 			}
 			return nil, err
 		}
-		t.Lines = append(t.Lines, d.Line())
+		lines = append(lines, d.Line())
+	}
+	t.Records = slices.Concat(append(chunks, chunk)...)
+	if t.Records == nil {
+		t.Records = []Record{}
+	}
+	if len(lines) > 0 {
+		t.Lines = slices.Clone(lines)
 	}
 	finish(t, d)
 	return t, nil
 }
+
+// recordChunk and maxRecordChunk bound the chunks ReadTranscript decodes records into: the
+// first is small, for short transcripts, and each next one doubles up to the maximum.
+const (
+	recordChunk    = 64
+	maxRecordChunk = 4096
+)
 
 // finish sets the transcript's problems, dropped fields and torn line from the decoder that
 // read it, and names on the last record the lines skipped after it.
@@ -217,9 +241,10 @@ type Decoder struct {
 	max    int
 	strict bool
 
-	buf      []byte // the current line; reused
-	line     int    // lines consumed so far
-	cur      int    // line of the last record or error Decode returned
+	buf      []byte      // the current line; reused
+	lines    lineDecoder // shares the strings records repeat (see share)
+	line     int         // lines consumed so far
+	cur      int         // line of the last record or error Decode returned
 	problems []*LineError
 	dropped  []*LineError
 	skipped  []*LineError // problems since the last record Decode returned
@@ -235,6 +260,7 @@ func NewDecoder(r io.Reader, name string, opts ReadOptions) *Decoder {
 		name:   name,
 		max:    opts.maxLine(),
 		strict: opts.Strict,
+		lines:  lineDecoder{sharing: true},
 	}
 }
 
@@ -257,7 +283,7 @@ func (d *Decoder) Decode(rec *Record) error {
 			return err
 		}
 		*rec = Record{}
-		err = rec.UnmarshalJSON(line)
+		err = rec.decode(&d.lines, line)
 		if err == nil {
 			return d.record(rec)
 		}

@@ -32,6 +32,15 @@ func (p Presence) Has(i int) bool { return p.present&(1<<i) != 0 }
 // Null reports whether field i was present as JSON null.
 func (p Presence) Null(i int) bool { return p.null&(1<<i) != 0 }
 
+// Mark records field i as present, and as JSON null when null is true: for decoders that
+// read an object themselves rather than through [Decode].
+func (p *Presence) Mark(i int, null bool) {
+	p.present |= 1 << i
+	if null {
+		p.null |= 1 << i
+	}
+}
+
 // Bits returns the presence and null bits, field i being bit i (for hashing a presence).
 func (p Presence) Bits() (present, null uint64) { return p.present, p.null }
 
