@@ -54,6 +54,9 @@ type nmsg struct {
 	role   Role
 	blocks []nblock
 	lost   []nblock // unsupported blocks dropped from it, for a placeholder if it empties
+	// tidied: the per-message rules (tidyMessage) have run on blocks as they are. Whatever
+	// changes blocks afterwards clears it, so that tidy applies the rules again.
+	tidied bool
 }
 
 // normalizer holds one turn's normalize state.
@@ -279,35 +282,42 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 	return msgs
 }
 
-func blocksOf(nbs []nblock) []Block {
-	bs := make([]Block, len(nbs))
-	for i, nb := range nbs {
-		bs[i] = nb.b
-	}
-	return bs
-}
-
 // emit returns the request messages; a user message holds its tool results, then its other
-// blocks, then its cache_edits.
+// blocks, then its cache_edits. The messages' content slices share one array, each clipped to
+// its length so that an append to one copies it.
 func emit(msgs []nmsg) []RequestMessage {
+	total := 0
+	for _, m := range msgs {
+		total += len(m.blocks)
+	}
+	all := make([]Block, 0, total)
 	out := make([]RequestMessage, len(msgs))
 	for i, m := range msgs {
-		bs := blocksOf(m.blocks)
-		if m.role == RoleUser {
-			rank := func(b Block) int {
-				switch b.Kind() {
-				case KindToolResult:
-					return 0
-				case KindCacheEdits:
-					return 2
-				}
-				return 1
-			}
-			slices.SortStableFunc(bs, func(a, b Block) int { return rank(a) - rank(b) })
+		start := len(all)
+		for _, nb := range m.blocks {
+			all = append(all, nb.b)
+		}
+		bs := all[start:len(all):len(all)]
+		if m.role == RoleUser && !slices.IsSortedFunc(bs, byUserRank) {
+			slices.SortStableFunc(bs, byUserRank)
 		}
 		out[i] = RequestMessage{Role: m.role, Content: bs}
 	}
 	return out
+}
+
+// byUserRank orders the blocks of a user message: tool results, then the other blocks, then
+// cache_edits.
+func byUserRank(a, b Block) int { return userRank(a) - userRank(b) }
+
+func userRank(b Block) int {
+	switch b.Kind() {
+	case KindToolResult:
+		return 0
+	case KindCacheEdits:
+		return 2
+	}
+	return 1
 }
 
 // toolID returns the tool id a block carries, or "".
