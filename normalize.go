@@ -63,6 +63,7 @@ type nmsg struct {
 type normalizer struct {
 	p        *Pipeline
 	t        *turn
+	sc       *normScratch
 	cfg      NormalizeConfig
 	st       *StageReport
 	declared map[string]bool   // tool names of Input.Tools
@@ -120,8 +121,10 @@ type normalizer struct {
 // redacted_thinking, search_result and cache_edits blocks, which are shared with the
 // transcript or the stage that made them and must not be modified.
 func (p *Pipeline) normalize(t *turn) error {
+	sc := normScratchPool.Get().(*normScratch)
+	defer sc.release()
 	n := &normalizer{
-		p: p, t: t, cfg: p.cfg.Normalize, st: t.report.stage("normalize"),
+		p: p, t: t, sc: sc, cfg: p.cfg.Normalize, st: t.report.stage("normalize"),
 		declared: map[string]bool{}, ids: map[string]string{}, names: map[string]string{},
 	}
 	for _, tl := range t.in.Tools {
@@ -154,29 +157,103 @@ func (n *normalizer) drop(nb nblock, detail string) {
 	n.act(ActionDropped, nb.uuid, toolID(nb.b), detail, -n.p.counter.Block(nb.b))
 }
 
-// collect drops the items the provider never sees and cleans the blocks of the others.
+// collect drops the items the provider never sees, cleans the blocks of the others and
+// joins consecutive items of one role into one message, as merge would. The blocks the
+// Pipeline's memo holds are not cleaned again. The messages' blocks share one array, each
+// message's clipped to its length.
 func (n *normalizer) collect() []nmsg {
-	var msgs []nmsg
-	for _, it := range n.responseOrder() {
-		if why := skipItem(it); why != "" {
-			n.act(ActionDropped, it.uuid, "", why, -n.p.counter.Blocks(it.blocks))
+	sc := n.sc
+	order := n.responseOrder()
+	why := grow(sc.why, len(order))
+	total := 0
+	for i, it := range order {
+		why[i] = skipItem(it)
+		if why[i] == "" {
+			total += len(it.blocks)
+		}
+	}
+	keys := sc.keys[:0]
+	for i, it := range order {
+		if why[i] == "" {
+			for _, b := range it.blocks {
+				keys = append(keys, cleanKey{b: b, asst: it.role == RoleAssistant})
+			}
+		}
+	}
+	memo := n.p.cleanMemo
+	found := grow(sc.found, len(keys))
+	if memo != nil {
+		memo.lookup(keys, found)
+	}
+	var newKeys []cleanKey
+	var newEntries []*cleanEntry
+	all := grow(sc.all, total)[:0]
+	msgs := make([]nmsg, 0, len(order))
+	k := 0 // index in keys of the item's first block
+	for i, it := range order {
+		if why[i] != "" {
+			n.act(ActionDropped, it.uuid, "", why[i], -n.p.counter.Blocks(it.blocks))
 			continue
 		}
 		if len(it.blocks) == 0 {
 			n.act(ActionDropped, it.uuid, "", "empty "+string(it.role)+" message", 0)
 			continue
 		}
-		m := nmsg{role: it.role}
+		start := len(all)
+		tidy := true // the item's blocks leave the per-message rules nothing to do
 		for _, b := range it.blocks {
-			if nb, ok := n.clean(b, it.role, it.uuid); ok {
-				m.blocks = append(m.blocks, nb)
+			e := found[k]
+			k++
+			if e != nil && e.uuid == it.uuid && e.sig.matches(b) {
+				all = append(all, e.nb)
+				tidy = tidy && quiet(e.nb)
+				continue
+			}
+			acted := len(n.st.Actions)
+			nb, ok := n.clean(b, it.role, it.uuid)
+			if ok {
+				all = append(all, nb)
+				tidy = tidy && quiet(nb)
+			}
+			if memo == nil || !ok || len(n.st.Actions) > acted {
+				continue
+			}
+			if sig, keep := signature(b); keep {
+				e := &cleanEntry{uuid: it.uuid, sig: sig, nb: nb}
+				newKeys = append(newKeys, keys[k-1])
+				newEntries = append(newEntries, e)
+				found[k-1] = e
 			}
 		}
-		if len(m.blocks) > 0 {
-			msgs = append(msgs, m)
+		end := len(all)
+		switch last := len(msgs) - 1; {
+		case end == start:
+		case last >= 0 && msgs[last].role == it.role:
+			// No block was kept since the message's: its blocks end where this item's start.
+			msgs[last].blocks = all[start-len(msgs[last].blocks) : end : end]
+			msgs[last].tidied = msgs[last].tidied && tidy
+		default:
+			msgs = append(msgs, nmsg{role: it.role, blocks: all[start:end:end], tidied: tidy})
 		}
 	}
+	if memo != nil {
+		keys, found = memo.store(newKeys, newEntries, keys, found)
+	}
+	sc.why, sc.keys, sc.found, sc.all = why, keys, found, all
 	return msgs
+}
+
+// quiet reports whether the per-message rules (tidyMessage) have nothing to do with nb: it is
+// not an unsupported block, a server tool block or thinking.
+func quiet(nb nblock) bool {
+	if nb.bad {
+		return false
+	}
+	switch nb.b.(type) {
+	case *ServerToolUse, *ServerToolResult, *Thinking, *RedactedThinking:
+		return false
+	}
+	return true
 }
 
 // responseOrder returns the items in view order, except that user items written between the
@@ -186,13 +263,13 @@ func (n *normalizer) collect() []nmsg {
 // added came after it. Each response so reordered is reported once.
 func (n *normalizer) responseOrder() []*item {
 	items := n.t.items
-	last := map[string]int{} // msgID → index of its last assistant item
+	last := n.sc.last // msgID → index of its last assistant item
 	for i := range items {
 		if it := &items[i]; it.role == RoleAssistant && it.msgID != "" {
 			last[it.msgID] = i
 		}
 	}
-	out := make([]*item, 0, len(items))
+	out := n.sc.order[:0]
 	var pending []*item
 	open := "" // msgID of the response whose records are being read
 	flush := func() {
@@ -224,6 +301,7 @@ func (n *normalizer) responseOrder() []*item {
 		}
 	}
 	flush()
+	n.sc.order = out
 	return out
 }
 

@@ -53,8 +53,8 @@ func (n *normalizer) pairServerTools(m *nmsg) {
 // holds for server_tool_use ids across messages (pairServerTools has already deduplicated
 // them within one); the dropped use's result is then dropped by pairServerTools.
 func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
-	seen := map[string]bool{}    // tool_use ids
-	srvSeen := map[string]bool{} // server_tool_use ids
+	seen := n.sc.seen       // tool_use ids
+	srvSeen := n.sc.srvSeen // server_tool_use ids
 	for i := range msgs {
 		if msgs[i].role != RoleAssistant {
 			continue

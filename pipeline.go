@@ -74,6 +74,9 @@ type Pipeline struct {
 	// enc memoizes the encoded parts of the requests the pipeline builds (see
 	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
 	enc *encodeMemo
+	// cleanMemo keeps the request form of the blocks normalize has cleaned (see
+	// [cleanMemo]), bounded by twice the largest view.
+	cleanMemo *cleanMemo
 }
 
 // New validates cfg and returns a Pipeline.
@@ -131,6 +134,7 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p.counter = NewCounter(cfg.Tokens)
 	p.enc = newEncodeMemo()
+	p.cleanMemo = newCleanMemo()
 	return p, nil
 }
 
