@@ -263,10 +263,23 @@ func quiet(nb nblock) bool {
 // added came after it. Each response so reordered is reported once.
 func (n *normalizer) responseOrder() []*item {
 	items := n.t.items
-	last := n.sc.last // msgID → index of its last assistant item
-	for i := range items {
-		if it := &items[i]; it.role == RoleAssistant && it.msgID != "" {
-			last[it.msgID] = i
+	// last[i]: items[i] is the last assistant item of its msgID. Walking back, an item whose
+	// msgID is that of the assistant item after it is not; the others look the msgID up.
+	last := grow(n.sc.last, len(items))
+	seen := n.sc.msgIDs
+	next := "" // msgID of the assistant item after i
+	for i := len(items) - 1; i >= 0; i-- {
+		it := &items[i]
+		last[i] = false
+		if it.role != RoleAssistant || it.msgID == "" {
+			continue
+		}
+		if it.msgID != next {
+			if _, ok := seen[it.msgID]; !ok {
+				seen[it.msgID] = struct{}{}
+				last[i] = true
+			}
+			next = it.msgID
 		}
 	}
 	out := n.sc.order[:0]
@@ -288,7 +301,7 @@ func (n *normalizer) responseOrder() []*item {
 				open = it.msgID
 			}
 			out = append(out, it)
-			if last[open] == i {
+			if last[i] {
 				flush()
 				open = ""
 			}
@@ -301,7 +314,7 @@ func (n *normalizer) responseOrder() []*item {
 		}
 	}
 	flush()
-	n.sc.order = out
+	n.sc.order, n.sc.last = out, last
 	return out
 }
 

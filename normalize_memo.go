@@ -199,8 +199,9 @@ func sameBytes(a, b []byte) bool {
 // (through normScratchPool) so that a steady turn does not allocate them again. Nothing of it
 // outlives the call: the request gets new slices.
 type normScratch struct {
-	last          map[string]int  // responseOrder: msgID → index of its last assistant item
-	seen, srvSeen map[string]bool // dedupToolUses: tool_use and server_tool_use ids
+	msgIDs        map[string]struct{} // responseOrder: the msgIDs met
+	seen, srvSeen map[string]bool     // dedupToolUses: tool_use and server_tool_use ids
+	last          []bool              // responseOrder: the item is its msgID's last
 	order         []*item
 	why           []string
 	keys          []cleanKey
@@ -209,19 +210,19 @@ type normScratch struct {
 }
 
 var normScratchPool = sync.Pool{New: func() any {
-	return &normScratch{last: map[string]int{}, seen: map[string]bool{}, srvSeen: map[string]bool{}}
+	return &normScratch{msgIDs: map[string]struct{}{}, seen: map[string]bool{}, srvSeen: map[string]bool{}}
 }}
 
 // release empties sc, so that it keeps no block or record alive, and puts it back in the pool.
 func (sc *normScratch) release() {
-	clear(sc.last)
+	clear(sc.msgIDs)
 	clear(sc.seen)
 	clear(sc.srvSeen)
-	clear(sc.order[:cap(sc.order)])
-	clear(sc.why[:cap(sc.why)])
-	clear(sc.keys[:cap(sc.keys)])
-	clear(sc.found[:cap(sc.found)])
-	clear(sc.all[:cap(sc.all)])
+	clear(sc.order)
+	clear(sc.why)
+	clear(sc.keys)
+	clear(sc.found)
+	clear(sc.all)
 	sc.order, sc.why, sc.keys, sc.found, sc.all = sc.order[:0], sc.why[:0], sc.keys[:0], sc.found[:0], sc.all[:0]
 	normScratchPool.Put(sc)
 }
