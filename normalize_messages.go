@@ -6,12 +6,19 @@ import (
 )
 
 // tidy merges same-role neighbours, applies the per-message rules and drops empty
-// messages, until nothing changes.
+// messages, until nothing changes. Messages already tidied are left as they are, the rules
+// being idempotent; a view with nothing to do costs one look at each message.
 func (n *normalizer) tidy(msgs []nmsg) []nmsg {
+	if settled(msgs) {
+		return msgs
+	}
 	msgs = merge(msgs)
 	for {
 		for i := range msgs {
-			n.tidyMessage(&msgs[i])
+			if !msgs[i].tidied {
+				n.tidyMessage(&msgs[i])
+				msgs[i].tidied = true
+			}
 		}
 		out := make([]nmsg, 0, len(msgs))
 		var carry []nblock // cache_edits of dropped messages, for the next user message
