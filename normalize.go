@@ -158,9 +158,10 @@ func (n *normalizer) drop(nb nblock, detail string) {
 }
 
 // collect drops the items the provider never sees, cleans the blocks of the others and
-// joins consecutive items of one role into one message, as merge would. The blocks the
-// Pipeline's memo holds are not cleaned again. The messages' blocks share one array, each
-// message's clipped to its length.
+// joins consecutive items of one role into one message, as merge would; a message that the
+// per-message rules would leave as it is is marked tidied. The blocks the Pipeline's memo
+// holds are not cleaned again. The messages' blocks share one array, each message's clipped
+// to its length.
 func (n *normalizer) collect() []nmsg {
 	sc := n.sc
 	order := n.responseOrder()
@@ -200,20 +201,17 @@ func (n *normalizer) collect() []nmsg {
 			continue
 		}
 		start := len(all)
-		tidy := true // the item's blocks leave the per-message rules nothing to do
 		for _, b := range it.blocks {
 			e := found[k]
 			k++
 			if e != nil && e.uuid == it.uuid && e.sig.matches(b) {
 				all = append(all, e.nb)
-				tidy = tidy && quiet(e.nb)
 				continue
 			}
 			acted := len(n.st.Actions)
 			nb, ok := n.clean(b, it.role, it.uuid)
 			if ok {
 				all = append(all, nb)
-				tidy = tidy && quiet(nb)
 			}
 			if memo == nil || !ok || len(n.st.Actions) > acted {
 				continue
@@ -231,10 +229,12 @@ func (n *normalizer) collect() []nmsg {
 		case last >= 0 && msgs[last].role == it.role:
 			// No block was kept since the message's: its blocks end where this item's start.
 			msgs[last].blocks = all[start-len(msgs[last].blocks) : end : end]
-			msgs[last].tidied = msgs[last].tidied && tidy
 		default:
-			msgs = append(msgs, nmsg{role: it.role, blocks: all[start:end:end], tidied: tidy})
+			msgs = append(msgs, nmsg{role: it.role, blocks: all[start:end:end]})
 		}
+	}
+	for i := range msgs {
+		msgs[i].tidied = !needsRules(&msgs[i])
 	}
 	if memo != nil {
 		keys, found = memo.store(newKeys, newEntries, keys, found)
@@ -243,17 +243,28 @@ func (n *normalizer) collect() []nmsg {
 	return msgs
 }
 
-// quiet reports whether the per-message rules (tidyMessage) have nothing to do with nb: it is
-// not an unsupported block, a server tool block or thinking.
-func quiet(nb nblock) bool {
-	if nb.bad {
+// needsRules reports whether the per-message rules (tidyMessage) may change m: it holds an
+// unsupported block, or it is an assistant message with server tool blocks, or thinking at
+// its end, or thinking while it does not start with thinking.
+func needsRules(m *nmsg) bool {
+	think := false // m holds thinking
+	for _, nb := range m.blocks {
+		if nb.bad {
+			return true
+		}
+		switch nb.b.(type) {
+		case *ServerToolUse, *ServerToolResult:
+			if m.role == RoleAssistant {
+				return true
+			}
+		case *Thinking, *RedactedThinking:
+			think = true
+		}
+	}
+	if m.role != RoleAssistant || !think {
 		return false
 	}
-	switch nb.b.(type) {
-	case *ServerToolUse, *ServerToolResult, *Thinking, *RedactedThinking:
-		return false
-	}
-	return true
+	return !isThinking(m.blocks[0].b) || isThinking(m.blocks[len(m.blocks)-1].b)
 }
 
 // responseOrder returns the items in view order, except that user items written between the
