@@ -117,9 +117,11 @@ type normalizer struct {
 //     the provider rejects tool_use blocks in the history without a definition, and the
 //     runtime may not have the tool (a session resumed elsewhere, an MCP server gone).
 //
-// The request's blocks are new values owned by the request, except thinking,
+// The request's blocks are new values, not the transcript's, except thinking,
 // redacted_thinking, search_result and cache_edits blocks, which are shared with the
-// transcript or the stage that made them and must not be modified.
+// transcript or the stage that made them. A block cleaned on an earlier turn is taken from
+// the Pipeline's memo (see [cleanMemo]), so requests of successive turns share blocks:
+// no block of a request may be modified.
 func (p *Pipeline) normalize(t *turn) error {
 	sc := normScratchPool.Get().(*normScratch)
 	defer sc.release()
