@@ -54,12 +54,16 @@ type nmsg struct {
 	role   Role
 	blocks []nblock
 	lost   []nblock // unsupported blocks dropped from it, for a placeholder if it empties
+	// tidied: the per-message rules (tidyMessage) have run on blocks as they are. Whatever
+	// changes blocks afterwards clears it, so that tidy applies the rules again.
+	tidied bool
 }
 
 // normalizer holds one turn's normalize state.
 type normalizer struct {
 	p        *Pipeline
 	t        *turn
+	sc       *normScratch
 	cfg      NormalizeConfig
 	st       *StageReport
 	declared map[string]bool   // tool names of Input.Tools
@@ -113,12 +117,16 @@ type normalizer struct {
 //     the provider rejects tool_use blocks in the history without a definition, and the
 //     runtime may not have the tool (a session resumed elsewhere, an MCP server gone).
 //
-// The request's blocks are new values owned by the request, except thinking,
+// The request's blocks are new values, not the transcript's, except thinking,
 // redacted_thinking, search_result and cache_edits blocks, which are shared with the
-// transcript or the stage that made them and must not be modified.
+// transcript or the stage that made them. A block cleaned on an earlier turn is taken from
+// the Pipeline's memo (see [cleanMemo]), so requests of successive turns share blocks:
+// no block of a request may be modified.
 func (p *Pipeline) normalize(t *turn) error {
+	sc := normScratchPool.Get().(*normScratch)
+	defer sc.release()
 	n := &normalizer{
-		p: p, t: t, cfg: p.cfg.Normalize, st: t.report.stage("normalize"),
+		p: p, t: t, sc: sc, cfg: p.cfg.Normalize, st: t.report.stage("normalize"),
 		declared: map[string]bool{}, ids: map[string]string{}, names: map[string]string{},
 	}
 	for _, tl := range t.in.Tools {
@@ -151,29 +159,114 @@ func (n *normalizer) drop(nb nblock, detail string) {
 	n.act(ActionDropped, nb.uuid, toolID(nb.b), detail, -n.p.counter.Block(nb.b))
 }
 
-// collect drops the items the provider never sees and cleans the blocks of the others.
+// collect drops the items the provider never sees, cleans the blocks of the others and
+// joins consecutive items of one role into one message, as merge would; a message that the
+// per-message rules would leave as it is is marked tidied. The blocks the Pipeline's memo
+// holds are not cleaned again. The messages' blocks share one array, each message's clipped
+// to its length.
 func (n *normalizer) collect() []nmsg {
-	var msgs []nmsg
-	for _, it := range n.responseOrder() {
-		if why := skipItem(it); why != "" {
-			n.act(ActionDropped, it.uuid, "", why, -n.p.counter.Blocks(it.blocks))
+	sc := n.sc
+	order := n.responseOrder()
+	why := grow(sc.why, len(order))
+	total := 0
+	for i, it := range order {
+		why[i] = skipItem(it)
+		if why[i] == "" {
+			total += len(it.blocks)
+		}
+	}
+	keys := sc.keys[:0]
+	for i, it := range order {
+		if why[i] == "" {
+			for _, b := range it.blocks {
+				keys = append(keys, cleanKey{b: b, asst: it.role == RoleAssistant})
+			}
+		}
+	}
+	memo := n.p.cleanMemo
+	found := grow(sc.found, len(keys))
+	if memo != nil {
+		memo.lookup(keys, found)
+	}
+	var newKeys []cleanKey
+	var newEntries []*cleanEntry
+	all := grow(sc.all, total)[:0]
+	msgs := make([]nmsg, 0, len(order))
+	k := 0 // index in keys of the item's first block
+	for i, it := range order {
+		if why[i] != "" {
+			n.act(ActionDropped, it.uuid, "", why[i], -n.p.counter.Blocks(it.blocks))
 			continue
 		}
 		if len(it.blocks) == 0 {
 			n.act(ActionDropped, it.uuid, "", "empty "+string(it.role)+" message", 0)
 			continue
 		}
-		m := nmsg{role: it.role}
+		start := len(all)
 		for _, b := range it.blocks {
-			if nb, ok := n.clean(b, it.role, it.uuid); ok {
-				m.blocks = append(m.blocks, nb)
+			e := found[k]
+			k++
+			if e != nil && e.uuid == it.uuid && e.sig.matches(b) {
+				all = append(all, e.nb)
+				continue
+			}
+			acted := len(n.st.Actions)
+			nb, ok := n.clean(b, it.role, it.uuid)
+			if ok {
+				all = append(all, nb)
+			}
+			if memo == nil || !ok || len(n.st.Actions) > acted {
+				continue
+			}
+			if sig, keep := signature(b); keep {
+				e := &cleanEntry{uuid: it.uuid, sig: sig, nb: nb}
+				newKeys = append(newKeys, keys[k-1])
+				newEntries = append(newEntries, e)
+				found[k-1] = e
 			}
 		}
-		if len(m.blocks) > 0 {
-			msgs = append(msgs, m)
+		end := len(all)
+		switch last := len(msgs) - 1; {
+		case end == start:
+		case last >= 0 && msgs[last].role == it.role:
+			// No block was kept since the message's: its blocks end where this item's start.
+			msgs[last].blocks = all[start-len(msgs[last].blocks) : end : end]
+		default:
+			msgs = append(msgs, nmsg{role: it.role, blocks: all[start:end:end]})
 		}
 	}
+	for i := range msgs {
+		msgs[i].tidied = !needsRules(&msgs[i])
+	}
+	if memo != nil {
+		keys, found = memo.store(newKeys, newEntries, keys, found)
+	}
+	sc.why, sc.keys, sc.found, sc.all = why, keys, found, all
 	return msgs
+}
+
+// needsRules reports whether the per-message rules (tidyMessage) may change m: it holds an
+// unsupported block, or it is an assistant message with server tool blocks, or thinking at
+// its end, or thinking while it does not start with thinking.
+func needsRules(m *nmsg) bool {
+	think := false // m holds thinking
+	for _, nb := range m.blocks {
+		if nb.bad {
+			return true
+		}
+		switch nb.b.(type) {
+		case *ServerToolUse, *ServerToolResult:
+			if m.role == RoleAssistant {
+				return true
+			}
+		case *Thinking, *RedactedThinking:
+			think = true
+		}
+	}
+	if m.role != RoleAssistant || !think {
+		return false
+	}
+	return !isThinking(m.blocks[0].b) || isThinking(m.blocks[len(m.blocks)-1].b)
 }
 
 // responseOrder returns the items in view order, except that user items written between the
@@ -183,13 +276,26 @@ func (n *normalizer) collect() []nmsg {
 // added came after it. Each response so reordered is reported once.
 func (n *normalizer) responseOrder() []*item {
 	items := n.t.items
-	last := map[string]int{} // msgID → index of its last assistant item
-	for i := range items {
-		if it := &items[i]; it.role == RoleAssistant && it.msgID != "" {
-			last[it.msgID] = i
+	// last[i]: items[i] is the last assistant item of its msgID. Walking back, an item whose
+	// msgID is that of the assistant item after it is not; the others look the msgID up.
+	last := grow(n.sc.last, len(items))
+	seen := n.sc.msgIDs
+	next := "" // msgID of the assistant item after i
+	for i := len(items) - 1; i >= 0; i-- {
+		it := &items[i]
+		last[i] = false
+		if it.role != RoleAssistant || it.msgID == "" {
+			continue
+		}
+		if it.msgID != next {
+			if _, ok := seen[it.msgID]; !ok {
+				seen[it.msgID] = struct{}{}
+				last[i] = true
+			}
+			next = it.msgID
 		}
 	}
-	out := make([]*item, 0, len(items))
+	out := n.sc.order[:0]
 	var pending []*item
 	open := "" // msgID of the response whose records are being read
 	flush := func() {
@@ -208,7 +314,7 @@ func (n *normalizer) responseOrder() []*item {
 				open = it.msgID
 			}
 			out = append(out, it)
-			if last[open] == i {
+			if last[i] {
 				flush()
 				open = ""
 			}
@@ -221,6 +327,7 @@ func (n *normalizer) responseOrder() []*item {
 		}
 	}
 	flush()
+	n.sc.order, n.sc.last = out, last
 	return out
 }
 
@@ -279,35 +386,42 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 	return msgs
 }
 
-func blocksOf(nbs []nblock) []Block {
-	bs := make([]Block, len(nbs))
-	for i, nb := range nbs {
-		bs[i] = nb.b
-	}
-	return bs
-}
-
 // emit returns the request messages; a user message holds its tool results, then its other
-// blocks, then its cache_edits.
+// blocks, then its cache_edits. The messages' content slices share one array, each clipped to
+// its length so that an append to one copies it.
 func emit(msgs []nmsg) []RequestMessage {
+	total := 0
+	for _, m := range msgs {
+		total += len(m.blocks)
+	}
+	all := make([]Block, 0, total)
 	out := make([]RequestMessage, len(msgs))
 	for i, m := range msgs {
-		bs := blocksOf(m.blocks)
-		if m.role == RoleUser {
-			rank := func(b Block) int {
-				switch b.Kind() {
-				case KindToolResult:
-					return 0
-				case KindCacheEdits:
-					return 2
-				}
-				return 1
-			}
-			slices.SortStableFunc(bs, func(a, b Block) int { return rank(a) - rank(b) })
+		start := len(all)
+		for _, nb := range m.blocks {
+			all = append(all, nb.b)
+		}
+		bs := all[start:len(all):len(all)]
+		if m.role == RoleUser && !slices.IsSortedFunc(bs, byUserRank) {
+			slices.SortStableFunc(bs, byUserRank)
 		}
 		out[i] = RequestMessage{Role: m.role, Content: bs}
 	}
 	return out
+}
+
+// byUserRank orders the blocks of a user message: tool results, then the other blocks, then
+// cache_edits.
+func byUserRank(a, b Block) int { return userRank(a) - userRank(b) }
+
+func userRank(b Block) int {
+	switch b.Kind() {
+	case KindToolResult:
+		return 0
+	case KindCacheEdits:
+		return 2
+	}
+	return 1
 }
 
 // toolID returns the tool id a block carries, or "".

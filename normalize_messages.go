@@ -6,12 +6,19 @@ import (
 )
 
 // tidy merges same-role neighbours, applies the per-message rules and drops empty
-// messages, until nothing changes.
+// messages, until nothing changes. Messages already tidied are left as they are, the rules
+// being idempotent; a view with nothing to do costs one look at each message.
 func (n *normalizer) tidy(msgs []nmsg) []nmsg {
+	if settled(msgs) {
+		return msgs
+	}
 	msgs = merge(msgs)
 	for {
 		for i := range msgs {
-			n.tidyMessage(&msgs[i])
+			if !msgs[i].tidied {
+				n.tidyMessage(&msgs[i])
+				msgs[i].tidied = true
+			}
 		}
 		out := make([]nmsg, 0, len(msgs))
 		var carry []nblock // cache_edits of dropped messages, for the next user message
@@ -25,11 +32,13 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 				n.act(ActionRepaired, nb.uuid, toolID(nb.b), fmt.Sprintf("%s block not accepted in a %s message: replaced by a text placeholder", nb.b.Kind(), m.role), 0)
 				m.blocks = append(m.blocks, nblock{b: &Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
 				m.lost = nil
+				m.tidied = false
 			}
 			if hasContent(m) {
 				if m.role == RoleUser {
 					if len(carry) > 0 {
 						m.blocks = append(m.blocks, carry...)
+						m.tidied = false
 						carry = nil
 					}
 					lastUser = len(out)
@@ -49,6 +58,7 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 			}
 			if lastUser >= 0 {
 				out[lastUser].blocks = append(out[lastUser].blocks, edits...)
+				out[lastUser].tidied = false
 			} else {
 				carry = append(carry, edits...)
 			}
@@ -64,10 +74,14 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 	}
 }
 
-// merge joins consecutive messages of the same role. A run of any length costs time linear
+// merge joins consecutive messages of the same role; msgs is returned as it is when there is
+// none. A run of any length costs time linear
 // in its blocks: the first join gives the merged message slices of its own (its first
 // message's may share their arrays), which later joins append to in place.
 func merge(msgs []nmsg) []nmsg {
+	if !sameRoleNeighbours(msgs) {
+		return msgs
+	}
 	out := make([]nmsg, 0, len(msgs))
 	owned := false // out's last message owns its slices' arrays
 	for _, m := range msgs {
@@ -79,12 +93,34 @@ func merge(msgs []nmsg) []nmsg {
 			}
 			last.blocks = append(last.blocks, m.blocks...)
 			last.lost = append(last.lost, m.lost...)
+			last.tidied = false
 			continue
 		}
 		out = append(out, m)
 		owned = false
 	}
 	return out
+}
+
+// settled reports whether tidy has nothing to do on msgs: every message tidied and holding
+// content, and no two neighbours of one role.
+func settled(msgs []nmsg) bool {
+	for i := range msgs {
+		if !msgs[i].tidied || !hasContent(msgs[i]) {
+			return false
+		}
+	}
+	return !sameRoleNeighbours(msgs)
+}
+
+// sameRoleNeighbours reports whether two consecutive messages have one role.
+func sameRoleNeighbours(msgs []nmsg) bool {
+	for i := 1; i < len(msgs); i++ {
+		if msgs[i-1].role == msgs[i].role {
+			return true
+		}
+	}
+	return false
 }
 
 // hasContent reports whether a message holds a block that makes it non-empty (cache_edits

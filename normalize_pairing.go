@@ -7,6 +7,9 @@ import (
 // pairServerTools keeps each server_tool_use with the first server tool result after it in
 // the same message, and drops unpaired ones (2.7).
 func (n *normalizer) pairServerTools(m *nmsg) {
+	if !slices.ContainsFunc(m.blocks, isServerTool) {
+		return
+	}
 	uses := map[string]int{} // id → block index
 	paired := map[string]bool{}
 	drop := map[int]string{}
@@ -50,8 +53,8 @@ func (n *normalizer) pairServerTools(m *nmsg) {
 // holds for server_tool_use ids across messages (pairServerTools has already deduplicated
 // them within one); the dropped use's result is then dropped by pairServerTools.
 func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
-	seen := map[string]bool{}    // tool_use ids
-	srvSeen := map[string]bool{} // server_tool_use ids
+	seen := n.sc.seen       // tool_use ids
+	srvSeen := n.sc.srvSeen // server_tool_use ids
 	for i := range msgs {
 		if msgs[i].role != RoleAssistant {
 			continue
@@ -82,6 +85,7 @@ func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
 		}
 		if out != nil {
 			msgs[i].blocks = out
+			msgs[i].tidied = false
 		}
 	}
 	return msgs
@@ -91,6 +95,9 @@ func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
 // (2.1, 2.2) and puts the results first in their message (2.3). It reports whether it moved,
 // dropped or synthesized anything.
 func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
+	if paired(msgs) {
+		return msgs, false
+	}
 	useAt := map[string]int{} // tool_use id → assistant message index
 	for i, m := range msgs {
 		if m.role == RoleAssistant {
@@ -197,6 +204,64 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 		out = append(out, nmsg{role: RoleUser, blocks: results})
 	}
 	return out, changed
+}
+
+// isServerTool reports whether nb holds a server_tool_use or a server tool result.
+func isServerTool(nb nblock) bool {
+	switch nb.b.(type) {
+	case *ServerToolUse, *ServerToolResult:
+		return true
+	}
+	return false
+}
+
+// paired reports whether pair has nothing to do on msgs: each user message opens with the
+// results of the tool_use blocks of the assistant message before it, one each and in their
+// order, and holds no other tool_result; each assistant message with tool_use blocks has a
+// user message after it. pair keeps such messages as they are and reports nothing. The
+// tool_use ids are unique across the messages (dedupToolUses ran), so a result that answers
+// the message before it answers no other.
+func paired(msgs []nmsg) bool {
+	var uses []nblock // blocks of the previous message when it is an assistant message
+	for i := range msgs {
+		m := &msgs[i]
+		if m.role == RoleAssistant {
+			if uses != nil && hasToolUse(uses) {
+				return false // its results would need a user message of their own
+			}
+			uses = m.blocks
+			continue
+		}
+		k := 0 // results matched so far
+		for _, u := range uses {
+			tu, ok := u.b.(*ToolUse)
+			if !ok {
+				continue
+			}
+			if k >= len(m.blocks) {
+				return false
+			}
+			if tr, ok := m.blocks[k].b.(*ToolResult); !ok || tr.ToolUseID != tu.ID {
+				return false
+			}
+			k++
+		}
+		for _, nb := range m.blocks[k:] {
+			if nb.b.Kind() == KindToolResult {
+				return false
+			}
+		}
+		uses = nil
+	}
+	return uses == nil || !hasToolUse(uses)
+}
+
+// hasToolUse reports whether nbs holds a tool_use block.
+func hasToolUse(nbs []nblock) bool {
+	return slices.ContainsFunc(nbs, func(nb nblock) bool {
+		_, ok := nb.b.(*ToolUse)
+		return ok
+	})
 }
 
 func withoutResults(bs []nblock) []nblock {

@@ -31,7 +31,14 @@ func cleanThinking(b *Thinking) Block {
 
 // finalTurnThinking applies the thinking rules of the final assistant turn (4.2, 4.5).
 func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
-	start := finalTurnStart(len(msgs), func(i int) (Role, []Block) { return msgs[i].role, blocksOf(msgs[i].blocks) })
+	var buf []Block
+	start := finalTurnStart(len(msgs), func(i int) (Role, []Block) {
+		buf = buf[:0]
+		for _, nb := range msgs[i].blocks {
+			buf = append(buf, nb.b)
+		}
+		return msgs[i].role, buf
+	})
 	if start >= len(msgs) {
 		return msgs
 	}

@@ -77,6 +77,9 @@ type Pipeline struct {
 	// chains keeps the uuid index of the transcripts of the last conversations served, which
 	// the next turn of each extends by its new records (see [chainMemo]).
 	chains *chainMemo
+	// cleanMemo keeps the request form of the blocks normalize has cleaned (see
+	// [cleanMemo]), bounded by twice the largest view.
+	cleanMemo *cleanMemo
 }
 
 // New validates cfg and returns a Pipeline.
@@ -135,6 +138,7 @@ func New(cfg Config) (*Pipeline, error) {
 	p.counter = NewCounter(cfg.Tokens)
 	p.enc = newEncodeMemo()
 	p.chains = &chainMemo{}
+	p.cleanMemo = newCleanMemo()
 	return p, nil
 }
 
