@@ -394,3 +394,35 @@ func testCompactRefreshesMemoizedDate(t *testing.T, perInput bool) {
 	require.NoError(t, err)
 	assert.Equal(t, body(res), body(again), "and the memo keeps that date")
 }
+
+// TestCompactSummaryWithoutThinking compacts the first half of the compacted golden session,
+// whose view ends in a tool call made with thinking: the summary goes without thinking (its
+// budget would take more than half the summary's output), so the thinking of the view's final
+// turn must go too (rule 4.5), or the summary request is invalid and compaction fails.
+func TestCompactSummaryWithoutThinking(t *testing.T) {
+	dir := filepath.Join("testdata", "cases", "session-compacted")
+	var spec caseSpec
+	data, err := os.ReadFile(filepath.Join(dir, "case.json"))
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(data, &spec))
+	tr, err := ReadFile(filepath.Join(dir, spec.Transcript), ReadOptions{Strict: true})
+	require.NoError(t, err)
+	cfg := spec.config()
+	var sent []Request
+	inner := cfg.Compact.Summarizer
+	cfg.Compact.Summarizer = SummarizerFunc(func(ctx context.Context, req SummaryRequest) (Summary, error) {
+		sent = append(sent, req.Request)
+		return inner.Summarize(ctx, req)
+	})
+	p, err := New(cfg)
+	require.NoError(t, err)
+	res, err := p.Prepare(t.Context(), spec.input(tr.Records[:len(tr.Records)/2]))
+	require.NoError(t, err)
+	require.NotNil(t, res.Report.Compaction)
+	assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
+	require.NotEmpty(t, sent)
+	for i, req := range sent {
+		assert.Nil(t, req.Thinking, "summary request %d", i)
+		assert.Empty(t, Validate(req, ValidateOptions{}), "summary request %d", i)
+	}
+}

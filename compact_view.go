@@ -260,6 +260,11 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 	if th := p.cfg.Thinking; th != nil && !st.report.ThinkingUnavailable && (th.Type != "enabled" || th.BudgetTokens*2 <= req.MaxTokens) {
 		req.Thinking = th
 	}
+	if req.Thinking == nil {
+		// Sent without thinking, the final turn may not hold any (rule 4.5); normalize kept
+		// it when the conversation has thinking on.
+		dropFinalTurnThinking(req.Messages, p.counter)
+	}
 	vm := make([]ViewMessage, len(items))
 	for i := range items {
 		vm[i] = viewMessage(&items[i])
