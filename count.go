@@ -130,8 +130,9 @@ type identKey struct {
 // A Counter is safe for concurrent use. Create it with [NewCounter]; the zero value is not
 // usable.
 type Counter struct {
-	tc   TokenCounter
-	seed maphash.Seed
+	tc    TokenCounter
+	seed  maphash.Seed
+	fold0 uint64 // the state a msgKey starts from, derived from seed
 
 	mu       sync.Mutex
 	texts    genMemo[textKey, int]
@@ -145,9 +146,11 @@ func NewCounter(tc TokenCounter) *Counter {
 	if tc == nil {
 		tc = DefaultTokenCounter()
 	}
+	seed := maphash.MakeSeed()
 	return &Counter{
 		tc:     tc,
-		seed:   maphash.MakeSeed(),
+		seed:   seed,
+		fold0:  maphash.Comparable(seed, uint64(foldK1)),
 		texts:  newGenMemo[textKey, int](maxTextMemo),
 		idents: newGenMemo[identKey, int](maxTextMemo),
 
@@ -304,7 +307,7 @@ func (c *Counter) content(role Role, blocks []Block) Breakdown {
 // messageKey is the msgKey of a message's blocks.
 func (c *Counter) messageKey(role Role, blocks []Block) msgKey {
 	var h fieldHasher
-	h.init(c.seed)
+	h.init(c)
 	h.message(role, blocks)
 	return h.key()
 }
@@ -322,7 +325,7 @@ func (c *Counter) keyed(k msgKey, role Role, blocks []Block) msgEntry {
 	}
 	// Hash once more, keeping the strings the key holds by identity.
 	var h fieldHasher
-	h.init(c.seed)
+	h.init(c)
 	h.keep = &e.keep
 	h.message(role, blocks)
 	c.mu.Lock()
@@ -524,10 +527,8 @@ const (
 	foldK1 = 0xe7037ed1a0b428db
 )
 
-func (h *fieldHasher) init(seed maphash.Seed) {
-	h.seed = seed
-	h.h = maphash.Comparable(seed, uint64(foldK1))
-	h.n = 0
+func (h *fieldHasher) init(c *Counter) {
+	h.seed, h.h, h.n = c.seed, c.fold0, 0
 }
 
 func (h *fieldHasher) key() msgKey { return msgKey{hash: h.h, n: h.n} }
