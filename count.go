@@ -123,9 +123,12 @@ type identKey struct {
 // plus its length, which finds a copy of a text counted before; a false hit of the latter
 // would need a 64-bit collision between two texts of equal length. Raw JSON (tool inputs,
 // citations, unknown blocks), which a caller could rewrite in place, is memoized by content
-// only. A record is counted from its blocks, each field a memo hit once counted. The memos
-// are bounded (see maxTextMemo; the bound follows the largest turn of the Pipeline that owns
-// the Counter) and derivable from the records, so dropping them changes nothing but time.
+// only. The count of a message's blocks is memoized by a key of everything it reads (msgKey),
+// and the counts of a whole conversation's sequence of messages, as a turn last counted them,
+// by the sequence memo (see [Counter.sequence]). The memos are bounded (see maxTextMemo; the
+// bounds follow the largest turn of the Pipeline that owns the Counter; the sequence memo holds
+// a bounded number of conversations, each as long as it is) and derivable from the records, so
+// dropping them changes nothing but time.
 //
 // A Counter is safe for concurrent use. Create it with [NewCounter]; the zero value is not
 // usable.

@@ -111,12 +111,12 @@ func (c *Counter) sequence(kind byte, n int, at func(i int) (Role, []Block), out
 	seqScratch.Put(sp)
 }
 
-// counts is scratch for the counts of a sequence.
-var counts = sync.Pool{New: func() any { return new([]int) }}
+// countPool holds scratch for the counts of a sequence.
+var countPool = sync.Pool{New: func() any { return new([]int) }}
 
 // countScratch returns scratch for n counts (or any n ints); putCountScratch gives it back.
 func countScratch(n int) *[]int {
-	p := counts.Get().(*[]int)
+	p := countPool.Get().(*[]int)
 	if cap(*p) < n {
 		*p = make([]int, n)
 	}
@@ -124,4 +124,4 @@ func countScratch(n int) *[]int {
 	return p
 }
 
-func putCountScratch(p *[]int) { counts.Put(p) }
+func putCountScratch(p *[]int) { countPool.Put(p) }
