@@ -10,8 +10,10 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
+	"math/bits"
 	"strings"
 	"sync"
+	"unsafe"
 )
 
 // Fixed costs used by [Counter], in tokens.
@@ -41,14 +43,15 @@ const (
 // Memo bounds, in entries. Each memo keeps two generations (see genMemo): when the current
 // one is full it becomes the previous one, and what a turn finds there moves back, so a turn's
 // working set survives from one turn to the next as long as it fits the bound. The bound
-// starts here and follows the session: a Pipeline reserves twice its turn's records and
-// blocks ([Counter.reserve]), up to the caps. 64 Ki text entries cost about 3 MB, 16 Ki record
-// entries about 1.5 MB; a memo holds at most twice its bound.
+// starts here and follows the session: a Pipeline reserves four text entries per block of its
+// turn and two message entries per record ([Counter.reserve]), up to the caps. 64 Ki text
+// entries cost about 3 MB, 16 Ki message entries about 2 MB; a memo holds at most twice its
+// bound.
 const (
-	maxTextMemo   = 1 << 16
-	maxRecordMemo = 1 << 14
-	capTextMemo   = 1 << 22
-	capRecordMemo = 1 << 20
+	maxTextMemo    = 1 << 16
+	maxMessageMemo = 1 << 14
+	capTextMemo    = 1 << 22
+	capMessageMemo = 1 << 20
 )
 
 // genMemo is a memo of two generations bounded in entries: put starts a new generation when
@@ -102,28 +105,43 @@ type textKey struct {
 	kind byte
 }
 
-type recordKey struct {
-	uuid string
-	hash uint64
+// identKey identifies a string by where its bytes are: the address of its first byte, its
+// length and the memo kind. The address is a pointer, so the key keeps the bytes alive: while
+// the entry is in the memo the GC cannot reuse that memory for other bytes, and since Go
+// strings are immutable, a string found at the same address with the same length is the same
+// text.
+type identKey struct {
+	data *byte
+	n    int
+	kind byte
 }
 
 // Counter counts the tokens of blocks, messages and records with a [TokenCounter], memoizing
-// the results. Counts of a text are memoized by a 64-bit hash of its exact bytes (hash/maphash
-// with a per-Counter seed) plus its length; a false hit would need a 64-bit collision between
-// two texts of equal length. Counts of a record are memoized by its uuid plus a hash of the
-// counted content, so an edited copy with the same uuid is recounted. Both memos are bounded
-// (see maxTextMemo; the bound follows the largest turn of the Pipeline that owns the Counter)
-// and derivable from the records, so dropping them changes nothing but time.
+// the results. Counts of a string are memoized twice: by its identity (where its bytes are,
+// see identKey), which a turn that counts the same strings as the previous one finds without
+// reading them, and by a 64-bit hash of its exact bytes (hash/maphash with a per-Counter seed)
+// plus its length, which finds a copy of a text counted before; a false hit of the latter
+// would need a 64-bit collision between two texts of equal length. Raw JSON (tool inputs,
+// citations, unknown blocks), which a caller could rewrite in place, is memoized by content
+// only. The count of a message's blocks is memoized by a key of everything it reads (msgKey),
+// and the counts of a whole conversation's sequence of messages, as a turn last counted them,
+// by the sequence memo (see [Counter.sequence]). The memos are bounded (see maxTextMemo; the
+// bounds follow the largest turn of the Pipeline that owns the Counter; the sequence memo holds
+// a bounded number of conversations, each as long as it is) and derivable from the records, so
+// dropping them changes nothing but time.
 //
 // A Counter is safe for concurrent use. Create it with [NewCounter]; the zero value is not
 // usable.
 type Counter struct {
-	tc   TokenCounter
-	seed maphash.Seed
+	tc    TokenCounter
+	seed  maphash.Seed
+	fold0 uint64 // the state a msgKey starts from, derived from seed
 
-	mu      sync.Mutex
-	texts   genMemo[textKey, int]
-	records genMemo[recordKey, Breakdown]
+	mu       sync.Mutex
+	texts    genMemo[textKey, int]
+	idents   genMemo[identKey, int]
+	messages genMemo[msgKey, msgEntry]
+	seqs     genMemo[seqKey, *seqEntry]
 }
 
 // NewCounter returns a Counter counting with tc; nil means [DefaultTokenCounter].
@@ -131,11 +149,16 @@ func NewCounter(tc TokenCounter) *Counter {
 	if tc == nil {
 		tc = DefaultTokenCounter()
 	}
+	seed := maphash.MakeSeed()
 	return &Counter{
-		tc:      tc,
-		seed:    maphash.MakeSeed(),
-		texts:   newGenMemo[textKey, int](maxTextMemo),
-		records: newGenMemo[recordKey, Breakdown](maxRecordMemo),
+		tc:     tc,
+		seed:   seed,
+		fold0:  maphash.Comparable(seed, uint64(foldK1)),
+		texts:  newGenMemo[textKey, int](maxTextMemo),
+		idents: newGenMemo[identKey, int](maxTextMemo),
+
+		messages: newGenMemo[msgKey, msgEntry](maxMessageMemo),
+		seqs:     newGenMemo[seqKey, *seqEntry](maxSeqMemo),
 	}
 }
 
@@ -161,18 +184,35 @@ func (c *Counter) textBytes(b []byte) int {
 	return n
 }
 
+// memo returns count(s), memoized by s's identity, then by its content.
 func (c *Counter) memo(kind byte, s string, count func(string) int) int {
 	if s == "" {
 		return 0
 	}
+	ik := identKey{data: unsafe.StringData(s), n: len(s), kind: kind}
+	c.mu.Lock()
+	n, ok := c.idents.get(ik)
+	c.mu.Unlock()
+	if ok {
+		return n
+	}
 	k := textKey{hash: maphash.String(c.seed, s), n: len(s), kind: kind}
-	if n, ok := c.lookupText(k); ok {
+	c.mu.Lock()
+	n, ok = c.texts.get(k)
+	if ok {
+		c.idents.put(ik, n)
+	}
+	c.mu.Unlock()
+	if ok {
 		return n
 	}
 	// Count outside the lock: two goroutines may count the same text once each, which is
 	// harmless (the count is deterministic) and keeps slow counts from serializing.
-	n := count(s)
-	c.storeText(k, n)
+	n = count(s)
+	c.mu.Lock()
+	c.texts.put(k, n)
+	c.idents.put(ik, n)
+	c.mu.Unlock()
 	return n
 }
 
@@ -191,11 +231,13 @@ func (c *Counter) storeText(k textKey, n int) {
 
 // reserve makes room in the memos for a turn of records records holding blocks blocks: each
 // memo's bound becomes at least twice what such a turn counts (texts: a block and its request
-// copy share a key; tool inputs and names add one each).
+// copy share their strings, tool inputs and names add one each; messages: a record, and the
+// request message it is part of).
 func (c *Counter) reserve(records, blocks int) {
 	c.mu.Lock()
-	c.records.reserve(2*records, capRecordMemo)
 	c.texts.reserve(4*blocks, capTextMemo)
+	c.idents.reserve(4*blocks, capTextMemo)
+	c.messages.reserve(2*records, capMessageMemo)
 	c.mu.Unlock()
 }
 
@@ -243,29 +285,56 @@ func (c *Counter) Message(m *Message) int {
 
 // Record returns the token count of r: the count of its message for user and assistant
 // records ([Record.IsConversation]), 0 for every other record, which the model never sees.
-// The result is memoized per record.
+// The result is memoized per message content (see [Counter]).
 func (c *Counter) Record(r *Record) int {
 	return c.Breakdown(r).Total()
 }
 
-// Breakdown returns the token count of r by [Category], memoized per record (uuid plus a hash
-// of the counted content). Records that are not user or assistant messages count zero.
+// Breakdown returns the token count of r by [Category], memoized per message content (see
+// [Counter]). Records that are not user or assistant messages count zero.
 func (c *Counter) Breakdown(r *Record) Breakdown {
 	if r == nil || !r.IsConversation() {
 		return Breakdown{}
 	}
-	k := recordKey{uuid: r.UUID, hash: c.hashMessage(r.Message)}
+	bd := c.content(r.Message.Role, r.Message.Content)
+	bd.Other += MessageOverheadTokens
+	return bd
+}
+
+// content returns the count of a message's blocks by category (without the message's
+// framing), memoized by a key of everything the count reads (see msgKey).
+func (c *Counter) content(role Role, blocks []Block) Breakdown {
+	return c.keyed(c.messageKey(role, blocks), role, blocks).bd
+}
+
+// messageKey is the msgKey of a message's blocks.
+func (c *Counter) messageKey(role Role, blocks []Block) msgKey {
+	var h fieldHasher
+	h.init(c)
+	h.message(role, blocks)
+	return h.key()
+}
+
+// keyed returns the memo entry of the blocks whose key is k, counting them on a miss.
+func (c *Counter) keyed(k msgKey, role Role, blocks []Block) msgEntry {
 	c.mu.Lock()
-	bd, ok := c.records.get(k)
+	e, ok := c.messages.get(k)
 	c.mu.Unlock()
 	if ok {
-		return bd
+		return e
 	}
-	c.addMessage(&bd, r.Message)
+	for _, b := range blocks {
+		c.addBlock(&e.bd, role, b)
+	}
+	// Hash once more, keeping the strings the key holds by identity.
+	var h fieldHasher
+	h.init(c)
+	h.keep = &e.keep
+	h.message(role, blocks)
 	c.mu.Lock()
-	c.records.put(k, bd)
+	c.messages.put(k, e)
 	c.mu.Unlock()
-	return bd
+	return e
 }
 
 func (c *Counter) addMessage(bd *Breakdown, m *Message) {
@@ -428,81 +497,171 @@ func countPDFPages(pdf []byte) int {
 	}
 }
 
-// hashMessage hashes what addMessage counts: the role and every counted field of every block,
-// each length-prefixed so that different field splits never collide.
-func (c *Counter) hashMessage(m *Message) uint64 {
-	var h maphash.Hash
-	h.SetSeed(c.seed)
-	writeString(&h, string(m.Role))
-	for _, b := range m.Content {
-		hashBlock(&h, b)
-	}
-	return h.Sum64()
+// msgKey identifies what the count of a message's blocks reads: a 64-bit hash of the role and
+// of every counted field of every block, each string by its identity (address and length) and
+// raw JSON by a hash of its bytes (hash/maphash, the Counter's seed), plus the number of words
+// hashed. The words are folded one by one with
+// a multiply-and-fold step (as wyhash does), seeded from the Counter's seed. The memo entry keeps the strings hashed by
+// identity (msgEntry.keep): while it is in the memo, no other bytes can be at their
+// addresses, so a key built from the same addresses and lengths names the same texts. A false
+// hit needs a 64-bit collision.
+type msgKey struct {
+	hash uint64
+	n    int
 }
 
-func writeString(h *maphash.Hash, s string) {
-	writeInt(h, len(s))
-	h.WriteString(s)
+// msgEntry is a memoized message count and the strings its key holds by identity.
+type msgEntry struct {
+	bd   Breakdown
+	keep []string
 }
 
-func writeBytes(h *maphash.Hash, b []byte) {
-	writeInt(h, len(b))
-	h.Write(b)
+// fieldHasher builds a msgKey. When keep is set, it appends the strings it hashes by identity.
+type fieldHasher struct {
+	seed maphash.Seed
+	h    uint64
+	n    int
+	keep *[]string
 }
 
-func writeInt(h *maphash.Hash, n int) {
-	var b [8]byte
-	for i := range b {
-		b[i] = byte(uint64(n) >> (8 * i))
-	}
-	h.Write(b[:])
+// The odd constants of the fold (wyhash's).
+const (
+	foldK0 = 0xa0761d6478bd642f
+	foldK1 = 0xe7037ed1a0b428db
+)
+
+func (h *fieldHasher) init(c *Counter) {
+	h.seed, h.h, h.n = c.seed, c.fold0, 0
 }
 
-func hashBlock(h *maphash.Hash, b Block) {
-	if b == nil {
-		writeString(h, "")
+func (h *fieldHasher) key() msgKey { return msgKey{hash: h.h, n: h.n} }
+
+// word folds v into the hash: the 128-bit product of the state and v, each mixed with a
+// constant, folded to 64 bits.
+func (h *fieldHasher) word(v uint64) {
+	hi, lo := bits.Mul64(h.h^foldK0, v^foldK1)
+	h.h = hi ^ lo
+	h.n++
+}
+
+// str hashes s's length and, unless s is empty, the address of its bytes.
+func (h *fieldHasher) str(s string) {
+	h.word(uint64(len(s)))
+	if s == "" {
 		return
 	}
-	writeString(h, string(b.Kind()))
-	switch b := b.(type) {
-	case *Text:
-		writeString(h, b.Text)
-		writeBytes(h, b.Citations)
-	case *Thinking:
-		writeString(h, b.Thinking)
-	case *RedactedThinking:
-		writeString(h, b.Data)
-	case *ToolUse:
-		writeString(h, b.Name)
-		writeBytes(h, b.Input)
-	case *ServerToolUse:
-		writeString(h, b.Name)
-		writeBytes(h, b.Input)
-	case *ToolResult:
-		writeInt(h, len(b.Content))
-		for _, cb := range b.Content {
-			hashBlock(h, cb)
-		}
-	case *ServerToolResult:
-		writeBytes(h, b.Content)
-	case *ToolReference:
-		writeString(h, b.ToolName)
-	case *Image:
-		hashSource(h, &b.Source)
-	case *Document:
-		hashSource(h, &b.Source)
-		writeString(h, b.Title)
-		writeString(h, b.Context)
-	case *UnknownBlock:
-		writeBytes(h, b.JSON)
+	h.word(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
+	if h.keep != nil {
+		*h.keep = append(*h.keep, s)
 	}
 }
 
-func hashSource(h *maphash.Hash, s *MediaSource) {
-	writeString(h, s.Type)
-	writeString(h, s.MediaType)
-	writeString(h, s.Data)
-	writeBytes(h, s.Extra["content"])
+// raw hashes raw JSON by a hash of its bytes: a caller could rewrite them in place.
+func (h *fieldHasher) raw(b []byte) {
+	h.word(uint64(len(b)))
+	if len(b) > 0 {
+		h.word(maphash.Bytes(h.seed, b))
+	}
+}
+
+// message hashes what the count of blocks in a message of role reads: the role decides
+// between user and assistant text.
+func (h *fieldHasher) message(role Role, blocks []Block) {
+	if role == RoleAssistant {
+		h.word(1)
+	} else {
+		h.word(0)
+	}
+	h.word(uint64(len(blocks)))
+	for _, b := range blocks {
+		h.block(b)
+	}
+}
+
+// block hashes the fields of b that addBlock reads, after a kind of its own.
+func (h *fieldHasher) block(b Block) {
+	switch b := b.(type) {
+	case *Text:
+		if b != nil {
+			h.word(1)
+			h.str(b.Text)
+			h.raw(b.Citations)
+			return
+		}
+	case *Thinking:
+		if b != nil {
+			h.word(2)
+			h.str(b.Thinking)
+			return
+		}
+	case *RedactedThinking:
+		if b != nil {
+			h.word(3)
+			h.word(uint64(len(b.Data)))
+			return
+		}
+	case *ToolUse:
+		if b != nil {
+			h.word(4)
+			h.str(b.Name)
+			h.raw(b.Input)
+			return
+		}
+	case *ServerToolUse:
+		if b != nil {
+			h.word(5)
+			h.str(b.Name)
+			h.raw(b.Input)
+			return
+		}
+	case *ToolResult:
+		if b != nil {
+			h.word(6)
+			h.word(uint64(len(b.Content)))
+			for _, cb := range b.Content {
+				h.block(cb)
+			}
+			return
+		}
+	case *ServerToolResult:
+		if b != nil {
+			h.word(7)
+			h.raw(b.Content)
+			return
+		}
+	case *ToolReference:
+		if b != nil {
+			h.word(8)
+			h.str(b.ToolName)
+			return
+		}
+	case *Image:
+		if b != nil {
+			h.word(9)
+			h.str(b.Source.Type)
+			h.str(b.Source.Data)
+			return
+		}
+	case *Document:
+		if b != nil {
+			h.word(10)
+			h.str(b.Title)
+			h.str(b.Context)
+			h.str(b.Source.Type)
+			h.str(b.Source.Data)
+			h.raw(b.Source.Extra["content"])
+			return
+		}
+	case *UnknownBlock:
+		if b != nil {
+			h.word(11)
+			h.raw(b.JSON)
+			return
+		}
+	}
+	// A nil block and the kinds addBlock does not count (cache_edits) count nothing; the
+	// kind still goes in, so that a message of more blocks never hashes as a shorter one.
+	h.word(0)
 }
 
 // Category is a bucket of the token breakdown the command-line tool shows.

@@ -12,9 +12,13 @@ func (c *Counter) Request(r *Request) int {
 	for _, t := range r.Tools {
 		n += c.textBytes(t.Definition)
 	}
-	for _, m := range r.Messages {
-		n += MessageOverheadTokens + c.Blocks(m.Content)
+	msgs := r.Messages
+	counts := countScratch(len(msgs))
+	c.sequence(seqRequest, len(msgs), func(i int) (Role, []Block) { return msgs[i].Role, msgs[i].Content }, *counts)
+	for _, k := range *counts {
+		n += MessageOverheadTokens + k
 	}
+	putCountScratch(counts)
 	return n
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -175,11 +176,6 @@ func TestCounterMemo(t *testing.T) {
 	cp.Message.Content[0] = &Text{Text: "one!"}
 	assert.Equal(t, n+1, c.Record(&cp))
 
-	// Same bytes, different meaning: "on"+"e" must not collide with "o"+"ne".
-	a := &Record{Type: TypeUser, UUID: "x", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "on"}, &Text{Text: "e"}}}}
-	b := &Record{Type: TypeUser, UUID: "x", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "o"}, &Text{Text: "ne"}}}}
-	assert.NotEqual(t, c.hashMessage(a.Message), c.hashMessage(b.Message))
-
 	// The memo is bounded: it holds two generations of at most maxTextMemo entries.
 	for i := range 2*maxTextMemo + 10 {
 		c.Text(strings.Repeat("x", i%1000+1) + strconv.Itoa(i))
@@ -189,6 +185,44 @@ func TestCounterMemo(t *testing.T) {
 	c.mu.Unlock()
 	assert.LessOrEqual(t, size, 2*maxTextMemo)
 	assert.Greater(t, size, maxTextMemo)
+}
+
+// TestCounterIdentityMemo checks the memo by identity in front of the memo by content: the
+// same string is found without hashing it, a copy of it (other bytes, same text) is found by
+// content, a prefix sharing its first byte is a text of its own, and a text and an image of
+// the same bytes are counted apart.
+func TestCounterIdentityMemo(t *testing.T) {
+	var calls atomic.Int64
+	c := NewCounter(TokenCounterFunc(func(s string) int { calls.Add(1); return len(s) }))
+	s := strings.Repeat("identity ", 10)
+	assert.Equal(t, len(s), c.Text(s))
+	assert.Equal(t, len(s), c.Text(s))
+	assert.Equal(t, int64(1), calls.Load())
+	c.mu.Lock()
+	_, byIdent := c.idents.get(identKey{data: unsafe.StringData(s), n: len(s), kind: memoText})
+	c.mu.Unlock()
+	assert.True(t, byIdent, "the string is memoized by identity")
+
+	cp := string([]byte(s))
+	require.NotSame(t, unsafe.StringData(s), unsafe.StringData(cp))
+	assert.Equal(t, len(s), c.Text(cp))
+	assert.Equal(t, int64(1), calls.Load(), "a copy is a hit by content")
+
+	prefix := s[:len(s)-1]
+	require.Same(t, unsafe.StringData(s), unsafe.StringData(prefix))
+	assert.Equal(t, len(prefix), c.Text(prefix), "a prefix at the same address is another text")
+	assert.Equal(t, int64(2), calls.Load())
+
+	img := &Image{Source: MediaSource{Type: "base64", Data: s}}
+	assert.Equal(t, DefaultImageTokens, c.Block(img), "the same bytes as an image are not a text")
+	assert.Equal(t, len(s), c.Text(s))
+
+	// Raw JSON rewritten in place is recounted: it is memoized by content only.
+	nines := NewCounter(TokenCounterFunc(func(s string) int { return len(s) + strings.Count(s, "9") }))
+	tu := &ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}
+	assert.Equal(t, 4+7+ToolOverheadTokens, nines.Block(tu))
+	tu.Input[5] = '9'
+	assert.Equal(t, 4+8+ToolOverheadTokens, nines.Block(tu))
 }
 
 // TestCounterMemoFollowsSession counts a working set larger than the default bounds twice:

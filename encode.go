@@ -188,7 +188,13 @@ func (e *encoder) memoized(kind byte, hash func(*memoHasher) bool, encode func()
 	if err := encode(); err != nil {
 		return err
 	}
-	e.memo.put(k, bytes.Clone(e.buf[start:]))
+	// Hash once more, keeping the strings the key holds by identity.
+	p := encodedPart{b: bytes.Clone(e.buf[start:])}
+	e.h.reset(kind)
+	e.h.keep = &p.keep
+	hash(&e.h)
+	e.h.keep = nil
+	e.memo.put(k, p)
 	return nil
 }
 

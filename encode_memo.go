@@ -1,9 +1,10 @@
 package agentctx
 
 import (
-	"encoding/binary"
 	"hash/maphash"
+	"math/bits"
 	"sync"
+	"unsafe"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -23,12 +24,23 @@ const (
 	memoTools
 )
 
-// encodeKey identifies the content of one part of a request: a 64-bit hash (hash/maphash,
-// with the Pipeline's seed) of everything its encoding depends on, plus the number of bytes
-// hashed. A false hit needs a 64-bit collision between two parts of the same hashed length.
+// encodeKey identifies the content of one part of a request: a 64-bit hash of everything its
+// encoding depends on, plus the number of words hashed. Strings go in by identity (the address
+// of their bytes and their length), raw JSON by a hash of its bytes (hash/maphash, with the
+// Pipeline's seed; a caller could rewrite them in place); the words are folded as msgKey's
+// are. The memo entry keeps the strings its key
+// holds (encodedPart.keep): while it is in the memo, no other bytes can be at their
+// addresses, and Go strings are immutable, so a key built from the same addresses names the
+// same texts. A false hit needs a 64-bit collision between two parts of the same hashed length.
 type encodeKey struct {
 	hash uint64
 	n    int
+}
+
+// encodedPart is a memoized encoding and the strings its key holds by identity.
+type encodedPart struct {
+	b    []byte
+	keep []string
 }
 
 // encodeMemo holds the encoded bytes of request parts (each message, the system prompt, the
@@ -43,7 +55,7 @@ type encodeMemo struct {
 	seed maphash.Seed
 
 	mu        sync.Mutex
-	cur, prev map[encodeKey][]byte
+	cur, prev map[encodeKey]encodedPart
 	curBytes  int
 	bound     int // current bound, in bytes
 	floor     int // least bound
@@ -51,35 +63,35 @@ type encodeMemo struct {
 }
 
 func newEncodeMemo() *encodeMemo {
-	return &encodeMemo{seed: maphash.MakeSeed(), cur: map[encodeKey][]byte{}, bound: minEncodeMemo, floor: minEncodeMemo}
+	return &encodeMemo{seed: maphash.MakeSeed(), cur: map[encodeKey]encodedPart{}, bound: minEncodeMemo, floor: minEncodeMemo}
 }
 
 func (m *encodeMemo) get(k encodeKey) ([]byte, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if b, ok := m.cur[k]; ok {
-		return b, true
+	if p, ok := m.cur[k]; ok {
+		return p.b, true
 	}
-	b, ok := m.prev[k]
+	p, ok := m.prev[k]
 	if ok {
-		m.add(k, b)
+		m.add(k, p)
 	}
-	return b, ok
+	return p.b, ok
 }
 
-func (m *encodeMemo) put(k encodeKey, b []byte) {
+func (m *encodeMemo) put(k encodeKey, p encodedPart) {
 	m.mu.Lock()
-	m.add(k, b)
+	m.add(k, p)
 	m.mu.Unlock()
 }
 
-// add stores b in the current generation, starting a new one when it is full. m.mu is held.
-func (m *encodeMemo) add(k encodeKey, b []byte) {
-	if m.curBytes+len(b) > m.bound && len(m.cur) > 0 {
-		m.prev, m.cur, m.curBytes = m.cur, make(map[encodeKey][]byte, len(m.cur)), 0
+// add stores p in the current generation, starting a new one when it is full. m.mu is held.
+func (m *encodeMemo) add(k encodeKey, p encodedPart) {
+	if m.curBytes+len(p.b) > m.bound && len(m.cur) > 0 {
+		m.prev, m.cur, m.curBytes = m.cur, make(map[encodeKey]encodedPart, len(m.cur)), 0
 	}
-	m.cur[k] = b
-	m.curBytes += len(b)
+	m.cur[k] = p
+	m.curBytes += len(p.b)
 }
 
 // observe records the size of an encoded request: the bound follows the largest.
@@ -95,41 +107,50 @@ func (m *encodeMemo) observe(n int) {
 // memoHasher feeds the content of a request part to a hash, field by field, with lengths and
 // kinds so that different parts cannot feed the same stream. Each method returns false for
 // content the memo does not key (unknown fields, nil blocks): such a part is encoded every
-// time.
+// time. When keep is set, str appends the strings it hashes by identity.
 type memoHasher struct {
-	h   maphash.Hash
-	n   int
-	tmp [8]byte
+	seed maphash.Seed
+	h0   uint64 // the state a part starts from
+	h    uint64
+	n    int
+	keep *[]string
 }
 
-func (h *memoHasher) init(m *encodeMemo) { h.h.SetSeed(m.seed) }
+func (h *memoHasher) init(m *encodeMemo) {
+	h.seed = m.seed
+	h.h0 = maphash.Comparable(m.seed, uint64(foldK1))
+}
 
 func (h *memoHasher) reset(kind byte) {
-	h.h.Reset()
-	h.n = 0
+	h.h, h.n = h.h0, 0
 	h.byte(kind)
 }
 
-func (h *memoHasher) key() encodeKey { return encodeKey{hash: h.h.Sum64(), n: h.n} }
+func (h *memoHasher) key() encodeKey { return encodeKey{hash: h.h, n: h.n} }
 
-func (h *memoHasher) byte(b byte) {
-	h.h.WriteByte(b)
+func (h *memoHasher) byte(b byte) { h.uint(uint64(b)) }
+
+// uint folds v into the hash, as fieldHasher.word does.
+func (h *memoHasher) uint(v uint64) {
+	hi, lo := bits.Mul64(h.h^foldK0, v^foldK1)
+	h.h = hi ^ lo
 	h.n++
 }
 
-func (h *memoHasher) uint(v uint64) {
-	binary.LittleEndian.PutUint64(h.tmp[:], v)
-	h.h.Write(h.tmp[:])
-	h.n += 8
-}
-
+// str hashes s's length and, unless s is empty, the address of its bytes.
 func (h *memoHasher) str(s string) {
 	h.uint(uint64(len(s)))
-	h.h.WriteString(s)
-	h.n += len(s)
+	if s == "" {
+		return
+	}
+	h.uint(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
+	if h.keep != nil {
+		*h.keep = append(*h.keep, s)
+	}
 }
 
-// raw hashes raw JSON, telling nil from empty (they encode differently).
+// raw hashes raw JSON by a hash of its bytes, telling nil from empty (they encode
+// differently).
 func (h *memoHasher) raw(b []byte) {
 	if b == nil {
 		h.byte(0)
@@ -137,8 +158,9 @@ func (h *memoHasher) raw(b []byte) {
 	}
 	h.byte(1)
 	h.uint(uint64(len(b)))
-	h.h.Write(b)
-	h.n += len(b)
+	if len(b) > 0 {
+		h.uint(maphash.Bytes(h.seed, b))
+	}
 }
 
 func (h *memoHasher) flag(v bool) {

@@ -37,7 +37,7 @@ func checkEncoding(t *testing.T, name string, req Request) {
 		return
 	}
 	memo.mu.Lock()
-	memo.prev, memo.cur, memo.curBytes = memo.cur, map[encodeKey][]byte{}, 0
+	memo.prev, memo.cur, memo.curBytes = memo.cur, map[encodeKey]encodedPart{}, 0
 	memo.mu.Unlock()
 	got, err := encodeRequest(&req, memo)
 	require.NoError(t, err, name)
@@ -218,9 +218,9 @@ func TestEncodeMemoBound(t *testing.T) {
 		require.Equal(t, string(want), string(got))
 		memo.mu.Lock()
 		held := 0
-		for _, g := range []map[encodeKey][]byte{memo.cur, memo.prev} {
-			for _, b := range g {
-				held += len(b)
+		for _, g := range []map[encodeKey]encodedPart{memo.cur, memo.prev} {
+			for _, p := range g {
+				held += len(p.b)
 			}
 		}
 		assert.LessOrEqual(t, held, 2*memo.bound+len(big)+64, "turn %d", i)
@@ -330,4 +330,42 @@ func TestEncodeSteadyAllocs(t *testing.T) {
 	}
 	assert.LessOrEqual(t, allocs[400], 4.0, "allocations of a warm encoding: %v", allocs)
 	assert.Equal(t, allocs[4], allocs[400], "allocations do not grow with the history: %v", allocs)
+}
+
+// TestEncodeMemoIdentity checks the memo's keys by string identity: a block whose text is
+// reassigned, a text that is a prefix of another at the same address, and a copy of a text at
+// another address each encode as the reference does, and the memo's entries keep the strings
+// their keys name.
+func TestEncodeMemoIdentity(t *testing.T) {
+	memo := newEncodeMemo()
+	long := strings.Repeat("identity ", 20)
+	tx := &Text{Text: long}
+	req := Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{tx}}}}
+	check := func(name string) {
+		t.Helper()
+		got, err := encodeRequest(&req, memo)
+		require.NoError(t, err, name)
+		want, err := req.marshalSlow()
+		require.NoError(t, err, name)
+		assert.Equal(t, string(want), string(got), name)
+	}
+	check("first")
+	check("again")
+	tx.Text = long[:len(long)-1]
+	check("a prefix at the same address")
+	tx.Text = "reassigned"
+	check("reassigned")
+	tx.Text = string([]byte(long))
+	check("a copy")
+	memo.mu.Lock()
+	defer memo.mu.Unlock()
+	kept := 0
+	for _, p := range memo.cur {
+		for _, s := range p.keep {
+			if s == long || s == long[:len(long)-1] {
+				kept++
+			}
+		}
+	}
+	assert.GreaterOrEqual(t, kept, 3, "the entries keep the strings their keys name")
 }

@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -50,11 +51,36 @@ func (u *Usage) CacheDeletedInputTokens() int {
 	if u == nil {
 		return 0
 	}
+	raw, ok := u.Extra["cache_deleted_input_tokens"]
+	if !ok {
+		return 0
+	}
+	if n, ok := plainCount(raw); ok {
+		return n
+	}
 	var n int
-	if raw, ok := u.Extra["cache_deleted_input_tokens"]; !ok || json.Unmarshal(raw, &n) != nil || n < 0 {
+	if json.Unmarshal(raw, &n) != nil || n < 0 {
 		return 0
 	}
 	return n
+}
+
+// plainCount reads raw JSON that is a plain non-negative integer (digits, no leading zero,
+// JSON whitespace around) without allocating; !ok for anything else, which json.Unmarshal
+// then decides.
+func plainCount(raw []byte) (int, bool) {
+	b := bytes.Trim(raw, " \t\r\n")
+	if len(b) == 0 || len(b) > 18 || (b[0] == '0' && len(b) > 1) {
+		return 0, false
+	}
+	n := 0
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 func (u *Usage) fields() []jsonobj.Field {

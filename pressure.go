@@ -296,6 +296,55 @@ func responses(items []item, boundaryPos int) []responseMark {
 	return out
 }
 
+// isResponse reports whether it is a record of a provider response that responses lists.
+func isResponse(it *item, boundaryPos int) bool {
+	if it.role != RoleAssistant || it.rec == nil || it.msgID == "" || it.pos <= boundaryPos {
+		return false
+	}
+	m := it.rec.Message
+	return !it.rec.IsAPIErrorMessage && m.Model != SyntheticModel && m.Usage.Total() > 0
+}
+
+// lastResponse is the last of responses(items, boundaryPos), false when there is none. It
+// reads the last response's records from the end of the view; only when its message id also
+// appears before them (a response split around another, which responses orders by its first
+// record) does it list every response.
+func lastResponse(items []item, boundaryPos int) (responseMark, bool) {
+	last := len(items) - 1
+	for last >= 0 && !isResponse(&items[last], boundaryPos) {
+		last--
+	}
+	if last < 0 {
+		return responseMark{}, false
+	}
+	id := items[last].msgID
+	first := last
+	for i := last - 1; i >= 0; i-- {
+		if it := &items[i]; isResponse(it, boundaryPos) {
+			if it.msgID != id {
+				break
+			}
+			first = i
+		}
+	}
+	for i := range first {
+		if it := &items[i]; it.msgID == id && isResponse(it, boundaryPos) {
+			rs := responses(items, boundaryPos)
+			return rs[len(rs)-1], true
+		}
+	}
+	r := responseMark{first: first, msgID: id, pos: items[first].pos}
+	for i := first; i <= last; i++ {
+		if it := &items[i]; isResponse(it, boundaryPos) {
+			u := it.rec.Message.Usage
+			r.prompt = u.ContextTokens()
+			r.total = max(r.total, u.Total())
+			r.uuid = it.uuid
+		}
+	}
+	return r, true
+}
+
 // itemTokens is the counted size of one view item as a request message part.
 func (p *Pipeline) itemTokens(it *item) int {
 	return MessageOverheadTokens + p.counter.Blocks(it.blocks)
@@ -319,65 +368,73 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 			def = 1.25
 		}
 	}
-	// The records after the boundary, and where each response starts.
-	type entry struct {
-		r     *Record
-		pos   int
-		start bool // the first record of a response with usage
-	}
-	var es []entry
-	prevID := ""
-	for i, r := range t.chain.Records {
-		if !r.IsConversation() || r.IsAPIErrorMessage || t.chain.Index(i) <= t.boundaryPos {
-			continue
+	// One pass over the records after the boundary. A response starts at the first record of
+	// a provider response with usage; the records from one start up to the next (a segment)
+	// are what the view gained between the two responses, and the later one measures them: at
+	// each start, the segment before it is counted as the provider was sent it before that
+	// response, and the pair's reported growth is compared with it. The records after the
+	// last start are measured by no response.
+	records := t.chain.Records
+	fit := countScratch(0) // the chain indices of the records after the boundary
+	for i := range records {
+		if p.fitsFit(t, i) {
+			*fit = append(*fit, i)
 		}
-		e := entry{r: r, pos: t.chain.Index(i)}
-		if m := r.Message; r.Type == TypeAssistant && m.ID != prevID && m.Model != SyntheticModel && m.Usage.Total() > 0 {
-			e.start, prevID = true, m.ID
-		} else if r.Type == TypeAssistant && m.ID != prevID {
-			prevID = m.ID
-		}
-		es = append(es, e)
 	}
+	own := countScratch(len(*fit)) // their counts as records, without the framing
+	p.counter.sequence(seqRecords, len(*fit), func(k int) (Role, []Block) {
+		m := records[(*fit)[k]].Message
+		return m.Role, m.Content
+	}, *own)
 	var replaced map[string]frozenAt // read on first need
 	var reported, counted float64
-	pairs, prev, grown := 0, -1, 0
-	next := len(es) // index of the next response start after i
-	nextPos := make([]int, len(es))
-	for i := len(es) - 1; i >= 0; i-- {
-		nextPos[i] = -1
-		if next < len(es) {
-			nextPos[i] = es[next].pos
+	pairs, prev, from := 0, -1, 0
+	prevID := ""
+	for k, i := range *fit {
+		r := records[i]
+		if r.Type != TypeAssistant {
+			continue
 		}
-		if es[i].start {
-			next = i
+		m := r.Message
+		if m.ID == prevID {
+			continue
 		}
-	}
-	for i, e := range es {
-		if e.start {
-			u := e.r.Message.Usage
-			if prev >= 0 {
-				// A deletion by cache_edits shrank the context the provider reports: the
-				// growth is what it reports plus what it deleted.
-				d := u.ContextTokens() + u.CacheDeletedInputTokens() - prev
-				if ratio := float64(d) / float64(max(grown, 1)); d > 0 && grown > 0 && ratio >= 0.5 && ratio <= 3 {
-					reported += float64(d)
-					counted += float64(grown)
-					pairs++
-				}
+		prevID = m.ID
+		if m.Model == SyntheticModel || m.Usage.Total() <= 0 {
+			continue
+		}
+		u := m.Usage
+		if prev >= 0 {
+			grown, pos := 0, t.chain.Index(i)
+			for q := from; q < k; q++ {
+				grown += p.sentTokens(records[(*fit)[q]], MessageOverheadTokens+(*own)[q], pos, &replaced, t.in.Records)
 			}
-			prev, grown = u.ContextTokens(), 0
+			// A deletion by cache_edits shrank the context the provider reports: the
+			// growth is what it reports plus what it deleted.
+			d := u.ContextTokens() + u.CacheDeletedInputTokens() - prev
+			if ratio := float64(d) / float64(max(grown, 1)); d > 0 && grown > 0 && ratio >= 0.5 && ratio <= 3 {
+				reported += float64(d)
+				counted += float64(grown)
+				pairs++
+			}
 		}
-		if prev >= 0 && nextPos[i] >= 0 { // growth that a later response measures
-			grown += p.sentTokens(e.r, nextPos[i], &replaced, t.in.Records)
-		}
+		prev, from = u.ContextTokens(), k
 	}
+	putCountScratch(fit)
+	putCountScratch(own)
 	if pairs < minFitPairs || counted < minFitTokens {
 		return p.providerRatio(t, calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))})
 	}
 	r := math.Round(reported/counted*1000) / 1000
 	r = min(max(r, MinRatio), MaxRatio)
 	return p.providerRatio(t, calibration{r, fmt.Sprintf("fitted on %d response pairs", pairs)})
+}
+
+// fitsFit reports whether chain record i takes part in the calibration fit: a message the
+// provider was sent, after the latest compact boundary.
+func (p *Pipeline) fitsFit(t *turn, i int) bool {
+	r := t.chain.Records[i]
+	return r.IsConversation() && !r.IsAPIErrorMessage && t.chain.Index(i) > t.boundaryPos
 }
 
 // providerRatio raises a fitted or default calibration to the ratio of the provider's count
@@ -400,10 +457,11 @@ type frozenAt struct {
 
 // sentTokens counts a record as the provider was sent it before the response at file
 // position before (-1: none yet): a tool result whose replacement was recorded before that
-// counts as its preview. replaced is read from records on first need.
-func (p *Pipeline) sentTokens(r *Record, before int, replaced *map[string]frozenAt, records []Record) int {
+// counts as its preview. own is the record's own count ([Counter.Record]), what it counts
+// when nothing in it was replaced. replaced is read from records on first need.
+func (p *Pipeline) sentTokens(r *Record, own, before int, replaced *map[string]frozenAt, records []Record) int {
 	if r.Type != TypeUser || !slices.ContainsFunc(r.Message.Content, func(b Block) bool { return b.Kind() == KindToolResult }) {
-		return p.counter.Record(r)
+		return own
 	}
 	if *replaced == nil {
 		*replaced = map[string]frozenAt{}
@@ -417,16 +475,35 @@ func (p *Pipeline) sentTokens(r *Record, before int, replaced *map[string]frozen
 			}
 		}
 	}
+	whole := true
+	for _, b := range r.Message.Content {
+		if _, _, ok := sentAsPreview(b, before, *replaced); ok {
+			whole = false
+			break
+		}
+	}
+	if whole {
+		return own
+	}
 	n := MessageOverheadTokens
 	for _, b := range r.Message.Content {
-		if tr, ok := b.(*ToolResult); ok {
-			if f, ok := (*replaced)[tr.ToolUseID]; ok && before >= 0 && f.pos < before {
-				b = replacedResult(tr, f.preview)
-			}
+		if tr, f, ok := sentAsPreview(b, before, *replaced); ok {
+			b = replacedResult(tr, f.preview)
 		}
 		n += p.counter.Block(b)
 	}
 	return n
+}
+
+// sentAsPreview returns b and its recorded replacement when b is a tool result whose
+// replacement was recorded before the response at file position before (-1: none).
+func sentAsPreview(b Block, before int, replaced map[string]frozenAt) (*ToolResult, frozenAt, bool) {
+	if tr, ok := b.(*ToolResult); ok && before >= 0 {
+		if f, ok := replaced[tr.ToolUseID]; ok && f.pos < before {
+			return tr, f, true
+		}
+	}
+	return nil, frozenAt{}, false
 }
 
 // scale converts counted tokens into the provider's, rounding up.
@@ -435,13 +512,12 @@ func (c calibration) scale(n int) int { return int(math.Ceil(float64(n) * c.rati
 // pressure computes the turn's pressure figure from the view (t.items after the stages), the
 // stages' actions and the counted request size.
 func (p *Pipeline) pressure(t *turn) Pressure {
-	rs := responses(t.items, t.boundaryPos)
+	a, hasAnchor := lastResponse(t.items, t.boundaryPos)
 	cal := p.fitRatio(t)
 	pr := Pressure{Levels: t.levels, Counted: t.report.InputTokens, Ratio: cal.ratio, RatioSource: cal.source}
 	anchored := cal.scale(pr.Counted)
 	why := "no provider usage after the latest compact boundary: the counted request times the ratio"
-	if len(rs) > 0 {
-		a := rs[len(rs)-1]
+	if hasAnchor {
 		pr.Anchor, pr.AnchorUUID = a.total, a.uuid
 		added := 0
 		for i := a.first + 1; i < len(t.items); i++ {
@@ -477,9 +553,15 @@ func (p *Pipeline) pressure(t *turn) Pressure {
 // request did not have yet (decisions made this turn, or recorded after the anchor's first
 // record) on items the anchor covers (at or before its first record).
 func (p *Pipeline) freedBeforeAnchor(t *turn, a responseMark) int {
-	fresh := map[string]bool{}
-	for i := range t.appended {
-		fresh[t.appended[i].UUID] = true
+	var appended map[string]bool // the records this turn appends, read on first need
+	fresh := func(uuid string) bool {
+		if appended == nil {
+			appended = make(map[string]bool, len(t.appended))
+			for i := range t.appended {
+				appended[t.appended[i].UUID] = true
+			}
+		}
+		return appended[uuid]
 	}
 	var recPos map[string]int
 	pos := func(uuid string) (int, bool) {
@@ -500,7 +582,7 @@ func (p *Pipeline) freedBeforeAnchor(t *turn, a responseMark) int {
 			if act.Tokens >= 0 || act.Record == "" {
 				continue
 			}
-			if !fresh[act.Record] {
+			if !fresh(act.Record) {
 				if rp, ok := pos(act.Record); !ok || rp <= a.pos {
 					continue // in effect when the anchor's request was built
 				}

@@ -239,3 +239,51 @@ func TestPrepareBlocking(t *testing.T) {
 		})
 	}
 }
+
+// TestLastResponse checks lastResponse against the last of responses: on hand-made views where
+// a response's records are split around another response's (which responses orders by first
+// record), cut by the boundary or followed by records without usage, and on every corpus
+// session's view.
+func TestLastResponse(t *testing.T) {
+	rec := func(model string, total int) *Record {
+		return &Record{Type: TypeAssistant, Message: &Message{Role: RoleAssistant, Model: model,
+			Usage: &Usage{InputTokens: total / 2, OutputTokens: total - total/2}}}
+	}
+	at := func(id string, pos int, r *Record) item {
+		return item{rec: r, uuid: fmt.Sprintf("u%d", pos), pos: pos, role: RoleAssistant, msgID: id}
+	}
+	user := item{role: RoleUser, pos: 0}
+	views := map[string][]item{
+		"none":        {user},
+		"one":         {user, at("a", 1, rec("m", 10)), at("a", 2, rec("m", 12))},
+		"two":         {at("a", 1, rec("m", 10)), user, at("b", 3, rec("m", 20)), at("b", 4, rec("m", 19))},
+		"split":       {at("a", 1, rec("m", 10)), at("b", 2, rec("m", 20)), at("a", 3, rec("m", 11))},
+		"split later": {at("b", 1, rec("m", 5)), at("a", 2, rec("m", 10)), at("b", 3, rec("m", 20)), at("a", 4, rec("m", 11))},
+		"no usage":    {at("a", 1, rec("m", 10)), at("b", 2, rec("m", 0)), at("c", 3, rec(SyntheticModel, 9))},
+		"boundary":    {at("a", 1, rec("m", 10)), at("b", 5, rec("m", 20)), at("a", 6, rec("m", 30))},
+	}
+	for name, items := range views {
+		for _, boundary := range []int{-1, 1, 4} {
+			rs := responses(items, boundary)
+			got, ok := lastResponse(items, boundary)
+			require.Equal(t, len(rs) > 0, ok, "%s, boundary %d", name, boundary)
+			if ok {
+				assert.Equal(t, rs[len(rs)-1], got, "%s, boundary %d", name, boundary)
+			}
+		}
+	}
+	p, err := New(Config{ContextWindow: 200_000, Tokens: EstimateCounter{}})
+	require.NoError(t, err)
+	for _, cs := range corpusSessions(t) {
+		tr, err := p.build(t.Context(), &Input{Records: cs.records})
+		if err != nil {
+			continue
+		}
+		rs := responses(tr.items, tr.boundaryPos)
+		got, ok := lastResponse(tr.items, tr.boundaryPos)
+		require.Equal(t, len(rs) > 0, ok, cs.path)
+		if ok {
+			assert.Equal(t, rs[len(rs)-1], got, cs.path)
+		}
+	}
+}
