@@ -26,7 +26,6 @@ func TestPrepareSteadyAllocs(t *testing.T) {
 	if testing.Short() || agentctx.RaceDetector {
 		t.Skip("prepares a 2,000-turn session; under the race detector sync.Pool drops some of what is put back")
 	}
-	t.Skip("issue 12: passes once the front, normalize and count parts are merged; the lead removes this skip after the merge")
 	allocs := map[int]float64{}
 	for _, turns := range []int{200, 2000} {
 		recs := testkit.Generate(turns, testkit.Options{Seed: 1})
