@@ -60,9 +60,13 @@ type Config struct {
 // Pipeline builds the request for each turn of a conversation. It is immutable after [New]
 // and safe for concurrent use by many conversations: everything that changes the view lives
 // in the transcript's records, so Prepare is a pure function of (records, config, now). Its
-// memos — token counts ([Pipeline.Counter]) and the encoded parts of its requests
-// ([Request.MarshalJSON]) — are keyed by content and bounded by the largest turn they have
-// seen; they change nothing but time.
+// memos — token counts ([Pipeline.Counter]), the encoded parts of its requests
+// ([Request.MarshalJSON]), normalize's cleaned blocks and the chain's uuid index of the last
+// few conversations — carry a steady turn's work over from the previous one: they are keyed
+// by content, or by the identity of strings, blocks and byte slices they hold on to (so an
+// address they know cannot be reused), and bounded by the largest turns they have seen. They
+// change nothing but time and memory: a finished conversation's text stays referenced until
+// the memos turn over.
 type Pipeline struct {
 	cfg       Config
 	window    int
@@ -154,7 +158,11 @@ func (p *Pipeline) Levels() Levels { return p.levels }
 
 // Input is one turn's input.
 type Input struct {
-	// Records is the durable transcript in file order. Prepare does not modify or retain it.
+	// Records is the durable transcript in file order. Prepare does not modify it, and keeps
+	// none of the slice itself. Records are values of an append-only log: do not modify a
+	// record's content in place once it has been passed to Prepare (assign a new block, string
+	// or slice instead) — the memos know a tool input or other raw JSON they have seen by the
+	// identity of its bytes, not by reading them again.
 	Records []Record
 	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
 	Leaf string
@@ -214,8 +222,8 @@ type baseMark struct {
 //
 // The result depends only on in, the Config, the clock and the Summarizer's replies: the same
 // records give the same request bytes, and so do the records with Result.Append appended
-// (which then yield no new decisions and no new compaction). Prepare neither modifies nor
-// retains in.Records. Its I/O is the budget's [ResultStore], the base-context providers and,
+// (which then yield no new decisions and no new compaction). Prepare does not modify
+// in.Records (see [Input.Records]). Its I/O is the budget's [ResultStore], the base-context providers and,
 // when it compacts, the summarizer, the hooks and the rehydration file source.
 //
 // Errors: ctx's error when it is done; a [*StageError] when a stage fails (a store write, a
