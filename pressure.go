@@ -368,46 +368,56 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 			def = 1.25
 		}
 	}
-	// One pass over the records after the boundary. A response starts at the first record of
-	// a provider response with usage; the records from one start up to the next (a segment)
-	// are what the view gained between the two responses, and the later one measures them: at
-	// each start, the segment before it is counted as the provider was sent it before that
-	// response, and the pair's reported growth is compared with it. The records after the
-	// last start are measured by no response.
+	// The records after the boundary. A response starts at the first record of a provider
+	// response with usage; the records from one start up to the next (a segment) are what the
+	// view gained between the two responses, and the later one measures them: at each start,
+	// the segment before it is counted as the provider was sent it before that response, and
+	// the pair's reported growth is compared with it. The records before the first start and
+	// after the last are measured by no response, so they are never counted here (a result
+	// the budget replaces this turn is never tokenized).
 	records := t.chain.Records
-	fit := countScratch(0) // the chain indices of the records after the boundary
+	fit := countScratch(0)   // the chain indices of the records after the boundary
+	start := countScratch(0) // the indices into fit of the response starts
+	prevID := ""
 	for i := range records {
-		if p.fitsFit(t, i) {
-			*fit = append(*fit, i)
+		if !p.fitsFit(t, i) {
+			continue
 		}
+		if r := records[i]; r.Type == TypeAssistant && r.Message.ID != prevID {
+			m := r.Message
+			prevID = m.ID
+			if m.Model != SyntheticModel && m.Usage.Total() > 0 {
+				*start = append(*start, len(*fit))
+			}
+		}
+		*fit = append(*fit, i)
 	}
-	own := countScratch(len(*fit)) // their counts as records, without the framing
-	p.counter.sequence(seqRecords, len(*fit), func(k int) (Role, []Block) {
-		m := records[(*fit)[k]].Message
-		return m.Role, m.Content
-	}, *own)
 	var replaced map[string]frozenAt // read on first need
 	var reported, counted float64
-	pairs, prev, from := 0, -1, 0
-	prevID := ""
-	for k, i := range *fit {
-		r := records[i]
-		if r.Type != TypeAssistant {
-			continue
+	pairs := 0
+	if n := len(*start); n >= 2 {
+		first, last := (*start)[0], (*start)[n-1]
+		// Each measured record as it was sent: a tool result as the budget's preview when
+		// its replacement was recorded before the response that measures it.
+		sent := make([][]Block, last-first)
+		roles := make([]Role, last-first)
+		s := 1
+		for q := first; q < last; q++ {
+			for (*start)[s] <= q {
+				s++
+			}
+			r := records[(*fit)[q]]
+			roles[q-first], sent[q-first] = r.Message.Role, p.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records)
 		}
-		m := r.Message
-		if m.ID == prevID {
-			continue
-		}
-		prevID = m.ID
-		if m.Model == SyntheticModel || m.Usage.Total() <= 0 {
-			continue
-		}
-		u := m.Usage
-		if prev >= 0 {
-			grown, pos := 0, t.chain.Index(i)
+		own := countScratch(last - first) // their counts as sent, without the framing
+		p.counter.sequence(seqRecords, last-first, func(k int) (Role, []Block) { return roles[k], sent[k] }, *own)
+		for j := 1; j < n; j++ {
+			from, k := (*start)[j-1], (*start)[j]
+			prev := records[(*fit)[from]].Message.Usage.ContextTokens()
+			u := records[(*fit)[k]].Message.Usage
+			grown := 0
 			for q := from; q < k; q++ {
-				grown += p.sentTokens(records[(*fit)[q]], MessageOverheadTokens+(*own)[q], pos, &replaced, t.in.Records)
+				grown += MessageOverheadTokens + (*own)[q-first]
 			}
 			// A deletion by cache_edits shrank the context the provider reports: the
 			// growth is what it reports plus what it deleted.
@@ -418,10 +428,10 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 				pairs++
 			}
 		}
-		prev, from = u.ContextTokens(), k
+		putCountScratch(own)
 	}
 	putCountScratch(fit)
-	putCountScratch(own)
+	putCountScratch(start)
 	if pairs < minFitPairs || counted < minFitTokens {
 		return p.providerRatio(t, calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))})
 	}
@@ -455,13 +465,14 @@ type frozenAt struct {
 	pos     int
 }
 
-// sentTokens counts a record as the provider was sent it before the response at file
-// position before (-1: none yet): a tool result whose replacement was recorded before that
-// counts as its preview. own is the record's own count ([Counter.Record]), what it counts
-// when nothing in it was replaced. replaced is read from records on first need.
-func (p *Pipeline) sentTokens(r *Record, own, before int, replaced *map[string]frozenAt, records []Record) int {
-	if r.Type != TypeUser || !slices.ContainsFunc(r.Message.Content, func(b Block) bool { return b.Kind() == KindToolResult }) {
-		return own
+// sentBlocks returns a record's content as the provider was sent it before the response at
+// file position before: a tool result whose replacement was recorded before that is its
+// preview. The content itself when nothing in it was replaced. replaced is read from records
+// on first need.
+func (p *Pipeline) sentBlocks(r *Record, before int, replaced *map[string]frozenAt, records []Record) []Block {
+	content := r.Message.Content
+	if r.Type != TypeUser || !slices.ContainsFunc(content, func(b Block) bool { return b.Kind() == KindToolResult }) {
+		return content
 	}
 	if *replaced == nil {
 		*replaced = map[string]frozenAt{}
@@ -475,24 +486,19 @@ func (p *Pipeline) sentTokens(r *Record, own, before int, replaced *map[string]f
 			}
 		}
 	}
-	whole := true
-	for _, b := range r.Message.Content {
-		if _, _, ok := sentAsPreview(b, before, *replaced); ok {
-			whole = false
-			break
-		}
-	}
-	if whole {
-		return own
-	}
-	n := MessageOverheadTokens
-	for _, b := range r.Message.Content {
+	var out []Block
+	for j, b := range content {
 		if tr, f, ok := sentAsPreview(b, before, *replaced); ok {
-			b = replacedResult(tr, f.preview)
+			if out == nil {
+				out = slices.Clone(content)
+			}
+			out[j] = replacedResult(tr, f.preview)
 		}
-		n += p.counter.Block(b)
 	}
-	return n
+	if out == nil {
+		return content
+	}
+	return out
 }
 
 // sentAsPreview returns b and its recorded replacement when b is a tool result whose
