@@ -84,12 +84,16 @@
 // before the next turn; later turns, a resume or a fork replay them byte for byte, and the
 // circuit breaker and thrash guard read their state from them. Prepare is therefore a pure
 // function of (records, config, now, the summarizer's replies): a [Pipeline] holds no
-// per-conversation state and is safe for concurrent use. Token counts are memoized per block
-// content, a cache derivable from the records.
+// per-conversation state that can change a request and is safe for concurrent use. Its memos
+// (token counts, encoded messages, cleaned blocks, the chain's uuid index of the last few
+// conversations) carry a steady turn's work over from the previous turn; they are derivable
+// from the records and change nothing but time.
 //
 // # Tokens
 //
 // Counting goes through the one-method [TokenCounter] interface. The default counts with
-// tiktoken's cl100k_base tables, embedded in the binary: the library never touches the
-// network. Long unbroken runs, which make tiktoken quadratic, are split at safe boundaries.
+// tiktoken's cl100k_base tables, embedded in the binary (the library never touches the
+// network), through its own pre-tokenizer and byte-pair merge: the counts are tiktoken-go's,
+// at many times its speed and without its allocations. Long unbroken runs, which make the
+// merge quadratic, are split at safe boundaries.
 package agentctx

@@ -1,9 +1,12 @@
 package agentctx
 
 import (
+	"bytes"
+	"encoding/base64"
 	"fmt"
-	"math"
 	"math/bits"
+	"slices"
+	"strconv"
 )
 
 // rankTable maps the bytes of every token of an encoding to its rank, laid out for the
@@ -16,7 +19,7 @@ import (
 //     linear probing, one 16-byte slot per probe;
 //   - long: longer tokens, in a Go map.
 //
-// It is immutable after newRankTable and safe for concurrent use.
+// It is immutable after newRankTableFile and safe for concurrent use.
 type rankTable struct {
 	pairs []int32 // [b0 | b1<<8] → rank, or -1
 	short []rankSlot
@@ -34,51 +37,99 @@ type rankSlot struct {
 // shortMax is the longest token kept in rankTable.short.
 const shortMax = 8
 
-// newRankTable builds the table from a loader's map of token bytes to ranks.
-func newRankTable(ranks map[string]int) (*rankTable, error) {
-	nShort := 0
-	for tok, r := range ranks {
-		if r < 0 || r > math.MaxInt32 || tok == "" {
-			return nil, fmt.Errorf("agentctx: rank table: token %q has rank %d", tok, r)
-		}
-		if len(tok) <= shortMax {
-			nShort++
+// newRankTableFile builds the table from the bytes of a .tiktoken file (one line per token:
+// its bytes in base64, a space, its rank), as tiktoken-go's offline loader reads them, without
+// building the loader's map of 100,000 strings first: only tokens longer than shortMax become
+// strings. name names the file in errors.
+func newRankTableFile(name string, data []byte) (*rankTable, error) {
+	lines := func(yield func(n int, line []byte) bool) {
+		rest := data
+		for n := 1; len(rest) > 0; n++ {
+			line := rest
+			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+				line, rest = rest[:i], rest[i+1:]
+			} else {
+				rest = nil
+			}
+			if len(line) == 0 {
+				continue
+			}
+			if !yield(n, line) {
+				return
+			}
 		}
 	}
+	// First pass: the sizes, from the base64 lengths.
+	nShort, nLong := 0, 0
+	for _, line := range lines {
+		if tok, _, _ := bytes.Cut(line, []byte{' '}); decodedLen(tok) <= shortMax {
+			nShort++
+		} else {
+			nLong++
+		}
+	}
+	t := makeRankTable(nShort, nLong)
+	var buf []byte
+	var err error
+	for n, line := range lines {
+		tok, rank, _ := bytes.Cut(line, []byte{' '})
+		buf = slices.Grow(buf[:0], base64.StdEncoding.DecodedLen(len(tok)))[:base64.StdEncoding.DecodedLen(len(tok))]
+		var k int
+		k, err = base64.StdEncoding.Decode(buf, tok)
+		if err != nil || k == 0 {
+			err = fmt.Errorf("agentctx: %s line %d: field token: %q is not a token in base64", name, n, tok)
+			break
+		}
+		r, perr := strconv.ParseInt(string(rank), 10, 32)
+		if perr != nil || r < 0 {
+			err = fmt.Errorf("agentctx: %s line %d: field rank: %q is not a rank", name, n, rank)
+			break
+		}
+		if b := buf[:k]; k > shortMax {
+			t.long[string(b)] = int32(r)
+		} else {
+			addShort(t, b, int32(r))
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// makeRankTable returns an empty table for nShort short and nLong long tokens.
+func makeRankTable(nShort, nLong int) *rankTable {
 	// A load factor of at most 5/8 keeps linear probing short.
 	size := 1 << bits.Len(uint(nShort*8/5))
 	t := &rankTable{
 		pairs: make([]int32, 1<<16),
 		short: make([]rankSlot, size),
 		shift: uint(64 - bits.TrailingZeros(uint(size))),
-		long:  make(map[string]int32, len(ranks)-nShort),
+		long:  make(map[string]int32, nLong),
 	}
 	for i := range t.pairs {
 		t.pairs[i] = -1
 	}
-	for tok, r := range ranks {
-		switch {
-		case len(tok) > shortMax:
-			t.long[tok] = int32(r)
-		default:
-			if len(tok) == 2 {
-				t.pairs[int(tok[0])|int(tok[1])<<8] = int32(r)
-			}
-			key, n := packShort(tok), int32(len(tok))
-			for h := hashShort(key, n, t.shift); ; h = (h + 1) & uint64(len(t.short)-1) {
-				if t.short[h].n == 0 {
-					t.short[h] = rankSlot{key: key, rank: int32(r), n: n}
-					break
-				}
-			}
+	return t
+}
+
+// addShort adds a token of 1 to shortMax bytes.
+func addShort[T string | []byte](t *rankTable, tok T, r int32) {
+	if len(tok) == 2 {
+		t.pairs[int(tok[0])|int(tok[1])<<8] = r
+	}
+	key, n := packShort(tok), int32(len(tok))
+	for h := hashShort(key, n, t.shift); ; h = (h + 1) & uint64(len(t.short)-1) {
+		if t.short[h].n == 0 {
+			t.short[h] = rankSlot{key: key, rank: r, n: n}
+			return
 		}
 	}
-	return t, nil
 }
 
 // packShort packs s (at most 8 bytes) into a uint64, little-endian, with two overlapping loads
 // (the bytes they share are the same, so OR-ing them is harmless).
-func packShort(s string) uint64 {
+func packShort[T string | []byte](s T) uint64 {
 	switch n := len(s); {
 	case n >= 4:
 		lo := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24

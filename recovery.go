@@ -771,7 +771,12 @@ func pickMedia(req *Request, e *MediaRejectedError) ([]StrippedMedia, string) {
 }
 
 // decodedLen is the decoded size of standard base64 data.
-func decodedLen(data string) int {
+func decodedLen[T string | []byte](data T) int {
 	n := len(data) / 4 * 3
-	return n - strings.Count(data[max(0, len(data)-2):], "=")
+	for i := len(data) - 1; i >= max(0, len(data)-2); i-- {
+		if data[i] == '=' {
+			n--
+		}
+	}
+	return n
 }

@@ -6,7 +6,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
 
 // TokenCounter counts the tokens of a piece of text. Implementations must be pure (no I/O, no
@@ -140,14 +140,16 @@ func buildTiktoken(name string) (*TiktokenCounter, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The offline loader looks the table up by path.Base of its argument, in its embedded assets.
-	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
+	// The offline loader's embedded table, read as its LoadTiktokenBpe reads it (the test
+	// TestTokenRankTableFile checks the two agree) but straight into the rank table.
+	file := name + ".tiktoken"
+	data, err := assets.Assets.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("agentctx: load %s: %w", name, err)
 	}
-	table, err := newRankTable(ranks)
+	table, err := newRankTableFile(file, data)
 	if err != nil {
-		return nil, fmt.Errorf("agentctx: load %s: %w", name, err)
+		return nil, err
 	}
 	return &TiktokenCounter{name: name, bpe: bpeTable{ranks: table, pieceEnd: pieceEnd}}, nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/dlclark/regexp2"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
+	"github.com/pkoukk/tiktoken-go-loader/assets"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -262,15 +263,18 @@ func FuzzTokenCount(f *testing.F) {
 	})
 }
 
-// TestTokenRankTable checks the rank table against the loader's map: every token is found with
-// its rank, and strings that are no token (every two-byte string, and the tokens with one byte
-// changed) are not found.
+// TestTokenRankTable checks the rank table the counter builds from the embedded file against
+// the offline loader's map of the same file: every token is found with its rank, and strings
+// that are no token (every two-byte string, and the tokens with one byte changed) are not found.
 func TestTokenRankTable(t *testing.T) {
 	for _, name := range []string{EncodingCL100K, EncodingO200K} {
 		ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
 		require.NoError(t, err)
-		table, err := newRankTable(ranks)
+		data, err := assets.Assets.ReadFile(name + ".tiktoken")
 		require.NoError(t, err)
+		table, err := newRankTableFile(name+".tiktoken", data)
+		require.NoError(t, err)
+		require.Equal(t, len(ranks), len(table.long)+countShort(table), name)
 		for tok, want := range ranks {
 			got, ok := table.rank(tok)
 			if !ok || got != want {
@@ -291,6 +295,25 @@ func TestTokenRankTable(t *testing.T) {
 		_, ok := table.rank("")
 		assert.False(t, ok)
 	}
-	_, err := newRankTable(map[string]int{"a": -1})
-	assert.ErrorContains(t, err, "rank")
+	for _, tt := range []struct{ file, want string }{
+		{"YQ== 0\nYg== -1\n", "x.tiktoken line 2: field rank"},
+		{"YQ== 0\n\nYg==\n", "x.tiktoken line 3: field rank"},
+		{"YQ== 0\n!!!! 1\n", "x.tiktoken line 2: field token"},
+		{" 1\n", "x.tiktoken line 1: field token"},
+		{"YQ== 99999999999\n", "x.tiktoken line 1: field rank"},
+	} {
+		_, err := newRankTableFile("x.tiktoken", []byte(tt.file))
+		assert.ErrorContains(t, err, tt.want, "%q", tt.file)
+	}
+}
+
+// countShort is the number of tokens in t.short.
+func countShort(t *rankTable) int {
+	n := 0
+	for _, s := range t.short {
+		if s.n != 0 {
+			n++
+		}
+	}
+	return n
 }
