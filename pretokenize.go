@@ -179,26 +179,7 @@ func pieceEndCL100K(s string, i int) int {
 			return runEnd(s, i+size+size1, clLetter)
 		}
 	}
-	if c&clNumber != 0 {
-		j := i + size
-		for range 2 {
-			c1, size1 := classAt(s, j)
-			if c1&clNumber == 0 {
-				break
-			}
-			j += size1
-		}
-		return j
-	}
-	if s[i] == ' ' {
-		if c1, size1 := classAt(s, i+1); size1 != 0 && c1.isPunct() {
-			return bytesEnd(s, punctEnd(s, i+1), '\r', '\n', '\n')
-		}
-	}
-	if c.isPunct() {
-		return bytesEnd(s, punctEnd(s, i), '\r', '\n', '\n')
-	}
-	return spaceEnd(s, i)
+	return pieceEndRest(s, i, c, size, '\n')
 }
 
 // pieceEndO200K returns the end of the o200kPattern piece that starts at i < len(s). With
@@ -228,6 +209,16 @@ func pieceEndO200K(s string, i int) int {
 	if e := o200kWordUpper(s, i); e >= 0 {
 		return e
 	}
+	return pieceEndRest(s, i, c, size, '/')
+}
+
+// pieceEndRest returns the end of the piece at i (whose rune is of class c and size bytes) by
+// the alternatives both patterns end with, once their letter alternatives failed:
+//
+//	\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n<also>]*|\s*[\r\n]+|\s+(?!\S)|\s+
+//
+// where also is '\n' for cl100k (nothing more) and '/' for o200k.
+func pieceEndRest(s string, i int, c runeClass, size int, also byte) int {
 	if c&clNumber != 0 {
 		j := i + size
 		for range 2 {
@@ -241,11 +232,11 @@ func pieceEndO200K(s string, i int) int {
 	}
 	if s[i] == ' ' {
 		if c1, size1 := classAt(s, i+1); size1 != 0 && c1.isPunct() {
-			return bytesEnd(s, punctEnd(s, i+1), '\r', '\n', '/')
+			return bytesEnd(s, punctEnd(s, i+1), '\r', '\n', also)
 		}
 	}
 	if c.isPunct() {
-		return bytesEnd(s, punctEnd(s, i), '\r', '\n', '/')
+		return bytesEnd(s, punctEnd(s, i), '\r', '\n', also)
 	}
 	return spaceEnd(s, i)
 }
