@@ -40,17 +40,14 @@ func (c PressureConfig) maxBody() int {
 }
 
 // bodyBytes returns the size of the request's body when it may be over limit, or 0 when it
-// is surely under: an upper bound of the encoded size is summed first, and the body is encoded
-// only when the bound reaches the limit, so a typical turn never pays for an encoding.
+// is surely under: an upper bound of the encoded size is summed first, and the body is measured
+// only when the bound reaches the limit, so a typical turn never pays for an encoding. The
+// measure copies nothing the request's encode memo holds (see encodedSize).
 func bodyBytes(req *Request, limit int) (int, error) {
 	if bodyBound(req) < limit {
 		return 0, nil
 	}
-	b, err := req.MarshalJSON()
-	if err != nil {
-		return 0, err
-	}
-	return len(b), nil
+	return encodedSize(req, req.memo)
 }
 
 // Encoding factors of the bound: a byte of a string can take up to six bytes as a JSON

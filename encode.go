@@ -28,6 +28,9 @@ type encoder struct {
 	raw  bytes.Buffer // scratch for json.Compact
 	memo *encodeMemo  // nil: encode everything
 	h    memoHasher
+	// sizeOnly: a part the memo holds is counted in skipped instead of copied into buf.
+	sizeOnly bool
+	skipped  int
 }
 
 // encodeRequest encodes r with memo (nil: no memo).
@@ -43,6 +46,24 @@ func encodeRequest(r *Request, memo *encodeMemo) ([]byte, error) {
 		memo.observe(len(e.buf))
 	}
 	return e.buf, nil
+}
+
+// encodedSize returns the length of r's encoding with memo, without copying the parts the
+// memo holds: only the parts it does not hold are encoded (and memoized). With a nil memo it
+// encodes r whole.
+func encodedSize(r *Request, memo *encodeMemo) (int, error) {
+	if memo == nil {
+		b, err := encodeRequest(r, nil)
+		return len(b), err
+	}
+	e := &encoder{memo: memo, sizeOnly: true}
+	e.h.init(memo)
+	if err := e.request(r); err != nil {
+		return 0, err
+	}
+	n := len(e.buf) + e.skipped
+	memo.observe(n)
+	return n, nil
 }
 
 // sizeEstimate is about the encoded size of r: its strings and raw JSON, and the keys and
@@ -181,7 +202,11 @@ func (e *encoder) memoized(kind byte, hash func(*memoHasher) bool, encode func()
 	}
 	k := e.h.key()
 	if b, ok := e.memo.get(k); ok {
-		e.buf = append(e.buf, b...)
+		if e.sizeOnly {
+			e.skipped += len(b)
+		} else {
+			e.buf = append(e.buf, b...)
+		}
 		return nil
 	}
 	start := len(e.buf)

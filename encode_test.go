@@ -33,8 +33,26 @@ func checkEncoding(t *testing.T, name string, req Request) {
 		require.NoError(t, err, "%s, %s", name, how.name)
 		assert.Equal(t, string(want), string(got), "%s, %s", name, how.name)
 	}
+	// The size bodyBytes measures: the same length, whether the memo holds the parts or not,
+	// and the parts it memoized while measuring give the same bytes after.
+	sizeMemo := newEncodeMemo()
+	for _, how := range []struct {
+		name string
+		memo *encodeMemo
+	}{{"no memo", nil}, {"cold memo", sizeMemo}, {"warm memo", sizeMemo}} {
+		n, err := encodedSize(&req, how.memo)
+		if wantErr != nil {
+			assert.Error(t, err, "%s, size, %s", name, how.name)
+			continue
+		}
+		require.NoError(t, err, "%s, size, %s", name, how.name)
+		assert.Equal(t, len(want), n, "%s, size, %s", name, how.name)
+	}
 	if wantErr != nil {
 		return
+	}
+	if got, err := encodeRequest(&req, sizeMemo); assert.NoError(t, err, name) {
+		assert.Equal(t, string(want), string(got), "%s, after measuring", name)
 	}
 	memo.mu.Lock()
 	memo.prev, memo.cur, memo.curBytes = memo.cur, map[encodeKey]encodedPart{}, 0
