@@ -62,10 +62,7 @@ func BenchmarkPrepare(b *testing.B) {
 			i := 0
 			for b.Loop() {
 				i++
-				u := agentctx.Record{Type: agentctx.TypeUser, UUID: fmt.Sprintf("bench-%d", i), ParentUUID: last.UUID,
-					Message: &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
-						Content: []agentctx.Block{&agentctx.Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
-				turn := agentctx.Input{Records: append(recs[:len(recs):len(recs)], u)}
+				turn := agentctx.Input{Records: append(recs[:len(recs):len(recs)], testkit.Prompt("bench", i, last.UUID))}
 				res, err := p.Prepare(b.Context(), turn)
 				if err != nil {
 					b.Fatal(err)

@@ -121,10 +121,7 @@ func (s *steadySession) next(i int) agentctx.Input {
 	if s.input == nil {
 		s.input = append(make([]agentctx.Record, 0, len(s.recs)+1), s.recs...)
 	}
-	u := agentctx.Record{Type: agentctx.TypeUser, UUID: fmt.Sprintf("bench-%d", i), ParentUUID: s.recs[len(s.recs)-1].UUID,
-		Message: &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
-			Content: []agentctx.Block{&agentctx.Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
-	return agentctx.Input{Records: append(s.input[:len(s.recs)], u)}
+	return agentctx.Input{Records: append(s.input[:len(s.recs)], testkit.Prompt("bench", i, s.recs[len(s.recs)-1].UUID))}
 }
 
 // floorRequest and its parts are plain structs that encoding/json encodes to a request's

@@ -1,12 +1,12 @@
 package agentctx_test
 
 import (
-	"fmt"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/testkit"
 )
 
 // peerSessionEnv names the transcript file BenchmarkPeer reads; bench/peer/run sets it.
@@ -65,10 +65,7 @@ func BenchmarkPeer(b *testing.B) {
 			recs := append(append(make([]agentctx.Record, 0, len(tr.Records)+len(res.Append)+1), tr.Records...), res.Append...)
 			leaf := res.Leaf
 			next := func(i int) agentctx.Input {
-				u := agentctx.Record{Type: agentctx.TypeUser, UUID: fmt.Sprintf("peer-%d", i), ParentUUID: leaf,
-					Message: &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
-						Content: []agentctx.Block{&agentctx.Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
-				return agentctx.Input{Records: append(recs, u)}
+				return agentctx.Input{Records: append(recs, testkit.Prompt("peer", i, leaf))}
 			}
 			// One untimed turn warms the memos on the records the timed turns build on.
 			if _, err := p.Prepare(b.Context(), next(0)); err != nil {

@@ -1,7 +1,6 @@
 package agentctx_test
 
 import (
-	"fmt"
 	"testing"
 	"time"
 
@@ -39,10 +38,7 @@ func TestPrepareSteadyAllocs(t *testing.T) {
 		i := 0
 		next := func() agentctx.Input {
 			i++
-			u := agentctx.Record{Type: agentctx.TypeUser, UUID: fmt.Sprintf("steady-%d", i), ParentUUID: recs[len(recs)-1].UUID,
-				Message: &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
-					Content: []agentctx.Block{&agentctx.Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
-			return agentctx.Input{Records: append(input[:len(recs)], u)}
+			return agentctx.Input{Records: append(input[:len(recs)], testkit.Prompt("steady", i, recs[len(recs)-1].UUID))}
 		}
 		_, err = p.Prepare(t.Context(), next()) // the Pipeline warm
 		require.NoError(t, err)

@@ -164,3 +164,11 @@ func (g *gen) output() string {
 	}
 	return b.String()
 }
+
+// Prompt is the i-th new prompt of a steady-turn benchmark or test: a user record with uuid
+// prefix-i whose parent is parent, holding one short typed question.
+func Prompt(prefix string, i int, parent string) agentctx.Record {
+	return agentctx.Record{Type: agentctx.TypeUser, UUID: fmt.Sprintf("%s-%d", prefix, i), ParentUUID: parent,
+		Message: &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
+			Content: []agentctx.Block{&agentctx.Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
+}
