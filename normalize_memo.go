@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"encoding/json"
+	"math"
 	"sync"
 )
 
@@ -21,15 +22,14 @@ const minCleanMemo = 4096
 // its role and its record's uuid, never on the rest of the turn (tool ids and names already
 // rewritten, the declared tools), and replaying them reports nothing.
 //
-// The memo keeps two generations like [encodeMemo]: entries go into the current one, which
+// The memo keeps two generations (a genMemo): entries go into the current one, which
 // becomes the previous one when it holds more than the bound; an entry found in the previous
 // generation moves to the current one. The bound is twice the most blocks one turn has looked
 // up (at least minCleanMemo), so one conversation's whole view stays in the memo from one turn
 // to the next. A cleanMemo is safe for concurrent use; dropping it changes nothing but time.
 type cleanMemo struct {
-	mu        sync.Mutex
-	cur, prev map[cleanKey]*cleanEntry
-	bound     int
+	mu  sync.Mutex
+	gen genMemo[cleanKey, *cleanEntry]
 	// lastKeys and lastFound are the blocks the last turn looked up, in view order, and their
 	// entries: a steady turn's view starts with the same blocks, which are found by comparing
 	// the two sequences, without hashing.
@@ -68,7 +68,7 @@ type textSig struct {
 }
 
 func newCleanMemo() *cleanMemo {
-	return &cleanMemo{cur: map[cleanKey]*cleanEntry{}, bound: minCleanMemo}
+	return &cleanMemo{gen: newGenMemo[cleanKey, *cleanEntry](minCleanMemo)}
 }
 
 // lookup sets out[i] to the entry of keys[i], or nil.
@@ -81,14 +81,7 @@ func (m *cleanMemo) lookup(keys []cleanKey, out []*cleanEntry) {
 	}
 	copy(out, m.lastFound[:same])
 	for i := same; i < len(keys); i++ {
-		k := keys[i]
-		e, ok := m.cur[k]
-		if !ok {
-			if e, ok = m.prev[k]; ok {
-				m.add(k, e)
-			}
-		}
-		out[i] = e
+		out[i], _ = m.gen.get(keys[i])
 	}
 }
 
@@ -98,22 +91,13 @@ func (m *cleanMemo) lookup(keys []cleanKey, out []*cleanEntry) {
 func (m *cleanMemo) store(keys []cleanKey, entries []*cleanEntry, looked []cleanKey, found []*cleanEntry) ([]cleanKey, []*cleanEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.bound = max(m.bound, 2*len(looked))
+	m.gen.reserve(2*len(looked), math.MaxInt)
 	for i, k := range keys {
-		m.add(k, entries[i])
+		m.gen.put(k, entries[i])
 	}
 	oldKeys, oldFound := m.lastKeys, m.lastFound
 	m.lastKeys, m.lastFound = looked, found
 	return oldKeys, oldFound
-}
-
-// add puts an entry in the current generation, starting a new one when it is full. m.mu is
-// held.
-func (m *cleanMemo) add(k cleanKey, e *cleanEntry) {
-	if len(m.cur) >= m.bound {
-		m.prev, m.cur = m.cur, make(map[cleanKey]*cleanEntry, len(m.cur))
-	}
-	m.cur[k] = e
 }
 
 // signature returns the fields of b that clean reads, and false for a block the memo does
