@@ -23,7 +23,11 @@ import (
 //   - marshal-after: json.Marshal of that turn's request (through Request.MarshalJSON and
 //     its memo, then compacted again by encoding/json);
 //   - encode-after: Request.MarshalJSON of that request with no memo (assembled by a caller);
-//   - floor-after: encoding/json on plain structs that give that request's exact bytes.
+//   - floor-after: encoding/json on plain structs that give that request's exact bytes;
+//   - steady-grown, encode-grown, floor-grown: the same three after the compacted session went
+//     on for another 220 turns (generated as its continuation, usage growing with what was
+//     written), a request of about half the window, under the auto-compact threshold: the
+//     steady turn of a long session that compacts, measured at a realistic size.
 func BenchmarkCompact(b *testing.B) {
 	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
 	recs := testkit.Generate(2000, testkit.Options{Seed: 1})
@@ -117,14 +121,71 @@ func BenchmarkCompact(b *testing.B) {
 			}
 		}
 	})
-	r := last.Request
+	if last.Request.Messages == nil {
+		// encode-after and floor-after run without steady-after: build the turn they encode.
+		r, err := p.Prepare(b.Context(), next(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		last = r
+	}
+	benchEncodeFloor(b, "turns=2000/encode-after", "turns=2000/floor-after", last.Request)
+
+	// The compacted session goes on: 220 more turns, each response's usage grown by what was
+	// written since the one before.
+	more := testkit.Generate(220, testkit.Options{Seed: 2, Start: time.Date(2026, 1, 4, 0, 0, 0, 0, time.UTC),
+		Continue: &testkit.Continuation{Parent: res.Leaf, First: len(compacted) + 1, Tokens: res.Report.Compaction.PostTokens}})
+	grown := append(append(make([]Record, 0, len(compacted)+len(more)+1), compacted...), more...)
+	leaf := grown[len(grown)-1].UUID
+	nextGrown := func(i int) Input {
+		return Input{Records: append(grown, testkit.Prompt("grown", i, leaf))}
+	}
+	b.Run("turns=2000/steady-grown", func(b *testing.B) {
+		if _, err := p.Prepare(b.Context(), nextGrown(0)); err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		i := 0
+		for b.Loop() {
+			i++
+			r, err := p.Prepare(b.Context(), nextGrown(i))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := r.Request.MarshalJSON(); err != nil {
+				b.Fatal(err)
+			}
+			if r.Report.Compaction != nil {
+				b.Fatal("compacted again")
+			}
+			last = r
+			b.ReportMetric(float64(r.Report.InputTokens), "tokens/op")
+		}
+	})
+	if last.Report.Compaction != nil || len(last.Request.Messages) < 400 {
+		// The grown benchmarks ran without steady-grown: build the turn they encode.
+		r, err := p.Prepare(b.Context(), nextGrown(1))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if r.Report.Compaction != nil {
+			b.Fatal("the grown session compacted again")
+		}
+		last = r
+	}
+	benchEncodeFloor(b, "turns=2000/encode-grown", "turns=2000/floor-grown", last.Request)
+}
+
+// benchEncodeFloor runs, under the two names given, Request.MarshalJSON of r's request with
+// no memo (as a caller would assemble it) and the typed floor that gives the same bytes.
+func benchEncodeFloor(b *testing.B, encodeName, floorName string, r Request) {
 	bare := Request{Model: r.Model, MaxTokens: r.MaxTokens, System: r.System, Messages: r.Messages,
 		Tools: r.Tools, ToolChoice: r.ToolChoice, Thinking: r.Thinking, Betas: r.Betas}
 	body, err := bare.MarshalJSON()
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Run("turns=2000/encode-after", func(b *testing.B) {
+	b.Run(encodeName, func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {
@@ -137,7 +198,7 @@ func BenchmarkCompact(b *testing.B) {
 	if got := fr.encode(b); !bytes.Equal(got, body) {
 		b.Fatalf("the floor's bytes differ from the request's (%d and %d bytes)", len(got), len(body))
 	}
-	b.Run("turns=2000/floor-after", func(b *testing.B) {
+	b.Run(floorName, func(b *testing.B) {
 		b.ReportAllocs()
 		b.SetBytes(int64(len(body)))
 		for b.Loop() {

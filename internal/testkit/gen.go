@@ -20,6 +20,24 @@ type Options struct {
 	Start time.Time
 	// MaxParallel is the most tool calls in one response. Zero: 3.
 	MaxParallel int
+	// Continue makes the transcript go on from another one: its first record hangs off
+	// Continue.Parent instead of starting a conversation. Nil: a new conversation.
+	Continue *Continuation
+}
+
+// Continuation says where a generated transcript picks up another, such as a compacted
+// session that keeps going.
+type Continuation struct {
+	// Parent is the uuid of the record the first generated record hangs off.
+	Parent string
+	// First numbers the generated records, messages and tool calls from First on, so that
+	// none of their ids repeats one of the transcript continued (give its record count).
+	First int
+	// Tokens is the input figure the request before the first generated record stood at (a
+	// compaction's PostTokens, say). Each response reports it grown by what was written since,
+	// at about four bytes a token, as a provider's usage grows with the request, instead of
+	// the new conversation's faster growth.
+	Tokens int
 }
 
 // Generate returns a transcript of the given number of turns. A turn is one API round: a
@@ -36,6 +54,9 @@ func Generate(turns int, o Options) []agentctx.Record {
 	}
 	if g.maxPar == 0 {
 		g.maxPar = 3
+	}
+	if c := o.Continue; c != nil {
+		g.last, g.n, g.msgN, g.tokens, g.measured = c.Parent, c.First, c.First, c.Tokens, true
 	}
 	var pending []string // uuids of the records holding the last response's tool calls
 	for i := range turns {
@@ -64,6 +85,10 @@ type gen struct {
 	msgN   int
 	tokens int
 	maxPar int
+	// measured: responses report tokens grown by the bytes written since the previous one
+	// (see Continuation.Tokens); written counts them.
+	measured bool
+	written  int
 }
 
 var tools = []string{"Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"}
@@ -81,6 +106,41 @@ func (g *gen) next(typ agentctx.RecordType, parent string) *agentctx.Record {
 	r := &g.recs[len(g.recs)-1]
 	g.last = r.UUID
 	return r
+}
+
+// grow returns by how much the next response's input figure grows, and starts counting what
+// is written for the one after.
+func (g *gen) grow() int {
+	if !g.measured {
+		return 400 + g.rng.IntN(3000)
+	}
+	n := 0
+	for i := g.written; i < len(g.recs); i++ {
+		if m := g.recs[i].Message; m != nil {
+			for _, b := range m.Content {
+				n += blockBytes(b)
+			}
+		}
+	}
+	g.written = len(g.recs)
+	return n / 4
+}
+
+// blockBytes is the length of the text a generated block holds.
+func blockBytes(b agentctx.Block) int {
+	switch b := b.(type) {
+	case *agentctx.Text:
+		return len(b.Text)
+	case *agentctx.ToolUse:
+		return len(b.Name) + len(b.Input)
+	case *agentctx.ToolResult:
+		n := 0
+		for _, c := range b.Content {
+			n += blockBytes(c)
+		}
+		return n
+	}
+	return 0
 }
 
 // response writes one response with text and calls parallel tool calls, and returns the uuids
@@ -117,7 +177,7 @@ func (g *gen) results(holders []string) {
 func (g *gen) assistant(blocks []agentctx.Block) []string {
 	g.msgN++
 	id := fmt.Sprintf("msg_%08d", g.msgN)
-	g.tokens += 400 + g.rng.IntN(3000)
+	g.tokens += g.grow()
 	var uuids []string
 	for i, b := range blocks {
 		r := g.next(agentctx.TypeAssistant, g.last)
