@@ -141,7 +141,7 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	var relink map[string]string // uuid → parent uuid that replaces its parentUuid
 	var seg segment
 	if !opts.ThroughBoundaries {
-		relink, seg = c.preserved(records, byUUID)
+		relink, seg = c.preserved(records, ix)
 		if c.Preserved != nil && leaf == seg.anchor {
 			// Nothing was written after the summary but the kept tail: the conversation goes
 			// on from the tail, which the relink puts after the anchor.
@@ -358,11 +358,13 @@ type segment struct{ boundary, anchor, head int }
 // checks the segment and returns the parent relinks that apply it and where it lies. A later
 // boundary without a segment, or a segment that does not check out, applies nothing
 // (SegmentProblem says why).
-func (c *Chain) preserved(records []Record, byUUID map[string]int) (map[string]string, segment) {
+func (c *Chain) preserved(records []Record, ix *chainIndex) (map[string]string, segment) {
 	none := segment{-1, -1, -1}
-	for i := len(records) - 1; i >= 0; i-- {
+	byUUID := ix.byUUID
+	for k := len(ix.boundaries) - 1; k >= 0; k-- {
+		i := ix.boundaries[k]
 		b := &records[i]
-		if !b.IsCompactBoundary() || otherThread(b, c.Leaf) {
+		if otherThread(b, c.Leaf) {
 			continue
 		}
 		if b.CompactMetadata == nil || b.CompactMetadata.PreservedSegment == nil {
@@ -392,8 +394,8 @@ func (c *Chain) preserved(records []Record, byUUID map[string]int) (map[string]s
 			u = records[j].ParentUUID
 		}
 		relink := map[string]string{seg.HeadUUID: seg.AnchorUUID}
-		for j := range records {
-			if r := &records[j]; r.ParentUUID == seg.AnchorUUID && r.UUID != seg.HeadUUID && r.UUID != "" {
+		for _, j := range ix.children(records, seg.AnchorUUID) {
+			if r := &records[j]; r.UUID != seg.HeadUUID && r.UUID != "" {
 				relink[r.UUID] = seg.TailUUID
 			}
 		}

@@ -10,25 +10,43 @@ import (
 // written since, so a Pipeline keeps the index of each conversation it serves and extends it
 // by the new records instead of hashing every uuid again (see [chainMemo]).
 type chainIndex struct {
-	// uuids is the uuid of each record indexed, in file order: what the index was built from.
+	// uuids and parents are the uuid and parentUuid of each record indexed, in file order:
+	// with boundaries, what the index was built from.
 	uuids    []string
+	parents  []string
 	byUUID   map[string]int
 	withUUID int // the records indexed that have a uuid
+	// boundaries lists the positions of the compact boundaries indexed, in file order: where
+	// [Chain.preserved] looks for the latest one.
+	boundaries []int
+	// kids caches the positions of the records whose parentUuid is kidsOf, among the first
+	// kidsUpTo records indexed (the children of the latest compaction's anchor, which its
+	// kept tail relinks).
+	kidsOf   string
+	kidsUpTo int
+	kids     []int
 }
 
 // newChainIndex returns an empty index with room for n records.
 func newChainIndex(n int) *chainIndex {
-	return &chainIndex{uuids: make([]string, 0, n), byUUID: make(map[string]int, n)}
+	return &chainIndex{uuids: make([]string, 0, n), parents: make([]string, 0, n), byUUID: make(map[string]int, n)}
 }
 
 // common returns how many records at the start of records ix indexes as they are: the same
-// uuid at every position. Nothing else of a record goes into the index. A string the caller
-// kept from the previous turn compares at its address (the index holds it, so the address
-// cannot be reused for other bytes); a uuid decoded again compares by its bytes.
+// uuid, parentUuid and compact-boundary flag at every position, all the index is built from
+// (nothing else of a record goes into it). A string the caller kept from the previous turn
+// compares at its address (the index holds it, so the address cannot be reused for other
+// bytes); one decoded again compares by its bytes.
 func (ix *chainIndex) common(records []Record) int {
 	n := min(len(records), len(ix.uuids))
+	b := 0 // the first of ix.boundaries at or after i
 	for i := range n {
-		if records[i].UUID != ix.uuids[i] {
+		for b < len(ix.boundaries) && ix.boundaries[b] < i {
+			b++
+		}
+		r := &records[i]
+		wasBoundary := b < len(ix.boundaries) && ix.boundaries[b] == i
+		if r.UUID != ix.uuids[i] || r.ParentUUID != ix.parents[i] || r.IsCompactBoundary() != wasBoundary {
 			return i
 		}
 	}
@@ -49,6 +67,37 @@ func (ix *chainIndex) truncate(n int) {
 	}
 	clear(ix.uuids[n:])
 	ix.uuids = ix.uuids[:n]
+	clear(ix.parents[n:])
+	ix.parents = ix.parents[:n]
+	ix.boundaries = dropFrom(ix.boundaries, n)
+	if ix.kidsUpTo > n {
+		ix.kidsUpTo = n
+		ix.kids = dropFrom(ix.kids, n)
+	}
+}
+
+// dropFrom returns sorted positions without those from n on.
+func dropFrom(pos []int, n int) []int {
+	k := len(pos)
+	for k > 0 && pos[k-1] >= n {
+		k--
+	}
+	return pos[:k]
+}
+
+// children returns the positions of the records whose parentUuid is parent, in file order,
+// scanning only the records the cache has not seen when it is parent's.
+func (ix *chainIndex) children(records []Record, parent string) []int {
+	if ix.kidsOf != parent || ix.kidsUpTo > len(records) {
+		ix.kidsOf, ix.kidsUpTo, ix.kids = parent, 0, ix.kids[:0]
+	}
+	for i := ix.kidsUpTo; i < len(records); i++ {
+		if records[i].ParentUUID == parent {
+			ix.kids = append(ix.kids, i)
+		}
+	}
+	ix.kidsUpTo = len(records)
+	return ix.kids
 }
 
 // extend indexes the records after the ones ix holds.
@@ -56,6 +105,10 @@ func (ix *chainIndex) extend(records []Record) {
 	for i := len(ix.uuids); i < len(records); i++ {
 		u := records[i].UUID
 		ix.uuids = append(ix.uuids, u)
+		ix.parents = append(ix.parents, records[i].ParentUUID)
+		if records[i].IsCompactBoundary() {
+			ix.boundaries = append(ix.boundaries, i)
+		}
 		if u == "" {
 			continue
 		}
@@ -75,8 +128,12 @@ func (ix *chainIndex) reset(n int) {
 	}
 	clear(ix.uuids)
 	ix.uuids = ix.uuids[:0]
+	clear(ix.parents)
+	ix.parents = ix.parents[:0]
 	clear(ix.byUUID)
 	ix.withUUID = 0
+	ix.boundaries = ix.boundaries[:0]
+	ix.kidsOf, ix.kidsUpTo, ix.kids = "", 0, ix.kids[:0]
 }
 
 // chainMemoEntries is how many conversations' indexes a Pipeline keeps: the ones it served

@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,11 +13,17 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// memoRecords returns records with the given uuids ("" for a record without one).
+// memoRecords returns records with the given uuids ("" for a record without one). A uuid
+// written "uuid!" is a compact boundary's; one written "uuid>parent" has that parentUuid.
 func memoRecords(uuids ...string) []Record {
 	out := make([]Record, len(uuids))
 	for i, u := range uuids {
-		out[i] = Record{Type: TypeUser, UUID: u}
+		u, parent, _ := strings.Cut(u, ">")
+		u, boundary := strings.CutSuffix(u, "!")
+		out[i] = Record{Type: TypeUser, UUID: u, ParentUUID: parent}
+		if boundary {
+			out[i].Type, out[i].Subtype = TypeSystem, SubtypeCompactBoundary
+		}
 	}
 	return out
 }
@@ -50,6 +57,13 @@ func TestChainMemoIndex(t *testing.T) {
 		{"records without uuid", [][]string{{"a", "", "b"}, {"a", "", "b", ""}, {"a", ""}, {"a", "", "", "c"}}},
 		{"empty transcripts", [][]string{{}, {"a"}, {}, {"a", "b"}}},
 		{"decoded again", [][]string{{"a", "b", "c"}, decoded("a", "b", "c", "d"), decoded("a", "b", "c", "d", "e")}},
+		{"boundaries appended, forked, truncated", [][]string{{"a", "B1!", "b"}, {"a", "B1!", "b", "B2!", "c"}, {"a", "B1!", "x", "B3!"}, {"a"}, {"a", "B1!"}}},
+		{"the same uuid, now a boundary or not", [][]string{{"a", "b", "c", "d"}, {"a", "b", "c", "d!"}, {"a", "b", "c", "d"}}},
+		{"the same uuid, another parent", [][]string{{"a", "b>a", "c>a", "d>a"}, {"a", "b>a", "c>a", "d>b"}, {"a", "b>a", "c>a", "d>a", "e>a"}}},
+		{"children: appended, forked, another parent", [][]string{
+			{"a", "b>a", "c>a"}, {"a", "b>a", "c>a", "d>b", "e>a"}, {"a", "b>a", "x>a"}, {"a", "b>a", "x>a", "y>b"}, {"a"}, {"a", "q>a", "r>a"},
+		}},
+		{"children: the last record written again", [][]string{{"a", "b>a", "c>a", "d>a", "e>a"}, {"a", "b>a", "c>a", "d>a", "z>b"}, {"a", "b>a", "c>a", "d>a", "y>a"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,6 +76,14 @@ func TestChainMemoIndex(t *testing.T) {
 				assert.Equal(t, want.byUUID, got.byUUID, "turn %d", k)
 				assert.Equal(t, want.withUUID, got.withUUID, "turn %d", k)
 				assert.Equal(t, want.uuids, got.uuids, "turn %d", k)
+				// pos compares positions whether a slice is nil or empty.
+				pos := func(p []int) []int { return append([]int{}, p...) }
+				assert.Equal(t, pos(want.boundaries), pos(got.boundaries), "turn %d: boundaries", k)
+				for _, parent := range []string{"a", "b"} {
+					// Asked for one parent and then another, the cache answers as a fresh scan.
+					assert.Equal(t, pos(want.children(records, parent)), pos(got.children(records, parent)), "turn %d: children of %s", k, parent)
+				}
+				assert.Equal(t, pos(want.children(records, "a")), pos(got.children(records, "a")), "turn %d: children of a again", k)
 				m.keep(got)
 			}
 		})
@@ -242,5 +264,93 @@ func TestPipelineChainMemoConcurrent(t *testing.T) {
 	for c := range convs {
 		require.NoError(t, errs[c], "conversation %d", c)
 		assert.Equal(t, want[c], got[c], "conversation %d", c)
+	}
+}
+
+// TestPipelineChainMemoCompacted prepares the turns of a session that compacted with a kept
+// tail on one Pipeline and checks each against a fresh Pipeline: the turns after the
+// compaction, a record hung off the summary (which the kept tail relinks), that record written
+// again with another parent, a fork back before it, the transcript as it was before the
+// compaction, and the compacted one again.
+func TestPipelineChainMemoCompacted(t *testing.T) {
+	k := compactTK()
+	now := k.at(time.Second)
+	cfg := Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{},
+		Tail: TailConfig{MinTokens: 100, MinTextMessages: 1, MaxTokens: 1000}}}
+	p := newTestPipeline(t, cfg, now)
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.NotNil(t, res.Report.Compaction)
+	require.Equal(t, CompactCompacted, res.Report.Compaction.Outcome, res.Report.Compaction.Reason)
+	before := slices.Clone(k.recs)
+	var anchor string
+	for _, r := range res.Append {
+		if r.IsCompactBoundary() {
+			anchor = r.CompactMetadata.PreservedSegment.AnchorUUID
+		}
+	}
+	require.NotEmpty(t, anchor)
+	k.recs = append(k.recs, res.Append...)
+	k.last = res.Leaf
+	compacted := slices.Clone(k.recs)
+	k.user("and the tests")
+	k.assistant(text("Writing the tests."))
+	grown := slices.Clone(k.recs)
+	// onAnchor returns recs and a prompt hung off the summary.
+	onAnchor := func(recs []Record, uuid, parent, q string) []Record {
+		u := Record{Type: TypeUser, UUID: uuid, ParentUUID: parent, Timestamp: k.at(0).Format(time.RFC3339),
+			Message: &Message{Role: RoleUser, StringContent: true, Content: []Block{text(q)}}}
+		return append(slices.Clone(recs), u)
+	}
+	turns := [][]Record{
+		compacted,
+		grown,
+		onAnchor(grown, "on-anchor", anchor, "a prompt written under the summary"),
+		onAnchor(grown, "on-anchor", grown[len(grown)-1].UUID, "the same uuid, under the last response"),
+		onAnchor(grown, "on-anchor-2", anchor, "another one under the summary"),
+		onAnchor(compacted, "fork", res.Leaf, "back to just after the compaction"),
+		before,
+		grown,
+	}
+	for i, recs := range turns {
+		got, err := p.Prepare(t.Context(), Input{Records: recs})
+		require.NoError(t, err, "turn %d", i)
+		fresh := newTestPipeline(t, cfg, now)
+		want, err := fresh.Prepare(t.Context(), Input{Records: recs})
+		require.NoError(t, err, "turn %d", i)
+		assert.Equal(t, string(requestBytes(t, want.Request)), string(requestBytes(t, got.Request)), "turn %d", i)
+		assert.Equal(t, want.Leaf, got.Leaf, "turn %d", i)
+		assert.Equal(t, want.Report.ChainRecords, got.Report.ChainRecords, "turn %d", i)
+	}
+}
+
+// TestChainMemoCorpusPrefixes replays every corpus session as a sequence of turns (the file
+// cut after a growing number of records, then cut back once, as a rewind) through one memo and
+// checks each chain against one built without it: every field of the chain, the records by
+// address.
+func TestChainMemoCorpusPrefixes(t *testing.T) {
+	for _, path := range corpusFiles(t) {
+		name, _ := filepath.Rel(corpusDir(t), path)
+		t.Run(name, func(t *testing.T) {
+			tr, err := ReadFile(path, ReadOptions{})
+			require.NoError(t, err)
+			recs := tr.Records
+			n := len(recs)
+			var cuts []int
+			for k := 1; k <= 40; k++ {
+				cuts = append(cuts, n*k/40)
+			}
+			cuts = append(cuts, n/2, n*3/4, n, n)
+			m := &chainMemo{}
+			for _, cut := range cuts {
+				got, gerr := buildChain(recs[:cut], ChainOptions{}, m)
+				want, werr := buildChain(recs[:cut], ChainOptions{}, nil)
+				require.Equal(t, werr, gerr, "cut %d", cut)
+				if werr != nil {
+					continue
+				}
+				require.Equal(t, want, got, "cut %d of %d", cut, n)
+			}
+		})
 	}
 }
