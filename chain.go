@@ -157,7 +157,7 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	}
 
 	// 1. Walk parentUuid from the leaf, bridging unreadable records.
-	w := &walker{records: records, byUUID: byUUID, parentOf: parentOf, leaf: c.Leaf, through: opts.ThroughBoundaries}
+	w := &walker{records: records, byUUID: byUUID, parentOf: parentOf, leaf: c.Leaf, through: opts.ThroughBoundaries, unique: dups == 0}
 	on := s.on // on[i]: records[i] is on the chain (during the walk: on its path)
 	visited := func(j int) bool { return on[j] }
 	path := s.path[:0]       // the walk, leaf first

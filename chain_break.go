@@ -100,6 +100,27 @@ type walker struct {
 	parentOf func(*Record) string
 	leaf     *Record
 	through  bool // ThroughBoundaries
+	// unique: no uuid occurs twice, so a record holding a uuid is its first occurrence.
+	unique bool
+}
+
+// nearParent is how many records before a record next looks at for its parent before it
+// asks the index: a parent is mostly the record just before, or a few before (the tool_use
+// record of one of a response's parallel calls).
+const nearParent = 4
+
+// lookup returns the position of the first record with uuid u, looking first at the few
+// records before position i.
+func (w *walker) lookup(u string, i int) (int, bool) {
+	if w.unique && u != "" {
+		for j := i - 1; j >= max(0, i-nearParent); j-- {
+			if w.records[j].UUID == u {
+				return j, true
+			}
+		}
+	}
+	p, ok := w.byUUID[u]
+	return p, ok
 }
 
 // linkBreak is a broken parent link: where the walk could go on in file order (to, or -1).
@@ -121,7 +142,7 @@ func (w *walker) next(i int, visited func(int) bool) (next int, brk *linkBreak) 
 		}
 	}
 	pu := w.parentOf(r)
-	if p, ok := w.byUUID[pu]; ok {
+	if p, ok := w.lookup(pu, i); ok {
 		return p, nil
 	}
 	line := r.Line
