@@ -85,8 +85,8 @@
 // circuit breaker and thrash guard read their state from them. Prepare is therefore a pure
 // function of (records, config, now, the summarizer's replies): a [Pipeline] holds no
 // per-conversation state that can change a request and is safe for concurrent use. Its memos
-// (token counts, encoded messages, cleaned blocks, the chain's uuid index of the last few
-// conversations) carry a steady turn's work over from the previous turn; they are derivable
+// (token counts, encoded messages, cleaned blocks, the chain's index and the calibration fit's
+// sums of the last few conversations) carry a steady turn's work over from the previous turn; they are derivable
 // from the records and change nothing but time.
 //
 // # Tokens

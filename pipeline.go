@@ -61,10 +61,11 @@ type Config struct {
 // and safe for concurrent use by many conversations: everything that changes the view lives
 // in the transcript's records, so Prepare is a pure function of (records, config, now). Its
 // memos — token counts ([Pipeline.Counter]), the encoded parts of its requests
-// ([Request.MarshalJSON]), normalize's cleaned blocks and the chain's uuid index of the last
-// few conversations — carry a steady turn's work over from the previous one: they are keyed
-// by content, or by the identity of strings, blocks and byte slices they hold on to (so an
-// address they know cannot be reused), and bounded by the largest turns they have seen. They
+// ([Request.MarshalJSON]), normalize's cleaned blocks, and the chain's index and the
+// calibration fit's sums of the last few conversations — carry a steady turn's work over from
+// the previous one: they are keyed by content, or by the identity of strings, blocks, messages
+// and byte slices they hold on to (so an address they know cannot be reused), and bounded by
+// the largest turns they have seen. They
 // change nothing but time and memory: a finished conversation's text stays referenced until
 // the memos turn over.
 type Pipeline struct {
@@ -81,6 +82,9 @@ type Pipeline struct {
 	// chains keeps the uuid index of the transcripts of the last conversations served, which
 	// the next turn of each extends by its new records (see [chainMemo]).
 	chains *chainMemo
+	// calib keeps the calibration fit's sums over the response pairs of the last
+	// conversations served (see [fitMemo]).
+	calib *fitMemo
 	// cleanMemo keeps the request form of the blocks normalize has cleaned (see
 	// [cleanMemo]), bounded by twice the largest view.
 	cleanMemo *cleanMemo
@@ -142,6 +146,7 @@ func New(cfg Config) (*Pipeline, error) {
 	p.counter = NewCounter(cfg.Tokens)
 	p.enc = newEncodeMemo()
 	p.chains = &chainMemo{}
+	p.calib = &fitMemo{}
 	p.cleanMemo = newCleanMemo()
 	return p, nil
 }
@@ -159,10 +164,12 @@ func (p *Pipeline) Levels() Levels { return p.levels }
 // Input is one turn's input.
 type Input struct {
 	// Records is the durable transcript in file order. Prepare does not modify it, and keeps
-	// none of the slice itself. Records are values of an append-only log: do not modify a
-	// record's content in place once it has been passed to Prepare (assign a new block, string
-	// or slice instead) — the memos know a tool input or other raw JSON they have seen by the
-	// identity of its bytes, not by reading them again.
+	// none of the slice itself. Records are values of an append-only log: once a record has
+	// been passed to Prepare, do not change it or anything it holds in place — append a record,
+	// or give the record a new Message, to change what the transcript says. The memos rely on
+	// it: they know a tool input or other raw JSON by the identity of its bytes, and the
+	// calibration fit knows a response pair it has summed by the uuid, message and usage of its
+	// records, without reading their blocks again.
 	Records []Record
 	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
 	Leaf string

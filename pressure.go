@@ -355,7 +355,8 @@ func (p *Pipeline) itemTokens(it *item) int {
 // result counts as the budget's preview only when the replacement was recorded before the
 // response that followed it (a replacement decided later, like this turn's, or a clearing
 // after an idle gap, came after the provider saw the result whole). The fit thus depends on
-// the transcript's records alone, not on what this turn decides.
+// the transcript's records alone, not on what this turn decides, and the pairs an earlier turn
+// summed on the same records are taken from the Pipeline's fit memo (see [fitMemo]).
 func (p *Pipeline) fitRatio(t *turn) calibration {
 	c := p.cfg.Pressure
 	if c.Ratio != 0 {
@@ -393,43 +394,75 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 		*fit = append(*fit, i)
 	}
 	var replaced map[string]frozenAt // read on first need
-	var reported, counted float64
-	pairs := 0
+	var sums fitSums
 	if n := len(*start); n >= 2 {
 		first, last := (*start)[0], (*start)[n-1]
-		// Each measured record as it was sent: a tool result as the budget's preview when
-		// its replacement was recorded before the response that measures it.
-		sent := make([][]Block, last-first)
-		roles := make([]Role, last-first)
-		s := 1
-		for q := first; q < last; q++ {
+		// The pairs the memo summed on records this turn holds as they were: pair j reads
+		// the records from start j-1 to start j.
+		e := p.calib.take(records[(*fit)[first]])
+		c := 0 // the measured records the entry holds as they are
+		for c < e.len() && first+c <= last && e.same(c, records[(*fit)[first+c]], t.chain.Index((*fit)[first+c])) {
+			c++
+		}
+		e.truncate(c)
+		if len(e.sums) == 0 {
+			e.starts, e.sums = append(e.starts[:0], 0), append(e.sums[:0], fitSums{})
+		}
+		j0 := 0 // the last pair summed as it is
+		for j0+1 < n && j0+1 < len(e.starts) && e.starts[j0+1] == (*start)[j0+1]-first {
+			j0++
+		}
+		e.starts, e.sums = e.starts[:j0+1], e.sums[:j0+1]
+		sums = e.sums[j0]
+		for q := first + e.len(); q <= last; q++ {
+			e.add(records[(*fit)[q]], t.chain.Index((*fit)[q]))
+		}
+
+		// Each record the other pairs measure as it was sent: a tool result as the budget's
+		// preview when its replacement was recorded before the response that measures it.
+		from0 := (*start)[j0]
+		sent := make([][]Block, last-from0)
+		roles := make([]Role, last-from0)
+		s := j0 + 1
+		for q := from0; q < last; q++ {
 			for (*start)[s] <= q {
 				s++
 			}
 			r := records[(*fit)[q]]
-			roles[q-first], sent[q-first] = r.Message.Role, p.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records)
+			roles[q-from0], sent[q-from0] = r.Message.Role, p.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records)
 		}
-		own := countScratch(last - first) // their counts as sent, without the framing
-		p.counter.sequence(seqRecords, last-first, func(k int) (Role, []Block) { return roles[k], sent[k] }, *own)
-		for j := 1; j < n; j++ {
+		own := countScratch(last - from0) // their counts as sent, without the framing
+		if j0 == 0 {
+			p.counter.sequence(seqRecords, last-from0, func(k int) (Role, []Block) { return roles[k], sent[k] }, *own)
+		} else {
+			// A few new pairs: the message memo counts them without the sequence memo
+			// taking this shorter sequence for the conversation's.
+			for k := range sent {
+				(*own)[k] = p.counter.keyed(p.counter.messageKey(roles[k], sent[k]), roles[k], sent[k]).bd.Total()
+			}
+		}
+		for j := j0 + 1; j < n; j++ {
 			from, k := (*start)[j-1], (*start)[j]
 			prev := records[(*fit)[from]].Message.Usage.ContextTokens()
 			u := records[(*fit)[k]].Message.Usage
 			grown := 0
 			for q := from; q < k; q++ {
-				grown += MessageOverheadTokens + (*own)[q-first]
+				grown += MessageOverheadTokens + (*own)[q-from0]
 			}
 			// A deletion by cache_edits shrank the context the provider reports: the
 			// growth is what it reports plus what it deleted.
 			d := u.ContextTokens() + u.CacheDeletedInputTokens() - prev
 			if ratio := float64(d) / float64(max(grown, 1)); d > 0 && grown > 0 && ratio >= 0.5 && ratio <= 3 {
-				reported += float64(d)
-				counted += float64(grown)
-				pairs++
+				sums.reported += float64(d)
+				sums.counted += float64(grown)
+				sums.pairs++
 			}
+			e.starts, e.sums = append(e.starts, k-first), append(e.sums, sums)
 		}
 		putCountScratch(own)
+		p.calib.keep(e)
 	}
+	reported, counted, pairs := sums.reported, sums.counted, sums.pairs
 	putCountScratch(fit)
 	putCountScratch(start)
 	if pairs < minFitPairs || counted < minFitTokens {

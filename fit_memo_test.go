@@ -1,0 +1,129 @@
+package agentctx
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fitTK is a session of rounds response pairs whose usage grows by the counted size of each
+// round times ratio(i), so that every pair weighs differently in the fit.
+func fitTK(t *testing.T, rounds int, ratio func(i int) float64) *tk {
+	k := newTK()
+	p := newTestPipeline(t, Config{}, k.t0)
+	prompt := 0
+	for i := range rounds {
+		u := k.user(fmt.Sprintf("question %d: %s", i, strings.Repeat("tell me about the parser and its lexer. ", 5+i%7)))
+		prompt += int(float64(p.counter.Record(u)) * ratio(i))
+		a := k.assistant(text(fmt.Sprintf("answer %d: %s", i, strings.Repeat("the lexer reads tokens one by one. ", 4+i%5))))
+		a.Message.Usage = &Usage{InputTokens: prompt, OutputTokens: int(float64(p.counter.Record(a)) * ratio(i))}
+		prompt += a.Message.Usage.OutputTokens
+	}
+	return k
+}
+
+// TestFitMemoTurns prepares a sequence of transcripts on one Pipeline and checks that each
+// turn's pressure figure (the fitted ratio and its source among it) is the one a fresh Pipeline
+// finds: pairs appended, the same records again, a rewind to an earlier response and another
+// one written there, the records decoded again, another session copied into the same slice
+// (the same record addresses, other records), and the first session again.
+func TestFitMemoTurns(t *testing.T) {
+	k := fitTK(t, 24, func(i int) float64 { return 1 + float64(i%5)/8 })
+	other := fitTK(t, 24, func(i int) float64 { return 1.5 - float64(i%3)/10 })
+	full := k.recs
+	// live is the caller's slice, appended to in place as a runtime appends to its own; each
+	// turn's prompt takes the slot after it.
+	live := append(make([]Record, 0, len(full)+1), full[:24]...)
+	prompt := func(recs []Record, q string) []Record {
+		u := Record{Type: TypeUser, UUID: "prompt-" + q, ParentUUID: recs[len(recs)-1].UUID,
+			Message: &Message{Role: RoleUser, StringContent: true, Content: []Block{text(q)}}}
+		return append(recs, u)
+	}
+	// rewound is full up to round 15, with round 15's response written again with other usage.
+	rewound := func() []Record {
+		live = live[:31]
+		a := full[31]
+		m := *a.Message
+		m.Usage = &Usage{InputTokens: m.Usage.InputTokens / 2, OutputTokens: m.Usage.OutputTokens}
+		a.UUID, a.Message = "rewound", &m
+		return append(live, a)
+	}
+	// buffer is one slice that holds the first session and then the other one.
+	buffer := slices.Clone(full)
+	turns := []struct {
+		name string
+		recs func() []Record
+	}{
+		{"half", func() []Record { return prompt(live, "half") }},
+		{"all", func() []Record { live = append(live, full[24:]...); return prompt(live, "all") }},
+		{"all again", func() []Record { return prompt(live, "again") }},
+		{"rewound", func() []Record { return prompt(rewound(), "rewound") }},
+		{"all after the rewind", func() []Record { live = append(live[:31], full[31:]...); return prompt(live, "back") }},
+		{"decoded again", func() []Record { return prompt(roundTrip(t, full), "decoded") }},
+		{"buffer: first session", func() []Record { return buffer }},
+		{"buffer: other session", func() []Record { copy(buffer, other.recs); return buffer }},
+		{"buffer: first again, half", func() []Record { copy(buffer, full); return buffer[:30] }},
+		{"all at last", func() []Record { return prompt(live, "last") }},
+	}
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
+	now := k.t0.Add(time.Hour)
+	p := newTestPipeline(t, cfg, now)
+	for _, tt := range turns {
+		recs := tt.recs()
+		got, err := p.Prepare(t.Context(), Input{Records: recs})
+		require.NoError(t, err, tt.name)
+		want, err := newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: recs})
+		require.NoError(t, err, tt.name)
+		require.Contains(t, want.Report.Pressure.RatioSource, "fitted", tt.name)
+		assert.Equal(t, want.Report.Pressure, got.Report.Pressure, tt.name)
+	}
+}
+
+// TestFitMemoConcurrent prepares the turns of more conversations than the memo keeps at once
+// on one Pipeline, each conversation appending to its own slice, and checks every turn's
+// pressure figure against a fresh Pipeline's.
+func TestFitMemoConcurrent(t *testing.T) {
+	const convs, rounds = fitMemoEntries + 3, 12
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
+	sessions := make([]*tk, convs)
+	for c := range convs {
+		sessions[c] = fitTK(t, rounds, func(i int) float64 { return 1 + float64((i+c)%6)/7 })
+	}
+	now := sessions[0].t0.Add(time.Hour)
+	p := newTestPipeline(t, cfg, now)
+	var wg sync.WaitGroup
+	errs := make([]error, convs)
+	for c := range convs {
+		wg.Go(func() {
+			full := sessions[c].recs
+			live := make([]Record, 0, len(full))
+			for turn := 4; turn <= rounds; turn++ {
+				live = append(live, full[len(live):2*turn]...)
+				got, err := p.Prepare(t.Context(), Input{Records: live})
+				if err != nil {
+					errs[c] = err
+					return
+				}
+				want, err := newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: live})
+				if err != nil {
+					errs[c] = err
+					return
+				}
+				if got.Report.Pressure != want.Report.Pressure {
+					errs[c] = fmt.Errorf("conversation %d, turn %d: pressure %+v, want %+v", c, turn, got.Report.Pressure, want.Report.Pressure)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for c := range convs {
+		require.NoError(t, errs[c], "conversation %d", c)
+	}
+}
