@@ -14,6 +14,9 @@ type chainIndex struct {
 	uuids    []string
 	byUUID   map[string]int
 	withUUID int // the records indexed that have a uuid
+	// scan lists the records the stages look for across the whole transcript; a Pipeline's
+	// memo keeps it in step with uuids (see [recordScan]).
+	scan recordScan
 }
 
 // newChainIndex returns an empty index with room for n records.
@@ -49,6 +52,7 @@ func (ix *chainIndex) truncate(n int) {
 	}
 	clear(ix.uuids[n:])
 	ix.uuids = ix.uuids[:n]
+	ix.scan.truncate(n)
 }
 
 // extend indexes the records after the ones ix holds.
@@ -77,6 +81,7 @@ func (ix *chainIndex) reset(n int) {
 	ix.uuids = ix.uuids[:0]
 	clear(ix.byUUID)
 	ix.withUUID = 0
+	ix.scan = recordScan{} // turns may hold copies of the lists: new ones
 }
 
 // chainMemoEntries is how many conversations' indexes a Pipeline keeps: the ones it served
@@ -110,6 +115,7 @@ func (m *chainMemo) index(records []Record) *chainIndex {
 		ix.truncate(n) // another record at the end (a turn built again), a fork, a prefix
 	}
 	ix.extend(records)
+	ix.scan.update(records)
 	return ix
 }
 

@@ -463,7 +463,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 			Model: p.cfg.Model, ContextWindow: p.window,
 			AutoCompactThreshold: p.levels.Threshold,
 			Records:              len(in.Records), ChainRecords: len(chain.Records),
-			Damage:        damageOf(in.Records),
+			Damage:        damageOf(in.Records, &chain.scan),
 			ChainProblems: chain.Problems,
 			Replays:       chain.Replays,
 		},
