@@ -400,3 +400,43 @@ func TestRecordScanConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestRecordScanSteadyAllocs checks that a steady turn's work on the scan — the memo's index
+// brought up to the records with one new prompt, then every reader — allocates as much at
+// 2,000 turns as at 200: it follows the new record and the decisions, not the file.
+func TestRecordScanSteadyAllocs(t *testing.T) {
+	allocs := map[int]float64{}
+	for _, turns := range []int{200, 2000} {
+		k := linearSession(turns)
+		// The same few decisions in both sessions.
+		for _, r := range scanMixed(6, 3) {
+			if r.Type == TypeSystem {
+				k.decision(r)
+			}
+		}
+		k.user("the last prompt")
+		n := len(k.recs)
+		buf := append(make([]Record, 0, n), k.recs...)
+		memo := &chainMemo{}
+		memo.keep(memo.index(buf))
+		leaf := &buf[n-1]
+		i := 0
+		allocs[turns] = testing.AllocsPerRun(20, func() {
+			i++
+			buf[n-1].UUID = fmt.Sprintf("00000000-0000-4000-9000-%012d", i) // another prompt each turn
+			ix := memo.index(buf)
+			sc := ix.scan
+			memo.keep(ix)
+			damageOf(buf, &sc)
+			readRecovery(buf, &sc, leaf)
+			readHistory(buf, &sc, leaf, n, 3)
+			frozenBudget(buf, &sc)
+			budgetPreviews(buf, &sc)
+			loadMicrocompact(buf, &sc)
+			pinnedUUIDs(buf, &sc)
+			snipRequests(buf, &sc)
+		})
+	}
+	t.Logf("allocations of a steady turn's scan and readers: %v", allocs)
+	require.Equal(t, allocs[200], allocs[2000], "the scan's allocations grow with the history: %v", allocs)
+}
