@@ -162,7 +162,10 @@ type Input struct {
 	// none of the slice itself. Records are values of an append-only log: do not modify a
 	// record's content in place once it has been passed to Prepare (assign a new block, string
 	// or slice instead) — the memos know a tool input or other raw JSON they have seen by the
-	// identity of its bytes, not by reading them again.
+	// identity of its bytes, not by reading them again. Likewise a record the next turn passes
+	// at the same position of the same slice, under the same uuid, is taken to be the record it
+	// was: its type, subtype, thread and damage are read once, when it is new (records in
+	// another slice, such as a transcript read again, are read anew).
 	Records []Record
 	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
 	Leaf string

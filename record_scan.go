@@ -77,8 +77,10 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 //
 // The lists are a superset of what a reader wants: a reader checks its own condition on each
 // record listed, as the full pass over the records did. That keeps its result exact for a
-// record whose damage changed after it was listed: the last record of a [Transcript] gains
-// or loses Damage.Trailing as the line after it is torn or completed.
+// record whose damage changed after it was listed, and damageOf reads the last record
+// whether listed or not: a caller reading a growing file on into the same slice may set
+// Damage.Trailing on its last record, as [ReadTranscript] does, when the line after it is
+// torn.
 type recordScan struct {
 	pos [numScanKinds][]int
 	// n is how many records were scanned; indexed is false for a scan of nothing, which
