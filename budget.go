@@ -205,7 +205,7 @@ func (e *budgetEntry) chars() int {
 // preview saves, like a new one.
 func (p *Pipeline) budget(t *turn) error {
 	cfg := p.cfg.Budget
-	frozen := frozenBudget(t.in.Records)
+	frozen := frozenBudget(t.in.Records, &t.chain.scan)
 
 	// Collect the tool results of the view, per tool_use_id. Only the last API user message
 	// holds new results, and only while no assistant response follows it.
@@ -433,13 +433,13 @@ type frozenResult struct {
 }
 
 // frozenBudget reads the budget decisions of all records; the first decision on a
-// tool_use_id wins. A replacement without a preview is read as kept.
-func frozenBudget(records []Record) map[string]frozenResult {
+// tool_use_id wins. A replacement without a preview is read as kept. sc, when it covers
+// records, lists the decisions (nil: every record is read).
+func frozenBudget(records []Record, sc *recordScan) map[string]frozenResult {
 	m := map[string]frozenResult{}
-	for i := range records {
-		r := &records[i]
+	sc.each(records, scanBudget.kinds(), func(_ int, r *Record) {
 		if r.Type != TypeSystem || r.Subtype != SubtypeToolResultBudget || r.Budget == nil {
-			continue
+			return
 		}
 		for _, res := range r.Budget.Results {
 			if res.Replaced && res.Preview == "" {
@@ -449,7 +449,7 @@ func frozenBudget(records []Record) map[string]frozenResult {
 				m[res.ToolUseID] = frozenResult{res: res, record: r.UUID}
 			}
 		}
-	}
+	})
 	return m
 }
 

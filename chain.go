@@ -59,6 +59,9 @@ type Chain struct {
 	index []int
 	// boundaryIdx is the file position of Boundary, or -1.
 	boundaryIdx int
+	// scan is this turn's copy of the Pipeline's record index of the transcript; without a
+	// memo it indexes nothing, and readers pass over every record.
+	scan recordScan
 }
 
 // BoundaryIndex returns the position in the transcript of Boundary, or -1 without one.
@@ -130,7 +133,7 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	if leaf >= 0 && records[leaf].UUID != "" {
 		leaf = byUUID[records[leaf].UUID] // a copy written again stands for the first occurrence
 	}
-	c := &Chain{boundaryIdx: -1}
+	c := &Chain{boundaryIdx: -1, scan: ix.scan}
 	if leaf < 0 {
 		return c, nil
 	}

@@ -25,6 +25,9 @@ type chainIndex struct {
 	kidsOf   string
 	kidsUpTo int
 	kids     []int
+	// scan lists the records the stages look for across the whole transcript; a Pipeline's
+	// memo keeps it in step with uuids (see [recordScan]).
+	scan recordScan
 }
 
 // newChainIndex returns an empty index with room for n records.
@@ -74,6 +77,7 @@ func (ix *chainIndex) truncate(n int) {
 		ix.kidsUpTo = n
 		ix.kids = dropFrom(ix.kids, n)
 	}
+	ix.scan.truncate(n)
 }
 
 // dropFrom returns sorted positions without those from n on.
@@ -134,6 +138,7 @@ func (ix *chainIndex) reset(n int) {
 	ix.withUUID = 0
 	ix.boundaries = ix.boundaries[:0]
 	ix.kidsOf, ix.kidsUpTo, ix.kids = "", 0, ix.kids[:0]
+	ix.scan = recordScan{} // turns may hold copies of the lists: new ones
 }
 
 // chainMemoEntries is how many conversations' indexes a Pipeline keeps: the ones it served
@@ -167,6 +172,7 @@ func (m *chainMemo) index(records []Record) *chainIndex {
 		ix.truncate(n) // another record at the end (a turn built again), a fork, a prefix
 	}
 	ix.extend(records)
+	ix.scan.update(records)
 	return ix
 }
 

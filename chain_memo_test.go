@@ -326,8 +326,8 @@ func TestPipelineChainMemoCompacted(t *testing.T) {
 
 // TestChainMemoCorpusPrefixes replays every corpus session as a sequence of turns (the file
 // cut after a growing number of records, then cut back once, as a rewind) through one memo and
-// checks each chain against one built without it: every field of the chain, the records by
-// address.
+// checks each chain against one built without it: every field of the chain but its record
+// scan, the records by address.
 func TestChainMemoCorpusPrefixes(t *testing.T) {
 	for _, path := range corpusFiles(t) {
 		name, _ := filepath.Rel(corpusDir(t), path)
@@ -349,6 +349,8 @@ func TestChainMemoCorpusPrefixes(t *testing.T) {
 				if werr != nil {
 					continue
 				}
+				// The record scan a memo carries is checked by the scan's own tests.
+				got.scan, want.scan = recordScan{}, recordScan{}
 				require.Equal(t, want, got, "cut %d of %d", cut, n)
 			}
 		})

@@ -40,17 +40,16 @@ func (p *Pipeline) collapse(t *turn) error {
 		return nil
 	}
 	rep := t.report.stage("collapse")
-	for i := range t.in.Records {
-		r := &t.in.Records[i]
+	t.chain.scan.each(t.in.Records, scanCollapse.kinds(), func(_ int, r *Record) {
 		if r.Type != TypeSystem || r.Subtype != SubtypeCollapseCommit {
-			continue
+			return
 		}
 		if r.Collapse == nil {
 			rep.add(Action{Kind: ActionSkipped, UUID: r.UUID, Detail: "collapse commit without collapseCommit metadata"})
-			continue
+			return
 		}
 		p.applyCollapse(t, rep, r)
-	}
+	})
 	return nil
 }
 

@@ -339,7 +339,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	if t.chain.Leaf == nil || len(t.items) == 0 {
 		return end(CompactSkipped, "the conversation has no messages")
 	}
-	h := readHistory(t.in.Records, t.chain.Leaf, t.boundaryPos, c.thrashTurns())
+	h := readHistory(t.in.Records, &t.chain.scan, t.chain.Leaf, t.boundaryPos, c.thrashTurns())
 	rep.ConsecutiveFailures, rep.Compactions = h.failures, h.compactions
 
 	// Which summarizers may run.

@@ -25,22 +25,32 @@ type compactHistory struct {
 }
 
 // readHistory scans records in file order for the compactions and failed attempts of the
-// leaf's thread, up to the chain's boundary (boundaryIdx; -1 without one) for boundaries.
-func readHistory(records []Record, leaf *Record, boundaryIdx, thrashTurns int) compactHistory {
+// leaf's thread, up to the chain's boundary (boundaryIdx; -1 without one) for boundaries. sc,
+// when it covers records, lists the boundaries, failures and responses (nil: every record is
+// read); the responses between two boundaries are then counted only as far as the thrash
+// guard needs.
+func readHistory(records []Record, sc *recordScan, leaf *Record, boundaryIdx, thrashTurns int) compactHistory {
 	var h compactHistory
 	responses := map[string]bool{}
 	seenBoundary := false
-	for i := range records {
-		r := &records[i]
+	indexed := sc.covers(records)
+	from := 0 // indexed: the first position whose responses the next boundary counts
+	sc.each(records, scanBoundary.kinds()|scanFailure.kinds(), func(i int, r *Record) {
 		if otherThread(r, leaf) {
-			continue
+			return
 		}
 		switch {
-		case r.Type == TypeAssistant && r.Message != nil && !r.IsAPIErrorMessage && r.Message.Model != SyntheticModel:
+		case providerResponse(r):
 			if id := r.Message.ID; id != "" {
 				responses[id] = true
 			}
 		case r.IsCompactBoundary() && i <= boundaryIdx:
+			if indexed {
+				if seenBoundary {
+					sc.responseIDs(records, leaf, from, i, thrashTurns+1, responses)
+				}
+				from = i + 1
+			}
 			m := r.CompactMetadata
 			manual := m != nil && m.Trigger == TriggerManual
 			switch {
@@ -70,7 +80,7 @@ func readHistory(records []Record, leaf *Record, boundaryIdx, thrashTurns int) c
 				h.failures++
 			}
 		}
-	}
+	})
 	return h
 }
 
@@ -101,7 +111,7 @@ func (p *Pipeline) CompactState(records []Record, leaf string) (CompactState, er
 		return CompactState{}, err
 	}
 	c := p.cfg.Compact
-	h := readHistory(records, chain.Leaf, chain.BoundaryIndex(), c.thrashTurns())
+	h := readHistory(records, &chain.scan, chain.Leaf, chain.BoundaryIndex(), c.thrashTurns())
 	return CompactState{
 		Compactions: h.compactions, Last: h.last,
 		ConsecutiveFailures: h.failures, BreakerOpen: h.failures >= c.maxFailures(),

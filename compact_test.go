@@ -261,23 +261,23 @@ func TestCompactHistory(t *testing.T) {
 	turns(1)
 	failure(TriggerAuto, false)
 	failure(TriggerAuto, true) // the fallback's own failure does not count
-	h := readHistory(k.recs, leaf, len(k.recs), 3)
+	h := readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 2, h.failures)
 	assert.Equal(t, 1, h.compactions)
 
 	boundary(TriggerAuto, true, "extractive") // one response after the previous: a refill
 	turns(2)
 	boundary(TriggerAuto, false, "scripted") // the primary succeeded: breaker reset
-	h = readHistory(k.recs, leaf, len(k.recs), 3)
+	h = readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 0, h.failures)
 	assert.Equal(t, 2, h.refills)
 	turns(5)
 	boundary(TriggerAuto, false, "scripted") // five responses later: not a refill
-	h = readHistory(k.recs, leaf, len(k.recs), 3)
+	h = readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 0, h.refills)
 	failure(TriggerAuto, false)
 	failure(TriggerManual, false) // a manual attempt re-arms the breaker
-	h = readHistory(k.recs, leaf, len(k.recs), 3)
+	h = readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 0, h.failures)
 	assert.Equal(t, 4, h.compactions)
 }

@@ -23,11 +23,19 @@ type Damage struct {
 	Trailing []*LineError
 }
 
-// damageOf returns the damage of records, in file order.
-func damageOf(records []Record) []*LineError {
+// damageOf returns the damage of records, in file order; sc, when it covers records, lists
+// the damaged ones (nil: every record is read). The last record is read whatever sc says: its
+// Damage.Trailing may be new (see [recordScan]).
+func damageOf(records []Record, sc *recordScan) []*LineError {
 	var out []*LineError
-	for i := range records {
-		out = append(out, records[i].Damage.all()...)
+	last := len(records) - 1
+	sc.each(records, scanDamaged.kinds(), func(i int, r *Record) {
+		if i != last {
+			out = append(out, r.Damage.all()...)
+		}
+	})
+	if last >= 0 {
+		out = append(out, records[last].Damage.all()...)
 	}
 	return out
 }

@@ -144,19 +144,19 @@ type mcLedger struct {
 }
 
 // loadMicrocompact reads every microcompact decision of records (all of them, not only the
-// chain's: decisions sit beside the chain). An id deleted twice keeps its first pin.
-func loadMicrocompact(records []Record) *mcLedger {
+// chain's: decisions sit beside the chain). An id deleted twice keeps its first pin. sc, when
+// it covers records, lists the decisions (nil: every record is read).
+func loadMicrocompact(records []Record, sc *recordScan) *mcLedger {
 	l := &mcLedger{cleared: map[string]string{}, by: map[string]string{}, deleted: map[string]string{}, pinEdits: map[string][]string{}}
-	for i := range records {
-		r := &records[i]
+	sc.each(records, scanMicrocompact.kinds(), func(_ int, r *Record) {
 		if r.Type != TypeSystem || r.Subtype != SubtypeMicrocompact || r.Microcompact == nil {
-			continue
+			return
 		}
 		d := r.Microcompact
 		switch d.Trigger {
 		case mcTriggerCached:
 			if d.PinnedUUID == "" {
-				continue
+				return
 			}
 			for _, id := range d.ClearedToolUseIDs {
 				l.addDeleted(id, d.PinnedUUID, r.UUID)
@@ -173,7 +173,7 @@ func loadMicrocompact(records []Record) *mcLedger {
 				l.by, l.deleted, l.pins, l.pinEdits = map[string]string{}, map[string]string{}, nil, map[string][]string{}
 			}
 		}
-	}
+	})
 	return l
 }
 
@@ -218,7 +218,7 @@ func withCacheReference(tr *ToolResult) *ToolResult {
 func (p *Pipeline) microcompact(t *turn) error {
 	c := p.cfg.Microcompact
 	rep := t.report.stage("microcompact")
-	l := loadMicrocompact(t.in.Records)
+	l := loadMicrocompact(t.in.Records, &t.chain.scan)
 	// A turn with nothing recorded to re-apply and nothing to decide (no cache editing, no
 	// idle gap) leaves every result as it is.
 	decide := !c.Disable

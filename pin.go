@@ -42,7 +42,7 @@ func (p *Pipeline) Pin(records []Record, uuids []string, reason string, now time
 	uuids = slices.Clone(uuids)
 	slices.Sort(uuids)
 	uuids = slices.Compact(uuids)
-	all := pinnedUUIDs(records)
+	all := pinnedUUIDs(records, nil)
 	tokens, total := 0, 0
 	for _, u := range uuids {
 		tokens += p.counter.Text(pinText(byUUID[u]))
@@ -88,17 +88,18 @@ func recordsByUUID(records []Record) map[string]*Record {
 }
 
 // pinnedUUIDs returns the uuids the pin records of records name, in order of first pinning.
-func pinnedUUIDs(records []Record) []string {
+// sc, when it covers records, lists the pin records (nil: every record is read).
+func pinnedUUIDs(records []Record, sc *recordScan) []string {
 	var out []string
-	for i := range records {
-		if r := &records[i]; r.Type == TypeSystem && r.Subtype == SubtypePin && r.Pin != nil {
+	sc.each(records, scanPin.kinds(), func(_ int, r *Record) {
+		if r.Type == TypeSystem && r.Subtype == SubtypePin && r.Pin != nil {
 			for _, u := range r.Pin.UUIDs {
 				if !slices.Contains(out, u) {
 					out = append(out, u)
 				}
 			}
 		}
-	}
+	})
 	return out
 }
 
@@ -122,7 +123,7 @@ func (p *Pipeline) injectPinned(t *turn) {
 	if t.chain.Boundary == nil {
 		return
 	}
-	pins := pinnedUUIDs(t.in.Records)
+	pins := pinnedUUIDs(t.in.Records, &t.chain.scan)
 	if len(pins) == 0 {
 		return
 	}

@@ -169,7 +169,10 @@ type Input struct {
 	// or give the record a new Message, to change what the transcript says. The memos rely on
 	// it: they know a tool input or other raw JSON by the identity of its bytes, and the
 	// calibration fit knows a response pair it has summed by the uuid, message and usage of its
-	// records, without reading their blocks again.
+	// records, without reading their blocks again. Likewise a record the next turn passes at the
+	// same position of the same slice, under the same uuid, is taken to be the record it was:
+	// its type, subtype, thread and damage are read once, when it is new (records in another
+	// slice, such as a transcript read again, are read anew).
 	Records []Record
 	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
 	Leaf string
@@ -470,7 +473,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 			Model: p.cfg.Model, ContextWindow: p.window,
 			AutoCompactThreshold: p.levels.Threshold,
 			Records:              len(in.Records), ChainRecords: len(chain.Records),
-			Damage:        damageOf(in.Records),
+			Damage:        damageOf(in.Records, &chain.scan),
 			ChainProblems: chain.Problems,
 			Replays:       chain.Replays,
 		},

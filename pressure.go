@@ -429,7 +429,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 				s++
 			}
 			r := records[(*fit)[q]]
-			roles[q-from0], sent[q-from0] = r.Message.Role, p.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records)
+			roles[q-from0], sent[q-from0] = r.Message.Role, p.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records, &t.chain.scan)
 		}
 		own := countScratch(last - from0) // their counts as sent, without the framing
 		if j0 == 0 {
@@ -498,26 +498,34 @@ type frozenAt struct {
 	pos     int
 }
 
+// budgetPreviews returns the budget's recorded replacements in records, the first on each
+// tool_use id winning. sc, when it covers records, lists the budget decisions (nil: every
+// record is read).
+func budgetPreviews(records []Record, sc *recordScan) map[string]frozenAt {
+	m := map[string]frozenAt{}
+	sc.each(records, scanBudget.kinds(), func(i int, r *Record) {
+		if d := r.Budget; d != nil && r.Subtype == SubtypeToolResultBudget {
+			for _, res := range d.Results {
+				if _, ok := m[res.ToolUseID]; !ok && res.Replaced && res.Preview != "" {
+					m[res.ToolUseID] = frozenAt{res.Preview, i}
+				}
+			}
+		}
+	})
+	return m
+}
+
 // sentBlocks returns a record's content as the provider was sent it before the response at
 // file position before: a tool result whose replacement was recorded before that is its
 // preview. The content itself when nothing in it was replaced. replaced is read from records
-// on first need.
-func (p *Pipeline) sentBlocks(r *Record, before int, replaced *map[string]frozenAt, records []Record) []Block {
+// on first need (see budgetPreviews).
+func (p *Pipeline) sentBlocks(r *Record, before int, replaced *map[string]frozenAt, records []Record, sc *recordScan) []Block {
 	content := r.Message.Content
 	if r.Type != TypeUser || !slices.ContainsFunc(content, func(b Block) bool { return b.Kind() == KindToolResult }) {
 		return content
 	}
 	if *replaced == nil {
-		*replaced = map[string]frozenAt{}
-		for i := range records {
-			if d := records[i].Budget; d != nil && records[i].Subtype == SubtypeToolResultBudget {
-				for _, res := range d.Results {
-					if _, ok := (*replaced)[res.ToolUseID]; !ok && res.Replaced && res.Preview != "" {
-						(*replaced)[res.ToolUseID] = frozenAt{res.Preview, i}
-					}
-				}
-			}
-		}
+		*replaced = budgetPreviews(records, sc)
 	}
 	var out []Block
 	for j, b := range content {

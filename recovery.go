@@ -231,7 +231,7 @@ func (p *Pipeline) Recover(ctx context.Context, in Input, err error) (Result, er
 		return Result{Report: Report{Recovery: &RecoveryReport{Class: class, Outcome: RecoveryPassed,
 			Reason: "the refused request cannot be rebuilt from the records: " + berr.Error()}}}, berr
 	}
-	r := &recovery{p: p, in: in, t: t, class: class, state: readRecovery(in.Records, t.chain.Leaf)}
+	r := &recovery{p: p, in: in, t: t, class: class, state: readRecovery(in.Records, &t.chain.scan, t.chain.Leaf)}
 	switch class {
 	case ClassPromptTooLong:
 		return r.promptTooLong(ctx, err)
@@ -535,61 +535,76 @@ type recoveryState struct {
 	ratioRec string
 }
 
-// readRecovery scans records for the recovery decisions of leaf's thread.
-func readRecovery(records []Record, leaf *Record) recoveryState {
+// readRecovery scans records for the recovery decisions of leaf's thread; sc, when it covers
+// records, lists the decisions and responses (nil: every record is read).
+func readRecovery(records []Record, sc *recordScan, leaf *Record) recoveryState {
 	s := recoveryState{responsePos: -1, ptlPos: -1, largePos: -1}
+	if sc.covers(records) {
+		s.responsePos = sc.lastResponse(records, leaf)
+		for _, i := range sc.pos[scanRecovery] {
+			if r := &records[i]; !otherThread(r, leaf) && !providerResponse(r) {
+				s.decision(i, r)
+			}
+		}
+		return s
+	}
 	for i := range records {
 		r := &records[i]
 		if otherThread(r, leaf) {
 			continue
 		}
-		if r.Type == TypeAssistant && r.Message != nil && !r.IsAPIErrorMessage && r.Message.Model != SyntheticModel {
+		if providerResponse(r) {
 			s.responsePos = i
 			continue
 		}
-		if r.Type != TypeSystem || r.Subtype != SubtypeRecovery || r.Recovery == nil {
-			continue
-		}
-		d := r.Recovery
-		switch d.Rung {
-		case RungPromptTooLong:
-			s.ptl, s.ptlPos = r, i
-			if d.Tokens > 0 && d.Counted > 0 {
-				s.ratio, s.ratioRec = float64(d.Tokens)/float64(d.Counted), r.UUID
-			}
-		case RungRequestTooLarge:
-			s.large, s.largePos = r, i
-			if d.Bytes > 1 && (s.bodyLimit == 0 || d.Bytes-1 < s.bodyLimit) {
-				s.bodyLimit, s.bodyRec = d.Bytes-1, r.UUID
-			}
-		case RungMediaRejected:
-			for _, m := range d.Media {
-				if s.stripped == nil {
-					s.stripped = map[string]string{}
-				}
-				if _, ok := s.stripped[m.Hash]; !ok {
-					s.stripped[m.Hash] = r.UUID
-				}
-			}
-		case RungOutputCap:
-			if s.outputCap == nil {
-				s.outputCap = r
-			}
-			for _, u := range d.Withheld {
-				if s.withheld == nil {
-					s.withheld = map[string]string{}
-				}
-				s.withheld[u] = r.UUID
-			}
-		}
+		s.decision(i, r)
 	}
 	return s
+}
+
+// decision reads the record at position i when it is a recovery decision.
+func (s *recoveryState) decision(i int, r *Record) {
+	if r.Type != TypeSystem || r.Subtype != SubtypeRecovery || r.Recovery == nil {
+		return
+	}
+	d := r.Recovery
+	switch d.Rung {
+	case RungPromptTooLong:
+		s.ptl, s.ptlPos = r, i
+		if d.Tokens > 0 && d.Counted > 0 {
+			s.ratio, s.ratioRec = float64(d.Tokens)/float64(d.Counted), r.UUID
+		}
+	case RungRequestTooLarge:
+		s.large, s.largePos = r, i
+		if d.Bytes > 1 && (s.bodyLimit == 0 || d.Bytes-1 < s.bodyLimit) {
+			s.bodyLimit, s.bodyRec = d.Bytes-1, r.UUID
+		}
+	case RungMediaRejected:
+		for _, m := range d.Media {
+			if s.stripped == nil {
+				s.stripped = map[string]string{}
+			}
+			if _, ok := s.stripped[m.Hash]; !ok {
+				s.stripped[m.Hash] = r.UUID
+			}
+		}
+	case RungOutputCap:
+		if s.outputCap == nil {
+			s.outputCap = r
+		}
+		for _, u := range d.Withheld {
+			if s.withheld == nil {
+				s.withheld = map[string]string{}
+			}
+			s.withheld[u] = r.UUID
+		}
+	}
 }
 
 // applyRecovery sets the turn's limits from the recovery decisions and withholds the cut
 // responses an output-cap decision asks for again; newTurn calls it before the stages run.
 func (p *Pipeline) applyRecovery(t *turn) {
-	s := readRecovery(t.in.Records, t.chain.Leaf)
+	s := readRecovery(t.in.Records, &t.chain.scan, t.chain.Leaf)
 	t.recovery = s
 	t.maxBody = p.cfg.Pressure.maxBody()
 	if s.bodyLimit > 0 && s.bodyLimit < t.maxBody {

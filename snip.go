@@ -33,7 +33,7 @@ func (c SnipConfig) validate() error { return nil }
 // snip applies every snip record of the transcript to the view, then tags user messages.
 func (p *Pipeline) snip(t *turn) error {
 	rep := t.report.stage("snip")
-	if req := snipRequests(t.in.Records); len(req) > 0 {
+	if req := snipRequests(t.in.Records, &t.chain.scan); len(req) > 0 {
 		units := make([]snipUnit, len(t.items))
 		for i := range t.items {
 			units[i] = unitOfItem(&t.items[i])
@@ -137,7 +137,7 @@ func NewSnip(records []Record, ids []string, reason string, now time.Time) (Reco
 // new; records are not modified. SnippedUUIDs is safe for concurrent use.
 func SnippedUUIDs(records []Record) map[string]bool {
 	out := map[string]bool{}
-	req := snipRequests(records)
+	req := snipRequests(records, nil)
 	if len(req) == 0 {
 		return out
 	}
@@ -166,20 +166,20 @@ type snipRequest struct {
 }
 
 // snipRequests collects the uuids named by the snip records of records, in file order; a uuid
-// named twice keeps its first snip record.
-func snipRequests(records []Record) map[string]snipRequest {
+// named twice keeps its first snip record. sc, when it covers records, lists the snip records
+// (nil: every record is read).
+func snipRequests(records []Record, sc *recordScan) map[string]snipRequest {
 	req := map[string]snipRequest{}
-	for i := range records {
-		r := &records[i]
+	sc.each(records, scanSnip.kinds(), func(_ int, r *Record) {
 		if r.Type != TypeSystem || r.Subtype != SubtypeSnip || r.Snip == nil {
-			continue
+			return
 		}
 		for _, u := range r.Snip.RemovedUUIDs {
 			if _, ok := req[u]; !ok {
 				req[u] = snipRequest{by: r.UUID, reason: r.Snip.Reason}
 			}
 		}
-	}
+	})
 	return req
 }
 

@@ -1,0 +1,239 @@
+package agentctx
+
+import (
+	"sort"
+	"weak"
+)
+
+// scanKind is a kind of record that some stage looks for among all the records of a
+// transcript, not only the chain's: decision records of one subtype, damaged records, the
+// responses of one thread.
+type scanKind uint8
+
+// The kinds a [recordScan] lists. A subtype's kind holds every record with that subtype,
+// whatever its type; a reader checks the rest of what it looks for on the record itself.
+const (
+	scanDamaged      scanKind = iota // Damage != nil
+	scanBoundary                     // subtype compact_boundary
+	scanBudget                       // subtype agentctx_tool_result_budget
+	scanSnip                         // subtype agentctx_snip
+	scanMicrocompact                 // subtype agentctx_microcompact
+	scanCollapse                     // subtype agentctx_collapse_commit
+	scanFailure                      // subtype agentctx_compact_failure
+	scanPin                          // subtype agentctx_pin
+	scanRecovery                     // subtype agentctx_recovery
+	scanMain                         // a provider's response (see providerResponse) off the sidechain
+	scanSide                         // a provider's response on the sidechain
+	numScanKinds
+)
+
+// scanKinds is a set of scanKind, one bit each.
+type scanKinds uint16
+
+// kinds returns the set holding k.
+func (k scanKind) kinds() scanKinds { return 1 << k }
+
+// subtypeKind returns the kind of records of subtype s, if the index lists them.
+func subtypeKind(s Subtype) (scanKind, bool) {
+	switch s {
+	case SubtypeCompactBoundary:
+		return scanBoundary, true
+	case SubtypeToolResultBudget:
+		return scanBudget, true
+	case SubtypeSnip:
+		return scanSnip, true
+	case SubtypeMicrocompact:
+		return scanMicrocompact, true
+	case SubtypeCollapseCommit:
+		return scanCollapse, true
+	case SubtypeCompactFailure:
+		return scanFailure, true
+	case SubtypePin:
+		return scanPin, true
+	case SubtypeRecovery:
+		return scanRecovery, true
+	}
+	return 0, false
+}
+
+// recordScan lists, for each scanKind, the positions of the records of that kind in a
+// transcript, in file order. The stages that read decision records, damage or the latest
+// response of the whole transcript walk these lists instead of every record, so a steady
+// turn's cost there follows the decisions, not the file.
+//
+// A Pipeline keeps one per conversation in the chain's uuid index (see [chainIndex]),
+// truncated and extended with it, and gives each turn a copy on its Chain. A copy never
+// changes afterwards: extending appends past the lengths it holds, and truncating caps the
+// lists it shortens, so that the next append moves them to new storage rather than writing
+// over positions a copy still holds.
+//
+// What a record is listed under is read once, when it is scanned. The uuid index behind it
+// knows that the records before the new ones are the same uuids (see [chainIndex.common]);
+// a scan also needs them to be the same records, so it is kept only while the records are
+// in the same slice as before (the caller's append-only log, grown in place: see
+// [Input.Records]). Records read again from a file, or copied to a larger slice, are
+// scanned anew: a line edited in place may hold other damage, or another subtype, under
+// the same uuid.
+//
+// The lists are a superset of what a reader wants: a reader checks its own condition on each
+// record listed, as the full pass over the records did. That keeps its result exact for a
+// record whose damage changed after it was listed, and damageOf reads the last record
+// whether listed or not: a caller reading a growing file on into the same slice may set
+// Damage.Trailing on its last record, as [ReadTranscript] does, when the line after it is
+// torn.
+type recordScan struct {
+	pos [numScanKinds][]int
+	// n is how many records were scanned; indexed is false for a scan of nothing, which
+	// readers take as no index (they then pass over every record).
+	n       int
+	indexed bool
+	// first is the first record scanned, weakly: the scan does not keep the caller's records
+	// alive, and a pointer to records still alive cannot stand for other records.
+	first weak.Pointer[Record]
+}
+
+// covers reports whether sc indexes exactly records: readers use it when it does, and pass
+// over every record otherwise. sc may be nil.
+func (sc *recordScan) covers(records []Record) bool {
+	return sc != nil && sc.indexed && sc.n == len(records)
+}
+
+// update brings sc up to records: it lists the records after the ones it has scanned when
+// records are in the slice it scanned before, and scans them all otherwise.
+func (sc *recordScan) update(records []Record) {
+	if len(records) == 0 {
+		*sc = recordScan{indexed: true}
+		return
+	}
+	if sc.n > 0 && sc.first.Value() != &records[0] {
+		*sc = recordScan{} // turns may hold copies of the lists: new ones
+	}
+	if sc.n == 0 {
+		sc.first = weak.Make(&records[0])
+	}
+	sc.extend(records)
+}
+
+// extend lists the records after the ones sc has scanned.
+func (sc *recordScan) extend(records []Record) {
+	for i := sc.n; i < len(records); i++ {
+		r := &records[i]
+		if r.Damage != nil {
+			sc.pos[scanDamaged] = append(sc.pos[scanDamaged], i)
+		}
+		if r.Subtype != "" {
+			if k, ok := subtypeKind(r.Subtype); ok {
+				sc.pos[k] = append(sc.pos[k], i)
+			}
+		}
+		if providerResponse(r) {
+			k := scanMain
+			if r.IsSidechain {
+				k = scanSide
+			}
+			sc.pos[k] = append(sc.pos[k], i)
+		}
+	}
+	sc.n = max(sc.n, len(records))
+	sc.indexed = true
+}
+
+// truncate drops the records from position n on. A list that loses positions is capped at
+// its new length, so that the copies turns hold keep theirs.
+func (sc *recordScan) truncate(n int) {
+	for k := range sc.pos {
+		l := sc.pos[k]
+		if cut := sort.SearchInts(l, n); cut < len(l) {
+			sc.pos[k] = l[:cut:cut]
+		}
+	}
+	sc.n = min(sc.n, n)
+}
+
+// each calls f on the records of the given kinds in file order, each once. Without an index
+// of records it calls f on every record: callers' f must then skip what they do not want,
+// as they must anyway (see [recordScan]).
+func (sc *recordScan) each(records []Record, kinds scanKinds, f func(i int, r *Record)) {
+	if !sc.covers(records) {
+		for i := range records {
+			f(i, &records[i])
+		}
+		return
+	}
+	var at [numScanKinds]int
+	for {
+		next := -1
+		for k := range numScanKinds {
+			if kinds&k.kinds() == 0 || at[k] == len(sc.pos[k]) {
+				continue
+			}
+			if p := sc.pos[k][at[k]]; next < 0 || p < next {
+				next = p
+			}
+		}
+		if next < 0 {
+			return
+		}
+		for k := range numScanKinds {
+			if kinds&k.kinds() != 0 && at[k] < len(sc.pos[k]) && sc.pos[k][at[k]] == next {
+				at[k]++
+			}
+		}
+		f(next, &records[next])
+	}
+}
+
+// threadResponses returns the kinds of responses of leaf's thread: both threads' without a
+// leaf (see otherThread).
+func threadResponses(leaf *Record) scanKinds {
+	switch {
+	case leaf == nil:
+		return scanMain.kinds() | scanSide.kinds()
+	case leaf.IsSidechain:
+		return scanSide.kinds()
+	}
+	return scanMain.kinds()
+}
+
+// lastResponse returns the position of the latest response of leaf's thread, or -1. sc must
+// cover records.
+func (sc *recordScan) lastResponse(records []Record, leaf *Record) int {
+	last := -1
+	kinds := threadResponses(leaf)
+	for _, k := range [...]scanKind{scanMain, scanSide} {
+		if kinds&k.kinds() == 0 {
+			continue
+		}
+		l := sc.pos[k]
+		for j := len(l) - 1; j >= 0 && l[j] > last; j-- {
+			if r := &records[l[j]]; providerResponse(r) && !otherThread(r, leaf) {
+				last = l[j]
+				break
+			}
+		}
+	}
+	return last
+}
+
+// responseIDs adds to ids the message ids of the responses of leaf's thread at positions from
+// up to (not including) to, stopping once ids holds limit of them. sc must cover records.
+func (sc *recordScan) responseIDs(records []Record, leaf *Record, from, to, limit int, ids map[string]bool) {
+	kinds := threadResponses(leaf)
+	for _, k := range [...]scanKind{scanMain, scanSide} {
+		if kinds&k.kinds() == 0 {
+			continue
+		}
+		l := sc.pos[k]
+		for j := sort.SearchInts(l, from); j < len(l) && l[j] < to && len(ids) < limit; j++ {
+			if r := &records[l[j]]; providerResponse(r) && !otherThread(r, leaf) && r.Message.ID != "" {
+				ids[r.Message.ID] = true
+			}
+		}
+	}
+}
+
+// providerResponse reports whether r is a provider's response: an assistant message that is
+// neither an API error nor one the library made up.
+func providerResponse(r *Record) bool {
+	return r.Type == TypeAssistant && r.Message != nil && !r.IsAPIErrorMessage && r.Message.Model != SyntheticModel
+}

@@ -1,0 +1,442 @@
+package agentctx
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// scanMixed returns a session of the given turns with, at places rng picks, every kind of
+// record the scan lists or its readers look at: decision records of each subtype (some
+// without their payload, some on the sidechain), compact boundaries of each trigger and
+// summarizer, failures, sidechain responses, API errors and synthetic responses, damaged
+// records, records without a uuid, records repeating an earlier uuid, and an assistant record
+// with a system subtype.
+func scanMixed(turns int, seed uint64) []Record {
+	rng := rand.New(rand.NewPCG(seed, 0x5ca9))
+	k := newTK()
+	pick := func() string { // an earlier record's uuid, or one no record has
+		if len(k.recs) == 0 || rng.IntN(8) == 0 {
+			return fmt.Sprintf("missing-%d", rng.IntN(100))
+		}
+		return k.recs[rng.IntN(len(k.recs))].UUID
+	}
+	sys := func(sub Subtype) *Record {
+		r := k.next(TypeSystem)
+		r.Subtype, r.ParentUUID, r.IsMeta = sub, "", true
+		r.IsSidechain = rng.IntN(5) == 0
+		k.last = k.recs[len(k.recs)-1].UUID // decisions hang off nothing: the chain goes on
+		return r
+	}
+	for i := range turns {
+		k.user(fmt.Sprintf("question %d", i))
+		if rng.IntN(2) == 0 {
+			id := fmt.Sprintf("t%d", i)
+			k.assistant(toolUse(id, "Read"), text("reading"))
+			k.results(result(id, "contents"))
+		}
+		k.assistant(text(fmt.Sprintf("answer %d", i)))
+		for range rng.IntN(3) {
+			var r *Record
+			switch rng.IntN(17) {
+			case 0:
+				r = sys(SubtypeRecovery)
+				rungs := []string{RungPromptTooLong, RungRequestTooLarge, RungMediaRejected, RungOutputCap, RungContinue}
+				r.Recovery = &RecoveryDecision{Rung: rungs[rng.IntN(len(rungs))], Tokens: rng.IntN(3) * 1000,
+					Counted: rng.IntN(3) * 900, Bytes: rng.IntN(3) * 5000, MaxTokens: rng.IntN(3) * 4096,
+					Media:    []StrippedMedia{{Hash: fmt.Sprintf("h%d", rng.IntN(4))}},
+					Withheld: []string{pick()}}
+			case 1:
+				r = sys(SubtypeToolResultBudget)
+				r.Budget = &BudgetDecision{Results: []BudgetResult{
+					{ToolUseID: fmt.Sprintf("t%d", rng.IntN(i+1)), Replaced: rng.IntN(2) == 0, Preview: []string{"", "preview"}[rng.IntN(2)]}}}
+			case 2:
+				r = sys(SubtypeMicrocompact)
+				r.Microcompact = &MicrocompactDecision{Trigger: []string{mcTriggerTime, mcTriggerCached}[rng.IntN(2)],
+					ClearedToolUseIDs: []string{fmt.Sprintf("t%d", rng.IntN(i+1))}, PinnedUUID: []string{"", pick()}[rng.IntN(2)]}
+			case 3:
+				r = sys(SubtypePin)
+				r.Pin = &PinDecision{UUIDs: []string{pick(), pick()}}
+			case 4:
+				r = sys(SubtypeSnip)
+				r.Snip = &SnipDecision{RemovedUUIDs: []string{pick()}, Reason: "test"}
+			case 5:
+				r = sys(SubtypeCollapseCommit)
+				if rng.IntN(3) > 0 {
+					r.Collapse = &CollapseCommit{CollapseID: fmt.Sprintf("%016d", i), FirstUUID: pick(), LastUUID: pick(), Summary: "span"}
+				}
+			case 6:
+				r = sys(SubtypeCompactBoundary)
+				r.IsSidechain = rng.IntN(8) == 0
+				if rng.IntN(4) > 0 {
+					r.CompactMetadata = &CompactMetadata{Trigger: []string{TriggerAuto, TriggerManual}[rng.IntN(2)],
+						Fallback: rng.IntN(3) == 0, Summarizer: []string{"scripted", summarizerSessionMemory, "extractive"}[rng.IntN(3)]}
+				}
+				k.last = r.UUID
+			case 7:
+				r = sys(SubtypeCompactFailure)
+				r.CompactFailure = &CompactFailure{Trigger: []string{TriggerAuto, TriggerManual}[rng.IntN(2)],
+					Fallback: rng.IntN(3) == 0, LeafUUID: []string{k.last, pick()}[rng.IntN(2)]}
+			case 8: // a decision without its payload
+				r = sys([]Subtype{SubtypeRecovery, SubtypeToolResultBudget, SubtypeMicrocompact, SubtypePin,
+					SubtypeSnip, SubtypeCompactFailure}[rng.IntN(6)])
+			case 9: // a sidechain exchange
+				r = k.next(TypeUser)
+				r.IsSidechain = true
+				r.Message = &Message{Role: RoleUser, Content: []Block{text("side question")}}
+				k.add(r)
+				r = k.next(TypeAssistant)
+				r.IsSidechain = true
+				k.msgN++
+				r.Message = &Message{ID: fmt.Sprintf("msg_side_%d", k.msgN), Role: RoleAssistant, Model: "claude-sonnet-4-5",
+					Content: []Block{text("side answer")}, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
+			case 10:
+				r = k.next(TypeAssistant)
+				r.IsAPIErrorMessage = true
+				r.Message = &Message{ID: "", Role: RoleAssistant, Model: SyntheticModel, Content: []Block{text("API Error")}}
+			case 11:
+				r = k.next(TypeAssistant)
+				r.Message = &Message{ID: fmt.Sprintf("msg_syn_%d", i), Role: RoleAssistant, Model: SyntheticModel, Content: []Block{text("No response requested.")}}
+			case 12: // damaged: a field, or lines skipped before it
+				r = k.next(TypeUser)
+				r.Message = &Message{Role: RoleUser, Content: []Block{text("damaged")}}
+				le := &LineError{File: "s.jsonl", Line: len(k.recs) + 1, Err: ErrTornLine}
+				if rng.IntN(2) == 0 {
+					le.Field = "timestamp"
+					r.Damage = &Damage{Fields: []*LineError{le}}
+				} else {
+					r.Damage = &Damage{Skipped: []*LineError{le}}
+				}
+			case 13: // a system record without a uuid
+				r = &Record{Type: TypeSystem, Subtype: SubtypeLocalCommand}
+			case 14: // an earlier record written again
+				if len(k.recs) > 0 {
+					c := k.recs[rng.IntN(len(k.recs))]
+					r = &c
+				}
+			case 15: // an assistant record that claims a decision's subtype
+				r = k.next(TypeAssistant)
+				r.Subtype = []Subtype{SubtypeRecovery, SubtypeCompactBoundary, SubtypeToolResultBudget}[rng.IntN(3)]
+				k.msgN++
+				r.Message = &Message{ID: fmt.Sprintf("msg_odd_%d", k.msgN), Role: RoleAssistant, Model: "claude-sonnet-4-5",
+					Content: []Block{text("odd")}, Usage: &Usage{InputTokens: 10, OutputTokens: 5},
+				}
+				r.Budget = &BudgetDecision{Results: []BudgetResult{{ToolUseID: "t0", Replaced: true, Preview: "odd"}}}
+			case 16: // a system record on the sidechain answering a decision of the main thread
+				r = sys(SubtypeRecovery)
+				r.IsSidechain = !r.IsSidechain
+				r.Recovery = &RecoveryDecision{Rung: RungOutputCap, MaxTokens: 64000, Withheld: []string{pick()}}
+			}
+			if r != nil {
+				k.add(r)
+			}
+		}
+	}
+	return k.recs
+}
+
+// scanReads is what every reader of the scan gives for one transcript.
+type scanReads struct {
+	Damage       []*LineError
+	Recovery     []recoveryState
+	History      []compactHistory
+	Budget       map[string]frozenResult
+	Previews     map[string]frozenAt
+	Microcompact *mcLedger
+	Pins         []string
+	Snips        map[string]snipRequest
+	Each         [][]int // per set of kinds, the positions each visits that its reader wants
+}
+
+// scanLeaves returns the leaves the thread-dependent readers are asked about: none, the
+// default leaf, and the last sidechain record.
+func scanLeaves(records []Record) []*Record {
+	leaves := []*Record{nil}
+	if i := defaultLeaf(records); i >= 0 {
+		leaves = append(leaves, &records[i])
+	}
+	for i := len(records) - 1; i >= 0; i-- {
+		if records[i].IsSidechain {
+			leaves = append(leaves, &records[i])
+			break
+		}
+	}
+	return leaves
+}
+
+// scanWanted are the sets of kinds each is tested on, with what a reader of them wants.
+var scanWanted = []struct {
+	kinds scanKinds
+	want  func(*Record) bool
+}{
+	{scanDamaged.kinds(), func(r *Record) bool { return r.Damage != nil }},
+	{scanCollapse.kinds(), func(r *Record) bool { return r.Type == TypeSystem && r.Subtype == SubtypeCollapseCommit }},
+	{scanBoundary.kinds() | scanFailure.kinds(), func(r *Record) bool {
+		return r.IsCompactBoundary() || r.Type == TypeSystem && r.Subtype == SubtypeCompactFailure
+	}},
+	{scanMain.kinds() | scanSide.kinds() | scanRecovery.kinds(), func(r *Record) bool {
+		return providerResponse(r) || r.Subtype == SubtypeRecovery
+	}},
+	{scanMain.kinds(), func(r *Record) bool { return providerResponse(r) && !r.IsSidechain }},
+}
+
+// readScan runs every reader on records with sc (nil: the full passes).
+func readScan(records []Record, sc *recordScan) scanReads {
+	out := scanReads{
+		Damage:       damageOf(records, sc),
+		Budget:       frozenBudget(records, sc),
+		Previews:     budgetPreviews(records, sc),
+		Microcompact: loadMicrocompact(records, sc),
+		Pins:         pinnedUUIDs(records, sc),
+		Snips:        snipRequests(records, sc),
+	}
+	var boundaries []int
+	for i := range records {
+		if records[i].IsCompactBoundary() {
+			boundaries = append(boundaries, i)
+		}
+	}
+	for _, leaf := range scanLeaves(records) {
+		out.Recovery = append(out.Recovery, readRecovery(records, sc, leaf))
+		for _, b := range []int{-1, len(records)} {
+			for _, thrash := range []int{0, 1, 3, 100} {
+				out.History = append(out.History, readHistory(records, sc, leaf, b, thrash))
+			}
+		}
+		for _, b := range boundaries[max(0, len(boundaries)-2):] {
+			out.History = append(out.History, readHistory(records, sc, leaf, b, 2))
+		}
+	}
+	for _, w := range scanWanted {
+		var got []int
+		sc.each(records, w.kinds, func(i int, r *Record) {
+			if w.want(r) {
+				got = append(got, i)
+			}
+		})
+		out.Each = append(out.Each, got)
+	}
+	return out
+}
+
+// requireSameScan checks that sc lists what a scan of records from nothing lists.
+func requireSameScan(t *testing.T, records []Record, sc *recordScan, msg string) {
+	t.Helper()
+	var fresh recordScan
+	fresh.update(records)
+	require.True(t, sc.covers(records), msg)
+	for k := range numScanKinds {
+		require.True(t, slices.Equal(fresh.pos[k], sc.pos[k]), "%s: kind %d: %v, want %v", msg, k, sc.pos[k], fresh.pos[k])
+	}
+}
+
+// scanTurn is a turn's copy of the scan, the records it covers and what the readers gave.
+type scanTurn struct {
+	scan    recordScan
+	records []Record
+	reads   scanReads
+}
+
+// runScanTurns drives a Pipeline's memo through turns over all (prefixes growing by a few
+// records, in one slice as a caller's log grows; now and then a rewind to an earlier prefix,
+// or a different last record for one turn) and checks at each turn that the scan is the one
+// built from nothing and that every reader gives with it what its full pass gives. It then
+// checks that the copies earlier turns took still give what they gave.
+func runScanTurns(t *testing.T, all []Record, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 0x7e57))
+	memo := &chainMemo{}
+	buf := append(make([]Record, 0, len(all)+1), all...)
+	step := max(1, len(all)/40)
+	var kept []scanTurn
+	n := 0
+	for turn := 0; n < len(all) || turn == 0; turn++ {
+		n = min(len(all), n+1+rng.IntN(2*step))
+		records := buf[:n]
+		var restore func()
+		switch rng.IntN(8) {
+		case 0: // a rewind
+			records = buf[:rng.IntN(n+1)]
+		case 1: // another last record for this turn only
+			if n < len(all) {
+				orig := buf[n]
+				buf[n] = Record{Type: TypeSystem, Subtype: SubtypeRecovery, UUID: fmt.Sprintf("other-%d", turn),
+					Recovery: &RecoveryDecision{Rung: RungRequestTooLarge, Bytes: 1000 + turn}}
+				records = buf[:n+1]
+				restore = func() { buf[n] = orig }
+			}
+		}
+		msg := fmt.Sprintf("turn %d, %d records", turn, len(records))
+		chain, err := buildChain(records, ChainOptions{}, memo)
+		require.NoError(t, err, msg)
+		requireSameScan(t, records, &chain.scan, msg)
+		got := readScan(records, &chain.scan)
+		require.Equal(t, readScan(records, nil), got, msg)
+		if turn%5 == 0 {
+			// The reads point into the records they read: a copy of them, which later turns
+			// leave as they are.
+			c := slices.Clone(records)
+			kept = append(kept, scanTurn{chain.scan, c, readScan(c, &chain.scan)})
+		}
+		if restore != nil {
+			restore()
+		}
+	}
+	for k, old := range kept {
+		require.Equal(t, old.reads, readScan(old.records, &old.scan), "the copy kept at turn %d changed", k*5)
+	}
+	// The same records decoded again, in a new slice: scanned anew.
+	again := slices.Clone(all)
+	chain, err := buildChain(again, ChainOptions{}, memo)
+	require.NoError(t, err)
+	requireSameScan(t, again, &chain.scan, "a new slice")
+	require.Equal(t, readScan(again, nil), readScan(again, &chain.scan), "a new slice")
+}
+
+// TestRecordScanGenerated compares the scan's readers with their full passes, turn by turn,
+// on generated sessions holding every kind of record the scan lists.
+func TestRecordScanGenerated(t *testing.T) {
+	for seed := range uint64(6) {
+		t.Run(fmt.Sprint("seed=", seed), func(t *testing.T) {
+			runScanTurns(t, scanMixed(40+int(seed)*15, seed), seed)
+		})
+	}
+}
+
+// TestRecordScanGoldenAndCorpus does the same on the transcripts of every golden case and
+// every corpus session.
+func TestRecordScanGoldenAndCorpus(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "cases", "*", "*.jsonl"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			tr, err := ReadFile(f, ReadOptions{})
+			require.NoError(t, err)
+			runScanTurns(t, tr.Records, 1)
+		})
+	}
+	for _, s := range corpusSessions(t) {
+		t.Run(s.path, func(t *testing.T) { runScanTurns(t, s.records, 2) })
+	}
+}
+
+// TestRecordScanTrailing checks the one change a record may see after it was scanned: the
+// last record gains, then loses, the damage of the torn line after it.
+func TestRecordScanTrailing(t *testing.T) {
+	k := linearSession(4)
+	buf := append(make([]Record, 0, len(k.recs)+1), k.recs...)
+	n := len(k.recs) - 1
+	memo := &chainMemo{}
+	torn := &LineError{File: "s.jsonl", Line: n + 1, Err: ErrTornLine}
+	for _, tt := range []struct {
+		name  string
+		edit  func()
+		count int
+		want  int // damaged lines reported
+	}{
+		{"clean", func() {}, n, 0},
+		{"a torn line after the last record", func() { buf[n-1].Damage = &Damage{Trailing: []*LineError{torn}} }, n, 1},
+		{"the line completed", func() { buf[n-1].Damage = nil }, n + 1, 0},
+	} {
+		tt.edit()
+		records := buf[:tt.count]
+		chain, err := buildChain(records, ChainOptions{}, memo)
+		require.NoError(t, err, tt.name)
+		got := damageOf(records, &chain.scan)
+		assert.Len(t, got, tt.want, tt.name)
+		assert.Equal(t, damageOf(records, nil), got, tt.name)
+	}
+}
+
+// TestRecordScanWithoutMemo checks that BuildChain without a memo indexes nothing, so that the
+// readers fall back to their full passes, and that an empty transcript is covered.
+func TestRecordScanWithoutMemo(t *testing.T) {
+	records := scanMixed(10, 9)
+	chain, err := BuildChain(records, ChainOptions{})
+	require.NoError(t, err)
+	assert.False(t, chain.scan.covers(records))
+	assert.Equal(t, readScan(records, nil), readScan(records, &chain.scan))
+
+	memo := &chainMemo{}
+	chain, err = buildChain(nil, ChainOptions{}, memo)
+	require.NoError(t, err)
+	assert.True(t, chain.scan.covers(nil))
+	chain, err = buildChain(records, ChainOptions{}, memo)
+	require.NoError(t, err)
+	requireSameScan(t, records, &chain.scan, "after an empty transcript")
+}
+
+// TestRecordScanConcurrent runs turns of one conversation from several goroutines on one
+// memo, each on prefixes of one log that grow and shrink, and checks each turn's readers
+// against their full passes while the other turns truncate and extend the scan it copied
+// (run it under -race).
+func TestRecordScanConcurrent(t *testing.T) {
+	all := scanMixed(60, 11)
+	memo := &chainMemo{}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 0xc0c0))
+			for turn := range 25 {
+				records := all[:len(all)/2+rng.IntN(len(all)/2+1)]
+				chain, err := buildChain(records, ChainOptions{}, memo)
+				if !assert.NoError(t, err) {
+					return
+				}
+				want := readScan(records, nil)
+				for range 2 { // read again after the other goroutines moved on
+					if !assert.Equal(t, want, readScan(records, &chain.scan), "goroutine %d, turn %d", g, turn) {
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestRecordScanSteadyAllocs checks that a steady turn's work on the scan — the memo's index
+// brought up to the records with one new prompt, then every reader — allocates as much at
+// 2,000 turns as at 200: it follows the new record and the decisions, not the file.
+func TestRecordScanSteadyAllocs(t *testing.T) {
+	allocs := map[int]float64{}
+	for _, turns := range []int{200, 2000} {
+		k := linearSession(turns)
+		// The same few decisions in both sessions.
+		for _, r := range scanMixed(6, 3) {
+			if r.Type == TypeSystem {
+				k.decision(r)
+			}
+		}
+		k.user("the last prompt")
+		n := len(k.recs)
+		buf := append(make([]Record, 0, n), k.recs...)
+		memo := &chainMemo{}
+		memo.keep(memo.index(buf))
+		leaf := &buf[n-1]
+		i := 0
+		allocs[turns] = testing.AllocsPerRun(20, func() {
+			i++
+			buf[n-1].UUID = fmt.Sprintf("00000000-0000-4000-9000-%012d", i) // another prompt each turn
+			ix := memo.index(buf)
+			sc := ix.scan
+			memo.keep(ix)
+			damageOf(buf, &sc)
+			readRecovery(buf, &sc, leaf)
+			readHistory(buf, &sc, leaf, n, 3)
+			frozenBudget(buf, &sc)
+			budgetPreviews(buf, &sc)
+			loadMicrocompact(buf, &sc)
+			pinnedUUIDs(buf, &sc)
+			snipRequests(buf, &sc)
+		})
+	}
+	t.Logf("allocations of a steady turn's scan and readers: %v", allocs)
+	require.Equal(t, allocs[200], allocs[2000], "the scan's allocations grow with the history: %v", allocs)
+}
