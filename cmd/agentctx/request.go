@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -60,14 +61,15 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// The command builds one request: the records and the pipeline's memos are not needed
+	// any more, and the body is streamed from the request, never held whole.
+	s.release()
+	if *provider == "" && !*indent {
+		return writeBody(stdout, res.Request)
+	}
 	var body []byte
 	if *provider == "" {
-		if *indent {
-			body, err = res.Request.Indent()
-		} else {
-			body, err = res.Request.MarshalJSON()
-			body = append(body, '\n')
-		}
+		body, err = res.Request.Indent()
 	} else {
 		body, err = providerBody(stderr, *provider, res.Request, *indent)
 	}
@@ -76,6 +78,18 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	_, err = stdout.Write(body)
 	return err
+}
+
+// writeBody writes req's compact body and a newline to w, in pieces.
+func writeBody(w io.Writer, req agentctx.Request) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if _, err := req.WriteTo(bw); err != nil {
+		return err
+	}
+	if err := bw.WriteByte('\n'); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // providerBody converts req with the provider's adapter and encodes the SDK parameters, as the
