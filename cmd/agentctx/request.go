@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
@@ -52,6 +54,7 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer s.close()
+	limitMemory(s.addr.file)
 	s.clockNote(stderr)
 	for _, u := range s.tr.Unmapped {
 		fmt.Fprintf(stderr, "agentctx: %v\n", u)
@@ -129,3 +132,38 @@ func providerBody(stderr io.Writer, provider string, req agentctx.Request, inden
 	}
 	return append(body, '\n'), nil
 }
+
+// limitMemory, when the process is the agentctx command (not a test calling its commands),
+// gives it the soft memory limit memoryLimit computes for the session file at path.
+func limitMemory(path string) {
+	if n, ok := memoryLimit(path); ok && processIsCommand {
+		debug.SetMemoryLimit(n)
+	}
+}
+
+// processIsCommand is set by main: the process runs one command and exits.
+var processIsCommand bool
+
+// memoryLimit is the soft memory limit of a process that builds its one request from the
+// session file at path: false when GOMEMLIMIT sets one, or path is no regular file (a
+// database session, a pipe). With it, the collector works harder as the heap nears the limit
+// instead of letting the heap grow to twice its live size first. The records and what
+// Prepare builds from them hold up to about five times the file (a generated 5,000-turn
+// session), so the limit leaves room above that and the collector does not run all the time.
+func memoryLimit(path string) (int64, bool) {
+	if path == "" || os.Getenv("GOMEMLIMIT") != "" {
+		return 0, false
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0, false
+	}
+	return memoryFloor + memoryPerByte*fi.Size(), true
+}
+
+// The one-shot memory limit: memoryFloor bytes (the binary and the runtime) plus
+// memoryPerByte bytes per byte of the session file.
+const (
+	memoryFloor   = 16 << 20
+	memoryPerByte = 6
+)
