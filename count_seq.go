@@ -97,6 +97,11 @@ func (c *Counter) sequence(kind byte, n int, at func(i int) (Role, []Block), out
 		clear(e.items[n:]) // what the shorter sequence no longer holds is not kept alive
 		e.items = e.items[:n]
 	}
+	if len(e.items) == 0 && cap(e.items) < n {
+		// A sequence counted for the first time is allocated once, at its length, instead of
+		// growing by doubling (which leaves as much garbage as it keeps).
+		e.items = make([]seqItem, 0, n)
+	}
 	for _, f := range fresh {
 		switch {
 		case f.i < len(e.items):

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strconv"
 	"unicode/utf8"
 
@@ -31,6 +32,43 @@ type encoder struct {
 	// sizeOnly: a part the memo holds is counted in skipped instead of copied into buf.
 	sizeOnly bool
 	skipped  int
+	// w, when set, receives the encoding in pieces: buf is written to it and emptied
+	// between messages once it holds flushBytes (see flush), so the body is never whole.
+	w       io.Writer
+	written int64
+	// noStore: parts the memo holds are copied, parts it does not hold are encoded and not
+	// stored.
+	noStore bool
+}
+
+// flushBytes is how much of the encoding an encoder writing to an io.Writer gathers before
+// writing it.
+const flushBytes = 64 << 10
+
+// encodeTo writes r's encoding to w in pieces, copying the parts memo holds (nil: none) and
+// storing none.
+func encodeTo(w io.Writer, r *Request, memo *encodeMemo) (int64, error) {
+	e := &encoder{memo: memo, w: w, noStore: true, buf: make([]byte, 0, 2*flushBytes)}
+	if memo != nil {
+		e.h.init(memo)
+	}
+	if err := e.request(r); err != nil {
+		return e.written, err
+	}
+	err := e.flush(0)
+	return e.written, err
+}
+
+// flush writes buf to the encoder's writer and empties it when it holds threshold bytes or
+// more (and is not empty); without a writer it does nothing.
+func (e *encoder) flush(threshold int) error {
+	if e.w == nil || len(e.buf) < threshold || len(e.buf) == 0 {
+		return nil
+	}
+	n, err := e.w.Write(e.buf)
+	e.written += int64(n)
+	e.buf = e.buf[:0]
+	return err
 }
 
 // encodeRequest encodes r with memo (nil: no memo).
@@ -159,6 +197,9 @@ func (e *encoder) request(r *Request) error {
 		if err := e.memoized(memoMessage, func(h *memoHasher) bool { return h.message(m) }, func() error { return e.message(i, m) }); err != nil {
 			return err
 		}
+		if err := e.flush(flushBytes); err != nil {
+			return err
+		}
 	}
 	e.buf = append(e.buf, ']')
 	if len(r.Tools) > 0 {
@@ -212,6 +253,9 @@ func (e *encoder) memoized(kind byte, hash func(*memoHasher) bool, encode func()
 	start := len(e.buf)
 	if err := encode(); err != nil {
 		return err
+	}
+	if e.noStore {
+		return nil
 	}
 	// Hash once more, keeping the strings the key holds by identity.
 	p := encodedPart{b: bytes.Clone(e.buf[start:])}

@@ -1,7 +1,9 @@
 package agentctx
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -47,6 +49,28 @@ func checkEncoding(t *testing.T, name string, req Request) {
 		}
 		require.NoError(t, err, "%s, size, %s", name, how.name)
 		assert.Equal(t, len(want), n, "%s, size, %s", name, how.name)
+	}
+	// WriteTo writes the same bytes in pieces, copying what a memo holds and storing nothing.
+	for _, how := range []struct {
+		name string
+		memo *encodeMemo
+	}{{"no memo", nil}, {"cold memo", newEncodeMemo()}, {"warm memo", sizeMemo}} {
+		r := req
+		r.memo = how.memo
+		var b bytes.Buffer
+		n, err := r.WriteTo(&b)
+		if wantErr != nil {
+			if assert.Error(t, err, "%s, WriteTo, %s", name, how.name) {
+				assert.Equal(t, wantErr.Error(), err.Error(), "%s, WriteTo, %s", name, how.name)
+			}
+			continue
+		}
+		require.NoError(t, err, "%s, WriteTo, %s", name, how.name)
+		assert.Equal(t, string(want), b.String(), "%s, WriteTo, %s", name, how.name)
+		assert.Equal(t, int64(b.Len()), n, "%s, WriteTo, %s", name, how.name)
+		if how.name == "cold memo" {
+			assert.Empty(t, how.memo.cur, "%s, WriteTo stores nothing", name)
+		}
 	}
 	if wantErr != nil {
 		return
@@ -259,6 +283,65 @@ func TestEncodeMemoBound(t *testing.T) {
 		require.Equal(t, string(want), string(got))
 	}
 	assert.Equal(t, 2*len(mustEncode(t, req)), memo.bound, "the bound follows the largest request")
+}
+
+// TestRequestWriteTo writes a request larger than one piece: in several writes, none much
+// larger than a piece unless one message is, the bytes MarshalJSON gives; a writer's error
+// ends the writing and comes back with the bytes written before it.
+func TestRequestWriteTo(t *testing.T) {
+	var msgs []RequestMessage
+	for i := range 40 {
+		msgs = append(msgs, RequestMessage{Role: RoleUser, Content: []Block{&Text{Text: fmt.Sprint(i, strings.Repeat("x", 8<<10))}}})
+	}
+	msgs = append(msgs, RequestMessage{Role: RoleAssistant, Content: []Block{&Text{Text: strings.Repeat("y", 3*flushBytes)}}})
+	req := Request{Model: "m", MaxTokens: 1, Messages: msgs}
+	want := mustEncode(t, req)
+	errWrite := errors.New("disk full")
+	tests := []struct {
+		name     string
+		failAt   int // the write that fails, counted from 1; 0: none
+		wantErr  error
+		maxWrite int
+	}{
+		{name: "every write succeeds", maxWrite: 4 * flushBytes},
+		{name: "the first write fails", failAt: 1, wantErr: errWrite},
+		{name: "the third write fails", failAt: 3, wantErr: errWrite},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := &pieceWriter{failAt: tt.failAt, err: errWrite}
+			n, err := req.WriteTo(w)
+			assert.ErrorIs(t, err, tt.wantErr)
+			assert.Equal(t, int64(w.buf.Len()), n, "the count is what the writer took")
+			assert.True(t, bytes.HasPrefix(want, w.buf.Bytes()), "what was written is the body's start")
+			if tt.failAt == 0 {
+				assert.Equal(t, string(want), w.buf.String())
+				assert.Greater(t, w.writes, 2, "the body is written in pieces")
+				assert.LessOrEqual(t, w.largest, tt.maxWrite)
+			} else {
+				assert.Equal(t, tt.failAt, w.writes, "no write after the failed one")
+			}
+		})
+	}
+}
+
+// pieceWriter records the writes it takes; write number failAt (from 1) takes half its bytes
+// and fails with err.
+type pieceWriter struct {
+	buf             bytes.Buffer
+	writes, largest int
+	failAt          int
+	err             error
+}
+
+func (w *pieceWriter) Write(p []byte) (int, error) {
+	w.writes++
+	w.largest = max(w.largest, len(p))
+	if w.writes == w.failAt {
+		w.buf.Write(p[:len(p)/2])
+		return len(p) / 2, w.err
+	}
+	return w.buf.Write(p)
 }
 
 func mustEncode(t *testing.T, req Request) []byte {

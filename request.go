@@ -3,6 +3,7 @@ package agentctx
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -86,6 +87,17 @@ func (*CacheEdits) isBlock()        {}
 // new exchange. The bytes are the same either way.
 func (r Request) MarshalJSON() ([]byte, error) {
 	return encodeRequest(&r, r.memo)
+}
+
+// WriteTo writes the bytes [Request.MarshalJSON] returns to w, in pieces of about 64 KB,
+// without ever holding the whole body. Like MarshalJSON it copies the parts the Pipeline's
+// memo holds, but it stores none of the parts it encodes: it suits a process that builds one
+// request and exits (the agentctx CLI), whereas a caller that prepares the conversation's next
+// turn too should use MarshalJSON, which keeps each part's encoding for that turn. On an
+// error (w's, or a block that does not encode) the pieces written before it stay written, and
+// the count says how many bytes they hold.
+func (r Request) WriteTo(w io.Writer) (int64, error) {
+	return encodeTo(w, &r, r.memo)
 }
 
 func marshalRequestBlock(b Block) ([]byte, error) {

@@ -45,6 +45,7 @@ import (
 )
 
 func main() {
+	processIsCommand = true
 	os.Exit(run(context.Background(), os.Args[1:], os.Stdout, os.Stderr))
 }
 

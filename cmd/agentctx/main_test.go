@@ -581,3 +581,32 @@ func TestAppendAfterFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, tr.End)
 }
+
+// TestRequestMemoryLimit checks the one-shot memory limit: it follows the size of a regular
+// session file, and there is none for what is not one or when GOMEMLIMIT sets one.
+func TestRequestMemoryLimit(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(file, make([]byte, 1000), 0o644))
+	tests := []struct {
+		name   string
+		path   string
+		env    string
+		want   int64
+		wantOK bool
+	}{
+		{name: "a file", path: file, want: memoryFloor + memoryPerByte*1000, wantOK: true},
+		{name: "GOMEMLIMIT set", path: file, env: "100MiB"},
+		{name: "a directory", path: dir},
+		{name: "no such file", path: filepath.Join(dir, "missing.jsonl")},
+		{name: "a database session", path: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("GOMEMLIMIT", tt.env)
+			got, ok := memoryLimit(tt.path)
+			assert.Equal(t, tt.wantOK, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
@@ -51,6 +54,7 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer s.close()
+	limitMemory(s.addr.file)
 	s.clockNote(stderr)
 	for _, u := range s.tr.Unmapped {
 		fmt.Fprintf(stderr, "agentctx: %v\n", u)
@@ -60,14 +64,15 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if err != nil {
 		return err
 	}
+	// The command builds one request: the records and the pipeline's memos are not needed
+	// any more, and the body is streamed from the request, never held whole.
+	s.release()
+	if *provider == "" && !*indent {
+		return writeBody(stdout, res.Request)
+	}
 	var body []byte
 	if *provider == "" {
-		if *indent {
-			body, err = res.Request.Indent()
-		} else {
-			body, err = res.Request.MarshalJSON()
-			body = append(body, '\n')
-		}
+		body, err = res.Request.Indent()
 	} else {
 		body, err = providerBody(stderr, *provider, res.Request, *indent)
 	}
@@ -76,6 +81,18 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	_, err = stdout.Write(body)
 	return err
+}
+
+// writeBody writes req's compact body and a newline to w, in pieces.
+func writeBody(w io.Writer, req agentctx.Request) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	if _, err := req.WriteTo(bw); err != nil {
+		return err
+	}
+	if err := bw.WriteByte('\n'); err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
 // providerBody converts req with the provider's adapter and encodes the SDK parameters, as the
@@ -115,3 +132,38 @@ func providerBody(stderr io.Writer, provider string, req agentctx.Request, inden
 	}
 	return append(body, '\n'), nil
 }
+
+// limitMemory, when the process is the agentctx command (not a test calling its commands),
+// gives it the soft memory limit memoryLimit computes for the session file at path.
+func limitMemory(path string) {
+	if n, ok := memoryLimit(path); ok && processIsCommand {
+		debug.SetMemoryLimit(n)
+	}
+}
+
+// processIsCommand is set by main: the process runs one command and exits.
+var processIsCommand bool
+
+// memoryLimit is the soft memory limit of a process that builds its one request from the
+// session file at path: false when GOMEMLIMIT sets one, or path is no regular file (a
+// database session, a pipe). With it, the collector works harder as the heap nears the limit
+// instead of letting the heap grow to twice its live size first. The records and what
+// Prepare builds from them hold up to about five times the file (a generated 5,000-turn
+// session), so the limit leaves room above that and the collector does not run all the time.
+func memoryLimit(path string) (int64, bool) {
+	if path == "" || os.Getenv("GOMEMLIMIT") != "" {
+		return 0, false
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return 0, false
+	}
+	return memoryFloor + memoryPerByte*fi.Size(), true
+}
+
+// The one-shot memory limit: memoryFloor bytes (the binary and the runtime) plus
+// memoryPerByte bytes per byte of the session file.
+const (
+	memoryFloor   = 16 << 20
+	memoryPerByte = 6
+)

@@ -272,6 +272,13 @@ func (s *session) prepare(ctx context.Context) (agentctx.Result, error) {
 	return s.pipeline.Prepare(ctx, s.input)
 }
 
+// release drops the session's records and pipeline (its memos), for a command that is done
+// preparing: what the result refers to stays alive, the rest can be collected. The database
+// connection, if any, stays open for close.
+func (s *session) release() {
+	s.tr, s.input, s.pipeline, s.counter = nil, agentctx.Input{}, nil, nil
+}
+
 func sessionID(tr *agentctx.Transcript, path string) string {
 	for _, r := range tr.Records {
 		if r.SessionID != "" {
