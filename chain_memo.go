@@ -3,6 +3,7 @@ package agentctx
 import (
 	"slices"
 	"sync"
+	"weak"
 )
 
 // chainIndex maps each uuid of a transcript to the position of its first occurrence, the index
@@ -25,6 +26,10 @@ type chainIndex struct {
 	kidsOf   string
 	kidsUpTo int
 	kids     []int
+	// first is the first record of the slice last indexed, weakly: the index does not keep
+	// the caller's records alive, and a pointer to records still alive cannot stand for
+	// other records.
+	first weak.Pointer[Record]
 	// scan lists the records the stages look for across the whole transcript; a Pipeline's
 	// memo keeps it in step with uuids (see [recordScan]).
 	scan recordScan
@@ -39,9 +44,18 @@ func newChainIndex(n int) *chainIndex {
 // uuid, parentUuid and compact-boundary flag at every position, all the index is built from
 // (nothing else of a record goes into it). A string the caller kept from the previous turn
 // compares at its address (the index holds it, so the address cannot be reused for other
-// bytes); one decoded again compares by its bytes.
+// bytes); one decoded again compares by its bytes. When records are the slice ix indexed last,
+// grown in place, only the first and the last record it indexed are compared: the records
+// between are the caller's append-only log (see [Input.Records]).
 func (ix *chainIndex) common(records []Record) int {
 	n := min(len(records), len(ix.uuids))
+	if n > 0 && n == len(ix.uuids) && ix.first.Value() == &records[0] && ix.sameAt(records, 0) && ix.sameAt(records, n-1) {
+		// The slice indexed, grown in place, its first and last records the ones indexed: the
+		// caller's append-only log (see [Input.Records]), whose records are not replaced.
+		// A rewind or another transcript read into the same slice puts other records at the
+		// end of what was indexed.
+		return n
+	}
 	b := 0 // the first of ix.boundaries at or after i
 	for i := range n {
 		for b < len(ix.boundaries) && ix.boundaries[b] < i {
@@ -54,6 +68,21 @@ func (ix *chainIndex) common(records []Record) int {
 		}
 	}
 	return n
+}
+
+// sameAt reports whether records[i] has the uuid, parentUuid and compact-boundary flag ix
+// indexed at position i.
+func (ix *chainIndex) sameAt(records []Record, i int) bool {
+	r := &records[i]
+	_, wasBoundary := slices.BinarySearch(ix.boundaries, i)
+	return r.UUID == ix.uuids[i] && r.ParentUUID == ix.parents[i] && r.IsCompactBoundary() == wasBoundary
+}
+
+// follow notes that ix now indexes the records of this slice.
+func (ix *chainIndex) follow(records []Record) {
+	if len(records) > 0 && ix.first.Value() != &records[0] {
+		ix.first = weak.Make(&records[0])
+	}
 }
 
 // truncate drops the records from position n on: ix is then the index of the first n.
@@ -138,6 +167,7 @@ func (ix *chainIndex) reset(n int) {
 	ix.withUUID = 0
 	ix.boundaries = ix.boundaries[:0]
 	ix.kidsOf, ix.kidsUpTo, ix.kids = "", 0, ix.kids[:0]
+	ix.first = weak.Pointer[Record]{}
 	ix.scan = recordScan{} // turns may hold copies of the lists: new ones
 }
 
@@ -172,6 +202,7 @@ func (m *chainMemo) index(records []Record) *chainIndex {
 		ix.truncate(n) // another record at the end (a turn built again), a fork, a prefix
 	}
 	ix.extend(records)
+	ix.follow(records)
 	ix.scan.update(records)
 	return ix
 }

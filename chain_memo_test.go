@@ -356,3 +356,59 @@ func TestChainMemoCorpusPrefixes(t *testing.T) {
 		})
 	}
 }
+
+// TestChainMemoSameSlice runs a memo through the turns of one slice that a caller grows in
+// place, rewinds and reuses for another transcript, and checks each index against one built
+// from nothing.
+func TestChainMemoSameSlice(t *testing.T) {
+	buf := make([]Record, 0, 16)
+	set := func(uuids ...string) []Record {
+		buf = append(buf[:0], memoRecords(uuids...)...)
+		return buf
+	}
+	grow := func(uuids ...string) []Record {
+		buf = append(buf, memoRecords(uuids...)...)
+		return buf
+	}
+	turns := []struct {
+		name string
+		recs func() []Record
+	}{
+		{"first", func() []Record { return set("a", "b>a", "c>b") }},
+		{"grown", func() []Record { return grow("d>c", "e!") }},
+		{"grown again", func() []Record { return grow("f>e") }},
+		{"the same", func() []Record { return buf }},
+		{"rewound and written again", func() []Record { buf = buf[:3]; return grow("x>c", "y>x", "z>y") }},
+		{"rewound over the last record", func() []Record { buf = buf[:5]; return grow("w>y") }},
+		{"another transcript in the slice", func() []Record { return set("p", "q>p", "r>q", "s>r", "t>s", "u>t") }},
+		{"the first record other", func() []Record { return set("a", "q>p", "r>q", "s>r", "t>s", "u>t", "v>u") }},
+		{"the last record indexed now a boundary", func() []Record { buf[len(buf)-1] = memoRecords("v!")[0]; return buf }},
+		{"a prefix", func() []Record { return buf[:2] }},
+	}
+	m := &chainMemo{}
+	for _, tt := range turns {
+		records := tt.recs()
+		got := m.index(records)
+		want := newChainIndex(len(records))
+		want.extend(records)
+		assert.Equal(t, want.byUUID, got.byUUID, tt.name)
+		assert.Equal(t, want.uuids, got.uuids, tt.name)
+		assert.Equal(t, want.parents, got.parents, tt.name)
+		assert.Equal(t, append([]int{}, want.boundaries...), append([]int{}, got.boundaries...), tt.name)
+		m.keep(got)
+	}
+
+	// The slice's index is the least recently used of a full memo, which hands it out for its
+	// storage to a transcript with another first record: read into the same slice, with the
+	// record at the end of what was indexed the same, it is still indexed anew.
+	m.keep(m.index(set("a", "b>a", "c>b", "d>c")))
+	for c := range chainMemoEntries - 1 {
+		m.keep(m.index(memoRecords(fmt.Sprintf("other-%d", c))))
+	}
+	records := set("z", "b>a", "c>b", "d>c", "e>d")
+	got := m.index(records)
+	want := newChainIndex(len(records))
+	want.extend(records)
+	assert.Equal(t, want.byUUID, got.byUUID, "another first record")
+	assert.Equal(t, want.uuids, got.uuids, "another first record")
+}

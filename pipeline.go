@@ -169,10 +169,12 @@ type Input struct {
 	// or give the record a new Message, to change what the transcript says. The memos rely on
 	// it: they know a tool input or other raw JSON by the identity of its bytes, and the
 	// calibration fit knows a response pair it has summed by the uuid, message and usage of its
-	// records, without reading their blocks again. Likewise a record the next turn passes at the
-	// same position of the same slice, under the same uuid, is taken to be the record it was:
-	// its type, subtype, thread and damage are read once, when it is new (records in another
-	// slice, such as a transcript read again, are read anew).
+	// records, without reading their blocks again. Likewise the records a turn passes again at
+	// the same positions of the same slice, grown in place, are taken to be the records they
+	// were (the first and the last of them are compared, which a rewind or another transcript
+	// read into the slice changes): their uuids, parents, types, subtypes, threads and damage
+	// are read once, when they are new. Records in another slice, such as a transcript read
+	// again, are compared record by record.
 	Records []Record
 	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
 	Leaf string
