@@ -45,16 +45,21 @@ func newChainIndex(n int) *chainIndex {
 // (nothing else of a record goes into it). A string the caller kept from the previous turn
 // compares at its address (the index holds it, so the address cannot be reused for other
 // bytes); one decoded again compares by its bytes. When records are the slice ix indexed last,
-// grown in place, only the first and the last record it indexed are compared: the records
-// between are the caller's append-only log (see [Input.Records]).
+// only the first record and the last few it indexed are compared: the records between are the
+// caller's append-only log (see [Input.Records]).
 func (ix *chainIndex) common(records []Record) int {
 	n := min(len(records), len(ix.uuids))
-	if n > 0 && n == len(ix.uuids) && ix.first.Value() == &records[0] && ix.sameAt(records, 0) && ix.sameAt(records, n-1) {
-		// The slice indexed, grown in place, its first and last records the ones indexed: the
-		// caller's append-only log (see [Input.Records]), whose records are not replaced.
-		// A rewind or another transcript read into the same slice puts other records at the
-		// end of what was indexed.
-		return n
+	if n > 0 && ix.first.Value() == &records[0] && ix.sameAt(records, 0) {
+		// The slice indexed, its first record the one indexed: the caller's append-only log
+		// (see [Input.Records]), grown in place, whose records are not replaced but by a
+		// rewind, which puts other records from some position on. A turn built again puts
+		// another last record or two; a rewind further back, or another transcript read into
+		// the slice, is found by comparing every position.
+		for j := n - 1; j >= max(1, n-rebuiltRecords); j-- {
+			if ix.sameAt(records, j) {
+				return j + 1
+			}
+		}
 	}
 	b := 0 // the first of ix.boundaries at or after i
 	for i := range n {
@@ -69,6 +74,10 @@ func (ix *chainIndex) common(records []Record) int {
 	}
 	return n
 }
+
+// rebuiltRecords is how many records at the end of what the index holds common looks at for
+// the last one still indexed, in a slice it indexed before.
+const rebuiltRecords = 4
 
 // sameAt reports whether records[i] has the uuid, parentUuid and compact-boundary flag ix
 // indexed at position i.
