@@ -165,16 +165,17 @@ func (p *Pipeline) Levels() Levels { return p.levels }
 type Input struct {
 	// Records is the durable transcript in file order. Prepare does not modify it, and keeps
 	// none of the slice itself. Records are values of an append-only log: once a record has
-	// been passed to Prepare, do not change it or anything it holds in place — append a record,
-	// or give the record a new Message, to change what the transcript says. The memos rely on
-	// it: they know a tool input or other raw JSON by the identity of its bytes, and the
-	// calibration fit knows a response pair it has summed by the uuid, message and usage of its
-	// records, without reading their blocks again. Likewise the records a turn passes again at
-	// the same positions of the same slice, grown in place, are taken to be the records they
-	// were (the first and the last of them are compared, which a rewind or another transcript
-	// read into the slice changes): their uuids, parents, types, subtypes, threads and damage
-	// are read once, when they are new. Records in another slice, such as a transcript read
-	// again, are compared record by record.
+	// been passed to Prepare, neither change it or anything it holds in place nor put another
+	// record in its place in the slice, other than by cutting the slice back and appending (a
+	// rewind) — append a record, give a record a new Message, or pass another slice. The memos rely on it: they know a tool input or other raw JSON by the
+	// identity of its bytes; the calibration fit knows a response pair it has summed by the
+	// uuid, message and usage of its records, without reading their blocks again; and the
+	// records a turn passes again at the same positions of the slice a previous turn passed
+	// are taken to be the records they were (the first and the last few of them are compared,
+	// which a rewind, a turn built again or another transcript read into the slice changes),
+	// their uuids, parents, types, subtypes, threads and damage read once, when they are new.
+	// Records in another slice, such as a transcript read again, are compared record by
+	// record.
 	Records []Record
 	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
 	Leaf string
