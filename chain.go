@@ -229,19 +229,28 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	// 2. Re-attach split assistant records and the results of their tool calls.
 	// The message ids on the walk, each with the first record on the chain of each key (see
 	// replayKey).
+	// A message's split records mostly follow one another: the id of the record before is
+	// not looked up again.
+	prevID := ""
 	for _, i := range path {
-		if r := &records[i]; r.Type == TypeAssistant && r.Message != nil && r.Message.ID != "" {
-			s.msgs[r.Message.ID] = len(s.heads)
+		if r := &records[i]; r.Type == TypeAssistant && r.Message != nil && r.Message.ID != "" && r.Message.ID != prevID {
+			prevID = r.Message.ID
+			s.msgs[prevID] = len(s.heads)
 			s.heads = append(s.heads, -1)
 		}
 	}
 	var replays []replayAt
+	prevID, prevM, prevOK := "", 0, false // no message id "" is on the walk
 	for i := start; i < len(records); i++ {
 		r := &records[i]
 		if r.Type != TypeAssistant || r.Message == nil {
 			continue
 		}
-		if m, ok := s.msgs[r.Message.ID]; ok && !otherThread(r, c.Leaf) && !dup(i) {
+		if id := r.Message.ID; id != prevID {
+			prevID = id
+			prevM, prevOK = s.msgs[id]
+		}
+		if m, ok := prevM, prevOK; ok && !otherThread(r, c.Leaf) && !dup(i) {
 			key := keyOf(r)
 			k, seen := s.keptOf(m, key)
 			switch {
