@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"testing"
 
@@ -116,6 +117,12 @@ func TestNormalizeMemoFieldReassigned(t *testing.T) {
 			recs := memoTranscript()
 			warm := newTestPipeline(t, Config{}, normNow)
 			turnOutput(t, warm, Input{Records: recs})
+			if tt.name == "record uuid" {
+				// The records of a slice a turn passed are taken to keep their uuids (see
+				// Input.Records): renamed, the transcript comes in a copy, which the memos
+				// compare record by record.
+				recs = slices.Clone(recs)
+			}
 			tt.change(recs)
 			wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{}, normNow), Input{Records: recs})
 			body, report := turnOutput(t, warm, Input{Records: recs})
