@@ -15,6 +15,7 @@ type chainIndex struct {
 	// with boundaries, what the index was built from.
 	uuids    []string
 	parents  []string
+	marks    []indexMark
 	byUUID   map[string]int
 	withUUID int // the records indexed that have a uuid
 	// boundaries lists the positions of the compact boundaries indexed, in file order: where
@@ -37,38 +38,45 @@ type chainIndex struct {
 
 // newChainIndex returns an empty index with room for n records.
 func newChainIndex(n int) *chainIndex {
-	return &chainIndex{uuids: make([]string, 0, n), parents: make([]string, 0, n), byUUID: make(map[string]int, n)}
+	return &chainIndex{uuids: make([]string, 0, n), parents: make([]string, 0, n), marks: make([]indexMark, 0, n), byUUID: make(map[string]int, n)}
 }
 
+// indexMark is what the index and its record scan read of a record beside its uuid and
+// parentUuid: whether it is a compact boundary, and the kinds the scan lists it under.
+type indexMark struct {
+	boundary bool
+	kinds    scanKinds
+}
+
+// markOf returns r's indexMark.
+func markOf(r *Record) indexMark { return indexMark{r.IsCompactBoundary(), kindsOf(r)} }
+
 // common returns how many records at the start of records ix indexes as they are: the same
-// uuid, parentUuid and compact-boundary flag at every position, all the index is built from
-// (nothing else of a record goes into it). A string the caller kept from the previous turn
+// uuid, parentUuid and indexMark at every position, all the index and its scan are built from
+// (nothing else of a record goes into them). A string the caller kept from the previous turn
 // compares at its address (the index holds it, so the address cannot be reused for other
 // bytes); one decoded again compares by its bytes. When records are the slice ix indexed last,
-// only the first record and the last few it indexed are compared: the records between are the
-// caller's append-only log (see [Input.Records]).
+// only its first record and one of the last few it indexed are compared: the records between
+// are the caller's append-only log (see [Input.Records]).
 func (ix *chainIndex) common(records []Record) int {
 	n := min(len(records), len(ix.uuids))
 	if n > 0 && ix.first.Value() == &records[0] && ix.sameAt(records, 0) {
 		// The slice indexed, its first record the one indexed: the caller's append-only log
 		// (see [Input.Records]), grown in place, whose records are not replaced but by a
-		// rewind, which puts other records from some position on. A turn built again puts
-		// another last record or two; a rewind further back, or another transcript read into
-		// the slice, is found by comparing every position.
+		// rewind, which appends new records (new uuids) from some position on. So a record
+		// among the last few indexed that holds its uuid's first occurrence, still there as
+		// it was, says that no rewind went back before it (a record without a uuid, or one
+		// written again, says nothing). A turn built again puts another last record or two;
+		// a rewind further back, or another transcript read into the slice, is found by
+		// comparing every position.
 		for j := n - 1; j >= max(1, n-rebuiltRecords); j-- {
-			if ix.sameAt(records, j) {
+			if u := ix.uuids[j]; u != "" && ix.byUUID[u] == j && ix.sameAt(records, j) {
 				return j + 1
 			}
 		}
 	}
-	b := 0 // the first of ix.boundaries at or after i
 	for i := range n {
-		for b < len(ix.boundaries) && ix.boundaries[b] < i {
-			b++
-		}
-		r := &records[i]
-		wasBoundary := b < len(ix.boundaries) && ix.boundaries[b] == i
-		if r.UUID != ix.uuids[i] || r.ParentUUID != ix.parents[i] || r.IsCompactBoundary() != wasBoundary {
+		if !ix.sameAt(records, i) {
 			return i
 		}
 	}
@@ -79,12 +87,11 @@ func (ix *chainIndex) common(records []Record) int {
 // the last one still indexed, in a slice it indexed before.
 const rebuiltRecords = 4
 
-// sameAt reports whether records[i] has the uuid, parentUuid and compact-boundary flag ix
-// indexed at position i.
+// sameAt reports whether records[i] has the uuid, parentUuid and indexMark ix indexed at
+// position i.
 func (ix *chainIndex) sameAt(records []Record, i int) bool {
 	r := &records[i]
-	_, wasBoundary := slices.BinarySearch(ix.boundaries, i)
-	return r.UUID == ix.uuids[i] && r.ParentUUID == ix.parents[i] && r.IsCompactBoundary() == wasBoundary
+	return r.UUID == ix.uuids[i] && r.ParentUUID == ix.parents[i] && markOf(r) == ix.marks[i]
 }
 
 // follow notes that ix now indexes the records of this slice.
@@ -110,6 +117,7 @@ func (ix *chainIndex) truncate(n int) {
 	ix.uuids = ix.uuids[:n]
 	clear(ix.parents[n:])
 	ix.parents = ix.parents[:n]
+	ix.marks = ix.marks[:n]
 	ix.boundaries = dropFrom(ix.boundaries, n)
 	if ix.kidsUpTo > n {
 		ix.kidsUpTo = n
@@ -148,6 +156,7 @@ func (ix *chainIndex) extend(records []Record) {
 		u := records[i].UUID
 		ix.uuids = append(ix.uuids, u)
 		ix.parents = append(ix.parents, records[i].ParentUUID)
+		ix.marks = append(ix.marks, markOf(&records[i]))
 		if records[i].IsCompactBoundary() {
 			ix.boundaries = append(ix.boundaries, i)
 		}
@@ -172,6 +181,7 @@ func (ix *chainIndex) reset(n int) {
 	ix.uuids = ix.uuids[:0]
 	clear(ix.parents)
 	ix.parents = ix.parents[:0]
+	ix.marks = ix.marks[:0]
 	clear(ix.byUUID)
 	ix.withUUID = 0
 	ix.boundaries = ix.boundaries[:0]

@@ -412,3 +412,91 @@ func TestChainMemoSameSlice(t *testing.T) {
 	assert.Equal(t, want.byUUID, got.byUUID, "another first record")
 	assert.Equal(t, want.uuids, got.uuids, "another first record")
 }
+
+// TestChainMemoRewindWithoutUUID rewinds a slice in place to before records without a uuid and
+// appends new records where they stood, records without a uuid among them: the index and its
+// record scan are those of the new records, not of the ones they replaced (a record without a
+// uuid, or one whose uuid is written again, never stands for the records before it).
+func TestChainMemoRewindWithoutUUID(t *testing.T) {
+	damaged := func(recs []Record, i int) []Record {
+		recs[i].Damage = &Damage{Skipped: []*LineError{{File: "s.jsonl", Line: i + 1, Err: ErrTornLine}}}
+		return recs
+	}
+	tests := []struct {
+		name          string
+		first, second func(buf []Record) []Record
+	}{
+		{"uuid-less records at the end",
+			func(buf []Record) []Record { return append(buf, memoRecords("a", "b>a", "", "", "", "", "c>b")...) },
+			func(buf []Record) []Record { return append(buf[:1], memoRecords("x>a", "", "", "", "", "y>x")...) }},
+		{"a uuid written again at the end",
+			func(buf []Record) []Record { return append(buf, memoRecords("a", "b>a", "c>b", "a", "d>c")...) },
+			func(buf []Record) []Record { return append(buf[:1], memoRecords("x>a", "y>x", "a", "z>y")...) }},
+		{"a damaged uuid-less record where a sound one was",
+			func(buf []Record) []Record {
+				return append(buf, memoRecords("a", "p1>a", "p2>p1", "p3>p2", "", "b>p3", "c>b", "d>c", "e>d", "f>e")...)
+			},
+			func(buf []Record) []Record {
+				return damaged(append(buf[:4], memoRecords("", "x>p3", "y>x", "z>y", "w>z", "v>w")...), 4)
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			buf := tt.first(make([]Record, 0, 16))
+			m := &chainMemo{}
+			_, err := buildChain(buf, ChainOptions{}, m)
+			require.NoError(t, err)
+			buf = tt.second(buf)
+			got, err := buildChain(buf, ChainOptions{}, m)
+			require.NoError(t, err)
+			want, err := buildChain(buf, ChainOptions{}, nil)
+			require.NoError(t, err)
+			assert.Equal(t, damageOf(buf, nil), damageOf(buf, &got.scan), "damage")
+			got.scan, want.scan = recordScan{}, recordScan{}
+			assert.Equal(t, want, got)
+			ix := m.index(buf)
+			fresh := newChainIndex(len(buf))
+			fresh.extend(buf)
+			assert.Equal(t, fresh.byUUID, ix.byUUID)
+		})
+	}
+}
+
+// TestPipelineRewindWithoutUUID prepares a turn, rewinds the caller's slice in place to an
+// earlier prompt and writes another exchange there, with records without a uuid (as Claude
+// Code writes file-history snapshots) where the old ones stood: the request is the one a fresh
+// Pipeline builds.
+func TestPipelineRewindWithoutUUID(t *testing.T) {
+	snapshot := Record{Type: "file-history-snapshot"}
+	k := newTK()
+	k.user("first question")
+	k.assistant(text("first answer"))
+	rewindAt := len(k.recs)
+	k.user("second question")
+	k.assistant(text("second answer"))
+	k.recs = append(k.recs, snapshot, snapshot, snapshot, snapshot, snapshot)
+	k.user("third question")
+	buf := append(make([]Record, 0, 32), k.recs...)
+
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
+	now := k.t0.Add(time.Hour)
+	p := newTestPipeline(t, cfg, now)
+	_, err := p.Prepare(t.Context(), Input{Records: buf})
+	require.NoError(t, err)
+
+	// The rewind: another exchange from the second prompt on, as long, snapshots and all.
+	k.recs, k.last = k.recs[:rewindAt], k.recs[rewindAt-1].UUID
+	k.n += 100
+	k.user("another second question")
+	k.assistant(text("another second answer"))
+	k.recs = append(k.recs, snapshot, snapshot, snapshot, snapshot, snapshot)
+	k.user("another third question")
+	buf = append(buf[:rewindAt], k.recs[rewindAt:]...)
+
+	got, err := p.Prepare(t.Context(), Input{Records: buf})
+	require.NoError(t, err)
+	want, err := newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: buf})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, want.Request)), string(requestBytes(t, got.Request)))
+	assert.Equal(t, want.Report.ChainRecords, got.Report.ChainRecords)
+}

@@ -166,16 +166,17 @@ type Input struct {
 	// Records is the durable transcript in file order. Prepare does not modify it, and keeps
 	// none of the slice itself. Records are values of an append-only log: once a record has
 	// been passed to Prepare, neither change it or anything it holds in place nor put another
-	// record in its place in the slice, other than by cutting the slice back and appending (a
-	// rewind) — append a record, give a record a new Message, or pass another slice. The memos rely on it: they know a tool input or other raw JSON by the
-	// identity of its bytes; the calibration fit knows a response pair it has summed by the
-	// uuid, message and usage of its records, without reading their blocks again; and the
-	// records a turn passes again at the same positions of the slice a previous turn passed
-	// are taken to be the records they were (the first and the last few of them are compared,
-	// which a rewind, a turn built again or another transcript read into the slice changes),
-	// their uuids, parents, types, subtypes, threads and damage read once, when they are new.
-	// Records in another slice, such as a transcript read again, are compared record by
-	// record.
+	// record in its place in the slice, other than by cutting the slice back and appending new
+	// records (a rewind) — append a record, give a record a new Message, or pass another slice.
+	// The memos rely on it: they know a tool input or other raw JSON by the identity of its
+	// bytes; the calibration fit knows a response pair it has summed by the uuid, message and
+	// usage of its records, without reading their blocks again; and the records a turn passes
+	// again at the same positions of the slice a previous turn passed are taken to be the
+	// records they were (the first and one of the last few with a uuid of its own are
+	// compared, which a rewind, a turn built again or another transcript read into the slice
+	// changes), their uuids, parents, types, subtypes, threads and damage read once, when they
+	// are new. Records in another slice, such as a transcript read again, are compared record
+	// by record.
 	Records []Record
 	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
 	Leaf string

@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"math/bits"
 	"sort"
 	"weak"
 )
@@ -68,12 +69,12 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 // over positions a copy still holds.
 //
 // What a record is listed under is read once, when it is scanned. The uuid index behind it
-// knows that the records before the new ones are the same uuids (see [chainIndex.common]);
-// a scan also needs them to be the same records, so it is kept only while the records are
-// in the same slice as before (the caller's append-only log, grown in place: see
-// [Input.Records]). Records read again from a file, or copied to a larger slice, are
-// scanned anew: a line edited in place may hold other damage, or another subtype, under
-// the same uuid.
+// keeps the scan of the records it finds as they were (see [chainIndex.common]: the same uuid,
+// parentUuid and kinds at each position it compares, and in a slice it indexed before, the
+// caller's append-only log of [Input.Records] between); the scan is also kept only while the
+// records are in the same slice as before. Records read again from a file, or copied to a
+// larger slice, are scanned anew: a line edited in place may hold other damage, or another
+// subtype, under the same uuid.
 //
 // The lists are a superset of what a reader wants: a reader checks its own condition on each
 // record listed, as the full pass over the records did. That keeps its result exact for a
@@ -117,25 +118,34 @@ func (sc *recordScan) update(records []Record) {
 // extend lists the records after the ones sc has scanned.
 func (sc *recordScan) extend(records []Record) {
 	for i := sc.n; i < len(records); i++ {
-		r := &records[i]
-		if r.Damage != nil {
-			sc.pos[scanDamaged] = append(sc.pos[scanDamaged], i)
-		}
-		if r.Subtype != "" {
-			if k, ok := subtypeKind(r.Subtype); ok {
-				sc.pos[k] = append(sc.pos[k], i)
-			}
-		}
-		if providerResponse(r) {
-			k := scanMain
-			if r.IsSidechain {
-				k = scanSide
-			}
-			sc.pos[k] = append(sc.pos[k], i)
+		for k := kindsOf(&records[i]); k != 0; k &= k - 1 {
+			kind := bits.TrailingZeros16(uint16(k))
+			sc.pos[kind] = append(sc.pos[kind], i)
 		}
 	}
 	sc.n = max(sc.n, len(records))
 	sc.indexed = true
+}
+
+// kindsOf returns the kinds a recordScan lists r under: all it reads of a record.
+func kindsOf(r *Record) scanKinds {
+	var k scanKinds
+	if r.Damage != nil {
+		k |= scanDamaged.kinds()
+	}
+	if r.Subtype != "" {
+		if sk, ok := subtypeKind(r.Subtype); ok {
+			k |= sk.kinds()
+		}
+	}
+	if providerResponse(r) {
+		if r.IsSidechain {
+			k |= scanSide.kinds()
+		} else {
+			k |= scanMain.kinds()
+		}
+	}
+	return k
 }
 
 // truncate drops the records from position n on. A list that loses positions is capped at
