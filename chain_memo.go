@@ -190,18 +190,11 @@ func (ix *chainIndex) reset(n int) {
 	ix.scan = recordScan{} // turns may hold copies of the lists: new ones
 }
 
-// chainMemoEntries is how many conversations' indexes a Pipeline keeps: the ones it served
-// last. Each entry is the size of its own transcript.
-const chainMemoEntries = 8
-
-// chainMemo holds the uuid indexes of the conversations a Pipeline served last. An index is
-// taken out while a turn uses it, so that conversations served concurrently never share
-// one, and put back afterwards. It changes only time: an index keeps only the records at
-// the start of the records given that it indexed with the same uuids, and is extended by
-// the rest.
+// chainMemo holds the uuid indexes of the conversations a Pipeline served last (see
+// [convMemo]). It changes only time: an index keeps only the records at the start of the
+// records given that it indexed as they are, and is extended by the rest.
 type chainMemo struct {
-	mu      sync.Mutex
-	entries []*chainIndex // most recently used first
+	convMemo[chainIndex]
 }
 
 // index returns the uuid index of records: a kept one extended by the records written since
@@ -230,33 +223,16 @@ func (m *chainMemo) index(records []Record) *chainIndex {
 // starts with the same uuid), or the least recently used one for its storage when there are
 // as many as the memo keeps, or nil.
 func (m *chainMemo) take(records []Record) *chainIndex {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k, ix := range m.entries {
-		if len(ix.uuids) > 0 && len(records) > 0 && ix.uuids[0] == records[0].UUID {
-			m.entries = slices.Delete(m.entries, k, k+1)
-			return ix
-		}
-	}
-	if n := len(m.entries); n == chainMemoEntries {
-		ix := m.entries[n-1]
-		m.entries = m.entries[:n-1]
-		return ix
-	}
-	return nil
+	ix, _ := m.convMemo.take(func(ix *chainIndex) bool {
+		return len(ix.uuids) > 0 && len(records) > 0 && ix.uuids[0] == records[0].UUID
+	})
+	return ix
 }
 
 // keep puts ix back as the most recently used index. m may be nil.
 func (m *chainMemo) keep(ix *chainIndex) {
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.entries = slices.Insert(m.entries, 0, ix)
-	if len(m.entries) > chainMemoEntries {
-		m.entries[len(m.entries)-1] = nil
-		m.entries = m.entries[:chainMemoEntries]
+	if m != nil {
+		m.convMemo.keep(ix)
 	}
 }
 

@@ -94,16 +94,16 @@ func TestChainMemoIndex(t *testing.T) {
 // served, no more, and that a conversation it still holds is extended, not indexed anew.
 func TestChainMemoBounded(t *testing.T) {
 	m := &chainMemo{}
-	for c := range 2 * chainMemoEntries {
+	for c := range 2 * convMemoEntries {
 		ix := m.index(memoRecords(fmt.Sprintf("conv-%d", c), "b"))
 		m.keep(ix)
-		assert.LessOrEqual(t, len(m.entries), chainMemoEntries)
+		assert.LessOrEqual(t, m.len(), convMemoEntries)
 	}
-	last := fmt.Sprintf("conv-%d", 2*chainMemoEntries-1)
+	last := fmt.Sprintf("conv-%d", 2*convMemoEntries-1)
 	ix := m.take(memoRecords(last, "b", "c"))
 	require.NotNil(t, ix, "the last conversation's index is kept")
 	assert.Equal(t, []string{last, "b"}, ix.uuids)
-	assert.Len(t, m.entries, chainMemoEntries-1, "an index in use is out of the memo")
+	assert.Equal(t, convMemoEntries-1, m.len(), "an index in use is out of the memo")
 	m.keep(ix)
 
 	// Without a memo (BuildChain's own calls) every index is new.
@@ -161,11 +161,7 @@ func TestPipelineChainMemoTurns(t *testing.T) {
 	now := k.t0.Add(time.Hour)
 	p := newTestPipeline(t, cfg, now)
 	for i, recs := range turns {
-		got, err := p.Prepare(t.Context(), Input{Records: recs})
-		require.NoError(t, err, "turn %d", i)
-		fresh := newTestPipeline(t, cfg, now)
-		want, err := fresh.Prepare(t.Context(), Input{Records: recs})
-		require.NoError(t, err, "turn %d", i)
+		got, want := prepareWarmAndFresh(t, p, cfg, now, recs)
 		gb, err := got.Request.MarshalJSON()
 		require.NoError(t, err)
 		wb, err := want.Request.MarshalJSON()
@@ -220,7 +216,7 @@ func TestBuildChainSteadyAllocs(t *testing.T) {
 func TestPipelineChainMemoConcurrent(t *testing.T) {
 	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
 	now := time.Date(2026, 1, 2, 5, 0, 0, 0, time.UTC)
-	const convs, turns = chainMemoEntries + 4, 6
+	const convs, turns = convMemoEntries + 4, 6
 	// histories[c][k] is conversation c after k+1 turns; want holds the fresh requests.
 	histories := make([][][]Record, convs)
 	want := make([][]string, convs)
@@ -313,11 +309,7 @@ func TestPipelineChainMemoCompacted(t *testing.T) {
 		grown,
 	}
 	for i, recs := range turns {
-		got, err := p.Prepare(t.Context(), Input{Records: recs})
-		require.NoError(t, err, "turn %d", i)
-		fresh := newTestPipeline(t, cfg, now)
-		want, err := fresh.Prepare(t.Context(), Input{Records: recs})
-		require.NoError(t, err, "turn %d", i)
+		got, want := prepareWarmAndFresh(t, p, cfg, now, recs)
 		assert.Equal(t, string(requestBytes(t, want.Request)), string(requestBytes(t, got.Request)), "turn %d", i)
 		assert.Equal(t, want.Leaf, got.Leaf, "turn %d", i)
 		assert.Equal(t, want.Report.ChainRecords, got.Report.ChainRecords, "turn %d", i)
@@ -402,7 +394,7 @@ func TestChainMemoSameSlice(t *testing.T) {
 	// storage to a transcript with another first record: read into the same slice, with the
 	// record at the end of what was indexed the same, it is still indexed anew.
 	m.keep(m.index(set("a", "b>a", "c>b", "d>c")))
-	for c := range chainMemoEntries - 1 {
+	for c := range convMemoEntries - 1 {
 		m.keep(m.index(memoRecords(fmt.Sprintf("other-%d", c))))
 	}
 	records := set("z", "b>a", "c>b", "d>c", "e>d")
@@ -493,10 +485,18 @@ func TestPipelineRewindWithoutUUID(t *testing.T) {
 	k.user("another third question")
 	buf = append(buf[:rewindAt], k.recs[rewindAt:]...)
 
-	got, err := p.Prepare(t.Context(), Input{Records: buf})
-	require.NoError(t, err)
-	want, err := newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: buf})
-	require.NoError(t, err)
+	got, want := prepareWarmAndFresh(t, p, cfg, now, buf)
 	assert.Equal(t, string(requestBytes(t, want.Request)), string(requestBytes(t, got.Request)))
 	assert.Equal(t, want.Report.ChainRecords, got.Report.ChainRecords)
+}
+
+// prepareWarmAndFresh prepares recs on the warm Pipeline p and on a fresh one of the same
+// config: what a memo gives, and what it must give.
+func prepareWarmAndFresh(t *testing.T, p *Pipeline, cfg Config, now time.Time, recs []Record) (got, want Result) {
+	t.Helper()
+	got, err := p.Prepare(t.Context(), Input{Records: recs})
+	require.NoError(t, err, "warm")
+	want, err = newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: recs})
+	require.NoError(t, err, "fresh")
+	return got, want
 }

@@ -1,10 +1,6 @@
 package agentctx
 
-import (
-	"slices"
-	"sync"
-	"unsafe"
-)
+import "unsafe"
 
 // fitMemo keeps, for the conversations a Pipeline served last, the calibration fit's running
 // sums over their response pairs (see [Pipeline.fitRatio]). A steady turn's chain is the
@@ -12,12 +8,8 @@ import (
 // previous turn summed: the turn sums only the pairs whose records it does not hold as they
 // were. It changes only time.
 type fitMemo struct {
-	mu      sync.Mutex
-	entries []*fitEntry // most recently used first, at most fitMemoEntries
+	convMemo[fitEntry]
 }
-
-// fitMemoEntries is how many conversations' sums a Pipeline keeps: the ones it served last.
-const fitMemoEntries = 8
 
 // fitEntry is one conversation's fit as last summed: the records it read (the chain records
 // after the boundary that take part in the fit, from the first response start to the last),
@@ -67,34 +59,20 @@ func (m *fitMemo) take(first *Record) *fitEntry {
 	if m == nil {
 		return &fitEntry{}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for k, e := range m.entries {
-		if e.len() > 0 && e.msgs[0] == first.Message {
-			m.entries = slices.Delete(m.entries, k, k+1)
-			return e
-		}
-	}
-	if n := len(m.entries); n == fitMemoEntries {
-		e := m.entries[n-1]
-		m.entries = m.entries[:n-1]
+	e, reused := m.convMemo.take(func(e *fitEntry) bool { return e.len() > 0 && e.msgs[0] == first.Message })
+	switch {
+	case e == nil:
+		return &fitEntry{}
+	case reused:
 		e.truncate(0)
-		return e
 	}
-	return &fitEntry{}
+	return e
 }
 
 // keep puts e back as the most recently used entry. m may be nil.
 func (m *fitMemo) keep(e *fitEntry) {
-	if m == nil {
-		return
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.entries = slices.Insert(m.entries, 0, e)
-	if len(m.entries) > fitMemoEntries {
-		m.entries[len(m.entries)-1] = nil
-		m.entries = m.entries[:fitMemoEntries]
+	if m != nil {
+		m.convMemo.keep(e)
 	}
 }
 

@@ -75,11 +75,7 @@ func TestFitMemoTurns(t *testing.T) {
 	now := k.t0.Add(time.Hour)
 	p := newTestPipeline(t, cfg, now)
 	for _, tt := range turns {
-		recs := tt.recs()
-		got, err := p.Prepare(t.Context(), Input{Records: recs})
-		require.NoError(t, err, tt.name)
-		want, err := newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: recs})
-		require.NoError(t, err, tt.name)
+		got, want := prepareWarmAndFresh(t, p, cfg, now, tt.recs())
 		require.Contains(t, want.Report.Pressure.RatioSource, "fitted", tt.name)
 		assert.Equal(t, want.Report.Pressure, got.Report.Pressure, tt.name)
 	}
@@ -89,7 +85,7 @@ func TestFitMemoTurns(t *testing.T) {
 // on one Pipeline, each conversation appending to its own slice, and checks every turn's
 // pressure figure against a fresh Pipeline's.
 func TestFitMemoConcurrent(t *testing.T) {
-	const convs, rounds = fitMemoEntries + 3, 12
+	const convs, rounds = convMemoEntries + 3, 12
 	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
 	sessions := make([]*tk, convs)
 	for c := range convs {
