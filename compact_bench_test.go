@@ -84,28 +84,7 @@ func BenchmarkCompact(b *testing.B) {
 		return Input{Records: append(compacted, u)}
 	}
 	var last Result
-	b.Run("turns=2000/steady-after", func(b *testing.B) {
-		if _, err := p.Prepare(b.Context(), next(0)); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			r, err := p.Prepare(b.Context(), next(i))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := r.Request.MarshalJSON(); err != nil {
-				b.Fatal(err)
-			}
-			if r.Report.Compaction != nil {
-				b.Fatal("compacted again")
-			}
-			last = r
-			b.ReportMetric(float64(r.Report.InputTokens), "tokens/op")
-		}
-	})
+	b.Run("turns=2000/steady-after", func(b *testing.B) { last = benchSteadyTurn(b, p, next) })
 	b.Run("turns=2000/marshal-after", func(b *testing.B) {
 		if last.Request.Messages == nil {
 			r, err := p.Prepare(b.Context(), next(1))
@@ -140,28 +119,7 @@ func BenchmarkCompact(b *testing.B) {
 	nextGrown := func(i int) Input {
 		return Input{Records: append(grown, testkit.Prompt("grown", i, leaf))}
 	}
-	b.Run("turns=2000/steady-grown", func(b *testing.B) {
-		if _, err := p.Prepare(b.Context(), nextGrown(0)); err != nil {
-			b.Fatal(err)
-		}
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			i++
-			r, err := p.Prepare(b.Context(), nextGrown(i))
-			if err != nil {
-				b.Fatal(err)
-			}
-			if _, err := r.Request.MarshalJSON(); err != nil {
-				b.Fatal(err)
-			}
-			if r.Report.Compaction != nil {
-				b.Fatal("compacted again")
-			}
-			last = r
-			b.ReportMetric(float64(r.Report.InputTokens), "tokens/op")
-		}
-	})
+	b.Run("turns=2000/steady-grown", func(b *testing.B) { last = benchSteadyTurn(b, p, nextGrown) })
 	if last.Report.Compaction != nil || len(last.Request.Messages) < 400 {
 		// The grown benchmarks ran without steady-grown: build the turn they encode.
 		r, err := p.Prepare(b.Context(), nextGrown(1))
@@ -174,6 +132,33 @@ func BenchmarkCompact(b *testing.B) {
 		last = r
 	}
 	benchEncodeFloor(b, "turns=2000/encode-grown", "turns=2000/floor-grown", last.Request)
+}
+
+// benchSteadyTurn measures a steady turn on p: Prepare of next(i), warm from next(0), and
+// MarshalJSON of its request. It fails when a turn compacts, and returns the last turn's result.
+func benchSteadyTurn(b *testing.B, p *Pipeline, next func(int) Input) Result {
+	if _, err := p.Prepare(b.Context(), next(0)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var last Result
+	i := 0
+	for b.Loop() {
+		i++
+		r, err := p.Prepare(b.Context(), next(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := r.Request.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+		if r.Report.Compaction != nil {
+			b.Fatal("compacted again")
+		}
+		last = r
+		b.ReportMetric(float64(r.Report.InputTokens), "tokens/op")
+	}
+	return last
 }
 
 // benchEncodeFloor runs, under the two names given, Request.MarshalJSON of r's request with
