@@ -123,3 +123,68 @@ func TestFitMemoConcurrent(t *testing.T) {
 		require.NoError(t, errs[c], "conversation %d", c)
 	}
 }
+
+// TestFitMemoBudgetReplacements runs a live session whose large tool results the budget
+// replaces, each replacement recorded before the response after it: the fit counts those
+// results as their previews, and a warm Pipeline that sums only the new pairs finds each
+// turn's figure as a fresh one does, a rewind to before a replacement included.
+func TestFitMemoBudgetReplacements(t *testing.T) {
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000,
+		Budget: BudgetConfig{MaxResultChars: 1000, PreviewBytes: 100, Store: &MapStore{}}}
+	k := newTK()
+	now := k.t0.Add(24 * time.Hour)
+	p := newTestPipeline(t, cfg, now)
+	counter := newTestPipeline(t, cfg, now).counter
+	live := make([]Record, 0, 256)
+	context := 0 // the provider's count of the context so far
+	var rewindAt int
+	for round := range 12 {
+		if round == 7 {
+			rewindAt = len(live)
+		}
+		ratio := 1.1 + float64(round%4)/10
+		from := len(k.recs)
+		u := k.user(fmt.Sprintf("question %d: %s", round, strings.Repeat("look at the build log and tell me what failed. ", 8+round%4)))
+		tu := toolUse(fmt.Sprintf("toolu_%02d", round), "Bash")
+		k.assistant(text("Running it: "+strings.Repeat("the build step. ", 10)), tu)
+		written := 0 // the response's two records
+		for i := len(k.recs) - 2; i < len(k.recs); i++ {
+			written += counter.Record(&k.recs[i])
+		}
+		usage := &Usage{InputTokens: context + int(float64(counter.Record(u))*ratio), OutputTokens: int(float64(written) * ratio)}
+		for i := len(k.recs) - 2; i < len(k.recs); i++ {
+			k.recs[i].Message.Usage = usage // every record of a split response carries its usage
+		}
+		context = usage.InputTokens + usage.OutputTokens
+		out := strings.Repeat("step ok: compiled the package and ran its tests.\n", 6)
+		if round%3 == 0 {
+			out = strings.Repeat("a long log line the budget replaces by its preview.\n", 120) // over MaxResultChars
+		}
+		res := k.results(result(tu.ID, out))
+		live = append(live, k.recs[from:]...)
+
+		got, want := prepareWarmAndFresh(t, p, cfg, now, live)
+		assert.Equal(t, want.Report.Pressure, got.Report.Pressure, "round %d", round)
+		// The turn's decisions are recorded before the next response, as a runtime appends
+		// Result.Append; the provider is sent the preview from then on.
+		live = append(live, want.Append...)
+		k.recs = append(k.recs, want.Append...)
+		if len(want.Append) > 0 {
+			k.last = want.Leaf
+		}
+		from = len(k.recs)
+		b := k.assistant(text(fmt.Sprintf("The log says %d: %s", round, strings.Repeat("all steps passed. ", 8))))
+		b.Message.Usage = &Usage{InputTokens: context + int(float64(counter.Record(res))*ratio), OutputTokens: int(float64(counter.Record(b)) * ratio)}
+		context = b.Message.Usage.InputTokens + b.Message.Usage.OutputTokens
+		live = append(live, k.recs[from:]...)
+	}
+	got, want := prepareWarmAndFresh(t, p, cfg, now, live)
+	require.Contains(t, want.Report.Pressure.RatioSource, "fitted")
+	assert.Equal(t, want.Report.Pressure, got.Report.Pressure, "the whole session")
+	require.NotEmpty(t, budgetDecisions(live), "the budget replaced results")
+
+	// A rewind in place to round 7, the later replacements gone with it.
+	live = live[:rewindAt]
+	got, want = prepareWarmAndFresh(t, p, cfg, now, live)
+	assert.Equal(t, want.Report.Pressure, got.Report.Pressure, "rewound")
+}
