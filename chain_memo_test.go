@@ -182,13 +182,7 @@ func TestBuildChainSteadyAllocs(t *testing.T) {
 	allocs := map[int]float64{}
 	for _, turns := range []int{200, 2000} {
 		k := newTK()
-		for turn := range turns {
-			k.user(fmt.Sprintf("question %d", turn))
-			tu := toolUse(fmt.Sprintf("toolu_%d", turn), "Read")
-			k.assistant(text("Reading."), tu)
-			k.results(result(tu.ID, fmt.Sprintf("contents of file %d", turn)))
-			k.assistant(text("Read."))
-		}
+		k.readTurns(turns)
 		recs := k.recs
 		input := append(make([]Record, 0, len(recs)+1), recs...)
 		m := &chainMemo{}

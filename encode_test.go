@@ -412,13 +412,7 @@ func TestEncodeSteadyAllocs(t *testing.T) {
 	allocs := map[int]float64{}
 	for _, turns := range []int{4, 400} {
 		k := newTK()
-		for turn := range turns {
-			k.user(fmt.Sprintf("question %d", turn))
-			tu := toolUse(fmt.Sprintf("toolu_%d", turn), "Read")
-			k.assistant(text("Reading."), tu)
-			k.results(result(tu.ID, fmt.Sprintf("contents of file %d", turn)))
-			k.assistant(text("Read."))
-		}
+		k.readTurns(turns)
 		res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 		require.NoError(t, err)
 		_, err = res.Request.MarshalJSON()

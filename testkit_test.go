@@ -73,6 +73,18 @@ func (k *tk) assistant(blocks ...Block) *Record {
 	return r
 }
 
+// readTurns appends n turns of one file read each: a question, a Read call, its result and
+// the answer.
+func (k *tk) readTurns(n int) {
+	for turn := range n {
+		k.user(fmt.Sprintf("question %d", turn))
+		tu := toolUse(fmt.Sprintf("toolu_%d", turn), "Read")
+		k.assistant(text("Reading."), tu)
+		k.results(result(tu.ID, fmt.Sprintf("contents of file %d", turn)))
+		k.assistant(text("Read."))
+	}
+}
+
 // results appends one user record per tool result, each parented on the record that holds
 // its tool_use (as Claude Code does for parallel calls).
 func (k *tk) results(trs ...*ToolResult) *Record {
