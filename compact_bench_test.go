@@ -135,7 +135,8 @@ func BenchmarkCompact(b *testing.B) {
 }
 
 // benchSteadyTurn measures a steady turn on p: Prepare of next(i), warm from next(0), and
-// MarshalJSON of its request. It fails when a turn compacts, and returns the last turn's result.
+// MarshalJSON of its request, reporting the tokens and bytes of the body. It fails when a turn
+// compacts, and returns the last turn's result.
 func benchSteadyTurn(b *testing.B, p *Pipeline, next func(int) Input) Result {
 	if _, err := p.Prepare(b.Context(), next(0)); err != nil {
 		b.Fatal(err)
@@ -149,14 +150,16 @@ func benchSteadyTurn(b *testing.B, p *Pipeline, next func(int) Input) Result {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := r.Request.MarshalJSON(); err != nil {
+		body, err := r.Request.MarshalJSON()
+		if err != nil {
 			b.Fatal(err)
 		}
 		if r.Report.Compaction != nil {
-			b.Fatal("compacted again")
+			b.Fatal("a steady turn compacted again")
 		}
 		last = r
 		b.ReportMetric(float64(r.Report.InputTokens), "tokens/op")
+		b.ReportMetric(float64(len(body)), "body-bytes/op")
 	}
 	return last
 }

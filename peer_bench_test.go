@@ -68,27 +68,7 @@ func BenchmarkPeer(b *testing.B) {
 				return agentctx.Input{Records: append(recs, testkit.Prompt("peer", i, leaf))}
 			}
 			// One untimed turn warms the memos on the records the timed turns build on.
-			if _, err := p.Prepare(b.Context(), next(0)); err != nil {
-				b.Fatal(err)
-			}
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				i++
-				r, err := p.Prepare(b.Context(), next(i))
-				if err != nil {
-					b.Fatal(err)
-				}
-				body, err := r.Request.MarshalJSON()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if r.Report.Compaction != nil {
-					b.Fatal("a steady turn compacted again")
-				}
-				b.ReportMetric(float64(r.Report.InputTokens), "tokens/op")
-				b.ReportMetric(float64(len(body)), "body-bytes/op")
-			}
+			benchSteadyTurn(b, p, next)
 			b.ReportMetric(compacted, "compacted")
 		})
 	}
