@@ -106,23 +106,74 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 }
 
 // buildChain is [BuildChain] with an optional memo of the uuid index (nil: none), which a
-// Pipeline carries from one turn to the next.
+// Pipeline carries from one turn to the next; with one, a steady turn's chain extends the
+// previous turn's (see [chainState]).
 func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, error) {
-	s := getChainScratch(len(records))
-	defer putChainScratch(s)
 	// Each uuid maps to its first occurrence.
 	ix := memo.index(records)
 	defer memo.keep(ix)
-	byUUID := ix.byUUID
-	dups := ix.withUUID - len(byUUID)
-	// dup reports whether records[i] repeats the uuid of an earlier record.
-	dup := func(i int) bool {
-		u := records[i].UUID
-		return dups > 0 && u != "" && byUUID[u] != i
+	if memo != nil && opts.Leaf == "" && !opts.ThroughBoundaries {
+		return ix.resume.chain(records, opts, ix), nil
 	}
+	s := getChainScratch(len(records))
+	defer putChainScratch(s)
+	b := chainBuild{records: records, ix: ix, s: s}
+	return b.full(opts)
+}
+
+// chainBuild is one build of a chain: the records, their index, the working memory and the
+// chain being built. Its passes run over a range of positions, so that an extension (see
+// [chainState]) runs them over the records written since the last build, as they are.
+type chainBuild struct {
+	records []Record
+	ix      *chainIndex
+	s       *chainScratch
+	c       *Chain
+	w       walker
+	dups    int               // records holding a uuid an earlier record holds
+	relink  map[string]string // uuid → parent uuid that replaces its parentUuid
+	anchor  string            // the uuids of the kept tail's anchor and tail, when relink
+	tail    string            // applies it
+	leaf    int               // position of c.Leaf
+	// st is set when the build is kept for the next turn: what only a kept state needs is
+	// noted in it (see [chainState]).
+	st *chainState
+	// pending counts interrupt notices off the chain whose parent the records do not hold.
+	pending int
+}
+
+// find returns the position of the first record holding uuid u among the records built over.
+// The index may hold later records (a build of the records a turn kept, see [chainState]):
+// a uuid only they hold is missing, as in an index of the records built over alone.
+func (b *chainBuild) find(u string) (int, bool) {
+	p, ok := b.ix.byUUID[u]
+	if ok && p >= len(b.records) {
+		return 0, false
+	}
+	return p, ok
+}
+
+// dup reports whether records[i] repeats the uuid of an earlier record.
+func (b *chainBuild) dup(i int) bool {
+	u := b.records[i].UUID
+	return b.dups > 0 && u != "" && b.ix.byUUID[u] != i
+}
+
+// parentOf returns r's parent uuid, relinked when relink (the kept tail's) holds r.
+func parentOf(r *Record, relink map[string]string) string {
+	if p, ok := relink[r.UUID]; ok {
+		return p
+	}
+	return r.ParentUUID
+}
+
+// full builds the chain of b.records.
+func (b *chainBuild) full(opts ChainOptions) (*Chain, error) {
+	records, byUUID, s := b.records, b.ix.byUUID, b.s
+	b.dups = b.ix.withUUID - len(byUUID)
 	leaf := -1
 	if opts.Leaf != "" {
-		i, ok := byUUID[opts.Leaf]
+		i, ok := b.find(opts.Leaf)
 		if !ok {
 			return nil, fmt.Errorf("agentctx: chain leaf %q not found", opts.Leaf)
 		}
@@ -133,7 +184,8 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	if leaf >= 0 && records[leaf].UUID != "" {
 		leaf = byUUID[records[leaf].UUID] // a copy written again stands for the first occurrence
 	}
-	c := &Chain{boundaryIdx: -1, scan: ix.scan}
+	c := &Chain{boundaryIdx: -1, scan: b.ix.scan}
+	b.c = c
 	if leaf < 0 {
 		return c, nil
 	}
@@ -141,10 +193,9 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 
 	// The kept tail of the latest compaction, relinked (not on walks through boundaries,
 	// which follow the history as it was written).
-	var relink map[string]string // uuid → parent uuid that replaces its parentUuid
 	var seg segment
 	if !opts.ThroughBoundaries {
-		relink, seg = c.preserved(records, ix)
+		seg = b.preserved()
 		if c.Preserved != nil && leaf == seg.anchor {
 			// Nothing was written after the summary but the kept tail: the conversation goes
 			// on from the tail, which the relink puts after the anchor.
@@ -152,15 +203,12 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 			c.Leaf = &records[leaf]
 		}
 	}
-	parentOf := func(r *Record) string {
-		if p, ok := relink[r.UUID]; ok {
-			return p
-		}
-		return r.ParentUUID
-	}
+	b.leaf = leaf
+	walkLeaf := leaf
 
 	// 1. Walk parentUuid from the leaf, bridging unreadable records.
-	w := &walker{records: records, byUUID: byUUID, parentOf: parentOf, leaf: c.Leaf, through: opts.ThroughBoundaries, unique: dups == 0}
+	b.w = walker{records: records, byUUID: byUUID, relink: b.relink, leaf: c.Leaf, through: opts.ThroughBoundaries, unique: b.dups == 0}
+	w := &b.w
 	on := s.on // on[i]: records[i] is on the chain (during the walk: on its path)
 	visited := func(j int) bool { return on[j] }
 	path := s.path[:0]       // the walk, leaf first
@@ -227,116 +275,21 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	}
 
 	// 2. Re-attach split assistant records and the results of their tool calls.
-	// The message ids on the walk, each with the first record on the chain of each key (see
-	// replayKey).
-	// A message's split records mostly follow one another: the id of the record before is
-	// not looked up again.
-	prevID := ""
-	for _, i := range path {
-		if r := &records[i]; r.Type == TypeAssistant && r.Message != nil && r.Message.ID != "" && r.Message.ID != prevID {
-			prevID = r.Message.ID
-			s.msgs[prevID] = len(s.heads)
-			s.heads = append(s.heads, -1)
-		}
-	}
-	var replays []replayAt
-	prevID, prevM, prevOK := "", 0, false // no message id "" is on the walk
-	for i := start; i < len(records); i++ {
-		r := &records[i]
-		if r.Type != TypeAssistant || r.Message == nil {
-			continue
-		}
-		if id := r.Message.ID; id != prevID {
-			prevID = id
-			prevM, prevOK = s.msgs[id]
-		}
-		if m, ok := prevM, prevOK; ok && !otherThread(r, c.Leaf) && !dup(i) {
-			key := keyOf(r)
-			k, seen := s.keptOf(m, key)
-			switch {
-			case seen && !onlyBlank(r.Message.Content) && sameBlocks(records[k].Message.Content, r.Message.Content):
-				on[i] = false // a response written again: its blocks are on the chain already
-				replays = append(replays, replayAt{i, k, false})
-				if c.Leaf == r {
-					c.Leaf = &records[k]
-				}
-			case !seen:
-				s.keep(m, key, i)
-				fallthrough
-			default:
-				on[i] = true
-			}
-		}
-		if on[i] {
-			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok {
-					s.use(tu.ID, i)
-				}
-			}
-		}
-	}
-	// Each call's answer: the first record after it holding its result.
-	attached := s.attached // attached[i]: records[i] holds results of calls on the chain
-	nAttached := 0
-	for i := start; i < len(records); i++ {
-		r := &records[i]
-		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) || dup(i) {
-			continue
-		}
-		first := true
-		for _, b := range r.Message.Content {
-			tr, ok := b.(*ToolResult)
-			if !ok {
-				continue
-			}
-			call := s.call(tr.ToolUseID)
-			if call == nil || i <= call.use {
-				continue // no call on the chain, or written before it: no answer to it
-			}
-			k := call.answer
-			if first && k >= 0 && sameBlocks(records[k].Message.Content, r.Message.Content) {
-				on[i] = false // results written again with a response written again
-				replays = append(replays, replayAt{i, k, false})
-				break
-			}
-			first = false
-			if k < 0 || on[i] {
-				on[i] = true
-				if !attached[i] {
-					attached[i] = true
-					nAttached++
-				}
-			}
-			if k < 0 {
-				call.answer = i
-			}
-		}
-	}
-	// Interrupt notices written as children of attached results.
-	if nAttached > 0 {
-		for i := start; i < len(records); i++ {
-			r := &records[i]
-			if on[i] || r.Type != TypeUser {
-				continue
-			}
-			if p := parentOf(r); p != "" && isInterruptNotice(r) && !dup(i) {
-				if k, ok := byUUID[p]; ok && attached[k] {
-					on[i] = true
-				}
-			}
-		}
-	}
+	b.walkIDs(path)
+	b.responses(start, len(records))
+	b.results(start, len(records))
+	b.notices(start, len(records))
 	// Records written again under the uuid of a record on the chain.
-	if dups > 0 {
+	if b.dups > 0 {
 		for i := range records {
-			if dup(i) {
+			if b.dup(i) {
 				if k := byUUID[records[i].UUID]; on[k] && k >= start {
-					replays = append(replays, replayAt{i, k, true})
+					s.replays = append(s.replays, replayAt{i, k, true})
 				}
 			}
 		}
 	}
-	c.Replays = replayList(records, replays)
+	c.Replays = replayList(records, s.replays)
 
 	n := 0
 	for _, o := range on[start:] {
@@ -353,13 +306,162 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	if c.Preserved != nil {
 		idx = segmentOrder(idx, seg)
 	}
+	b.finish(idx)
+	if b.st != nil {
+		b.st.took(b, opts, walkLeaf, start, seg)
+	}
+	return c, nil
+}
+
+// finish gives the chain its records, at positions idx in chain order, and the calls no
+// record answers.
+func (b *chainBuild) finish(idx []int) {
+	c := b.c
 	c.index = idx
 	c.Records = make([]*Record, len(idx))
 	for k, i := range idx {
-		c.Records[k] = &records[i]
+		c.Records[k] = &b.records[i]
 	}
-	c.Unanswered = s.unanswered(c)
-	return c, nil
+	c.Unanswered = b.s.unanswered(c)
+}
+
+// walkIDs notes the message ids of the assistant records on path (the walk, leaf first):
+// each gets an entry listing the first of its records kept, one per replayKey (see
+// chainScratch.keptOf). A message's split records mostly follow one another: the id of the
+// record before is not looked up again.
+func (b *chainBuild) walkIDs(path []int) {
+	s, prevID := b.s, ""
+	for _, i := range path {
+		if r := &b.records[i]; r.Type == TypeAssistant && r.Message != nil && r.Message.ID != "" && r.Message.ID != prevID {
+			prevID = r.Message.ID
+			s.msgs[prevID] = len(s.heads)
+			s.heads = append(s.heads, -1)
+			if b.st != nil {
+				b.st.headIDs = append(b.st.headIDs, prevID)
+			}
+		}
+	}
+}
+
+// responses runs over the assistant records at positions [from, to): a record of a message on
+// the walk joins the chain, unless it repeats a record of the chain's (a response written
+// again), and the tool_use ids of the records on the chain are noted.
+func (b *chainBuild) responses(from, to int) {
+	records, s, c, on := b.records, b.s, b.c, b.s.on
+	prevID, prevM, prevOK := "", 0, false // no message id "" is on the walk
+	for i := from; i < to; i++ {
+		r := &records[i]
+		if r.Type != TypeAssistant || r.Message == nil {
+			continue
+		}
+		if id := r.Message.ID; id != prevID {
+			prevID = id
+			prevM, prevOK = s.msgs[id]
+			if !prevOK && b.st != nil {
+				b.st.offWalk(id)
+			}
+		}
+		if m, ok := prevM, prevOK; ok && !otherThread(r, c.Leaf) && !b.dup(i) {
+			key := keyOf(r)
+			k, seen := s.keptOf(m, key)
+			switch {
+			case seen && !onlyBlank(r.Message.Content) && sameBlocks(records[k].Message.Content, r.Message.Content):
+				on[i] = false // a response written again: its blocks are on the chain already
+				s.replays = append(s.replays, replayAt{i, k, false})
+				if c.Leaf == r {
+					c.Leaf, b.leaf = &records[k], k
+				}
+			case !seen:
+				if b.st != nil {
+					b.st.undo.setHead(m, s.heads[m])
+				}
+				s.keep(m, key, i)
+				fallthrough
+			default:
+				on[i] = true
+			}
+		}
+		if on[i] {
+			for _, bl := range r.Message.Content {
+				if tu, ok := bl.(*ToolUse); ok {
+					s.use(tu.ID, i)
+				}
+			}
+		}
+	}
+}
+
+// results runs over the user records at positions [from, to): each call's answer is the
+// first record after it holding its result; a record holding results of calls on the chain
+// joins it, unless it repeats the answer's blocks (results written again with a response
+// written again).
+func (b *chainBuild) results(from, to int) {
+	records, s, c, on, attached := b.records, b.s, b.c, b.s.on, b.s.attached
+	for i := from; i < to; i++ {
+		r := &records[i]
+		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) || b.dup(i) {
+			continue
+		}
+		first := true
+		for _, bl := range r.Message.Content {
+			tr, ok := bl.(*ToolResult)
+			if !ok {
+				continue
+			}
+			e, ok := s.calls[tr.ToolUseID]
+			if !ok {
+				continue // no call on the chain
+			}
+			call := &s.callList[e]
+			if i <= call.use {
+				continue // written before the call: no answer to it
+			}
+			k := call.answer
+			if first && k >= 0 && sameBlocks(records[k].Message.Content, r.Message.Content) {
+				on[i] = false // results written again with a response written again
+				s.replays = append(s.replays, replayAt{i, k, false})
+				break
+			}
+			first = false
+			if k < 0 || on[i] {
+				on[i] = true
+				if !attached[i] {
+					attached[i] = true
+					s.nAttached++
+				}
+			}
+			if k < 0 {
+				if b.st != nil {
+					b.st.undo.setAnswer(e, k)
+				}
+				call.answer = i
+			}
+		}
+	}
+}
+
+// notices runs over the user records at positions [from, to): an interrupt notice written as
+// the child of a record holding results of calls on the chain joins it.
+func (b *chainBuild) notices(from, to int) {
+	if b.s.nAttached == 0 && b.st == nil {
+		return
+	}
+	records, on, attached := b.records, b.s.on, b.s.attached
+	for i := from; i < to; i++ {
+		r := &records[i]
+		if on[i] || r.Type != TypeUser {
+			continue
+		}
+		if p := parentOf(r, b.relink); p != "" && isInterruptNotice(r) && !b.dup(i) {
+			k, ok := b.find(p)
+			switch {
+			case !ok:
+				b.pending++ // records written later may hold its parent
+			case attached[k]:
+				on[i] = true
+			}
+		}
+	}
 }
 
 // segment locates a kept tail in the file: the positions of its boundary, its anchor and its
@@ -367,40 +469,43 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 type segment struct{ boundary, anchor, head int }
 
 // preserved finds the latest compact boundary of the leaf's thread and, when it kept a tail,
-// checks the segment and returns the parent relinks that apply it and where it lies. A later
+// checks the segment, sets the parent relinks that apply it and returns where it lies. A later
 // boundary without a segment, or a segment that does not check out, applies nothing
 // (SegmentProblem says why).
-func (c *Chain) preserved(records []Record, ix *chainIndex) (map[string]string, segment) {
+func (b *chainBuild) preserved() segment {
 	none := segment{-1, -1, -1}
-	byUUID := ix.byUUID
+	records, c, ix := b.records, b.c, b.ix
 	for k := len(ix.boundaries) - 1; k >= 0; k-- {
 		i := ix.boundaries[k]
-		b := &records[i]
-		if otherThread(b, c.Leaf) {
+		if i >= len(records) {
+			continue // written after the records built over
+		}
+		bd := &records[i]
+		if otherThread(bd, c.Leaf) {
 			continue
 		}
-		if b.CompactMetadata == nil || b.CompactMetadata.PreservedSegment == nil {
-			return nil, none
+		if bd.CompactMetadata == nil || bd.CompactMetadata.PreservedSegment == nil {
+			return none
 		}
-		seg := b.CompactMetadata.PreservedSegment
-		head, hok := byUUID[seg.HeadUUID]
-		_, tok := byUUID[seg.TailUUID]
-		anchor, aok := byUUID[seg.AnchorUUID]
+		seg := bd.CompactMetadata.PreservedSegment
+		head, hok := b.find(seg.HeadUUID)
+		_, tok := b.find(seg.TailUUID)
+		anchor, aok := b.find(seg.AnchorUUID)
 		if !hok || !tok || !aok {
-			c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment names a record the file does not hold (head %t, anchor %t, tail %t)", b.UUID, hok, aok, tok)
-			return nil, none
+			c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment names a record the file does not hold (head %t, anchor %t, tail %t)", bd.UUID, hok, aok, tok)
+			return none
 		}
 		if head > i || anchor < i {
-			c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: the head must come before the boundary and the anchor at or after it", b.UUID)
-			return nil, none
+			c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: the head must come before the boundary and the anchor at or after it", bd.UUID)
+			return none
 		}
 		// The tail must lead back to the head along parentUuid.
 		seen := map[string]bool{}
 		for u := seg.TailUUID; u != seg.HeadUUID; {
-			j, ok := byUUID[u]
+			j, ok := b.find(u)
 			if !ok || seen[u] {
-				c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: tail %s does not lead back to head %s", b.UUID, seg.TailUUID, seg.HeadUUID)
-				return nil, none
+				c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: tail %s does not lead back to head %s", bd.UUID, seg.TailUUID, seg.HeadUUID)
+				return none
 			}
 			seen[u] = true
 			u = records[j].ParentUUID
@@ -412,9 +517,10 @@ func (c *Chain) preserved(records []Record, ix *chainIndex) (map[string]string, 
 			}
 		}
 		c.Preserved = seg
-		return relink, segment{boundary: i, anchor: anchor, head: head}
+		b.relink, b.anchor, b.tail = relink, seg.AnchorUUID, seg.TailUUID
+		return segment{boundary: i, anchor: anchor, head: head}
 	}
-	return nil, none
+	return none
 }
 
 // segmentOrder puts the records of a kept tail (written before the boundary, from its head on)

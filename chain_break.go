@@ -95,11 +95,11 @@ func (k ChainProblemKind) bridgeable() bool {
 // walker follows parentUuid links through a transcript for [BuildChain]: a step from a record
 // goes to its parent, or meets a root or a break.
 type walker struct {
-	records  []Record
-	byUUID   map[string]int
-	parentOf func(*Record) string
-	leaf     *Record
-	through  bool // ThroughBoundaries
+	records []Record
+	byUUID  map[string]int
+	relink  map[string]string // uuid → parent uuid that replaces its parentUuid (see parentOf)
+	leaf    *Record
+	through bool // ThroughBoundaries
 	// unique: no uuid occurs twice, so a record holding a uuid is its first occurrence.
 	unique bool
 }
@@ -120,6 +120,9 @@ func (w *walker) lookup(u string, i int) (int, bool) {
 		}
 	}
 	p, ok := w.byUUID[u]
+	if ok && p >= len(w.records) {
+		return 0, false // first held by a record after the ones walked over (see chainBuild.find)
+	}
 	return p, ok
 }
 
@@ -141,7 +144,7 @@ func (w *walker) next(i int, visited func(int) bool) (next int, brk *linkBreak) 
 			return p, nil
 		}
 	}
-	pu := w.parentOf(r)
+	pu := parentOf(r, w.relink)
 	if p, ok := w.lookup(pu, i); ok {
 		return p, nil
 	}

@@ -34,6 +34,12 @@ type chainIndex struct {
 	// scan lists the records the stages look for across the whole transcript; a Pipeline's
 	// memo keeps it in step with uuids (see [recordScan]).
 	scan recordScan
+	// kept is how many records at the start of the slice last indexed the index held as they
+	// were (see common), and same reports that the slice is the one indexed before it.
+	kept int
+	same bool
+	// resume is what the last chain built from the index leaves for the next turn's.
+	resume chainState
 }
 
 // newChainIndex returns an empty index with room for n records.
@@ -188,6 +194,7 @@ func (ix *chainIndex) reset(n int) {
 	ix.kidsOf, ix.kidsUpTo, ix.kids = "", 0, ix.kids[:0]
 	ix.first = weak.Pointer[Record]{}
 	ix.scan = recordScan{} // turns may hold copies of the lists: new ones
+	ix.kept, ix.same = 0, false
 }
 
 // chainMemo holds the uuid indexes of the conversations a Pipeline served last (see
@@ -211,7 +218,9 @@ func (m *chainMemo) index(records []Record) *chainIndex {
 	} else if n := ix.common(records); len(ix.uuids)-n > n {
 		ix.reset(len(records)) // dropping the records that differ costs more than indexing anew
 	} else {
+		ix.same = len(records) > 0 && ix.first.Value() == &records[0]
 		ix.truncate(n) // another record at the end (a turn built again), a fork, a prefix
+		ix.kept = n
 	}
 	ix.extend(records)
 	ix.follow(records)
@@ -250,7 +259,11 @@ type chainScratch struct {
 	// calls maps each tool_use id on the chain to its entry in callList, in chain order.
 	calls    map[string]int
 	callList []chainCall
-	size     int // the most records a call filled the maps for
+	// replays lists the records left out as replays (sorted by the record left out once the
+	// build is done); nAttached counts the records attached holds.
+	replays   []replayAt
+	nAttached int
+	size      int // the most records a call filled the maps for
 }
 
 // keptKey is the first record on a chain with a replayKey: at position pos; next is the entry
@@ -327,6 +340,9 @@ func (s *chainScratch) unanswered(c *Chain) []string {
 			}
 		}
 	}
+	for _, id := range out {
+		s.call(id).answer = -1 // as it was: a kept state goes on from the calls
+	}
 	return out
 }
 
@@ -358,5 +374,6 @@ func putChainScratch(s *chainScratch) {
 	clear(s.callList)
 	s.heads, s.keys, s.callList = s.heads[:0], s.keys[:0], s.callList[:0]
 	s.path, s.breaks, s.targets = s.path[:0], s.breaks[:0], s.targets[:0]
+	s.replays, s.nAttached = s.replays[:0], 0
 	chainScratchPool.Put(s)
 }
