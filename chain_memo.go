@@ -318,6 +318,9 @@ func (s *chainScratch) call(id string) *chainCall {
 // once each.
 func (s *chainScratch) unanswered(c *Chain) []string {
 	var out []string
+	if !slices.ContainsFunc(s.callList, func(call chainCall) bool { return call.answer < 0 }) {
+		return nil // every call answered: the common case, without looking any id up
+	}
 	if c.Preserved == nil {
 		// Calls were met in file order, which is the chain's.
 		for _, call := range s.callList {
