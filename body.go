@@ -79,52 +79,24 @@ func bodyBound(req *Request) int {
 
 func blockBound(b Block) int {
 	n := blockOverhead
-	str := func(ss ...string) {
-		for _, s := range ss {
-			n += escapeFactor * len(s)
-		}
-	}
-	raw := func(r []byte, extra map[string]json.RawMessage) {
-		n += rawFactor * len(r)
-		for k, v := range extra {
-			n += escapeFactor*len(k) + rawFactor*len(v)
-		}
-	}
-	media := func(s *MediaSource) {
-		str(s.Type, s.MediaType, s.URL, s.FileID)
-		if s.Type == "base64" {
-			n += len(s.Data) // the base64 alphabet needs no escapes
-		} else {
-			str(s.Data)
-		}
-		raw(nil, s.Extra)
-	}
 	switch b := b.(type) {
 	case *Text:
-		str(b.Text)
-		raw(b.Citations, b.Extra)
+		n += escapeFactor*len(b.Text) + rawBound(b.Citations, b.Extra)
 	case *Image:
-		media(&b.Source)
-		raw(nil, b.Extra)
+		n += mediaBound(&b.Source) + rawBound(nil, b.Extra)
 	case *Document:
-		media(&b.Source)
-		str(b.Title, b.Context)
-		raw(b.Citations, b.Extra)
+		n += mediaBound(&b.Source) + escapeFactor*(len(b.Title)+len(b.Context)) + rawBound(b.Citations, b.Extra)
 	case *ToolUse:
-		str(b.ID, b.Name)
-		raw(b.Input, b.Extra)
+		n += escapeFactor*(len(b.ID)+len(b.Name)) + rawBound(b.Input, b.Extra)
 	case *ToolResult:
-		str(b.ToolUseID, b.CacheReference)
-		raw(nil, b.Extra)
+		n += escapeFactor*(len(b.ToolUseID)+len(b.CacheReference)) + rawBound(nil, b.Extra)
 		for _, c := range b.Content {
 			n += blockBound(c)
 		}
 	case *Thinking:
-		str(b.Thinking, b.Signature)
-		raw(nil, b.Extra)
+		n += escapeFactor*(len(b.Thinking)+len(b.Signature)) + rawBound(nil, b.Extra)
 	case *RedactedThinking:
-		str(b.Data)
-		raw(nil, b.Extra)
+		n += escapeFactor*len(b.Data) + rawBound(nil, b.Extra)
 	default:
 		// Server tool blocks, tool references, cache edits and unknown blocks: measured by
 		// encoding them (they are small, and rare).
@@ -135,4 +107,24 @@ func blockBound(b Block) int {
 		n += len(enc)
 	}
 	return n
+}
+
+// rawBound bounds raw JSON r re-encoded and the unknown fields extra.
+func rawBound(r []byte, extra map[string]json.RawMessage) int {
+	n := rawFactor * len(r)
+	if len(extra) > 0 {
+		for k, v := range extra {
+			n += escapeFactor*len(k) + rawFactor*len(v)
+		}
+	}
+	return n
+}
+
+// mediaBound bounds the source of an image or document.
+func mediaBound(s *MediaSource) int {
+	n := escapeFactor*(len(s.Type)+len(s.MediaType)+len(s.URL)+len(s.FileID)) + rawBound(nil, s.Extra)
+	if s.Type == "base64" {
+		return n + len(s.Data) // the base64 alphabet needs no escapes
+	}
+	return n + escapeFactor*len(s.Data)
 }
