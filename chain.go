@@ -112,8 +112,12 @@ func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, e
 	// Each uuid maps to its first occurrence.
 	ix := memo.index(records)
 	defer memo.keep(ix)
-	if memo != nil && opts.Leaf == "" && !opts.ThroughBoundaries {
-		return ix.resume.chain(records, opts, ix), nil
+	if memo != nil {
+		if opts.Leaf == "" && !opts.ThroughBoundaries {
+			return ix.resume.chain(records, opts, ix), nil
+		}
+		// The index now follows these records, not the ones the state was built over.
+		ix.resume.ok = false
 	}
 	s := getChainScratch(len(records))
 	defer putChainScratch(s)

@@ -140,7 +140,7 @@ func (w *walker) next(i int, visited func(int) bool) (next int, brk *linkBreak) 
 		if !w.through {
 			return -1, nil
 		}
-		if p, ok := w.byUUID[r.LogicalParentUUID]; ok && r.ParentUUID == "" {
+		if p, ok := w.byUUID[r.LogicalParentUUID]; ok && p < len(w.records) && r.ParentUUID == "" {
 			return p, nil
 		}
 	}

@@ -19,7 +19,7 @@ type chainIndex struct {
 	byUUID   map[string]int
 	withUUID int // the records indexed that have a uuid
 	// boundaries lists the positions of the compact boundaries indexed, in file order: where
-	// [Chain.preserved] looks for the latest one.
+	// chainBuild.preserved looks for the latest one.
 	boundaries []int
 	// kids caches the positions of the records whose parentUuid is kidsOf, among the first
 	// kidsUpTo records indexed (the children of the latest compaction's anchor, which its
@@ -35,7 +35,8 @@ type chainIndex struct {
 	// memo keeps it in step with uuids (see [recordScan]).
 	scan recordScan
 	// kept is how many records at the start of the slice last indexed the index held as they
-	// were (see common), and same reports that the slice is the one indexed before it.
+	// were (see common), and same reports that the slice is the one indexed before it (its
+	// first record is the one indexed then).
 	kept int
 	same bool
 	// resume is what the last chain built from the index leaves for the next turn's.
@@ -246,7 +247,8 @@ func (m *chainMemo) keep(ix *chainIndex) {
 }
 
 // chainScratch is the working memory of one [BuildChain] call, reused across calls (see
-// chainScratchPool): none of it outlives the call.
+// chainScratchPool), or the one a Pipeline keeps for a conversation's next turn (see
+// [chainState]).
 type chainScratch struct {
 	// on and attached are per record: on the chain; holding results of calls on the chain.
 	on, attached          []bool

@@ -14,8 +14,10 @@ import "slices"
 //
 // The state extended from a build of the first base records can be rolled back to it (undo):
 // a turn built again — the same records with another last record or two — goes on from there.
-// It is kept in the conversation's [chainIndex], and trusted only for the slice that index saw
-// last (see [Input.Records]): the passes read more of a record than the index compares.
+// It is kept in the conversation's [chainIndex], and trusted only for the slice it was last
+// built or extended over, grown in place (see [Input.Records]): the passes read more of a
+// record than the index compares. A build the state does not follow (another leaf, a walk
+// through boundaries) drops it, since the index then follows other records.
 type chainState struct {
 	ok   bool // holds a build that can be extended
 	opts ChainOptions
@@ -255,14 +257,14 @@ func (st *chainState) extend(records []Record, ix *chainIndex) *Chain {
 	visited := func(j int) bool { return on[j] }
 	path := s.path[:0]
 	i := leaf
-	for i >= n0 {
-		if on[i] || records[i].IsCompactBoundary() {
+	for i >= n0 { // no record written since is a boundary (above); a root ends at -1
+		if on[i] {
 			return nil
 		}
 		on[i] = true
 		path = append(path, i)
 		next, brk := b.w.next(i, visited)
-		if brk != nil || next < 0 {
+		if brk != nil {
 			return nil
 		}
 		i = next
@@ -297,9 +299,6 @@ func (st *chainState) extend(records []Record, ix *chainIndex) *Chain {
 	b.responses(n0, n) // a response written again that stands for the leaf is of its thread
 	b.results(n0, n)
 	b.notices(n0, n)
-	if b.pending > 0 {
-		return nil // a notice waits for its parent: a later record may attach it
-	}
 	for i := n0; i < n; i++ {
 		if on[i] {
 			st.idx = append(st.idx, i)
@@ -313,6 +312,8 @@ func (st *chainState) extend(records []Record, ix *chainIndex) *Chain {
 	}
 	c.Replays = replayList(records, s.replays)
 	b.finish(slices.Clone(st.idx))
-	st.ok, st.n, st.walkLeaf, st.leaf = true, n, leaf, b.leaf
+	// A notice waiting for its parent leaves this chain as a build would, but a later record
+	// may attach it: the state is not extended again.
+	st.ok, st.n, st.walkLeaf, st.leaf = b.pending == 0, n, leaf, b.leaf
 	return c
 }

@@ -118,7 +118,7 @@ func resumeMixed(turns int, seed uint64) []Record {
 
 // checkResume runs a memo through turns of all, in one slice a caller grows in place: records
 // appended a few at a time, turns built again with other last records, rewinds to an earlier
-// record, now and then another slice holding the same records. After each turn the chain must
+// record, now and then another slice holding the same records or a turn from another leaf. After each turn the chain must
 // be the one a build from nothing gives.
 func checkResume(t *testing.T, all []Record, opts ChainOptions, seed uint64) {
 	t.Helper()
@@ -126,6 +126,15 @@ func checkResume(t *testing.T, all []Record, opts ChainOptions, seed uint64) {
 	buf := make([]Record, 0, len(all)+8)
 	memo := &chainMemo{}
 	prompt := 0
+	newPrompt := func() Record { // a record no other turn has, after the last one
+		prompt++
+		r := Record{Type: TypeUser, UUID: fmt.Sprintf("prompt-%d", prompt), SessionID: "s",
+			Message: &Message{Role: RoleUser, Content: []Block{text(fmt.Sprintf("prompt %d", prompt))}}}
+		if len(buf) > 0 {
+			r.ParentUUID = buf[len(buf)-1].UUID
+		}
+		return r
+	}
 	check := func(what string) {
 		t.Helper()
 		got, gerr := buildChain(buf, opts, memo)
@@ -147,13 +156,7 @@ func checkResume(t *testing.T, all []Record, opts ChainOptions, seed uint64) {
 			for range 1 + rng.IntN(3) {
 				buf = buf[:base]
 				for range 1 + rng.IntN(2) {
-					prompt++
-					r := Record{Type: TypeUser, UUID: fmt.Sprintf("prompt-%d", prompt), SessionID: "s",
-						Message: &Message{Role: RoleUser, Content: []Block{text(fmt.Sprintf("prompt %d", prompt))}}}
-					if len(buf) > 0 {
-						r.ParentUUID = buf[len(buf)-1].UUID
-					}
-					buf = append(buf, r)
+					buf = append(buf, newPrompt())
 				}
 				check("built again")
 			}
@@ -164,8 +167,27 @@ func checkResume(t *testing.T, all []Record, opts ChainOptions, seed uint64) {
 		case op < 9: // the same records in another slice
 			buf = append(make([]Record, 0, len(all)+8), buf...)
 			check("another slice")
-		default: // the same records again
-			check("the same records")
+		default: // the same records again, or first a turn from another leaf
+			if len(buf) > 0 && rng.IntN(2) == 0 {
+				cut := len(buf)
+				if rng.IntN(2) == 0 {
+					// Built again from the other leaf first, with another last record.
+					cut = max(0, len(buf)-1-rng.IntN(3))
+					buf = append(buf[:cut], newPrompt())
+				}
+				leaf := ChainOptions{Leaf: buf[rng.IntN(len(buf))].UUID, NoBridge: opts.NoBridge}
+				got, gerr := buildChain(buf, leaf, memo)
+				want, werr := buildChain(buf, leaf, nil)
+				require.Equal(t, werr, gerr, "from a leaf, %d records", len(buf))
+				if werr == nil {
+					got.scan, want.scan = recordScan{}, recordScan{}
+					require.Equal(t, want, got, "from a leaf, %d records", len(buf))
+				}
+				check("after a turn from another leaf")
+				buf = buf[:cut] // all's records again from here
+			} else {
+				check("the same records")
+			}
 		}
 	}
 	check("the whole transcript")
@@ -439,5 +461,54 @@ func TestChainResumeCases(t *testing.T) {
 		st := memo.entries[0].resume
 		require.True(t, st.preserved, "the chain applies the kept tail")
 		assert.True(t, st.extended(n), "extended")
+	})
+}
+
+// TestChainResumeLeafTurnBetween checks that a turn built from another leaf, which moves the
+// index on to its records, drops the state: the next turn's records are not the state's
+// (found in review).
+func TestChainResumeLeafTurnBetween(t *testing.T) {
+	check := func(t *testing.T, buf []Record, memo *chainMemo, what string) {
+		t.Helper()
+		got, err := buildChain(buf, ChainOptions{}, memo)
+		require.NoError(t, err)
+		want, err := BuildChain(buf, ChainOptions{})
+		require.NoError(t, err)
+		got.scan, want.scan = recordScan{}, recordScan{}
+		require.Equal(t, want, got, what)
+	}
+	t.Run("the same slice, rewound during the other leaf's turn", func(t *testing.T) {
+		k := newTK()
+		k.readTurns(3)
+		n := len(k.recs)
+		buf := append(make([]Record, 0, n+8), k.recs...)
+		memo := &chainMemo{}
+		check(t, buf, memo, "first turn")
+		r := Record{Type: TypeUser, UUID: "rewound", ParentUUID: buf[0].UUID, SessionID: "s",
+			Message: &Message{Role: RoleUser, Content: []Block{text("rewound")}}}
+		buf = append(buf[:n-1], r) // the last record cut off, a fork in its place
+		_, err := buildChain(buf, ChainOptions{Leaf: "rewound"}, memo)
+		require.NoError(t, err)
+		check(t, buf, memo, "the default leaf's turn after it")
+	})
+	t.Run("another slice with other content, seen first from the other leaf", func(t *testing.T) {
+		k := newTK()
+		k.user("q")
+		prompt := k.last
+		k.assistant(text("two things"))
+		k.last = prompt
+		k.assistant(toolUse("t1", "Read"))
+		k.recs[len(k.recs)-1].Message.ID = k.recs[len(k.recs)-2].Message.ID
+		k.results(result("t1", "contents"))
+		k.assistant(text("done"))
+		memo := &chainMemo{}
+		check(t, k.recs, memo, "first turn")
+		other := append([]Record(nil), k.recs...)
+		m := *other[1].Message
+		m.ID = "msg_other"
+		other[1].Message = &m
+		_, err := buildChain(other, ChainOptions{Leaf: other[len(other)-1].UUID}, memo)
+		require.NoError(t, err)
+		check(t, other, memo, "the default leaf's turn after it")
 	})
 }
