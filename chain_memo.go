@@ -358,21 +358,40 @@ var chainScratchPool = sync.Pool{New: func() any { return new(chainScratch) }}
 // getChainScratch returns scratch for a transcript of n records: empty maps, on all false.
 func getChainScratch(n int) *chainScratch {
 	s := chainScratchPool.Get().(*chainScratch)
-	if s.msgs == nil || s.size > 4*n+1024 {
-		// New maps, or smaller ones than those a much larger transcript left.
-		*s = chainScratch{msgs: map[string]int{}, calls: map[string]int{}}
+	if !s.fits(n) {
+		*s = newChainScratch()
 	}
-	s.size = max(s.size, n)
-	s.on = slices.Grow(s.on[:0], n)[:n]
-	clear(s.on)
-	s.attached = slices.Grow(s.attached[:0], n)[:n]
-	clear(s.attached)
+	s.sized(n)
 	return s
 }
 
 // putChainScratch empties s, so that it holds none of the caller's strings, and returns it
 // to the pool.
 func putChainScratch(s *chainScratch) {
+	s.empty()
+	chainScratchPool.Put(s)
+}
+
+// newChainScratch returns scratch with empty maps.
+func newChainScratch() chainScratch {
+	return chainScratch{msgs: map[string]int{}, calls: map[string]int{}}
+}
+
+// fits reports whether s's storage can serve a build over n records: it has maps, and not
+// ones a much larger transcript left.
+func (s *chainScratch) fits(n int) bool { return s.msgs != nil && s.size <= 4*n+1024 }
+
+// sized gives s room for n records, on and attached all false.
+func (s *chainScratch) sized(n int) {
+	s.size = max(s.size, n)
+	s.on = slices.Grow(s.on[:0], n)[:n]
+	clear(s.on)
+	s.attached = slices.Grow(s.attached[:0], n)[:n]
+	clear(s.attached)
+}
+
+// empty empties the maps and lists of s, which then holds none of a build's strings.
+func (s *chainScratch) empty() {
 	clear(s.msgs)
 	clear(s.calls)
 	clear(s.keys)
@@ -380,5 +399,4 @@ func putChainScratch(s *chainScratch) {
 	s.heads, s.keys, s.callList = s.heads[:0], s.keys[:0], s.callList[:0]
 	s.path, s.breaks, s.targets = s.path[:0], s.breaks[:0], s.targets[:0]
 	s.replays, s.nAttached = s.replays[:0], 0
-	chainScratchPool.Put(s)
 }

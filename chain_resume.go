@@ -128,21 +128,13 @@ func (st *chainState) build(records []Record, opts ChainOptions, ix *chainIndex)
 // reset empties the state for a build over n records, keeping its storage unless it is far
 // larger than n needs.
 func (st *chainState) reset(n int) {
-	s := &st.s
-	if s.msgs == nil || s.size > 4*n+1024 {
-		*st = chainState{s: chainScratch{msgs: map[string]int{}, calls: map[string]int{}}, offIDs: map[string]bool{}}
+	if !st.s.fits(n) {
+		*st = chainState{s: newChainScratch(), offIDs: map[string]bool{}}
 	}
-	s.size = max(s.size, n)
-	s.on = slices.Grow(s.on[:0], n)[:n]
-	clear(s.on)
-	s.attached = slices.Grow(s.attached[:0], n)[:n]
-	clear(s.attached)
-	clear(s.msgs)
-	clear(s.calls)
-	s.heads, s.keys, s.callList = s.heads[:0], s.keys[:0], s.callList[:0]
-	s.path, s.breaks, s.targets = s.path[:0], s.breaks[:0], s.targets[:0]
-	s.replays, s.nAttached = s.replays[:0], 0
+	st.s.empty()
+	st.s.sized(n)
 	clear(st.offIDs)
+	clear(st.headIDs)
 	st.headIDs, st.idx = st.headIDs[:0], st.idx[:0]
 	st.ok, st.relink, st.anchor, st.preserved, st.tail = false, nil, "", false, ""
 	st.undo = chainUndo{}
