@@ -299,6 +299,22 @@ func resumeTurns(t *testing.T, recs []Record, cuts ...int) *chainMemo {
 // records.
 func (st *chainState) extended(base int) bool { return st.ok && st.base == base && st.n > base }
 
+// siblingResponse returns a session of one response written as parallel records: its text
+// record (the second record) is a sibling of its tool_use record, off the walk, and joins the
+// chain by its message id.
+func siblingResponse() *tk {
+	k := newTK()
+	k.user("q")
+	prompt := k.last
+	k.assistant(text("two things"))
+	k.last = prompt
+	k.assistant(toolUse("t1", "Read"))
+	k.recs[len(k.recs)-1].Message.ID = k.recs[len(k.recs)-2].Message.ID
+	k.results(result("t1", "contents"))
+	k.assistant(text("done"))
+	return k
+}
+
 // TestChainResumeCases checks the cases where records written since change what a build
 // finds among earlier records, so that the chain of the last turn cannot simply be extended.
 func TestChainResumeCases(t *testing.T) {
@@ -366,17 +382,7 @@ func TestChainResumeCases(t *testing.T) {
 		assert.Contains(t, chain.Records, &k.recs[n], "the notice joins under the results")
 	})
 	t.Run("another slice with other content under the same uuids", func(t *testing.T) {
-		// Parallel calls: the text record of a response is a sibling of its tool_use record,
-		// off the walk, and joins by its message id — until the caller gives it another.
-		k := newTK()
-		k.user("q")
-		prompt := k.last
-		k.assistant(text("two things"))
-		k.last = prompt
-		k.assistant(toolUse("t1", "Read"))
-		k.recs[len(k.recs)-1].Message.ID = k.recs[len(k.recs)-2].Message.ID
-		k.results(result("t1", "contents"))
-		k.assistant(text("done"))
+		k := siblingResponse()
 		memo := &chainMemo{}
 		_, err := buildChain(k.recs, ChainOptions{}, memo)
 		require.NoError(t, err)
@@ -492,15 +498,7 @@ func TestChainResumeLeafTurnBetween(t *testing.T) {
 		check(t, buf, memo, "the default leaf's turn after it")
 	})
 	t.Run("another slice with other content, seen first from the other leaf", func(t *testing.T) {
-		k := newTK()
-		k.user("q")
-		prompt := k.last
-		k.assistant(text("two things"))
-		k.last = prompt
-		k.assistant(toolUse("t1", "Read"))
-		k.recs[len(k.recs)-1].Message.ID = k.recs[len(k.recs)-2].Message.ID
-		k.results(result("t1", "contents"))
-		k.assistant(text("done"))
+		k := siblingResponse()
 		memo := &chainMemo{}
 		check(t, k.recs, memo, "first turn")
 		other := append([]Record(nil), k.recs...)
