@@ -312,7 +312,7 @@ func (b *chainBuild) full(opts ChainOptions) (*Chain, error) {
 	}
 	b.finish(idx)
 	if b.st != nil {
-		b.st.took(b, opts, walkLeaf, start, seg)
+		b.st.took(b, opts, walkLeaf, seg)
 	}
 	return c, nil
 }

@@ -32,7 +32,6 @@ type chainState struct {
 	// leaf's thread (IsSidechain).
 	walkLeaf, leaf int
 	side           bool
-	start          int // the first position that can join the chain
 	boundary       int // position of the chain's compact boundary, or -1
 	// The kept tail of the latest compaction, when one was found: its relinks, the uuids of
 	// its anchor and tail, where it lies, and whether the chain applies it (preserved).
@@ -89,6 +88,7 @@ func (st *chainState) offWalk(id string) {
 // chain returns the chain of records, whose index ix is: the state's chain extended by the
 // records written since, when it can be, or one built anew.
 func (st *chainState) chain(records []Record, opts ChainOptions, ix *chainIndex) *Chain {
+	failed := -1 // the records the state held when it could not be extended
 	if st.ok && ix.same && st.opts == opts {
 		switch {
 		case ix.kept >= st.n:
@@ -99,14 +99,17 @@ func (st *chainState) chain(records []Record, opts ChainOptions, ix *chainIndex)
 			st.ok = false
 		}
 		if st.ok {
+			n0 := st.n
 			if c := st.extend(records, ix); c != nil {
 				return c
 			}
+			failed = n0
 		}
 	}
-	if k := ix.kept; k > 0 && k < len(records) && len(records)-k <= rebuiltRecords {
+	if k := ix.kept; k > 0 && k < len(records) && len(records)-k <= rebuiltRecords && k != failed {
 		// A turn built again, or a few records written since: build the records the index
-		// kept, then extend, so that the turn built once more rolls back to them.
+		// kept, then extend, so that the turn built once more rolls back to them (not when
+		// the state of those records has just failed to extend: the same would fail again).
 		if st.build(records[:k], opts, ix); st.ok {
 			if c := st.extend(records, ix); c != nil {
 				return c
@@ -146,7 +149,7 @@ func (st *chainState) reset(n int) {
 // (see chainBuild.find) makes one of these: a break of the walk, a kept tail that does not
 // check out, a notice waiting. The leaf stays on its thread: a response written again that
 // stands for it is one of its thread's.
-func (st *chainState) took(b *chainBuild, opts ChainOptions, walkLeaf, start int, seg segment) {
+func (st *chainState) took(b *chainBuild, opts ChainOptions, walkLeaf int, seg segment) {
 	c := b.c
 	st.ok = c.Leaf != nil && len(c.Problems) == 0 && c.Cycles == 0 && c.SegmentProblem == "" && b.pending == 0
 	if !st.ok {
@@ -154,7 +157,7 @@ func (st *chainState) took(b *chainBuild, opts ChainOptions, walkLeaf, start int
 	}
 	st.opts, st.n, st.base = opts, len(b.records), len(b.records)
 	st.walkLeaf, st.leaf, st.side = walkLeaf, b.leaf, c.Leaf.IsSidechain
-	st.start, st.boundary = start, c.BoundaryIndex()
+	st.boundary = c.BoundaryIndex()
 	st.relink, st.anchor, st.tail = b.relink, b.anchor, b.tail
 	st.preserved, st.seg = c.Preserved != nil, seg
 	st.idx = append(st.idx[:0], c.index...)
