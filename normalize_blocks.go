@@ -9,8 +9,6 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
-
-	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // clean returns the request form of a top-level block of a role's message; ok is false when
@@ -256,15 +254,16 @@ func (n *normalizer) tools(msgs []nmsg) []Tool {
 }
 
 // stubTool is the definition normalize declares for a tool the history uses but Input.Tools
-// lacks: an empty schema and a description telling the model not to call it.
+// lacks: an empty schema and a description telling the model not to call it. It is the JSON
+// jsonobj.Marshal gives for the object {name, description, input_schema}, written directly: a
+// turn declares its stubs anew.
 func stubTool(name string) Tool {
-	def, err := jsonobj.Marshal(struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}{name, stubToolDescription, json.RawMessage(`{"type":"object"}`)})
-	if err != nil {
-		panic("agentctx: unreachable: " + err.Error())
-	}
+	def := make([]byte, 0, len(`{"name":`)+len(name)+2+len(stubToolRest))
+	def = append(def, `{"name":`...)
+	def = appendString(def, name)
+	def = append(def, stubToolRest...)
 	return Tool{Name: name, Definition: def}
 }
+
+// stubToolRest is what follows a stub's name in its definition.
+var stubToolRest = string(appendString([]byte(`,"description":`), stubToolDescription)) + `,"input_schema":{"type":"object"}}`
