@@ -146,15 +146,19 @@ type chainBuild struct {
 	pending int
 }
 
-// find returns the position of the first record holding uuid u among the records built over.
+// find returns the position of the first record holding uuid u among the records built over
+// (see firstAmong).
+func (b *chainBuild) find(u string) (int, bool) { return firstAmong(b.ix.byUUID, u, len(b.records)) }
+
+// firstAmong returns the position byUUID gives uuid u when it is one of the first n records.
 // The index may hold later records (a build of the records a turn kept, see [chainState]):
-// a uuid only they hold is missing, as in an index of the records built over alone.
-func (b *chainBuild) find(u string) (int, bool) {
-	p, ok := b.ix.byUUID[u]
-	if ok && p >= len(b.records) {
+// a uuid only they hold is missing, as in an index of the first n records alone.
+func firstAmong(byUUID map[string]int, u string, n int) (int, bool) {
+	p, ok := byUUID[u]
+	if !ok || p >= n {
 		return 0, false
 	}
-	return p, ok
+	return p, true
 }
 
 // dup reports whether records[i] repeats the uuid of an earlier record.

@@ -119,11 +119,7 @@ func (w *walker) lookup(u string, i int) (int, bool) {
 			}
 		}
 	}
-	p, ok := w.byUUID[u]
-	if ok && p >= len(w.records) {
-		return 0, false // first held by a record after the ones walked over (see chainBuild.find)
-	}
-	return p, ok
+	return firstAmong(w.byUUID, u, len(w.records))
 }
 
 // linkBreak is a broken parent link: where the walk could go on in file order (to, or -1).
@@ -140,7 +136,7 @@ func (w *walker) next(i int, visited func(int) bool) (next int, brk *linkBreak) 
 		if !w.through {
 			return -1, nil
 		}
-		if p, ok := w.byUUID[r.LogicalParentUUID]; ok && p < len(w.records) && r.ParentUUID == "" {
+		if p, ok := firstAmong(w.byUUID, r.LogicalParentUUID, len(w.records)); ok && r.ParentUUID == "" {
 			return p, nil
 		}
 	}
