@@ -40,11 +40,13 @@ func (c PressureConfig) maxBody() int {
 }
 
 // bodyBytes returns the size of the request's body when it may be over limit, or 0 when it
-// is surely under: an upper bound of the encoded size is summed first, and the body is measured
-// only when the bound reaches the limit, so a typical turn never pays for an encoding. The
-// measure copies nothing the request's encode memo holds (see encodedSize).
+// is surely under. Two upper bounds of the encoded size come first, and the body is measured
+// only when both reach the limit, so a typical turn never pays for an encoding: the loose
+// bound sums lengths only (every string byte taken as a six-byte escape), the exact-string
+// bound, taken only when the loose one reaches the limit, scans the strings for the escapes
+// they need. The measure copies nothing the request's encode memo holds (see encodedSize).
 func bodyBytes(req *Request, limit int) (int, error) {
-	if bodyBound(req) < limit {
+	if bodyBound(req, false) < limit || bodyBound(req, true) < limit {
 		return 0, nil
 	}
 	return encodedSize(req, req.memo)
@@ -59,44 +61,53 @@ const (
 	blockOverhead = 256
 )
 
-// bodyBound is an upper bound of the encoded size of req.
-func bodyBound(req *Request) int {
-	n := blockOverhead + escapeFactor*len(req.Model)
+// bodyBound is an upper bound of the encoded size of req: with exact false from the lengths
+// of its strings, with exact true from their encoded lengths (quotedLen).
+func bodyBound(req *Request, exact bool) int {
+	n := blockOverhead + strBound(req.Model, exact)
 	for _, t := range req.System {
-		n += blockBound(t)
+		n += blockBound(t, exact)
 	}
 	for _, t := range req.Tools {
-		n += blockOverhead + rawFactor*len(t.Definition) + escapeFactor*len(t.Name)
+		n += blockOverhead + rawFactor*len(t.Definition) + strBound(t.Name, exact)
 	}
 	for _, m := range req.Messages {
 		n += blockOverhead
 		for _, b := range m.Content {
-			n += blockBound(b)
+			n += blockBound(b, exact)
 		}
 	}
 	return n
 }
 
-func blockBound(b Block) int {
+// strBound bounds the encoding of s: its exact encoded length, or six bytes a byte.
+func strBound(s string, exact bool) int {
+	if exact {
+		return quotedLen(s)
+	}
+	return escapeFactor * len(s)
+}
+
+func blockBound(b Block, exact bool) int {
 	n := blockOverhead
 	switch b := b.(type) {
 	case *Text:
-		n += escapeFactor*len(b.Text) + rawBound(b.Citations, b.Extra)
+		n += strBound(b.Text, exact) + rawBound(b.Citations, b.Extra, exact)
 	case *Image:
-		n += mediaBound(&b.Source) + rawBound(nil, b.Extra)
+		n += mediaBound(&b.Source, exact) + rawBound(nil, b.Extra, exact)
 	case *Document:
-		n += mediaBound(&b.Source) + escapeFactor*(len(b.Title)+len(b.Context)) + rawBound(b.Citations, b.Extra)
+		n += mediaBound(&b.Source, exact) + strBound(b.Title, exact) + strBound(b.Context, exact) + rawBound(b.Citations, b.Extra, exact)
 	case *ToolUse:
-		n += escapeFactor*(len(b.ID)+len(b.Name)) + rawBound(b.Input, b.Extra)
+		n += strBound(b.ID, exact) + strBound(b.Name, exact) + rawBound(b.Input, b.Extra, exact)
 	case *ToolResult:
-		n += escapeFactor*(len(b.ToolUseID)+len(b.CacheReference)) + rawBound(nil, b.Extra)
+		n += strBound(b.ToolUseID, exact) + strBound(b.CacheReference, exact) + rawBound(nil, b.Extra, exact)
 		for _, c := range b.Content {
-			n += blockBound(c)
+			n += blockBound(c, exact)
 		}
 	case *Thinking:
-		n += escapeFactor*(len(b.Thinking)+len(b.Signature)) + rawBound(nil, b.Extra)
+		n += strBound(b.Thinking, exact) + strBound(b.Signature, exact) + rawBound(nil, b.Extra, exact)
 	case *RedactedThinking:
-		n += escapeFactor*len(b.Data) + rawBound(nil, b.Extra)
+		n += strBound(b.Data, exact) + rawBound(nil, b.Extra, exact)
 	default:
 		// Server tool blocks, tool references, cache edits and unknown blocks: measured by
 		// encoding them (they are small, and rare).
@@ -110,21 +121,21 @@ func blockBound(b Block) int {
 }
 
 // rawBound bounds raw JSON r re-encoded and the unknown fields extra.
-func rawBound(r []byte, extra map[string]json.RawMessage) int {
+func rawBound(r []byte, extra map[string]json.RawMessage, exact bool) int {
 	n := rawFactor * len(r)
 	if len(extra) > 0 {
 		for k, v := range extra {
-			n += escapeFactor*len(k) + rawFactor*len(v)
+			n += strBound(k, exact) + rawFactor*len(v)
 		}
 	}
 	return n
 }
 
 // mediaBound bounds the source of an image or document.
-func mediaBound(s *MediaSource) int {
-	n := escapeFactor*(len(s.Type)+len(s.MediaType)+len(s.URL)+len(s.FileID)) + rawBound(nil, s.Extra)
+func mediaBound(s *MediaSource, exact bool) int {
+	n := strBound(s.Type, exact) + strBound(s.MediaType, exact) + strBound(s.URL, exact) + strBound(s.FileID, exact) + rawBound(nil, s.Extra, exact)
 	if s.Type == "base64" {
 		return n + len(s.Data) // the base64 alphabet needs no escapes
 	}
-	return n + escapeFactor*len(s.Data)
+	return n + strBound(s.Data, exact)
 }

@@ -20,14 +20,15 @@ func pngBlock(n int) *Image {
 	return &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(raw)}}
 }
 
-// TestBodyBound requires the bound to be at or above the encoded size of every golden case's
+// TestBodyBound requires both bounds to be at or above the encoded size of every golden case's
 // request and of requests full of what JSON escapes most (control characters, quotes, invalid
 // UTF-8 in raw inputs, line separators).
 func TestBodyBound(t *testing.T) {
 	check := func(name string, req Request) {
 		b, err := req.MarshalJSON()
 		require.NoError(t, err, name)
-		assert.GreaterOrEqual(t, bodyBound(&req), len(b), name)
+		assert.GreaterOrEqual(t, bodyBound(&req, false), len(b), name)
+		assert.GreaterOrEqual(t, bodyBound(&req, true), len(b), name)
 	}
 	files, err := filepath.Glob(filepath.Join("testdata", "sessions", "*", "*.jsonl"))
 	require.NoError(t, err)
@@ -52,6 +53,52 @@ func TestBodyBound(t *testing.T) {
 				&Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: hostile}, Title: hostile},
 				&CacheEdits{Edits: []CacheEdit{{Type: "delete", CacheReference: hostile}}}}},
 		}})
+}
+
+// quotedLen is the length appendString writes, on every kind of escape.
+func TestQuotedLen(t *testing.T) {
+	for _, s := range []string{
+		"", "plain", "\"", "\\", "\b\f\n\r\t", "\x00\x01\x1f\x7f", "<>&", "é", "日本語",
+		"\u2028\u2029", "\xff", "\xe2\x80", "a\xe2\x80\xa8b\xe2\x80\xa9", "\xf0\x9f\x98\x80", "\xed\xa0\x80",
+		strings.Repeat("\x00\"\\\u2028\xfe\t", 50),
+	} {
+		assert.Equal(t, len(appendString(nil, s)), quotedLen(s), "%q", s)
+	}
+}
+
+// FuzzQuotedLen holds quotedLen to appendString on any bytes.
+func FuzzQuotedLen(f *testing.F) {
+	for _, s := range []string{"", "a\"b", "\u2028\xff\x00", "日本"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := quotedLen(s), len(appendString(nil, s)); got != want {
+			t.Fatalf("quotedLen(%q) = %d, appendString writes %d bytes", s, got, want)
+		}
+	})
+}
+
+// The exact-string bound keeps a long text session with few escapes from being measured: a
+// request whose strings are 1 MB of plain prose, against a 4 MB limit, passes the loose bound
+// (six bytes a string byte) but not the exact one, and Prepare neither encodes it nor reports a
+// body size.
+func TestBodyBoundExactStrings(t *testing.T) {
+	k := newTK()
+	prose := strings.Repeat("The build passed on the second try. ", 3000) // about 108 KB
+	for range 10 {
+		k.user(prose)
+		k.assistant(text("Noted."))
+	}
+	k.user("and now?")
+	const limit = 4_000_000
+	res, err := newTestPipeline(t, Config{ContextWindow: 4_000_000, Pressure: PressureConfig{MaxBodyBytes: limit}}, k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, bodyBound(&res.Request, false), limit, "the loose bound reaches the limit")
+	require.Less(t, bodyBound(&res.Request, true), limit)
+	assert.Zero(t, res.Report.BodyBytes, "not measured")
+	b, err := res.Request.MarshalJSON()
+	require.NoError(t, err)
+	assert.Less(t, len(b), limit)
 }
 
 // A request over the body limit is compacted when it can be (the summary drops the history's

@@ -29,7 +29,9 @@ type encoder struct {
 	raw  bytes.Buffer // scratch for json.Compact
 	memo *encodeMemo  // nil: encode everything
 	h    memoHasher
-	// sizeOnly: a part the memo holds is counted in skipped instead of copied into buf.
+	// sizeOnly: a part the memo holds is counted in skipped instead of copied into buf, and
+	// buf is counted in skipped and emptied between messages once it holds flushBytes (see
+	// flush), so a measure never holds the body whole.
 	sizeOnly bool
 	skipped  int
 	// w, when set, receives the encoding in pieces: buf is written to it and emptied
@@ -60,9 +62,17 @@ func encodeTo(w io.Writer, r *Request, memo *encodeMemo) (int64, error) {
 }
 
 // flush writes buf to the encoder's writer and empties it when it holds threshold bytes or
-// more (and is not empty); without a writer it does nothing.
+// more (and is not empty); a size-only encoder counts it instead; otherwise it does nothing.
 func (e *encoder) flush(threshold int) error {
-	if e.w == nil || len(e.buf) < threshold || len(e.buf) == 0 {
+	if len(e.buf) < threshold || len(e.buf) == 0 {
+		return nil
+	}
+	if e.sizeOnly {
+		e.skipped += len(e.buf)
+		e.buf = e.buf[:0]
+		return nil
+	}
+	if e.w == nil {
 		return nil
 	}
 	n, err := e.w.Write(e.buf)
@@ -86,21 +96,21 @@ func encodeRequest(r *Request, memo *encodeMemo) ([]byte, error) {
 	return e.buf, nil
 }
 
-// encodedSize returns the length of r's encoding with memo, without copying the parts the
-// memo holds: only the parts it does not hold are encoded (and memoized). With a nil memo it
-// encodes r whole.
+// encodedSize returns the length of r's encoding with memo (nil: none), without copying the
+// parts the memo holds: only the parts it does not hold are encoded (and memoized), into a
+// buffer emptied between messages.
 func encodedSize(r *Request, memo *encodeMemo) (int, error) {
-	if memo == nil {
-		b, err := encodeRequest(r, nil)
-		return len(b), err
-	}
 	e := &encoder{memo: memo, sizeOnly: true}
-	e.h.init(memo)
+	if memo != nil {
+		e.h.init(memo)
+	}
 	if err := e.request(r); err != nil {
 		return 0, err
 	}
 	n := len(e.buf) + e.skipped
-	memo.observe(n)
+	if memo != nil {
+		memo.observe(n)
+	}
 	return n, nil
 }
 
@@ -680,4 +690,34 @@ func appendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// quotedLen is len(appendString(nil, s)), found without writing: the body-size bound measures
+// strings with it.
+func quotedLen(s string) int {
+	n := len(s) + 2
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if !jsonSafe[c] {
+				switch c {
+				case '"', '\\', '\b', '\f', '\n', '\r', '\t':
+					n++ // a two-byte escape
+				default:
+					n += 5 // \u00XX
+				}
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			n += 5 // one byte becomes \ufffd
+		case r == '\u2028' || r == '\u2029':
+			n += 3 // three bytes become \u202X
+		}
+		i += size
+	}
+	return n
 }
