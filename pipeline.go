@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -260,6 +261,14 @@ func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOption
 	if err != nil {
 		return Result{}, err
 	}
+	first := t
+	defer func() {
+		// The Result is made: the turns' items go back to the pool.
+		if t != first {
+			t.release()
+		}
+		first.release()
+	}()
 	if manual != nil || p.autoCompactDue(t) {
 		if t, err = p.compact(ctx, t, manual); err != nil {
 			return p.result(t), err
@@ -472,7 +481,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	}
 	t := &turn{
 		ctx: ctx, now: now().UTC(), in: in, chain: chain, boundaryPos: chain.BoundaryIndex(), levels: p.levels,
-		items:  make([]item, 0, len(chain.Records)),
+		items:  getItems(len(chain.Records)),
 		system: append([]*Text(nil), in.System...),
 		report: &Report{
 			Model: p.cfg.Model, ContextWindow: p.window,
@@ -503,6 +512,36 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	p.injectPinned(t)
 	p.applyRecovery(t)
 	return t
+}
+
+// itemsPool holds the item arrays of finished turns, so that a steady turn does not allocate
+// one the size of the history again. A Pipeline serves many conversations at once, so each
+// turn takes its own.
+var itemsPool sync.Pool
+
+// getItems returns an empty item slice with room for n items.
+func getItems(n int) []item {
+	if v, ok := itemsPool.Get().(*[]item); ok {
+		// A much larger array than the turn needs is left to the collector: release clears
+		// the whole array, which must cost about what making one for the turn would.
+		if s := *v; cap(s) >= n && cap(s) <= 2*n+256 {
+			return s[:0]
+		}
+	}
+	return make([]item, 0, n)
+}
+
+// release gives the turn's item array back to itemsPool, emptied so that it keeps no record or
+// block alive. Nothing of the turn may read its items after: Prepare releases its turns
+// once the Result is made.
+func (t *turn) release() {
+	if t == nil || t.items == nil {
+		return
+	}
+	s := t.items[:cap(t.items)]
+	clear(s)
+	t.items = nil
+	itemsPool.Put(&s)
 }
 
 // toolName returns the name of the tool that tool_use id of the chain calls, or "".
