@@ -191,7 +191,7 @@ func (n *normalizer) collect() []nmsg {
 	var newKeys []cleanKey
 	var newEntries []*cleanEntry
 	all := grow(sc.all, total)[:0]
-	msgs := make([]nmsg, 0, len(order))
+	msgs := grow(sc.msgs, len(order))[:0]
 	k := 0 // index in keys of the item's first block
 	for i, it := range order {
 		if why[i] != "" {
@@ -241,7 +241,7 @@ func (n *normalizer) collect() []nmsg {
 	if memo != nil {
 		keys, found = memo.store(newKeys, newEntries, keys, found)
 	}
-	sc.why, sc.keys, sc.found, sc.all = why, keys, found, all
+	sc.why, sc.keys, sc.found, sc.all, sc.msgs = why, keys, found, all, msgs
 	return msgs
 }
 

@@ -191,6 +191,7 @@ type normScratch struct {
 	keys          []cleanKey
 	found         []*cleanEntry
 	all           []nblock
+	msgs          []nmsg // collect: the messages, until emit copies them into the request
 }
 
 var normScratchPool = sync.Pool{New: func() any {
@@ -207,7 +208,8 @@ func (sc *normScratch) release() {
 	clear(sc.keys)
 	clear(sc.found)
 	clear(sc.all)
-	sc.order, sc.why, sc.keys, sc.found, sc.all = sc.order[:0], sc.why[:0], sc.keys[:0], sc.found[:0], sc.all[:0]
+	clear(sc.msgs[:cap(sc.msgs)]) // the stages after collect may have used more of it
+	sc.order, sc.why, sc.keys, sc.found, sc.all, sc.msgs = sc.order[:0], sc.why[:0], sc.keys[:0], sc.found[:0], sc.all[:0], sc.msgs[:0]
 	normScratchPool.Put(sc)
 }
 
