@@ -25,6 +25,7 @@ const (
 	scanRecovery                     // subtype agentctx_recovery
 	scanMain                         // a provider's response (see providerResponse) off the sidechain
 	scanSide                         // a provider's response on the sidechain
+	scanNilBlock                     // a nil block in its message (see hasNilBlock)
 	numScanKinds
 )
 
@@ -144,6 +145,9 @@ func kindsOf(r *Record) scanKinds {
 		} else {
 			k |= scanMain.kinds()
 		}
+	}
+	if hasNilBlock(r) {
+		k |= scanNilBlock.kinds()
 	}
 	return k
 }
