@@ -296,7 +296,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := checkBlocks(chain, in.Records); err != nil {
+	if err := checkBlocks(chain.Records); err != nil {
 		return nil, err
 	}
 	t := p.newTurn(ctx, in, chain)
@@ -375,15 +375,10 @@ func (p *Pipeline) whyNotCompacted(t *turn, problem string) string {
 	return "auto-compact is off: no Summarizer is configured"
 }
 
-// checkBlocks rejects a nil block (typed or not) in the messages of chain, the chain of
-// records: decoding never makes one, so it is a caller's bug, reported before any stage could
-// trip on it. When the chain's scan covers records and lists no record holding one (see
-// [recordScan]: a record is read once, when it is scanned), there is nothing to look at.
-func checkBlocks(chain *Chain, records []Record) error {
-	if chain.scan.covers(records) && len(chain.scan.pos[scanNilBlock]) == 0 {
-		return nil
-	}
-	for _, r := range chain.Records {
+// checkBlocks rejects a nil block (typed or not) in the messages of records: decoding never
+// makes one, so it is a caller's bug, reported before any stage could trip on it.
+func checkBlocks(records []*Record) error {
+	for _, r := range records {
 		if r.Message == nil {
 			continue
 		}
@@ -401,25 +396,6 @@ func checkBlocks(chain *Chain, records []Record) error {
 		}
 	}
 	return nil
-}
-
-// hasNilBlock reports whether r's message holds a nil block, at its top level or in a
-// tool_result's content.
-func hasNilBlock(r *Record) bool {
-	if r.Message == nil {
-		return false
-	}
-	for _, b := range r.Message.Content {
-		if isNilBlock(b) {
-			return true
-		}
-		if tr, ok := b.(*ToolResult); ok {
-			if slices.ContainsFunc(tr.Content, isNilBlock) {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // ErrNoMessages is returned by [Pipeline.Prepare] for a transcript with nothing to send: no

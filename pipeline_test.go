@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -221,47 +220,6 @@ func TestPrepareNilBlocks(t *testing.T) {
 			assert.Contains(t, err.Error(), "field "+tt.field+": nil block")
 		})
 	}
-}
-
-// On a warm Pipeline, the records are looked at for nil blocks once, when they are scanned:
-// a nil block in a record written since the last turn is still the error, in the first record
-// of a slice read anew too, and one off the chain (an abandoned branch) is not looked at,
-// as without the memo.
-func TestPrepareNilBlocksSteady(t *testing.T) {
-	p := newTestPipeline(t, Config{ContextWindow: 10000, Tokens: EstimateCounter{}}, normNow)
-	k := newTK()
-	k.user("hi")
-	k.assistant(text("hello"))
-	_, err := p.Prepare(t.Context(), Input{Records: k.recs})
-	require.NoError(t, err)
-
-	t.Run("a new record", func(t *testing.T) {
-		bad := k.userBlocks(text("look"), &ToolResult{ToolUseID: "t", Content: []Block{(*Text)(nil)}})
-		_, err := p.Prepare(t.Context(), Input{Records: k.recs})
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), bad.UUID)
-		assert.Contains(t, err.Error(), "field message.content[1].content[0]: nil block")
-		// The same records again, the scan now warm: still the error.
-		_, err = p.Prepare(t.Context(), Input{Records: k.recs})
-		assert.ErrorContains(t, err, "field message.content[1].content[0]: nil block")
-		// A copy of them, scanned anew.
-		_, err = p.Prepare(t.Context(), Input{Records: slices.Clone(k.recs)})
-		assert.ErrorContains(t, err, "field message.content[1].content[0]: nil block")
-	})
-	t.Run("off the chain", func(t *testing.T) {
-		k := newTK()
-		k.user("hi")
-		a := k.assistant(text("hello"))
-		k.userBlocks(text("abandoned"), nil) // a branch the user rewound
-		k.last = a.UUID
-		k.user("again")
-		_, err := p.Prepare(t.Context(), Input{Records: k.recs})
-		require.NoError(t, err)
-		k.assistant(text("sure"))
-		k.user("and then")
-		_, err = p.Prepare(t.Context(), Input{Records: k.recs})
-		require.NoError(t, err)
-	})
 }
 
 // Pipeline.Counter is the Counter Prepare counts with: what a caller counts through it first

@@ -25,7 +25,6 @@ const (
 	scanRecovery                     // subtype agentctx_recovery
 	scanMain                         // a provider's response (see providerResponse) off the sidechain
 	scanSide                         // a provider's response on the sidechain
-	scanNilBlock                     // a nil block in its message (see hasNilBlock)
 	numScanKinds
 )
 
@@ -145,9 +144,6 @@ func kindsOf(r *Record) scanKinds {
 		} else {
 			k |= scanMain.kinds()
 		}
-	}
-	if hasNilBlock(r) {
-		k |= scanNilBlock.kinds()
 	}
 	return k
 }
