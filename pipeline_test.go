@@ -222,6 +222,39 @@ func TestPrepareNilBlocks(t *testing.T) {
 	}
 }
 
+// Input.Records lets a caller give a record a new Message: a nil block in it, on a warm
+// Pipeline and in the same slice, is still the error, never a panic (a check of each record
+// once, when the memos first see it, missed it: found in review).
+func TestPrepareNilBlocksNewMessage(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		block Block
+		field string
+	}{
+		{"untyped nil", nil, "message.content[1]"},
+		{"typed nil", (*Text)(nil), "message.content[1]"},
+		{"nil in a tool result", &ToolResult{ToolUseID: "toolu_1", Content: []Block{(*Text)(nil)}}, "message.content[1].content[0]"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := newTestPipeline(t, Config{ContextWindow: 10000, Tokens: EstimateCounter{}}, normNow)
+			k := newTK()
+			k.readTurns(3)
+			k.user("and now?")
+			_, err := p.Prepare(t.Context(), Input{Records: k.recs})
+			require.NoError(t, err)
+			r := &k.recs[4] // the second turn's question, in the middle of the slice
+			m := *r.Message
+			m.StringContent = false
+			m.Content = []Block{&Text{Text: "edited"}, tt.block}
+			r.Message = &m
+			require.NotPanics(t, func() { _, err = p.Prepare(t.Context(), Input{Records: k.recs}) })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), r.UUID)
+			assert.Contains(t, err.Error(), "field "+tt.field+": nil block")
+		})
+	}
+}
+
 // Pipeline.Counter is the Counter Prepare counts with: what a caller counts through it first
 // (as agentctx inspect does) Prepare finds in the memo and does not tokenize again.
 func TestPipelineCounterShared(t *testing.T) {

@@ -11,11 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestTurnScratchNotInResult checks that a Result shares nothing with the working memory a
-// turn gives back for the next one (the view's items, normalize's messages): conversations
-// run turn by turn on one Pipeline from several goroutines, some of them compacting, and every
-// Result kept from the first turn on still encodes to the bytes it had when Prepare returned
-// it (run it with -race).
+// TestTurnScratchNotInResult checks that a Result's request shares no memory a later turn
+// writes (emit's arrays, the blocks normalize makes): conversations run turn by turn on one
+// Pipeline from several goroutines, some of them compacting, and every Result kept from the
+// first turn on still encodes to the bytes it had when Prepare returned it. The working
+// memory a turn gives back for the next one (the view's items, normalize's messages) is
+// reachable from no Result, so what this test can add about it is under -race: an array given
+// back while a turn still uses it, or to two turns at once, is a data race the detector reports.
 func TestTurnScratchNotInResult(t *testing.T) {
 	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 40_000, Compact: CompactConfig{Summarizer: Extractive{}}},
 		time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))
