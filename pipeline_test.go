@@ -196,10 +196,10 @@ func TestPrepareThinkingBudget(t *testing.T) {
 }
 
 // TestPrepareNilBlocks checks that a nil block a caller put in a record is an error naming the
-// record and field, never a panic.
+// record and field, never a panic: in a new session, and in a record given a new Message on
+// a warm Pipeline, in the same slice, which Input.Records allows (a check of each record once,
+// when the memos first see it, missed that one: found in review).
 func TestPrepareNilBlocks(t *testing.T) {
-	p, err := New(Config{ContextWindow: 10000, Tokens: EstimateCounter{}})
-	require.NoError(t, err)
 	for _, tt := range []struct {
 		name  string
 		block Block
@@ -209,33 +209,24 @@ func TestPrepareNilBlocks(t *testing.T) {
 		{"typed nil", (*Text)(nil), "message.content[1]"},
 		{"nil in a tool result", &ToolResult{ToolUseID: "t", Content: []Block{(*Image)(nil)}}, "message.content[1].content[0]"},
 	} {
+		check := func(t *testing.T, p *Pipeline, recs []Record, r *Record) {
+			t.Helper()
+			var err error
+			require.NotPanics(t, func() { _, err = p.Prepare(t.Context(), Input{Records: recs}) })
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), r.UUID)
+			assert.Contains(t, err.Error(), "field "+tt.field+": nil block")
+		}
 		t.Run(tt.name, func(t *testing.T) {
+			p, err := New(Config{ContextWindow: 10000, Tokens: EstimateCounter{}})
+			require.NoError(t, err)
 			k := newTK()
 			r := k.user("hi")
 			r.Message.StringContent = false
 			r.Message.Content = append(r.Message.Content, tt.block)
-			_, err := p.Prepare(t.Context(), Input{Records: k.recs})
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), r.UUID)
-			assert.Contains(t, err.Error(), "field "+tt.field+": nil block")
+			check(t, p, k.recs, r)
 		})
-	}
-}
-
-// Input.Records lets a caller give a record a new Message: a nil block in it, on a warm
-// Pipeline and in the same slice, is still the error, never a panic (a check of each record
-// once, when the memos first see it, missed it: found in review).
-func TestPrepareNilBlocksNewMessage(t *testing.T) {
-	for _, tt := range []struct {
-		name  string
-		block Block
-		field string
-	}{
-		{"untyped nil", nil, "message.content[1]"},
-		{"typed nil", (*Text)(nil), "message.content[1]"},
-		{"nil in a tool result", &ToolResult{ToolUseID: "toolu_1", Content: []Block{(*Text)(nil)}}, "message.content[1].content[0]"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
+		t.Run(tt.name+", new message on a warm pipeline", func(t *testing.T) {
 			p := newTestPipeline(t, Config{ContextWindow: 10000, Tokens: EstimateCounter{}}, normNow)
 			k := newTK()
 			k.readTurns(3)
@@ -247,10 +238,7 @@ func TestPrepareNilBlocksNewMessage(t *testing.T) {
 			m.StringContent = false
 			m.Content = []Block{&Text{Text: "edited"}, tt.block}
 			r.Message = &m
-			require.NotPanics(t, func() { _, err = p.Prepare(t.Context(), Input{Records: k.recs}) })
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), r.UUID)
-			assert.Contains(t, err.Error(), "field "+tt.field+": nil block")
+			check(t, p, k.recs, r)
 		})
 	}
 }
