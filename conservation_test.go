@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -1002,11 +1003,30 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 			}
 		}
 	}
+	// The records the chain says it left out as repeats of records under other uuids: each
+	// may be off the walk if the record it repeats is on the chain and holds the same
+	// content, which the check compares itself.
+	repeats := map[int]int{}
+	for _, rp := range chain.Replays {
+		i, okI := first[rp.UUID]
+		of, okOf := first[rp.Of]
+		if !rp.SameUUID && okI && okOf {
+			repeats[i] = of
+		}
+	}
+	sameContent := func(a, b *Record) bool {
+		if a.Message == nil || b.Message == nil {
+			return false
+		}
+		ea, err1 := json.Marshal(a.Message.Content)
+		eb, err2 := json.Marshal(b.Message.Content)
+		return err1 == nil && err2 == nil && string(ea) == string(eb)
+	}
 	// The parent walk.
 	seen := map[int]bool{}
 	for i := leafAt; i >= 0 && !seen[i]; {
 		seen[i] = true
-		if !on[i] {
+		if of, ok := repeats[i]; !on[i] && !(ok && on[of] && sameContent(&records[i], &records[of])) {
 			fail("records[%d] %s is on the leaf's parentUuid walk but not on the chain", i, records[i].UUID)
 		}
 		if records[i].IsCompactBoundary() {
@@ -1387,6 +1407,41 @@ func TestChainViolations(t *testing.T) {
 			assert.Contains(t, got[0], tt.want, "all: %v", got)
 		})
 	}
+}
+
+// A record on the leaf's parent walk may be off the chain when the chain left it out as a
+// repeat of tool results it holds (a result written twice, the later one the parent of what
+// follows, as FuzzPrepareInvariants found): the check accepts it only when the record it
+// repeats is on the chain and holds the same content.
+func TestChainViolationsRepeatOnWalk(t *testing.T) {
+	k := newTK()
+	k.user("read it")                                   // 1
+	k.assistant(text("reading"), toolUse("t1", "Read")) // 2, 3
+	k.results(result("t1", "contents"))                 // 4, under the call
+	k.results(result("t1", "contents"))                 // 5: the same result again, under the call
+	k.user("and now?")                                  // 6, under 5
+	recs := k.recs
+	chain, err := BuildChain(recs, ChainOptions{})
+	require.NoError(t, err)
+	require.NotContains(t, chainUUIDs(chain), tkUUID(5), "the repeat is left out")
+	require.Len(t, chain.Replays, 1)
+	assert.Empty(t, chainViolations(recs, chain, ""))
+
+	t.Run("the repeat claims another record", func(t *testing.T) {
+		c := *chain
+		c.Replays = []Replay{c.Replays[0]}
+		c.Replays[0].Of = tkUUID(1)
+		got := chainViolations(recs, &c, "")
+		require.NotEmpty(t, got)
+		assert.Contains(t, got[0], "records[4] "+tkUUID(5)+" is on the leaf's parentUuid walk but not on the chain")
+	})
+	t.Run("no repeat listed", func(t *testing.T) {
+		c := *chain
+		c.Replays = nil
+		got := chainViolations(recs, &c, "")
+		require.NotEmpty(t, got)
+		assert.Contains(t, got[0], "records[4] "+tkUUID(5)+" is on the leaf's parentUuid walk but not on the chain")
+	})
 }
 
 // TestConservationCompaction runs the check on a turn that compacts with a kept tail: nothing
