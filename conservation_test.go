@@ -749,9 +749,20 @@ func (c *consCheck) take(uuid string, ok func(*Action) bool) *Action {
 // reported normalize repair, dropped by a reported normalize drop, or removed by the provider
 // contract's thinking rules; anything else is lost.
 func (c *consCheck) resolve() {
-	lastPrompt := -1 // chain position of the last user prompt that reached the request
+	// The chain position of the last user prompt that reached the request in a user message
+	// without tool results: the final assistant turn (contract 4.2) starts after that message;
+	// a prompt sent beside tool results does not end the turn.
+	prompts := map[string]bool{}
+	for _, m := range c.res.Request.Messages {
+		if m.Role == RoleUser && !slices.ContainsFunc(m.Content, func(b Block) bool { return kindOf(b) == KindToolResult }) {
+			for _, b := range m.Content {
+				prompts[consKey(b)] = true
+			}
+		}
+	}
+	lastPrompt := -1
 	for _, bl := range c.blocks {
-		if bl.done && bl.r.rec.Type == TypeUser && kindOf(bl.b) != KindToolResult {
+		if bl.done && bl.r.rec.Type == TypeUser && kindOf(bl.b) != KindToolResult && prompts[consKey(c.sent(bl.want))] {
 			lastPrompt = max(lastPrompt, bl.r.pos)
 		}
 	}
