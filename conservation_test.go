@@ -687,8 +687,10 @@ func (c *consCheck) sent(b Block) Block {
 func idKey(b Block) string { return string(kindOf(b)) + "\x00" + toolID(b) }
 
 // match pairs each expected block with an equal block of the request. Blocks of records
-// without normalize actions go first, so that a block normalize changed never takes the
-// request block of an identical one elsewhere.
+// without normalize actions go first, then those of records normalize changed but dropped
+// nothing from, then those of records it dropped blocks from, so that a block normalize
+// changed or dropped never takes the request block of an identical one elsewhere (an image
+// dropped from an assistant message, the same image sent in the user message after it).
 func (c *consCheck) match() {
 	c.pool, c.idPool = map[string]int{}, map[string]int{}
 	for _, m := range c.res.Request.Messages {
@@ -709,9 +711,19 @@ func (c *consCheck) match() {
 			c.fail("%s is missing from the request: %.80q", r.why, blockText(r.b))
 		}
 	}
-	for _, withActions := range []bool{false, true} {
+	rank := func(uuid string) int {
+		acts := c.norm[uuid]
+		switch {
+		case len(acts) == 0:
+			return 0
+		case slices.ContainsFunc(acts, func(a *Action) bool { return a.Kind == ActionDropped }):
+			return 2
+		}
+		return 1
+	}
+	for pass := range 3 {
 		for _, bl := range c.blocks {
-			if bl.gone != kept || bl.done || (len(c.norm[bl.r.rec.UUID]) > 0) != withActions {
+			if bl.gone != kept || bl.done || rank(bl.r.rec.UUID) != pass {
 				continue
 			}
 			want := c.sent(bl.want)
