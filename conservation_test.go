@@ -766,7 +766,7 @@ func (c *consCheck) resolve() {
 	// a prompt sent beside tool results does not end the turn.
 	prompts := map[string]bool{}
 	for _, m := range c.res.Request.Messages {
-		if m.Role == RoleUser && !slices.ContainsFunc(m.Content, func(b Block) bool { return kindOf(b) == KindToolResult }) {
+		if m.Role == RoleUser && !containsKind(m.Content, KindToolResult) {
 			for _, b := range m.Content {
 				prompts[consKey(b)] = true
 			}
