@@ -263,10 +263,9 @@ func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOption
 	}
 	first := t
 	defer func() {
-		// The Result is made: the turns' items go back to the pool.
-		if t != first {
-			t.release()
-		}
+		// The Result is made: the turns' items go back to the pool (release does nothing to
+		// a turn released already, so t may be first).
+		t.release()
 		first.release()
 	}()
 	if manual != nil || p.autoCompactDue(t) {
