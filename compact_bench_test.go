@@ -27,7 +27,9 @@ import (
 //   - steady-grown, encode-grown, floor-grown: the same three after the compacted session went
 //     on for another 220 turns (generated as its continuation, usage growing with what was
 //     written), a request of about half the window, under the auto-compact threshold: the
-//     steady turn of a long session that compacts, measured at a realistic size.
+//     steady turn of a long session that compacts, measured at a realistic size;
+//   - paired-after, paired-grown: steady and encode alternating in one loop, reporting the ratio
+//     of their times (steady/encode), the figure least moved by the machine's load.
 func BenchmarkCompact(b *testing.B) {
 	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
 	recs := testkit.Generate(2000, testkit.Options{Seed: 1})
@@ -109,6 +111,7 @@ func BenchmarkCompact(b *testing.B) {
 		last = r
 	}
 	benchEncodeFloor(b, "turns=2000/encode-after", "turns=2000/floor-after", last.Request)
+	b.Run("turns=2000/paired-after", func(b *testing.B) { benchPaired(b, p, next, last.Request) })
 
 	// The compacted session goes on: 220 more turns, each response's usage grown by what was
 	// written since the one before.
@@ -132,6 +135,47 @@ func BenchmarkCompact(b *testing.B) {
 		last = r
 	}
 	benchEncodeFloor(b, "turns=2000/encode-grown", "turns=2000/floor-grown", last.Request)
+	b.Run("turns=2000/paired-grown", func(b *testing.B) { benchPaired(b, p, nextGrown, last.Request) })
+}
+
+// benchPaired measures, in each iteration, a steady turn on p (Prepare of next(i) and
+// MarshalJSON of its request, as benchSteadyTurn does) and then Request.MarshalJSON of r with
+// no memo, and reports the ratio of their summed times as steady/encode. The two alternate
+// within one loop, so a change of the machine's load during the run weighs on both alike:
+// the ratio is the figure to read, where separate benchmarks can run under different loads.
+func benchPaired(b *testing.B, p *Pipeline, next func(int) Input, r Request) {
+	bare := Request{Model: r.Model, MaxTokens: r.MaxTokens, System: r.System, Messages: r.Messages,
+		Tools: r.Tools, ToolChoice: r.ToolChoice, Thinking: r.Thinking, Betas: r.Betas}
+	if _, err := p.Prepare(b.Context(), next(0)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	var steady, encode time.Duration
+	i := 0
+	for b.Loop() {
+		i++
+		t0 := time.Now()
+		res, err := p.Prepare(b.Context(), next(i))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := res.Request.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if _, err := bare.MarshalJSON(); err != nil {
+			b.Fatal(err)
+		}
+		steady, encode = steady+t1.Sub(t0), encode+time.Since(t1)
+		if res.Report.Compaction != nil {
+			b.Fatal("a steady turn compacted again")
+		}
+	}
+	if i > 0 && encode > 0 {
+		b.ReportMetric(float64(steady.Nanoseconds())/float64(i), "steady-ns/op")
+		b.ReportMetric(float64(encode.Nanoseconds())/float64(i), "encode-ns/op")
+		b.ReportMetric(float64(steady)/float64(encode), "steady/encode")
+	}
 }
 
 // benchSteadyTurn measures a steady turn on p: Prepare of next(i), warm from next(0), and
