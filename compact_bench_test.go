@@ -28,8 +28,9 @@ import (
 //     on for another 220 turns (generated as its continuation, usage growing with what was
 //     written), a request of about half the window, under the auto-compact threshold: the
 //     steady turn of a long session that compacts, measured at a realistic size;
-//   - paired-after, paired-grown: steady and encode alternating in one loop, reporting the ratio
-//     of their times (steady/encode), the figure least moved by the machine's load.
+//   - paired-after, paired-grown: steady, encode and floor alternating in one loop, reporting
+//     the ratios of their times (steady/encode, steady/floor), the figures least moved by the
+//     machine's load.
 func BenchmarkCompact(b *testing.B) {
 	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
 	recs := testkit.Generate(2000, testkit.Options{Seed: 1})
@@ -139,18 +140,27 @@ func BenchmarkCompact(b *testing.B) {
 }
 
 // benchPaired measures, in each iteration, a steady turn on p (Prepare of next(i) and
-// MarshalJSON of its request, as benchSteadyTurn does) and then Request.MarshalJSON of r with
-// no memo, and reports the ratio of their summed times as steady/encode. The two alternate
-// within one loop, so a change of the machine's load during the run weighs on both alike:
-// the ratio is the figure to read, where separate benchmarks can run under different loads.
+// MarshalJSON of its request, as benchSteadyTurn does), then Request.MarshalJSON of r with no
+// memo, then the typed floor of r, and reports the ratios of their summed times as
+// steady/encode and steady/floor. The three alternate within one loop, so a change of the
+// machine's load during the run weighs on all alike: the ratios are the figures to read, where
+// separate benchmarks can run under different loads.
 func benchPaired(b *testing.B, p *Pipeline, next func(int) Input, r Request) {
 	bare := Request{Model: r.Model, MaxTokens: r.MaxTokens, System: r.System, Messages: r.Messages,
 		Tools: r.Tools, ToolChoice: r.ToolChoice, Thinking: r.Thinking, Betas: r.Betas}
+	body, err := bare.MarshalJSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	fr := toFloor(b, r)
+	if got := fr.encode(b); !bytes.Equal(got, body) {
+		b.Fatalf("the floor's bytes differ from the request's (%d and %d bytes)", len(got), len(body))
+	}
 	if _, err := p.Prepare(b.Context(), next(0)); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
-	var steady, encode time.Duration
+	var steady, encode, floor time.Duration
 	i := 0
 	for b.Loop() {
 		i++
@@ -166,15 +176,19 @@ func benchPaired(b *testing.B, p *Pipeline, next func(int) Input, r Request) {
 		if _, err := bare.MarshalJSON(); err != nil {
 			b.Fatal(err)
 		}
-		steady, encode = steady+t1.Sub(t0), encode+time.Since(t1)
+		t2 := time.Now()
+		fr.encode(b)
+		steady, encode, floor = steady+t1.Sub(t0), encode+t2.Sub(t1), floor+time.Since(t2)
 		if res.Report.Compaction != nil {
 			b.Fatal("a steady turn compacted again")
 		}
 	}
-	if i > 0 && encode > 0 {
+	if i > 0 && encode > 0 && floor > 0 {
 		b.ReportMetric(float64(steady.Nanoseconds())/float64(i), "steady-ns/op")
 		b.ReportMetric(float64(encode.Nanoseconds())/float64(i), "encode-ns/op")
+		b.ReportMetric(float64(floor.Nanoseconds())/float64(i), "floor-ns/op")
 		b.ReportMetric(float64(steady)/float64(encode), "steady/encode")
+		b.ReportMetric(float64(steady)/float64(floor), "steady/floor")
 	}
 }
 
