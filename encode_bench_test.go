@@ -103,15 +103,12 @@ func newSteadySession(b *testing.B, tc agentctx.TokenCounter, turns int) *steady
 		b.Fatal(err)
 	}
 	r := res.Request
-	s.bare = agentctx.Request{Model: r.Model, MaxTokens: r.MaxTokens, System: r.System, Messages: r.Messages,
-		Tools: r.Tools, ToolChoice: r.ToolChoice, Thinking: r.Thinking, Betas: r.Betas}
-	s.floor = toFloor(b, r)
-	if got := s.floor.encode(b); !bytes.Equal(got, s.body) {
-		b.Fatalf("the floor's bytes differ from the request's (%d and %d bytes)", len(got), len(s.body))
+	var bare []byte
+	s.bare, bare = memoless(b, r)
+	if !bytes.Equal(bare, s.body) {
+		b.Fatal("the request encodes differently without the memo")
 	}
-	if got, err := s.bare.MarshalJSON(); err != nil || !bytes.Equal(got, s.body) {
-		b.Fatalf("the request encodes differently without the memo: %v", err)
-	}
+	s.floor = floorOf(b, r, s.body)
 	return s
 }
 
@@ -164,6 +161,27 @@ func (f *floorRequest) encode(b *testing.B) []byte {
 		b.Fatal(err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+}
+
+// memoless returns r as a caller would assemble it, without the Pipeline's encode memo, and
+// its bytes.
+func memoless(b *testing.B, r agentctx.Request) (agentctx.Request, []byte) {
+	bare := agentctx.Request{Model: r.Model, MaxTokens: r.MaxTokens, System: r.System, Messages: r.Messages,
+		Tools: r.Tools, ToolChoice: r.ToolChoice, Thinking: r.Thinking, Betas: r.Betas}
+	body, err := bare.MarshalJSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return bare, body
+}
+
+// floorOf returns the typed floor of r, failing unless it gives body, r's bytes.
+func floorOf(b *testing.B, r agentctx.Request, body []byte) *floorRequest {
+	fr := toFloor(b, r)
+	if got := fr.encode(b); !bytes.Equal(got, body) {
+		b.Fatalf("the floor's bytes differ from the request's (%d and %d bytes)", len(got), len(body))
+	}
+	return fr
 }
 
 func toFloor(b *testing.B, r agentctx.Request) *floorRequest {
