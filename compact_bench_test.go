@@ -138,8 +138,8 @@ func BenchmarkCompact(b *testing.B) {
 	b.Run("turns=2000/paired-grown", func(b *testing.B) { benchPaired(b, p, nextGrown, last.Request) })
 }
 
-// benchPaired measures, in each iteration, a steady turn on p (Prepare of next(i) and
-// MarshalJSON of its request, as benchSteadyTurn does), then Request.MarshalJSON of r with no
+// benchPaired measures, in each iteration, a steady turn on p (steadyTurn, as
+// benchSteadyTurn measures it), then Request.MarshalJSON of r with no
 // memo, then the typed floor of r, and reports the ratios of their summed times as
 // steady/encode and steady/floor. The three alternate within one loop, so a change of the
 // machine's load during the run weighs on all alike: the ratios are the figures to read, where
@@ -156,13 +156,7 @@ func benchPaired(b *testing.B, p *Pipeline, next func(int) Input, r Request) {
 	for b.Loop() {
 		i++
 		t0 := time.Now()
-		res, err := p.Prepare(b.Context(), next(i))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := res.Request.MarshalJSON(); err != nil {
-			b.Fatal(err)
-		}
+		steadyTurn(b, p, next(i))
 		t1 := time.Now()
 		if _, err := bare.MarshalJSON(); err != nil {
 			b.Fatal(err)
@@ -170,9 +164,6 @@ func benchPaired(b *testing.B, p *Pipeline, next func(int) Input, r Request) {
 		t2 := time.Now()
 		fr.encode(b)
 		steady, encode, floor = steady+t1.Sub(t0), encode+t2.Sub(t1), floor+time.Since(t2)
-		if res.Report.Compaction != nil {
-			b.Fatal("a steady turn compacted again")
-		}
 	}
 	if i > 0 && encode > 0 && floor > 0 {
 		b.ReportMetric(float64(steady.Nanoseconds())/float64(i), "steady-ns/op")
@@ -195,22 +186,29 @@ func benchSteadyTurn(b *testing.B, p *Pipeline, next func(int) Input) Result {
 	i := 0
 	for b.Loop() {
 		i++
-		r, err := p.Prepare(b.Context(), next(i))
-		if err != nil {
-			b.Fatal(err)
-		}
-		body, err := r.Request.MarshalJSON()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if r.Report.Compaction != nil {
-			b.Fatal("a steady turn compacted again")
-		}
+		r, body := steadyTurn(b, p, next(i))
 		last = r
 		b.ReportMetric(float64(r.Report.InputTokens), "tokens/op")
 		b.ReportMetric(float64(len(body)), "body-bytes/op")
 	}
 	return last
+}
+
+// steadyTurn is one steady turn on p: Prepare of in and MarshalJSON of its request. It fails
+// when the turn compacts, and returns the result and the body.
+func steadyTurn(b *testing.B, p *Pipeline, in Input) (Result, []byte) {
+	r, err := p.Prepare(b.Context(), in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	body, err := r.Request.MarshalJSON()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if r.Report.Compaction != nil {
+		b.Fatal("a steady turn compacted again")
+	}
+	return r, body
 }
 
 // benchEncodeFloor runs, under the two names given, Request.MarshalJSON of r's request with
