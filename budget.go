@@ -207,47 +207,77 @@ func (p *Pipeline) budget(t *turn) error {
 	cfg := p.cfg.Budget
 	frozen := frozenBudget(t.in.Records, &t.chain.scan)
 
-	// Collect the tool results of the view, per tool_use_id. Only the last API user message
-	// holds new results, and only while no assistant response follows it.
-	s := getBudgetScratch(t.items)
+	// Collect the tool results that matter, per tool_use_id: those of the last API user message
+	// (only it holds new results, and only while no assistant response follows it), and those
+	// a frozen verdict replaces. Every other result of the view is kept as it is, and is not
+	// looked at beyond its id.
+	tail := lastUserStart(t.items)
+	s := getBudgetScratch()
 	defer putBudgetScratch(s)
-	entries := s.byID
-	order := s.order[:0] // first occurrence order
-	last := s.last[:0]   // unique entries of the unanswered last user message
-	defer func() { s.order, s.last = order, last }()
-	lastMsgID := ""
-	for i := range t.items {
-		it := &t.items[i]
-		if it.role != RoleUser {
-			if it.rec != nil && it.rec.Message.Model == SyntheticModel {
-				continue // never reached the provider; normalize drops it
-			}
-			// A record of the same response as the previous assistant record (results written
-			// while the response streamed sit between them) does not end the user message:
-			// normalize merges the response, and its results follow it as one message.
-			if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp {
-				last = last[:0] // answered: the results before it have been sent
-			}
-			lastMsgID = it.msgID
-			continue
+	n := 0
+	for i := tail; i < len(t.items); i++ {
+		if it := &t.items[i]; it.role == RoleUser {
+			n += countResults(it.blocks)
 		}
-		for j, b := range it.blocks {
-			tr, ok := b.(*ToolResult)
-			if !ok {
+	}
+	for _, r := range frozen {
+		if r.res.Replaced {
+			n++
+		}
+	}
+	s.entries = slices.Grow(s.entries[:0], n) // room for every entry: they never move
+	watch := s.byID
+	add := func(id string) {
+		if watch[id] != nil {
+			return
+		}
+		e := s.entry(id)
+		if r, ok := frozen[id]; ok {
+			e.frozen, e.res, e.record = true, r.res, r.record
+		} else {
+			e.res = BudgetResult{ToolUseID: id}
+		}
+	}
+	for i := tail; i < len(t.items); i++ {
+		if it := &t.items[i]; it.role == RoleUser {
+			for _, b := range it.blocks {
+				if tr, ok := b.(*ToolResult); ok {
+					add(tr.ToolUseID)
+				}
+			}
+		}
+	}
+	for id, r := range frozen {
+		if r.res.Replaced {
+			add(id)
+		}
+	}
+	order := s.order[:0] // first occurrence order
+	last := s.last[:0]   // unique entries first met in the unanswered last user message
+	defer func() { s.order, s.last = order, last }()
+	if len(watch) > 0 {
+		for i := range t.items {
+			it := &t.items[i]
+			if it.role != RoleUser {
 				continue
 			}
-			e := entries[tr.ToolUseID]
-			if e == nil {
-				e = s.entry(tr.ToolUseID)
-				if r, ok := frozen[tr.ToolUseID]; ok {
-					e.frozen, e.res, e.record = true, r.res, r.record
-				} else {
-					e.res = BudgetResult{ToolUseID: tr.ToolUseID}
+			for j, b := range it.blocks {
+				tr, ok := b.(*ToolResult)
+				if !ok {
+					continue
 				}
-				order = append(order, e)
-				last = append(last, e)
+				e := watch[tr.ToolUseID]
+				if e == nil {
+					continue
+				}
+				if len(e.slots) == 0 {
+					order = append(order, e)
+					if i >= tail {
+						last = append(last, e)
+					}
+				}
+				e.slots = append(e.slots, budgetSlot{item: i, block: j, tr: tr})
 			}
-			e.slots = append(e.slots, budgetSlot{item: i, block: j, tr: tr})
 		}
 	}
 
@@ -377,7 +407,7 @@ func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 // budgetScratch is the working memory of one run of the budget stage, reused across turns
 // (see budgetScratchPool): none of it outlives the run.
 type budgetScratch struct {
-	entries     []budgetEntry // room for every result of the view, so that entries never move
+	entries     []budgetEntry // room for every entry of the run, so that entries never move
 	byID        map[string]*budgetEntry
 	order, last []*budgetEntry
 }
@@ -386,23 +416,42 @@ type budgetScratch struct {
 // conversations at once, so each run takes its own.
 var budgetScratchPool = sync.Pool{New: func() any { return &budgetScratch{byID: map[string]*budgetEntry{}} }}
 
-// getBudgetScratch returns scratch with room for the tool results of items.
-func getBudgetScratch(items []item) *budgetScratch {
+// getBudgetScratch returns scratch from the pool.
+func getBudgetScratch() *budgetScratch { return budgetScratchPool.Get().(*budgetScratch) }
+
+// countResults returns the number of tool_result blocks in bs.
+func countResults(bs []Block) int {
 	n := 0
-	for i := range items {
-		for _, b := range items[i].blocks {
-			if _, ok := b.(*ToolResult); ok {
-				n++
-			}
+	for _, b := range bs {
+		if _, ok := b.(*ToolResult); ok {
+			n++
 		}
 	}
-	s := budgetScratchPool.Get().(*budgetScratch)
-	if cap(s.entries) > 4*n+1024 {
-		// Smaller storage than a much larger view left.
-		*s = budgetScratch{byID: make(map[string]*budgetEntry, n)}
+	return n
+}
+
+// lastUserStart returns the index of the first item of the view's last API user message: the
+// item after the last assistant response. A record of the same response as the assistant
+// record before it (results written while the response streamed sit between them) does not
+// end the user message: normalize merges the response, and its results follow it as one
+// message. Synthetic assistant records never reached the provider (normalize drops them) and
+// answer nothing.
+func lastUserStart(items []item) int {
+	start, lastMsgID := 0, ""
+	for i := range items {
+		it := &items[i]
+		if it.role == RoleUser {
+			continue
+		}
+		if it.rec != nil && it.rec.Message.Model == SyntheticModel {
+			continue
+		}
+		if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp {
+			start = i + 1 // answered: the results before it have been sent
+		}
+		lastMsgID = it.msgID
 	}
-	s.entries = slices.Grow(s.entries[:0], n)
-	return s
+	return start
 }
 
 // entry adds the entry of tool_use id and returns it. Room was made for it: the entries before
