@@ -69,6 +69,14 @@ type normalizer struct {
 	declared map[string]bool   // tool names of Input.Tools
 	ids      map[string]string // tool ids the provider would reject → their rewrite
 	names    map[string]string // tool names the provider would reject → their rewrite
+	// preIDs and preNames are the rewrites of the settled prefix the view starts with: its
+	// items are not read again.
+	preIDs, preNames map[string]string
+	cur              int       // index in collect's order of the item being cleaned
+	fixes            []toolFix // the rewrites made, where
+	// suffix: the passes run over the messages after a settled prefix; crossed: they emptied
+	// a message before any user message was kept (see passes).
+	suffix, crossed bool
 }
 
 // normalize turns t.items into t.req.Messages and t.req.Tools. It makes no decision records:
@@ -121,7 +129,8 @@ type normalizer struct {
 // redacted_thinking, search_result and cache_edits blocks, which are shared with the
 // transcript or the stage that made them. A block cleaned on an earlier turn is taken from
 // the Pipeline's memo (see [cleanMemo]), so requests of successive turns share blocks:
-// no block of a request may be modified.
+// no block of a request may be modified. A view that starts with the settled prefix of its
+// conversation's previous turn is read from there on only (see [normPrefix]).
 func (p *Pipeline) normalize(t *turn) error {
 	sc := normScratchPool.Get().(*normScratch)
 	defer sc.release()
@@ -132,7 +141,71 @@ func (p *Pipeline) normalize(t *turn) error {
 	for _, tl := range t.in.Tools {
 		n.declared[tl.Name] = true
 	}
-	msgs := n.tidy(n.collect())
+	var pre *normPrefix
+	if first := firstRecordItem(t.items); t.memoView && p.prefixes != nil && first != "" {
+		pre = p.prefixes.take(first)
+		defer p.prefixes.keep(pre)
+	}
+	col := n.collect(pre)
+	msgs, names, from := n.passes(pre, &col)
+	if len(msgs) > 0 && msgs[0].role == RoleAssistant {
+		from++ // ends puts a user message before the first
+	}
+	msgs = n.ends(msgs)
+	msgs = n.finalTurnThinking(msgs)
+	t.req.Messages = emit(msgs)
+	t.req.Tools = n.tools(names, msgs[from:])
+	n.repairSystem()
+	if pre != nil {
+		pre.extend(n, &col)
+	}
+	return nil
+}
+
+// passes runs normalize's passes over the whole view after collect: the per-message rules,
+// tool_use deduplication and tool pairing, until nothing changes. With a settled prefix
+// (see [normPrefix]) they run over the messages after it only, which gives the messages the
+// whole view would, unless those messages reach into the prefix (a tool id the prefix holds,
+// or their first message emptied); then, and without a prefix, they run over the whole view.
+// It returns the messages, the first tool_use of each tool name in the prefix they start
+// with, and how many of them the prefix is (0 and nil after the passes over the whole view).
+func (n *normalizer) passes(pre *normPrefix, col *collected) ([]nmsg, []nameUse, int) {
+	sc := n.sc
+	sc.snap = append(sc.snap[:0], col.msgs...) // the collected messages, as later turns extend the prefix with them
+	if k := col.prefix; k > 0 && len(col.msgs) > 0 && col.msgs[0].role != pre.msgs[k-1].role && !pre.reachedBy(col.msgs) {
+		mark, freed := len(n.st.Actions), n.st.TokensFreed
+		n.suffix, n.crossed = true, false
+		msgs := n.settle(col.msgs)
+		n.suffix = false
+		if !n.crossed {
+			comb := append(append(sc.comb[:0], pre.msgs[:k]...), msgs...)
+			sc.comb = comb
+			return comb, pre.names, k
+		}
+		// A message was emptied before any user message after the prefix was kept: the whole
+		// view decides where its content goes.
+		n.st.Actions, n.st.TokensFreed = n.st.Actions[:mark], freed
+		copy(col.msgs, sc.snap)
+		clear(sc.seen) // the tool_use ids dedupToolUses met
+		clear(sc.srvSeen)
+	}
+	comb := sc.comb[:0]
+	if k := col.prefix; k > 0 {
+		// The prefix's blocks are the memo's: the passes and the stages after them write into
+		// the blocks of a message, so the whole view works on copies.
+		for _, m := range pre.msgs[:k] {
+			comb = append(comb, nmsg{role: m.role, blocks: slices.Clone(m.blocks), tidied: m.tidied})
+		}
+	}
+	comb = append(comb, col.msgs...)
+	sc.comb = comb
+	return n.settle(comb), nil, 0
+}
+
+// settle applies the per-message rules, tool_use deduplication and tool pairing to msgs until
+// nothing changes.
+func (n *normalizer) settle(msgs []nmsg) []nmsg {
+	msgs = n.tidy(msgs)
 	msgs = n.tidy(n.dedupToolUses(msgs))
 	for range 3 {
 		var changed bool
@@ -142,12 +215,7 @@ func (p *Pipeline) normalize(t *turn) error {
 			break
 		}
 	}
-	msgs = n.ends(msgs)
-	msgs = n.finalTurnThinking(msgs)
-	t.req.Messages = emit(msgs)
-	t.req.Tools = n.tools(msgs)
-	n.repairSystem()
-	return nil
+	return msgs
 }
 
 func (n *normalizer) act(kind ActionKind, uuid, toolUseID, detail string, tokens int) {
@@ -159,25 +227,68 @@ func (n *normalizer) drop(nb nblock, detail string) {
 	n.act(ActionDropped, nb.uuid, toolID(nb.b), detail, -n.p.counter.Block(nb.b))
 }
 
+// collected is what collect made of the view: the messages of the items after the settled
+// prefix (of all items, without one), and what the prefix can grow by (see [normPrefix]).
+type collected struct {
+	prefix int     // messages of the settled prefix the view starts with; 0: none
+	skip   int     // items of the view the prefix covers
+	order  []*item // the items after the prefix, in the order collect read them
+	msgs   []nmsg  // their messages
+	starts []int   // starts[m]: index in order of the first item of msgs[m]
+	// cuts[i] is -1, or, when order[:i] holds the same items as the view after the prefix up
+	// to i and no response responseOrder read before i goes on after it, how many actions the
+	// stage had then.
+	cuts []int
+	acts []int // acts[m]: how many actions the stage had before it read order[starts[m]]
+	// roBase and clBase: how many actions the stage had when responseOrder began reading
+	// order, and when collect's loop did.
+	roBase, clBase int
+}
+
 // collect drops the items the provider never sees, cleans the blocks of the others and
 // joins consecutive items of one role into one message, as merge would; a message that the
 // per-message rules would leave as it is is marked tidied. The blocks the Pipeline's memo
 // holds are not cleaned again. The messages' blocks share one array, each message's clipped
 // to its length.
-func (n *normalizer) collect() []nmsg {
+//
+// With a settled prefix pre (nil: none) that the view starts with, only the items after it
+// are read: the prefix's actions are reported again in their places (responseOrder's before
+// the items' reorders, the loop's before the items' own), and its messages stand for its
+// items. A prefix the view does not start with, or one of whose responses goes on after it,
+// is emptied, and every item is read.
+func (n *normalizer) collect(pre *normPrefix) collected {
 	sc := n.sc
-	order := n.responseOrder()
+	items := n.t.items
+	var col collected
+	if pre != nil && pre.match(items) && n.responseEnds(items[len(pre.items):], pre.msgIDs) {
+		col.prefix, col.skip = len(pre.msgs), len(pre.items)
+		pre.hits++
+		n.preIDs, n.preNames = pre.ids, pre.fixedNames
+		n.st.addAll(pre.reorders)
+	} else {
+		if pre != nil {
+			pre.reset()
+		}
+		clear(sc.msgIDs)
+		n.responseEnds(items, nil)
+	}
+	col.roBase = len(n.st.Actions)
+	order, cuts := n.responseOrder(items[col.skip:])
+	if col.skip > 0 {
+		n.st.addAll(pre.acts)
+	}
+	col.clBase = len(n.st.Actions)
 	why := grow(sc.why, len(order))
 	total := 0
 	for i, it := range order {
-		why[i] = skipItem(it)
-		if why[i] == "" {
+		why[i] = skipOf(it)
+		if why[i] == skipNone {
 			total += len(it.blocks)
 		}
 	}
 	keys := sc.keys[:0]
 	for i, it := range order {
-		if why[i] == "" {
+		if why[i] == skipNone {
 			for _, b := range it.blocks {
 				keys = append(keys, cleanKey{b: b, asst: it.role == RoleAssistant})
 			}
@@ -192,16 +303,19 @@ func (n *normalizer) collect() []nmsg {
 	var newEntries []*cleanEntry
 	all := grow(sc.all, total)[:0]
 	msgs := grow(sc.msgs, len(order))[:0]
+	starts, acts := sc.starts[:0], sc.acts[:0]
 	k := 0 // index in keys of the item's first block
 	for i, it := range order {
-		if why[i] != "" {
-			n.act(ActionDropped, it.uuid, "", why[i], -n.p.counter.Blocks(it.blocks))
+		before := len(n.st.Actions)
+		if why[i] != skipNone {
+			n.act(ActionDropped, it.uuid, "", skipReason(why[i], it.role), -n.p.counter.Blocks(it.blocks))
 			continue
 		}
 		if len(it.blocks) == 0 {
 			n.act(ActionDropped, it.uuid, "", "empty "+string(it.role)+" message", 0)
 			continue
 		}
+		n.cur = i
 		start := len(all)
 		for _, b := range it.blocks {
 			e := found[k]
@@ -233,6 +347,7 @@ func (n *normalizer) collect() []nmsg {
 			msgs[last].blocks = all[start-len(msgs[last].blocks) : end : end]
 		default:
 			msgs = append(msgs, nmsg{role: it.role, blocks: all[start:end:end]})
+			starts, acts = append(starts, i), append(acts, before)
 		}
 	}
 	for i := range msgs {
@@ -241,8 +356,9 @@ func (n *normalizer) collect() []nmsg {
 	if memo != nil {
 		keys, found = memo.store(newKeys, newEntries, keys, found)
 	}
-	sc.why, sc.keys, sc.found, sc.all, sc.msgs = why, keys, found, all, msgs
-	return msgs
+	sc.why, sc.keys, sc.found, sc.all, sc.msgs, sc.starts, sc.acts = why, keys, found, all, msgs, starts, acts
+	col.order, col.msgs, col.starts, col.cuts, col.acts = order, msgs, starts, cuts, acts
+	return col
 }
 
 // needsRules reports whether the per-message rules (tidyMessage) may change m: it holds an
@@ -269,16 +385,15 @@ func needsRules(m *nmsg) bool {
 	return !isThinking(m.blocks[0].b) || isThinking(m.blocks[len(m.blocks)-1].b)
 }
 
-// responseOrder returns the items in view order, except that user items written between the
-// records of one split assistant response (Claude Code runs tools while the response still
-// streams, so their results land between its tool_use records) move after the response's
-// last record: the provider sent the response as one message, and everything the user side
-// added came after it. Each response so reordered is reported once.
-func (n *normalizer) responseOrder() []*item {
-	items := n.t.items
+// responseEnds marks, in the normalize scratch, the items that are the last assistant item of
+// their message id, for responseOrder to read the same items. It returns false, marking
+// nothing for sure, when an assistant item holds the message id of a response in prior (the
+// settled prefix's): that response goes on after the prefix.
+func (n *normalizer) responseEnds(items []item, prior map[string]struct{}) bool {
 	// last[i]: items[i] is the last assistant item of its msgID. Walking back, an item whose
 	// msgID is that of the assistant item after it is not; the others look the msgID up.
 	last := grow(n.sc.last, len(items))
+	n.sc.last = last
 	seen := n.sc.msgIDs
 	next := "" // msgID of the assistant item after i
 	for i := len(items) - 1; i >= 0; i-- {
@@ -288,6 +403,9 @@ func (n *normalizer) responseOrder() []*item {
 			continue
 		}
 		if it.msgID != next {
+			if _, ok := prior[it.msgID]; ok {
+				return false
+			}
 			if _, ok := seen[it.msgID]; !ok {
 				seen[it.msgID] = struct{}{}
 				last[i] = true
@@ -295,13 +413,28 @@ func (n *normalizer) responseOrder() []*item {
 			next = it.msgID
 		}
 	}
-	out := n.sc.order[:0]
+	return true
+}
+
+// responseOrder returns the items in view order, except that user items written between the
+// records of one split assistant response (Claude Code runs tools while the response still
+// streams, so their results land between its tool_use records) move after the response's
+// last record: the provider sent the response as one message, and everything the user side
+// added came after it. Each response so reordered is reported once. responseEnds has marked
+// the items. It also returns, for each item returned, how many actions the stage had when it
+// was placed with every item before it placed too and no response open, or -1.
+func (n *normalizer) responseOrder(items []item) ([]*item, []int) {
+	last := n.sc.last
+	out, cuts := n.sc.order[:0], n.sc.cuts[:0]
 	var pending []*item
 	open := "" // msgID of the response whose records are being read
 	flush := func() {
 		if len(pending) > 0 {
 			n.act(ActionRepaired, pending[0].uuid, "", fmt.Sprintf("%d user records written inside split response %s moved after it", len(pending), open), 0)
 			out = append(out, pending...)
+			for range pending {
+				cuts = append(cuts, -1)
+			}
 			pending = nil
 		}
 	}
@@ -309,11 +442,12 @@ func (n *normalizer) responseOrder() []*item {
 		it := &items[i]
 		switch {
 		case it.role == RoleAssistant && it.msgID != "":
+			cut := -1
 			if it.msgID != open {
 				flush()
-				open = it.msgID
+				open, cut = it.msgID, len(n.st.Actions)
 			}
-			out = append(out, it)
+			out, cuts = append(out, it), append(cuts, cut)
 			if last[i] {
 				flush()
 				open = ""
@@ -323,30 +457,59 @@ func (n *normalizer) responseOrder() []*item {
 		default:
 			flush()
 			open = ""
-			out = append(out, it)
+			out, cuts = append(out, it), append(cuts, len(n.st.Actions))
 		}
 	}
 	flush()
-	n.sc.order, n.sc.last = out, last
-	return out
+	n.sc.order, n.sc.cuts = out, cuts
+	return out, cuts
 }
 
-// skipItem says why an item never goes to the provider, or "".
-func skipItem(it *item) string {
+// skipCode is why an item never goes to the provider; skipNone: it does.
+type skipCode uint8
+
+const (
+	skipNone skipCode = iota
+	skipRole
+	skipAPIError
+	skipSynthetic
+	skipVirtual
+	skipDisplay
+)
+
+// skipOf says why an item never goes to the provider (see skipReason).
+func skipOf(it *item) skipCode {
 	if it.role != RoleUser && it.role != RoleAssistant {
-		return fmt.Sprintf("role %q is not sent to the provider", it.role)
+		return skipRole
 	}
 	r := it.rec
 	switch {
 	case r == nil:
-		return ""
+		return skipNone
 	case r.IsAPIErrorMessage:
-		return "synthetic API error message"
+		return skipAPIError
 	case it.role == RoleAssistant && r.Message != nil && r.Message.Model == "<synthetic>":
-		return "synthetic assistant message"
+		return skipSynthetic
 	case r.IsVirtual:
-		return "virtual message"
+		return skipVirtual
 	case r.IsVisibleInTranscriptOnly && !r.IsCompactSummary:
+		return skipDisplay
+	}
+	return skipNone
+}
+
+// skipReason is the report's words for an item of role dropped for c.
+func skipReason(c skipCode, role Role) string {
+	switch c {
+	case skipRole:
+		return fmt.Sprintf("role %q is not sent to the provider", role)
+	case skipAPIError:
+		return "synthetic API error message"
+	case skipSynthetic:
+		return "synthetic assistant message"
+	case skipVirtual:
+		return "virtual message"
+	case skipDisplay:
 		return "display-only message"
 	}
 	return ""

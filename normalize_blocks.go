@@ -182,12 +182,16 @@ func (n *normalizer) fixID(id, uuid string) string {
 	if validToolID(id) {
 		return id
 	}
+	if fixed, ok := n.preIDs[id]; ok {
+		return fixed
+	}
 	if fixed, ok := n.ids[id]; ok {
 		return fixed
 	}
 	sum := sha256.Sum256([]byte(id))
 	fixed := "toolu_fix_" + hex.EncodeToString(sum[:12])
 	n.ids[id] = fixed
+	n.fixes = append(n.fixes, toolFix{from: id, to: fixed, at: n.cur})
 	n.act(ActionRepaired, uuid, id, "tool id does not match ^[a-zA-Z0-9_-]+$: rewritten to "+fixed, 0)
 	return fixed
 }
@@ -197,6 +201,9 @@ func (n *normalizer) fixID(id, uuid string) string {
 func (n *normalizer) fixName(name, uuid string) string {
 	if validToolName(name) {
 		return name
+	}
+	if fixed, ok := n.preNames[name]; ok {
+		return fixed
 	}
 	if fixed, ok := n.names[name]; ok {
 		return fixed
@@ -216,14 +223,16 @@ func (n *normalizer) fixName(name, uuid string) string {
 	fixed := strings.TrimRight(b.String(), "_") + "_" + hex.EncodeToString(sum[:4])
 	fixed = strings.TrimLeft(fixed, "_")
 	n.names[name] = fixed
+	n.fixes = append(n.fixes, toolFix{name: true, from: name, to: fixed, at: n.cur})
 	n.act(ActionRepaired, uuid, "", fmt.Sprintf("tool name %q is not a valid tool name: rewritten to %s", name, fixed), 0)
 	return fixed
 }
 
 // tools returns Input.Tools followed by a stub for each tool name the messages use that
 // Input.Tools lacks (2.9), sorted by name: a definition with an empty schema whose
-// description says the tool is not available.
-func (n *normalizer) tools(msgs []nmsg) []Tool {
+// description says the tool is not available. The messages are those of prefix, the first
+// tool_use of each name in a settled prefix, then msgs.
+func (n *normalizer) tools(prefix []nameUse, msgs []nmsg) []Tool {
 	tools := slices.Clone(n.t.in.Tools)
 	for i := range tools {
 		var f textRepair
@@ -234,6 +243,12 @@ func (n *normalizer) tools(msgs []nmsg) []Tool {
 	}
 	firstUse := map[string]nblock{}
 	var missing []string
+	for _, u := range prefix {
+		if !n.declared[u.name] {
+			firstUse[u.name] = u.nb
+			missing = append(missing, u.name)
+		}
+	}
 	for _, m := range msgs {
 		for _, nb := range m.blocks {
 			if tu, ok := nb.b.(*ToolUse); ok && !n.declared[tu.Name] {

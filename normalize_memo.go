@@ -54,6 +54,7 @@ type cleanEntry struct {
 // cleanSig holds the fields of a block that its cleaning read, to tell whether the block
 // still has them.
 type cleanSig struct {
+	kind  sigKind
 	s     [2]string
 	raw   json.RawMessage
 	flags [2]bool
@@ -100,47 +101,67 @@ func (m *cleanMemo) store(keys []cleanKey, entries []*cleanEntry, looked []clean
 	return oldKeys, oldFound
 }
 
-// signature returns the fields of b that clean reads, and false for a block the memo does
-// not keep: kinds that are rare in a transcript (media, server tools, unknown blocks), a
-// tool_result holding anything but text, and thinking with unknown fields.
-func signature(b Block) (cleanSig, bool) {
-	var s cleanSig
+// sigKind is the kind of block a cleanSig was taken from.
+type sigKind uint8
+
+const (
+	sigText sigKind = iota + 1
+	sigToolUse
+	sigToolResult
+	sigThinking
+	sigRedactedThinking
+)
+
+// memoable reports whether signature keeps b: not the kinds that are rare in a transcript
+// (media, server tools, unknown blocks), a tool_result holding anything but text, thinking
+// with unknown fields, or a nil block.
+func memoable(b Block) bool {
 	switch b := b.(type) {
 	case *Text:
-		if b == nil {
-			return s, false
-		}
-		s.s[0], s.raw = b.Text, b.Citations
+		return b != nil
 	case *ToolUse:
-		if b == nil {
-			return s, false
-		}
-		s.s[0], s.s[1], s.raw = b.ID, b.Name, b.Input
+		return b != nil
 	case *ToolResult:
 		if b == nil {
-			return s, false
+			return false
 		}
-		s.s[0], s.s[1], s.flags = b.ToolUseID, b.CacheReference, [2]bool{b.StringContent, b.IsError}
+		for _, cb := range b.Content {
+			if t, ok := cb.(*Text); !ok || t == nil {
+				return false
+			}
+		}
+		return true
+	case *Thinking:
+		return b != nil && len(b.Extra) == 0
+	case *RedactedThinking:
+		return b != nil && len(b.Extra) == 0
+	}
+	return false
+}
+
+// signature returns the fields of b that clean reads, and false for a block the memo does
+// not keep (see memoable).
+func signature(b Block) (cleanSig, bool) {
+	var s cleanSig
+	if !memoable(b) {
+		return s, false
+	}
+	switch b := b.(type) {
+	case *Text:
+		s.kind, s.s[0], s.raw = sigText, b.Text, b.Citations
+	case *ToolUse:
+		s.kind, s.s[0], s.s[1], s.raw = sigToolUse, b.ID, b.Name, b.Input
+	case *ToolResult:
+		s.kind, s.s[0], s.s[1], s.flags = sigToolResult, b.ToolUseID, b.CacheReference, [2]bool{b.StringContent, b.IsError}
 		s.texts = make([]textSig, len(b.Content))
 		for i, cb := range b.Content {
-			t, ok := cb.(*Text)
-			if !ok || t == nil {
-				return s, false
-			}
+			t := cb.(*Text)
 			s.texts[i] = textSig{b: t, text: t.Text, cit: t.Citations}
 		}
 	case *Thinking:
-		if b == nil || len(b.Extra) > 0 {
-			return s, false
-		}
-		s.s[0], s.s[1] = b.Thinking, b.Signature
+		s.kind, s.s[0], s.s[1] = sigThinking, b.Thinking, b.Signature
 	case *RedactedThinking:
-		if b == nil || len(b.Extra) > 0 {
-			return s, false
-		}
-		s.s[0] = b.Data
-	default:
-		return s, false
+		s.kind, s.s[0] = sigRedactedThinking, b.Data
 	}
 	return s, true
 }
@@ -173,6 +194,40 @@ func (s *cleanSig) matches(b Block) bool {
 	return false
 }
 
+// same reports whether b, any block, is of the kind s was taken from and holds equal values
+// in every field its cleaning reads: clean makes the same block of it. Equal strings and
+// byte slices of the same array compare in constant time.
+func (s *cleanSig) same(b Block) bool {
+	switch b := b.(type) {
+	case *Text:
+		return s.kind == sigText && b != nil && b.Text == s.s[0] && equalBytes(b.Citations, s.raw)
+	case *ToolUse:
+		return s.kind == sigToolUse && b != nil && b.ID == s.s[0] && b.Name == s.s[1] && equalBytes(b.Input, s.raw)
+	case *ToolResult:
+		if s.kind != sigToolResult || b == nil || b.ToolUseID != s.s[0] || b.CacheReference != s.s[1] ||
+			[2]bool{b.StringContent, b.IsError} != s.flags || len(b.Content) != len(s.texts) {
+			return false
+		}
+		for i, cb := range b.Content {
+			t, ok := cb.(*Text)
+			if !ok || t == nil || t.Text != s.texts[i].text || !equalBytes(t.Citations, s.texts[i].cit) {
+				return false
+			}
+		}
+		return true
+	case *Thinking:
+		return s.kind == sigThinking && b != nil && b.Thinking == s.s[0] && b.Signature == s.s[1] && len(b.Extra) == 0
+	case *RedactedThinking:
+		return s.kind == sigRedactedThinking && b != nil && b.Data == s.s[0] && len(b.Extra) == 0
+	}
+	return false
+}
+
+// equalBytes reports whether a and b hold the same bytes, and are both nil or both not.
+func equalBytes(a, b []byte) bool {
+	return len(a) == len(b) && (a == nil) == (b == nil) && string(a) == string(b)
+}
+
 // sameBytes reports whether a and b are the same bytes of the same array, or both empty and
 // both nil or both not.
 func sameBytes(a, b []byte) bool {
@@ -187,15 +242,22 @@ type normScratch struct {
 	seen, srvSeen map[string]bool     // dedupToolUses: tool_use and server_tool_use ids
 	last          []bool              // responseOrder: the item is its msgID's last
 	order         []*item
-	why           []string
+	cuts          []int // responseOrder
+	why           []skipCode
 	keys          []cleanKey
 	found         []*cleanEntry
 	all           []nblock
 	msgs          []nmsg // collect: the messages, until emit copies them into the request
+	starts, acts  []int  // collect
+	// snap is collect's messages as it made them, and comb the messages of the whole view,
+	// until emit copies them into the request (see passes).
+	snap, comb     []nmsg
+	extIDs, extSrv map[string]bool // extent: the tool_use and server_tool_use ids it met
 }
 
 var normScratchPool = sync.Pool{New: func() any {
-	return &normScratch{msgIDs: map[string]struct{}{}, seen: map[string]bool{}, srvSeen: map[string]bool{}}
+	return &normScratch{msgIDs: map[string]struct{}{}, seen: map[string]bool{}, srvSeen: map[string]bool{},
+		extIDs: map[string]bool{}, extSrv: map[string]bool{}}
 }}
 
 // release empties sc, so that it keeps no block or record alive, and puts it back in the pool.
@@ -203,13 +265,18 @@ func (sc *normScratch) release() {
 	clear(sc.msgIDs)
 	clear(sc.seen)
 	clear(sc.srvSeen)
+	clear(sc.extIDs)
+	clear(sc.extSrv)
 	clear(sc.order)
 	clear(sc.why)
 	clear(sc.keys)
 	clear(sc.found)
 	clear(sc.all)
 	clear(sc.msgs[:cap(sc.msgs)]) // the stages after collect may have used more of it
+	clear(sc.snap)
+	clear(sc.comb[:cap(sc.comb)])
 	sc.order, sc.why, sc.keys, sc.found, sc.all, sc.msgs = sc.order[:0], sc.why[:0], sc.keys[:0], sc.found[:0], sc.all[:0], sc.msgs[:0]
+	sc.cuts, sc.starts, sc.acts, sc.snap, sc.comb = sc.cuts[:0], sc.starts[:0], sc.acts[:0], sc.snap[:0], sc.comb[:0]
 	normScratchPool.Put(sc)
 }
 

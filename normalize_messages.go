@@ -30,14 +30,14 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 				// (pairing, thinking rules): the placeholder keeps the message.
 				nb := m.lost[0]
 				n.act(ActionRepaired, nb.uuid, toolID(nb.b), fmt.Sprintf("%s block not accepted in a %s message: replaced by a text placeholder", nb.b.Kind(), m.role), 0)
-				m.blocks = append(m.blocks, nblock{b: &Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
+				m.blocks = append(slices.Clip(m.blocks), nblock{b: &Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
 				m.lost = nil
 				m.tidied = false
 			}
 			if hasContent(m) {
 				if m.role == RoleUser {
 					if len(carry) > 0 {
-						m.blocks = append(m.blocks, carry...)
+						m.blocks = append(slices.Clip(m.blocks), carry...)
 						m.tidied = false
 						carry = nil
 					}
@@ -47,6 +47,11 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 				continue
 			}
 			dropped = true
+			if n.suffix && (lastUser < 0 || len(out) == 0) {
+				// The whole view would give its cache_edits to the prefix's last user message,
+				// or join its neighbours across the prefix's end.
+				n.crossed = true
+			}
 			edits := slices.DeleteFunc(slices.Clone(m.blocks), func(nb nblock) bool { return nb.b.Kind() != KindCacheEdits })
 			uuid := ""
 			if len(m.blocks) > 0 {
@@ -57,7 +62,7 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 				continue
 			}
 			if lastUser >= 0 {
-				out[lastUser].blocks = append(out[lastUser].blocks, edits...)
+				out[lastUser].blocks = append(slices.Clip(out[lastUser].blocks), edits...)
 				out[lastUser].tidied = false
 			} else {
 				carry = append(carry, edits...)

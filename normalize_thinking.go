@@ -53,16 +53,19 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 		why = "thinking unavailable for the assistant turn in flight"
 	}
 	for i := start; i < len(msgs); i++ {
-		if msgs[i].role != RoleAssistant {
+		if msgs[i].role != RoleAssistant || !slices.ContainsFunc(msgs[i].blocks, func(nb nblock) bool { return isThinking(nb.b) }) {
 			continue
 		}
-		msgs[i].blocks = slices.DeleteFunc(msgs[i].blocks, func(nb nblock) bool {
+		// A new slice: the message's blocks may be a settled prefix's (see passes).
+		kept := make([]nblock, 0, len(msgs[i].blocks))
+		for _, nb := range msgs[i].blocks {
 			if isThinking(nb.b) {
 				n.drop(nb, why)
-				return true
+				continue
 			}
-			return false
-		})
+			kept = append(kept, nb)
+		}
+		msgs[i].blocks = kept
 	}
 	return msgs
 }

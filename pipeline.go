@@ -89,6 +89,9 @@ type Pipeline struct {
 	// cleanMemo keeps the request form of the blocks normalize has cleaned (see
 	// [cleanMemo]), bounded by twice the largest view.
 	cleanMemo *cleanMemo
+	// prefixes keeps normalize's settled prefixes of the views of the last conversations
+	// served (see [normPrefix]).
+	prefixes *normPrefixes
 }
 
 // New validates cfg and returns a Pipeline.
@@ -149,6 +152,7 @@ func New(cfg Config) (*Pipeline, error) {
 	p.chains = &chainMemo{}
 	p.calib = &fitMemo{}
 	p.cleanMemo = newCleanMemo()
+	p.prefixes = &normPrefixes{}
 	return p, nil
 }
 
@@ -471,6 +475,9 @@ type turn struct {
 	maxBody   int
 	maxOutput int
 	reactive  bool // a compaction Recover runs: it compacts whatever the pressure
+	// memoView: the turn's view is a conversation's, which normalize may find starting with
+	// the settled prefix of the conversation's last turn (not a summary's view).
+	memoView bool
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
@@ -480,7 +487,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	}
 	t := &turn{
 		ctx: ctx, now: now().UTC(), in: in, chain: chain, boundaryPos: chain.BoundaryIndex(), levels: p.levels,
-		items:  getItems(len(chain.Records)),
+		items: getItems(len(chain.Records)), memoView: true,
 		system: append([]*Text(nil), in.System...),
 		report: &Report{
 			Model: p.cfg.Model, ContextWindow: p.window,

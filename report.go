@@ -138,6 +138,13 @@ func (s *StageReport) add(a Action) {
 	}
 }
 
+// addAll adds the actions as, one by one, add would.
+func (s *StageReport) addAll(as []Action) {
+	for _, a := range as {
+		s.add(a)
+	}
+}
+
 // WriteText writes the report for humans: a header, then one line per stage and one indented
 // line per action. The format is stable; golden files use it.
 func (r *Report) WriteText(w io.Writer) error {

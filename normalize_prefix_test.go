@@ -1,0 +1,462 @@
+package agentctx
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// normMixed returns a session of the given turns with, at places rng picks, what normalize
+// repairs or drops, and what reaches from the records written later into earlier messages:
+// prompts that are blank or hold an image, consecutive user records, thinking (trailing
+// too), tool ids and names the provider rejects, a tool_use id used again, a call answered only
+// after the next prompt, a result repeated later, a response going on after a prompt,
+// server tool blocks, API error, synthetic, virtual and display-only records, and a compaction.
+func normMixed(turns int, seed uint64) []Record {
+	rng := rand.New(rand.NewPCG(seed, 0x9e11))
+	k := newTK()
+	var unanswered []*ToolResult // results held back, written after a later prompt
+	var answered []string        // ids of calls answered
+	lastMsg := ""                // message id of the last response
+	for i := range turns {
+		switch rng.IntN(14) {
+		case 0:
+			k.user("   \n")
+		case 1:
+			k.userBlocks(text(fmt.Sprintf("look at this %d", i)), pngBlock(64))
+		case 2:
+			k.user(fmt.Sprintf("first part %d", i))
+			k.user(fmt.Sprintf("second part %d", i))
+		default:
+			k.user(fmt.Sprintf("question %d", i))
+		}
+		for _, tr := range unanswered {
+			k.results(tr)
+		}
+		unanswered = nil
+		var blocks []Block
+		if rng.IntN(4) == 0 {
+			blocks = append(blocks, &Thinking{Thinking: fmt.Sprintf("thinking %d", i), Signature: memoSignature})
+		}
+		blocks = append(blocks, text(fmt.Sprintf("answering %d", i)))
+		var trs []*ToolResult
+		for c := range rng.IntN(3) {
+			id, name := fmt.Sprintf("t%d_%d", i, c), "Read"
+			switch rng.IntN(12) {
+			case 0:
+				id = fmt.Sprintf("bad id %d.%d", i, c)
+			case 1:
+				name = "bad name!"
+			case 2:
+				if len(answered) > 0 {
+					id = answered[rng.IntN(len(answered))] // a tool_use id used again
+				}
+			}
+			blocks = append(blocks, &ToolUse{ID: id, Name: name, Input: json.RawMessage(`{"path":"x"}`)})
+			trs = append(trs, result(id, fmt.Sprintf("contents %d %d", i, c)))
+		}
+		if rng.IntN(10) == 0 {
+			blocks = append(blocks, &ServerToolUse{ID: fmt.Sprintf("srv_%d", i), Name: "web_search", Input: json.RawMessage(`{}`)},
+				&ServerToolResult{Type: "web_search_tool_result", ToolUseID: fmt.Sprintf("srv_%d", i), Content: json.RawMessage(`[]`)})
+		}
+		if rng.IntN(8) == 0 {
+			blocks = append(blocks, &Thinking{Thinking: "trailing", Signature: memoSignature})
+		}
+		k.assistant(blocks...)
+		lastMsg = fmt.Sprintf("msg_%04d", k.msgN)
+		switch rng.IntN(8) {
+		case 0: // answered after the next prompt
+			unanswered = trs
+		case 1: // one result left out for good
+			if len(trs) > 0 {
+				k.results(trs[1:]...)
+			}
+		case 2: // answered in the reverse order
+			rev := slices.Clone(trs)
+			slices.Reverse(rev)
+			k.results(rev...)
+		default:
+			k.results(trs...)
+		}
+		for _, tr := range trs {
+			answered = append(answered, tr.ToolUseID)
+		}
+		if len(trs) > 0 {
+			k.assistant(text(fmt.Sprintf("done %d", i)))
+			lastMsg = fmt.Sprintf("msg_%04d", k.msgN)
+		}
+		for range rng.IntN(2) {
+			switch rng.IntN(9) {
+			case 0: // a result repeated later
+				if len(answered) > 0 {
+					k.userBlocks(result(answered[rng.IntN(len(answered))], "again"))
+				}
+			case 1: // the last response goes on after a prompt
+				k.user(fmt.Sprintf("meanwhile %d", i))
+				r := k.next(TypeAssistant)
+				r.Message = &Message{ID: lastMsg, Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
+					Content: []Block{text("and more")}, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
+				k.add(r)
+			case 2:
+				r := k.next(TypeAssistant)
+				r.IsAPIErrorMessage = true
+				r.Message = &Message{ID: fmt.Sprintf("err_%d", i), Role: RoleAssistant, Model: SyntheticModel, Content: []Block{text("API Error")}}
+				k.add(r)
+			case 3:
+				r := k.next(TypeAssistant)
+				r.Message = &Message{ID: fmt.Sprintf("syn_%d", i), Role: RoleAssistant, Model: SyntheticModel, Content: []Block{text("No response requested.")}}
+				k.add(r)
+			case 4:
+				r := k.next(TypeUser)
+				r.IsVirtual = true
+				r.Message = &Message{Role: RoleUser, Content: []Block{text("virtual")}}
+				k.add(r)
+			case 5:
+				r := k.next(TypeUser)
+				r.IsVisibleInTranscriptOnly = true
+				r.Message = &Message{Role: RoleUser, Content: []Block{text("shown only")}}
+				k.add(r)
+			case 6: // an empty assistant record
+				r := k.next(TypeAssistant)
+				k.msgN++
+				r.Message = &Message{ID: fmt.Sprintf("msg_%04d", k.msgN), Role: RoleAssistant, Model: "claude-sonnet-4-5"}
+				k.add(r)
+			case 7: // a compaction
+				b := k.next(TypeSystem)
+				b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", k.recs[len(k.recs)-1].UUID
+				b.CompactMetadata = &CompactMetadata{Trigger: TriggerAuto}
+				k.add(b)
+				s := k.user(fmt.Sprintf("summary %d", i))
+				s.IsCompactSummary = true
+			case 8: // a system record on the chain
+				r := k.next(TypeSystem)
+				r.Subtype = SubtypeLocalCommand
+				k.add(r)
+			}
+		}
+	}
+	return k.recs
+}
+
+// prefixConfigs are the configurations the settled-prefix tests run under: each changes what
+// normalize does with a view.
+func prefixConfigs() map[string]Config {
+	big := 10_000_000
+	return map[string]Config{
+		"default":      {ContextWindow: big},
+		"user context": {ContextWindow: big, Context: ContextConfig{User: &ctxStatic{sections: []ContextSection{{"claudeMd", "Use tabs."}}}}},
+		"thinking":     {ContextWindow: big, Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}},
+		"prefill":      {ContextWindow: big, Normalize: NormalizeConfig{AllowPrefill: true}},
+		"budget":       {ContextWindow: big, Budget: BudgetConfig{MaxResultChars: 12, PreviewBytes: 4}},
+	}
+}
+
+// checkPrefixTurns runs a Pipeline through turns of all, in one slice a caller grows in place
+// (records appended a few at a time, turns built again with other last records, rewinds,
+// another slice holding the same records, now and then Input.Tools declaring Read), and after
+// each turn compares its request body and report with a new Pipeline's. It returns how many
+// turns started from a settled prefix of the conversation's previous turn.
+func checkPrefixTurns(t *testing.T, all []Record, cfg Config, seed uint64, steps int) int {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 0x5e77))
+	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
+	warm := newTestPipeline(t, cfg, now)
+	buf := make([]Record, 0, len(all)+8)
+	prompt, used := 0, 0
+	var tools []Tool
+	newPrompt := func() Record {
+		prompt++
+		r := Record{Type: TypeUser, UUID: fmt.Sprintf("prompt-%d", prompt), SessionID: "s",
+			Message: &Message{Role: RoleUser, Content: []Block{text(fmt.Sprintf("prompt %d", prompt))}}}
+		if len(buf) > 0 {
+			r.ParentUUID = buf[len(buf)-1].UUID
+		}
+		return r
+	}
+	check := func(what string) {
+		t.Helper()
+		before := prefixLen(warm)
+		in := Input{Records: buf, Tools: tools}
+		got, gerr := warm.Prepare(t.Context(), in)
+		want, werr := newTestPipeline(t, cfg, now).Prepare(t.Context(), in)
+		if werr != nil || gerr != nil {
+			require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), "%s, %d records", what, len(buf))
+			return
+		}
+		if wb, gb := string(requestBytes(t, want.Request)), string(requestBytes(t, got.Request)); wb != gb {
+			t.Log(describeDiff(want.Request, got.Request))
+			require.Equal(t, wb, gb, "%s, %d records", what, len(buf))
+		}
+		require.Equal(t, want.Report.String(), got.Report.String(), "%s, %d records", what, len(buf))
+		if before > 0 && prefixLen(warm) >= before {
+			used++
+		}
+	}
+	step := max(1, len(all)/steps)
+	for len(buf) < len(all) {
+		switch op := rng.IntN(12); {
+		case op < 6: // records written since
+			buf = append(buf, all[len(buf):min(len(all), len(buf)+1+rng.IntN(2*step))]...)
+			check("grown")
+		case op < 8: // the turn built again, with a new prompt or two as its last records
+			base := len(buf)
+			for range 1 + rng.IntN(2) {
+				buf = buf[:base]
+				for range 1 + rng.IntN(2) {
+					buf = append(buf, newPrompt())
+				}
+				check("built again")
+			}
+			buf = buf[:base]
+		case op < 9: // a rewind
+			buf = buf[:max(0, len(buf)-1-rng.IntN(4))]
+			check("rewound")
+		case op < 10: // the same records in another slice
+			buf = append(make([]Record, 0, len(all)+8), buf...)
+			check("another slice")
+		case op < 11: // the tools declared change
+			if tools == nil {
+				tools = []Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
+			} else {
+				tools = nil
+			}
+			check("tools changed")
+		default:
+			check("the same records")
+		}
+	}
+	check("the whole transcript")
+	return used
+}
+
+// prefixLen is how many view items the settled prefixes p keeps cover, in all.
+func prefixLen(p *Pipeline) int {
+	n, _ := prefixStats(p)
+	return n
+}
+
+// prefixStats is how many view items the settled prefixes p keeps cover, and how many turns
+// started from them since they were last emptied, in all.
+func prefixStats(p *Pipeline) (items, hits int) {
+	p.prefixes.mu.Lock()
+	defer p.prefixes.mu.Unlock()
+	for _, e := range p.prefixes.entries {
+		items, hits = items+len(e.items), hits+e.hits
+	}
+	return items, hits
+}
+
+// TestNormalizePrefixGenerated checks a warm Pipeline against a new one, turn after turn, on
+// generated sessions full of what normalize repairs, under every configuration of
+// prefixConfigs, and that most turns do start from a settled prefix.
+func TestNormalizePrefixGenerated(t *testing.T) {
+	for name, cfg := range prefixConfigs() {
+		for seed := range uint64(6) {
+			t.Run(fmt.Sprintf("%s/%d", name, seed), func(t *testing.T) {
+				all := normMixed(40, seed)
+				used := checkPrefixTurns(t, all, cfg, seed, 60)
+				assert.Positive(t, used, "no turn started from a settled prefix")
+			})
+		}
+	}
+	t.Run("steady", func(t *testing.T) {
+		// A plain session grown one exchange a turn: every turn after the first starts from
+		// the prefix.
+		k := newTK()
+		k.readTurns(30)
+		p := newTestPipeline(t, Config{ContextWindow: 10_000_000}, normNow)
+		turns := 0
+		for i := range k.recs {
+			if k.recs[i].Type != TypeUser || k.recs[i].Message.Content[0].Kind() != KindText {
+				continue
+			}
+			before := prefixLen(p)
+			body, report := turnOutput(t, p, Input{Records: k.recs[:i+1]})
+			wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{ContextWindow: 10_000_000}, normNow), Input{Records: k.recs[:i+1]})
+			require.Equal(t, wantBody, body)
+			require.Equal(t, wantReport, report)
+			if turns > 1 {
+				assert.Greater(t, prefixLen(p), before, "turn %d: the prefix grows by the last exchange", turns)
+			}
+			turns++
+		}
+		assert.Equal(t, 30, turns)
+	})
+}
+
+// TestNormalizePrefixGoldenAndCorpus does the same on every transcript under testdata and
+// every corpus session, under the default configuration and with a user context.
+func TestNormalizePrefixGoldenAndCorpus(t *testing.T) {
+	var paths []string
+	require.NoError(t, filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") && !strings.Contains(path, "codex") {
+			paths = append(paths, path)
+		}
+		return err
+	}))
+	paths = append(paths, corpusPaths(t)...)
+	cfgs := prefixConfigs()
+	for k, path := range paths {
+		t.Run(path, func(t *testing.T) {
+			tr, err := ReadFile(path, ReadOptions{})
+			if err != nil {
+				t.Skipf("not a transcript: %v", err)
+			}
+			name := "default"
+			if k%2 == 1 {
+				name = "user context"
+			}
+			checkPrefixTurns(t, tr.Records, cfgs[name], uint64(k), 12)
+		})
+	}
+}
+
+// TestNormalizePrefixReach covers each way the messages after a settled prefix reach into it,
+// or the prefix's items change, one case each: every turn after must give what a new Pipeline
+// gives, the turn that reaches and the two after it, each a prompt and an answer more.
+func TestNormalizePrefixReach(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		more func(k *tk)
+	}{
+		{"tool_use id of the prefix used again", func(k *tk) { k.assistant(toolUse("toolu_1", "Read")) }},
+		{"tool_use id used again in one exchange", func(k *tk) {
+			k.assistant(toolUse("toolu_7", "Read"))
+			k.results(result("toolu_7", "seven"))
+			k.assistant(text("and again"), toolUse("toolu_7", "Read"))
+			k.results(result("toolu_7", "seven again"))
+			k.assistant(text("twice"))
+		}},
+		{"result for a call of the prefix", func(k *tk) { k.userBlocks(result("toolu_1", "late")) }},
+		{"response of the prefix goes on", func(k *tk) {
+			r := k.next(TypeAssistant)
+			r.Message = &Message{ID: "msg_0002", Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
+				Content: []Block{text("more")}, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
+			k.add(r)
+		}},
+		{"first message after the prefix emptied", func(k *tk) {
+			k.recs = k.recs[:len(k.recs)-1] // the prompt the prefix ends before
+			k.last = k.recs[len(k.recs)-1].UUID
+			k.userBlocks(result("toolu_9", "no such call"))
+			k.assistant(text("an answer"))
+		}},
+		{"first message after the prefix emptied, then a call", func(k *tk) {
+			k.recs = k.recs[:len(k.recs)-1]
+			k.last = k.recs[len(k.recs)-1].UUID
+			k.userBlocks(result("toolu_9", "no such call"))
+			k.assistant(text("calling"), toolUse("toolu_10", "Read"))
+			k.results(result("toolu_10", "ten"))
+			k.assistant(text("an answer"))
+		}},
+		{"first message after the prefix only blank", func(k *tk) {
+			k.recs = k.recs[:len(k.recs)-1]
+			k.last = k.recs[len(k.recs)-1].UUID
+			k.user(" ")
+			k.assistant(text("an answer"))
+		}},
+		{"a prefix item changed in value", func(k *tk) {
+			k.recs[0].Message = &Message{Role: RoleUser, Content: []Block{text("another first question")}, StringContent: true}
+		}},
+		{"a prefix record given a synthetic message", func(k *tk) {
+			m := *k.recs[len(k.recs)-2].Message
+			m.Model = SyntheticModel
+			k.recs[len(k.recs)-2].Message = &m
+		}},
+		{"a prefix record shown only in the transcript, in a copy", func(k *tk) {
+			k.recs = slices.Clone(k.recs)
+			k.recs[1].IsVisibleInTranscriptOnly = true
+		}},
+		{"rewritten tool id of the prefix answered again", func(k *tk) {
+			k.assistant(text("checking"), toolUse("bad id", "Read"))
+			k.results(result("bad id", "once"))
+			k.assistant(text("checked"))
+			k.user("and?")
+			k.userBlocks(result("bad id", "twice"))
+			k.assistant(text("again"))
+		}},
+		{"rewritten tool name of the prefix used again", func(k *tk) {
+			k.assistant(text("checking"), toolUse("toolu_n1", "bad name!"))
+			k.results(result("toolu_n1", "once"))
+			k.assistant(text("checked"))
+			k.user("and?")
+			k.assistant(text("again"), toolUse("toolu_n2", "bad name!"))
+			k.results(result("toolu_n2", "twice"))
+			k.assistant(text("done"))
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			k := newTK()
+			k.readTurns(3)
+			k.user("last question")
+			warm := newTestPipeline(t, Config{}, normNow)
+			turnOutput(t, warm, Input{Records: k.recs})
+			require.Positive(t, prefixLen(warm), "the turn settles a prefix")
+			tt.more(k)
+			for turn := range 3 {
+				k.user(fmt.Sprintf("next question %d", turn))
+				wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{}, normNow), Input{Records: k.recs})
+				body, report := turnOutput(t, warm, Input{Records: k.recs})
+				require.Equal(t, wantBody, body, "turn %d", turn)
+				require.Equal(t, wantReport, report, "turn %d", turn)
+				k.assistant(text(fmt.Sprintf("answer %d", turn)))
+			}
+		})
+	}
+}
+
+// TestNormalizePrefixAfterUncompared checks that a block the prefix cannot compare (an image,
+// say) ends the prefix before it, and that later turns still start from the prefix.
+func TestNormalizePrefixAfterUncompared(t *testing.T) {
+	k := newTK()
+	k.readTurns(3)
+	k.userBlocks(text("see"), pngBlock(64))
+	k.assistant(text("seen"))
+	p := newTestPipeline(t, Config{}, normNow)
+	for turn := range 4 {
+		k.user(fmt.Sprintf("question after the image %d", turn))
+		wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{}, normNow), Input{Records: k.recs})
+		body, report := turnOutput(t, p, Input{Records: k.recs})
+		require.Equal(t, wantBody, body, "turn %d", turn)
+		require.Equal(t, wantReport, report, "turn %d", turn)
+		k.assistant(text(fmt.Sprintf("answer %d", turn)))
+	}
+	items, hits := prefixStats(p)
+	assert.Equal(t, 3, hits, "every turn after the first starts from the prefix")
+	assert.Equal(t, 3*5, items, "the prefix ends before the image: the three read turns, of five records each")
+}
+
+// describeDiff says where two requests' messages first differ.
+func describeDiff(want, got Request) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "messages: want %d, got %d\n", len(want.Messages), len(got.Messages))
+	for i := range min(len(want.Messages), len(got.Messages)) {
+		w, g := want.Messages[i], got.Messages[i]
+		wj, _ := json.Marshal(w)
+		gj, _ := json.Marshal(g)
+		if string(wj) != string(gj) {
+			fmt.Fprintf(&b, "first difference at message %d:\nwant %.600s\ngot  %.600s\n", i, wj, gj)
+			for k := max(0, i-3); k < len(want.Messages); k++ {
+				var kinds []string
+				for _, c := range want.Messages[k].Content {
+					kinds = append(kinds, string(c.Kind()))
+				}
+				var gk []string
+				for _, c := range got.Messages[k].Content {
+					gk = append(gk, string(c.Kind()))
+				}
+				fmt.Fprintf(&b, "%d %s want %v got %v\n", k, want.Messages[k].Role, kinds, gk)
+			}
+			break
+		}
+	}
+	return b.String()
+}
