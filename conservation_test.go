@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -763,19 +764,34 @@ func (c *consCheck) take(uuid string, ok func(*Action) bool) *Action {
 func (c *consCheck) resolve() {
 	// The chain position of the last user prompt that reached the request in a user message
 	// without tool results: the final assistant turn (contract 4.2) starts after that message;
-	// a prompt sent beside tool results does not end the turn.
-	prompts := map[string]bool{}
+	// a prompt sent beside tool results does not end the turn. Identical prompts are told
+	// apart by order: the n-th one on the chain is the n-th one in the request.
+	inPrompt := map[string][]bool{} // content key → each occurrence in a user message: without tool results
 	for _, m := range c.res.Request.Messages {
-		if m.Role == RoleUser && !containsKind(m.Content, KindToolResult) {
-			for _, b := range m.Content {
-				prompts[consKey(b)] = true
-			}
+		if m.Role != RoleUser {
+			continue
+		}
+		alone := !containsKind(m.Content, KindToolResult)
+		for _, b := range m.Content {
+			k := consKey(b)
+			inPrompt[k] = append(inPrompt[k], alone)
 		}
 	}
-	lastPrompt := -1
+	var sentUser []*consBlock
 	for _, bl := range c.blocks {
-		if bl.done && bl.r.rec.Type == TypeUser && kindOf(bl.b) != KindToolResult && prompts[consKey(c.sent(bl.want))] {
-			lastPrompt = max(lastPrompt, bl.r.pos)
+		if bl.done && bl.r.rec.Type == TypeUser && kindOf(bl.b) != KindToolResult {
+			sentUser = append(sentUser, bl)
+		}
+	}
+	slices.SortStableFunc(sentUser, func(a, b *consBlock) int { return cmp.Compare(a.r.pos, b.r.pos) })
+	lastPrompt := -1
+	for _, bl := range sentUser {
+		k := consKey(c.sent(bl.want))
+		if occ := inPrompt[k]; len(occ) > 0 {
+			if occ[0] {
+				lastPrompt = max(lastPrompt, bl.r.pos)
+			}
+			inPrompt[k] = occ[1:]
 		}
 	}
 	for _, bl := range c.blocks {
