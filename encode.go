@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -41,6 +42,9 @@ type encoder struct {
 	// noStore: parts the memo holds are copied, parts it does not hold are encoded and not
 	// stored.
 	noStore bool
+	// keys and parts: the messages' keys and memoized parts, when resolve found them first.
+	keys  []encodeKey
+	parts [][]byte
 }
 
 // flushBytes is how much of the encoding an encoder writing to an io.Writer gathers before
@@ -81,11 +85,18 @@ func (e *encoder) flush(threshold int) error {
 	return err
 }
 
-// encodeRequest encodes r with memo (nil: no memo).
+// encodeRequest encodes r with memo (nil: no memo). With a memo, the messages' parts are
+// looked up first, all at once, and the buffer is sized from the parts found.
 func encodeRequest(r *Request, memo *encodeMemo) ([]byte, error) {
-	e := &encoder{memo: memo, buf: make([]byte, 0, sizeEstimate(r))}
-	if memo != nil {
+	e := &encoder{memo: memo}
+	if memo == nil {
+		e.buf = make([]byte, 0, sizeEstimate(r))
+	} else {
 		e.h.init(memo)
+		s := getPartScratch(len(r.Messages))
+		defer putPartScratch(s)
+		e.keys, e.parts = s.keys, s.parts
+		e.buf = make([]byte, 0, e.resolve(r))
 	}
 	if err := e.request(r); err != nil {
 		return nil, err
@@ -94,6 +105,54 @@ func encodeRequest(r *Request, memo *encodeMemo) ([]byte, error) {
 		memo.observe(len(e.buf))
 	}
 	return e.buf, nil
+}
+
+// resolve finds the parts of r's messages the memo holds: e.keys[i] is message i's key (n is
+// 0 when the message is not memoized) and e.parts[i] its encoding, or nil. It returns about
+// the size of r's encoding: the parts found, and an estimate of the rest.
+func (e *encoder) resolve(r *Request) int {
+	for i := range r.Messages {
+		e.h.reset(memoMessage)
+		if e.h.message(&r.Messages[i]) {
+			e.keys[i] = e.h.key()
+		}
+	}
+	e.memo.getAll(e.keys, e.parts)
+	n := headEstimate(r)
+	for i := range r.Messages {
+		if b := e.parts[i]; b != nil {
+			n += len(b) + 1
+		} else {
+			n += messageEstimate(&r.Messages[i])
+		}
+	}
+	return n + n/64
+}
+
+// partScratch holds the keys and parts encodeRequest resolves, reused across requests
+// through partScratchPool.
+type partScratch struct {
+	keys  []encodeKey
+	parts [][]byte
+}
+
+var partScratchPool sync.Pool
+
+// getPartScratch returns scratch for the parts of n messages, zeroed.
+func getPartScratch(n int) *partScratch {
+	s, _ := partScratchPool.Get().(*partScratch)
+	if s == nil || cap(s.keys) < n {
+		return &partScratch{keys: make([]encodeKey, n), parts: make([][]byte, n)}
+	}
+	s.keys, s.parts = s.keys[:n], s.parts[:n]
+	return s
+}
+
+// putPartScratch empties s, so that it holds no memoized bytes, and returns it to the pool.
+func putPartScratch(s *partScratch) {
+	clear(s.keys)
+	clear(s.parts)
+	partScratchPool.Put(s)
 }
 
 // encodedSize returns the length of r's encoding with memo (nil: none), without copying the
@@ -118,6 +177,15 @@ func encodedSize(r *Request, memo *encodeMemo) (int, error) {
 // punctuation around them, without escapes. It sizes the buffer of an encoding, which then
 // rarely grows.
 func sizeEstimate(r *Request) int {
+	n := headEstimate(r)
+	for i := range r.Messages {
+		n += messageEstimate(&r.Messages[i])
+	}
+	return n + n/64
+}
+
+// headEstimate is sizeEstimate's figure for all of r but its messages.
+func headEstimate(r *Request) int {
 	n := 64 + len(r.Model)
 	for _, t := range r.System {
 		if t != nil {
@@ -127,13 +195,16 @@ func sizeEstimate(r *Request) int {
 	for _, t := range r.Tools {
 		n += 1 + len(t.Definition)
 	}
-	for _, m := range r.Messages {
-		n += 32
-		for _, b := range m.Content {
-			n += blockEstimate(b)
-		}
+	return n
+}
+
+// messageEstimate is sizeEstimate's figure for one message.
+func messageEstimate(m *RequestMessage) int {
+	n := 32
+	for _, b := range m.Content {
+		n += blockEstimate(b)
 	}
-	return n + n/64
+	return n
 }
 
 func blockEstimate(b Block) int {
@@ -204,7 +275,14 @@ func (e *encoder) request(r *Request) error {
 			e.buf = append(e.buf, ',')
 		}
 		m := &r.Messages[i]
-		if err := e.memoized(memoMessage, func(h *memoHasher) bool { return h.message(m) }, func() error { return e.message(i, m) }); err != nil {
+		hash, encode := func(h *memoHasher) bool { return h.message(m) }, func() error { return e.message(i, m) }
+		var err error
+		if e.parts != nil {
+			err = e.resolved(e.keys[i], e.parts[i], hash, encode)
+		} else {
+			err = e.memoized(memoMessage, hash, encode)
+		}
+		if err != nil {
 			return err
 		}
 		if err := e.flush(flushBytes); err != nil {
@@ -260,6 +338,25 @@ func (e *encoder) memoized(kind byte, hash func(*memoHasher) bool, encode func()
 		}
 		return nil
 	}
+	return e.store(kind, k, hash, encode)
+}
+
+// resolved writes one message whose key k and memoized bytes b (nil: not in the memo) resolve
+// found, as memoized would.
+func (e *encoder) resolved(k encodeKey, b []byte, hash func(*memoHasher) bool, encode func() error) error {
+	switch {
+	case b != nil:
+		e.buf = append(e.buf, b...)
+		return nil
+	case k.n == 0:
+		return encode() // not memoized
+	}
+	return e.store(memoMessage, k, hash, encode)
+}
+
+// store writes a part the memo does not hold by encode, and stores its bytes under k, the
+// key hash gives.
+func (e *encoder) store(kind byte, k encodeKey, hash func(*memoHasher) bool, encode func() error) error {
 	start := len(e.buf)
 	if err := encode(); err != nil {
 		return err

@@ -79,6 +79,25 @@ func (m *encodeMemo) get(k encodeKey) ([]byte, bool) {
 	return p.b, ok
 }
 
+// getAll sets out[i] to the bytes of keys[i] (nil when the memo does not hold them), under
+// one lock for all: a turn's request looks its messages up at once. A key with no words
+// hashed (n 0) names no part.
+func (m *encodeMemo) getAll(keys []encodeKey, out [][]byte) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for i, k := range keys {
+		if k.n == 0 {
+			continue
+		}
+		if p, ok := m.cur[k]; ok {
+			out[i] = p.b
+		} else if p, ok := m.prev[k]; ok {
+			m.add(k, p)
+			out[i] = p.b
+		}
+	}
+}
+
 func (m *encodeMemo) put(k encodeKey, p encodedPart) {
 	m.mu.Lock()
 	m.add(k, p)
