@@ -41,6 +41,9 @@ type normPrefixes struct {
 type normPrefix struct {
 	first string // uuid of the first item of a record: the conversation the prefix is of
 	hits  int    // turns that started from the prefix since it was last emptied
+	// seen: a turn of the conversation ran before. Its first turn builds no prefix, so that a
+	// process that prepares one request (the CLI, a cold resume) pays nothing for it.
+	seen bool
 
 	items  []prefixItem
 	blocks []cleanSig // the blocks of items, in order
@@ -94,6 +97,7 @@ func (m *normPrefixes) take(first string) *normPrefix {
 		e = &normPrefix{}
 	} else if e.first != first {
 		e.reset()
+		e.seen = false
 	}
 	e.first = first
 	return e
@@ -170,6 +174,10 @@ func (pre *normPrefix) reachedBy(msgs []nmsg) bool {
 
 // extend adds to the prefix what the turn collected after it that settles (see extent).
 func (pre *normPrefix) extend(n *normalizer, col *collected) {
+	if !pre.seen {
+		pre.seen = true
+		return
+	}
 	msgs := n.sc.snap // the collected messages after the prefix, as collect made them
 	e, p := n.extent(pre, col, msgs)
 	if e == 0 {

@@ -269,8 +269,8 @@ func TestNormalizePrefixGenerated(t *testing.T) {
 		}
 	}
 	t.Run("steady", func(t *testing.T) {
-		// A plain session grown one exchange a turn: every turn after the first starts from
-		// the prefix.
+		// A plain session grown one exchange a turn: the first turn settles no prefix, the
+		// second does, and every turn after starts from it and grows it.
 		k := newTK()
 		k.readTurns(30)
 		p := newTestPipeline(t, Config{ContextWindow: 10_000_000}, normNow)
@@ -284,7 +284,10 @@ func TestNormalizePrefixGenerated(t *testing.T) {
 			wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{ContextWindow: 10_000_000}, normNow), Input{Records: k.recs[:i+1]})
 			require.Equal(t, wantBody, body)
 			require.Equal(t, wantReport, report)
-			if turns > 1 {
+			switch {
+			case turns == 0:
+				assert.Zero(t, prefixLen(p), "the first turn settles no prefix")
+			case turns > 1:
 				assert.Greater(t, prefixLen(p), before, "turn %d: the prefix grows by the last exchange", turns)
 			}
 			turns++
@@ -398,8 +401,10 @@ func TestNormalizePrefixReach(t *testing.T) {
 			k.readTurns(3)
 			k.user("last question")
 			warm := newTestPipeline(t, Config{}, normNow)
+			turnOutput(t, warm, Input{Records: k.recs[:len(k.recs)-1]})
+			require.Zero(t, prefixLen(warm), "a conversation's first turn settles no prefix")
 			turnOutput(t, warm, Input{Records: k.recs})
-			require.Positive(t, prefixLen(warm), "the turn settles a prefix")
+			require.Positive(t, prefixLen(warm), "its second turn does")
 			tt.more(k)
 			for turn := range 3 {
 				k.user(fmt.Sprintf("next question %d", turn))
@@ -430,7 +435,7 @@ func TestNormalizePrefixAfterUncompared(t *testing.T) {
 		k.assistant(text(fmt.Sprintf("answer %d", turn)))
 	}
 	items, hits := prefixStats(p)
-	assert.Equal(t, 3, hits, "every turn after the first starts from the prefix")
+	assert.Equal(t, 2, hits, "every turn after the second starts from the prefix the second settled")
 	assert.Equal(t, 3*5, items, "the prefix ends before the image: the three read turns, of five records each")
 }
 
