@@ -58,14 +58,61 @@ type cleanSig struct {
 	s     [2]string
 	raw   json.RawMessage
 	flags [2]bool
-	texts []textSig // a tool_result's content, all text blocks
+	media *mediaSig // an image's or a document's
+	parts []partSig // a tool_result's content
 }
 
-// textSig is a text block of a tool_result's content and the fields its cleaning read.
-type textSig struct {
-	b    *Text
-	text string
-	cit  json.RawMessage
+// partSig is a block of a tool_result's content (text, image or document) and the fields its
+// cleaning read.
+type partSig struct {
+	b     Block
+	text  string
+	cit   json.RawMessage
+	media *mediaSig // an image's or a document's; nil for text
+}
+
+// mediaSig holds the fields of an image or a document that its cleaning reads: the source
+// (without unknown fields, which a memoized block has none of) and a document's title,
+// context and citations.
+type mediaSig struct {
+	doc            bool
+	src            MediaSource
+	title, context string
+	cit            json.RawMessage
+}
+
+// mediaSigOf returns the signature of an image or a document, which memoable accepts.
+func mediaSigOf(b Block) *mediaSig {
+	switch b := b.(type) {
+	case *Image:
+		return &mediaSig{src: b.Source}
+	case *Document:
+		return &mediaSig{doc: true, src: b.Source, title: b.Title, context: b.Context, cit: b.Citations}
+	}
+	return nil
+}
+
+// sameMedia reports whether b is an image or a document of m's kind whose fields m holds, as
+// values: equal strings (and byte slices of the same array) compare in constant time.
+func (m *mediaSig) sameMedia(b Block) bool {
+	var src *MediaSource
+	switch b := b.(type) {
+	case *Image:
+		if m.doc || b == nil || len(b.Extra) > 0 {
+			return false
+		}
+		src = &b.Source
+	case *Document:
+		if !m.doc || b == nil || len(b.Extra) > 0 || b.Title != m.title || b.Context != m.context || !equalBytes(b.Citations, m.cit) {
+			return false
+		}
+		src = &b.Source
+	default:
+		return false
+	}
+	s := &m.src
+	return len(src.Extra) == 0 && src.Type == s.Type && src.MediaType == s.MediaType && src.Data == s.Data &&
+		src.URL == s.URL && src.FileID == s.FileID && src.presence == s.presence
 }
 
 func newCleanMemo() *cleanMemo {
@@ -110,11 +157,13 @@ const (
 	sigToolResult
 	sigThinking
 	sigRedactedThinking
+	sigMedia // an image or a document
 )
 
 // memoable reports whether signature keeps b: not the kinds that are rare in a transcript
-// (media, server tools, unknown blocks), a tool_result holding anything but text, thinking
-// with unknown fields, or a nil block.
+// (server tools, unknown blocks), a tool_result holding anything but text, images and
+// documents, a block with unknown fields (but text, tool_use and tool_result, whose cleaning
+// drops them), or a nil block.
 func memoable(b Block) bool {
 	switch b := b.(type) {
 	case *Text:
@@ -126,7 +175,7 @@ func memoable(b Block) bool {
 			return false
 		}
 		for _, cb := range b.Content {
-			if t, ok := cb.(*Text); !ok || t == nil {
+			if _, ok := cb.(*Text); !ok && !memoableMedia(cb) || isNilBlock(cb) {
 				return false
 			}
 		}
@@ -135,6 +184,17 @@ func memoable(b Block) bool {
 		return b != nil && len(b.Extra) == 0
 	case *RedactedThinking:
 		return b != nil && len(b.Extra) == 0
+	}
+	return memoableMedia(b)
+}
+
+// memoableMedia reports whether b is an image or a document without unknown fields.
+func memoableMedia(b Block) bool {
+	switch b := b.(type) {
+	case *Image:
+		return b != nil && len(b.Extra) == 0 && len(b.Source.Extra) == 0
+	case *Document:
+		return b != nil && len(b.Extra) == 0 && len(b.Source.Extra) == 0
 	}
 	return false
 }
@@ -153,15 +213,20 @@ func signature(b Block) (cleanSig, bool) {
 		s.kind, s.s[0], s.s[1], s.raw = sigToolUse, b.ID, b.Name, b.Input
 	case *ToolResult:
 		s.kind, s.s[0], s.s[1], s.flags = sigToolResult, b.ToolUseID, b.CacheReference, [2]bool{b.StringContent, b.IsError}
-		s.texts = make([]textSig, len(b.Content))
+		s.parts = make([]partSig, len(b.Content))
 		for i, cb := range b.Content {
-			t := cb.(*Text)
-			s.texts[i] = textSig{b: t, text: t.Text, cit: t.Citations}
+			if t, ok := cb.(*Text); ok {
+				s.parts[i] = partSig{b: t, text: t.Text, cit: t.Citations}
+			} else {
+				s.parts[i] = partSig{b: cb, media: mediaSigOf(cb)}
+			}
 		}
 	case *Thinking:
 		s.kind, s.s[0], s.s[1] = sigThinking, b.Thinking, b.Signature
 	case *RedactedThinking:
 		s.kind, s.s[0] = sigRedactedThinking, b.Data
+	case *Image, *Document:
+		s.kind, s.media = sigMedia, mediaSigOf(b)
 	}
 	return s, true
 }
@@ -176,12 +241,21 @@ func (s *cleanSig) matches(b Block) bool {
 		return b.ID == s.s[0] && b.Name == s.s[1] && sameBytes(b.Input, s.raw)
 	case *ToolResult:
 		if b.ToolUseID != s.s[0] || b.CacheReference != s.s[1] || [2]bool{b.StringContent, b.IsError} != s.flags ||
-			len(b.Content) != len(s.texts) {
+			len(b.Content) != len(s.parts) {
 			return false
 		}
 		for i, cb := range b.Content {
-			t := &s.texts[i]
-			if cb != Block(t.b) || t.b.Text != t.text || !sameBytes(t.b.Citations, t.cit) {
+			p := &s.parts[i]
+			if cb != p.b {
+				return false
+			}
+			if p.media != nil {
+				if !p.media.sameMedia(cb) {
+					return false
+				}
+				continue
+			}
+			if t := cb.(*Text); t.Text != p.text || !sameBytes(t.Citations, p.cit) {
 				return false
 			}
 		}
@@ -190,6 +264,8 @@ func (s *cleanSig) matches(b Block) bool {
 		return b.Thinking == s.s[0] && b.Signature == s.s[1] && len(b.Extra) == 0
 	case *RedactedThinking:
 		return b.Data == s.s[0] && len(b.Extra) == 0
+	case *Image, *Document:
+		return s.media != nil && s.media.sameMedia(b)
 	}
 	return false
 }
@@ -205,12 +281,18 @@ func (s *cleanSig) same(b Block) bool {
 		return s.kind == sigToolUse && b != nil && b.ID == s.s[0] && b.Name == s.s[1] && equalBytes(b.Input, s.raw)
 	case *ToolResult:
 		if s.kind != sigToolResult || b == nil || b.ToolUseID != s.s[0] || b.CacheReference != s.s[1] ||
-			[2]bool{b.StringContent, b.IsError} != s.flags || len(b.Content) != len(s.texts) {
+			[2]bool{b.StringContent, b.IsError} != s.flags || len(b.Content) != len(s.parts) {
 			return false
 		}
 		for i, cb := range b.Content {
-			t, ok := cb.(*Text)
-			if !ok || t == nil || t.Text != s.texts[i].text || !equalBytes(t.Citations, s.texts[i].cit) {
+			p := &s.parts[i]
+			if p.media != nil {
+				if !p.media.sameMedia(cb) {
+					return false
+				}
+				continue
+			}
+			if t, ok := cb.(*Text); !ok || t == nil || t.Text != p.text || !equalBytes(t.Citations, p.cit) {
 				return false
 			}
 		}
@@ -219,6 +301,8 @@ func (s *cleanSig) same(b Block) bool {
 		return s.kind == sigThinking && b != nil && b.Thinking == s.s[0] && b.Signature == s.s[1] && len(b.Extra) == 0
 	case *RedactedThinking:
 		return s.kind == sigRedactedThinking && b != nil && b.Data == s.s[0] && len(b.Extra) == 0
+	case *Image, *Document:
+		return s.kind == sigMedia && s.media.sameMedia(b)
 	}
 	return false
 }

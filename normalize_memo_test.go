@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -98,6 +99,20 @@ func TestNormalizeMemoFieldReassigned(t *testing.T) {
 			blockOf[*Thinking](recs, 0).Extra = map[string]json.RawMessage{"encrypted_content": json.RawMessage(`"x"`)}
 		}},
 		{"redacted_thinking data", func(recs []Record) { blockOf[*RedactedThinking](recs, 0).Data = "" }},
+		{"image data not base64", func(recs []Record) { blockOf[*Image](recs, 0).Source.Data = "not base64!" }},
+		{"image media type", func(recs []Record) { blockOf[*Image](recs, 0).Source.MediaType = "image/gif" }},
+		{"image source", func(recs []Record) {
+			blockOf[*Image](recs, 0).Source = MediaSource{Type: "url", URL: "https://example.com/a.png"}
+		}},
+		{"image extra", func(recs []Record) {
+			blockOf[*Image](recs, 0).Extra = map[string]json.RawMessage{"x": json.RawMessage(`1`)}
+		}},
+		{"document title", func(recs []Record) { blockOf[*Document](recs, 0).Title = "a title" }},
+		{"document data not base64", func(recs []Record) { blockOf[*Document](recs, 0).Source.Data = "%%%" }},
+		{"tool_result image element", func(recs []Record) { blockOf[*ToolResult](recs, 1).Content[1] = pngBlock(32) }},
+		{"tool_result image data", func(recs []Record) {
+			blockOf[*ToolResult](recs, 1).Content[1].(*Image).Source.Data = "not base64!"
+		}},
 		{"record uuid", func(recs []Record) {
 			for i := range recs {
 				if recs[i].UUID == recs[1].UUID {
@@ -138,11 +153,16 @@ const memoSignature = "EqQBCkYIBxgCKkBzYW1wbGUgc2lnbmF0dXJlIGZvciBhIHRlc3QgY2FzZ
 // memoTranscript returns a small transcript holding each kind of block the clean memo keeps.
 func memoTranscript() []Record {
 	k := newTK()
-	k.user("read the file")
+	k.userBlocks(text("read the file"), pngBlock(64),
+		&Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: base64.StdEncoding.EncodeToString([]byte("%PDF-1.4 a page"))}})
 	k.assistant(&Thinking{Thinking: "let me look", Signature: memoSignature}, &RedactedThinking{Data: "opaque"},
 		&ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`{"path":"a"}`)})
 	k.results(&ToolResult{ToolUseID: "t1", Content: []Block{&Text{Text: "file body"}}, StringContent: true})
 	k.assistant(text("done"))
+	k.user("and the screen?")
+	k.assistant(&ToolUse{ID: "t2", Name: "Screenshot", Input: json.RawMessage(`{}`)})
+	k.results(&ToolResult{ToolUseID: "t2", Content: []Block{text("the screen"), pngBlock(64)}})
+	k.assistant(text("seen"))
 	return k.recs
 }
 

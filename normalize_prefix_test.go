@@ -418,16 +418,19 @@ func TestNormalizePrefixReach(t *testing.T) {
 	}
 }
 
-// TestNormalizePrefixAfterUncompared checks that a block the prefix cannot compare (an image,
-// say) ends the prefix before it, and that later turns still start from the prefix.
+// TestNormalizePrefixAfterUncompared checks that a block the prefix cannot compare (a
+// tool_result holding a tool_reference, say) ends the prefix before it, and that later turns
+// still start from the prefix.
 func TestNormalizePrefixAfterUncompared(t *testing.T) {
 	k := newTK()
 	k.readTurns(3)
-	k.userBlocks(text("see"), pngBlock(64))
-	k.assistant(text("seen"))
+	k.user("find the tool")
+	k.assistant(text("searching"), toolUse("toolu_s", "ToolSearch"))
+	k.results(&ToolResult{ToolUseID: "toolu_s", Content: []Block{&ToolReference{ToolName: "Read"}}})
+	k.assistant(text("found"))
 	p := newTestPipeline(t, Config{}, normNow)
 	for turn := range 4 {
-		k.user(fmt.Sprintf("question after the image %d", turn))
+		k.user(fmt.Sprintf("question after the tool reference %d", turn))
 		wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{}, normNow), Input{Records: k.recs})
 		body, report := turnOutput(t, p, Input{Records: k.recs})
 		require.Equal(t, wantBody, body, "turn %d", turn)
@@ -436,7 +439,7 @@ func TestNormalizePrefixAfterUncompared(t *testing.T) {
 	}
 	items, hits := prefixStats(p)
 	assert.Equal(t, 2, hits, "every turn after the second starts from the prefix the second settled")
-	assert.Equal(t, 3*5, items, "the prefix ends before the image: the three read turns, of five records each")
+	assert.Equal(t, 3*5+1, items, "the prefix ends before the call answered by the tool reference: the three read turns, of five records each, and the prompt")
 }
 
 // describeDiff says where two requests' messages first differ.
