@@ -543,6 +543,8 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 	if t, ok := last.blocks[k].b.(*Text); ok {
 		if trimmed := strings.TrimRightFunc(t.Text, isSpaceRune); trimmed != t.Text {
 			n.act(ActionRepaired, uuid, "", "trailing whitespace trimmed from the prefill", 0)
+			// A new array: the message's may be collect's, which a settled prefix takes.
+			last.blocks = slices.Clone(last.blocks)
 			last.blocks[k].b = &Text{Text: trimmed, Citations: t.Citations}
 		}
 	}

@@ -468,3 +468,25 @@ func describeDiff(want, got Request) string {
 	}
 	return b.String()
 }
+
+// TestNormalizePrefixPrefillTrim checks that trimming a prefill's trailing whitespace, when the
+// view ends on a message collect made, leaves the message as the settled prefix takes it on a
+// later turn.
+func TestNormalizePrefixPrefillTrim(t *testing.T) {
+	k := newTK()
+	k.user("q0")
+	n1 := len(k.recs)
+	k.assistant(text("answer with trailing space  "))
+	k.userBlocks(result("toolu_nope", "orphan")) // dropped: the view ends on the answer
+	n2 := len(k.recs)
+	k.user("q1")
+	cfg := Config{Normalize: NormalizeConfig{AllowPrefill: true}}
+	warm := newTestPipeline(t, cfg, normNow)
+	for i, n := range []int{n1, n2, len(k.recs)} {
+		in := Input{Records: k.recs[:n]}
+		wantBody, wantReport := turnOutput(t, newTestPipeline(t, cfg, normNow), in)
+		body, report := turnOutput(t, warm, in)
+		require.Equal(t, wantBody, body, "turn %d", i)
+		require.Equal(t, wantReport, report, "turn %d", i)
+	}
+}
