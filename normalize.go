@@ -329,7 +329,7 @@ func (n *normalizer) collect(pre *normPrefix) collected {
 			if ok {
 				all = append(all, nb)
 			}
-			if memo == nil || !ok || len(n.st.Actions) > acted {
+			if memo == nil || !ok || len(n.st.Actions) > acted || rewritten(b) {
 				continue
 			}
 			if sig, keep := signature(b); keep {

@@ -18,9 +18,10 @@ const minCleanMemo = 4096
 // cannot be reused for another block) and the role of its message. It holds the fields the
 // cleaning read, and is used only while the block still has them, compared by identity: a
 // caller that reassigns a field of a block gets the block cleaned again. Only blocks whose
-// cleaning reported nothing are kept: their request form depends on nothing but the block,
-// its role and its record's uuid, never on the rest of the turn (tool ids and names already
-// rewritten, the declared tools), and replaying them reports nothing.
+// cleaning reported nothing and that hold no tool id or name to rewrite (see rewritten) are
+// kept: their request form depends on nothing but the block, its role and its record's uuid,
+// never on the rest of the turn (tool ids and names already rewritten, the declared tools),
+// and replaying them reports nothing.
 //
 // The memo keeps two generations (a genMemo): entries go into the current one, which
 // becomes the previous one when it holds more than the bound; an entry found in the previous
@@ -159,6 +160,20 @@ const (
 	sigRedactedThinking
 	sigMedia // an image or a document
 )
+
+// rewritten reports whether cleaning b rewrites a tool id or name the provider would reject.
+// Such a block's cleaning reports the rewrite only where the turn first meets the id or name,
+// so reporting nothing does not make its cleaning a function of the block alone: the clean
+// memo does not keep it.
+func rewritten(b Block) bool {
+	switch b := b.(type) {
+	case *ToolUse:
+		return !validToolID(b.ID) || !validToolName(b.Name)
+	case *ToolResult:
+		return !validToolID(b.ToolUseID)
+	}
+	return false
+}
 
 // memoable reports whether signature keeps b: not the kinds that are rare in a transcript
 // (server tools, unknown blocks), a tool_result holding anything but text, images and

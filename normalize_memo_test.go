@@ -289,3 +289,27 @@ func TestNormalizeMemoBounded(t *testing.T) {
 	assert.LessOrEqual(t, len(m.gen.prev), m.gen.bound)
 	assert.True(t, bytes.Contains([]byte(m.lastKeys[0].b.Kind()), []byte("text")), "the view starts with the first prompt")
 }
+
+// TestNormalizeMemoRewriteFirstMet checks that a tool name rewritten where the turn first
+// meets it is reported there, whichever block that is: a block cleaned on a turn whose view
+// met the name earlier reported nothing, and is not taken from the memo on a turn whose view
+// starts at it.
+func TestNormalizeMemoRewriteFirstMet(t *testing.T) {
+	k := newTK()
+	k.user("q0")
+	k.assistant(text("one"), &ToolUse{ID: "x1", Name: "bad name!", Input: json.RawMessage(`{}`)})
+	k.results(result("x1", "r1"))
+	start := len(k.recs)
+	k.user("q1")
+	k.assistant(text("two"), &ToolUse{ID: "x2", Name: "bad name!", Input: json.RawMessage(`{}`)})
+	k.results(result("x2", "r2"))
+	k.assistant(text("done"))
+	k.user("q2")
+	warm := newTestPipeline(t, Config{}, normNow)
+	for i, in := range []Input{{Records: k.recs}, {Records: k.recs[start:]}} {
+		wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{}, normNow), in)
+		body, report := turnOutput(t, warm, in)
+		require.Equal(t, wantBody, body, "turn %d", i)
+		require.Equal(t, wantReport, report, "turn %d", i)
+	}
+}
