@@ -154,7 +154,11 @@ func (p *Pipeline) normalize(t *turn) error {
 	msgs = n.ends(msgs)
 	msgs = n.finalTurnThinking(msgs)
 	t.req.Messages = emit(msgs)
-	t.req.Tools = n.tools(names, msgs[from:])
+	var stubs map[string]stub
+	if pre != nil {
+		stubs = pre.stubDefs()
+	}
+	t.req.Tools = n.tools(names, msgs[from:], stubs)
 	n.repairSystem()
 	if pre != nil {
 		pre.extend(n, &col)

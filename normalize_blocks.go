@@ -232,7 +232,7 @@ func (n *normalizer) fixName(name, uuid string) string {
 // Input.Tools lacks (2.9), sorted by name: a definition with an empty schema whose
 // description says the tool is not available. The messages are those of prefix, the first
 // tool_use of each name in a settled prefix, then msgs.
-func (n *normalizer) tools(prefix []nameUse, msgs []nmsg) []Tool {
+func (n *normalizer) tools(prefix []nameUse, msgs []nmsg, stubs map[string]stub) []Tool {
 	tools := slices.Clone(n.t.in.Tools)
 	for i := range tools {
 		var f textRepair
@@ -260,12 +260,27 @@ func (n *normalizer) tools(prefix []nameUse, msgs []nmsg) []Tool {
 		}
 	}
 	slices.Sort(missing)
+	tools = slices.Grow(tools, len(missing))
 	for _, name := range missing {
 		nb := firstUse[name]
-		n.act(ActionRepaired, nb.uuid, toolID(nb.b), "tool "+name+" is used in the history but not in Input.Tools: declared as unavailable, with an empty schema", 0)
-		tools = append(tools, stubTool(name))
+		st, ok := stubs[name]
+		if !ok {
+			st = stub{stubTool(name), "tool " + name + " is used in the history but not in Input.Tools: declared as unavailable, with an empty schema"}
+			if stubs != nil {
+				stubs[name] = st
+			}
+		}
+		n.act(ActionRepaired, nb.uuid, toolID(nb.b), st.detail, 0)
+		tools = append(tools, st.tool)
 	}
 	return tools
+}
+
+// stub is the stub definition of a tool name and the detail of the action that reports it,
+// which a conversation's turns share (see normPrefix).
+type stub struct {
+	tool   Tool
+	detail string
 }
 
 // stubTool is the definition normalize declares for a tool the history uses but Input.Tools

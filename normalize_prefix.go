@@ -62,6 +62,17 @@ type normPrefix struct {
 	// ids and fixedNames are the tool ids and names collect rewrote in items (see
 	// [normalizer.fixID]).
 	ids, fixedNames map[string]string
+	// stubs are the stub definitions of the tool names the conversation's views used (see
+	// [normalizer.tools]): a function of the name, kept as long as the prefix.
+	stubs map[string]stub
+}
+
+// stubDefs returns the prefix's stub definitions, made on first use.
+func (pre *normPrefix) stubDefs() map[string]stub {
+	if pre.stubs == nil {
+		pre.stubs = map[string]stub{}
+	}
+	return pre.stubs
 }
 
 // prefixItem is a view item of a settled prefix: what collect reads of it besides its blocks.
@@ -123,6 +134,7 @@ func (pre *normPrefix) reset() {
 	}
 	clear(pre.ids)
 	clear(pre.fixedNames)
+	clear(pre.stubs)
 }
 
 // match reports whether items start with the prefix's items, in value, and go on after them.
