@@ -116,6 +116,31 @@ func resumeMixed(turns int, seed uint64) []Record {
 	return k.recs
 }
 
+// transcriptPaths returns the Claude Code transcripts under testdata, then the corpus
+// sessions.
+func transcriptPaths(t *testing.T) []string {
+	t.Helper()
+	var paths []string
+	require.NoError(t, filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") && !strings.Contains(path, "codex") {
+			paths = append(paths, path)
+		}
+		return err
+	}))
+	return append(paths, corpusPaths(t)...)
+}
+
+// promptAfter returns a user prompt numbered n that no transcript holds, after the last of
+// recs.
+func promptAfter(recs []Record, n int) Record {
+	r := Record{Type: TypeUser, UUID: fmt.Sprintf("prompt-%d", n), SessionID: "s",
+		Message: &Message{Role: RoleUser, Content: []Block{text(fmt.Sprintf("prompt %d", n))}}}
+	if len(recs) > 0 {
+		r.ParentUUID = recs[len(recs)-1].UUID
+	}
+	return r
+}
+
 // checkResume runs a memo through turns of all, in one slice a caller grows in place: records
 // appended a few at a time, turns built again with other last records, rewinds to an earlier
 // record, now and then another slice holding the same records or a turn from another leaf. After each turn the chain must
@@ -128,12 +153,7 @@ func checkResume(t *testing.T, all []Record, opts ChainOptions, seed uint64) {
 	prompt := 0
 	newPrompt := func() Record { // a record no other turn has, after the last one
 		prompt++
-		r := Record{Type: TypeUser, UUID: fmt.Sprintf("prompt-%d", prompt), SessionID: "s",
-			Message: &Message{Role: RoleUser, Content: []Block{text(fmt.Sprintf("prompt %d", prompt))}}}
-		if len(buf) > 0 {
-			r.ParentUUID = buf[len(buf)-1].UUID
-		}
-		return r
+		return promptAfter(buf, prompt)
 	}
 	check := func(what string) {
 		t.Helper()
@@ -212,15 +232,7 @@ func TestChainResumeGenerated(t *testing.T) {
 // TestChainResumeGoldenAndCorpus does the same on every transcript under testdata and every
 // corpus session.
 func TestChainResumeGoldenAndCorpus(t *testing.T) {
-	var paths []string
-	require.NoError(t, filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") && !strings.Contains(path, "codex") {
-			paths = append(paths, path)
-		}
-		return err
-	}))
-	paths = append(paths, corpusPaths(t)...)
-	for k, path := range paths {
+	for k, path := range transcriptPaths(t) {
 		t.Run(path, func(t *testing.T) {
 			tr, err := ReadFile(path, ReadOptions{})
 			if err != nil {

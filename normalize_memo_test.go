@@ -25,6 +25,16 @@ func turnOutput(t testing.TB, p *Pipeline, in Input) (string, string) {
 	return string(requestBytes(t, res.Request)), res.Report.String()
 }
 
+// requireSameTurn prepares in on the warm Pipeline and on a new one of cfg (with the test
+// defaults, at normNow), and fails t unless both give the same request body and report.
+func requireSameTurn(t testing.TB, warm *Pipeline, cfg Config, in Input, what ...any) {
+	t.Helper()
+	wantBody, wantReport := turnOutput(t, newTestPipeline(t, cfg, normNow), in)
+	body, report := turnOutput(t, warm, in)
+	require.Equal(t, wantBody, body, what...)
+	require.Equal(t, wantReport, report, what...)
+}
+
 // TestNormalizeMemoWarmMatchesCold runs every one-turn golden case on a Pipeline that has
 // already prepared the first half of the case's transcript, then the whole, and twice: each
 // must give the body and report a new Pipeline gives.
@@ -307,9 +317,6 @@ func TestNormalizeMemoRewriteFirstMet(t *testing.T) {
 	k.user("q2")
 	warm := newTestPipeline(t, Config{}, normNow)
 	for i, in := range []Input{{Records: k.recs}, {Records: k.recs[start:]}} {
-		wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{}, normNow), in)
-		body, report := turnOutput(t, warm, in)
-		require.Equal(t, wantBody, body, "turn %d", i)
-		require.Equal(t, wantReport, report, "turn %d", i)
+		requireSameTurn(t, warm, Config{}, in, "turn %d", i)
 	}
 }

@@ -3,9 +3,7 @@ package agentctx
 import (
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"math/rand/v2"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -175,12 +173,7 @@ func checkPrefixTurns(t *testing.T, all []Record, cfg Config, seed uint64, steps
 	var tools []Tool
 	newPrompt := func() Record {
 		prompt++
-		r := Record{Type: TypeUser, UUID: fmt.Sprintf("prompt-%d", prompt), SessionID: "s",
-			Message: &Message{Role: RoleUser, Content: []Block{text(fmt.Sprintf("prompt %d", prompt))}}}
-		if len(buf) > 0 {
-			r.ParentUUID = buf[len(buf)-1].UUID
-		}
-		return r
+		return promptAfter(buf, prompt)
 	}
 	check := func(what string) {
 		t.Helper()
@@ -280,10 +273,7 @@ func TestNormalizePrefixGenerated(t *testing.T) {
 				continue
 			}
 			before := prefixLen(p)
-			body, report := turnOutput(t, p, Input{Records: k.recs[:i+1]})
-			wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{ContextWindow: 10_000_000}, normNow), Input{Records: k.recs[:i+1]})
-			require.Equal(t, wantBody, body)
-			require.Equal(t, wantReport, report)
+			requireSameTurn(t, p, Config{ContextWindow: 10_000_000}, Input{Records: k.recs[:i+1]}, "turn %d", turns)
 			switch {
 			case turns == 0:
 				assert.Zero(t, prefixLen(p), "the first turn settles no prefix")
@@ -299,16 +289,8 @@ func TestNormalizePrefixGenerated(t *testing.T) {
 // TestNormalizePrefixGoldenAndCorpus does the same on every transcript under testdata and
 // every corpus session, under the default configuration and with a user context.
 func TestNormalizePrefixGoldenAndCorpus(t *testing.T) {
-	var paths []string
-	require.NoError(t, filepath.WalkDir("testdata", func(path string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") && !strings.Contains(path, "codex") {
-			paths = append(paths, path)
-		}
-		return err
-	}))
-	paths = append(paths, corpusPaths(t)...)
 	cfgs := prefixConfigs()
-	for k, path := range paths {
+	for k, path := range transcriptPaths(t) {
 		t.Run(path, func(t *testing.T) {
 			tr, err := ReadFile(path, ReadOptions{})
 			if err != nil {
@@ -408,10 +390,7 @@ func TestNormalizePrefixReach(t *testing.T) {
 			tt.more(k)
 			for turn := range 3 {
 				k.user(fmt.Sprintf("next question %d", turn))
-				wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{}, normNow), Input{Records: k.recs})
-				body, report := turnOutput(t, warm, Input{Records: k.recs})
-				require.Equal(t, wantBody, body, "turn %d", turn)
-				require.Equal(t, wantReport, report, "turn %d", turn)
+				requireSameTurn(t, warm, Config{}, Input{Records: k.recs}, "turn %d", turn)
 				k.assistant(text(fmt.Sprintf("answer %d", turn)))
 			}
 		})
@@ -431,10 +410,7 @@ func TestNormalizePrefixAfterUncompared(t *testing.T) {
 	p := newTestPipeline(t, Config{}, normNow)
 	for turn := range 4 {
 		k.user(fmt.Sprintf("question after the tool reference %d", turn))
-		wantBody, wantReport := turnOutput(t, newTestPipeline(t, Config{}, normNow), Input{Records: k.recs})
-		body, report := turnOutput(t, p, Input{Records: k.recs})
-		require.Equal(t, wantBody, body, "turn %d", turn)
-		require.Equal(t, wantReport, report, "turn %d", turn)
+		requireSameTurn(t, p, Config{}, Input{Records: k.recs}, "turn %d", turn)
 		k.assistant(text(fmt.Sprintf("answer %d", turn)))
 	}
 	items, hits := prefixStats(p)
@@ -483,10 +459,6 @@ func TestNormalizePrefixPrefillTrim(t *testing.T) {
 	cfg := Config{Normalize: NormalizeConfig{AllowPrefill: true}}
 	warm := newTestPipeline(t, cfg, normNow)
 	for i, n := range []int{n1, n2, len(k.recs)} {
-		in := Input{Records: k.recs[:n]}
-		wantBody, wantReport := turnOutput(t, newTestPipeline(t, cfg, normNow), in)
-		body, report := turnOutput(t, warm, in)
-		require.Equal(t, wantBody, body, "turn %d", i)
-		require.Equal(t, wantReport, report, "turn %d", i)
+		requireSameTurn(t, warm, cfg, Input{Records: k.recs[:n]}, "turn %d", i)
 	}
 }
