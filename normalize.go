@@ -264,7 +264,7 @@ func (n *normalizer) collect(pre *normPrefix) collected {
 	sc := n.sc
 	items := n.t.items
 	var col collected
-	if pre != nil && pre.match(items) && n.responseEnds(items[len(pre.items):], pre.msgIDs) {
+	if pre != nil && pre.match(items, n.declared) && n.responseEnds(items[len(pre.items):], pre.msgIDs) {
 		col.prefix, col.skip = len(pre.msgs), len(pre.items)
 		pre.hits++
 		n.preIDs, n.preNames = pre.ids, pre.fixedNames
@@ -333,7 +333,7 @@ func (n *normalizer) collect(pre *normPrefix) collected {
 			if ok {
 				all = append(all, nb)
 			}
-			if memo == nil || !ok || len(n.st.Actions) > acted || rewritten(b) {
+			if memo == nil || !ok || len(n.st.Actions) > acted || turnDependent(b) {
 				continue
 			}
 			if sig, keep := signature(b); keep {

@@ -3,6 +3,7 @@ package agentctx
 import (
 	"encoding/json"
 	"math"
+	"slices"
 	"sync"
 )
 
@@ -63,13 +64,16 @@ type cleanSig struct {
 	parts []partSig // a tool_result's content
 }
 
-// partSig is a block of a tool_result's content (text, image or document) and the fields its
-// cleaning read.
+// partSig is a block of a tool_result's content (text, image, document or tool_reference)
+// and the fields its cleaning read.
 type partSig struct {
 	b     Block
-	text  string
+	text  string // a text's, or a tool_reference's tool name
 	cit   json.RawMessage
 	media *mediaSig // an image's or a document's; nil for text
+	// ref: a tool_reference, whose cleaning also reads whether Input.Tools declares the tool
+	// (declared, as the settled prefix notes it: see normPrefix.extend).
+	ref, declared bool
 }
 
 // mediaSig holds the fields of an image or a document that its cleaning reads: the source
@@ -161,24 +165,25 @@ const (
 	sigMedia // an image or a document
 )
 
-// rewritten reports whether cleaning b rewrites a tool id or name the provider would reject.
-// Such a block's cleaning reports the rewrite only where the turn first meets the id or name,
-// so reporting nothing does not make its cleaning a function of the block alone: the clean
-// memo does not keep it.
-func rewritten(b Block) bool {
+// turnDependent reports whether cleaning b depends on more of the turn than the block: it
+// rewrites a tool id or name the provider would reject (reported only where the turn first
+// meets the id or name, so reporting nothing does not make its cleaning a function of the
+// block alone), or it holds a tool_reference (sent as one only to a tool Input.Tools
+// declares). The clean memo does not keep such a block.
+func turnDependent(b Block) bool {
 	switch b := b.(type) {
 	case *ToolUse:
 		return !validToolID(b.ID) || !validToolName(b.Name)
 	case *ToolResult:
-		return !validToolID(b.ToolUseID)
+		return !validToolID(b.ToolUseID) || slices.ContainsFunc(b.Content, func(cb Block) bool { return cb.Kind() == KindToolReference })
 	}
 	return false
 }
 
 // memoable reports whether signature keeps b: not the kinds that are rare in a transcript
-// (server tools, unknown blocks), a tool_result holding anything but text, images and
-// documents, a block with unknown fields (but text, tool_use and tool_result, whose cleaning
-// drops them), or a nil block.
+// (server tools, unknown blocks), a tool_result holding anything but text, images, documents
+// and tool_references, a block with unknown fields (but text, tool_use, tool_result and
+// tool_reference, whose cleaning drops them), or a nil block.
 func memoable(b Block) bool {
 	switch b := b.(type) {
 	case *Text:
@@ -190,8 +195,15 @@ func memoable(b Block) bool {
 			return false
 		}
 		for _, cb := range b.Content {
-			if _, ok := cb.(*Text); !ok && !memoableMedia(cb) || isNilBlock(cb) {
-				return false
+			switch cb.(type) {
+			case *Text, *ToolReference:
+				if isNilBlock(cb) {
+					return false
+				}
+			default:
+				if !memoableMedia(cb) {
+					return false
+				}
 			}
 		}
 		return true
@@ -230,9 +242,12 @@ func signature(b Block) (cleanSig, bool) {
 		s.kind, s.s[0], s.s[1], s.flags = sigToolResult, b.ToolUseID, b.CacheReference, [2]bool{b.StringContent, b.IsError}
 		s.parts = make([]partSig, len(b.Content))
 		for i, cb := range b.Content {
-			if t, ok := cb.(*Text); ok {
-				s.parts[i] = partSig{b: t, text: t.Text, cit: t.Citations}
-			} else {
+			switch cb := cb.(type) {
+			case *Text:
+				s.parts[i] = partSig{b: cb, text: cb.Text, cit: cb.Citations}
+			case *ToolReference:
+				s.parts[i] = partSig{b: cb, text: cb.ToolName, ref: true}
+			default:
 				s.parts[i] = partSig{b: cb, media: mediaSigOf(cb)}
 			}
 		}
@@ -264,14 +279,19 @@ func (s *cleanSig) matches(b Block) bool {
 			if cb != p.b {
 				return false
 			}
-			if p.media != nil {
+			switch {
+			case p.ref:
+				if cb.(*ToolReference).ToolName != p.text {
+					return false
+				}
+			case p.media != nil:
 				if !p.media.sameMedia(cb) {
 					return false
 				}
-				continue
-			}
-			if t := cb.(*Text); t.Text != p.text || !sameBytes(t.Citations, p.cit) {
-				return false
+			default:
+				if t := cb.(*Text); t.Text != p.text || !sameBytes(t.Citations, p.cit) {
+					return false
+				}
 			}
 		}
 		return true
@@ -286,9 +306,10 @@ func (s *cleanSig) matches(b Block) bool {
 }
 
 // same reports whether b, any block, is of the kind s was taken from and holds equal values
-// in every field its cleaning reads: clean makes the same block of it. Equal strings and
-// byte slices of the same array compare in constant time.
-func (s *cleanSig) same(b Block) bool {
+// in every field its cleaning reads, and whether declared (Input.Tools) declares each tool it
+// references as it did: clean makes the same block of it. Equal strings and byte slices of
+// the same array compare in constant time.
+func (s *cleanSig) same(b Block, declared map[string]bool) bool {
 	switch b := b.(type) {
 	case *Text:
 		return s.kind == sigText && b != nil && b.Text == s.s[0] && equalBytes(b.Citations, s.raw)
@@ -301,14 +322,19 @@ func (s *cleanSig) same(b Block) bool {
 		}
 		for i, cb := range b.Content {
 			p := &s.parts[i]
-			if p.media != nil {
+			switch {
+			case p.ref:
+				if r, ok := cb.(*ToolReference); !ok || r == nil || r.ToolName != p.text || declared[p.text] != p.declared {
+					return false
+				}
+			case p.media != nil:
 				if !p.media.sameMedia(cb) {
 					return false
 				}
-				continue
-			}
-			if t, ok := cb.(*Text); !ok || t == nil || t.Text != p.text || !equalBytes(t.Citations, p.cit) {
-				return false
+			default:
+				if t, ok := cb.(*Text); !ok || t == nil || t.Text != p.text || !equalBytes(t.Citations, p.cit) {
+					return false
+				}
 			}
 		}
 		return true

@@ -137,8 +137,9 @@ func (pre *normPrefix) reset() {
 	clear(pre.stubs)
 }
 
-// match reports whether items start with the prefix's items, in value, and go on after them.
-func (pre *normPrefix) match(items []item) bool {
+// match reports whether items start with the prefix's items, in value, and go on after them,
+// with Input.Tools declaring (declared) each tool the prefix references as it did.
+func (pre *normPrefix) match(items []item, declared map[string]bool) bool {
 	if len(pre.items) == 0 || len(items) <= len(pre.items) {
 		return false
 	}
@@ -149,7 +150,7 @@ func (pre *normPrefix) match(items []item) bool {
 			return false
 		}
 		for _, b := range it.blocks {
-			if !pre.blocks[k].same(b) {
+			if !pre.blocks[k].same(b, declared) {
 				return false
 			}
 			k++
@@ -201,6 +202,11 @@ func (pre *normPrefix) extend(n *normalizer, col *collected) {
 		pre.items = append(pre.items, prefixItem{uuid: it.uuid, msgID: it.msgID, role: it.role, skip: skipOf(it), nblocks: len(it.blocks)})
 		for _, b := range it.blocks {
 			sig, _ := signature(b)
+			for i := range sig.parts {
+				if p := &sig.parts[i]; p.ref {
+					p.declared = n.declared[p.text]
+				}
+			}
 			pre.blocks = append(pre.blocks, sig)
 		}
 		if it.role == RoleAssistant && it.msgID != "" {

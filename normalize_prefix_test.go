@@ -62,6 +62,11 @@ func normMixed(turns int, seed uint64) []Record {
 			blocks = append(blocks, &ToolUse{ID: id, Name: name, Input: json.RawMessage(`{"path":"x"}`)})
 			trs = append(trs, result(id, fmt.Sprintf("contents %d %d", i, c)))
 		}
+		if rng.IntN(6) == 0 { // a tool search, answered by a tool_reference (sent as one when Input.Tools declares Read)
+			id := fmt.Sprintf("ts%d", i)
+			blocks = append(blocks, &ToolUse{ID: id, Name: "ToolSearch", Input: json.RawMessage(`{"query":"read"}`)})
+			trs = append(trs, &ToolResult{ToolUseID: id, Content: []Block{&ToolReference{ToolName: "Read"}}})
+		}
 		if rng.IntN(10) == 0 {
 			blocks = append(blocks, &ServerToolUse{ID: fmt.Sprintf("srv_%d", i), Name: "web_search", Input: json.RawMessage(`{}`)},
 				&ServerToolResult{Type: "web_search_tool_result", ToolUseID: fmt.Sprintf("srv_%d", i), Content: json.RawMessage(`[]`)})
@@ -398,24 +403,25 @@ func TestNormalizePrefixReach(t *testing.T) {
 }
 
 // TestNormalizePrefixAfterUncompared checks that a block the prefix cannot compare (a
-// tool_result holding a tool_reference, say) ends the prefix before it, and that later turns
+// tool_result holding a search_result, say) ends the prefix before it, and that later turns
 // still start from the prefix.
 func TestNormalizePrefixAfterUncompared(t *testing.T) {
 	k := newTK()
 	k.readTurns(3)
-	k.user("find the tool")
-	k.assistant(text("searching"), toolUse("toolu_s", "ToolSearch"))
-	k.results(&ToolResult{ToolUseID: "toolu_s", Content: []Block{&ToolReference{ToolName: "Read"}}})
+	k.user("search the docs")
+	k.assistant(text("searching"), toolUse("toolu_s", "DocSearch"))
+	k.results(&ToolResult{ToolUseID: "toolu_s", Content: []Block{&UnknownBlock{Type: KindSearchResult,
+		JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"x"}]}`)}}})
 	k.assistant(text("found"))
 	p := newTestPipeline(t, Config{}, normNow)
 	for turn := range 4 {
-		k.user(fmt.Sprintf("question after the tool reference %d", turn))
+		k.user(fmt.Sprintf("question after the search %d", turn))
 		requireSameTurn(t, p, Config{}, Input{Records: k.recs}, "turn %d", turn)
 		k.assistant(text(fmt.Sprintf("answer %d", turn)))
 	}
 	items, hits := prefixStats(p)
 	assert.Equal(t, 2, hits, "every turn after the second starts from the prefix the second settled")
-	assert.Equal(t, 3*5+1, items, "the prefix ends before the call answered by the tool reference: the three read turns, of five records each, and the prompt")
+	assert.Equal(t, 3*5+1, items, "the prefix ends before the call answered by the search result: the three read turns, of five records each, and the prompt")
 }
 
 // describeDiff says where two requests' messages first differ.

@@ -92,7 +92,7 @@ func (k *tk) results(trs ...*ToolResult) *Record {
 	for _, tr := range trs {
 		r = k.next(TypeUser)
 		for i := len(k.recs) - 1; i >= 0; i-- {
-			if m := k.recs[i].Message; m != nil && k.recs[i].Type == TypeAssistant {
+			if m := k.recs[i].Message; m != nil && k.recs[i].Type == TypeAssistant && len(m.Content) > 0 {
 				if tu, ok := m.Content[0].(*ToolUse); ok && tu.ID == tr.ToolUseID {
 					r.ParentUUID = k.recs[i].UUID
 					break
