@@ -62,9 +62,9 @@ type Config struct {
 // and safe for concurrent use by many conversations: everything that changes the view lives
 // in the transcript's records, so Prepare is a pure function of (records, config, now). Its
 // memos — token counts ([Pipeline.Counter]), the encoded parts of its requests
-// ([Request.MarshalJSON]), normalize's cleaned blocks, and the chain's index and the
-// calibration fit's sums of the last few conversations — carry a steady turn's work over from
-// the previous one: they are keyed by content, or by the identity of strings, blocks, messages
+// ([Request.MarshalJSON]), normalize's cleaned blocks, and the chain's index, the calibration
+// fit's sums and normalize's settled prefix of the last few conversations — carry a steady
+// turn's work over from the previous one: they are keyed by content, or by the identity of strings, blocks, messages
 // and byte slices they hold on to (so an address they know cannot be reused), and bounded by
 // the largest turns they have seen. They
 // change nothing but time and memory: a finished conversation's text stays referenced until
