@@ -51,7 +51,10 @@ type nblock struct {
 
 // nmsg is one request message being built.
 type nmsg struct {
-	role   Role
+	role Role
+	// blocks is never written in place: a change gives the message a new slice (an append
+	// to a slice clipped to its length copies it), since the array may be collect's, which a
+	// settled prefix keeps, or the prefix's own (see normPrefix).
 	blocks []nblock
 	lost   []nblock // unsupported blocks dropped from it, for a placeholder if it empties
 	// tidied: the per-message rules (tidyMessage) have run on blocks as they are. Whatever
@@ -195,11 +198,7 @@ func (n *normalizer) passes(pre *normPrefix, col *collected) ([]nmsg, []nameUse,
 	}
 	comb := sc.comb[:0]
 	if k := col.prefix; k > 0 {
-		// The prefix's blocks are the memo's: the passes and the stages after them write into
-		// the blocks of a message, so the whole view works on copies.
-		for _, m := range pre.msgs[:k] {
-			comb = append(comb, nmsg{role: m.role, blocks: slices.Clone(m.blocks), tidied: m.tidied})
-		}
+		comb = append(comb, pre.msgs[:k]...)
 	}
 	comb = append(comb, col.msgs...)
 	sc.comb = comb
