@@ -323,7 +323,7 @@ func (n *normalizer) collect(pre *normPrefix) collected {
 		for _, b := range it.blocks {
 			e := found[k]
 			k++
-			if e != nil && e.uuid == it.uuid && e.sig.matches(b) {
+			if e != nil && e.uuid == it.uuid && e.sig.same(b, n.declared) {
 				all = append(all, e.nb)
 				continue
 			}

@@ -17,12 +17,11 @@ const minCleanMemo = 4096
 //
 // An entry is keyed by the block (its pointer, which the entry keeps alive, so the address
 // cannot be reused for another block) and the role of its message. It holds the fields the
-// cleaning read, and is used only while the block still has them, compared by identity: a
-// caller that reassigns a field of a block gets the block cleaned again. Only blocks whose
-// cleaning reported nothing and that hold no tool id or name to rewrite (see rewritten) are
-// kept: their request form depends on nothing but the block, its role and its record's uuid,
-// never on the rest of the turn (tool ids and names already rewritten, the declared tools),
-// and replaying them reports nothing.
+// cleaning read, and is used only while the block still has them, compared as a settled
+// prefix compares them (cleanSig.same): a caller that reassigns a field of a block gets the
+// block cleaned again. Only blocks whose cleaning reported nothing and that depend on nothing
+// else of the turn (see turnDependent) are kept: their request form depends on nothing but
+// the block, its role and its record's uuid, and replaying them reports nothing.
 //
 // The memo keeps two generations (a genMemo): entries go into the current one, which
 // becomes the previous one when it holds more than the bound; an entry found in the previous
@@ -64,10 +63,9 @@ type cleanSig struct {
 	parts []partSig // a tool_result's content
 }
 
-// partSig is a block of a tool_result's content (text, image, document or tool_reference)
-// and the fields its cleaning read.
+// partSig is a block of a tool_result's content (text, image, document or tool_reference):
+// the fields its cleaning read.
 type partSig struct {
-	b     Block
 	text  string // a text's, or a tool_reference's tool name
 	cit   json.RawMessage
 	media *mediaSig // an image's or a document's; nil for text
@@ -244,11 +242,11 @@ func signature(b Block) (cleanSig, bool) {
 		for i, cb := range b.Content {
 			switch cb := cb.(type) {
 			case *Text:
-				s.parts[i] = partSig{b: cb, text: cb.Text, cit: cb.Citations}
+				s.parts[i] = partSig{text: cb.Text, cit: cb.Citations}
 			case *ToolReference:
-				s.parts[i] = partSig{b: cb, text: cb.ToolName, ref: true}
+				s.parts[i] = partSig{text: cb.ToolName, ref: true}
 			default:
-				s.parts[i] = partSig{b: cb, media: mediaSigOf(cb)}
+				s.parts[i] = partSig{media: mediaSigOf(cb)}
 			}
 		}
 	case *Thinking:
@@ -259,50 +257,6 @@ func signature(b Block) (cleanSig, bool) {
 		s.kind, s.media = sigMedia, mediaSigOf(b)
 	}
 	return s, true
-}
-
-// matches reports whether b, the block s was taken from, still has the fields s holds.
-// Strings and byte slices of the same array compare in constant time.
-func (s *cleanSig) matches(b Block) bool {
-	switch b := b.(type) {
-	case *Text:
-		return b.Text == s.s[0] && sameBytes(b.Citations, s.raw)
-	case *ToolUse:
-		return b.ID == s.s[0] && b.Name == s.s[1] && sameBytes(b.Input, s.raw)
-	case *ToolResult:
-		if b.ToolUseID != s.s[0] || b.CacheReference != s.s[1] || [2]bool{b.StringContent, b.IsError} != s.flags ||
-			len(b.Content) != len(s.parts) {
-			return false
-		}
-		for i, cb := range b.Content {
-			p := &s.parts[i]
-			if cb != p.b {
-				return false
-			}
-			switch {
-			case p.ref:
-				if cb.(*ToolReference).ToolName != p.text {
-					return false
-				}
-			case p.media != nil:
-				if !p.media.sameMedia(cb) {
-					return false
-				}
-			default:
-				if t := cb.(*Text); t.Text != p.text || !sameBytes(t.Citations, p.cit) {
-					return false
-				}
-			}
-		}
-		return true
-	case *Thinking:
-		return b.Thinking == s.s[0] && b.Signature == s.s[1] && len(b.Extra) == 0
-	case *RedactedThinking:
-		return b.Data == s.s[0] && len(b.Extra) == 0
-	case *Image, *Document:
-		return s.media != nil && s.media.sameMedia(b)
-	}
-	return false
 }
 
 // same reports whether b, any block, is of the kind s was taken from and holds equal values
@@ -351,12 +305,6 @@ func (s *cleanSig) same(b Block, declared map[string]bool) bool {
 // equalBytes reports whether a and b hold the same bytes, and are both nil or both not.
 func equalBytes(a, b []byte) bool {
 	return len(a) == len(b) && (a == nil) == (b == nil) && string(a) == string(b)
-}
-
-// sameBytes reports whether a and b are the same bytes of the same array, or both empty and
-// both nil or both not.
-func sameBytes(a, b []byte) bool {
-	return len(a) == len(b) && (a == nil) == (b == nil) && (len(a) == 0 || &a[0] == &b[0])
 }
 
 // normScratch holds the maps and slices one normalize call works in, reused by the next call
