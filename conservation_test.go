@@ -1,7 +1,6 @@
 package agentctx
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -777,15 +776,11 @@ func (c *consCheck) resolve() {
 			inPrompt[k] = append(inPrompt[k], alone)
 		}
 	}
-	var sentUser []*consBlock
-	for _, bl := range c.blocks {
-		if bl.done && bl.r.rec.Type == TypeUser && kindOf(bl.b) != KindToolResult {
-			sentUser = append(sentUser, bl)
-		}
-	}
-	slices.SortStableFunc(sentUser, func(a, b *consBlock) int { return cmp.Compare(a.r.pos, b.r.pos) })
 	lastPrompt := -1
-	for _, bl := range sentUser {
+	for _, bl := range c.blocks { // in chain order
+		if !bl.done || bl.r.rec.Type != TypeUser || kindOf(bl.b) == KindToolResult {
+			continue
+		}
 		k := consKey(c.sent(bl.want))
 		if occ := inPrompt[k]; len(occ) > 0 {
 			if occ[0] {
