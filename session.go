@@ -276,6 +276,84 @@ func (s *Session) Recover(ctx context.Context, p *Pipeline, in Input, err error)
 	return res, rerr
 }
 
+// Compact runs p.Compact on the session's records from its leaf — a manual compaction, as
+// "/compact" asks for, with optional instructions — appends the records it made (also with an
+// error: a failed attempt is a record) and moves the leaf to [Result.Leaf], as Prepare does.
+// Send Result.Request next, or keep it for the next Prepare: the next record follows the
+// compaction's summary either way.
+func (s *Session) Compact(ctx context.Context, p *Pipeline, in Input, opts CompactOptions) (Result, error) {
+	in.Records, in.Leaf = s.Records(), s.leaf
+	res, err := p.Compact(ctx, in, opts)
+	if aerr := s.Append(res.Append...); aerr != nil {
+		return res, errors.Join(err, aerr)
+	}
+	if res.Leaf != "" {
+		s.leaf = res.Leaf
+	}
+	return res, err
+}
+
+// Waiting names what a conversation waits for (see [Session.Pending]).
+type Waiting string
+
+// The values of [Pending.Waiting].
+const (
+	// WaitingUser: the model's turn is over; a person's prompt comes next.
+	WaitingUser Waiting = "user"
+	// WaitingModel: the conversation ends with input the model has not answered (a prompt,
+	// tool results, a compaction's summary, a continuation): prepare and send a request.
+	WaitingModel Waiting = "model"
+	// WaitingTools: the model called tools that have no result yet; run them and append
+	// their results with [Session.ToolResults].
+	WaitingTools Waiting = "tools"
+)
+
+// Pending is what a conversation waits for, as [Session.Pending] reads it from the records.
+type Pending struct {
+	Waiting Waiting
+	// ToolUses are the calls of the latest assistant turn without a result (WaitingTools), in
+	// the order the model made them.
+	ToolUses []*ToolUse
+	// Truncated is true when the latest response stopped at max_tokens: pass
+	// [ErrOutputTruncated] to [Session.Recover] rather than wait for the user.
+	Truncated bool
+}
+
+// Pending reads what the conversation waits for from its leaf: after a resume, whether the
+// runtime asks the user, sends a request, or runs tools first.
+func (s *Session) Pending() Pending {
+	i, ok := s.byUUID[s.leaf]
+	if !ok || s.records[i].Message == nil {
+		return Pending{Waiting: WaitingUser}
+	}
+	r := &s.records[i]
+	open, _ := s.openToolUses()
+	if len(open) > 0 {
+		var uses []*ToolUse
+		for u := s.leaf; u != ""; {
+			j, ok := s.byUUID[u]
+			if !ok || s.records[j].Message == nil || s.records[j].Type != TypeAssistant && len(uses) > 0 {
+				break
+			}
+			if s.records[j].Type == TypeAssistant {
+				var these []*ToolUse
+				for _, b := range s.records[j].Message.Content {
+					if tu, ok := b.(*ToolUse); ok && open[tu.ID] {
+						these = append(these, tu)
+					}
+				}
+				uses = append(these, uses...) // the walk goes up: earlier records first
+			}
+			u = s.records[j].ParentUUID
+		}
+		return Pending{Waiting: WaitingTools, ToolUses: uses}
+	}
+	if r.Type == TypeAssistant && r.Message.Model != SyntheticModel && !r.IsAPIErrorMessage {
+		return Pending{Waiting: WaitingUser, Truncated: r.Message.Truncated()}
+	}
+	return Pending{Waiting: WaitingModel}
+}
+
 func (s *Session) add(r Record) (Record, error) {
 	if err := s.Append(r); err != nil {
 		return Record{}, err

@@ -262,3 +262,88 @@ func TestSessionLoop(t *testing.T) {
 	assert.Equal(t, "sess", r.ID())
 	assert.Equal(t, s.Leaf(), r.Leaf())
 }
+
+// TestSessionPending reads what a conversation waits for at each point of a loop, and after a
+// resume from its records.
+func TestSessionPending(t *testing.T) {
+	s := NewSession(SessionOptions{ID: "sess", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))})
+	type step struct {
+		name string
+		do   func() error
+		want Pending
+	}
+	var uses []*ToolUse
+	do := func(_ Record, err error) error { return err }
+	steps := []step{
+		{"a new session", func() error { return nil }, Pending{Waiting: WaitingUser}},
+		{"a prompt", func() error { return do(s.User("list the files")) }, Pending{Waiting: WaitingModel}},
+		{"two tool calls", func() error {
+			r, err := s.Response(response("msg_1", `{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}`,
+				`{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}`))
+			for _, b := range r.Message.Content {
+				uses = append(uses, b.(*ToolUse))
+			}
+			return err
+		}, Pending{Waiting: WaitingTools}},
+		{"one result of two", func() error { return do(s.ToolResults(TextResult("toolu_2", "module x"))) }, Pending{Waiting: WaitingTools}},
+		{"both results", func() error { return do(s.ToolResults(TextResult("toolu_1", "go.mod"))) }, Pending{Waiting: WaitingModel}},
+		{"an answer cut at max_tokens", func() error {
+			return do(s.Response([]byte(`{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"The files a"}],"stop_reason":"max_tokens","usage":{"input_tokens":30,"output_tokens":4}}`)))
+		}, Pending{Waiting: WaitingUser, Truncated: true}},
+		{"a finished answer", func() error {
+			return do(s.Response([]byte(`{"id":"msg_3","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Two files."}],"stop_reason":"end_turn","usage":{"input_tokens":30,"output_tokens":4}}`)))
+		}, Pending{Waiting: WaitingUser}},
+	}
+	for i, st := range steps {
+		require.NoError(t, st.do(), st.name)
+		want := st.want
+		switch i {
+		case 2:
+			want.ToolUses = uses
+		case 3:
+			want.ToolUses = uses[:1] // toolu_1 still open
+		}
+		assert.Equal(t, want, s.Pending(), st.name)
+		resumed, err := ResumeSession(s.Records(), SessionOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, want, resumed.Pending(), "%s, after a resume", st.name)
+	}
+}
+
+// TestSessionCompact compacts through the session: the records are appended and the leaf
+// follows the compaction, so the next record is parented on it and the next Prepare builds
+// on the summary; a compaction that cannot help returns a typed error and appends nothing.
+func TestSessionCompact(t *testing.T) {
+	p := newTestPipeline(t, Config{ContextWindow: 32_000, Tokens: EstimateCounter{}}, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	s := NewSession(SessionOptions{ID: "sess", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))})
+	for i := range 6 {
+		_, err := s.User(fmt.Sprintf("step %d: %s", i, strings.Repeat("the parser keeps every token ", 100)))
+		require.NoError(t, err)
+		_, err = s.Response([]byte(fmt.Sprintf(`{"id":"msg_%d","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"done %d"}],"stop_reason":"end_turn","usage":{"input_tokens":%d,"output_tokens":4}}`, i, i, 1000*(i+1))))
+		require.NoError(t, err)
+	}
+	before := len(s.Records())
+	res, err := s.Compact(t.Context(), p, Input{}, CompactOptions{Instructions: "keep the step numbers"})
+	require.NoError(t, err)
+	require.NotNil(t, res.Report.Compaction)
+	assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
+	assert.Equal(t, before+len(res.Append), len(s.Records()), "the compaction's records are in the session")
+	assert.Equal(t, res.Leaf, s.Leaf(), "the leaf follows the compaction")
+	rec, err := s.User("and now?")
+	require.NoError(t, err)
+	assert.Equal(t, res.Leaf, rec.ParentUUID)
+	next, err := s.Prepare(t.Context(), p, Input{})
+	require.NoError(t, err)
+	assert.Nil(t, next.Report.Compaction, "nothing left to compact")
+	assert.Contains(t, textOf(next.Request.Messages[0].Content), "<summary>", "the next request starts with the summary")
+	assert.Equal(t, Pending{Waiting: WaitingModel}, s.Pending())
+
+	// A system prompt over the window: no rung can help, and the error says so in its type.
+	huge := []*Text{{Text: strings.Repeat("rule ", 40_000)}}
+	n := len(s.Records())
+	_, err = s.Compact(t.Context(), p, Input{System: huge}, CompactOptions{})
+	var ptl *PromptTooLongError
+	require.ErrorAs(t, err, &ptl)
+	assert.Contains(t, ptl.Reason, "manual compaction skipped")
+	assert.Equal(t, n, len(s.Records()), "a skipped compaction appends nothing")
+}
