@@ -225,6 +225,24 @@ func (sc *recordScan) lastResponse(records []Record, leaf *Record) int {
 	return last
 }
 
+// completedSince reports whether a response of leaf's thread after position pos ended other
+// than at max_tokens (see completed). sc must cover records.
+func (sc *recordScan) completedSince(records []Record, leaf *Record, pos int) bool {
+	kinds := threadResponses(leaf)
+	for _, k := range [...]scanKind{scanMain, scanSide} {
+		if kinds&k.kinds() == 0 {
+			continue
+		}
+		l := sc.pos[k]
+		for j := len(l) - 1; j >= 0 && l[j] > pos; j-- {
+			if r := &records[l[j]]; providerResponse(r) && !otherThread(r, leaf) && completed(r) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // responseIDs adds to ids the message ids of the responses of leaf's thread at positions from
 // up to (not including) to, stopping once ids holds limit of them. sc must cover records.
 func (sc *recordScan) responseIDs(records []Record, leaf *Record, from, to, limit int, ids map[string]bool) {

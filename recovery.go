@@ -23,8 +23,9 @@ const (
 	// RungMediaRejected: the media blocks the provider refused are replaced by a text marker
 	// in every later request.
 	RungMediaRejected = "media_rejected"
-	// RungOutputCap: the output cap is raised once and the response cut at max_tokens is
-	// asked for again.
+	// RungOutputCap: the output cap is raised and the response cut at max_tokens is asked for
+	// again; the raise covers that request and its continuations, and ends with the first
+	// response that stops otherwise.
 	RungOutputCap = "output_cap"
 	// RungContinue: a user turn asks the model to continue where its cut response stopped.
 	RungContinue = "continue"
@@ -194,10 +195,12 @@ const (
 //     recorded by [MediaHash] and replaced by a text marker in every later request. An error
 //     that names no block still sent is terminal.
 //   - [ClassOutputTruncated] ([ErrOutputTruncated]; the chain's leaf is the response cut at
-//     max_tokens): the output cap is raised once to [RaisedOutputCap] or the model's maximum
-//     (a [RungOutputCap] decision that also withholds the cut response, so the request asks
-//     for it again), then at most [MaxContinuations] user turns ask the model to continue
-//     where it stopped; then terminal: an [*OutputTruncatedError].
+//     max_tokens): the output cap is raised to [RaisedOutputCap] or the model's maximum (a
+//     [RungOutputCap] decision that also withholds the cut response, so the request asks for
+//     it again), then at most [MaxContinuations] user turns ask the model to continue where it
+//     stopped; then terminal: an [*OutputTruncatedError]. The raise applies to the retried
+//     request and its continuations only: once a response stops other than at max_tokens,
+//     requests carry the configured cap again, and a later cut answer climbs the rung anew.
 //   - [ClassRetryable] (429, 529, 5xx, timeouts, transport) and every other class: nothing is
 //     recorded and err is returned as it is: retrying, after the delay the provider asked
 //     for, is the caller's retry policy (the SDKs have one); an invalid or fatal request is
@@ -452,7 +455,7 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	if r.p.modelMax > 0 {
 		raised = min(raised, r.p.modelMax)
 	}
-	if r.state.outputCap == nil && raised > r.t.maxOutput {
+	if (r.state.outputCap == nil || r.state.capDone) && raised > r.t.maxOutput {
 		reason := fmt.Sprintf("response %s stopped at max_tokens %d: the output cap is raised to %d and the response asked for again", leaf.Message.ID, r.t.maxOutput, raised)
 		d := r.decision(RecoveryDecision{Rung: RungOutputCap, LeafUUID: leaf.UUID, MaxTokens: raised, MessageID: leaf.Message.ID,
 			Withheld: responseRecords(r.t.chain, leaf), Reason: reason})
@@ -524,8 +527,12 @@ type recoveryState struct {
 	// bodyLimit is one byte below the smallest refused body (0: none), from record bodyRec.
 	bodyLimit int
 	bodyRec   string
-	// outputCap is the output-cap decision, or nil.
-	outputCap *Record
+	// outputCap is the latest output-cap decision, at outputCapPos, or nil; capDone is true
+	// once a response after it ended other than at max_tokens: the raise covered the
+	// retried request and its continuations, and is over.
+	outputCap    *Record
+	outputCapPos int
+	capDone      bool
 	// stripped maps the hash of each refused media block to the decision that stripped it;
 	// withheld maps the records of a cut response asked for again to the decision.
 	stripped, withheld map[string]string
@@ -546,6 +553,9 @@ func readRecovery(records []Record, sc *recordScan, leaf *Record) recoveryState 
 				s.decision(i, r)
 			}
 		}
+		if s.outputCap != nil {
+			s.capDone = sc.completedSince(records, leaf, s.outputCapPos)
+		}
 		return s
 	}
 	for i := range records {
@@ -555,11 +565,18 @@ func readRecovery(records []Record, sc *recordScan, leaf *Record) recoveryState 
 		}
 		if providerResponse(r) {
 			s.responsePos = i
+			s.capDone = s.capDone || s.outputCap != nil && completed(r)
 			continue
 		}
 		s.decision(i, r)
 	}
 	return s
+}
+
+// completed reports whether r, a provider response, ended other than at max_tokens.
+func completed(r *Record) bool {
+	stop := r.Message.StopReason
+	return stop != "" && stop != "max_tokens"
 }
 
 // decision reads the record at position i when it is a recovery decision.
@@ -589,9 +606,7 @@ func (s *recoveryState) decision(i int, r *Record) {
 			}
 		}
 	case RungOutputCap:
-		if s.outputCap == nil {
-			s.outputCap = r
-		}
+		s.outputCap, s.outputCapPos, s.capDone = r, i, false
 		for _, u := range d.Withheld {
 			if s.withheld == nil {
 				s.withheld = map[string]string{}
@@ -611,8 +626,8 @@ func (p *Pipeline) applyRecovery(t *turn) {
 		t.maxBody = s.bodyLimit
 	}
 	t.maxOutput = p.maxOutput
-	if d := s.outputCap; d != nil && d.Recovery.MaxTokens > t.maxOutput {
-		t.maxOutput = d.Recovery.MaxTokens
+	if d := s.outputCap; d != nil && !s.capDone && d.Recovery.MaxTokens > t.maxOutput {
+		t.maxOutput = d.Recovery.MaxTokens // the retried request, and its continuations
 	}
 	if len(s.withheld) == 0 {
 		return
