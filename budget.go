@@ -11,7 +11,9 @@ import (
 	"unicode/utf8"
 )
 
-// Budget defaults, as Claude Code sets its limits on tool results and stores the large ones.
+// Budget defaults at a window of 200,000 tokens and more, as Claude Code sets its limits on
+// tool results and stores the large ones. Below 200,000 tokens each is scaled to the window
+// (see the package doc's table of window-scaled defaults).
 const (
 	// DefaultMaxResultChars is the default cap of one tool result, in characters.
 	DefaultMaxResultChars = 50_000
@@ -20,19 +22,27 @@ const (
 	DefaultMaxMessageChars = 200_000
 	// DefaultPreviewBytes is the default size of the preview that replaces a result, in bytes.
 	DefaultPreviewBytes = 2_000
+	// DefaultExemptMaxChars is the default cap of one result of a tool exempt from the
+	// budget ([NeverReplace]), in characters: Claude Code's Read returns at most 25,000
+	// tokens.
+	DefaultExemptMaxChars = 100_000
 )
 
-// NeverReplace as a cap in [BudgetConfig.ToolMaxChars] exempts a tool's results from
-// replacement.
+// NeverReplace as a cap in [BudgetConfig.ToolMaxChars] exempts a tool's results from the
+// per-result caps: they are replaced only past [BudgetConfig.ExemptMaxChars], or when their
+// message is over [BudgetConfig.MaxMessageChars] once every other new result is replaced.
 const NeverReplace = -1
 
-// DefaultToolMaxChars returns the default per-tool caps of [BudgetConfig.ToolMaxChars], as a
-// new map. They follow the maximum result sizes that Claude Code's built-in tools declare, as
-// public analyses of its source report them (Anthropic does not document them):
+// DefaultToolMaxChars returns the default per-tool caps of [BudgetConfig.ToolMaxChars] at a
+// window of 200,000 tokens and more, as a new map (below, the pipeline scales Bash's and
+// Grep's as it scales MaxResultChars). They follow the maximum result sizes that Claude
+// Code's built-in tools declare, as public analyses of its source report them (Anthropic does
+// not document them):
 //
 //   - Read: [NeverReplace]. Claude Code exempts it: the tool bounds its own output, and
 //     replacing a file read by a pointer to a stored file, which the model can only read back
-//     with Read, is circular.
+//     with Read, is circular. The library cannot assume the runtime's Read is bounded, so
+//     an exempt result is still replaced past ExemptMaxChars.
 //   - Bash: 30,000 characters.
 //   - Grep: 20,000 characters.
 //
@@ -71,8 +81,14 @@ func defaultToolMaxChars(tool string) (int, bool) {
 // result over its cap (its tool's entry in ToolMaxChars, clamped to MaxResultChars) is
 // replaced; then, while the message's tool results exceed MaxMessageChars, the largest
 // remaining new result is replaced (ties: the smaller tool_use_id first). Results of a tool
-// capped at [NeverReplace] are never replaced, but count in their message's total. A result
-// is only replaced when its preview is shorter than it.
+// capped at [NeverReplace] are exempt from both: they are replaced only when one is over
+// ExemptMaxChars, or, largest first, when the message is still over MaxMessageChars once
+// every other new result is replaced — the newest results never make a request unsendable,
+// whatever their tool. The Report lists each exempt result kept, with its size. A result is
+// only replaced when its preview is shorter than it. Media is never replaced.
+//
+// The caps scale with the context window: Claude Code's values at 200,000 tokens and above,
+// proportionally less below (see the package doc's table of window-scaled defaults).
 //
 // A replaced result keeps its tool_use_id and is_error; its content becomes one text:
 //
@@ -101,19 +117,27 @@ type BudgetConfig struct {
 	// Disable turns the stage off: no new decisions. Frozen replacements are still re-applied,
 	// since the cache prefix must not change.
 	Disable bool
-	// MaxResultChars caps one tool result's content, in characters. Zero: 50,000.
+	// MaxResultChars caps one tool result's content, in characters. Zero: 50,000 at a
+	// window of 200,000 tokens and more, window/4 below, at least 2,000.
 	MaxResultChars int
 	// ToolMaxChars caps the results of the named tools (the tool_use's name) lower, in
 	// characters: a tool's cap is the smaller of its entry and MaxResultChars, as Claude Code
 	// clamps the caps its tools declare to its default. [NeverReplace] (-1) exempts the tool;
-	// 0, like no entry, leaves MaxResultChars. Nil: [DefaultToolMaxChars]; an empty map gives
-	// no tool a cap of its own. The Pipeline keeps the map: do not modify it after [New].
+	// 0, like no entry, leaves MaxResultChars. Nil: [DefaultToolMaxChars], its caps scaled
+	// like MaxResultChars (at least 2,000); an empty map gives no tool a cap of its own. The
+	// Pipeline keeps the map: do not modify it after [New].
 	ToolMaxChars map[string]int
 	// MaxMessageChars caps the tool results of one API user message together, in characters.
-	// Zero: 200,000.
+	// Zero: 200,000 at a window of 200,000 tokens and more, the window in characters below, at
+	// least 8,000.
 	MaxMessageChars int
+	// ExemptMaxChars caps one result of a tool exempt from the budget ([NeverReplace]), in
+	// characters; NeverReplace (-1) lifts the cap. Zero: 100,000 at a window of 200,000
+	// tokens and more, window/2 below, at least 4,000.
+	ExemptMaxChars int
 	// PreviewBytes is the size, in bytes, of the head of the content shown instead of a
-	// replaced result. Zero: 2,000.
+	// replaced result. Zero: 2,000 at a window of 200,000 tokens and more, window/100 below,
+	// at least 500.
 	PreviewBytes int
 	// Store keeps replaced results in full; the reference it returns is shown to the model.
 	// Nil: results over budget are still replaced (context protection first) and the full
@@ -134,6 +158,9 @@ func (c BudgetConfig) validate() error {
 			errs = append(errs, fmt.Sprintf("agentctx: Budget.%s %d is negative", f.name, f.v))
 		}
 	}
+	if c.ExemptMaxChars < NeverReplace {
+		errs = append(errs, fmt.Sprintf("agentctx: Budget.ExemptMaxChars %d is below -1 (NeverReplace)", c.ExemptMaxChars))
+	}
 	for _, tool := range slices.Sorted(maps.Keys(c.ToolMaxChars)) {
 		if v := c.ToolMaxChars[tool]; v < NeverReplace {
 			errs = append(errs, fmt.Sprintf("agentctx: Budget.ToolMaxChars[%q] %d is below -1 (NeverReplace)", tool, v))
@@ -145,24 +172,54 @@ func (c BudgetConfig) validate() error {
 	return nil
 }
 
-func (c BudgetConfig) maxResult() int  { return cmp.Or(c.MaxResultChars, DefaultMaxResultChars) }
-func (c BudgetConfig) maxMessage() int { return cmp.Or(c.MaxMessageChars, DefaultMaxMessageChars) }
-func (c BudgetConfig) preview() int    { return cmp.Or(c.PreviewBytes, DefaultPreviewBytes) }
+// maxResult is the per-result cap for window (see MaxResultChars).
+func (c BudgetConfig) maxResult(window int) int {
+	if c.MaxResultChars > 0 {
+		return c.MaxResultChars
+	}
+	return scaled(DefaultMaxResultChars, 2_000, window)
+}
 
-// toolMax returns the cap of one result of tool: NeverReplace, or its ToolMaxChars entry
-// clamped to MaxResultChars.
-func (c BudgetConfig) toolMax(tool string) int {
+// maxMessage is the per-message cap for window (see MaxMessageChars).
+func (c BudgetConfig) maxMessage(window int) int {
+	if c.MaxMessageChars > 0 {
+		return c.MaxMessageChars
+	}
+	return scaled(DefaultMaxMessageChars, 8_000, window)
+}
+
+// exemptMax is the cap of an exempt tool's result for window, or NeverReplace.
+func (c BudgetConfig) exemptMax(window int) int {
+	if c.ExemptMaxChars != 0 {
+		return c.ExemptMaxChars
+	}
+	return scaled(DefaultExemptMaxChars, 4_000, window)
+}
+
+// preview is the preview's size for window (see PreviewBytes).
+func (c BudgetConfig) preview(window int) int {
+	if c.PreviewBytes > 0 {
+		return c.PreviewBytes
+	}
+	return scaled(DefaultPreviewBytes, 500, window)
+}
+
+// toolMax returns the cap of one result of tool for window: NeverReplace, or its ToolMaxChars
+// entry clamped to MaxResultChars. A default entry scales with the window.
+func (c BudgetConfig) toolMax(tool string, window int) int {
 	v, ok := c.ToolMaxChars[tool]
 	if c.ToolMaxChars == nil {
-		v, ok = defaultToolMaxChars(tool)
+		if v, ok = defaultToolMaxChars(tool); ok && v > 0 {
+			v = scaled(v, 2_000, window)
+		}
 	}
 	switch {
 	case !ok || v == 0:
-		return c.maxResult()
+		return c.maxResult(window)
 	case v == NeverReplace:
 		return NeverReplace
 	}
-	return min(v, c.maxResult())
+	return min(v, c.maxResult(window))
 }
 
 // budgetSlot is one tool_result block of the view.
@@ -361,20 +418,68 @@ func (p *Pipeline) budgetMessage(t *turn, g []*budgetEntry) error {
 	slices.SortStableFunc(cands, func(a, b *budgetEntry) int {
 		return cmp.Or(cmp.Compare(b.size, a.size), cmp.Compare(a.id, b.id))
 	})
-	for _, e := range cands {
-		limit := cfg.toolMax(t.toolName(e.id))
-		if limit == NeverReplace || e.size <= limit && total <= cfg.maxMessage() {
-			continue
-		}
+	w := p.window
+	maxMsg := cfg.maxMessage(w)
+	replace := func(e *budgetEntry) error {
 		ok, err := p.replaceResult(t, e)
-		if err != nil {
-			return err
-		}
 		if ok {
 			total += e.chars() - e.size
 		}
+		return err
+	}
+	var exempt []*budgetEntry // results of exempt tools under their own cap, largest first
+	for _, e := range cands {
+		limit := cfg.toolMax(t.toolName(e.id), w)
+		if limit == NeverReplace {
+			if em := cfg.exemptMax(w); em == NeverReplace || e.size <= em {
+				exempt = append(exempt, e)
+				continue
+			}
+			if err := replace(e); err != nil {
+				return err
+			}
+			if e.res.Replaced {
+				t.report.degrade(DegradedExempt, fmt.Sprintf("tool_result %s of %s, exempt from the budget, holds %d characters, over the %d an exempt result may hold at this window: replaced by its preview",
+					e.id, t.toolName(e.id), e.size, cfg.exemptMax(w)), "")
+			}
+			continue
+		} else if e.size <= limit && total <= maxMsg {
+			continue
+		}
+		if err := replace(e); err != nil {
+			return err
+		}
+	}
+	// The message is still over its cap with only exempt results left as they are: they go
+	// too, largest first, so that the newest results never make the request unsendable.
+	for _, e := range exempt {
+		if total > maxMsg {
+			if err := replace(e); err != nil {
+				return err
+			}
+			if e.res.Replaced {
+				t.report.degrade(DegradedExempt, fmt.Sprintf("tool_result %s of %s, exempt from the budget, replaced by its preview: the message's results were still over its %d characters",
+					e.id, t.toolName(e.id), maxMsg), "")
+			}
+		}
+	}
+	sr := t.report.stage("budget")
+	for _, e := range exempt {
+		if !e.res.Replaced {
+			sr.add(Action{Kind: ActionExempt, ToolUseID: e.id, UUID: t.items[e.slots[0].item].uuid,
+				Detail: fmt.Sprintf("tool %s is exempt from the per-result cap: %d characters kept (exempt up to %s; the message's results hold %d of %d)",
+					t.toolName(e.id), e.size, capText(cfg.exemptMax(w)), total, maxMsg)})
+		}
 	}
 	return nil
+}
+
+// capText writes a cap in characters, or "no cap" for NeverReplace.
+func capText(n int) string {
+	if n == NeverReplace {
+		return "no cap"
+	}
+	return fmt.Sprintf("%d characters", n)
 }
 
 // replaceResult stores e's content and sets its verdict to replaced, unless the preview would
@@ -386,7 +491,7 @@ func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 		return false, nil // a text preview cannot stand in for an image or a document
 	}
 	full := resultContent(s.tr)
-	if head, _ := previewHead(full, cfg.preview()); utf8.RuneCountInString(head) >= e.size {
+	if head, _ := previewHead(full, cfg.preview(p.window)); utf8.RuneCountInString(head) >= e.size {
 		return false, nil // the preview alone would be as long as the result
 	}
 	ref := "transcript:" + safeName(t.items[s.item].uuid)
@@ -396,7 +501,7 @@ func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 			return false, fmt.Errorf("store tool result %q: %w", e.id, err)
 		}
 	}
-	pv := persistedPreview(full, e.size, ref, cfg.preview())
+	pv := persistedPreview(full, e.size, ref, cfg.preview(p.window))
 	if utf8.RuneCountInString(pv) >= e.size {
 		return false, nil
 	}

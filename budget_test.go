@@ -632,7 +632,7 @@ func TestBudgetCorpus(t *testing.T) {
 		}
 		trs, _ := toolResults(res.Request)
 		for id, r := range trs {
-			limit := cfg.Budget.toolMax(names[id])
+			limit := cfg.Budget.toolMax(names[id], p.Window())
 			if n := resultChars(r); limit != NeverReplace && n > limit && !slices.ContainsFunc(r.Content, isMedia) {
 				assert.Contains(t, resultText(r), "<persisted-output>\nOutput too large", "%s %s: %d characters sent", f, id, n)
 			}
@@ -651,28 +651,43 @@ func TestBudgetCorpus(t *testing.T) {
 	assert.Positive(t, replaced, "the corpus has new results over the cap")
 }
 
-// Per-tool caps: Read is never replaced by default, Bash and Grep have lower caps, other tools
-// MaxResultChars; entries are clamped to MaxResultChars; an empty map gives no tool a cap.
+// Per-tool caps: Read is exempt by default up to ExemptMaxChars, Bash and Grep have lower
+// caps, other tools MaxResultChars; entries are clamped to MaxResultChars; an empty map gives
+// no tool a cap; at a smaller window every default cap is scaled.
 func TestBudgetToolCaps(t *testing.T) {
 	tests := []struct {
 		name     string
 		cfg      BudgetConfig
+		window   int
 		tool     string
 		size     int
 		replaced bool
+		exempt   bool // kept as the result of an exempt tool, which the Report says
 	}{
-		{"Read is never replaced", BudgetConfig{}, "Read", 300_000, false},
-		{"Bash at its cap", BudgetConfig{}, "Bash", 30_000, false},
-		{"Bash over its cap", BudgetConfig{}, "Bash", 30_001, true},
-		{"Grep over its cap", BudgetConfig{}, "Grep", 20_001, true},
-		{"other tools at MaxResultChars", BudgetConfig{}, "WebFetch", 50_000, false},
-		{"other tools over MaxResultChars", BudgetConfig{}, "WebFetch", 50_001, true},
-		{"entries clamped to MaxResultChars", BudgetConfig{MaxResultChars: 5_000}, "Bash", 5_001, true},
-		{"Read still exempt under a small MaxResultChars", BudgetConfig{MaxResultChars: 5_000}, "Read", 100_000, false},
-		{"empty map: Read capped like the rest", BudgetConfig{ToolMaxChars: map[string]int{}}, "Read", 50_001, true},
-		{"custom cap", BudgetConfig{ToolMaxChars: map[string]int{"Exec": 1000}, PreviewBytes: 100}, "Exec", 1001, true},
-		{"zero entry means MaxResultChars", BudgetConfig{ToolMaxChars: map[string]int{"Exec": 0}}, "Exec", 50_000, false},
-		{"custom exemption", BudgetConfig{ToolMaxChars: map[string]int{"Exec": NeverReplace}}, "Exec", 300_000, false},
+		{"Read is exempt up to ExemptMaxChars", BudgetConfig{}, 0, "Read", 100_000, false, true},
+		{"Read over ExemptMaxChars", BudgetConfig{}, 0, "Read", 100_001, true, false},
+		{"ExemptMaxChars NeverReplace lifts the cap", BudgetConfig{ExemptMaxChars: NeverReplace}, 0, "Read", 150_000, false, true},
+		{"a window of 32,000: Read exempt up to 16,000", BudgetConfig{}, 32_000, "Read", 16_000, false, true},
+		{"a window of 32,000: Read over 16,000", BudgetConfig{}, 32_000, "Read", 16_001, true, false},
+		{"a window of 32,000: Bash at 4,800", BudgetConfig{}, 32_000, "Bash", 4_800, false, false},
+		{"a window of 32,000: Bash over 4,800", BudgetConfig{}, 32_000, "Bash", 4_801, true, false},
+		{"a window of 32,000: others at 8,000", BudgetConfig{}, 32_000, "WebFetch", 8_000, false, false},
+		{"a window of 32,000: others over 8,000", BudgetConfig{}, 32_000, "WebFetch", 8_001, true, false},
+		{"a window of 8,000: Grep at its floor of 2,000", BudgetConfig{}, 8_000, "Grep", 2_000, false, false},
+		{"a window of 8,000: Grep over 2,000", BudgetConfig{}, 8_000, "Grep", 2_001, true, false},
+		{"a set cap is not scaled", BudgetConfig{MaxResultChars: 50_000}, 32_000, "WebFetch", 8_001, false, false},
+		{"Bash at its cap", BudgetConfig{}, 0, "Bash", 30_000, false, false},
+		{"Bash over its cap", BudgetConfig{}, 0, "Bash", 30_001, true, false},
+		{"Grep over its cap", BudgetConfig{}, 0, "Grep", 20_001, true, false},
+		{"other tools at MaxResultChars", BudgetConfig{}, 0, "WebFetch", 50_000, false, false},
+		{"other tools over MaxResultChars", BudgetConfig{}, 0, "WebFetch", 50_001, true, false},
+		{"entries clamped to MaxResultChars", BudgetConfig{MaxResultChars: 5_000}, 0, "Bash", 5_001, true, false},
+		{"Read still exempt under a small MaxResultChars", BudgetConfig{MaxResultChars: 5_000}, 0, "Read", 100_000, false, true},
+		{"empty map: Read capped like the rest", BudgetConfig{ToolMaxChars: map[string]int{}}, 0, "Read", 50_001, true, false},
+		{"custom cap", BudgetConfig{ToolMaxChars: map[string]int{"Exec": 1000}, PreviewBytes: 100}, 0, "Exec", 1001, true, false},
+		{"zero entry means MaxResultChars", BudgetConfig{ToolMaxChars: map[string]int{"Exec": 0}}, 0, "Exec", 50_000, false, false},
+		{"custom exemption", BudgetConfig{ToolMaxChars: map[string]int{"Exec": NeverReplace}}, 0, "Exec", 100_000, false, true},
+		{"custom exemption past ExemptMaxChars", BudgetConfig{ToolMaxChars: map[string]int{"Exec": NeverReplace}}, 0, "Exec", 100_001, true, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -680,23 +695,42 @@ func TestBudgetToolCaps(t *testing.T) {
 			k.user("go")
 			k.assistant(toolUse("toolu_a", tc.tool))
 			k.results(result("toolu_a", budgetLines(tc.size)))
-			res := budgetPrepare(t, budgetPipeline(t, tc.cfg), k.recs)
+			p := newTestPipeline(t, Config{ContextWindow: tc.window, Budget: tc.cfg, Microcompact: MicrocompactConfig{Disable: true}}, budgetNow)
+			res := budgetPrepare(t, p, k.recs)
 			trs, _ := toolResults(res.Request)
 			assert.Equal(t, tc.replaced, strings.HasPrefix(resultText(trs["toolu_a"]), "<persisted-output>"))
 			assert.Len(t, budgetDecisions(res.Append), map[bool]int{false: 0, true: 1}[tc.replaced])
+			kept := res.Report.Stage("budget").Actions
+			if !tc.exempt {
+				assert.NotContains(t, fmt.Sprint(kept), "exempt", "only an exempt result kept is reported as such")
+				return
+			}
+			require.Len(t, kept, 1, "an exempt result kept is reported, with its size")
+			assert.Equal(t, ActionExempt, kept[0].Kind)
+			assert.Contains(t, kept[0].Detail, fmt.Sprintf("tool %s is exempt from the per-result cap: %d characters kept", tc.tool, tc.size))
 		})
 	}
 
-	// An exempt result is never replaced, but weighs in its message's total: the other
-	// results are replaced to make room.
-	k := newTK()
-	k.user("go")
-	k.assistant(toolUse("toolu_r", "Read"), toolUse("toolu_x", budgetTool))
-	k.results(result("toolu_r", budgetLines(1500)), result("toolu_x", budgetLines(600)))
-	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxMessageChars: 1000, PreviewBytes: 50}), k.recs)
-	dec := budgetDecisions(res.Append)
-	require.Len(t, dec, 1)
-	assert.Equal(t, "toolu_x", dec[0].ToolUseID)
+	// An exempt result weighs in its message's total: the other results are replaced to make
+	// room, and when that is not enough, the exempt result goes too.
+	for _, tc := range []struct {
+		maxMessage int
+		want       []string
+	}{{2000, []string{"toolu_x"}}, {1000, []string{"toolu_r", "toolu_x"}}} {
+		k := newTK()
+		k.user("go")
+		k.assistant(toolUse("toolu_r", "Read"), toolUse("toolu_x", budgetTool))
+		k.results(result("toolu_r", budgetLines(1500)), result("toolu_x", budgetLines(600)))
+		res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxMessageChars: tc.maxMessage, PreviewBytes: 50}), k.recs)
+		var got []string
+		for _, d := range budgetDecisions(res.Append) {
+			got = append(got, d.ToolUseID)
+		}
+		slices.Sort(got)
+		assert.Equal(t, tc.want, got, "message cap %d", tc.maxMessage)
+		exempt := slices.ContainsFunc(res.Report.Degradations, func(d Degradation) bool { return d.Kind == DegradedExempt })
+		assert.Equal(t, len(tc.want) == 2, exempt, "replacing an exempt result is a degradation the Report names")
+	}
 
 	_, err := New(Config{ContextWindow: 1000, Tokens: EstimateCounter{}, Budget: BudgetConfig{ToolMaxChars: map[string]int{"Bash": -2}}})
 	assert.ErrorContains(t, err, `Budget.ToolMaxChars["Bash"] -2 is below -1`)

@@ -11,13 +11,17 @@ import (
 	"strings"
 )
 
-// Compaction defaults.
+// Compaction defaults. The token budgets are their values at a window of 200,000 tokens and
+// more; below, they scale with the window (see the package doc's table).
 const (
 	// DefaultSummaryMaxTokens caps a summary's length (Claude Code reserves 20,000 output
-	// tokens for it); the cap is also limited to the model's maximum output and window/8.
+	// tokens for it); the cap is also limited to the model's maximum output.
 	DefaultSummaryMaxTokens = 20_000
 	// DefaultPinnedMaxTokens caps the pinned content of a conversation, in counted tokens.
 	DefaultPinnedMaxTokens = 8_000
+	// DefaultTailMinTokens and DefaultTailMaxTokens bound the kept tail (see [TailConfig]).
+	DefaultTailMinTokens = 10_000
+	DefaultTailMaxTokens = 40_000
 	// DefaultMaxCompactFailures is the circuit breaker: after this many consecutive failed
 	// attempts of the summarizer, auto-compact stops using it.
 	DefaultMaxCompactFailures = 3
@@ -90,10 +94,12 @@ type CompactConfig struct {
 	// Rehydrate chooses what is re-injected after the summary.
 	Rehydrate RehydrateConfig
 	// SummaryMaxTokens caps a summary, in tokens; New rejects a cap above the model's maximum
-	// output or half the window. Zero: min(20,000, the model's maximum output, window/8).
+	// output or half the window. Zero: 20,000 at a window of 200,000 tokens and more, window/10
+	// below (at least min(1,024, window/8)), and at most the model's maximum output.
 	SummaryMaxTokens int
 	// PinnedMaxTokens caps the pinned content of a conversation, in counted tokens; pinning
-	// beyond it is an error ([Pipeline.Pin]). Zero: 8,000.
+	// beyond it is an error ([Pipeline.Pin]). Zero: 8,000 at a window of 200,000 tokens and
+	// more, window/25 below, at least 500.
 	PinnedMaxTokens int
 	// MaxFailures is the circuit breaker's limit. Zero: 3.
 	MaxFailures int
@@ -102,29 +108,32 @@ type CompactConfig struct {
 }
 
 // TailConfig chooses the kept tail: the most recent messages, kept verbatim after the summary.
-// The zero value is the default, Claude Code's session-memory budgets: at least 10,000 tokens
-// and 5 messages with text, at most 40,000 tokens — for small windows, at least a quarter and
-// at most half of the auto-compact threshold when that is less, and never more than half of
-// what the summary covers. The tail grows back from the end until it meets both minimums or
-// would pass the maximum. It always starts at a cut that
+// The zero value is the default, Claude Code's session-memory budgets scaled to the window: at
+// least 10,000 tokens and 5 messages with text, at most 40,000 tokens at a window of 200,000
+// tokens and more (window/20 and window/5 below, at least 400 and 1,600) — and, whatever the
+// budgets, at least a quarter and at most half of the auto-compact threshold when that is
+// less, and never more than half of what the summary covers. The tail grows back from the end
+// until it meets both minimums or would pass the maximum. It always starts at a cut that
 // never separates a tool_use from its result or the records of one response, never reaches
 // back over what an earlier compaction installed, and always holds the latest user input with
-// the response it answers.
+// the response it answers (unless compaction has to degrade: see [CompactConfig]).
 type TailConfig struct {
 	// Disable keeps only the latest user input (and the response it answers).
 	Disable bool
-	// MinTokens is the least the tail holds, in tokens. Zero: 10,000, or MaxTokens when that
-	// is less.
+	// MinTokens is the least the tail holds, in tokens. Zero: the scaled 10,000, or MaxTokens
+	// when that is less.
 	MinTokens int
 	// MinTextMessages is the least number of messages with text the tail holds. Zero: 5.
 	MinTextMessages int
-	// MaxTokens is the most the tail holds, in tokens. Zero: 40,000.
+	// MaxTokens is the most the tail holds, in tokens. Zero: the scaled 40,000.
 	MaxTokens int
 }
 
-func (c TailConfig) minTokens() int {
+// minTokens is the tail's minimum for window.
+func (c TailConfig) minTokens(window int) int {
 	if c.MinTokens == 0 {
-		return min(10_000, c.maxTokens()) // a maximum set alone lowers the default minimum
+		// A maximum set alone lowers the default minimum.
+		return min(scaled(DefaultTailMinTokens, 400, window), c.maxTokens(window))
 	}
 	return c.MinTokens
 }
@@ -136,9 +145,10 @@ func (c TailConfig) minText() int {
 	return c.MinTextMessages
 }
 
-func (c TailConfig) maxTokens() int {
+// maxTokens is the tail's maximum for window.
+func (c TailConfig) maxTokens(window int) int {
 	if c.MaxTokens == 0 {
-		return 40_000
+		return scaled(DefaultTailMaxTokens, 1_600, window)
 	}
 	return c.MaxTokens
 }
@@ -158,7 +168,7 @@ func (c CompactConfig) validate() error {
 		}
 	}
 	if c.Tail.MaxTokens != 0 && c.Tail.MinTokens != 0 && c.Tail.MaxTokens < c.Tail.MinTokens {
-		errs = append(errs, fmt.Errorf("agentctx: Compact.Tail.MaxTokens %d is below Tail.MinTokens %d", c.Tail.MaxTokens, c.Tail.minTokens()))
+		errs = append(errs, fmt.Errorf("agentctx: Compact.Tail.MaxTokens %d is below Tail.MinTokens %d", c.Tail.MaxTokens, c.Tail.MinTokens))
 	}
 	errs = append(errs, c.Rehydrate.validate())
 	return errors.Join(errs...)
@@ -185,20 +195,24 @@ func (c CompactConfig) thrashRuns() int {
 	return c.ThrashRuns
 }
 
-func (c CompactConfig) pinnedMax() int {
+// pinnedMax is the pinned-content budget for window.
+func (c CompactConfig) pinnedMax(window int) int {
 	if c.PinnedMaxTokens == 0 {
-		return DefaultPinnedMaxTokens
+		return scaled(DefaultPinnedMaxTokens, 500, window)
 	}
 	return c.PinnedMaxTokens
 }
 
-// summaryMax is the summary's output cap for the pipeline.
-func (p *Pipeline) summaryMax() int {
-	if n := p.cfg.Compact.SummaryMaxTokens; n > 0 {
-		return n
+// summaryMax is the summary's output cap for window and the pipeline's maximum output.
+func (c CompactConfig) summaryMax(window, maxOutput int) int {
+	if c.SummaryMaxTokens > 0 {
+		return c.SummaryMaxTokens
 	}
-	return max(1, min(DefaultSummaryMaxTokens, p.maxOutput, p.window/8))
+	return max(1, min(maxOutput, scaled(DefaultSummaryMaxTokens, min(1_024, window/8), window)))
 }
+
+// summaryMax is the summary's output cap for the pipeline.
+func (p *Pipeline) summaryMax() int { return p.cfg.Compact.summaryMax(p.window, p.maxOutput) }
 
 // CompactOptions are the options of a manual compaction.
 type CompactOptions struct {
@@ -215,7 +229,9 @@ type CompactOptions struct {
 // reach them), with the failure records in Result.Append; a veto from a pre-compact hook
 // returns [ErrCompactVetoed].
 func (p *Pipeline) Compact(ctx context.Context, in Input, opts CompactOptions) (Result, error) {
-	return p.prepare(ctx, &in, &opts)
+	res, err := p.prepare(ctx, &in, &opts)
+	p.logTurn(ctx, &res.Report, err)
+	return res, err
 }
 
 // ErrCompactVetoed is returned by [Pipeline.Compact] when a pre-compact hook vetoed it.
@@ -239,11 +255,15 @@ type CompactReport struct {
 	// Outcome and Reason say how it ended and why.
 	Outcome CompactOutcome
 	Reason  string
-	// Summarizer names what wrote the summary; Fallback is true when it was the fallback.
-	// SummaryUsage is the provider's usage for the summary call, when the Summarizer gave it.
-	Summarizer   string
-	Fallback     bool
-	SummaryUsage *Usage
+	// Summarizer names what wrote the summary; Fallback is true when it was the fallback, and
+	// FallbackReason says why. SummaryUsage is the provider's usage for the summary call, when
+	// the Summarizer gave it.
+	Summarizer     string
+	Fallback       bool
+	FallbackReason string
+	SummaryUsage   *Usage
+	// Rung is how far down its ladder the compaction went (see [CompactRung]).
+	Rung CompactRung
 	// Attempts counts the summarizer calls; Failures lists the failed attempts' reasons.
 	Attempts int
 	Failures []string
@@ -261,12 +281,15 @@ type CompactReport struct {
 	// BoundaryUUID and SummaryUUID name the installed records.
 	BoundaryUUID, SummaryUUID string
 	// ConsecutiveFailures is the circuit breaker's count after this turn; BreakerOpen is true
-	// when it reached the limit. Compactions counts the thread's compactions before this one,
-	// Thrash is true when the thrash guard stopped auto-compact.
+	// when it reached the limit. Compactions counts the thread's compactions before this one.
+	// Thrash is true when the compactions before came right after one another; Aggressive
+	// when the compaction therefore started lower down its ladder and aimed at half the
+	// threshold.
 	ConsecutiveFailures int
 	BreakerOpen         bool
 	Compactions         int
 	Thrash              bool
+	Aggressive          bool
 }
 
 // autoCompactDue reports whether this turn should compact automatically. When it should not
@@ -353,22 +376,31 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	if isExtractive(primary) && isExtractive(fallback) {
 		fallback = nil
 	}
+	aggressive := false
 	if trigger == TriggerAuto {
-		switch {
-		case h.failedHere && !t.reactive:
+		if h.failedHere && !t.reactive {
 			// Preparing the same turn again must not call the summarizer again, nor count a
 			// second failure: the next turn tries anew.
 			return end(CompactSkipped, "an attempt on this very turn already failed (a failure record names this leaf); the next turn tries again")
-		case h.refills >= c.thrashRuns():
-			rep.Thrash = true
-			return end(CompactSkipped, fmt.Sprintf("thrash: the last %d compactions each came within %d responses of the one before; auto-compact stops until a manual compaction", h.refills, c.thrashTurns()))
-		case h.failures >= c.maxFailures():
+		}
+		if h.failures >= c.maxFailures() {
 			rep.BreakerOpen = true
+			why := fmt.Sprintf("circuit breaker open: the summarizer failed %d times in a row", h.failures)
 			if fallback == nil {
-				return end(CompactSkipped, fmt.Sprintf("circuit breaker open: the summarizer failed %d times in a row; auto-compact stops until it succeeds or a manual compaction runs", h.failures))
+				t.report.degrade(DegradedBreaker, why+"; no fallback is configured, so auto-compact stops until it succeeds or a manual compaction runs", "")
+				return end(CompactSkipped, why+"; auto-compact stops until it succeeds or a manual compaction runs")
 			}
+			t.report.degrade(DegradedBreaker, why+"; the fallback writes the summaries until it succeeds again or a manual compaction runs", "")
+			rep.FallbackReason = why
 			primary, fallback = fallback, nil
 			rep.Fallback = true
+		}
+		if h.refills >= c.thrashRuns() {
+			// Thrash: the context refills right after each compaction. Compact harder rather
+			// than stop: a smaller tail, nothing re-injected, aiming at half the threshold.
+			rep.Thrash, rep.Aggressive, aggressive = true, true, true
+			t.report.degrade(DegradedAggressive, fmt.Sprintf("thrash: the last %d compactions each came within %d responses of the one before; this one starts at rung %s and aims at half the threshold",
+				h.refills, c.thrashTurns(), CompactRungNoRehydrate), "")
 		}
 	}
 
@@ -378,20 +410,37 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		return end(CompactVetoed, veto)
 	}
 
-	// 2. The progress contract.
+	// 2. The progress contract: the floor picks the rung the ladder starts from.
 	tail := p.planTail(t, len(t.items))
-	rep.Floor = tail.floor
 	pr := t.report.Pressure
+	start := tail.startRung(pr.Levels.Blocking, aggressive)
+	rep.Floor = tail.floorOf(start)
 	// The token floor says nothing of bytes: a body over the size limit is compacted for the
 	// media the summary drops, whatever its tokens.
 	bodyOver := t.report.BodyBytes > t.maxBody
 	switch {
-	case tail.floor >= pr.Levels.Blocking:
-		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) is at or above the blocking limit %d: no compaction can make the request fit", tail.floor, tail.floorParts, pr.Levels.Blocking))
+	case start == "":
+		floor := min(tail.floor, tail.floorPreviews)
+		if tail.bare {
+			floor = min(floor, tail.floorBare)
+		}
+		rep.Floor = floor
+		reason := fmt.Sprintf("the irreducible floor %d (%s; %d with the latest tool results as previews) is at or above the blocking limit %d: no compaction can make the request fit",
+			floor, tail.floorParts, tail.floorPreviews, pr.Levels.Blocking)
+		if manual != nil {
+			rep.Outcome, rep.Reason = CompactSkipped, reason
+			st.add(Action{Kind: ActionSkipped, Detail: "compaction skipped: " + reason})
+			return t, &PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window, Reason: "manual compaction skipped: " + reason}
+		}
+		return end(CompactSkipped, reason)
 	case trigger == TriggerAuto && !bodyOver && tail.floor >= pr.Levels.Threshold && pr.Tokens < pr.Levels.Blocking:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) is at or above the threshold %d: compacting would not bring the request under it, and it fits as it is", tail.floor, tail.floorParts, pr.Levels.Threshold))
-	case trigger == TriggerAuto && !bodyOver && tail.floor*20 >= pr.Tokens*19:
+	case trigger == TriggerAuto && !bodyOver && tail.floor*20 >= pr.Tokens*19 && pr.Tokens < pr.Levels.Blocking:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) leaves less than 5%% to gain on %d", tail.floor, tail.floorParts, pr.Tokens))
+	}
+	target := pr.Levels.Threshold
+	if aggressive {
+		target /= 2
 	}
 	p.invalidateContext(t)
 	// Session-start hooks run once a summary is written, once.
@@ -406,12 +455,14 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 
 	// 3. The summary: session memory when it is fresh and the compacted request fits under
 	// the threshold, else the summarizers.
-	if sm, why := p.memorySummary(ctx, t, custom); sm != nil {
-		done, err := p.install(ctx, t, sm, p.planTail(t, sm.through), sessionStart(), trigger, rep.PreTokens)
+	if start.lossy() {
+		// Session memory leaves the latest input as it is: it cannot help here.
+	} else if sm, why := p.memorySummary(ctx, t, custom); sm != nil {
+		done, err := p.install(ctx, t, sm, p.planTail(t, sm.through), start, target, sessionStart(), trigger, rep.PreTokens)
 		if err != nil {
 			return t, err
 		}
-		if done.under() {
+		if done.post != nil && done.under() && !done.step.rung.lossy() {
 			return p.installed(ctx, t, rep, sm, done, tail), nil
 		}
 		st.add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("session memory would leave the request at %d tokens, not under the threshold %d: the summarizer writes the summary instead",
@@ -426,25 +477,39 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		return t, err
 	}
 	for _, f := range failures {
-		if !f.CompactFailure.Fallback && trigger == TriggerAuto {
+		if counts(f.CompactFailure) && trigger == TriggerAuto {
 			rep.ConsecutiveFailures++
 		}
 	}
-	rep.BreakerOpen = rep.BreakerOpen || rep.ConsecutiveFailures >= c.maxFailures()
+	if !rep.BreakerOpen && rep.ConsecutiveFailures >= c.maxFailures() {
+		rep.BreakerOpen = true
+		t.report.degrade(DegradedBreaker, fmt.Sprintf("circuit breaker open: the summarizer failed %d times in a row; the fallback writes the summaries until it succeeds again or a manual compaction runs", rep.ConsecutiveFailures), "")
+	}
 	if sum == nil {
 		return end(CompactFailed, strings.Join(rep.Failures, "; "))
 	}
 	if !sum.fallback || trigger == TriggerManual {
 		rep.ConsecutiveFailures, rep.BreakerOpen = 0, false // the summarizer works again
 	}
+	if sum.fallback {
+		if rep.FallbackReason == "" {
+			rep.FallbackReason = strings.Join(rep.Failures, "; ")
+		}
+		t.report.degrade(DegradedFallback, fmt.Sprintf("the summary was written by the fallback %s: %s", sum.by, rep.FallbackReason), "")
+	}
 
 	// 4. and 5. Install, verify, shrink.
-	done, err := p.install(ctx, t, sum, tail, sessionStart(), trigger, rep.PreTokens)
+	done, err := p.install(ctx, t, sum, tail, start, target, sessionStart(), trigger, rep.PreTokens)
 	if err != nil {
 		return t, err
 	}
 	return p.installed(ctx, t, rep, sum, done, tail), nil
 }
+
+// counts reports whether the circuit breaker counts a failed attempt: one of the primary
+// summarizer that was called. A summary request the library could not size to fit the window
+// (no call made) is the library's failure, not the summarizer's.
+func counts(f *CompactFailure) bool { return !f.Fallback && f.Attempts > 0 }
 
 // summary is a summary ready to install.
 type summary struct {
@@ -454,6 +519,7 @@ type summary struct {
 	through  int // the view items it covers: items[:through]
 	omitted  int // of those, how many were left out of the summary request to fit
 	usage    *Usage
+	cutFrom  int // the calibrated size of a reply cut to the summary's cap; 0: not cut
 }
 
 // installation is a compaction's records and the turn built from them.
@@ -464,28 +530,58 @@ type installation struct {
 	names   []string // what was rehydrated
 	notes   []string // what rehydration skipped, and why
 	maxBody int      // the body size limit
+	target  int      // the pressure figure the compaction aims under
 }
 
-// under reports whether the post-compact request is under the auto-compact threshold, and its
-// body within the size limit.
+// under reports whether the post-compact request is under the compaction's target (the
+// auto-compact threshold, or less in aggressive mode), and its body within the size limit.
 func (in installation) under() bool {
-	return in.post.report.Pressure.Tokens < in.post.report.Pressure.Levels.Threshold && !in.bodyOver()
+	return in.post.report.Pressure.Tokens < in.target && !in.bodyOver()
+}
+
+// sendable reports whether the post-compact request can be sent: under the blocking limit,
+// with room for max_tokens' floor, its body within the size limit.
+func (in installation) sendable() bool {
+	pr := in.post.report.Pressure
+	return pr.Tokens < pr.Levels.Blocking && !in.bodyOver()
 }
 
 // bodyOver reports whether the post-compact request's body is over the size limit.
 func (in installation) bodyOver() bool { return in.post.report.BodyBytes > in.maxBody }
 
-// install builds the compaction's records on a copy of the turn's input and the request from
-// them, shrinking the kept tail and the rehydration until the request is under the threshold
-// or the smallest tail is reached.
-func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tailPlan, hooks []attachment, trigger string, pre int) (installation, error) {
-	var done installation
-	steps := tail.steps()
-	// The last resort keeps no tail: nothing to relink.
-	steps = append(steps, tailStep{cut: len(t.items)})
-	for i, step := range steps {
+// install climbs the compaction ladder from start (see [CompactRung]): for each rung it builds
+// the compaction's records on a copy of the turn's input and the request from them, and it
+// takes the first rung whose request is under target; when none is, the smallest rung that
+// keeps the latest input verbatim and can be sent, and only when none can, the first lossy
+// rung that can.
+func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tailPlan, start CompactRung, target int, hooks []attachment, trigger string, pre int) (installation, error) {
+	var done, fits installation
+	steps := tail.ladder(start, len(t.items))
+	if n := len(steps); n == 0 || steps[n-1].cut != len(t.items) {
+		// The last resort keeps no tail, so nothing needs relinking: only when no tail could
+		// be installed.
+		steps = append(steps, tailStep{rung: CompactRungSummaryOnly, cut: len(t.items), resort: true})
+	}
+	for _, step := range steps {
+		if step.rung.lossy() && fits.post != nil || step.resort && done.post != nil {
+			break // something verbatim can be sent; or the last resort, and a tail was installed
+		}
 		atts, notes := p.rehydrate(ctx, t, step.cut, step.rehydrate)
 		recs := p.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
+		if step.clear {
+			if r := p.clearRecord(t, step.cut, tail.latest); r != nil {
+				recs = append(recs, *r)
+			}
+		}
+		if step.previews {
+			r, err := p.previewRecord(t, tail.latest)
+			if err != nil {
+				return done, err
+			}
+			if r != nil {
+				recs = append(recs, *r)
+			}
+		}
 		in := *t.in
 		in.Records = slices.Concat(t.in.Records, recs)
 		if in.Leaf != "" {
@@ -503,10 +599,19 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 			continue
 		}
 		step.records, step.tokens = p.keptSize(t, step.cut)
-		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: append(done.notes, notes...), maxBody: post.maxBody}
-		if done.under() || i >= len(steps)-2 {
-			break
+		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: append(done.notes, notes...), maxBody: post.maxBody, target: target}
+		switch {
+		case done.under():
+			return done, nil
+		case step.rung.lossy() && done.sendable():
+			return done, nil
+		case !step.rung.lossy() && done.sendable():
+			fits = done // the smallest so far that can be sent
 		}
+	}
+	if fits.post != nil {
+		fits.notes = done.notes
+		return fits, nil
 	}
 	return done, nil
 }
@@ -537,16 +642,26 @@ func (p *Pipeline) installed(ctx context.Context, t *turn, rep *CompactReport, s
 	rep.Kept, rep.KeptTokens = done.step.records, done.step.tokens
 	rep.Rehydrated = done.names
 	rep.BoundaryUUID, rep.SummaryUUID = recs[0].UUID, recs[1].UUID
-	recs[0].CompactMetadata.PostTokens = rep.PostTokens
-	rep.Reason = fmt.Sprintf("summary by %s of %d messages, %d records kept verbatim (%d tokens), %d attachments; %d → %d tokens",
-		sum.by, sum.through, rep.Kept, rep.KeptTokens, len(rep.Rehydrated), rep.PreTokens, rep.PostTokens)
-	if done.bodyOver() {
+	rep.Rung = done.step.rung
+	m := recs[0].CompactMetadata
+	m.PostTokens, m.Rung, m.Aggressive = rep.PostTokens, string(rep.Rung), rep.Aggressive
+	if sum.fallback {
+		m.FallbackReason = rep.FallbackReason
+	}
+	rep.Reason = fmt.Sprintf("summary by %s of %d messages, %d records kept verbatim (%d tokens), %d attachments, rung %s; %d → %d tokens",
+		sum.by, sum.through, rep.Kept, rep.KeptTokens, len(rep.Rehydrated), rep.Rung, rep.PreTokens, rep.PostTokens)
+	if pr := post.report.Pressure; done.bodyOver() {
 		rep.Reason += fmt.Sprintf("; the body is still %d bytes, over the limit %d: what the compaction keeps is that large", post.report.BodyBytes, done.maxBody)
-	} else if !done.under() {
+	} else if pr.Tokens >= pr.Levels.Threshold {
 		rep.Reason += fmt.Sprintf("; still at or above the threshold %d: the irreducible floor is %d (%s)",
-			post.report.Pressure.Levels.Threshold, tail.floor, tail.floorParts)
+			pr.Levels.Threshold, tail.floorOf(rep.Rung), tail.floorParts)
+	}
+	if rep.Rung != CompactRungTail {
+		t.report.degrade(DegradedRung, fmt.Sprintf("the compaction went down its ladder to rung %s (%s) to bring the request from %d to %d tokens",
+			rep.Rung, rungText(rep.Rung), rep.PreTokens, rep.PostTokens), recs[0].UUID)
 	}
 	post.report.Compaction = rep
+	post.report.Degradations = slices.Concat(t.report.Degradations, post.report.Degradations)
 	// What the chain the summary was made from met stays reported.
 	post.report.ChainProblems = union(t.report.ChainProblems, post.report.ChainProblems)
 	post.report.Replays = union(t.report.Replays, post.report.Replays)

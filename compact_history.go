@@ -11,7 +11,7 @@ const (
 // survives a restart and a fork.
 type compactHistory struct {
 	// failures is the number of consecutive failed attempts of the primary summarizer on auto
-	// trigger, since its last success or the last manual compaction.
+	// trigger, since its last success or the last manual compaction (see counts).
 	failures int
 	// compactions is the number of compact boundaries of the thread up to the chain's.
 	compactions int
@@ -76,7 +76,7 @@ func readHistory(records []Record, sc *recordScan, leaf *Record, boundaryIdx, th
 			switch {
 			case f.Trigger == TriggerManual:
 				h.failures = 0
-			case !f.Fallback:
+			case counts(f):
 				h.failures++
 			}
 		}

@@ -249,7 +249,7 @@ func TestCompactHistory(t *testing.T) {
 	}
 	failure := func(trigger string, fallback bool) {
 		k.decision(Record{Type: TypeSystem, Subtype: SubtypeCompactFailure, UUID: fmt.Sprintf("f%d", len(k.recs)),
-			CompactFailure: &CompactFailure{Trigger: trigger, Fallback: fallback}})
+			CompactFailure: &CompactFailure{Trigger: trigger, Fallback: fallback, Attempts: 1}})
 	}
 	turns := func(n int) {
 		for range n {
@@ -261,6 +261,9 @@ func TestCompactHistory(t *testing.T) {
 	turns(1)
 	failure(TriggerAuto, false)
 	failure(TriggerAuto, true) // the fallback's own failure does not count
+	// Nor does a summary request the library could not fit: the summarizer was not called.
+	k.decision(Record{Type: TypeSystem, Subtype: SubtypeCompactFailure, UUID: fmt.Sprintf("f%d", len(k.recs)),
+		CompactFailure: &CompactFailure{Trigger: TriggerAuto, Attempts: 0}})
 	h := readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 2, h.failures)
 	assert.Equal(t, 1, h.compactions)

@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -19,23 +20,39 @@ func (it *item) installed(boundaryPos int) bool {
 	return it.origin == "context" || it.origin == "pinned"
 }
 
-// tailStep is one candidate for the kept tail: the view is kept verbatim from items[cut:], and
-// rehydration gets the given share of its budgets.
+// tailStep is one rung of the compaction ladder (see [CompactRung]): the view is kept
+// verbatim from items[cut:], rehydration gets the given share of its budgets, and the kept
+// tail's older tool results are cleared (clear) or the latest input's replaced by previews
+// (previews).
 type tailStep struct {
+	rung      CompactRung
 	cut       int
 	rehydrate float64
-	records   int // records of the kept tail
-	tokens    int // its calibrated size
+	clear     bool
+	previews  bool
+	resort    bool // the last resort: no tail, tried only when no tail could be relinked
+	records   int  // records of the kept tail
+	tokens    int  // its calibrated size
 }
 
-// tailPlan is the kept tail a compaction starts with and the smaller ones it falls back to.
+// tailPlan is the kept tail a compaction starts with, the smaller ones it falls back to, and
+// the floors that say which rungs can make the request fit.
 type tailPlan struct {
-	lowest     int // the first item a tail may hold (after what earlier compactions installed)
-	minCut     int // the cut keeping only the latest user input and the response it answers
-	cut        int // the configured tail's cut
-	half       int // the cut of a tail with half the configured budgets
-	floor      int // the irreducible floor, calibrated (see CompactConfig)
-	floorParts string
+	lowest int // the first item a tail may hold (after what earlier compactions installed)
+	latest int // the first item of the latest input: the items after the last response
+	minCut int // the cut keeping only the latest user input and the response it answers
+	cut    int // the configured tail's cut
+	half   int // the cut of a tail with half the configured budgets
+	// floor is the irreducible floor of the rungs that keep the latest input verbatim,
+	// calibrated (see CompactConfig); floorPreviews that of [CompactRungPreviews], and
+	// floorBare that of [CompactRungSummaryOnly] (bare is false when that rung may not run:
+	// the latest input holds a prompt the user typed).
+	floor, floorPreviews, floorBare int
+	bare                            bool
+	floorParts                      string
+	// older is true when the configured tail holds tool results older than the latest input
+	// ([CompactRungClearResults] has something to clear).
+	older bool
 }
 
 // planTail chooses the kept tail of a compaction of t's view (see [TailConfig]) and computes
@@ -58,6 +75,7 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 			break
 		}
 	}
+	pl.latest = latest
 	pl.minCut = min(latest, max(limit, pl.lowest))
 	for pl.minCut > pl.lowest && !ok[pl.minCut] {
 		pl.minCut--
@@ -76,7 +94,7 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	// Small windows scale the budgets: a tail holds at most half the threshold. And it holds
 	// at most half of what the summary covers, or the summary would replace next to nothing.
 	th := t.levels.Threshold
-	minTok, maxTok := min(tc.minTokens(), th/4), min(tc.maxTokens(), th/2, cal.scale(suffix[pl.lowest])/2)
+	minTok, maxTok := min(tc.minTokens(p.window), th/4), min(tc.maxTokens(p.window), th/2, cal.scale(suffix[pl.lowest])/2)
 	grow := func(minTok, minText, maxTok int) int {
 		cut := pl.minCut
 		if tc.Disable {
@@ -113,22 +131,14 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	latestIn := suffix[pl.minCut]
 	sumCap := p.summaryMax()
 	pl.floor = cal.scale(fixed+ctx+latestIn) + sumCap
+	pl.floorPreviews = cal.scale(fixed+ctx+latestIn-p.previewSavings(t, max(pl.minCut, latest))) + sumCap
+	pl.floorBare, pl.bare = cal.scale(fixed+ctx)+sumCap, !slices.ContainsFunc(items[max(pl.minCut, latest):], func(it item) bool { return typedPrompt(&it) })
 	pl.floorParts = fmt.Sprintf("system and tools %d, base and pinned context %d, latest input %d, summary cap %d",
 		cal.scale(fixed), cal.scale(ctx), cal.scale(latestIn), sumCap)
-	return pl
-}
-
-// steps returns the tails to try, largest first: the configured one, one with half its
-// budgets, then the latest input alone with half, then no, rehydration.
-func (pl tailPlan) steps() []tailStep {
-	var out []tailStep
-	for _, s := range []tailStep{{cut: pl.cut, rehydrate: 1}, {cut: pl.half, rehydrate: 1}, {cut: pl.minCut, rehydrate: 0.5}, {cut: pl.minCut, rehydrate: 0}} {
-		if n := len(out); n > 0 && out[n-1].cut == s.cut && out[n-1].rehydrate == s.rehydrate {
-			continue
-		}
-		out = append(out, s)
+	for i := pl.cut; i < latest && !pl.older; i++ {
+		pl.older = items[i].role == RoleUser && slices.ContainsFunc(items[i].blocks, clearable)
 	}
-	return out
+	return pl
 }
 
 // hasText reports whether blocks hold a non-blank text block.
@@ -353,15 +363,18 @@ func summarizerName(s Summarizer, by string) string {
 }
 
 // summarize asks s for the summary of t's view, leaving out the oldest rounds when the request
-// does not fit the window or the provider finds it too long (at most 3 retries). It returns
-// the summary and the number of calls made.
+// does not fit the window or the provider finds it too long (at most 3 retries), and, when even
+// the last round does not fit, sending every tool result and tool input as a short head. It
+// returns the summary and the number of calls made: 0 when the request could not be made to
+// fit (the summarizer was never called).
 func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger, custom string) (*summary, int, error) {
-	view := summaryView(t.items)
+	full := summaryView(t.items)
+	view := full
 	from := leadingKept(view, t.boundaryPos)
 	skip := from
 	cal := calibration{ratio: t.report.Pressure.Ratio}
 	_, noWindow := s.(windowless)
-	calls := 0
+	calls, shrunk := 0, false
 	for {
 		req, vm, err := p.summaryRequest(t, view, from, skip, custom)
 		if err != nil {
@@ -370,12 +383,17 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 		counted := p.counter.Request(&req)
 		if !noWindow {
 			if over := cal.scale(counted) + req.MaxTokens - p.window; over > 0 {
-				next := p.dropFor(view, skip, int(float64(over)/cal.ratio)+1)
-				if next <= skip {
-					return nil, calls, fmt.Errorf("the summary request does not fit the window %d even with all but the last round left out", p.window)
+				if next := p.dropFor(view, skip, int(float64(over)/cal.ratio)+1); next > skip {
+					skip = next
+					continue
 				}
-				skip = next
-				continue
+				if !shrunk {
+					// Even the last round does not fit: every tool result and input goes as
+					// its head, and the rounds are left out again from the oldest.
+					view, skip, shrunk = shortView(full, p.cfg.Budget.preview(p.window)), from, true
+					continue
+				}
+				return nil, calls, fmt.Errorf("the summary request does not fit the window %d even with all but the last round left out and every tool result cut to its head: %w", p.window, errNotSized)
 			}
 		}
 		vo := ValidateOptions{ContextWindow: p.window, InputTokens: counted}
@@ -386,7 +404,7 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 			return nil, calls, fmt.Errorf("the summary request is invalid: %w", err)
 		}
 		calls++
-		out, err := s.Summarize(ctx, SummaryRequest{Request: req, View: vm, Instructions: instructions(custom),
+		out, err := callSummarizer(ctx, s, SummaryRequest{Request: req, View: vm, Instructions: instructions(custom),
 			Custom: strings.TrimSpace(custom), MaxOutputTokens: req.MaxTokens, Trigger: trigger, Attempt: calls, Omitted: skip - from})
 		if ptl, isPTL := errors.AsType[*PromptTooLongError](err); isPTL {
 			if calls > maxPTLRetries {
@@ -415,8 +433,118 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 		if err != nil {
 			return nil, calls, err
 		}
-		return &summary{text: text, by: summarizerName(s, out.By), through: len(view) - (skip - from), omitted: skip - from, usage: out.Usage}, calls, nil
+		sum := &summary{text: text, by: summarizerName(s, out.By), through: len(view) - (skip - from), omitted: skip - from, usage: out.Usage}
+		if cut, n := p.capSummary(text, req.MaxTokens, cal); cut != text {
+			sum.text, sum.cutFrom = cut, n
+		}
+		return sum, calls, nil
 	}
+}
+
+// errNotSized marks a summary request the library could not make fit the window: the
+// summarizer was never called, so its circuit breaker does not count it.
+var errNotSized = errors.New("the summarizer was not called")
+
+// callSummarizer calls s and returns at the latest when ctx is done: a summarizer that ignores
+// its context is left to finish on its own, and its late answer is dropped.
+func callSummarizer(ctx context.Context, s Summarizer, req SummaryRequest) (Summary, error) {
+	if _, local := s.(windowless); local || ctx.Done() == nil {
+		return s.Summarize(ctx, req)
+	}
+	type answer struct {
+		out Summary
+		err error
+	}
+	ch := make(chan answer, 1)
+	go func() {
+		out, err := s.Summarize(ctx, req)
+		ch <- answer{out, err}
+	}()
+	select {
+	case a := <-ch:
+		return a.out, a.err
+	case <-ctx.Done():
+		return Summary{}, ctx.Err()
+	}
+}
+
+// summaryCutNote ends a summary cut to its cap.
+const summaryCutNote = "\n[The summary ran past its limit of %d tokens and was cut here; %d more lines are not shown.]"
+
+// capSummary returns text cut at a line to at most limit calibrated tokens, with a note, and its
+// size before the cut in calibrated tokens; text itself when it is within a tenth of limit (the
+// provider's tokenizer is not the counter's). A text too long to count cheaply is cut by bytes
+// first.
+func (p *Pipeline) capSummary(text string, limit int, cal calibration) (string, int) {
+	if len(text) <= limit*8 {
+		if n := cal.scale(p.counter.Text(text)); n*10 <= limit*11 {
+			return text, n
+		}
+	}
+	n := len(text) / 3 // an estimate: the text is too long to count
+	if len(text) <= limit*8 {
+		n = cal.scale(p.counter.Text(text))
+	}
+	out, _ := p.fitNoted(text, limit, cal, func(lines int) string { return fmt.Sprintf(summaryCutNote, limit, lines) })
+	if out == "" {
+		out = fmt.Sprintf(strings.TrimPrefix(summaryCutNote, "\n"), limit, strings.Count(text, "\n")+1)
+	}
+	return out, n
+}
+
+// shortView returns view with every tool result's content cut to a head of about n bytes and
+// every tool input over 4n bytes replaced by a note, for a summary request that must fit a
+// window its last round alone overflows.
+func shortView(view []item, n int) []item {
+	out := slices.Clone(view)
+	for i := range out {
+		var bs []Block
+		for j, b := range out[i].blocks {
+			nb := shortBlock(b, n)
+			if nb == b {
+				continue
+			}
+			if bs == nil {
+				bs = slices.Clone(out[i].blocks)
+			}
+			bs[j] = nb
+		}
+		if bs != nil {
+			out[i].blocks, out[i].owned = bs, true
+		}
+	}
+	return out
+}
+
+// shortBlock is b as shortView sends it.
+func shortBlock(b Block, n int) Block {
+	switch b := b.(type) {
+	case *ToolResult:
+		full := resultContent(b)
+		head, more := previewHead(full, n)
+		if !more {
+			return b
+		}
+		c := *b
+		c.Content, c.StringContent = []Block{&Text{Text: head + fmt.Sprintf(shortNote, len(full)-len(head))}}, true
+		return &c
+	case *ToolUse:
+		if len(b.Input) <= 4*n {
+			return b
+		}
+		c := *b
+		c.Input = mustJSONObject("note", fmt.Sprintf("an input of %d bytes, left out of this request", len(b.Input)))
+		return &c
+	}
+	return b
+}
+
+// shortNote ends a tool result shortView cut.
+const shortNote = "\n[… %d more bytes of this result are left out of this request]"
+
+// mustJSONObject encodes the object {key: value}.
+func mustJSONObject(key, value string) json.RawMessage {
+	return json.RawMessage(`{` + string(mustJSON(key)) + `:` + string(mustJSON(value)) + `}`)
 }
 
 // writeSummary gets the summary from the primary summarizer, then from the fallback; each
@@ -433,12 +561,18 @@ func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport
 		rep.Attempts += calls
 		if err == nil {
 			sum.fallback = isFallback
+			if sum.cutFrom > 0 {
+				t.report.degrade(DegradedSummaryCut, fmt.Sprintf("the summary by %s held about %d tokens, over its cap of %d: it was cut to the cap", sum.by, sum.cutFrom, p.summaryMax()), "")
+			}
 			return sum, failures, errs, nil
 		}
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, failures, errs, cerr
 		}
 		name := summarizerName(s, "")
+		if errors.Is(err, errNotSized) {
+			t.report.degrade(DegradedNotCalled, fmt.Sprintf("%s: %v; this does not count against its circuit breaker", name, err), "")
+		}
 		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		rep.Failures = append(rep.Failures, name+": "+err.Error())
 		failures = append(failures, p.failureRecord(t, CompactFailure{Trigger: trigger, Summarizer: name, Fallback: isFallback,

@@ -27,7 +27,7 @@ type SnipDecision struct {
 
 // MicrocompactDecision records tool results whose content was cleared from the view.
 type MicrocompactDecision struct {
-	Trigger           string   `json:"trigger"` // "time" or "cached"
+	Trigger           string   `json:"trigger"` // "time", "cached", or "compact" (a compaction cleared them: see [CompactRungClearResults])
 	ClearedToolUseIDs []string `json:"clearedToolUseIds"`
 	GapMinutes        float64  `json:"gapMinutes,omitempty"`
 	TokensSaved       int      `json:"tokensSaved,omitempty"`

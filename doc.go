@@ -57,6 +57,44 @@
 //	app.Append(res.Append...) // decisions, and a compaction's records, before sending
 //	// send res.Request; append the answer with parentUuid = res.Leaf
 //
+// # Defaults scale with the window
+//
+// The zero Config works at any window from 8,000 tokens to 1,000,000 once the window is known.
+// Every budget's default is Claude Code's value at its own window of 200,000 tokens, kept as it
+// is at 200,000 tokens and above, and scaled below by s = window / 200,000, down to a floor
+// that still makes sense at 8,000. Results of a tool exempt from the budget (Claude Code's
+// Read) are exempt only up to a share of the window: the library cannot assume the runtime
+// bounds its tools. The levels keep Claude Code's reserves, each capped by a share of the window
+// (see [DefaultLevels]; the table assumes a maximum output of at least 20,000 tokens). W is the
+// window; characters and bytes for the budget, tokens for the rest:
+//
+//	default                           rule                          8k     32k     128k    200k    1M
+//	auto-compact threshold            effective − min(13,000, W/8)  5000   20000   95000   167000  967000
+//	blocking limit                    effective − min(3,000, W/32)  5750   23000   105000  177000  977000
+//	Budget.MaxResultChars             50,000 × s, ≥ 2,000           2000   8000    32000   50000   50000
+//	Budget.MaxMessageChars            200,000 × s, ≥ 8,000          8000   32000   128000  200000  200000
+//	Budget.ExemptMaxChars             100,000 × s, ≥ 4,000          4000   16000   64000   100000  100000
+//	Budget.PreviewBytes               2,000 × s, ≥ 500              500    500     1280    2000    2000
+//	Bash cap (ToolMaxChars)           30,000 × s, ≥ 2,000           2000   4800    19200   30000   30000
+//	Grep cap (ToolMaxChars)           20,000 × s, ≥ 2,000           2000   3200    12800   20000   20000
+//	Compact.SummaryMaxTokens          20,000 × s, ≥ min(1,024, W/8) 1000   3200    12800   20000   20000
+//	Compact.PinnedMaxTokens           8,000 × s, ≥ 500              500    1280    5120    8000    8000
+//	Tail.MinTokens                    10,000 × s, ≥ 400             400    1600    6400    10000   10000
+//	Tail.MaxTokens                    40,000 × s, ≥ 1,600           1600   6400    25600   40000   40000
+//	Rehydrate.MaxFileTokens           5,000 × s, ≥ 200              200    800     3200    5000    5000
+//	Rehydrate.MaxFilesTokens          50,000 × s, ≥ 2,000           2000   8000    32000   50000   50000
+//	Rehydrate.MaxSkillTokens          5,000 × s, ≥ 200              200    800     3200    5000    5000
+//	Rehydrate.MaxSkillsTokens         25,000 × s, ≥ 1,000           1000   4000    16000   25000   25000
+//	Microcompact.CachedTriggerTokens  100,000 × s, ≥ 4,000          4000   16000   64000   100000  100000
+//
+// When a request still does not fit, compaction degrades rather than refuses: it climbs a
+// ladder of smaller kept tails, no re-injected files, cleared older results, and as a last
+// resort the latest input's tool results as previews (see [CompactRung]). Only a request whose
+// system prompt, tools, pinned context and newest typed prompt alone are over the blocking
+// limit gets a [*PromptTooLongError]. Each rung, a fallback summary, an open circuit breaker
+// and the aggressive mode after thrash are reported ([Report.Degradations]) and logged
+// ([Config.Logger]).
+//
 // # Recovery
 //
 // When the provider refuses a request anyway, [Pipeline.Recover] (or [Session.Recover]) takes

@@ -29,6 +29,7 @@ type caseSpec struct {
 	Thinking       *ThinkingParam    `json:"thinking"`
 	SkipCacheWrite bool              `json:"skipCacheWrite"`
 	System         string            `json:"system"`
+	SystemFill     int               `json:"systemFill"` // characters of filler appended to System
 	Tools          []json.RawMessage `json:"tools"`
 	SystemContext  []ContextSection  `json:"systemContext"`
 	UserContext    []ContextSection  `json:"userContext"`
@@ -88,8 +89,8 @@ func staticContext(s []ContextSection) ContextProvider {
 
 func (c caseSpec) input(records []Record) Input {
 	in := Input{Records: records, SkipCacheWrite: c.SkipCacheWrite}
-	if c.System != "" {
-		in.System = []*Text{{Text: c.System}}
+	if c.System != "" || c.SystemFill > 0 {
+		in.System = []*Text{{Text: c.System + filler(c.SystemFill)}}
 	}
 	for _, d := range c.Tools {
 		var head struct{ Name string }

@@ -29,7 +29,8 @@ type compactSpec struct {
 	Tail             TailConfig        `json:"tail"`
 	SummaryMaxTokens int               `json:"summaryMaxTokens"`
 	PinnedMaxTokens  int               `json:"pinnedMaxTokens"`
-	Files            map[string]string `json:"files"` // the rehydration file source; nil: none
+	Files            map[string]string `json:"files"`    // the rehydration file source; nil: none
+	FileFill         int               `json:"fileFill"` // characters of filler appended to each file
 	// Memory, SessionStart, Post, Pre: install a session memory and hooks driven by the
 	// turn's fields.
 	Memory       bool `json:"memory"`
@@ -71,7 +72,7 @@ func (c *compactSpec) apply(cfg *Config) {
 	cc.SummaryMaxTokens, cc.PinnedMaxTokens, cc.ThrashRuns = c.SummaryMaxTokens, c.PinnedMaxTokens, c.ThrashRuns
 	cc.Rehydrate.Files = FileSourceFunc(func(_ context.Context, path string) ([]byte, error) {
 		if s, ok := c.Files[path]; ok {
-			return []byte(s), nil
+			return []byte(s + filler(c.FileFill)), nil
 		}
 		return nil, fmt.Errorf("open %s: %w", path, fs.ErrNotExist)
 	})
@@ -92,7 +93,11 @@ func (c *compactSpec) apply(cfg *Config) {
 			case r.Error != "":
 				return Summary{}, errors.New(r.Error)
 			}
-			return Summary{Text: r.Text, By: "scripted"}, nil
+			text := r.Text
+			if r.Fill > 0 {
+				text = strings.Replace(text, "</summary>", filler(r.Fill)+"\n</summary>", 1)
+			}
+			return Summary{Text: text, By: "scripted"}, nil
 		})
 	}
 	if c.Memory {
@@ -218,7 +223,9 @@ func (s *recoverSpec) err() error {
 }
 
 type replySpec struct {
-	Text  string `json:"text"`
+	Text string `json:"text"`
+	// Fill adds that many characters of filler before the reply's closing </summary>.
+	Fill  int    `json:"fill"`
 	Error string `json:"error"`
 	PTL   *struct {
 		Tokens, Limit int
@@ -243,6 +250,22 @@ type answerSpec struct {
 type answerToolUse struct {
 	Name  string          `json:"name"`
 	Input json.RawMessage `json:"input"`
+	// Fill adds a "content" field of that many characters of filler to Input (an object).
+	Fill int `json:"fill"`
+}
+
+// input is the tool use's input, with its filler.
+func (a answerToolUse) input() json.RawMessage {
+	if a.Fill == 0 {
+		return a.Input
+	}
+	var m map[string]any
+	if err := json.Unmarshal(a.Input, &m); err != nil || m == nil {
+		m = map[string]any{}
+	}
+	m["content"] = filler(a.Fill)
+	b, _ := json.Marshal(m)
+	return b
 }
 
 // filler returns n characters of varied prose.
@@ -438,7 +461,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 			}
 			for k, tu := range a.Tools {
 				tid := fmt.Sprintf("toolu_%03d_%d", rec.msgN, k)
-				blocks = append(blocks, &ToolUse{ID: tid, Name: tu.Name, Input: tu.Input})
+				blocks = append(blocks, &ToolUse{ID: tid, Name: tu.Name, Input: tu.input()})
 				rec.pending = append(rec.pending, tid)
 			}
 			out := 0

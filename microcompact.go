@@ -76,7 +76,8 @@ type MicrocompactConfig struct {
 	// cache edits (the provider no longer holds them) — and, when that exceeds
 	// CachedTriggerTokens, deletes every compactable result except the KeepRecent newest.
 	// Subtracting earlier deletions batches them: the next deletion waits until the live
-	// context grows past the trigger again. Zero: [DefaultCachedTriggerTokens].
+	// context grows past the trigger again. Zero: [DefaultCachedTriggerTokens] at a window of
+	// 200,000 tokens and more, half the window below, at least 4,000.
 	CachedTriggerTokens int
 }
 
@@ -121,17 +122,19 @@ func (c MicrocompactConfig) tools() []string {
 	return c.Tools
 }
 
-func (c MicrocompactConfig) cachedTrigger() int {
+// cachedTrigger is the cached-mode trigger for window.
+func (c MicrocompactConfig) cachedTrigger(window int) int {
 	if c.CachedTriggerTokens == 0 {
-		return DefaultCachedTriggerTokens
+		return scaled(DefaultCachedTriggerTokens, 4_000, window)
 	}
 	return c.CachedTriggerTokens
 }
 
-// Microcompact decision triggers.
+// Microcompact decision triggers. A compaction's [CompactRungClearResults] writes the third.
 const (
-	mcTriggerTime   = "time"
-	mcTriggerCached = "cached"
+	mcTriggerTime    = "time"
+	mcTriggerCached  = "cached"
+	mcTriggerCompact = "compact"
 )
 
 // mcLedger is what the microcompact decision records of a transcript say.
@@ -407,7 +410,7 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 	for _, n := range marked {
 		live -= n
 	}
-	if live <= c.cachedTrigger() {
+	if live <= c.cachedTrigger(p.window) {
 		return
 	}
 	// The cache marker goes on the last message (the penultimate with SkipCacheWrite); a

@@ -54,7 +54,7 @@ func (p *Pipeline) Pin(records []Record, uuids []string, reason string, now time
 			total += p.counter.Text(pinText(r))
 		}
 	}
-	if limit := p.cfg.Compact.pinnedMax(); total > limit {
+	if limit := p.cfg.Compact.pinnedMax(p.window); total > limit {
 		return Record{}, fmt.Errorf("agentctx: pin: pinned content would hold %d tokens, over the budget of %d (Compact.PinnedMaxTokens); these records add %d", total, limit, tokens)
 	}
 	content := fmt.Sprintf("Pinned %d message(s) so that they survive compaction", len(uuids))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
@@ -43,6 +44,11 @@ type Config struct {
 
 	// Now is the clock. Nil: time.Now. Prepare reads it once per turn.
 	Now func() time.Time
+
+	// Logger receives what a turn did short of the policy (each [Degradation], at Warn), its
+	// compactions and recoveries (Info) and its errors (Warn), so a host's logs show them. Nil:
+	// nothing is logged; the [Report] says the same.
+	Logger *slog.Logger
 
 	// NoBridge turns off the chain's bridge over unreadable records (see
 	// [ChainOptions.NoBridge]): the conversation then starts after the latest unreadable
@@ -256,7 +262,9 @@ type baseMark struct {
 // a [*StageError] of stage "validate" wrapping each [*Violation], with the Result filled in for
 // inspection (do not send its request).
 func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
-	return p.prepare(ctx, &in, nil)
+	res, err := p.prepare(ctx, &in, nil)
+	p.logTurn(ctx, &res.Report, err)
+	return res, err
 }
 
 // prepare builds the turn and compacts when asked to (manual) or when auto-compact is due.

@@ -3,6 +3,7 @@ package agentctx
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -265,5 +266,24 @@ func TestPipelineCounterShared(t *testing.T) {
 	require.NoError(t, err)
 	for _, s := range []string{"the first question, long enough to count", "the first answer, long enough to count"} {
 		assert.Equal(t, 1, counted[s], "%q tokenized once", s)
+	}
+}
+
+// TestDefaultsTable checks the package doc's table of window-scaled defaults against the
+// functions the stages use, and the rule at its edges: Claude Code's values at 200,000 tokens
+// and above, proportional below, never under the floor.
+func TestDefaultsTable(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	assert.Contains(t, string(doc), defaultsTable(), "doc.go's table of window-scaled defaults is out of date: paste defaultsTable()")
+	for _, tc := range []struct{ v, floor, window, want int }{
+		{50_000, 2_000, 200_000, 50_000},
+		{50_000, 2_000, 1_000_000, 50_000},
+		{50_000, 2_000, 100_000, 25_000},
+		{50_000, 2_000, 8_000, 2_000},
+		{50_000, 2_000, 0, 2_000},
+		{50_000, 2_000, -5, 2_000},
+	} {
+		assert.Equal(t, tc.want, scaled(tc.v, tc.floor, tc.window), "%+v", tc)
 	}
 }

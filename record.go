@@ -275,8 +275,14 @@ type CompactMetadata struct {
 	Fallback bool
 	// MessagesSummarized is the number of view messages the summary covers.
 	MessagesSummarized int
-	Extra              map[string]json.RawMessage // durationMs, preCompactDiscoveredTools, …
-	presence           jsonobj.Presence
+	// Rung names how far down its ladder the compaction went ([CompactRung]); Aggressive is
+	// true when thrash made it start lower and aim at half the threshold; FallbackReason says
+	// why the fallback summarizer wrote the summary. Written by this library only.
+	Rung           string
+	Aggressive     bool
+	FallbackReason string
+	Extra          map[string]json.RawMessage // durationMs, preCompactDiscoveredTools, …
+	presence       jsonobj.Presence
 }
 
 func (c *CompactMetadata) fields() []jsonobj.Field {
@@ -288,6 +294,9 @@ func (c *CompactMetadata) fields() []jsonobj.Field {
 		{Key: "summarizer", Ptr: &c.Summarizer},
 		{Key: "fallback", Ptr: &c.Fallback},
 		{Key: "messagesSummarized", Ptr: &c.MessagesSummarized},
+		{Key: "rung", Ptr: &c.Rung},
+		{Key: "aggressive", Ptr: &c.Aggressive},
+		{Key: "fallbackReason", Ptr: &c.FallbackReason},
 	}
 }
 

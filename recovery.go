@@ -213,6 +213,13 @@ const (
 // ([Input.SkipCacheWrite]) or [Input.NoCompact] never compacts: the compacting rungs are
 // terminal for it.
 func (p *Pipeline) Recover(ctx context.Context, in Input, err error) (Result, error) {
+	res, rerr := p.recover(ctx, in, err)
+	p.logTurn(ctx, &res.Report, rerr)
+	return res, rerr
+}
+
+// recover is Recover without the logging.
+func (p *Pipeline) recover(ctx context.Context, in Input, err error) (Result, error) {
 	if err == nil {
 		return Result{}, errors.New("agentctx: recover: no error to recover from")
 	}

@@ -15,7 +15,9 @@ import (
 	"unicode/utf8"
 )
 
-// Rehydration defaults: Claude Code's post-compact budgets, in tokens.
+// Rehydration defaults: Claude Code's post-compact budgets, in tokens, at a window of 200,000
+// tokens and more; below, the token budgets scale with the window (see the package doc's
+// table).
 const (
 	DefaultRehydrateFiles       = 5
 	DefaultRehydrateFileTokens  = 5_000
@@ -36,8 +38,10 @@ func DefaultFileTools() []string {
 // re-read so the model sees them as they are now; the content of the skills it invoked; the
 // last plan (ExitPlanMode) and the last todo list (TodoWrite). Files and skills already in the
 // kept tail are not injected again; a text over its budget is cut at a line with a marker. The
-// zero value is the default, Claude Code's budgets: at most 5 files of 5,000 tokens each and
-// 50,000 in all, skills of 5,000 tokens each and 25,000 in all.
+// zero value is the default, Claude Code's budgets at a window of 200,000 tokens and more: at
+// most 5 files of 5,000 tokens each and 50,000 in all, skills of 5,000 tokens each and 25,000
+// in all; below, each token budget is scaled to the window (window/40 a file, window/4 in all,
+// window/40 a skill, window/8 all skills; at least 200, 2,000, 200 and 1,000).
 //
 // Only files whose call succeeded count: a read the runtime refused or that failed is no
 // licence to read the file now. Files are read through Files. The default reads them from
@@ -54,9 +58,11 @@ type RehydrateConfig struct {
 	// DisableFiles, DisableSkills and DisableTodos turn the parts off (DisableTodos also
 	// covers the plan).
 	DisableFiles, DisableSkills, DisableTodos bool
-	// MaxFiles, MaxFileTokens and MaxFilesTokens bound the files. Zero: 5, 5,000, 50,000.
+	// MaxFiles, MaxFileTokens and MaxFilesTokens bound the files. Zero: 5, and 5,000 and
+	// 50,000 scaled to the window.
 	MaxFiles, MaxFileTokens, MaxFilesTokens int
-	// MaxSkillTokens and MaxSkillsTokens bound the skills. Zero: 5,000 and 25,000.
+	// MaxSkillTokens and MaxSkillsTokens bound the skills. Zero: 5,000 and 25,000 scaled to
+	// the window.
 	MaxSkillTokens, MaxSkillsTokens int
 	// FileTools names the tools whose calls name files. Nil: [DefaultFileTools].
 	FileTools []string
@@ -76,6 +82,24 @@ func orDefault(v, def int) int {
 		return def
 	}
 	return v
+}
+
+// maxFileTokens, maxFilesTokens, maxSkillTokens and maxSkillsTokens are the budgets for
+// window.
+func (c RehydrateConfig) maxFileTokens(window int) int {
+	return orDefault(c.MaxFileTokens, scaled(DefaultRehydrateFileTokens, 200, window))
+}
+
+func (c RehydrateConfig) maxFilesTokens(window int) int {
+	return orDefault(c.MaxFilesTokens, scaled(DefaultRehydrateFilesTokens, 2_000, window))
+}
+
+func (c RehydrateConfig) maxSkillTokens(window int) int {
+	return orDefault(c.MaxSkillTokens, scaled(DefaultRehydrateSkillTokens, 200, window))
+}
+
+func (c RehydrateConfig) maxSkillsTokens(window int) int {
+	return orDefault(c.MaxSkillsTokens, scaled(DefaultRehydrateSkillsTotal, 1_000, window))
 }
 
 // FileSource reads the files a compaction re-injects. Implementations must be safe for
@@ -189,18 +213,19 @@ func (p *Pipeline) rehydrate(ctx context.Context, t *turn, cut int, share float6
 	}
 	c := p.cfg.Compact.Rehydrate
 	cal := calibration{ratio: t.report.Pressure.Ratio}
-	budget := func(v, def int) int { return int(float64(orDefault(v, def)) * share) }
+	w := p.window
+	budget := func(v int) int { return int(float64(v) * share) }
 	var out []attachment
 	var notes []string
 	if !c.DisableFiles {
-		files, n := p.rehydrateFiles(ctx, t, cut, cal, budget(c.MaxFileTokens, DefaultRehydrateFileTokens), budget(c.MaxFilesTokens, DefaultRehydrateFilesTokens))
+		files, n := p.rehydrateFiles(ctx, t, cut, cal, budget(c.maxFileTokens(w)), budget(c.maxFilesTokens(w)))
 		out, notes = append(out, files...), append(notes, n...)
 	}
 	if !c.DisableSkills {
-		out = append(out, p.rehydrateSkills(t, cut, cal, budget(c.MaxSkillTokens, DefaultRehydrateSkillTokens), budget(c.MaxSkillsTokens, DefaultRehydrateSkillsTotal))...)
+		out = append(out, p.rehydrateSkills(t, cut, cal, budget(c.maxSkillTokens(w)), budget(c.maxSkillsTokens(w)))...)
 	}
 	if !c.DisableTodos {
-		out = append(out, p.rehydrateState(t, cut, cal, budget(c.MaxSkillTokens, DefaultRehydrateSkillTokens))...)
+		out = append(out, p.rehydrateState(t, cut, cal, budget(c.maxSkillTokens(w)))...)
 	}
 	return out, notes
 }
@@ -459,6 +484,11 @@ func textOf(bs []Block) string {
 // marker saying how many lines were left out), and its size; "" when room is too small for a
 // useful part.
 func (p *Pipeline) fitText(text string, room int, cal calibration) (string, int) {
+	return p.fitNoted(text, room, cal, func(lines int) string { return fmt.Sprintf(cutNote, lines) })
+}
+
+// fitNoted is fitText with the note a cut text ends with, given the number of lines cut.
+func (p *Pipeline) fitNoted(text string, room int, cal calibration, note func(lines int) string) (string, int) {
 	if room < 50 {
 		return "", 0
 	}
@@ -479,7 +509,7 @@ func (p *Pipeline) fitText(text string, room int, cal calibration) (string, int)
 		}
 		out := body
 		if len(body) < len(text) {
-			out += fmt.Sprintf(cutNote, strings.Count(text[len(body):], "\n")+1)
+			out += note(strings.Count(text[len(body):], "\n") + 1)
 		}
 		n := cal.scale(p.counter.Text(out))
 		if n <= room {

@@ -14,6 +14,7 @@ const (
 	ActionReplaced  ActionKind = "replaced"  // budget: result stored externally, preview shown
 	ActionReapplied ActionKind = "reapplied" // a frozen decision applied again
 	ActionKept      ActionKind = "kept"      // budget: no longer reported (kept results need no record)
+	ActionExempt    ActionKind = "exempt"    // budget: a result of an exempt tool kept, with its size
 	ActionSnipped   ActionKind = "snipped"   // snip: record removed from the view
 	ActionCleared   ActionKind = "cleared"   // microcompact: result content cleared
 	ActionMarked    ActionKind = "marked"    // cached microcompact: cache_reference + cache_edits
@@ -110,6 +111,47 @@ type Report struct {
 	Stages []StageReport
 	// Recovery says what [Pipeline.Recover] did with the provider's error; nil for Prepare.
 	Recovery *RecoveryReport
+	// Degradations lists what this turn did short of the configured policy so that the
+	// session could go on: nothing degrades in silence. Each is also logged through
+	// [Config.Logger] and, where a record carries it, named by that record.
+	Degradations []Degradation
+}
+
+// DegradationKind names a way a turn did less than the configured policy asks for.
+type DegradationKind string
+
+// The kinds of [Degradation].
+const (
+	// DegradedFallback: the fallback summarizer wrote the summary (the primary one failed,
+	// was not called, or its circuit breaker is open).
+	DegradedFallback DegradationKind = "fallback_summary"
+	// DegradedBreaker: the circuit breaker is open: the primary summarizer is not called.
+	DegradedBreaker DegradationKind = "breaker_open"
+	// DegradedAggressive: thrash made the compaction start lower down its ladder.
+	DegradedAggressive DegradationKind = "aggressive"
+	// DegradedNotCalled: the summary request could not be sized to fit the window, so the
+	// summarizer was not called (this does not count against its circuit breaker).
+	DegradedNotCalled DegradationKind = "summarizer_not_called"
+	// DegradedRung: the compaction went past its configured kept tail ([CompactReport.Rung]).
+	DegradedRung DegradationKind = "compact_rung"
+	// DegradedSummaryCut: a summary over its cap was cut to it.
+	DegradedSummaryCut DegradationKind = "summary_cut"
+	// DegradedExempt: a result of a tool exempt from the budget was replaced by its preview.
+	DegradedExempt DegradationKind = "exempt_replaced"
+)
+
+// Degradation is one thing a turn did short of the configured policy.
+type Degradation struct {
+	Kind DegradationKind
+	// Detail says what happened and why, in one line.
+	Detail string
+	// Record names the record that carries it, when there is one.
+	Record string
+}
+
+// degrade adds a degradation to the report.
+func (r *Report) degrade(kind DegradationKind, detail, record string) {
+	r.Degradations = append(r.Degradations, Degradation{Kind: kind, Detail: detail, Record: record})
 }
 
 // Stage returns the report of the named stage, or nil.
@@ -174,6 +216,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	if c := r.Compaction; c != nil {
 		fmt.Fprintf(&b, "compaction %s (%s): %s\n", c.Outcome, c.Trigger, c.Reason)
 		fmt.Fprintf(&b, "  breaker %d failures open %t, %d earlier compactions, thrash %t\n", c.ConsecutiveFailures, c.BreakerOpen, c.Compactions, c.Thrash)
+	}
+	for _, d := range r.Degradations {
+		fmt.Fprintf(&b, "degraded %s: %s", d.Kind, d.Detail)
+		if d.Record != "" {
+			b.WriteString(" (record " + d.Record + ")")
+		}
+		b.WriteByte('\n')
 	}
 	if r.ThinkingUnavailable {
 		b.WriteString("thinking unavailable: the request is sent with thinking disabled\n")

@@ -74,6 +74,8 @@ type compactionInfo struct {
 	Refills             int                     `json:"refills"`
 	Thrash              bool                    `json:"thrash"`
 	Next                *agentctx.CompactReport `json:"nextTurn,omitempty"`
+	// Degraded lists what the next turn would do short of the policy (Report.Degradations).
+	Degraded []agentctx.Degradation `json:"degraded,omitempty"`
 }
 
 type chainInfo struct {
@@ -97,6 +99,10 @@ type boundaryInfo struct {
 	PostTokens        int    `json:"postTokens,omitempty"`
 	Summarizer        string `json:"summarizer,omitempty"`
 	KeptTail          bool   `json:"keptTail,omitempty"`
+	// Rung, Aggressive and FallbackReason say how far the compaction had to degrade.
+	Rung           string `json:"rung,omitempty"`
+	Aggressive     bool   `json:"aggressive,omitempty"`
+	FallbackReason string `json:"fallbackReason,omitempty"`
 }
 
 func boundaryOf(b *agentctx.Record) *boundaryInfo {
@@ -107,6 +113,10 @@ func boundaryOf(b *agentctx.Record) *boundaryInfo {
 	if m := b.CompactMetadata; m != nil {
 		bi.Trigger, bi.PreTokens, bi.PostTokens, bi.Summarizer = m.Trigger, m.PreTokens, m.PostTokens, m.Summarizer
 		bi.KeptTail = m.PreservedSegment != nil
+		bi.Rung, bi.Aggressive = m.Rung, m.Aggressive
+		if m.Fallback {
+			bi.FallbackReason = cmp.Or(m.FallbackReason, "the primary summarizer failed")
+		}
 	}
 	return bi
 }
@@ -254,6 +264,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	in.Pressure.AnchorUsage = s.anchorUsage(pr)
 	in.Pressure.Differ = differ(rep, in.Pressure)
 	in.Compaction.Next = rep.Compaction
+	in.Compaction.Degraded = rep.Degradations
 	if err != nil && errors.Is(err, agentctx.ErrPromptTooLong) {
 		in.Request.Error = strings.TrimPrefix(err.Error(), "agentctx: ")
 	}
@@ -430,14 +441,26 @@ func (in *inspection) writeText(w io.Writer) error {
 		if l.KeptTail {
 			p(", kept a tail")
 		}
+		if l.Rung != "" {
+			p(", rung %s", l.Rung)
+		}
+		if l.Aggressive {
+			p(", aggressive after thrash")
+		}
+		if l.FallbackReason != "" {
+			p(", fallback summary: %s", l.FallbackReason)
+		}
 		p(")")
 	}
-	p("; breaker %d consecutive failures (open %t); thrash: %d refills in a row (stopped %t)\n", cp.ConsecutiveFailures, cp.BreakerOpen, cp.Refills, cp.Thrash)
+	p("; breaker %d consecutive failures (open %t); thrash: %d refills in a row (aggressive %t)\n", cp.ConsecutiveFailures, cp.BreakerOpen, cp.Refills, cp.Thrash)
 	if c := cp.Next; c != nil {
 		p("  next turn: %s (%s): %s\n", c.Outcome, c.Trigger, c.Reason)
 		if c.Outcome == agentctx.CompactCompacted {
 			p("  (in memory only: `agentctx compact` appends the records)\n")
 		}
+	}
+	for _, d := range cp.Degraded {
+		p("  degraded: %s: %s\n", d.Kind, d.Detail)
 	}
 
 	p("\nlargest records (active chain, counted)\n")
