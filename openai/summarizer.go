@@ -94,7 +94,7 @@ func (s Summarizer) stream(ctx context.Context, p sdk.ChatCompletionNewParams) (
 func usage(u sdk.CompletionUsage) *agentctx.Usage {
 	cached := int(u.PromptTokensDetails.CachedTokens)
 	return &agentctx.Usage{
-		InputTokens:          int(u.PromptTokens) - cached,
+		InputTokens:          max(0, int(u.PromptTokens)-cached),
 		CacheReadInputTokens: cached,
 		OutputTokens:         int(u.CompletionTokens),
 	}
