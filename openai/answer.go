@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // MessageFromChat converts a Chat Completions answer into the message an assistant record
@@ -121,6 +122,136 @@ func MessageFromChat(cc *sdk.ChatCompletion) (*agentctx.Message, error) {
 	return m, nil
 }
 
+// MessageFromResponse converts a Responses API answer into the message an assistant
+// record carries, as [MessageFromChat] does a Chat Completions answer:
+//
+//   - a reasoning item is a thinking block holding its summary (its reasoning text when it
+//     has no summary) and, among the block's unknown fields, the rest of the item — id,
+//     encrypted_content when asked for — as the Codex reader keeps one; like any thinking
+//     not signed by Anthropic, no later request carries it ([ResponsesParams] cannot send a
+//     reasoning item back);
+//   - a message item's output_text parts are text blocks (their annotations kept among the
+//     block's unknown fields), a refusal part a text block;
+//   - a function_call item is a tool_use block: call_id as its id, the name, the arguments
+//     as for Chat Completions (an [*Error] naming "output[N].arguments" when they are not a
+//     JSON object, except in an incomplete response), and the item's status among the
+//     block's unknown fields (not its item id, which no request needs);
+//   - any other item (a hosted tool's call, which the conversions never declare) is kept
+//     verbatim as an unknown block, which requests leave out;
+//   - status "completed" is stop_reason "end_turn", or "tool_use" when the response calls
+//     functions, or "refusal" for a refusal; "incomplete" is "max_tokens" when the reason
+//     is max_output_tokens (so [agentctx.Message.Truncated] holds), "refusal" for
+//     content_filter;
+//   - usage: InputTokens is input_tokens − input_tokens_details.cached_tokens,
+//     CacheReadInputTokens the cached tokens, OutputTokens output_tokens.
+//
+// A failed response, or an error object in place of the response, gives an [*Error] with
+// its class; so does a response that has not finished (queued, in progress, cancelled). r
+// must be the SDK's decoding of the answer, as every response the SDK returns is.
+func MessageFromResponse(r *responses.Response) (*agentctx.Message, error) {
+	if r == nil {
+		return nil, malformed(agentctx.ClassFatal, "there is no response", nil)
+	}
+	if raw := r.RawJSON(); raw != "" {
+		if e := answerError([]byte(raw)); e != nil {
+			return nil, e
+		}
+	}
+	switch r.Status {
+	case responses.ResponseStatusCompleted, responses.ResponseStatusIncomplete, "":
+	case responses.ResponseStatusFailed:
+		if r.Error.Message != "" || r.Error.Code != "" {
+			e := &Error{StatusCode: http.StatusOK, Code: string(r.Error.Code), Message: r.Error.Message, Err: errors.New(r.Error.Message)}
+			e.classify(codeStatus("", e.Code), nil)
+			return nil, e
+		}
+		return nil, malformed(agentctx.ClassFatal, "the response failed without an error", nil)
+	default:
+		return nil, malformed(agentctx.ClassFatal, fmt.Sprintf("the response has status %q: it has not finished", r.Status), nil)
+	}
+	m := &agentctx.Message{ID: r.ID, Type: "message", Role: agentctx.RoleAssistant, Model: string(r.Model)}
+	cut := r.Status == responses.ResponseStatusIncomplete
+	calls, refused := 0, false
+	for i, it := range r.Output {
+		at := fmt.Sprintf("output[%d]", i)
+		switch it.Type {
+		case "message":
+			for _, c := range it.AsMessage().Content {
+				switch c.Type {
+				case "output_text":
+					if strings.TrimSpace(c.Text) == "" {
+						continue
+					}
+					t := &agentctx.Text{Text: c.Text}
+					if len(c.Annotations) > 0 && c.JSON.Annotations.Raw() != "" {
+						t.Extra = map[string]json.RawMessage{"annotations": json.RawMessage(c.JSON.Annotations.Raw())}
+					}
+					m.Content = append(m.Content, t)
+				case "refusal":
+					refused = true
+					m.Content = append(m.Content, &agentctx.Text{Text: c.Refusal})
+				default:
+					m.Content = append(m.Content, &agentctx.UnknownBlock{Type: agentctx.BlockKind(c.Type), JSON: unknownJSON(c.RawJSON(), c)})
+				}
+			}
+		case "reasoning":
+			rs := it.AsReasoning()
+			var texts []string
+			for _, s := range rs.Summary {
+				texts = append(texts, s.Text)
+			}
+			if len(texts) == 0 {
+				for _, c := range rs.Content {
+					texts = append(texts, c.Text)
+				}
+			}
+			m.Content = append(m.Content, &agentctx.Thinking{Thinking: strings.Join(texts, "\n\n"), Extra: itemFields(it.RawJSON(), "type")})
+		case "function_call":
+			fc := it.AsFunctionCall()
+			tu, err := toolUse(at, fc.CallID, fc.Name, fc.Arguments, cut)
+			if err != nil {
+				return nil, err
+			}
+			if tu.ID == "" {
+				tu.ID = derivedCallID(r.ID, int64(r.CreatedAt), i, tu)
+			}
+			// The item's own id is left out: a tool_use's id is the call_id, and a block's
+			// unknown fields must not repeat its known ones.
+			tu.Extra = itemFields(it.RawJSON(), "type", "call_id", "name", "arguments", "id")
+			m.Content = append(m.Content, tu)
+			calls++
+		default:
+			m.Content = append(m.Content, &agentctx.UnknownBlock{Type: agentctx.BlockKind(it.Type), JSON: unknownJSON(it.RawJSON(), it)})
+		}
+	}
+	switch {
+	case cut:
+		switch reason := r.IncompleteDetails.Reason; reason {
+		case "max_output_tokens", "":
+			m.StopReason = "max_tokens"
+		case "content_filter":
+			m.StopReason = "refusal"
+		default:
+			m.StopReason = reason
+		}
+	case calls > 0:
+		m.StopReason = "tool_use"
+	case refused:
+		m.StopReason = "refusal"
+	default:
+		m.StopReason = "end_turn"
+	}
+	u := r.Usage
+	if u.InputTokens != 0 || u.OutputTokens != 0 {
+		cached := int(u.InputTokensDetails.CachedTokens)
+		m.Usage = &agentctx.Usage{InputTokens: max(0, int(u.InputTokens)-cached), CacheReadInputTokens: cached, OutputTokens: int(u.OutputTokens)}
+	}
+	if m.ID == "" {
+		m.ID = derivedID("resp_", int64(r.CreatedAt), m)
+	}
+	return m, nil
+}
+
 // malformed is the error of an answer the library cannot turn into a message.
 func malformed(class agentctx.ErrorClass, msg string, err error) *Error {
 	if err == nil {
@@ -223,6 +354,22 @@ func chatUsage(u sdk.CompletionUsage) *agentctx.Usage {
 		return nil
 	}
 	return usage(u)
+}
+
+// itemFields is a Responses item's fields but the named ones, kept among a block's unknown
+// fields; nil when none is left.
+func itemFields(raw string, without ...string) map[string]json.RawMessage {
+	var fields map[string]json.RawMessage
+	if json.Unmarshal([]byte(raw), &fields) != nil {
+		return nil
+	}
+	for _, k := range without {
+		delete(fields, k)
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return fields
 }
 
 // unknownJSON is the JSON an unknown block keeps: the item as it came, or as the SDK holds

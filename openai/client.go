@@ -11,6 +11,7 @@ import (
 	"github.com/agentctx/agentctx"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/responses"
 )
 
 // Client sends agentctx requests through the caller's configured SDK client: its API key,
@@ -18,13 +19,15 @@ import (
 // policy and middleware apply to every turn. A Client holds no per-conversation state and is
 // safe for concurrent use, as the SDK client is.
 type Client struct {
-	chat *sdk.ChatCompletionService
+	chat      *sdk.ChatCompletionService
+	responses *responses.ResponseService
 }
 
 // NewClient wraps c, typically made with sdk.NewClient(option.WithBaseURL(…),
-// option.WithMaxRetries(…), …). The Client uses c.Chat.Completions; c must outlive it.
+// option.WithMaxRetries(…), …). The Client uses c.Chat.Completions and c.Responses; c must
+// outlive it.
 func NewClient(c *sdk.Client) *Client {
-	return &Client{chat: &c.Chat.Completions}
+	return &Client{chat: &c.Chat.Completions, responses: &c.Responses}
 }
 
 // Send sends req as one Chat Completions turn — the API every compatible server serves —
@@ -61,6 +64,46 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 // ([agentctx.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
 func (c *Client) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (agentctx.Record, error) {
 	m, err := c.Send(ctx, req, opts)
+	if err != nil {
+		return agentctx.Record{}, err
+	}
+	return sess.Assistant(m)
+}
+
+// SendResponses sends req as one stateless Responses API turn (converted with
+// [ResponsesParams]: the whole conversation as input, store off) and returns the answer as
+// an assistant record carries it ([MessageFromResponse]). With [Options.Stream] the turn
+// streams and the answer is the response the stream's last event (response.completed,
+// response.incomplete or response.failed) carries; a stream that ends without one is a
+// retryable error. Errors are classified as [Client.Send]'s are.
+func (c *Client) SendResponses(ctx context.Context, req agentctx.Request, opts Options) (*agentctx.Message, error) {
+	p, _, err := ResponsesParams(req, opts)
+	if err != nil {
+		return nil, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
+	}
+	var r *responses.Response
+	if opts.Stream {
+		r, err = c.streamResponse(ctx, p, opts.RequestOptions)
+	} else {
+		r, err = c.response(ctx, p, opts.RequestOptions)
+	}
+	if err != nil {
+		return nil, err
+	}
+	m, err := MessageFromResponse(r)
+	if err != nil {
+		return nil, err
+	}
+	if m.Model == "" {
+		m.Model = string(p.Model)
+	}
+	return m, nil
+}
+
+// TurnResponses sends req with [Client.SendResponses] and appends the answer to sess as an
+// assistant record, which it returns. Nothing is appended when the turn fails.
+func (c *Client) TurnResponses(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (agentctx.Record, error) {
+	m, err := c.SendResponses(ctx, req, opts)
 	if err != nil {
 		return agentctx.Record{}, err
 	}
@@ -116,6 +159,49 @@ func streamChat(ctx context.Context, svc *sdk.ChatCompletionService, p sdk.ChatC
 		}
 	}
 	return nil, malformed(agentctx.ClassFatal, "the stream does not make a chat completion: "+err.Error(), err)
+}
+
+// response sends p and decodes the answer, as chatCompletion does.
+func (c *Client) response(ctx context.Context, p responses.ResponseNewParams, ropts []option.RequestOption) (*responses.Response, error) {
+	var raw []byte
+	if _, err := c.responses.New(ctx, p, append(slices.Clip(ropts), option.WithResponseBodyInto(&raw))...); err != nil {
+		return nil, Classify(ctx, err)
+	}
+	if e := answerError(raw); e != nil {
+		return nil, e
+	}
+	r := new(responses.Response)
+	if err := json.Unmarshal(raw, r); err != nil {
+		return nil, malformed(agentctx.ClassFatal, "the answer is not a response: "+err.Error(), err)
+	}
+	return r, nil
+}
+
+// streamResponse sends p streaming and returns the response of the stream's last event.
+func (c *Client) streamResponse(ctx context.Context, p responses.ResponseNewParams, ropts []option.RequestOption) (*responses.Response, error) {
+	st := c.responses.NewStreaming(ctx, p, ropts...)
+	defer st.Close()
+	var final *responses.Response
+	for st.Next() {
+		ev := st.Current()
+		switch ev.Type {
+		case "response.completed", "response.incomplete", "response.failed":
+			r := ev.Response
+			final = &r
+		case "error":
+			if e := answerError([]byte(ev.RawJSON())); e != nil {
+				return nil, e
+			}
+			return nil, malformed(agentctx.ClassFatal, "the stream sent an error event without a message", nil)
+		}
+	}
+	if err := st.Err(); err != nil {
+		return nil, Classify(ctx, err)
+	}
+	if final == nil {
+		return nil, Classify(ctx, fmt.Errorf("the stream ended before its response.completed event: %w", io.ErrUnexpectedEOF))
+	}
+	return final, nil
 }
 
 // maxStreamCalls bounds the tool-call index a stream may name: a sparse index must not make
