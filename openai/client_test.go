@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -597,4 +598,19 @@ func TestMessageFromChat(t *testing.T) {
 	}
 	_, err := openai.MessageFromChat(nil)
 	assert.Equal(t, agentctx.ClassFatal, agentctx.ClassOf(err))
+}
+
+// TestSummarizerStreamsWithOptions: Options.Stream makes the Summarizer stream too.
+func TestSummarizerStreamsWithOptions(t *testing.T) {
+	s := newCompatServer(t, func(w http.ResponseWriter, _ *http.Request, _ int) {
+		chatAnswer{id: "chatcmpl-s", content: "<summary>ok</summary>", finish: "stop", prompt: 100, cached: 64, completion: 5}.stream(w)
+	})
+	sum := s.summarizer(false)
+	sum.Options.Stream = true
+	out, err := sum.Summarize(t.Context(), summaryRequest())
+	require.NoError(t, err)
+	assert.Equal(t, "<summary>ok</summary>", out.Text)
+	assert.Equal(t, &agentctx.Usage{InputTokens: 36, CacheReadInputTokens: 64, OutputTokens: 5}, out.Usage)
+	assert.Equal(t, true, s.body(0)["stream"])
+	assert.True(t, strings.HasPrefix(out.By, "Qwen/"))
 }

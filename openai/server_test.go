@@ -222,6 +222,13 @@ func TestSummarizerErrors(t *testing.T) {
 			class: agentctx.ClassFatal,
 		},
 		{
+			name: "an error object in a 200 answer",
+			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
+				writeJSON(w, 200, `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error","param":null,"code":null}}`)
+			},
+			class: agentctx.ClassRetryable,
+		},
+		{
 			name: "no choices",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 200, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"qwen3:8b","choices":[]}`)
