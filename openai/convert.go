@@ -31,6 +31,11 @@ type Options struct {
 	// LegacyMaxTokens sends Chat Completions' max_tokens instead of max_completion_tokens,
 	// for compatible servers that only read the older field.
 	LegacyMaxTokens bool
+	// Stream sends the turn streaming ([Client.Send], [Client.SendResponses]) and
+	// assembles the streamed answer into the message a non-streaming turn returns, for
+	// servers or proxies that cut long non-streaming requests. A [Summarizer] streams when
+	// this or its own Stream is set.
+	Stream bool
 	// RequestOptions are passed to the SDK for this turn: retries, timeouts, headers. The
 	// client's own options (base URL, key, retry policy) apply first.
 	RequestOptions []option.RequestOption

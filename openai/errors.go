@@ -16,6 +16,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/transport"
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // Error is a failed call, classified for recovery: what [Summarizer] returns for any
@@ -86,7 +87,8 @@ func (e *Error) Is(target error) bool {
 }
 
 // Classify returns err as an [*Error] with its class, or nil for nil; ctx is the context
-// the failed call ran under. An error that already is an [*Error] is returned as is.
+// the failed call ran under. An error that already is an [*Error] is returned as is; an
+// error event in the middle of a stream is classified as the error object it carries.
 func Classify(ctx context.Context, err error) error {
 	if err == nil {
 		return nil
@@ -96,6 +98,13 @@ func Classify(ctx context.Context, err error) error {
 	}
 	if ae, ok := errors.AsType[*sdk.Error](err); ok {
 		return classifyAPI(ae)
+	}
+	if se, ok := errors.AsType[*ssestream.StreamError](err); ok {
+		// An error event in the middle of a stream: the server's error object.
+		if e := answerError(se.Event.Data); e != nil {
+			e.Err = err
+			return e
+		}
 	}
 	return &Error{Class: transport.Class(ctx, err), Message: err.Error(), Err: err}
 }
@@ -123,24 +132,109 @@ func classifyAPI(ae *sdk.Error) *Error {
 			e.Message = top.Message
 		}
 	}
+	e.classify(e.StatusCode, raw)
+	return e
+}
+
+// classify sets e's class from status — the answer's HTTP status or, for an error object
+// in a successful answer, the status its code stands for — and its fields; raw is the
+// answer's body.
+func (e *Error) classify(status int, raw []byte) {
 	switch {
 	case promptTooLong(e, raw):
 		e.Class = agentctx.ClassPromptTooLong
-	case e.StatusCode == http.StatusRequestEntityTooLarge:
+	case status == http.StatusRequestEntityTooLarge:
 		e.Class = agentctx.ClassRequestTooLarge
 	case e.Code == "insufficient_quota":
 		e.Class = agentctx.ClassFatal // a 429 no retry fixes: the account is out of credit
-	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode >= 500 || e.StatusCode == http.StatusRequestTimeout:
+	case status == http.StatusTooManyRequests || status >= 500 || status == http.StatusRequestTimeout:
 		e.Class = agentctx.ClassRetryable
-	case e.StatusCode == http.StatusBadRequest && mediaError(e):
+	case status == http.StatusBadRequest && mediaError(e):
 		e.Class = agentctx.ClassMediaRejected
 		e.Media = &agentctx.MediaRejectedError{Message: e.Message}
-	case e.StatusCode == http.StatusBadRequest || e.StatusCode == http.StatusNotFound || e.StatusCode == http.StatusUnprocessableEntity:
+	case status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusUnprocessableEntity:
 		e.Class = agentctx.ClassInvalidRequest
 	default:
 		e.Class = agentctx.ClassFatal
 	}
+}
+
+// answerError returns the error object a successful answer holds instead of a completion
+// or a response, classified, or nil when there is none: {"error":{...}} (OpenAI, a
+// Responses answer that failed, llama.cpp), vLLM's {"object":"error",...} at the top level,
+// or {"error":"text"}. An event of a stream is read the same way.
+func answerError(raw []byte) *Error {
+	var top struct {
+		Object  string          `json:"object"`
+		Error   json.RawMessage `json:"error"`
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Param   json.RawMessage `json:"param"`
+	}
+	if json.Unmarshal(raw, &top) != nil {
+		return nil
+	}
+	var obj struct {
+		Message string          `json:"message"`
+		Type    string          `json:"type"`
+		Code    json.RawMessage `json:"code"`
+		Param   json.RawMessage `json:"param"`
+	}
+	switch {
+	case len(top.Error) > 0 && top.Error[0] == '{':
+		if json.Unmarshal(top.Error, &obj) != nil {
+			return nil
+		}
+	case len(top.Error) > 0 && top.Error[0] == '"':
+		if json.Unmarshal(top.Error, &obj.Message) != nil {
+			return nil
+		}
+	case top.Object == "error" || top.Type == "error" && top.Message != "":
+		// vLLM's error object, or a Responses stream's error event.
+		obj.Message, obj.Type, obj.Code, obj.Param = top.Message, top.Type, top.Code, top.Param
+	default:
+		return nil
+	}
+	e := &Error{StatusCode: http.StatusOK, Type: obj.Type, Message: obj.Message, Param: jsonString(obj.Param)}
+	status, err := strconv.Atoi(string(obj.Code)) // vLLM's code is the HTTP status
+	if err != nil {
+		e.Code = jsonString(obj.Code)
+		status = codeStatus(e.Type, e.Code)
+	}
+	if e.Message == "" {
+		e.Message = "the answer is an error object without a message"
+	}
+	e.Err = errors.New(e.Message)
+	e.classify(status, raw)
 	return e
+}
+
+// codeStatus is the HTTP status an error object's type or code stands for, when the object
+// came in a successful answer or a stream and gives no status of its own; 0 when unknown.
+func codeStatus(typ, code string) int {
+	switch {
+	case code == "rate_limit_exceeded" || typ == "rate_limit_error" || typ == "tokens" || typ == "requests":
+		return http.StatusTooManyRequests
+	case code == "server_error" || typ == "server_error" || typ == "api_error" || typ == "overloaded_error" || typ == "timeout_error":
+		return http.StatusInternalServerError
+	case typ == "invalid_request_error" || code == "invalid_prompt" || strings.Contains(code, "image"):
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// jsonString is a JSON value as text: a string's value, "" for null or nothing, else the
+// JSON itself.
+func jsonString(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	return string(raw)
 }
 
 // promptTooLong recognizes a prompt over the context window and fills in its figures:

@@ -22,19 +22,29 @@ import (
 )
 
 // compatServer is an httptest server speaking Chat Completions under /v1, as vLLM, Ollama
-// and llama.cpp serve it: it checks every request (path, key, the body against OpenAI's
-// rules) and answers with reply.
+// and llama.cpp serve it (or the Responses API, made with newResponsesServer): it checks
+// every request (path, key, the body against OpenAI's rules) and answers with reply.
 type compatServer struct {
-	t     *testing.T
-	srv   *httptest.Server
-	reply func(w http.ResponseWriter, r *http.Request, n int)
+	t        *testing.T
+	srv      *httptest.Server
+	reply    func(w http.ResponseWriter, r *http.Request, n int)
+	path     string
+	validate func(body []byte) error
 
 	mu     sync.Mutex
 	bodies []map[string]any
 }
 
 func newCompatServer(t *testing.T, reply func(w http.ResponseWriter, r *http.Request, n int)) *compatServer {
-	s := &compatServer{t: t, reply: reply}
+	s := &compatServer{t: t, reply: reply, path: "/v1/chat/completions", validate: validateChat}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// newResponsesServer is a compatServer speaking the Responses API.
+func newResponsesServer(t *testing.T, reply func(w http.ResponseWriter, r *http.Request, n int)) *compatServer {
+	s := &compatServer{t: t, reply: reply, path: "/v1/responses", validate: validateResponses}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.srv.Close)
 	return s
@@ -47,9 +57,9 @@ func (s *compatServer) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	assert.Equal(t, http.MethodPost, r.Method)
-	assert.Equal(t, "/v1/chat/completions", r.URL.Path)
+	assert.Equal(t, s.path, r.URL.Path)
 	assert.Equal(t, "Bearer local-key", r.Header.Get("Authorization"))
-	assert.NoError(t, validateChat(body), "the body breaks OpenAI's rules")
+	assert.NoError(t, s.validate(body), "the body breaks OpenAI's rules")
 	var m map[string]any
 	assert.NoError(t, json.Unmarshal(body, &m))
 	s.mu.Lock()
@@ -60,8 +70,28 @@ func (s *compatServer) serve(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *compatServer) summarizer(stream bool) openai.Summarizer {
+	return openai.Summarizer{Client: s.sdkClient(), Options: openai.Options{Model: "qwen3:8b"}, Stream: stream}
+}
+
+// sdkClient is an SDK client on the server, without retries.
+func (s *compatServer) sdkClient() *sdk.Client {
 	c := sdk.NewClient(option.WithBaseURL(s.srv.URL+"/v1"), option.WithAPIKey("local-key"), option.WithMaxRetries(0))
-	return openai.Summarizer{Client: &c, Options: openai.Options{Model: "qwen3:8b"}, Stream: stream}
+	return &c
+}
+
+// body returns the n-th request body the server received.
+func (s *compatServer) body(n int) map[string]any {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	require.Greater(s.t, len(s.bodies), n, "request %d was not sent", n)
+	return s.bodies[n]
+}
+
+// requests returns how many requests the server received.
+func (s *compatServer) requests() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.bodies)
 }
 
 func writeJSON(w http.ResponseWriter, status int, body string, headers ...string) {
@@ -190,6 +220,13 @@ func TestSummarizerErrors(t *testing.T) {
 				writeJSON(w, 200, `{"id":"chatcmpl-1","choices":[{"mess`)
 			},
 			class: agentctx.ClassFatal,
+		},
+		{
+			name: "an error object in a 200 answer",
+			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
+				writeJSON(w, 200, `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error","param":null,"code":null}}`)
+			},
+			class: agentctx.ClassRetryable,
 		},
 		{
 			name: "no choices",

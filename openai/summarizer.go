@@ -2,13 +2,9 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
-	"slices"
 
 	"github.com/agentctx/agentctx"
 	sdk "github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 )
 
 // Summarizer is an [agentctx.Summarizer] over Chat Completions: it converts the library's
@@ -30,7 +26,7 @@ type Summarizer struct {
 	// (empty: the conversation's model, which only an Anthropic-compatible server knows).
 	Options Options
 	// Stream sends the request streaming and accumulates the answer, for servers or
-	// proxies that cut long non-streaming requests.
+	// proxies that cut long non-streaming requests; so does Options.Stream.
 	Stream bool
 }
 
@@ -40,18 +36,12 @@ func (s Summarizer) Summarize(ctx context.Context, req agentctx.SummaryRequest) 
 	if err != nil {
 		return agentctx.Summary{}, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
 	}
-	var cc *sdk.ChatCompletion
-	if s.Stream {
-		cc, err = s.stream(ctx, p)
-	} else {
-		cc, err = s.send(ctx, p)
-	}
+	cc, err := chatCompletion(ctx, &s.Client.Chat.Completions, p, s.Stream || s.Options.Stream, s.Options.RequestOptions)
 	if err != nil {
-		return agentctx.Summary{}, Classify(ctx, err)
+		return agentctx.Summary{}, err
 	}
 	if len(cc.Choices) == 0 {
-		err := errors.New("the answer has no choices")
-		return agentctx.Summary{}, &Error{Class: agentctx.ClassFatal, StatusCode: 200, Message: err.Error(), Err: err}
+		return agentctx.Summary{}, malformed(agentctx.ClassFatal, "the answer has no choices", nil)
 	}
 	by := cc.Model
 	if by == "" {
@@ -60,41 +50,12 @@ func (s Summarizer) Summarize(ctx context.Context, req agentctx.SummaryRequest) 
 	return agentctx.Summary{Text: cc.Choices[0].Message.Content, Usage: usage(cc.Usage), By: by}, nil
 }
 
-// send sends the request and decodes the answer here, not in the SDK: a body that is not a
-// completion is the server's fault (fatal), a body cut off in transit the network's
-// (retryable).
-func (s Summarizer) send(ctx context.Context, p sdk.ChatCompletionNewParams) (*sdk.ChatCompletion, error) {
-	var raw []byte
-	if _, err := s.Client.Chat.Completions.New(ctx, p, append(slices.Clip(s.Options.RequestOptions), option.WithResponseBodyInto(&raw))...); err != nil {
-		return nil, err
-	}
-	cc := new(sdk.ChatCompletion)
-	if err := json.Unmarshal(raw, cc); err != nil {
-		return nil, &Error{Class: agentctx.ClassFatal, StatusCode: 200, Message: "the answer is not a chat completion: " + err.Error(), Err: err}
-	}
-	return cc, nil
-}
-
-func (s Summarizer) stream(ctx context.Context, p sdk.ChatCompletionNewParams) (*sdk.ChatCompletion, error) {
-	p.StreamOptions = sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)}
-	st := s.Client.Chat.Completions.NewStreaming(ctx, p, s.Options.RequestOptions...)
-	defer st.Close()
-	var acc sdk.ChatCompletionAccumulator
-	for st.Next() {
-		acc.AddChunk(st.Current())
-	}
-	if err := st.Err(); err != nil {
-		return nil, err
-	}
-	return &acc.ChatCompletion, nil
-}
-
 // usage converts Chat Completions usage: the cached part of the prompt is the cache read,
 // the rest the input.
 func usage(u sdk.CompletionUsage) *agentctx.Usage {
 	cached := int(u.PromptTokensDetails.CachedTokens)
 	return &agentctx.Usage{
-		InputTokens:          int(u.PromptTokens) - cached,
+		InputTokens:          max(0, int(u.PromptTokens)-cached),
 		CacheReadInputTokens: cached,
 		OutputTokens:         int(u.CompletionTokens),
 	}
