@@ -476,7 +476,17 @@ var messageFields = []string{"id", "model", "stop_reason", "stop_sequence", "usa
 // a Message encodes itself (an item's own "id", say) is kept under a "codex_" prefix, so the
 // records written back as a Claude Code transcript read as the same messages.
 func messageExtra(extra map[string]json.RawMessage) map[string]json.RawMessage {
-	for _, k := range messageFields {
+	return prefixed(extra, messageFields...)
+}
+
+// toolUseFields are the keys a [ToolUse] encodes itself.
+var toolUseFields = []string{"id", "name", "input", "cache_control"}
+
+// prefixed moves the keys of extra that a block or message encodes itself under a "codex_"
+// prefix: written as a Claude Code transcript, a Responses item's own "id" would otherwise
+// sit beside the block's, and the last one read would win.
+func prefixed(extra map[string]json.RawMessage, keys ...string) map[string]json.RawMessage {
+	for _, k := range keys {
 		if v, ok := extra[k]; ok {
 			delete(extra, k)
 			extra["codex_"+k] = v
@@ -520,6 +530,7 @@ func (c *codexReader) toolUse(typ string, p map[string]json.RawMessage, path str
 		tu.Name = "local_shell"
 		tu.Input = p["action"]
 	}
+	tu.Extra = prefixed(tu.Extra, toolUseFields...)
 	return tu
 }
 

@@ -648,3 +648,45 @@ func BenchmarkReadCodex(b *testing.B) {
 		}
 	})
 }
+
+// A Responses API item keeps its own "id" beside the call_id the tool_use takes: written back
+// as a Claude Code transcript, the tool_use keeps the call id (the item's id kept under
+// "codex_id"), so the call still pairs with its output.
+func TestCodexItemIDWritesBack(t *testing.T) {
+	rollout := strings.Join([]string{codexMeta,
+		codexLine("response_item", `{"type":"message","role":"user","content":[{"type":"input_text","text":"list the files"}]}`),
+		codexLine("response_item", `{"type":"function_call","id":"fc_1","call_id":"call_1","name":"shell","arguments":"{\"cmd\":\"ls\"}"}`),
+		codexLine("response_item", `{"type":"custom_tool_call","id":"ctc_2","call_id":"call_2","name":"apply_patch","input":"*** Begin Patch"}`),
+		codexLine("response_item", `{"type":"local_shell_call","id":"lsc_3","call_id":"call_3","action":{"type":"exec","command":["ls"]}}`),
+		codexLine("response_item", `{"type":"function_call_output","call_id":"call_1","output":"a.go"}`),
+		codexLine("response_item", `{"type":"custom_tool_call_output","call_id":"call_2","output":"done"}`),
+		codexLine("response_item", `{"type":"function_call_output","call_id":"call_3","output":"a.go"}`),
+	}, "\n") + "\n"
+	tr, err := ReadTranscript(strings.NewReader(rollout), "rollout.jsonl", ReadOptions{Strict: true})
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "converted.jsonl")
+	require.NoError(t, AppendFile(path, AppendOptions{}, tr.Records...))
+	back, err := ReadFile(path, ReadOptions{Strict: true})
+	require.NoError(t, err)
+	var ids []string
+	for _, r := range back.Records {
+		if r.Message == nil {
+			continue
+		}
+		for _, b := range r.Message.Content {
+			if tu, ok := b.(*ToolUse); ok {
+				ids = append(ids, tu.ID)
+				assert.Contains(t, string(tu.Extra["codex_id"]), `"`, "the item's own id is kept")
+			}
+		}
+	}
+	assert.Equal(t, []string{"call_1", "call_2", "call_3"}, ids)
+	p := newTestPipeline(t, Config{}, fuzzNow)
+	res, err := p.Prepare(t.Context(), Input{Records: back.Records})
+	require.NoError(t, err)
+	for _, act := range res.Report.Stages {
+		for _, a := range act.Actions {
+			assert.NotEqual(t, ActionDropped, a.Kind, "no call or output is dropped as unpaired: %s", a.Detail)
+		}
+	}
+}
