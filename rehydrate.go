@@ -105,7 +105,8 @@ type DirFiles struct {
 	Root string
 }
 
-// ReadFile reads path under Root; a path outside Root fails with [ErrOutsideRoot].
+// ReadFile reads path under Root; a path outside Root fails with [ErrOutsideRoot], one that is
+// not a regular file with an error naming it. It stops at ctx's end.
 func (d DirFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -125,7 +126,9 @@ func (d DirFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	// Only regular files: opening a named pipe or a device could block or never end.
+	// A path that is not a regular file is refused without being opened (opening a device
+	// can have effects of its own); openRegular checks again what it opened, since another
+	// file may take the path in between.
 	fi, err := root.Stat(rel)
 	if err != nil {
 		return nil, rootError(err)
@@ -133,15 +136,56 @@ func (d DirFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	f, err := root.Open(rel)
+	f, size, err := openRegular(root, rel, path)
 	if err != nil {
-		return nil, rootError(err)
+		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+	return readLimited(ctx, f, size, maxRehydrateRead)
+}
+
+// openRegular opens rel under root for reading and returns the file and its size, or an error
+// naming path unless what it opened is a regular file. It opens without blocking
+// ([openFlags]): a named pipe put in the file's place would otherwise keep the open waiting
+// for a writer, whatever the context says.
+func openRegular(root *os.Root, rel, path string) (*os.File, int64, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, 0, rootError(err)
 	}
-	return io.ReadAll(io.LimitReader(f, maxRehydrateRead))
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file", path)
+	}
+	return f, fi.Size(), nil
+}
+
+// readLimited reads r to its end or to its first limit bytes, whichever comes first, and
+// stops at ctx's end, which it checks before each read. size is what r is expected to hold.
+func readLimited(ctx context.Context, r io.Reader, size int64, limit int) ([]byte, error) {
+	hint := limit
+	if size < int64(limit) {
+		hint = min(int(max(size, 0))+512, limit)
+	}
+	buf := make([]byte, 0, hint)
+	for len(buf) < limit {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // rootError maps an os.Root error for a path that leaves the root (through a symbolic link)
