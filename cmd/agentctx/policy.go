@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -110,9 +109,9 @@ type price struct {
 
 // readPolicy reads the config file at path. Its errors name the file, the line and the key.
 func readPolicy(path string) (*policy, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("--config: %w", fileError(path, err))
+		return nil, fmt.Errorf("--config: %w", err)
 	}
 	var p policy
 	md, err := toml.Decode(string(data), &p)
