@@ -96,6 +96,9 @@ type Pipeline struct {
 
 // New validates cfg and returns a Pipeline.
 func New(cfg Config) (*Pipeline, error) {
+	if cfg.ContextWindow < 0 {
+		return nil, fmt.Errorf("agentctx: ContextWindow %d is negative", cfg.ContextWindow)
+	}
 	p := &Pipeline{cfg: cfg, window: cfg.ContextWindow, maxOutput: cfg.MaxOutputTokens}
 	models := cfg.Models
 	if models == nil {

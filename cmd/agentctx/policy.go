@@ -129,6 +129,15 @@ func readPolicy(path string) (*policy, error) {
 		}
 		return nil, fmt.Errorf("--config: %s: unknown key %s (docs/simulate.md lists the keys)", path, strings.Join(names, ", "))
 	}
+	// The library would name its own fields (a negative window even as unknown for the model).
+	for _, k := range []struct {
+		key string
+		v   int
+	}{{"context_window", p.ContextWindow}, {"max_output_tokens", p.MaxOutputTokens}} {
+		if k.v < 0 {
+			return nil, fmt.Errorf("--config: %s: %s %d is negative", path, k.key, k.v)
+		}
+	}
 	return &p, nil
 }
 
