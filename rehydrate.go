@@ -293,9 +293,9 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 	if tools == nil {
 		tools = DefaultFileTools()
 	}
+	cwd := sessionCwd(t.in.Records)
 	src := c.Files
 	if src == nil {
-		cwd := sessionCwd(t.in.Records)
 		if cwd == "" {
 			return nil, nil
 		}
@@ -311,44 +311,56 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 			}
 		}
 	}
-	type mention struct{ item, block int }
-	last := map[string]mention{} // path → its latest mention
+	// A file is known by its key (fileKey), whatever the spelling of its path: the
+	// attachment and the Report take the spelling of its latest mention.
+	type mention struct {
+		item, block int
+		path        string
+	}
+	last := map[string]mention{} // file key → its latest mention
 	inTail := map[string]bool{}  // read again in the kept tail: the model sees it there
+	see := func(path string, m mention) {
+		key := fileKey(path, cwd)
+		if old, seen := last[key]; !seen || cmp.Or(cmp.Compare(m.item, old.item), cmp.Compare(m.block, old.block)) >= 0 {
+			m.path = path
+			last[key] = m
+		}
+	}
 	for _, tc := range toolCalls(t.items) {
 		if !slices.Contains(tools, tc.tu.Name) || !ok[tc.tu.ID] {
 			continue
 		}
 		if path := inputString(tc.tu.Input, "file_path", "notebook_path"); path != "" {
-			last[path] = mention{tc.at, tc.block}
+			see(path, mention{item: tc.at, block: tc.block})
 			if tc.at >= cut && tc.tu.Name == "Read" {
-				inTail[path] = true
+				inTail[fileKey(path, cwd)] = true
 			}
 		}
 	}
 	for i := range t.items {
 		if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == RehydrateFile {
-			last[r.Rehydration.Path] = mention{i, 0}
+			see(r.Rehydration.Path, mention{item: i})
 		}
 	}
-	paths := make([]string, 0, len(last))
-	for path := range last {
-		if !inTail[path] {
-			paths = append(paths, path)
+	files := make([]mention, 0, len(last))
+	for key, m := range last {
+		if !inTail[key] {
+			files = append(files, m)
 		}
 	}
 	// Newest first; mentions in one message by block order, then by path: map order must
 	// never reach the request.
-	slices.SortFunc(paths, func(a, b string) int {
-		ma, mb := last[a], last[b]
-		return cmp.Or(cmp.Compare(mb.item, ma.item), cmp.Compare(mb.block, ma.block), strings.Compare(a, b))
+	slices.SortFunc(files, func(a, b mention) int {
+		return cmp.Or(cmp.Compare(b.item, a.item), cmp.Compare(b.block, a.block), strings.Compare(a.path, b.path))
 	})
 	var out []attachment
 	var notes []string
 	used := 0
-	for _, path := range paths {
+	for _, m := range files {
 		if len(out) == orDefault(c.MaxFiles, DefaultRehydrateFiles) || used >= total {
 			break
 		}
+		path := m.path
 		data, err := src.ReadFile(ctx, path)
 		switch {
 		case errors.Is(err, ErrOutsideRoot):
@@ -374,6 +386,17 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 		out = append(out, attachment{kind: RehydrateFile, path: path, text: head + body + tailNote})
 	}
 	return out, notes
+}
+
+// fileKey returns the key under which rehydration knows the file at path: its cleaned
+// absolute form, a relative path taken from cwd (the session's working directory), so that
+// "/repo/a.go", "./a.go", "a.go" and "/repo/x/../a.go" in /repo are one file. Without a cwd
+// a relative path stays relative, cleaned.
+func fileKey(path, cwd string) string {
+	if !filepath.IsAbs(path) && cwd != "" {
+		return filepath.Join(cwd, path)
+	}
+	return filepath.Clean(path)
 }
 
 // rehydrateSkills re-injects the content of the skills the view invoked, newest first.
