@@ -105,6 +105,9 @@ func New(cfg Config) (*Pipeline, error) {
 		models = DefaultModels()
 	}
 	if m, ok := models.Lookup(cfg.Model); ok {
+		if err := m.validate(cfg.Model); err != nil {
+			return nil, err
+		}
 		if p.window == 0 {
 			p.window = m.ContextWindow
 		}
@@ -125,6 +128,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if p.maxOutput < 0 {
 		return nil, fmt.Errorf("agentctx: MaxOutputTokens %d is negative", cfg.MaxOutputTokens)
+	}
+	if th := cfg.Thinking; th != nil && th.BudgetTokens < 0 {
+		return nil, fmt.Errorf("agentctx: Thinking.BudgetTokens %d is negative", th.BudgetTokens)
 	}
 	if th := cfg.Thinking; th != nil && th.Type == "enabled" {
 		if th.BudgetTokens < minThinkingBudget {
