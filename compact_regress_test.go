@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -199,16 +198,6 @@ func TestCompactNothing(t *testing.T) {
 	res, err := p.Compact(t.Context(), Input{Records: k.recs}, CompactOptions{})
 	require.NoError(t, err, "a view holding only a summary compacts into one")
 	assert.NotEmpty(t, res.Request.Messages)
-}
-
-func TestDirFilesNotRegular(t *testing.T) {
-	root := t.TempDir()
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, "pipe"), 0o644))
-	require.NoError(t, os.Mkdir(filepath.Join(root, "dir"), 0o755))
-	for _, name := range []string{"pipe", "dir"} {
-		_, err := DirFiles{Root: root}.ReadFile(t.Context(), name)
-		assert.ErrorContains(t, err, "not a regular file", name)
-	}
 }
 
 // Headings inside carried text stay text: a second extractive compaction keeps a plan and a

@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"fmt"
 	"maps"
 	"strings"
 )
@@ -99,6 +100,20 @@ func (ms Models) Lookup(name string) (Model, bool) {
 		best.ContextWindow = 1_000_000
 	}
 	return best, found
+}
+
+// validate returns an error naming the first negative figure of m, the model table's entry
+// for model.
+func (m Model) validate(model string) error {
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"ContextWindow", m.ContextWindow}, {"MaxOutput", m.MaxOutput}, {"MinCacheTokens", m.MinCacheTokens}} {
+		if f.v < 0 {
+			return fmt.Errorf("agentctx: the Models entry for model %q has a negative %s %d", model, f.name, f.v)
+		}
+	}
+	return nil
 }
 
 func matchesModel(name, key string) bool {

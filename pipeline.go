@@ -102,12 +102,18 @@ type Pipeline struct {
 
 // New validates cfg and returns a Pipeline.
 func New(cfg Config) (*Pipeline, error) {
+	if cfg.ContextWindow < 0 {
+		return nil, fmt.Errorf("agentctx: ContextWindow %d is negative", cfg.ContextWindow)
+	}
 	p := &Pipeline{cfg: cfg, window: cfg.ContextWindow, maxOutput: cfg.MaxOutputTokens}
 	models := cfg.Models
 	if models == nil {
 		models = DefaultModels()
 	}
 	if m, ok := models.Lookup(cfg.Model); ok {
+		if err := m.validate(cfg.Model); err != nil {
+			return nil, err
+		}
 		if p.window == 0 {
 			p.window = m.ContextWindow
 		}
@@ -128,6 +134,9 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	if p.maxOutput < 0 {
 		return nil, fmt.Errorf("agentctx: MaxOutputTokens %d is negative", cfg.MaxOutputTokens)
+	}
+	if th := cfg.Thinking; th != nil && th.BudgetTokens < 0 {
+		return nil, fmt.Errorf("agentctx: Thinking.BudgetTokens %d is negative", th.BudgetTokens)
 	}
 	if th := cfg.Thinking; th != nil && th.Type == "enabled" {
 		if th.BudgetTokens < minThinkingBudget {

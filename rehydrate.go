@@ -129,7 +129,8 @@ type DirFiles struct {
 	Root string
 }
 
-// ReadFile reads path under Root; a path outside Root fails with [ErrOutsideRoot].
+// ReadFile reads path under Root; a path outside Root fails with [ErrOutsideRoot], one that is
+// not a regular file with an error naming it. It stops at ctx's end.
 func (d DirFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -149,7 +150,9 @@ func (d DirFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 		return nil, err
 	}
 	defer root.Close()
-	// Only regular files: opening a named pipe or a device could block or never end.
+	// A path that is not a regular file is refused without being opened (opening a device
+	// can have effects of its own); openRegular checks again what it opened, since another
+	// file may take the path in between.
 	fi, err := root.Stat(rel)
 	if err != nil {
 		return nil, rootError(err)
@@ -157,15 +160,56 @@ func (d DirFiles) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if !fi.Mode().IsRegular() {
 		return nil, fmt.Errorf("%s: not a regular file", path)
 	}
-	f, err := root.Open(rel)
+	f, size, err := openRegular(root, rel, path)
 	if err != nil {
-		return nil, rootError(err)
+		return nil, err
 	}
 	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file", path)
+	return readLimited(ctx, f, size, maxRehydrateRead)
+}
+
+// openRegular opens rel under root for reading and returns the file and its size, or an error
+// naming path unless what it opened is a regular file. It opens without blocking
+// ([openFlags]): a named pipe put in the file's place would otherwise keep the open waiting
+// for a writer, whatever the context says.
+func openRegular(root *os.Root, rel, path string) (*os.File, int64, error) {
+	f, err := root.OpenFile(rel, os.O_RDONLY|openFlags, 0)
+	if err != nil {
+		return nil, 0, rootError(err)
 	}
-	return io.ReadAll(io.LimitReader(f, maxRehydrateRead))
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, fmt.Errorf("%s: not a regular file", path)
+	}
+	return f, fi.Size(), nil
+}
+
+// readLimited reads r to its end or to its first limit bytes, whichever comes first, and
+// stops at ctx's end, which it checks before each read. size is what r is expected to hold.
+func readLimited(ctx context.Context, r io.Reader, size int64, limit int) ([]byte, error) {
+	hint := limit
+	if size < int64(limit) {
+		hint = min(int(max(size, 0))+512, limit)
+	}
+	buf := make([]byte, 0, hint)
+	for len(buf) < limit {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return buf, nil
 }
 
 // rootError maps an os.Root error for a path that leaves the root (through a symbolic link)
@@ -274,9 +318,9 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 	if tools == nil {
 		tools = DefaultFileTools()
 	}
+	cwd := sessionCwd(t.in.Records)
 	src := c.Files
 	if src == nil {
-		cwd := sessionCwd(t.in.Records)
 		if cwd == "" {
 			return nil, nil
 		}
@@ -292,44 +336,56 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 			}
 		}
 	}
-	type mention struct{ item, block int }
-	last := map[string]mention{} // path → its latest mention
+	// A file is known by its key (fileKey), whatever the spelling of its path: the
+	// attachment and the Report take the spelling of its latest mention.
+	type mention struct {
+		item, block int
+		path        string
+	}
+	last := map[string]mention{} // file key → its latest mention
 	inTail := map[string]bool{}  // read again in the kept tail: the model sees it there
+	see := func(path string, m mention) {
+		key := fileKey(path, cwd)
+		if old, seen := last[key]; !seen || cmp.Or(cmp.Compare(m.item, old.item), cmp.Compare(m.block, old.block)) >= 0 {
+			m.path = path
+			last[key] = m
+		}
+	}
 	for _, tc := range toolCalls(t.items) {
 		if !slices.Contains(tools, tc.tu.Name) || !ok[tc.tu.ID] {
 			continue
 		}
 		if path := inputString(tc.tu.Input, "file_path", "notebook_path"); path != "" {
-			last[path] = mention{tc.at, tc.block}
+			see(path, mention{item: tc.at, block: tc.block})
 			if tc.at >= cut && tc.tu.Name == "Read" {
-				inTail[path] = true
+				inTail[fileKey(path, cwd)] = true
 			}
 		}
 	}
 	for i := range t.items {
 		if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == RehydrateFile {
-			last[r.Rehydration.Path] = mention{i, 0}
+			see(r.Rehydration.Path, mention{item: i})
 		}
 	}
-	paths := make([]string, 0, len(last))
-	for path := range last {
-		if !inTail[path] {
-			paths = append(paths, path)
+	files := make([]mention, 0, len(last))
+	for key, m := range last {
+		if !inTail[key] {
+			files = append(files, m)
 		}
 	}
 	// Newest first; mentions in one message by block order, then by path: map order must
 	// never reach the request.
-	slices.SortFunc(paths, func(a, b string) int {
-		ma, mb := last[a], last[b]
-		return cmp.Or(cmp.Compare(mb.item, ma.item), cmp.Compare(mb.block, ma.block), strings.Compare(a, b))
+	slices.SortFunc(files, func(a, b mention) int {
+		return cmp.Or(cmp.Compare(b.item, a.item), cmp.Compare(b.block, a.block), strings.Compare(a.path, b.path))
 	})
 	var out []attachment
 	var notes []string
 	used := 0
-	for _, path := range paths {
+	for _, m := range files {
 		if len(out) == orDefault(c.MaxFiles, DefaultRehydrateFiles) || used >= total {
 			break
 		}
+		path := m.path
 		data, err := src.ReadFile(ctx, path)
 		switch {
 		case errors.Is(err, ErrOutsideRoot):
@@ -355,6 +411,17 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 		out = append(out, attachment{kind: RehydrateFile, path: path, text: head + body + tailNote})
 	}
 	return out, notes
+}
+
+// fileKey returns the key under which rehydration knows the file at path: its cleaned
+// absolute form, a relative path taken from cwd (the session's working directory), so that
+// "/repo/a.go", "./a.go", "a.go" and "/repo/x/../a.go" in /repo are one file. Without a cwd
+// a relative path stays relative, cleaned.
+func fileKey(path, cwd string) string {
+	if !filepath.IsAbs(path) && cwd != "" {
+		return filepath.Join(cwd, path)
+	}
+	return filepath.Clean(path)
 }
 
 // rehydrateSkills re-injects the content of the skills the view invoked, newest first.

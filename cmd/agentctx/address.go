@@ -100,11 +100,7 @@ func (a address) dbError(err error) error {
 // raw returns the session's bytes: the file, or its export.
 func (a address) raw(ctx context.Context) ([]byte, error) {
 	if a.url == "" {
-		data, err := os.ReadFile(a.file)
-		if err != nil {
-			return nil, fileError(a.file, err)
-		}
-		return data, nil
+		return readFile(a.file, maxSessionBytes)
 	}
 	st, err := a.open(ctx, false)
 	if err != nil {

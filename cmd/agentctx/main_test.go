@@ -610,3 +610,68 @@ func TestRequestMemoryLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestFileBounds: a file a command reads is bounded — a device is refused and a file or a
+// pipe over its bound is an error naming it, where --config /dev/zero used to read on until
+// the memory ran out.
+func TestFileBounds(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, size int) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, bytes.Repeat([]byte("#\n"), size/2), 0o644))
+		return p
+	}
+	config, tools := write("big.toml", maxConfigBytes+2), write("big.json", maxToolsBytes+2)
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"config over 1 MiB", []string{"simulate", "--config=" + config, small}, "--config: cannot read " + config + ": larger than 1 MiB"},
+		{"tools over 4 MiB", []string{"request", "--tools=" + tools, small}, "--tools: cannot read " + tools + ": larger than 4 MiB"},
+	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		tests = append(tests, []struct {
+			name string
+			args []string
+			want string
+		}{
+			{"config device", []string{"simulate", "--config=/dev/zero", small}, "--config: cannot read /dev/zero: it is a device, not a file"},
+			{"tools device", []string{"simulate", "--tools=/dev/zero", small}, "--tools: cannot read /dev/zero: it is a device, not a file"},
+			{"session device", []string{"inspect", "/dev/zero"}, "cannot read /dev/zero: it is a device, not a file"},
+			{"import device", []string{"import", "/dev/zero", "postgres://localhost/agentctx"}, "cannot read /dev/zero: it is a device, not a file"},
+		}...)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCmd(t, tt.args...)
+			assert.Equal(t, 1, code)
+			assert.Empty(t, out)
+			assert.Equal(t, "agentctx: "+tt.want+"\n", errOut)
+		})
+	}
+
+	t.Run("endless pipe", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		require.NoError(t, err)
+		path := fmt.Sprintf("/dev/fd/%d", r.Fd())
+		if _, err := os.Stat(path); err != nil {
+			r.Close()
+			w.Close()
+			t.Skip("no /dev/fd here")
+		}
+		go func() {
+			line := []byte("# a comment\n")
+			for {
+				if _, err := w.Write(line); err != nil {
+					w.Close()
+					return
+				}
+			}
+		}()
+		code, _, errOut := runCmd(t, "simulate", "--config="+path, small)
+		r.Close() // the writer fails, and stops
+		assert.Equal(t, 1, code)
+		assert.Equal(t, "agentctx: --config: cannot read "+path+": larger than 1 MiB\n", errOut)
+	})
+}

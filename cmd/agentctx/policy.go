@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -110,9 +109,9 @@ type price struct {
 
 // readPolicy reads the config file at path. Its errors name the file, the line and the key.
 func readPolicy(path string) (*policy, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("--config: %w", fileError(path, err))
+		return nil, fmt.Errorf("--config: %w", err)
 	}
 	var p policy
 	md, err := toml.Decode(string(data), &p)
@@ -129,6 +128,15 @@ func readPolicy(path string) (*policy, error) {
 			names[i] = k.String()
 		}
 		return nil, fmt.Errorf("--config: %s: unknown key %s (docs/simulate.md lists the keys)", path, strings.Join(names, ", "))
+	}
+	// The library would name its own fields (a negative window even as unknown for the model).
+	for _, k := range []struct {
+		key string
+		v   int
+	}{{"context_window", p.ContextWindow}, {"max_output_tokens", p.MaxOutputTokens}} {
+		if k.v < 0 {
+			return nil, fmt.Errorf("--config: %s: %s %d is negative", path, k.key, k.v)
+		}
 	}
 	return &p, nil
 }

@@ -288,9 +288,6 @@ func sessionID(tr *agentctx.Transcript, path string) string {
 	return filepath.Base(path)
 }
 
-// readSession reads the session file at path. A file that cannot be opened, a directory and
-// a JSON array (a common mistake: one record per line is expected) get their own errors,
-// which name path.
 // readAddress reads the session addr names: a file, or a session in a PostgreSQL database,
 // whose open Store it returns too (the caller closes it); db is nil for a file.
 func readAddress(ctx context.Context, addr address) (tr *agentctx.Transcript, db *postgres.Store, err error) {
@@ -307,6 +304,9 @@ func readAddress(ctx context.Context, addr address) (tr *agentctx.Transcript, db
 	return tr, db, nil
 }
 
+// readSession reads the session file at path. A file that cannot be opened, a directory, a
+// device, a file over maxSessionBytes and a JSON array (a common mistake: one record per line
+// is expected) get their own errors, which name path.
 func readSession(path string) (*agentctx.Transcript, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -320,11 +320,56 @@ func readSession(path string) (*agentctx.Transcript, error) {
 	if fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory, not a session file (JSONL: one JSON record per line)", path)
 	}
-	r := bufio.NewReaderSize(f, 64<<10)
+	if fi.Mode()&fs.ModeDevice != 0 {
+		return nil, fmt.Errorf("cannot read %s: it is a device, not a file", path)
+	}
+	lr := &io.LimitedReader{R: f, N: maxSessionBytes + 1}
+	r := bufio.NewReaderSize(lr, 64<<10)
 	if startsJSONArray(r) {
 		return nil, fmt.Errorf("%s is a JSON array, not JSONL: one record per line expected", path)
 	}
-	return agentctx.ReadTranscript(r, path, agentctx.ReadOptions{})
+	tr, err := agentctx.ReadTranscript(r, path, agentctx.ReadOptions{})
+	if lr.N == 0 {
+		return nil, fmt.Errorf("cannot read %s: larger than %d MiB", path, maxSessionBytes>>20)
+	}
+	return tr, err
+}
+
+// The most the commands read of a file they read whole: far more than any real one holds, so
+// that a device or a pipe that never ends (--config /dev/zero) is an error, not a read that
+// fills the memory.
+const (
+	maxConfigBytes  = 1 << 20 // --config: a policy is a few kilobytes
+	maxToolsBytes   = 4 << 20 // --tools: Claude Code's definitions are some 60 KB
+	maxSessionBytes = 1 << 30 // a session file
+)
+
+// readFile reads the file at path whole, as os.ReadFile does, but refuses a device and stops
+// after limit bytes: a larger file is an error. Its errors name path.
+func readFile(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fileError(path, err)
+	}
+	if fi.Mode()&fs.ModeDevice != 0 {
+		return nil, fmt.Errorf("cannot read %s: it is a device, not a file", path)
+	}
+	var buf bytes.Buffer
+	if fi.Mode().IsRegular() {
+		buf.Grow(int(min(fi.Size(), limit)) + 512)
+	}
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, fileError(path, err)
+	}
+	if int64(buf.Len()) > limit {
+		return nil, fmt.Errorf("cannot read %s: larger than %d MiB", path, limit>>20)
+	}
+	return buf.Bytes(), nil
 }
 
 // fileError says that path cannot be read, and why, without the Go operation name.
@@ -349,9 +394,9 @@ func readTools(path string) ([]agentctx.Tool, error) {
 	if path == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readFile(path, maxToolsBytes)
 	if err != nil {
-		return nil, fmt.Errorf("--tools: %w", fileError(path, err))
+		return nil, fmt.Errorf("--tools: %w", err)
 	}
 	var defs []json.RawMessage
 	if err := json.Unmarshal(data, &defs); err != nil {

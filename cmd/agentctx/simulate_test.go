@@ -113,6 +113,8 @@ func TestSimulateConfig(t *testing.T) {
 		{"[cache]\nttl = \"1h\"\nttls = 3\n", "bad.toml: unknown key cache.ttls"},
 		{"[cache\n", "bad.toml:2: expected '.' or ']' to end table name"},
 		{"[cache]\nttl = \"2h\"\n", `Cache.TTL "2h" is not`},
+		{"model = \"claude-sonnet-4-5\"\ncontext_window = -5\n", "--config: " + filepath.Join(dir, "bad.toml") + ": context_window -5 is negative"},
+		{"max_output_tokens = -1\n", "bad.toml: max_output_tokens -1 is negative"},
 	} {
 		code, _, errOut := runCmd(t, "simulate", "--config="+write("bad.toml", tc.body), f)
 		assert.Equal(t, 1, code, tc.body)
@@ -121,6 +123,9 @@ func TestSimulateConfig(t *testing.T) {
 	code, _, errOut := runCmd(t, "simulate", "--config="+filepath.Join(dir, "missing.toml"), f)
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errOut, "--config: cannot read")
+	code, _, errOut = runCmd(t, "simulate", "--window=-5", "--config="+noCompact, f)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errOut, "--window must be positive, got -5")
 }
 
 // svgDoc is the part of the chart a test reads back.

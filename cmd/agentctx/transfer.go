@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -60,9 +59,9 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			to.session = strings.TrimSuffix(filepath.Base(f), ".jsonl")
 			to.shown += "#" + url.PathEscape(to.session)
 		}
-		data, err := os.ReadFile(f)
+		data, err := readFile(f, maxSessionBytes)
 		if err != nil {
-			return fileError(f, err)
+			return err
 		}
 		if old, err := to.raw(ctx); err == nil && bytes.Equal(old, data) {
 			fmt.Fprintf(stdout, "%s is already in the database as session %s, byte for byte: nothing imported\n", f, to.session)
