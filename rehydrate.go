@@ -415,8 +415,8 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 
 // fileKey returns the key under which rehydration knows the file at path: its cleaned
 // absolute form, a relative path taken from cwd (the session's working directory), so that
-// "/repo/a.go", "./a.go", "a.go" and "/repo/x/../a.go" in /repo are one file. Without a cwd
-// a relative path stays relative, cleaned.
+// "/repo/a.go", "./a.go" and "a.go" in /repo are one file, and so is a path into a
+// subdirectory and back up out of it. Without a cwd a relative path stays relative, cleaned.
 func fileKey(path, cwd string) string {
 	if !filepath.IsAbs(path) && cwd != "" {
 		return filepath.Join(cwd, path)
