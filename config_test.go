@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // New names the field of a negative context window, as it does a negative MaxOutputTokens,
@@ -64,4 +65,23 @@ func TestNewNegativeModelFigures(t *testing.T) {
 	}
 	_, err := New(Config{Model: "m", Models: entry(Model{ContextWindow: 1000, MaxOutput: 10}), Tokens: EstimateCounter{}})
 	assert.NoError(t, err)
+}
+
+// Each negative rehydration bound is named, and an unknown thinking type is refused by New
+// rather than sent.
+func TestNewNamesRehydrateBoundsAndThinkingType(t *testing.T) {
+	_, err := New(Config{ContextWindow: 10_000, Compact: CompactConfig{Rehydrate: RehydrateConfig{MaxFileTokens: -1, MaxSkillsTokens: -2}}})
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "Compact.Rehydrate.MaxFileTokens -1 is negative")
+	assert.ErrorContains(t, err, "Compact.Rehydrate.MaxSkillsTokens -2 is negative")
+	_, err = New(Config{ContextWindow: 10_000, Thinking: &ThinkingParam{Type: "enabld", BudgetTokens: 2048}})
+	assert.ErrorContains(t, err, `Thinking.Type "enabld" is not enabled, disabled or adaptive`)
+	for _, typ := range []string{"enabled", "disabled", "adaptive"} {
+		th := &ThinkingParam{Type: typ}
+		if typ == "enabled" {
+			th.BudgetTokens = 2048
+		}
+		_, err := New(Config{ContextWindow: 100_000, Thinking: th})
+		assert.NoError(t, err, typ)
+	}
 }

@@ -135,6 +135,9 @@ func New(cfg Config) (*Pipeline, error) {
 	if p.maxOutput < 0 {
 		return nil, fmt.Errorf("agentctx: MaxOutputTokens %d is negative", cfg.MaxOutputTokens)
 	}
+	if th := cfg.Thinking; th != nil && th.Type != "enabled" && th.Type != "disabled" && th.Type != "adaptive" {
+		return nil, fmt.Errorf("agentctx: Thinking.Type %q is not enabled, disabled or adaptive", th.Type)
+	}
 	if th := cfg.Thinking; th != nil && th.BudgetTokens < 0 {
 		return nil, fmt.Errorf("agentctx: Thinking.BudgetTokens %d is negative", th.BudgetTokens)
 	}

@@ -69,12 +69,16 @@ type RehydrateConfig struct {
 }
 
 func (c RehydrateConfig) validate() error {
-	for _, v := range []int{c.MaxFiles, c.MaxFileTokens, c.MaxFilesTokens, c.MaxSkillTokens, c.MaxSkillsTokens} {
-		if v < 0 {
-			return fmt.Errorf("agentctx: Compact.Rehydrate has a negative bound %d", v)
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int
+	}{{"MaxFiles", c.MaxFiles}, {"MaxFileTokens", c.MaxFileTokens}, {"MaxFilesTokens", c.MaxFilesTokens}, {"MaxSkillTokens", c.MaxSkillTokens}, {"MaxSkillsTokens", c.MaxSkillsTokens}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("agentctx: Compact.Rehydrate.%s %d is negative", f.name, f.v))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 func orDefault(v, def int) int {
