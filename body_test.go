@@ -124,15 +124,25 @@ func TestRequestTooLarge(t *testing.T) {
 		return Config{Pressure: PressureConfig{MaxBodyBytes: limit}, Compact: CompactConfig{Summarizer: s}}
 	}
 
-	t.Run("no summarizer", func(t *testing.T) {
+	t.Run("no summarizer: compacted rather than refused", func(t *testing.T) {
 		k := session(0)
 		res, err := newTestPipeline(t, cfg(nil), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
+		require.NoError(t, err)
+		require.NotNil(t, res.Report.Compaction)
+		assert.Equal(t, "extractive", res.Report.Compaction.Summarizer)
+		assert.Contains(t, kinds(res.Report.Degradations), DegradedFallback, "the Report says no Summarizer was there")
+	})
+	t.Run("auto-compact disabled", func(t *testing.T) {
+		k := session(0)
+		c := cfg(nil)
+		c.Compact.DisableAuto = true
+		res, err := newTestPipeline(t, c, k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
 		require.ErrorIs(t, err, ErrRequestTooLarge)
 		e, ok := errors.AsType[*RequestTooLargeError](err)
 		require.True(t, ok)
 		assert.Greater(t, e.Bytes, limit)
 		assert.Equal(t, limit, e.Limit)
-		assert.Contains(t, e.Reason, "no Summarizer")
+		assert.Contains(t, e.Reason, "disabled")
 		assert.Equal(t, e.Bytes, res.Report.BodyBytes)
 		body, err := res.Request.MarshalJSON()
 		require.NoError(t, err)

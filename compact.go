@@ -35,7 +35,8 @@ const (
 
 // CompactConfig configures compaction: the transaction that replaces a conversation's history
 // with a summary once the lossless stages no longer keep it under the auto-compact threshold.
-// The zero value is the default: auto-compact is on as soon as a Summarizer is set.
+// The zero value is the default: auto-compact is on at the threshold as soon as a Summarizer
+// is set, and at the blocking limit without one (with [Extractive]).
 //
 // A compaction appends records and never rewrites one. It works on this turn's projected view
 // (after snip, microcompact and collapse — nothing they removed is summarized again) and runs
@@ -76,8 +77,10 @@ const (
 // never runs for a fork ([Input.SkipCacheWrite]), with [Input.NoCompact], or before the
 // conversation has a new response since its latest compaction.
 type CompactConfig struct {
-	// Summarizer writes summaries. Nil: auto-compact is off, and [Pipeline.Compact] uses
-	// [Extractive].
+	// Summarizer writes summaries. Nil: auto-compact waits for the blocking limit instead of
+	// the threshold — a request that could not be sent is compacted with [Extractive] rather
+	// than refused, and the Report says so (DisableAuto refuses it instead) — and
+	// [Pipeline.Compact] uses [Extractive].
 	Summarizer Summarizer
 	// Fallback writes the summary when Summarizer fails or its circuit breaker is open. Nil:
 	// [Extractive], unless Summarizer is itself extractive or DisableFallback is set.
@@ -303,8 +306,10 @@ func (p *Pipeline) autoCompactDue(t *turn) bool {
 	}
 	why := ""
 	switch c := p.cfg.Compact; {
-	case c.Summarizer == nil:
-		why = "auto-compact is off: no Summarizer is configured"
+	case c.Summarizer == nil && pr.Tokens < pr.Levels.Blocking && !tooSmall && !tooBig:
+		// Without a Summarizer the threshold compacts nothing; a request that cannot be sent
+		// is compacted with Extractive rather than refused.
+		why = "auto-compact is off until the blocking limit: no Summarizer is configured"
 	case c.DisableAuto:
 		why = "auto-compact is disabled"
 	case t.in.SkipCacheWrite:
@@ -372,6 +377,9 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	}
 	if primary == nil {
 		primary, fallback = Extractive{}, nil
+		if trigger == TriggerAuto {
+			t.report.degrade(DegradedFallback, "no Summarizer is configured and the request is at the blocking limit: Extractive writes the summary rather than the request be refused", "")
+		}
 	}
 	if isExtractive(primary) && isExtractive(fallback) {
 		fallback = nil

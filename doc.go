@@ -45,8 +45,9 @@
 // [PressureConfig]). At the auto-compact threshold, when a [Summarizer] is configured, it
 // compacts — the transaction of [CompactConfig]: a summary replaces the history, the most
 // recent messages stay verbatim, the files and skills the conversation worked with are
-// re-injected — and builds the request from the compacted view, in the same call. At the
-// blocking limit, when compaction is off, failed or cannot help, it returns a
+// re-injected — and builds the request from the compacted view, in the same call. Without a
+// Summarizer it waits for the blocking limit and compacts with [Extractive] rather than refuse
+// the request. When compaction is disabled, failed or cannot help, it returns a
 // [*PromptTooLongError] instead of a request that cannot fit. [Pipeline.Compact] compacts on
 // request, with optional instructions.
 //

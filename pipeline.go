@@ -395,7 +395,7 @@ func (p *Pipeline) whyNotCompacted(t *turn, problem string) string {
 	case p.cfg.Compact.Summarizer != nil:
 		return "no compaction was possible"
 	}
-	return "auto-compact is off: no Summarizer is configured"
+	return "auto-compact is off until the blocking limit: no Summarizer is configured"
 }
 
 // checkBlocks rejects a nil block (typed or not) in the messages of records: decoding never

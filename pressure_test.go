@@ -212,6 +212,27 @@ func TestPressureNeverBelowCounted(t *testing.T) {
 
 // TestPrepareBlocking checks the honest answer over the window: a typed error with the figures,
 // never a request that cannot fit, and max_tokens never below its floor.
+// Without a Summarizer, a history at the blocking limit is compacted with Extractive rather
+// than refused, and the Report says so; below the limit nothing is compacted.
+func TestNoSummarizerAtTheLimit(t *testing.T) {
+	k := newTK()
+	for range 6 {
+		k.user(strings.Repeat("x", 3_000))
+		k.assistant(text(strings.Repeat("y", 3_000)))
+	}
+	k.user("go on")
+	p := newTestPipeline(t, Config{ContextWindow: 12_000}, k.at(time.Second))
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.NotNil(t, res.Report.Compaction)
+	assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
+	assert.Contains(t, kinds(res.Report.Degradations), DegradedFallback)
+	res, err = p.Prepare(t.Context(), Input{Records: k.recs[:8]})
+	require.NoError(t, err)
+	assert.Nil(t, res.Report.Compaction, "over the threshold, under the blocking limit: no Summarizer, no compaction")
+	assert.Contains(t, res.Report.Pressure.Why, "no Summarizer is configured")
+}
+
 func TestPrepareBlocking(t *testing.T) {
 	k := newTK()
 	k.user(strings.Repeat("x", 30_000)) // 10,000 tokens with the bytes/3 estimate
@@ -220,7 +241,7 @@ func TestPrepareBlocking(t *testing.T) {
 		cfg    Config
 		reason string
 	}{
-		{"no summarizer", Config{ContextWindow: 12_000}, "the request is at or above the blocking limit 8625; auto-compact is off: no Summarizer is configured"},
+		{"no summarizer, a prompt over the limit", Config{ContextWindow: 12_000}, "the request is at or above the blocking limit 8625; compaction skipped: the irreducible floor"},
 		{"auto-compact disabled", Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}, DisableAuto: true}}, "disabled"},
 		{"floor over the blocking limit", Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}}}, "irreducible floor"},
 		{"max_tokens floor", Config{ContextWindow: 11_000, Pressure: PressureConfig{MinOutputTokens: 2_000, Blocking: Limit{Fraction: 1}}}, "below its floor of 2000"},
