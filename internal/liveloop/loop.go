@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"time"
 
@@ -145,6 +146,7 @@ func (l *loop) run(ctx context.Context) {
 		res, err := l.sess.Prepare(ctx, l.p, l.in)
 		l.m.Prepare = append(l.m.Prepare, time.Since(began))
 		l.observe(&res.Report)
+		l.trace("prepare", &res.Report, err)
 		if err != nil {
 			if se, ok := errors.AsType[*agentctx.StageError](err); ok && se.Stage == "validate" {
 				l.invalid(err)
@@ -197,6 +199,7 @@ func (l *loop) send(ctx context.Context, res agentctx.Result) (agentctx.Record, 
 		l.clk.advance(time.Duration(3_000+l.r.IntN(37_000)) * time.Millisecond) // the model's answer takes time
 		rec, err := l.ad.Turn(ctx, l.sess, res.Request)
 		truncated := err == nil && l.ad.Truncated(rec.Message)
+		l.traceAnswer(rec, err)
 		switch {
 		case err == nil && !truncated:
 			return rec, nil
@@ -208,6 +211,7 @@ func (l *loop) send(ctx context.Context, res agentctx.Result) (agentctx.Record, 
 		}
 		next, rerr := l.sess.Recover(ctx, l.p, l.in, err)
 		l.observe(&next.Report)
+		l.trace("recover", &next.Report, rerr)
 		if rerr != nil {
 			if rerr == err {
 				return agentctx.Record{}, fmt.Errorf("the provider answered %s: %w", agentctx.ClassOf(err), err)
@@ -302,4 +306,48 @@ func resultBytes(r *agentctx.ToolResult) int {
 		}
 	}
 	return n
+}
+
+// trace writes a line for a Prepare or Recover call to the scenario's Trace.
+func (l *loop) trace(call string, rep *agentctx.Report, err error) {
+	if l.sc.Trace == nil {
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "turn %d %s: input %d pressure %d (threshold %d, blocking %d) max_tokens %d messages %d",
+		l.m.Turns+1, call, rep.InputTokens, rep.Pressure.Tokens, rep.Pressure.Levels.Threshold, rep.Pressure.Levels.Blocking, rep.MaxTokens, rep.Messages)
+	if rc := rep.Recovery; rc != nil {
+		fmt.Fprintf(&b, "; recovery %s %s: %s", rc.Rung, rc.Outcome, rc.Reason)
+	}
+	if c := rep.Compaction; c != nil {
+		fmt.Fprintf(&b, "; compaction %s (%s, %s) %d → %d: %s", c.Outcome, c.Trigger, c.Summarizer, c.PreTokens, c.PostTokens, c.Reason)
+	}
+	if err != nil {
+		fmt.Fprintf(&b, "; error: %v", err)
+	}
+	fmt.Fprintln(l.sc.Trace, b.String())
+}
+
+// traceAnswer writes a line for the provider's answer to the scenario's Trace.
+func (l *loop) traceAnswer(rec agentctx.Record, err error) {
+	if l.sc.Trace == nil {
+		return
+	}
+	if err != nil {
+		fmt.Fprintf(l.sc.Trace, "turn %d send: %v\n", l.m.Turns+1, err)
+		return
+	}
+	m := rec.Message
+	calls := []string{}
+	for _, b := range m.Content {
+		if tu, ok := b.(*agentctx.ToolUse); ok {
+			calls = append(calls, tu.Name)
+		}
+	}
+	u := m.Usage
+	if u == nil {
+		u = &agentctx.Usage{}
+	}
+	fmt.Fprintf(l.sc.Trace, "turn %d send: %s, calls %v; usage input %d cache read %d cache write %d output %d\n",
+		l.m.Turns+1, m.StopReason, calls, u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens)
 }

@@ -2,6 +2,7 @@ package liveloop
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/agentctx/agentctx"
 )
@@ -52,6 +53,10 @@ type Scenario struct {
 	// replaced tool results to an [agentctx.FileStore], both in a temporary directory,
 	// instead of keeping them in memory ([agentctx.MapStore]).
 	Persist bool
+	// Trace, when set, receives one line for each Prepare, request and Recover of the run:
+	// the request's figures (counted input, pressure, max_tokens), what the provider
+	// answered, and any compaction. Nil: no trace.
+	Trace io.Writer
 }
 
 // Windows are the context windows of the run matrix.

@@ -38,6 +38,7 @@ func main() {
 	all := flag.Bool("all", false, "run every cell of the matrix, each in its own process, and print the table")
 	noHeader := flag.Bool("noheader", false, "print the row without the table's header")
 	verbose := flag.Bool("v", false, "print the run's failures below the row")
+	trace := flag.Bool("trace", false, "write a line for each Prepare, request and Recover to standard error")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -55,12 +56,16 @@ func main() {
 		sc = cell(*adapter, *window, *summarizer, *turns)
 	}
 	sc.Persist = *persist
+	if *trace {
+		sc.Trace = os.Stderr
+	}
 	m, err := liveloop.Run(ctx, sc)
+	if errors.Is(err, liveloop.ErrOpenAIUnavailable) {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(3)
+	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "liveloop:", err)
-		if errors.Is(err, liveloop.ErrOpenAIUnavailable) {
-			os.Exit(3)
-		}
 		os.Exit(1)
 	}
 	m.PeakRSS = peakRSS()
