@@ -41,7 +41,7 @@ func TestRunPersist(t *testing.T) {
 // streaming), the screenshots, the 300 KB
 // outputs, the tools in the corpus's proportions.
 func TestRunEvents(t *testing.T) {
-	sc := corpusScenario(AdapterAnthropic, 200_000, SummarizerExtractive, 100)
+	sc := corpusScenario(AdapterAnthropic, 200_000, SummarizerExtractive, 50)
 	sc.Screenshots, sc.BigRate = 3, 0.1
 	m, err := Run(t.Context(), sc)
 	require.NoError(t, err)

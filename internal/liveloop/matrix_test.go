@@ -17,9 +17,13 @@ import (
 // asserts nothing.
 const strictEnv = "AGENTCTX_LIVELOOP_STRICT"
 
-// matrixTurns is the turns of each cell: 1,000, or 150 with -short.
+// matrixTurns is the turns of each cell: 1,000, or 150 with -short (50 under the race
+// detector, which runs the loop about ten times slower).
 func matrixTurns() int {
-	if testing.Short() {
+	switch {
+	case raceEnabled:
+		return 50
+	case testing.Short():
 		return 150
 	}
 	return 1000
