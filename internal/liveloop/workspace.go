@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 
@@ -107,7 +108,7 @@ func newWorkspace(dir string, tools []ToolSpec, seed uint64, big float64) (*work
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return err
 		}
-		return os.WriteFile(path, []byte(codeText(r, max(64, int(float64(size)/numberedGrowth)))), 0o644)
+		return os.WriteFile(path, []byte(fileText(r, size)), 0o644)
 	}
 	for i := range 48 {
 		rel := fmt.Sprintf("%s/%s_%d.go", pick(r, pkgDirs), pick(r, identWords), i)
@@ -124,6 +125,23 @@ func newWorkspace(dir string, tools []ToolSpec, seed uint64, big float64) (*work
 		ws.huge = append(ws.huge, rel)
 	}
 	return ws, nil
+}
+
+// fileText returns source code whose numbered form (as Read returns it) is about size bytes;
+// at least size bytes for a file of [BigOutput].
+func fileText(r *rand.Rand, size int) string {
+	text := codeText(r, max(64, int(float64(size)/numberedGrowth)))
+	if size < BigOutput {
+		return text
+	}
+	var b strings.Builder
+	b.WriteString(text)
+	lines := strings.Count(text, "\n")
+	for b.Len()+7*lines < size { // numbered adds a 6-digit number and a tab to each line
+		b.WriteString(codeLine(r) + "\n")
+		lines++
+	}
+	return b.String()
 }
 
 func toolSpec(tools []ToolSpec, name string) (ToolSpec, bool) {
@@ -180,10 +198,14 @@ func (ws *workspace) abs(path string) (string, bool) {
 	return filepath.Join(ws.dir, path), true
 }
 
-// touch records that the file at rel, relative to the workspace, was worked on.
+// touch records that the file at rel, relative to the workspace, was worked on. A huge file
+// does not join the files touched last: how often one is read is the big share's alone.
 func (ws *workspace) touch(rel string) {
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
+	if slices.Contains(ws.huge, rel) {
+		return
+	}
 	for i, f := range ws.recent {
 		if f == rel {
 			ws.recent = append(ws.recent[:i], ws.recent[i+1:]...)
@@ -195,11 +217,6 @@ func (ws *workspace) touch(rel string) {
 		ws.recent = ws.recent[1:]
 	}
 	for _, f := range ws.files {
-		if f == rel {
-			return
-		}
-	}
-	for _, f := range ws.huge {
 		if f == rel {
 			return
 		}
