@@ -1,0 +1,57 @@
+// Package liveloop is a closed-loop agent benchmark: it runs an agent loop on agentctx the
+// way a production runtime does, against fake provider servers that speak the providers'
+// wire protocols, and reports whether the loop survives and at what cost.
+//
+// # The loop
+//
+// [Run] drives an [agentctx.Session] with the library's defaults (Config sets only Model,
+// ContextWindow, MaxOutputTokens, Compact.Summarizer, Budget.Store, Now and Validate). Each
+// turn: Session.Prepare, agentctx.Validate on the request (window and counted input), the
+// adapter's Turn (which sends the request and appends the answer), the answer's tool calls
+// run by scripted tools and appended with Session.ToolResults; after an answer that ends
+// the model's turn, a new user prompt. A prompt-too-long refusal goes to Session.Recover,
+// and so does an answer cut at max_tokens (agentctx.ErrOutputTruncated). Any error Recover
+// returns, and any other error, ends the run: the harness retries nothing the library does
+// not ask for.
+//
+// # The tools
+//
+// The scripted tools (Read, Bash, Grep, Edit, Write, WebFetch, Task, Glob, and Screenshot,
+// which returns a PNG) write seeded, deterministic output — source code, build logs, search
+// hits, prose — whose sizes follow the tool results of the shared corpus's Claude Code
+// sessions ([CorpusDists], measured by [MeasureCorpus]; TestCorpusDists checks the committed
+// table and rewrites it with -update), and [BigOutput] bytes in a share of the Read, Bash
+// and Grep calls. Read, Edit and Write work on files of a temporary workspace, the
+// session's cwd, so that compaction re-reads them.
+//
+// # The fake provider
+//
+// The fake servers (httptest) speak the Anthropic Messages API (JSON, and server-sent
+// events for "stream": true) and OpenAI Chat Completions as vLLM serves it (JSON and
+// chunks). Behind both, the provider counts each prompt with its own tokenizer — the
+// library's default counter ([agentctx.NewCounter](nil)) times [TokenizerFactor], 1.2 — and
+// refuses with the provider's real error body a request whose prompt and max_tokens exceed
+// the window; it checks the body (agentctx.Validate for the Messages API, tool-call pairing
+// and roles for Chat Completions) and refuses an invalid one; it reports usage with the
+// prompt cache's share (the prefix shared with the previous request within [CacheTTL] is
+// read, the rest up to the last cache marker written); it answers from a seeded script —
+// tool calls drawn by the corpus's call counts, 2–4 at once in a share of the answers — and
+// answers summary requests (tool_choice none, or a last user text asking for a <summary>)
+// with a summary of realistic size. Once per 300 answers it refuses a prompt that fits as
+// too long (when the prompt takes at least three quarters of the window, naming a count
+// just over it) and cuts an answer at max_tokens.
+//
+// # The matrix
+//
+// [Matrix] is every window of [Windows] with the extractive and the model summarizer on
+// both adapters, plus [Newcomer], the trial agent of research/turn3/newcomer.md. TestMatrix
+// runs it (150 turns a cell with -short, 1,000 without) and logs the table
+// ([TableHeader], [Metrics.Row]); with AGENTCTX_LIVELOOP_STRICT=1 it asserts, cell by cell,
+// no terminal error, no invalid body and compactions that free at least half of the
+// context on median. cmd/liveloop runs one cell per process, so that its row reports the
+// peak resident set, and -all runs them all.
+//
+// The openai adapter's cells need the openai package's Client (NewClient, Send, Turn over
+// Chat Completions); the glue that calls it is built with the liveloop_openai build tag, and
+// a build without it reports [ErrOpenAIUnavailable] for those cells.
+package liveloop

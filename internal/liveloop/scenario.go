@@ -1,0 +1,136 @@
+package liveloop
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/agentctx/agentctx"
+)
+
+// The summarizers a scenario can compact with.
+const (
+	// SummarizerExtractive compacts with [agentctx.Extractive]: no model call.
+	SummarizerExtractive = "extractive"
+	// SummarizerModel compacts with the adapter's model summarizer (anthropic.Summarizer,
+	// openai.Summarizer), which the fake server answers.
+	SummarizerModel = "model"
+)
+
+// Scenario is one run of the agent loop: the provider, the window, the summarizer, the
+// tools and the script's rates. The zero value of a rate is zero; [Matrix] and [Newcomer]
+// return complete scenarios.
+type Scenario struct {
+	// Name names the run in the table; empty: adapter/window/summarizer.
+	Name string
+	// Adapter is [AdapterAnthropic] or [AdapterOpenAI].
+	Adapter string
+	// Window is the model's context window, in tokens (Config.ContextWindow and the
+	// window the fake provider enforces).
+	Window int
+	// Turns is the number of model answers the run asks for. Zero: 1,000.
+	Turns int
+	// Summarizer is [SummarizerExtractive] or [SummarizerModel].
+	Summarizer string
+	// Seed seeds the script, the tools and the workspace: the same scenario gives the same
+	// run. Zero: 1.
+	Seed uint64
+	// Tools are the scripted tools the model calls. Nil: [CorpusTools].
+	Tools []ToolSpec
+	// BigRate is the share of Read, Bash and Grep calls whose result is [BigOutput] bytes.
+	BigRate float64
+	// ParallelRate is the share of answers with 2–4 tool calls at once.
+	ParallelRate float64
+	// EndRate is the share of answers that end the model's turn; a new user prompt follows.
+	EndRate float64
+	// Screenshots is the number of PNG screenshots the model takes on a schedule spread
+	// over the run, besides any calls of [ImageTool] that Tools weighs in.
+	Screenshots int
+	// EventEvery is the period, in answers, of the provider's scripted events: one
+	// prompt-too-long refusal of a prompt that fits and one answer cut at max_tokens per
+	// period (a shorter run gets one of each). Zero: 300; negative: none.
+	EventEvery int
+	// Persist writes the session to a JSONL file through an [agentctx.Appender] and the
+	// replaced tool results to an [agentctx.FileStore], both in a temporary directory,
+	// instead of keeping them in memory ([agentctx.MapStore]).
+	Persist bool
+	// Trace, when set, receives one line for each Prepare, request and Recover of the run:
+	// the request's figures (counted input, pressure, max_tokens), what the provider
+	// answered, and any compaction. Nil: no trace.
+	Trace io.Writer
+}
+
+// Windows are the context windows of the run matrix.
+var Windows = []int{8_000, 32_000, 64_000, 128_000, 200_000, 1_000_000}
+
+// Model is the model name of every run; the window comes from the scenario.
+const Model = "claude-sonnet-4-5"
+
+// MaxOutputTokens is every run's Config.MaxOutputTokens.
+const MaxOutputTokens = 8_192
+
+// label returns the scenario's name for the table.
+func (sc Scenario) label() string {
+	if sc.Name != "" {
+		return sc.Name
+	}
+	return fmt.Sprintf("%s/%d/%s", sc.Adapter, sc.Window, sc.Summarizer)
+}
+
+// withDefaults fills in the fields whose zero value stands for a default.
+func (sc Scenario) withDefaults() Scenario {
+	if sc.Turns == 0 {
+		sc.Turns = 1000
+	}
+	if sc.Seed == 0 {
+		sc.Seed = 1
+	}
+	if sc.Tools == nil {
+		sc.Tools = CorpusTools()
+	}
+	if sc.EventEvery == 0 {
+		sc.EventEvery = 300
+	}
+	return sc
+}
+
+// corpusScenario is a matrix cell: the corpus's tools, a 300 KB result in 1 % of the Read,
+// Bash and Grep calls, 20 % parallel calls, 12 % of answers ending the turn.
+func corpusScenario(adapter string, window int, summarizer string, turns int) Scenario {
+	return Scenario{Adapter: adapter, Window: window, Turns: turns, Summarizer: summarizer, Seed: 1,
+		Tools: CorpusTools(), BigRate: 0.01, ParallelRate: 0.20, EndRate: 0.12}
+}
+
+// Matrix returns the run matrix: every window of [Windows] with both summarizers on both
+// adapters, turns answers each, then [Newcomer].
+func Matrix(turns int) []Scenario {
+	var out []Scenario
+	for _, adapter := range []string{AdapterAnthropic, AdapterOpenAI} {
+		for _, w := range Windows {
+			for _, s := range []string{SummarizerExtractive, SummarizerModel} {
+				out = append(out, corpusScenario(adapter, w, s, turns))
+			}
+		}
+	}
+	return append(out, Newcomer(turns))
+}
+
+// Newcomer returns the trial agent of research/turn3/newcomer.md as a scenario: a 60,000
+// window on the anthropic adapter with the extractive summarizer, tools Read, Bash and Grep
+// whose outputs are 2–40 KB, 300 KB in 4 % of the calls, 20 % parallel calls and three PNG
+// screenshots.
+func Newcomer(turns int) Scenario {
+	shots, _ := distOf(CorpusDists, ImageTool)
+	return Scenario{Name: "newcomer", Adapter: AdapterAnthropic, Window: 60_000, Turns: turns, Summarizer: SummarizerExtractive, Seed: 7,
+		Tools: []ToolSpec{
+			{Name: "Read", Weight: 1, Sizes: UniformDist("Read", 2<<10, 40<<10)},
+			{Name: "Bash", Weight: 1, Sizes: UniformDist("Bash", 2<<10, 40<<10)},
+			{Name: "Grep", Weight: 1, Sizes: UniformDist("Grep", 2<<10, 40<<10)},
+			{Name: ImageTool, Weight: 0, Sizes: shots},
+		},
+		BigRate: 0.04, ParallelRate: 0.20, EndRate: 0.12, Screenshots: 3}
+}
+
+// system is the system prompt of every run, in the harness's own words.
+var system = []*agentctx.Text{{Text: "You are a coding agent working in a Go repository on the user's behalf. " +
+	"Use the tools to read, search, change and test the code; keep changes small and explain what you did. " +
+	"When a task is done, say so briefly and wait for the next one."}}
