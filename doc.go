@@ -100,13 +100,14 @@
 //
 // When the provider refuses a request anyway, [Pipeline.Recover] (or [Session.Recover]) takes
 // its error, classified by the adapters ([ClassOf]), and climbs a bounded ladder: a prompt too
-// long records the provider's count and compacts once; a body too large records its size and
-// compacts once; refused images and documents are replaced by a text marker from then on; a
+// long records the provider's count and compacts once (a prompt that fits, refused only for
+// max_tokens on top of it, gets max_tokens lowered instead); a body too large records its size
+// and compacts once; refused images and documents are replaced by a text marker from then on; a
 // response cut at max_tokens ([ErrOutputTruncated]) gets the output cap raised for its retry
-// (and the retry's continuations), then at most [MaxContinuations] "continue" turns. Each rung is a record, so a restart or a fork
-// climbs the same ladder, and a second refusal right after a rung is terminal. Rate limits,
-// overload, server and transport errors are the caller's retry policy's: Recover returns them
-// as they are.
+// (and the retry's continuations), then at most [MaxContinuations] "continue" turns. Each rung
+// is a record, so a restart or a fork climbs the same ladder, and a second refusal right after
+// a rung is terminal. Rate limits, overload, server and transport errors are the caller's retry
+// policy's: Recover returns them as they are.
 //
 // # The provider contract
 //

@@ -191,6 +191,7 @@ type recoverSpec struct {
 	Class     ErrorClass `json:"class"`
 	Tokens    int        `json:"tokens"`
 	Limit     int        `json:"limit"`
+	Window    int        `json:"window"`
 	Paths     []string   `json:"paths"`
 	MaxBytes  int        `json:"maxBytes"`
 	MaxImages int        `json:"maxImages"`
@@ -215,7 +216,7 @@ func (s *recoverSpec) err() error {
 	case ClassOutputTruncated:
 		return ErrOutputTruncated
 	case ClassPromptTooLong:
-		e.tree = append(e.tree, &PromptTooLongError{Tokens: s.Tokens, Limit: s.Limit, Reason: "the provider refused the prompt"})
+		e.tree = append(e.tree, &PromptTooLongError{Tokens: s.Tokens, Limit: s.Limit, Window: s.Window, Reason: "the provider refused the prompt"})
 	case ClassMediaRejected:
 		e.tree = append(e.tree, &MediaRejectedError{Paths: s.Paths, MaxBytes: s.MaxBytes, MaxImages: s.MaxImages, Message: s.Message})
 	}

@@ -661,13 +661,18 @@ func (p *Pipeline) finish(t *turn) {
 	}
 }
 
+// outputMargin is the room max_tokens leaves in the window beside a pressure figure of n
+// tokens: 1 % of it. The figure estimates the provider's count, and a provider refuses a
+// prompt whose count plus max_tokens passes the window by a single token.
+func outputMargin(n int) int { return (max(n, 0) + 99) / 100 }
+
 // minThinkingBudget is the provider's smallest thinking budget_tokens.
 const minThinkingBudget = 1024
 
 // size counts the request, measures its pressure (see [PressureConfig]) and sets max_tokens:
-// the configured maximum output, clamped so that the pressure figure plus max_tokens never
-// exceeds the window (at least 1; [Pipeline.Prepare] refuses a request whose max_tokens falls
-// below the floor).
+// the configured maximum output, clamped so that the pressure figure plus max_tokens plus a
+// margin (see outputMargin) never exceeds the window (at least 1; [Pipeline.Prepare] refuses a
+// request whose max_tokens falls below the floor).
 func (p *Pipeline) size(t *turn) {
 	// Results a cache_edits block deletes are sent but no longer held by the provider.
 	deleted, editing := cacheEditing(&t.req, p.counter)
@@ -687,7 +692,7 @@ func (p *Pipeline) size(t *turn) {
 	}
 	t.report.OverThreshold = pr.Tokens >= pr.Levels.Threshold
 	maxTokens := t.maxOutput
-	if room := p.window - pr.Tokens; room < maxTokens {
+	if room := p.window - pr.Tokens - outputMargin(pr.Tokens); room < maxTokens {
 		maxTokens = max(room, 1)
 	}
 	t.req.MaxTokens = maxTokens

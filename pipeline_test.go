@@ -161,7 +161,7 @@ func TestPrepareThinkingBudget(t *testing.T) {
 		wantBudget int // 0: thinking disabled
 	}{
 		{"room for the budget", 200000, 2048},
-		{"budget lowered", 2600, 1845}, // 754 input tokens leave max_tokens 1846
+		{"budget lowered", 2600, 1837}, // 754 input tokens leave max_tokens 2600 − 754 − 8 (the 1 % margin) = 1838
 		{"no room: thinking disabled", 1700, 0},
 	}
 	for _, tt := range tests {

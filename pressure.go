@@ -582,6 +582,13 @@ func (p *Pipeline) pressure(t *turn) Pressure {
 		pr.Tokens = pr.Counted
 		why += fmt.Sprintf("; raised to the counted size %d, which is larger", pr.Counted)
 	}
+	if s := &t.recovery; s.room != nil && s.roomPos > t.boundaryPos && s.roomPos > s.responsePos {
+		// The provider counted this prompt when it refused the output room on top of it.
+		if n := s.room.Recovery.Tokens; n > pr.Tokens {
+			pr.Tokens = n
+			why += fmt.Sprintf("; raised to %d: the provider's count of the prompt when it refused max_tokens on top of it (record %s)", n, s.room.UUID)
+		}
+	}
 	if s := &t.recovery; s.ptl != nil && s.ptlPos > t.boundaryPos && s.ptlPos > s.responsePos {
 		// The provider refused this conversation's prompt since its latest response and
 		// compaction: it is too long whatever the figure says.

@@ -17,6 +17,10 @@ const (
 	// RungPromptTooLong: the provider's count of a prompt it refused is recorded, and one
 	// reactive compaction runs.
 	RungPromptTooLong = "prompt_too_long"
+	// RungOutputRoom: the provider refused a prompt that fits its window with max_tokens on
+	// top of it; its count of the prompt is recorded and the request is sent again with
+	// max_tokens lowered to the room the prompt leaves, without compacting.
+	RungOutputRoom = "output_room"
 	// RungRequestTooLarge: the size of a body the provider refused is recorded (the
 	// session's body limit drops below it), and one reactive compaction runs.
 	RungRequestTooLarge = "request_too_large"
@@ -183,6 +187,10 @@ const (
 //     runs — the Summarizer's, counted by the circuit breaker, or [Extractive] when none is
 //     configured. The provider refusing the prompt again with no response since is terminal:
 //     a [*PromptTooLongError] with its figures.
+//     When the provider's figures say the prompt fits its window and only max_tokens on top
+//     of it did not (and the prompt is under the blocking limit), a [RungOutputRoom] decision
+//     records its count instead, and the request goes again with max_tokens lowered to the
+//     room left, without compacting; a second such refusal with no response since compacts.
 //   - [ClassRequestTooLarge]: the same by bytes: the refused body's size is recorded (the
 //     session's body limit drops one byte below it) and one reactive compaction runs; when the
 //     body is still over (what every compaction keeps, the latest input, holds that much
@@ -355,7 +363,19 @@ func (r *recovery) promptTooLong(ctx context.Context, err error) (Result, error)
 	if figures == nil {
 		figures = &PromptTooLongError{}
 	}
-	if d := r.state.ptl; d != nil && r.state.ptlPos > r.state.responsePos {
+	st := &r.state
+	floor := r.p.cfg.Pressure.minOutput(r.p.window, r.p.maxOutput)
+	if w := figures.Window; w > 0 && figures.Tokens > 0 && figures.Tokens < r.t.levels.Blocking && w-figures.Tokens >= floor &&
+		!(st.room != nil && st.roomPos > st.responsePos) && !(st.ptl != nil && st.ptlPos > st.responsePos) {
+		// The prompt fits; the room it leaves for output did not: no compaction is needed,
+		// only the provider's count of this very prompt.
+		reason := fmt.Sprintf("the provider counted the prompt at %d tokens, which leaves %d of its window of %d for output, less than max_tokens %d: max_tokens is lowered to that room",
+			figures.Tokens, w-figures.Tokens, w, r.t.req.MaxTokens)
+		d := r.decision(RecoveryDecision{Rung: RungOutputRoom, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
+			Window: w, Counted: r.t.report.InputTokens, Reason: reason})
+		return r.next(ctx, RungOutputRoom, reason, false, d)
+	}
+	if d := st.ptl; d != nil && st.ptlPos > st.responsePos {
 		return r.terminal(RungPromptTooLong, "the provider refused the prompt again after the reactive compaction of record "+d.UUID+", with no response between",
 			&PromptTooLongError{Tokens: figures.Tokens, Limit: figures.Limit, Window: figures.Window,
 				Reason: "the provider refused the prompt again after a reactive compaction (record " + d.UUID + ")"})
@@ -527,10 +547,10 @@ func continuations(chain *Chain) int {
 type recoveryState struct {
 	// responsePos is the file position of the thread's latest response (-1: none).
 	responsePos int
-	// ptl and large are the latest prompt-too-long and request-too-large decisions, at ptlPos
-	// and largePos.
-	ptl, large       *Record
-	ptlPos, largePos int
+	// ptl, room and large are the latest prompt-too-long, output-room and request-too-large
+	// decisions, at ptlPos, roomPos and largePos.
+	ptl, room, large          *Record
+	ptlPos, roomPos, largePos int
 	// bodyLimit is one byte below the smallest refused body (0: none), from record bodyRec.
 	bodyLimit int
 	bodyRec   string
@@ -552,7 +572,7 @@ type recoveryState struct {
 // readRecovery scans records for the recovery decisions of leaf's thread; sc, when it covers
 // records, lists the decisions and responses (nil: every record is read).
 func readRecovery(records []Record, sc *recordScan, leaf *Record) recoveryState {
-	s := recoveryState{responsePos: -1, ptlPos: -1, largePos: -1}
+	s := recoveryState{responsePos: -1, ptlPos: -1, roomPos: -1, largePos: -1}
 	if sc.covers(records) {
 		s.responsePos = sc.lastResponse(records, leaf)
 		for _, i := range sc.pos[scanRecovery] {
@@ -593,8 +613,12 @@ func (s *recoveryState) decision(i int, r *Record) {
 	}
 	d := r.Recovery
 	switch d.Rung {
-	case RungPromptTooLong:
-		s.ptl, s.ptlPos = r, i
+	case RungPromptTooLong, RungOutputRoom:
+		if d.Rung == RungPromptTooLong {
+			s.ptl, s.ptlPos = r, i
+		} else {
+			s.room, s.roomPos = r, i
+		}
 		if d.Tokens > 0 && d.Counted > 0 {
 			s.ratio, s.ratioRec = float64(d.Tokens)/float64(d.Counted), r.UUID
 		}
