@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 )
@@ -19,6 +20,11 @@ const (
 	DefaultSummaryMaxTokens = 20_000
 	// DefaultPinnedMaxTokens caps the pinned content of a conversation, in counted tokens.
 	DefaultPinnedMaxTokens = 8_000
+	// DefaultTargetFraction is where a compaction aims by default: half the auto-compact
+	// threshold (see [CompactConfig.TargetFraction]). Measured on the closed-loop agent
+	// benchmark (internal/liveloop), it halves the context on median at every window from 8,000
+	// tokens up, with fewer compactions than aiming at the threshold itself.
+	DefaultTargetFraction = 0.5
 	// DefaultTailMinTokens and DefaultTailMaxTokens bound the kept tail (see [TailConfig]).
 	DefaultTailMinTokens = 10_000
 	DefaultTailMaxTokens = 40_000
@@ -64,8 +70,9 @@ const (
 //     [Pipeline.Pin]) is re-placed after the summary at read time. Memoized base context is
 //     invalidated.
 //  5. The drop is verified: the request built from the installed records must be under the
-//     threshold; otherwise the kept tail, then the rehydration, shrink. Post-compact hooks
-//     observe the summary.
+//     compaction's target (TargetFraction of the threshold); otherwise it goes down its
+//     ladder (see [CompactRung]): the kept tail, the rehydration, the older results shrink.
+//     Post-compact hooks observe the summary.
 //
 // The circuit breaker and the thrash guard are computed from the transcript: after
 // MaxFailures consecutive failed attempts of the Summarizer on auto-compact it is no longer
@@ -104,6 +111,12 @@ type CompactConfig struct {
 	// beyond it is an error ([Pipeline.Pin]). Zero: 8,000 at a window of 200,000 tokens and
 	// more, window/25 below, at least 500.
 	PinnedMaxTokens int
+	// TargetFraction is where a compaction aims, as a fraction of the auto-compact threshold:
+	// it goes down its ladder (see [CompactRung]; never to the lossy rungs for this) until the
+	// request is under it, so that the next compaction is not a few turns away. In aggressive
+	// mode it aims at half that. Zero: [DefaultTargetFraction]; 1 stops at the first rung under
+	// the threshold.
+	TargetFraction float64
 	// MaxFailures is the circuit breaker's limit. Zero: 3.
 	MaxFailures int
 	// ThrashTurns and ThrashRuns define thrash (see above). Zero: 3 and 3.
@@ -170,11 +183,19 @@ func (c CompactConfig) validate() error {
 			errs = append(errs, fmt.Errorf("agentctx: Compact.%s %d is negative", f.name, f.v))
 		}
 	}
+	if f := c.TargetFraction; f < 0 || f > 1 || math.IsNaN(f) {
+		errs = append(errs, fmt.Errorf("agentctx: Compact.TargetFraction %v is not in (0, 1]", f))
+	}
 	if c.Tail.MaxTokens != 0 && c.Tail.MinTokens != 0 && c.Tail.MaxTokens < c.Tail.MinTokens {
 		errs = append(errs, fmt.Errorf("agentctx: Compact.Tail.MaxTokens %d is below Tail.MinTokens %d", c.Tail.MaxTokens, c.Tail.MinTokens))
 	}
 	errs = append(errs, c.Rehydrate.validate())
 	return errors.Join(errs...)
+}
+
+// target is the pressure figure a compaction aims under, for a threshold.
+func (c CompactConfig) target(threshold int) int {
+	return int(cmp.Or(c.TargetFraction, DefaultTargetFraction) * float64(threshold))
 }
 
 func (c CompactConfig) maxFailures() int {
@@ -286,8 +307,8 @@ type CompactReport struct {
 	// ConsecutiveFailures is the circuit breaker's count after this turn; BreakerOpen is true
 	// when it reached the limit. Compactions counts the thread's compactions before this one.
 	// Thrash is true when the compactions before came right after one another; Aggressive
-	// when the compaction therefore started lower down its ladder and aimed at half the
-	// threshold.
+	// when the compaction therefore started lower down its ladder and aimed at half its usual
+	// target.
 	ConsecutiveFailures int
 	BreakerOpen         bool
 	Compactions         int
@@ -405,9 +426,9 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		}
 		if h.refills >= c.thrashRuns() {
 			// Thrash: the context refills right after each compaction. Compact harder rather
-			// than stop: a smaller tail, nothing re-injected, aiming at half the threshold.
+			// than stop: a smaller tail, nothing re-injected, aiming at half the usual target.
 			rep.Thrash, rep.Aggressive, aggressive = true, true, true
-			t.report.degrade(DegradedAggressive, fmt.Sprintf("thrash: the last %d compactions each came within %d responses of the one before; this one starts at rung %s and aims at half the threshold",
+			t.report.degrade(DegradedAggressive, fmt.Sprintf("thrash: the last %d compactions each came within %d responses of the one before; this one starts at rung %s and aims at half its usual target",
 				h.refills, c.thrashTurns(), CompactRungNoRehydrate), "")
 		}
 	}
@@ -446,7 +467,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	case trigger == TriggerAuto && !bodyOver && tail.floor*20 >= pr.Tokens*19 && pr.Tokens < pr.Levels.Blocking:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) leaves less than 5%% to gain on %d", tail.floor, tail.floorParts, pr.Tokens))
 	}
-	target := pr.Levels.Threshold
+	target := c.target(pr.Levels.Threshold)
 	if aggressive {
 		target /= 2
 	}

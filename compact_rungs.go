@@ -11,8 +11,9 @@ import (
 // CompactRung names how far a compaction had to go to bring the request under its limits: the
 // rungs of its ladder, from the least lossy. A compaction starts at [CompactRungTail] (at
 // [CompactRungNoRehydrate] in aggressive mode, after thrash) and takes the first rung whose
-// request is under the auto-compact threshold; when none is, the smallest rung that keeps the
-// latest input verbatim and can be sent. [CompactRungPreviews] and [CompactRungSummaryOnly]
+// request is under its target (half the auto-compact threshold by default: see
+// [CompactConfig.TargetFraction]); when none is, the smallest rung that keeps the latest
+// input verbatim and can be sent. [CompactRungPreviews] and [CompactRungSummaryOnly]
 // change what the model sees of its latest input, so they run only when nothing before them
 // can be sent at all. The rung is in the Report ([CompactReport.Rung]) and on the compact
 // boundary ([CompactMetadata.Rung]).

@@ -37,6 +37,8 @@ type compactSpec struct {
 	Hooks        bool `json:"hooks"`
 	SessionStart bool `json:"sessionStart"`
 	ThrashRuns   int  `json:"thrashRuns"`
+	// TargetFraction sets Compact.TargetFraction: the ladder cases aim at the threshold.
+	TargetFraction float64 `json:"targetFraction"`
 
 	script *script
 }
@@ -69,7 +71,7 @@ func (c *compactSpec) apply(cfg *Config) {
 	sc := c.script
 	cc := &cfg.Compact
 	cc.DisableFallback, cc.DisableAuto, cc.Tail = c.DisableFallback, c.DisableAuto, c.Tail
-	cc.SummaryMaxTokens, cc.PinnedMaxTokens, cc.ThrashRuns = c.SummaryMaxTokens, c.PinnedMaxTokens, c.ThrashRuns
+	cc.SummaryMaxTokens, cc.PinnedMaxTokens, cc.ThrashRuns, cc.TargetFraction = c.SummaryMaxTokens, c.PinnedMaxTokens, c.ThrashRuns, c.TargetFraction
 	cc.Rehydrate.Files = FileSourceFunc(func(_ context.Context, path string) ([]byte, error) {
 		if s, ok := c.Files[path]; ok {
 			return []byte(s + filler(c.FileFill)), nil

@@ -276,7 +276,7 @@ type CompactMetadata struct {
 	// MessagesSummarized is the number of view messages the summary covers.
 	MessagesSummarized int
 	// Rung names how far down its ladder the compaction went ([CompactRung]); Aggressive is
-	// true when thrash made it start lower and aim at half the threshold; FallbackReason says
+	// true when thrash made it start lower and aim at half its usual target; FallbackReason says
 	// why the fallback summarizer wrote the summary. Written by this library only.
 	Rung           string
 	Aggressive     bool
