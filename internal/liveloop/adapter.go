@@ -2,7 +2,6 @@ package liveloop
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -18,15 +17,9 @@ const (
 	// fake of the Messages API.
 	AdapterAnthropic = "anthropic"
 	// AdapterOpenAI sends turns through the openai package's Chat Completions client, to a
-	// fake of a vLLM server. It is built with the liveloop_openai build tag (see
-	// [ErrOpenAIUnavailable]).
+	// fake of a vLLM server.
 	AdapterOpenAI = "openai"
 )
-
-// ErrOpenAIUnavailable is returned for a scenario on [AdapterOpenAI] by a build without the
-// liveloop_openai tag: the openai package's Client (NewClient, Send, Turn over Chat
-// Completions) is not part of this build.
-var ErrOpenAIUnavailable = errors.New("liveloop: the openai adapter's client is not in this build (build with -tags liveloop_openai once openai.Client exists)")
 
 // Adapter is the provider glue of a runtime: it sends a turn's request and appends the
 // answer to the session, and offers the provider's model summarizer.

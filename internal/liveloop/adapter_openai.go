@@ -1,5 +1,3 @@
-//go:build liveloop_openai
-
 package liveloop
 
 import (

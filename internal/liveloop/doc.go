@@ -44,14 +44,9 @@
 // # The matrix
 //
 // [Matrix] is every window of [Windows] with the extractive and the model summarizer on
-// both adapters, plus [Newcomer], the trial agent of research/turn3/newcomer.md. TestMatrix
-// runs it (150 turns a cell with -short, 1,000 without) and logs the table
-// ([TableHeader], [Metrics.Row]); with AGENTCTX_LIVELOOP_STRICT=1 it asserts, cell by cell,
-// no terminal error, no invalid body and compactions that free at least half of the
-// context on median. cmd/liveloop runs one cell per process, so that its row reports the
+// both adapters, plus [Newcomer], the trial agent a new user built. TestMatrix runs it (150
+// turns a cell with -short, 1,000 without), logs the table ([TableHeader], [Metrics.Row])
+// and asserts, cell by cell, no terminal error, no invalid body and compactions that free at
+// least half of the context on median. cmd/liveloop runs one cell per process, so that its row reports the
 // peak resident set, and -all runs them all.
-//
-// The openai adapter's cells need the openai package's Client (NewClient, Send, Turn over
-// Chat Completions); the glue that calls it is built with the liveloop_openai build tag, and
-// a build without it reports [ErrOpenAIUnavailable] for those cells.
 package liveloop

@@ -114,8 +114,8 @@ func Matrix(turns int) []Scenario {
 	return append(out, Newcomer(turns))
 }
 
-// Newcomer returns the trial agent of research/turn3/newcomer.md as a scenario: a 60,000
-// window on the anthropic adapter with the extractive summarizer, tools Read, Bash and Grep
+// Newcomer returns the trial agent a new user built (on the defaults it died at turn 140)
+// as a scenario: a 60,000 window on the anthropic adapter with the extractive summarizer, tools Read, Bash and Grep
 // whose outputs are 2–40 KB, 300 KB in 4 % of the calls, 20 % parallel calls and three PNG
 // screenshots.
 func Newcomer(turns int) Scenario {

@@ -8,14 +8,13 @@
 //
 // One run is one process, whose peak resident set (VmHWM) the row reports. -all runs every
 // cell of the matrix (liveloop.Matrix), each in a child process of its own, and prints the
-// table. The openai adapter's cells need a build with -tags liveloop_openai.
+// table.
 package main
 
 import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -60,10 +59,6 @@ func main() {
 		sc.Trace = os.Stderr
 	}
 	m, err := liveloop.Run(ctx, sc)
-	if errors.Is(err, liveloop.ErrOpenAIUnavailable) {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(3)
-	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "liveloop:", err)
 		os.Exit(1)
@@ -111,12 +106,7 @@ func runAll(ctx context.Context, turns int, persist bool) error {
 		var out, errOut bytes.Buffer
 		cmd := exec.CommandContext(ctx, self, args...)
 		cmd.Stdout, cmd.Stderr = &out, &errOut
-		err := cmd.Run()
-		if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ExitCode() == 3 {
-			fmt.Fprintf(os.Stderr, "%s %d %s: skipped: %s", sc.Adapter, sc.Window, sc.Summarizer, errOut.String())
-			continue
-		}
-		if err != nil {
+		if err := cmd.Run(); err != nil {
 			return fmt.Errorf("%s %d %s: %w: %s", sc.Adapter, sc.Window, sc.Summarizer, err, errOut.String())
 		}
 		fmt.Print(out.String())
