@@ -62,15 +62,16 @@ func defaultsTable() string {
 	var b strings.Builder
 	b.WriteString("//	default                           rule                          8k     32k     128k    200k    1M\n")
 	for _, r := range defaultRows() {
-		line := fmt.Sprintf("//	%-33s %-29s", r.name, r.rule)
+		var line strings.Builder
+		fmt.Fprintf(&line, "//	%-33s %-29s", r.name, r.rule)
 		for i, w := range defaultsTableWindows {
 			width := 7
 			if i == 0 {
 				width = 6
 			}
-			line += fmt.Sprintf(" %-*d", width, r.at(w))
+			fmt.Fprintf(&line, " %-*d", width, r.at(w))
 		}
-		b.WriteString(strings.TrimRight(line, " ") + "\n")
+		b.WriteString(strings.TrimRight(line.String(), " ") + "\n")
 	}
 	return b.String()
 }

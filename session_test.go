@@ -319,7 +319,7 @@ func TestSessionCompact(t *testing.T) {
 	for i := range 6 {
 		_, err := s.User(fmt.Sprintf("step %d: %s", i, strings.Repeat("the parser keeps every token ", 100)))
 		require.NoError(t, err)
-		_, err = s.Response([]byte(fmt.Sprintf(`{"id":"msg_%d","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"done %d"}],"stop_reason":"end_turn","usage":{"input_tokens":%d,"output_tokens":4}}`, i, i, 1000*(i+1))))
+		_, err = s.Response(fmt.Appendf(nil, `{"id":"msg_%d","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"done %d"}],"stop_reason":"end_turn","usage":{"input_tokens":%d,"output_tokens":4}}`, i, i, 1000*(i+1)))
 		require.NoError(t, err)
 	}
 	before := len(s.Records())

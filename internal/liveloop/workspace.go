@@ -216,10 +216,8 @@ func (ws *workspace) touch(rel string) {
 	if len(ws.recent) > 12 {
 		ws.recent = ws.recent[1:]
 	}
-	for _, f := range ws.files {
-		if f == rel {
-			return
-		}
+	if slices.Contains(ws.files, rel) {
+		return
 	}
 	ws.files = append(ws.files, rel)
 }
