@@ -19,8 +19,9 @@ import (
 
 // Run plays sc's agent loop against a fake provider and returns what it measured. The
 // loop is a production runtime's, on the library's defaults: Config sets only Model,
-// ContextWindow, MaxOutputTokens, Compact.Summarizer, Budget.Store, Now and Validate. Each
-// turn it calls Session.Prepare, checks the request with agentctx.Validate, sends it through
+// ContextWindow, MaxOutputTokens, Compact.Summarizer, Budget.Store and Now. Each turn it
+// calls Session.Prepare, checks the request with agentctx.Validate (once: Config.Validate
+// would check it a second time inside Prepare), sends it through
 // the adapter (whose Turn appends the answer), runs the tool calls the answer makes and
 // appends their results; after an answer that ends the model's turn the user sends a new
 // prompt. A prompt-too-long refusal goes to Session.Recover, and so does an answer cut at
@@ -56,7 +57,7 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 		return nil, fmt.Errorf("liveloop: unknown summarizer %q", sc.Summarizer)
 	}
 	cfg := agentctx.Config{Model: Model, ContextWindow: sc.Window, MaxOutputTokens: MaxOutputTokens,
-		Compact: agentctx.CompactConfig{Summarizer: summarizer}, Now: clk.Now, Validate: true}
+		Compact: agentctx.CompactConfig{Summarizer: summarizer}, Now: clk.Now}
 	opts := agentctx.SessionOptions{Cwd: ws.dir, Now: clk.Now, NewUUID: uuids(sc.Seed)}
 	if sc.Persist {
 		cfg.Budget.Store = agentctx.FileStore{Root: filepath.Join(dir, "results")}
