@@ -551,9 +551,9 @@ func textOf(bs []Block) string {
 	return strings.Join(parts, "\n")
 }
 
-// fitText returns text cut at a line so that it holds at most room calibrated tokens (with a
-// marker saying how many lines were left out), and its size; "" when room is too small for a
-// useful part.
+// fitText returns text cut at a line (at a space, when the text's last half holds no line
+// break) so that it holds at most room calibrated tokens (with a marker saying how many lines
+// were left out), and its size; "" when room is too small for a useful part.
 func (p *Pipeline) fitText(text string, room int, cal calibration) (string, int) {
 	return p.fitNoted(text, room, cal, func(lines int) string { return fmt.Sprintf(cutNote, lines) })
 }
@@ -571,7 +571,11 @@ func (p *Pipeline) fitNoted(text string, room int, cal calibration, note func(li
 	}
 	for range 8 {
 		if len(body) < len(text) {
-			if i := strings.LastIndexByte(body, '\n'); i > 0 {
+			// At the last line break, or, when the last half holds none (one long line), at
+			// the last space: never down to a stub of what fits.
+			if i := strings.LastIndexByte(body, '\n'); i > len(body)/2 {
+				body = body[:i]
+			} else if i := strings.LastIndexByte(body, ' '); i > len(body)/2 {
 				body = body[:i]
 			}
 			for len(body) > 0 && !utf8.ValidString(body) {
