@@ -208,6 +208,12 @@ func threadResponses(leaf *Record) scanKinds {
 // lastResponse returns the position of the latest response of leaf's thread, or -1. sc must
 // cover records.
 func (sc *recordScan) lastResponse(records []Record, leaf *Record) int {
+	return sc.lastResponseAfter(records, leaf, -1, nil)
+}
+
+// lastResponseAfter returns the position of the latest provider response of leaf's thread
+// after position after for which ok (nil: any) holds, or -1. sc must cover records.
+func (sc *recordScan) lastResponseAfter(records []Record, leaf *Record, after int, ok func(*Record) bool) int {
 	last := -1
 	kinds := threadResponses(leaf)
 	for _, k := range [...]scanKind{scanMain, scanSide} {
@@ -215,8 +221,8 @@ func (sc *recordScan) lastResponse(records []Record, leaf *Record) int {
 			continue
 		}
 		l := sc.pos[k]
-		for j := len(l) - 1; j >= 0 && l[j] > last; j-- {
-			if r := &records[l[j]]; providerResponse(r) && !otherThread(r, leaf) {
+		for j := len(l) - 1; j >= 0 && l[j] > max(last, after); j-- {
+			if r := &records[l[j]]; providerResponse(r) && !otherThread(r, leaf) && (ok == nil || ok(r)) {
 				last = l[j]
 				break
 			}
@@ -228,19 +234,7 @@ func (sc *recordScan) lastResponse(records []Record, leaf *Record) int {
 // completedSince reports whether a response of leaf's thread after position pos ended other
 // than at max_tokens (see completed). sc must cover records.
 func (sc *recordScan) completedSince(records []Record, leaf *Record, pos int) bool {
-	kinds := threadResponses(leaf)
-	for _, k := range [...]scanKind{scanMain, scanSide} {
-		if kinds&k.kinds() == 0 {
-			continue
-		}
-		l := sc.pos[k]
-		for j := len(l) - 1; j >= 0 && l[j] > pos; j-- {
-			if r := &records[l[j]]; providerResponse(r) && !otherThread(r, leaf) && completed(r) {
-				return true
-			}
-		}
-	}
-	return false
+	return sc.lastResponseAfter(records, leaf, pos, completed) >= 0
 }
 
 // responseIDs adds to ids the message ids of the responses of leaf's thread at positions from

@@ -249,8 +249,14 @@ func (s *Session) ToolResults(results ...*ToolResult) (Record, error) {
 // records to append, such as a failed compaction the circuit breaker counts — and moves the
 // leaf to [Result.Leaf], so that the next record follows a compaction's summary.
 func (s *Session) Prepare(ctx context.Context, p *Pipeline, in Input) (Result, error) {
+	return s.turn(in, func(in Input) (Result, error) { return p.Prepare(ctx, in) })
+}
+
+// turn runs one of the Pipeline's calls on the session's records from its leaf, appends the
+// records it made (also with an error) and moves the leaf to [Result.Leaf].
+func (s *Session) turn(in Input, call func(Input) (Result, error)) (Result, error) {
 	in.Records, in.Leaf = s.Records(), s.leaf
-	res, err := p.Prepare(ctx, in)
+	res, err := call(in)
 	if aerr := s.Append(res.Append...); aerr != nil {
 		return res, errors.Join(err, aerr)
 	}
@@ -265,15 +271,7 @@ func (s *Session) Prepare(ctx context.Context, p *Pipeline, in Input) (Result, e
 // also with a terminal error — and moves the leaf to [Result.Leaf], as Prepare does. Send
 // Result.Request when the error is nil.
 func (s *Session) Recover(ctx context.Context, p *Pipeline, in Input, err error) (Result, error) {
-	in.Records, in.Leaf = s.Records(), s.leaf
-	res, rerr := p.Recover(ctx, in, err)
-	if aerr := s.Append(res.Append...); aerr != nil {
-		return res, errors.Join(rerr, aerr)
-	}
-	if res.Leaf != "" {
-		s.leaf = res.Leaf
-	}
-	return res, rerr
+	return s.turn(in, func(in Input) (Result, error) { return p.Recover(ctx, in, err) })
 }
 
 // Compact runs p.Compact on the session's records from its leaf — a manual compaction, as
@@ -282,15 +280,7 @@ func (s *Session) Recover(ctx context.Context, p *Pipeline, in Input, err error)
 // Send Result.Request next, or keep it for the next Prepare: the next record follows the
 // compaction's summary either way.
 func (s *Session) Compact(ctx context.Context, p *Pipeline, in Input, opts CompactOptions) (Result, error) {
-	in.Records, in.Leaf = s.Records(), s.leaf
-	res, err := p.Compact(ctx, in, opts)
-	if aerr := s.Append(res.Append...); aerr != nil {
-		return res, errors.Join(err, aerr)
-	}
-	if res.Leaf != "" {
-		s.leaf = res.Leaf
-	}
-	return res, err
+	return s.turn(in, func(in Input) (Result, error) { return p.Compact(ctx, in, opts) })
 }
 
 // Waiting names what a conversation waits for (see [Session.Pending]).

@@ -308,20 +308,13 @@ func readAddress(ctx context.Context, addr address) (tr *agentctx.Transcript, db
 // device, a file over maxSessionBytes and a JSON array (a common mistake: one record per line
 // is expected) get their own errors, which name path.
 func readSession(path string) (*agentctx.Transcript, error) {
-	f, err := os.Open(path)
+	f, fi, err := openFile(path)
 	if err != nil {
-		return nil, fileError(path, err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fileError(path, err)
-	}
 	if fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory, not a session file (JSONL: one JSON record per line)", path)
-	}
-	if fi.Mode()&fs.ModeDevice != 0 {
-		return nil, fmt.Errorf("cannot read %s: it is a device, not a file", path)
 	}
 	lr := &io.LimitedReader{R: f, N: maxSessionBytes + 1}
 	r := bufio.NewReaderSize(lr, 64<<10)
@@ -347,18 +340,11 @@ const (
 // readFile reads the file at path whole, as os.ReadFile does, but refuses a device and stops
 // after limit bytes: a larger file is an error. Its errors name path.
 func readFile(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, fi, err := openFile(path)
 	if err != nil {
-		return nil, fileError(path, err)
+		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fileError(path, err)
-	}
-	if fi.Mode()&fs.ModeDevice != 0 {
-		return nil, fmt.Errorf("cannot read %s: it is a device, not a file", path)
-	}
 	var buf bytes.Buffer
 	if fi.Mode().IsRegular() {
 		buf.Grow(int(min(fi.Size(), limit)) + 512)
@@ -370,6 +356,25 @@ func readFile(path string, limit int64) ([]byte, error) {
 		return nil, fmt.Errorf("cannot read %s: larger than %d MiB", path, limit>>20)
 	}
 	return buf.Bytes(), nil
+}
+
+// openFile opens the file at path for reading and stats it, refusing a device; its errors
+// name path.
+func openFile(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fileError(path, err)
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fileError(path, err)
+	}
+	if fi.Mode()&fs.ModeDevice != 0 {
+		f.Close()
+		return nil, nil, fmt.Errorf("cannot read %s: it is a device, not a file", path)
+	}
+	return f, fi, nil
 }
 
 // fileError says that path cannot be read, and why, without the Go operation name.
