@@ -484,18 +484,26 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 
 	// 3. The summary: session memory when it is fresh and the compacted request fits under
 	// the threshold, else the summarizers.
-	if start.lossy() {
-		// Session memory leaves the latest input as it is: it cannot help here.
-	} else if sm, why := p.memorySummary(ctx, t, custom); sm != nil {
+	// Session memory leaves the latest input as it is: it cannot help a lossy rung.
+	var sm *summary
+	why := ""
+	if !start.lossy() {
+		sm, why = p.memorySummary(ctx, t, custom)
+	}
+	if sm != nil {
 		done, err := p.install(ctx, t, sm, p.planTail(t, sm.through), start, target, sessionStart(), trigger, rep.PreTokens)
 		if err != nil {
 			return t, err
 		}
-		if done.post != nil && done.under() && !done.step.rung.lossy() {
+		switch {
+		case done.post == nil:
+			st.add(Action{Kind: ActionSkipped, Detail: "session memory: no kept tail could be installed after it: the summarizer writes the summary instead"})
+		case done.under() && !done.step.rung.lossy():
 			return p.installed(ctx, t, rep, sm, done, tail), nil
+		default:
+			st.add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("session memory would leave the request at %d tokens, not under the compaction's target %d: the summarizer writes the summary instead",
+				done.post.report.Pressure.Tokens, target)})
 		}
-		st.add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("session memory would leave the request at %d tokens, not under the threshold %d: the summarizer writes the summary instead",
-			done.post.report.Pressure.Tokens, done.post.report.Pressure.Levels.Threshold)})
 	} else if why != "" {
 		st.add(Action{Kind: ActionSkipped, Detail: why})
 	}

@@ -476,14 +476,11 @@ const summaryCutNote = "\n[The summary ran past its limit of %d tokens and was c
 // provider's tokenizer is not the counter's). A text too long to count cheaply is cut by bytes
 // first.
 func (p *Pipeline) capSummary(text string, limit int, cal calibration) (string, int) {
-	if len(text) <= limit*8 {
-		if n := cal.scale(p.counter.Text(text)); n*10 <= limit*11 {
-			return text, n
-		}
-	}
 	n := len(text) / 3 // an estimate: the text is too long to count
 	if len(text) <= limit*8 {
-		n = cal.scale(p.counter.Text(text))
+		if n = cal.scale(p.counter.Text(text)); n*10 <= limit*11 {
+			return text, n
+		}
 	}
 	out, _ := p.fitNoted(text, limit, cal, func(lines int) string { return fmt.Sprintf(summaryCutNote, limit, lines) })
 	if out == "" {
