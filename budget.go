@@ -172,36 +172,22 @@ func (c BudgetConfig) validate() error {
 	return nil
 }
 
-// maxResult is the per-result cap for window (see MaxResultChars).
+// maxResult, maxMessage, exemptMax (NeverReplace: no cap) and preview are the caps for
+// window: the configured figure, or the scaled default (see BudgetConfig).
 func (c BudgetConfig) maxResult(window int) int {
-	if c.MaxResultChars > 0 {
-		return c.MaxResultChars
-	}
-	return scaled(DefaultMaxResultChars, 2_000, window)
+	return cmp.Or(c.MaxResultChars, scaled(DefaultMaxResultChars, 2_000, window))
 }
 
-// maxMessage is the per-message cap for window (see MaxMessageChars).
 func (c BudgetConfig) maxMessage(window int) int {
-	if c.MaxMessageChars > 0 {
-		return c.MaxMessageChars
-	}
-	return scaled(DefaultMaxMessageChars, 8_000, window)
+	return cmp.Or(c.MaxMessageChars, scaled(DefaultMaxMessageChars, 8_000, window))
 }
 
-// exemptMax is the cap of an exempt tool's result for window, or NeverReplace.
 func (c BudgetConfig) exemptMax(window int) int {
-	if c.ExemptMaxChars != 0 {
-		return c.ExemptMaxChars
-	}
-	return scaled(DefaultExemptMaxChars, 4_000, window)
+	return cmp.Or(c.ExemptMaxChars, scaled(DefaultExemptMaxChars, 4_000, window))
 }
 
-// preview is the preview's size for window (see PreviewBytes).
 func (c BudgetConfig) preview(window int) int {
-	if c.PreviewBytes > 0 {
-		return c.PreviewBytes
-	}
-	return scaled(DefaultPreviewBytes, 500, window)
+	return cmp.Or(c.PreviewBytes, scaled(DefaultPreviewBytes, 500, window))
 }
 
 // toolMax returns the cap of one result of tool for window: NeverReplace, or its ToolMaxChars
@@ -356,13 +342,10 @@ func (p *Pipeline) budget(t *turn) error {
 		for _, e := range fresh {
 			d.Results = append(d.Results, e.res)
 		}
-		key, err := json.Marshal(d) // the uuid derives from the whole decision
+		r, err := t.budgetRecord(d, fmt.Sprintf("Tool-result budget: %d results replaced by a preview", len(fresh)))
 		if err != nil {
 			return err
 		}
-		r := t.newDecision(SubtypeToolResultBudget, string(key),
-			fmt.Sprintf("Tool-result budget: %d results replaced by a preview", len(fresh)))
-		r.Budget = d
 		rec = &r
 		for _, e := range fresh {
 			e.record = r.UUID
@@ -395,6 +378,18 @@ func (p *Pipeline) budget(t *turn) error {
 		t.appended = append(t.appended, *rec)
 	}
 	return nil
+}
+
+// budgetRecord returns the decision record holding d, with content as its text; its uuid
+// derives from the whole decision.
+func (t *turn) budgetRecord(d *BudgetDecision, content string) (Record, error) {
+	key, err := json.Marshal(d)
+	if err != nil {
+		return Record{}, err
+	}
+	r := t.newDecision(SubtypeToolResultBudget, string(key), content)
+	r.Budget = d
+	return r, nil
 }
 
 // budgetMessage decides on the new results of the last API user message g: first each one's

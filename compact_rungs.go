@@ -2,7 +2,6 @@ package agentctx
 
 import (
 	"cmp"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -226,13 +225,10 @@ func (p *Pipeline) previewRecord(t *turn, from int) (*Record, error) {
 		return nil, nil
 	}
 	slices.SortFunc(d.Results, func(a, b BudgetResult) int { return cmp.Compare(a.ToolUseID, b.ToolUseID) })
-	key, err := json.Marshal(d)
+	r, err := t.budgetRecord(&d, fmt.Sprintf("Compaction replaced %d tool results of the latest input by a preview to fit the window", len(d.Results)))
 	if err != nil {
 		return nil, err
 	}
-	r := t.newDecision(SubtypeToolResultBudget, string(key),
-		fmt.Sprintf("Compaction replaced %d tool results of the latest input by a preview to fit the window", len(d.Results)))
 	r.IsSidechain = t.chain.Leaf.IsSidechain
-	r.Budget = &d
 	return &r, nil
 }

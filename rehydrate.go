@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
@@ -192,28 +193,26 @@ func openRegular(root *os.Root, rel, path string) (*os.File, int64, error) {
 // readLimited reads r to its end or to its first limit bytes, whichever comes first, and
 // stops at ctx's end, which it checks before each read. size is what r is expected to hold.
 func readLimited(ctx context.Context, r io.Reader, size int64, limit int) ([]byte, error) {
-	hint := limit
-	if size < int64(limit) {
-		hint = min(int(max(size, 0))+512, limit)
+	var buf bytes.Buffer
+	buf.Grow(int(min(max(size, 0)+512, int64(limit))))
+	if _, err := buf.ReadFrom(io.LimitReader(ctxReader{ctx, r}, int64(limit))); err != nil {
+		return nil, err
 	}
-	buf := make([]byte, 0, hint)
-	for len(buf) < limit {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	return buf.Bytes(), nil
+}
+
+// ctxReader is a reader that fails with its context's error once the context is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+// Read checks the context, then reads from r.
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
 	}
-	return buf, nil
+	return c.r.Read(p)
 }
 
 // rootError maps an os.Root error for a path that leaves the root (through a symbolic link)

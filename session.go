@@ -227,7 +227,11 @@ func (s *Session) ToolResults(results ...*ToolResult) (Record, error) {
 	if len(results) == 0 {
 		return Record{}, errors.New("agentctx: session tool results: no results")
 	}
-	open, source := s.openToolUses()
+	uses, source := s.openToolUses()
+	open := make(map[string]bool, len(uses))
+	for _, tu := range uses {
+		open[tu.ID] = true
+	}
 	blocks := make([]Block, len(results))
 	for i, r := range results {
 		switch {
@@ -317,25 +321,7 @@ func (s *Session) Pending() Pending {
 		return Pending{Waiting: WaitingUser}
 	}
 	r := &s.records[i]
-	open, _ := s.openToolUses()
-	if len(open) > 0 {
-		var uses []*ToolUse
-		for u := s.leaf; u != ""; {
-			j, ok := s.byUUID[u]
-			if !ok || s.records[j].Message == nil || s.records[j].Type != TypeAssistant && len(uses) > 0 {
-				break
-			}
-			if s.records[j].Type == TypeAssistant {
-				var these []*ToolUse
-				for _, b := range s.records[j].Message.Content {
-					if tu, ok := b.(*ToolUse); ok && open[tu.ID] {
-						these = append(these, tu)
-					}
-				}
-				uses = append(these, uses...) // the walk goes up: earlier records first
-			}
-			u = s.records[j].ParentUUID
-		}
+	if uses, _ := s.openToolUses(); len(uses) > 0 {
 		return Pending{Waiting: WaitingTools, ToolUses: uses}
 	}
 	if r.Type == TypeAssistant && r.Message.Model != SyntheticModel && !r.IsAPIErrorMessage {
@@ -351,12 +337,13 @@ func (s *Session) add(r Record) (Record, error) {
 	return r, nil
 }
 
-// openToolUses returns the tool_use ids of the latest assistant turn that no result answers
-// yet, and the uuid of the turn's last assistant record. It walks up from the leaf over the
-// results already given, then over the turn's assistant records (one per content block when
-// split), and stops at the first other record.
-func (s *Session) openToolUses() (map[string]bool, string) {
-	open, answered, source := map[string]bool{}, map[string]bool{}, ""
+// openToolUses returns the tool_use blocks of the latest assistant turn that no result
+// answers yet, in the order the model made them, and the uuid of the turn's last assistant
+// record. It walks up from the leaf over the results already given, then over the turn's
+// assistant records (one per content block when split), and stops at the first other record.
+func (s *Session) openToolUses() ([]*ToolUse, string) {
+	var open []*ToolUse
+	answered, source := map[string]bool{}, ""
 	for u := s.leaf; u != ""; {
 		i, ok := s.byUUID[u]
 		if !ok || s.records[i].Message == nil {
@@ -368,11 +355,13 @@ func (s *Session) openToolUses() (map[string]bool, string) {
 			if source == "" {
 				source = r.UUID
 			}
+			var these []*ToolUse
 			for _, b := range r.Message.Content {
 				if tu, ok := b.(*ToolUse); ok && !answered[tu.ID] {
-					open[tu.ID] = true
+					these = append(these, tu)
 				}
 			}
+			open = append(these, open...) // the walk goes up: earlier records first
 		case r.Type == TypeUser && source == "" && hasToolResult(r.Message):
 			for _, b := range r.Message.Content {
 				if tr, ok := b.(*ToolResult); ok {
