@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"github.com/agentctx/agentctx/internal/memo"
 	"slices"
 	"sync"
 	"weak"
@@ -199,10 +200,10 @@ func (ix *chainIndex) reset(n int) {
 }
 
 // chainMemo holds the uuid indexes of the conversations a Pipeline served last (see
-// [convMemo]). It changes only time: an index keeps only the records at the start of the
+// [memo.Conv]). It changes only time: an index keeps only the records at the start of the
 // records given that it indexed as they are, and is extended by the rest.
 type chainMemo struct {
-	convMemo[chainIndex]
+	memo.Conv[chainIndex]
 }
 
 // index returns the uuid index of records: a kept one extended by the records written since
@@ -233,7 +234,7 @@ func (m *chainMemo) index(records []Record) *chainIndex {
 // starts with the same uuid), or the least recently used one for its storage when there are
 // as many as the memo keeps, or nil.
 func (m *chainMemo) take(records []Record) *chainIndex {
-	ix, _ := m.convMemo.take(func(ix *chainIndex) bool {
+	ix, _ := m.Conv.Take(func(ix *chainIndex) bool {
 		return len(ix.uuids) > 0 && len(records) > 0 && ix.uuids[0] == records[0].UUID
 	})
 	return ix
@@ -242,7 +243,7 @@ func (m *chainMemo) take(records []Record) *chainIndex {
 // keep puts ix back as the most recently used index. m may be nil.
 func (m *chainMemo) keep(ix *chainIndex) {
 	if m != nil {
-		m.convMemo.keep(ix)
+		m.Conv.Keep(ix)
 	}
 }
 

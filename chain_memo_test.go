@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"fmt"
+	"github.com/agentctx/agentctx/internal/memo"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,16 +95,16 @@ func TestChainMemoIndex(t *testing.T) {
 // served, no more, and that a conversation it still holds is extended, not indexed anew.
 func TestChainMemoBounded(t *testing.T) {
 	m := &chainMemo{}
-	for c := range 2 * convMemoEntries {
+	for c := range 2 * memo.ConvEntries {
 		ix := m.index(memoRecords(fmt.Sprintf("conv-%d", c), "b"))
 		m.keep(ix)
-		assert.LessOrEqual(t, m.len(), convMemoEntries)
+		assert.LessOrEqual(t, m.Len(), memo.ConvEntries)
 	}
-	last := fmt.Sprintf("conv-%d", 2*convMemoEntries-1)
+	last := fmt.Sprintf("conv-%d", 2*memo.ConvEntries-1)
 	ix := m.take(memoRecords(last, "b", "c"))
 	require.NotNil(t, ix, "the last conversation's index is kept")
 	assert.Equal(t, []string{last, "b"}, ix.uuids)
-	assert.Equal(t, convMemoEntries-1, m.len(), "an index in use is out of the memo")
+	assert.Equal(t, memo.ConvEntries-1, m.Len(), "an index in use is out of the memo")
 	m.keep(ix)
 
 	// Without a memo (BuildChain's own calls) every index is new.
@@ -210,7 +211,7 @@ func TestBuildChainSteadyAllocs(t *testing.T) {
 func TestPipelineChainMemoConcurrent(t *testing.T) {
 	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
 	now := time.Date(2026, 1, 2, 5, 0, 0, 0, time.UTC)
-	const convs, turns = convMemoEntries + 4, 6
+	const convs, turns = memo.ConvEntries + 4, 6
 	// histories[c][k] is conversation c after k+1 turns; want holds the fresh requests.
 	histories := make([][][]Record, convs)
 	want := make([][]string, convs)
@@ -388,7 +389,7 @@ func TestChainMemoSameSlice(t *testing.T) {
 	// storage to a transcript with another first record: read into the same slice, with the
 	// record at the end of what was indexed the same, it is still indexed anew.
 	m.keep(m.index(set("a", "b>a", "c>b", "d>c")))
-	for c := range convMemoEntries - 1 {
+	for c := range memo.ConvEntries - 1 {
 		m.keep(m.index(memoRecords(fmt.Sprintf("other-%d", c))))
 	}
 	records := set("z", "b>a", "c>b", "d>c", "e>d")

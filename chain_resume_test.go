@@ -257,7 +257,7 @@ func TestChainResumeSteady(t *testing.T) {
 		recs = append(recs, k.recs[len(recs):]...)
 		_, err := buildChain(recs, ChainOptions{}, memo)
 		require.NoError(t, err)
-		ix := memo.entries[0]
+		ix := memo.Entry(0)
 		assert.True(t, ix.resume.extended(len(recs)-5), "turn %d: extended from the last turn's records", turn)
 	}
 }
@@ -345,7 +345,7 @@ func TestChainResumeCases(t *testing.T) {
 		n := len(k.recs)
 		k.user("main prompt")
 		memo := resumeTurns(t, k.recs, n, len(k.recs))
-		assert.False(t, memo.entries[0].resume.extended(n), "built anew")
+		assert.False(t, memo.Entry(0).resume.extended(n), "built anew")
 	})
 	t.Run("a response met off the walk, then on it", func(t *testing.T) {
 		// A fork leaves a response off the walk; a record of that response written on the new
@@ -367,7 +367,7 @@ func TestChainResumeCases(t *testing.T) {
 		chain, err := BuildChain(k.recs, ChainOptions{})
 		require.NoError(t, err)
 		assert.Contains(t, chain.Records, &k.recs[2], "the abandoned response's first record joins")
-		assert.False(t, memo.entries[0].resume.extended(n), "built anew")
+		assert.False(t, memo.Entry(0).resume.extended(n), "built anew")
 	})
 	t.Run("an interrupt notice whose parent is written later", func(t *testing.T) {
 		k := newTK()
@@ -387,7 +387,7 @@ func TestChainResumeCases(t *testing.T) {
 		require.Equal(t, notice.ParentUUID, k.recs[more].UUID)
 		k.assistant(text("stopped"))
 		memo := resumeTurns(t, k.recs, n, more)
-		assert.False(t, memo.entries[0].resume.ok, "not extended while the notice waits")
+		assert.False(t, memo.Entry(0).resume.ok, "not extended while the notice waits")
 		resumeTurns(t, k.recs, n, more, len(k.recs))
 		chain, err := BuildChain(k.recs, ChainOptions{})
 		require.NoError(t, err)
@@ -431,7 +431,7 @@ func TestChainResumeCases(t *testing.T) {
 			got.scan, want.scan = recordScan{}, recordScan{}
 			require.Equal(t, want, got, "turn %d", turn)
 		}
-		assert.True(t, memo.entries[0].resume.extended(n), "rolled back and extended")
+		assert.True(t, memo.Entry(0).resume.extended(n), "rolled back and extended")
 	})
 	// compacted is a session compacted with a kept tail ending in a results record; the
 	// conversation goes on under the summary, as Claude Code writes it.
@@ -476,7 +476,7 @@ func TestChainResumeCases(t *testing.T) {
 		p.ParentUUID = k.recs[2].UUID // the tail: a child of the anchor would be relinked
 		k.add(p)
 		memo := resumeTurns(t, k.recs, n, len(k.recs))
-		st := memo.entries[0].resume
+		st := memo.Entry(0).resume
 		require.True(t, st.preserved, "the chain applies the kept tail")
 		assert.True(t, st.extended(n), "extended")
 	})

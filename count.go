@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"github.com/agentctx/agentctx/internal/memo"
 	"hash/maphash"
 	"image"
 	"image/gif"
@@ -40,7 +41,7 @@ const (
 	PDFPageTokens = 2000
 )
 
-// Memo bounds, in entries. Each memo keeps two generations (see genMemo): when the current
+// Memo bounds, in entries. Each memo keeps two generations (see [memo.Gen]): when the current
 // one is full it becomes the previous one, and what a turn finds there moves back, so a turn's
 // working set survives from one turn to the next as long as it fits the bound. The bound
 // starts here and follows the session: a Pipeline reserves four text entries per block of its
@@ -53,44 +54,6 @@ const (
 	capTextMemo    = 1 << 22
 	capMessageMemo = 1 << 20
 )
-
-// genMemo is a memo of two generations bounded in entries: put starts a new generation when
-// the current one holds bound entries, dropping the previous one; get finds an entry in
-// either and moves one of the previous generation into the current one. It holds at most
-// 2×bound entries. The caller locks.
-type genMemo[K comparable, V any] struct {
-	cur, prev map[K]V
-	bound     int
-}
-
-func newGenMemo[K comparable, V any](bound int) genMemo[K, V] {
-	return genMemo[K, V]{cur: map[K]V{}, bound: bound}
-}
-
-func (m *genMemo[K, V]) get(k K) (V, bool) {
-	if v, ok := m.cur[k]; ok {
-		return v, true
-	}
-	v, ok := m.prev[k]
-	if ok {
-		m.put(k, v)
-	}
-	return v, ok
-}
-
-func (m *genMemo[K, V]) put(k K, v V) {
-	if len(m.cur) >= m.bound {
-		m.prev, m.cur = m.cur, make(map[K]V, len(m.cur))
-	}
-	m.cur[k] = v
-}
-
-func (m *genMemo[K, V]) len() int { return len(m.cur) + len(m.prev) }
-
-// reserve raises the bound to n entries, up to limit; it never lowers it.
-func (m *genMemo[K, V]) reserve(n, limit int) {
-	m.bound = max(m.bound, min(n, limit))
-}
 
 // Memo kinds: the same bytes are counted differently as text, as an image or as a PDF.
 const (
@@ -138,10 +101,10 @@ type Counter struct {
 	fold0 uint64 // the state a msgKey starts from, derived from seed
 
 	mu       sync.Mutex
-	texts    genMemo[textKey, int]
-	idents   genMemo[identKey, int]
-	messages genMemo[msgKey, msgEntry]
-	seqs     genMemo[seqKey, *seqEntry]
+	texts    memo.Gen[textKey, int]
+	idents   memo.Gen[identKey, int]
+	messages memo.Gen[msgKey, msgEntry]
+	seqs     memo.Gen[seqKey, *seqEntry]
 }
 
 // NewCounter returns a Counter counting with tc; nil means [DefaultTokenCounter].
@@ -154,11 +117,11 @@ func NewCounter(tc TokenCounter) *Counter {
 		tc:     tc,
 		seed:   seed,
 		fold0:  maphash.Comparable(seed, uint64(foldK1)),
-		texts:  newGenMemo[textKey, int](maxTextMemo),
-		idents: newGenMemo[identKey, int](maxTextMemo),
+		texts:  memo.NewGen[textKey, int](maxTextMemo),
+		idents: memo.NewGen[identKey, int](maxTextMemo),
 
-		messages: newGenMemo[msgKey, msgEntry](maxMessageMemo),
-		seqs:     newGenMemo[seqKey, *seqEntry](maxSeqMemo),
+		messages: memo.NewGen[msgKey, msgEntry](maxMessageMemo),
+		seqs:     memo.NewGen[seqKey, *seqEntry](maxSeqMemo),
 	}
 }
 
@@ -191,16 +154,16 @@ func (c *Counter) memo(kind byte, s string, count func(string) int) int {
 	}
 	ik := identKey{data: unsafe.StringData(s), n: len(s), kind: kind}
 	c.mu.Lock()
-	n, ok := c.idents.get(ik)
+	n, ok := c.idents.Get(ik)
 	c.mu.Unlock()
 	if ok {
 		return n
 	}
 	k := textKey{hash: maphash.String(c.seed, s), n: len(s), kind: kind}
 	c.mu.Lock()
-	n, ok = c.texts.get(k)
+	n, ok = c.texts.Get(k)
 	if ok {
-		c.idents.put(ik, n)
+		c.idents.Put(ik, n)
 	}
 	c.mu.Unlock()
 	if ok {
@@ -210,22 +173,22 @@ func (c *Counter) memo(kind byte, s string, count func(string) int) int {
 	// harmless (the count is deterministic) and keeps slow counts from serializing.
 	n = count(s)
 	c.mu.Lock()
-	c.texts.put(k, n)
-	c.idents.put(ik, n)
+	c.texts.Put(k, n)
+	c.idents.Put(ik, n)
 	c.mu.Unlock()
 	return n
 }
 
 func (c *Counter) lookupText(k textKey) (int, bool) {
 	c.mu.Lock()
-	n, ok := c.texts.get(k)
+	n, ok := c.texts.Get(k)
 	c.mu.Unlock()
 	return n, ok
 }
 
 func (c *Counter) storeText(k textKey, n int) {
 	c.mu.Lock()
-	c.texts.put(k, n)
+	c.texts.Put(k, n)
 	c.mu.Unlock()
 }
 
@@ -235,9 +198,9 @@ func (c *Counter) storeText(k textKey, n int) {
 // request message it is part of).
 func (c *Counter) reserve(records, blocks int) {
 	c.mu.Lock()
-	c.texts.reserve(4*blocks, capTextMemo)
-	c.idents.reserve(4*blocks, capTextMemo)
-	c.messages.reserve(2*records, capMessageMemo)
+	c.texts.Reserve(4*blocks, capTextMemo)
+	c.idents.Reserve(4*blocks, capTextMemo)
+	c.messages.Reserve(2*records, capMessageMemo)
 	c.mu.Unlock()
 }
 
@@ -318,7 +281,7 @@ func (c *Counter) messageKey(role Role, blocks []Block) msgKey {
 // keyed returns the memo entry of the blocks whose key is k, counting them on a miss.
 func (c *Counter) keyed(k msgKey, role Role, blocks []Block) msgEntry {
 	c.mu.Lock()
-	e, ok := c.messages.get(k)
+	e, ok := c.messages.Get(k)
 	c.mu.Unlock()
 	if ok {
 		return e
@@ -332,7 +295,7 @@ func (c *Counter) keyed(k msgKey, role Role, blocks []Block) msgEntry {
 	h.keep = &e.keep
 	h.message(role, blocks)
 	c.mu.Lock()
-	c.messages.put(k, e)
+	c.messages.Put(k, e)
 	c.mu.Unlock()
 	return e
 }

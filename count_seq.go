@@ -57,10 +57,10 @@ func (c *Counter) sequence(kind byte, n int, at func(i int) (Role, []Block), out
 
 	// Take the counts of the messages whose key is the one at the same index.
 	c.mu.Lock()
-	e, ok := c.seqs.get(sk)
+	e, ok := c.seqs.Get(sk)
 	if !ok {
 		e = &seqEntry{}
-		c.seqs.put(sk, e)
+		c.seqs.Put(sk, e)
 	}
 	missing := 0
 	for i, k := range keys {

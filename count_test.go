@@ -181,7 +181,7 @@ func TestCounterMemo(t *testing.T) {
 		c.Text(strings.Repeat("x", i%1000+1) + strconv.Itoa(i))
 	}
 	c.mu.Lock()
-	size := c.texts.len()
+	size := c.texts.Len()
 	c.mu.Unlock()
 	assert.LessOrEqual(t, size, 2*maxTextMemo)
 	assert.Greater(t, size, maxTextMemo)
@@ -199,7 +199,7 @@ func TestCounterIdentityMemo(t *testing.T) {
 	assert.Equal(t, len(s), c.Text(s))
 	assert.Equal(t, int64(1), calls.Load())
 	c.mu.Lock()
-	_, byIdent := c.idents.get(identKey{data: unsafe.StringData(s), n: len(s), kind: memoText})
+	_, byIdent := c.idents.Get(identKey{data: unsafe.StringData(s), n: len(s), kind: memoText})
 	c.mu.Unlock()
 	assert.True(t, byIdent, "the string is memoized by identity")
 
@@ -252,7 +252,7 @@ func TestCounterMemoFollowsSession(t *testing.T) {
 			}
 			assert.Equal(t, tt.recounts, calls > n, "%d counts of %d texts", calls, n)
 			c.mu.Lock()
-			assert.LessOrEqual(t, c.texts.len(), 2*c.texts.bound)
+			assert.LessOrEqual(t, c.texts.Len(), 2*c.texts.Bound())
 			c.mu.Unlock()
 		})
 	}

@@ -1,6 +1,10 @@
 package agentctx
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/agentctx/agentctx/internal/memo"
+)
 
 // fitMemo keeps, for the conversations a Pipeline served last, the calibration fit's running
 // sums over their response pairs (see [Pipeline.fitRatio]). A steady turn's chain is the
@@ -8,7 +12,7 @@ import "unsafe"
 // previous turn summed: the turn sums only the pairs whose records it does not hold as they
 // were. It changes only time.
 type fitMemo struct {
-	convMemo[fitEntry]
+	memo.Conv[fitEntry]
 }
 
 // fitEntry is one conversation's fit as last summed: the records it read (the chain records
@@ -59,7 +63,7 @@ func (m *fitMemo) take(first *Record) *fitEntry {
 	if m == nil {
 		return &fitEntry{}
 	}
-	e, reused := m.convMemo.take(func(e *fitEntry) bool { return e.len() > 0 && e.msgs[0] == first.Message })
+	e, reused := m.Conv.Take(func(e *fitEntry) bool { return e.len() > 0 && e.msgs[0] == first.Message })
 	switch {
 	case e == nil:
 		return &fitEntry{}
@@ -72,7 +76,7 @@ func (m *fitMemo) take(first *Record) *fitEntry {
 // keep puts e back as the most recently used entry. m may be nil.
 func (m *fitMemo) keep(e *fitEntry) {
 	if m != nil {
-		m.convMemo.keep(e)
+		m.Conv.Keep(e)
 	}
 }
 

@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"fmt"
+	"github.com/agentctx/agentctx/internal/memo"
 	"slices"
 	"strings"
 	"sync"
@@ -85,7 +86,7 @@ func TestFitMemoTurns(t *testing.T) {
 // on one Pipeline, each conversation appending to its own slice, and checks every turn's
 // pressure figure against a fresh Pipeline's.
 func TestFitMemoConcurrent(t *testing.T) {
-	const convs, rounds = convMemoEntries + 3, 12
+	const convs, rounds = memo.ConvEntries + 3, 12
 	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
 	sessions := make([]*tk, convs)
 	for c := range convs {

@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"encoding/json"
+	"github.com/agentctx/agentctx/internal/memo"
 	"math"
 	"slices"
 	"sync"
@@ -23,14 +24,14 @@ const minCleanMemo = 4096
 // else of the turn (see turnDependent) are kept: their request form depends on nothing but
 // the block, its role and its record's uuid, and replaying them reports nothing.
 //
-// The memo keeps two generations (a genMemo): entries go into the current one, which
+// The memo keeps two generations (a [memo.Gen]): entries go into the current one, which
 // becomes the previous one when it holds more than the bound; an entry found in the previous
 // generation moves to the current one. The bound is twice the most blocks one turn has looked
 // up (at least minCleanMemo), so one conversation's whole view stays in the memo from one turn
 // to the next. A cleanMemo is safe for concurrent use; dropping it changes nothing but time.
 type cleanMemo struct {
 	mu  sync.Mutex
-	gen genMemo[cleanKey, *cleanEntry]
+	gen memo.Gen[cleanKey, *cleanEntry]
 	// lastKeys and lastFound are the blocks the last turn looked up, in view order, and their
 	// entries: a steady turn's view starts with the same blocks, which are found by comparing
 	// the two sequences, without hashing.
@@ -119,7 +120,7 @@ func (m *mediaSig) sameMedia(b Block) bool {
 }
 
 func newCleanMemo() *cleanMemo {
-	return &cleanMemo{gen: newGenMemo[cleanKey, *cleanEntry](minCleanMemo)}
+	return &cleanMemo{gen: memo.NewGen[cleanKey, *cleanEntry](minCleanMemo)}
 }
 
 // lookup sets out[i] to the entry of keys[i], or nil.
@@ -132,7 +133,7 @@ func (m *cleanMemo) lookup(keys []cleanKey, out []*cleanEntry) {
 	}
 	copy(out, m.lastFound[:same])
 	for i := same; i < len(keys); i++ {
-		out[i], _ = m.gen.get(keys[i])
+		out[i], _ = m.gen.Get(keys[i])
 	}
 }
 
@@ -142,9 +143,9 @@ func (m *cleanMemo) lookup(keys []cleanKey, out []*cleanEntry) {
 func (m *cleanMemo) store(keys []cleanKey, entries []*cleanEntry, looked []cleanKey, found []*cleanEntry) ([]cleanKey, []*cleanEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.gen.reserve(2*len(looked), math.MaxInt)
+	m.gen.Reserve(2*len(looked), math.MaxInt)
 	for i, k := range keys {
-		m.gen.put(k, entries[i])
+		m.gen.Put(k, entries[i])
 	}
 	oldKeys, oldFound := m.lastKeys, m.lastFound
 	m.lastKeys, m.lastFound = looked, found

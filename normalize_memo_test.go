@@ -294,9 +294,8 @@ func TestNormalizeMemoBounded(t *testing.T) {
 	defer m.mu.Unlock()
 	looked := len(m.lastKeys)
 	assert.Greater(t, looked, minCleanMemo, "the session is larger than the least bound")
-	assert.Equal(t, 2*looked, m.gen.bound, "the bound is twice the largest view")
-	assert.LessOrEqual(t, len(m.gen.cur), m.gen.bound)
-	assert.LessOrEqual(t, len(m.gen.prev), m.gen.bound)
+	assert.Equal(t, 2*looked, m.gen.Bound(), "the bound is twice the largest view")
+	assert.LessOrEqual(t, m.gen.Len(), 2*m.gen.Bound(), "two generations of at most the bound each")
 	assert.True(t, bytes.Contains([]byte(m.lastKeys[0].b.Kind()), []byte("text")), "the view starts with the first prompt")
 }
 

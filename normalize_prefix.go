@@ -1,6 +1,10 @@
 package agentctx
 
-import "slices"
+import (
+	"slices"
+
+	"github.com/agentctx/agentctx/internal/memo"
+)
 
 // A steady turn's view is the previous turn's view and the records written since, so most of
 // normalize's work on it is the work it did on the previous turn. The settled prefix carries
@@ -33,7 +37,7 @@ import "slices"
 
 // normPrefixes keeps the settled prefixes of the last conversations a Pipeline served.
 type normPrefixes struct {
-	convMemo[normPrefix]
+	memo.Conv[normPrefix]
 }
 
 // normPrefix is one conversation's settled prefix: the view items it covers, as normalize
@@ -103,7 +107,7 @@ func firstRecordItem(items []item) string {
 // take removes and returns the prefix of the conversation whose first record item is first,
 // or storage for a new one (empty).
 func (m *normPrefixes) take(first string) *normPrefix {
-	e, _ := m.convMemo.take(func(e *normPrefix) bool { return e.first == first })
+	e, _ := m.Conv.Take(func(e *normPrefix) bool { return e.first == first })
 	if e == nil {
 		e = &normPrefix{}
 	} else if e.first != first {
@@ -115,7 +119,7 @@ func (m *normPrefixes) take(first string) *normPrefix {
 }
 
 // keep puts e back as the most recently used prefix.
-func (m *normPrefixes) keep(e *normPrefix) { m.convMemo.keep(e) }
+func (m *normPrefixes) keep(e *normPrefix) { m.Conv.Keep(e) }
 
 // reset empties the prefix, keeping its storage.
 func (pre *normPrefix) reset() {

@@ -1,0 +1,83 @@
+package memo
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestConvKeepsTheLastServed(t *testing.T) {
+	var m Conv[string]
+	for i := range ConvEntries + 3 {
+		s := fmt.Sprint("conv-", i)
+		e, reused := m.Take(func(e *string) bool { return *e == s })
+		assert.Equal(t, i >= ConvEntries, reused, "a full memo gives up its least recently used entry")
+		assert.Equal(t, reused, e != nil, "a new conversation finds no entry of its own")
+		if reused {
+			assert.Equal(t, fmt.Sprint("conv-", i-ConvEntries), *e, "the least recently used")
+			assert.Equal(t, ConvEntries-1, m.Len(), "the entry taken is out while in use")
+		}
+		m.Keep(&s)
+	}
+	assert.Equal(t, ConvEntries, m.Len())
+	last := fmt.Sprint("conv-", ConvEntries+2)
+	require.NotNil(t, m.Entry(0))
+	assert.Equal(t, last, *m.Entry(0), "most recently used first")
+	e, reused := m.Take(func(e *string) bool { return *e == last })
+	require.NotNil(t, e)
+	assert.False(t, reused)
+	assert.Equal(t, last, *e)
+	assert.Nil(t, m.Entry(m.Len()), "past the last entry")
+	assert.Nil(t, m.Entry(-1))
+}
+
+func TestGenBoundsEachGeneration(t *testing.T) {
+	tests := []struct {
+		name        string
+		bound, puts int
+		wantLen     int
+	}{
+		{"under the bound", 4, 3, 3},
+		{"one generation full", 4, 4, 4},
+		{"a second generation", 4, 6, 6},
+		{"the oldest dropped", 4, 9, 5},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := NewGen[int, int](tt.bound)
+			for i := range tt.puts {
+				m.Put(i, i*i)
+			}
+			assert.Equal(t, tt.wantLen, m.Len())
+			assert.LessOrEqual(t, m.Len(), 2*m.Bound())
+			v, ok := m.Get(tt.puts - 1)
+			assert.True(t, ok, "the newest entry is kept")
+			assert.Equal(t, (tt.puts-1)*(tt.puts-1), v)
+		})
+	}
+}
+
+func TestGenGetMovesAnOldEntryForward(t *testing.T) {
+	m := NewGen[string, int](2)
+	m.Put("a", 1)
+	m.Put("b", 2)
+	m.Put("c", 3) // a and b are now the previous generation
+	v, ok := m.Get("a")
+	require.True(t, ok)
+	assert.Equal(t, 1, v)
+	m.Put("d", 4) // the current generation {c, a} is full: it becomes the previous one
+	_, ok = m.Get("a")
+	assert.True(t, ok, "a moved forward and survives the next generation")
+	_, ok = m.Get("b")
+	assert.False(t, ok, "b stayed behind and is dropped")
+}
+
+func TestGenReserveNeverLowers(t *testing.T) {
+	m := NewGen[int, int](8)
+	m.Reserve(4, 100)
+	assert.Equal(t, 8, m.Bound())
+	m.Reserve(50, 20)
+	assert.Equal(t, 20, m.Bound(), "raised up to the limit")
+}
