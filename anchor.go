@@ -1,9 +1,5 @@
 package agentctx
 
-// SyntheticModel is the model name Claude Code writes on assistant records it synthesizes
-// itself, such as API error notices. Such records never reached the provider.
-const SyntheticModel = "<synthetic>"
-
 // Totals is the size of a conversation chain, in tokens. The zero value is the size of an
 // empty chain.
 type Totals struct {

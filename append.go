@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/agentctx/agentctx/internal/fsname"
 )
 
 // AppendOptions configures an [Appender]. The zero value appends without fsync: a batch is in
@@ -84,7 +86,7 @@ func OpenAppender(path string, opts AppendOptions) (*Appender, error) {
 		return nil, err
 	}
 	if opts.Sync {
-		syncDir(filepath.Dir(path))
+		fsname.SyncDir(filepath.Dir(path))
 	}
 	check := path
 	if !filepath.IsAbs(path) {
@@ -370,17 +372,6 @@ func endsTorn(f *os.File) (bool, error) {
 		return false, err
 	}
 	return b[0] != '\n', nil
-}
-
-// syncDir fsyncs a directory so that a file created in it is durable. Best effort: not every
-// platform can sync a directory.
-func syncDir(dir string) {
-	d, err := os.Open(dir)
-	if err != nil {
-		return
-	}
-	_ = d.Sync()
-	_ = d.Close()
 }
 
 // checkAppendable refuses a file whose content is in a format the library only reads.

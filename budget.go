@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/agentctx/agentctx/internal/fsname"
 )
 
 // Budget defaults at a window of 200,000 tokens and more, as Claude Code sets its limits on
@@ -248,7 +250,7 @@ func (e *budgetEntry) chars() int {
 // preview saves, like a new one.
 func (p *Pipeline) budget(t *turn) error {
 	cfg := p.cfg.Budget
-	frozen := frozenBudget(t.in.Records, &t.chain.scan)
+	frozen := frozenBudget(t.in.Records, t.chain.Scan())
 
 	// Collect the tool results that matter, per tool_use_id: those of the last API user message
 	// (only it holds new results, and only while no assistant response follows it), and those
@@ -489,7 +491,7 @@ func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 	if head, _ := previewHead(full, cfg.preview(p.window)); utf8.RuneCountInString(head) >= e.size {
 		return false, nil // the preview alone would be as long as the result
 	}
-	ref := "transcript:" + safeName(t.items[s.item].uuid)
+	ref := "transcript:" + fsname.Safe(t.items[s.item].uuid)
 	if cfg.Store != nil {
 		var err error
 		if ref, err = cfg.Store.Put(t.ctx, e.id, []byte(full)); err != nil {
@@ -584,9 +586,9 @@ type frozenResult struct {
 // frozenBudget reads the budget decisions of all records; the first decision on a
 // tool_use_id wins. A replacement without a preview is read as kept. sc, when it covers
 // records, lists the decisions (nil: every record is read).
-func frozenBudget(records []Record, sc *recordScan) map[string]frozenResult {
+func frozenBudget(records []Record, sc *Scan) map[string]frozenResult {
 	m := map[string]frozenResult{}
-	sc.each(records, scanBudget.kinds(), func(_ int, r *Record) {
+	sc.Each(records, ScanBudget, func(_ int, r *Record) {
 		if r.Type != TypeSystem || r.Subtype != SubtypeToolResultBudget || r.Budget == nil {
 			return
 		}
@@ -681,6 +683,6 @@ func replacedResult(tr *ToolResult, preview string) *ToolResult {
 
 // isMedia reports whether b is an image or a document block.
 func isMedia(b Block) bool {
-	k := kindOf(b)
+	k := KindOf(b)
 	return k == KindImage || k == KindDocument
 }

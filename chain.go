@@ -61,7 +61,7 @@ type Chain struct {
 	boundaryIdx int
 	// scan is this turn's copy of the Pipeline's record index of the transcript; without a
 	// memo it indexes nothing, and readers pass over every record.
-	scan recordScan
+	scan Scan
 }
 
 // BoundaryIndex returns the position in the transcript of Boundary, or -1 without one.
@@ -74,6 +74,12 @@ func (c *Chain) BoundaryIndex() int {
 
 // Index returns the position in the transcript of Records[i].
 func (c *Chain) Index(i int) int { return c.index[i] }
+
+// Scan returns the index of the records the stages look for across the whole transcript the
+// chain was built from (see [Scan]). A chain built through a [ChainCache] carries the cache's
+// index as it was at the build; one built by [BuildChain] carries an empty one, which indexes
+// nothing, so that readers pass over every record.
+func (c *Chain) Scan() *Scan { return &c.scan }
 
 // Messages returns the user and assistant records of the chain: the ones a request is made of.
 func (c *Chain) Messages() []*Record {
@@ -108,7 +114,7 @@ func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 // buildChain is [BuildChain] with an optional memo of the uuid index (nil: none), which a
 // Pipeline carries from one turn to the next; with one, a steady turn's chain extends the
 // previous turn's (see [chainState]).
-func buildChain(records []Record, opts ChainOptions, memo *chainMemo) (*Chain, error) {
+func buildChain(records []Record, opts ChainOptions, memo *ChainCache) (*Chain, error) {
 	// Each uuid maps to its first occurrence.
 	ix := memo.index(records)
 	defer memo.keep(ix)
@@ -369,7 +375,7 @@ func (b *chainBuild) responses(from, to int) {
 				b.st.offWalk(id)
 			}
 		}
-		if m, ok := prevM, prevOK; ok && !otherThread(r, c.Leaf) && !b.dup(i) {
+		if m, ok := prevM, prevOK; ok && !OtherThread(r, c.Leaf) && !b.dup(i) {
 			key := keyOf(r)
 			k, seen := s.keptOf(m, key)
 			switch {
@@ -407,7 +413,7 @@ func (b *chainBuild) results(from, to int) {
 	records, s, c, on, attached := b.records, b.s, b.c, b.s.on, b.s.attached
 	for i := from; i < to; i++ {
 		r := &records[i]
-		if r.Type != TypeUser || r.Message == nil || otherThread(r, c.Leaf) || b.dup(i) {
+		if r.Type != TypeUser || r.Message == nil || OtherThread(r, c.Leaf) || b.dup(i) {
 			continue
 		}
 		first := true
@@ -460,7 +466,7 @@ func (b *chainBuild) notices(from, to int) {
 		if on[i] || r.Type != TypeUser {
 			continue
 		}
-		if p := parentOf(r, b.relink); p != "" && isInterruptNotice(r) && !b.dup(i) {
+		if p := parentOf(r, b.relink); p != "" && r.IsInterruptNotice() && !b.dup(i) {
 			k, ok := b.find(p)
 			switch {
 			case !ok:
@@ -489,7 +495,7 @@ func (b *chainBuild) preserved() segment {
 			continue // written after the records built over
 		}
 		bd := &records[i]
-		if otherThread(bd, c.Leaf) {
+		if OtherThread(bd, c.Leaf) {
 			continue
 		}
 		if bd.CompactMetadata == nil || bd.CompactMetadata.PreservedSegment == nil {
@@ -555,9 +561,9 @@ func segmentOrder(idx []int, seg segment) []int {
 	return out
 }
 
-// otherThread reports whether r belongs to a different thread than leaf: a subagent record met
+// OtherThread reports whether r belongs to a different thread than leaf: a subagent record met
 // while rebuilding a main-thread chain, or the reverse.
-func otherThread(r, leaf *Record) bool {
+func OtherThread(r, leaf *Record) bool {
 	return leaf != nil && r.IsSidechain != leaf.IsSidechain
 }
 
@@ -578,9 +584,9 @@ func defaultLeaf(records []Record) int {
 	return side
 }
 
-// isInterruptNotice reports whether a user record is Claude Code's "[Request interrupted by
-// user…]" text.
-func isInterruptNotice(r *Record) bool {
+// IsInterruptNotice reports whether r holds Claude Code's "[Request interrupted by user…]"
+// text: the notice it writes as a user record when the user stops a response.
+func (r *Record) IsInterruptNotice() bool {
 	if r.Message == nil {
 		return false
 	}

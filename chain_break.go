@@ -177,7 +177,7 @@ func (w *walker) gap(i int) (gap int, le *LineError) {
 	for k := i; k >= 0; k-- {
 		r := &w.records[k]
 		if k < i {
-			if r.IsCompactBoundary() && !otherThread(r, w.leaf) {
+			if r.IsCompactBoundary() && !OtherThread(r, w.leaf) {
 				return -1, nil
 			}
 			if e := r.Damage.field("uuid"); e != nil {
@@ -197,7 +197,7 @@ func (w *walker) gap(i int) (gap int, le *LineError) {
 func (w *walker) target(before int, visited func(int) bool) int {
 	for j := before - 1; j >= 0; j-- {
 		r := &w.records[j]
-		if r.UUID == "" || w.byUUID[r.UUID] != j || otherThread(r, w.leaf) || r.IsDecision() || visited(j) {
+		if r.UUID == "" || w.byUUID[r.UUID] != j || OtherThread(r, w.leaf) || r.IsDecision() || visited(j) {
 			continue
 		}
 		return j

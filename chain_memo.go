@@ -1,16 +1,17 @@
 package agentctx
 
 import (
-	"github.com/agentctx/agentctx/internal/memo"
 	"slices"
 	"sync"
 	"weak"
+
+	"github.com/agentctx/agentctx/internal/memo"
 )
 
 // chainIndex maps each uuid of a transcript to the position of its first occurrence, the index
 // [BuildChain] starts from. A steady turn's records are the previous turn's plus the ones
 // written since, so a Pipeline keeps the index of each conversation it serves and extends it
-// by the new records instead of hashing every uuid again (see [chainMemo]).
+// by the new records instead of hashing every uuid again (see [ChainCache]).
 type chainIndex struct {
 	// uuids and parents are the uuid and parentUuid of each record indexed, in file order:
 	// with boundaries, what the index was built from.
@@ -33,8 +34,8 @@ type chainIndex struct {
 	// other records.
 	first weak.Pointer[Record]
 	// scan lists the records the stages look for across the whole transcript; a Pipeline's
-	// memo keeps it in step with uuids (see [recordScan]).
-	scan recordScan
+	// memo keeps it in step with uuids (see [Scan]).
+	scan Scan
 	// kept is how many records at the start of the slice last indexed the index held as they
 	// were (see common), and same reports that the slice is the one indexed before it (its
 	// first record is the one indexed then).
@@ -53,7 +54,7 @@ func newChainIndex(n int) *chainIndex {
 // parentUuid: whether it is a compact boundary, and the kinds the scan lists it under.
 type indexMark struct {
 	boundary bool
-	kinds    scanKinds
+	kinds    ScanSet
 }
 
 // markOf returns r's indexMark.
@@ -195,20 +196,33 @@ func (ix *chainIndex) reset(n int) {
 	ix.boundaries = ix.boundaries[:0]
 	ix.kidsOf, ix.kidsUpTo, ix.kids = "", 0, ix.kids[:0]
 	ix.first = weak.Pointer[Record]{}
-	ix.scan = recordScan{} // turns may hold copies of the lists: new ones
+	ix.scan = Scan{} // turns may hold copies of the lists: new ones
 	ix.kept, ix.same = 0, false
 }
 
-// chainMemo holds the uuid indexes of the conversations a Pipeline served last (see
-// [memo.Conv]). It changes only time: an index keeps only the records at the start of the
-// records given that it indexed as they are, and is extended by the rest.
-type chainMemo struct {
-	memo.Conv[chainIndex]
+// ChainCache builds chains as [BuildChain] does, keeping the uuid index of the transcripts of
+// the last conversations it served (see [memo.ConvEntries]) so that the next chain of each is
+// built by extending the previous one by the records written since: a steady turn's chain
+// costs the records written since, not the file. A Pipeline holds one. The chains are the
+// ones BuildChain gives; the cache changes only time. Its zero value is ready, and it is safe
+// for concurrent use.
+//
+// An index keeps only the records at the start of the records given that it indexed as they
+// are (see [Input.Records] for the append-only log a caller keeps), and is extended by the
+// rest; the index does not keep the caller's records alive.
+type ChainCache struct {
+	ix memo.Conv[chainIndex]
+}
+
+// Build returns the chain of records, as [BuildChain] does. c may be nil: the chain is then
+// built without a cache.
+func (c *ChainCache) Build(records []Record, opts ChainOptions) (*Chain, error) {
+	return buildChain(records, opts, c)
 }
 
 // index returns the uuid index of records: a kept one extended by the records written since
 // it was built, or a new one. m may be nil: the index is then new and not kept.
-func (m *chainMemo) index(records []Record) *chainIndex {
+func (m *ChainCache) index(records []Record) *chainIndex {
 	if m == nil {
 		ix := newChainIndex(len(records))
 		ix.extend(records)
@@ -233,17 +247,17 @@ func (m *chainMemo) index(records []Record) *chainIndex {
 // take removes and returns the kept index most likely to share a prefix with records (it
 // starts with the same uuid), or the least recently used one for its storage when there are
 // as many as the memo keeps, or nil.
-func (m *chainMemo) take(records []Record) *chainIndex {
-	ix, _ := m.Conv.Take(func(ix *chainIndex) bool {
+func (m *ChainCache) take(records []Record) *chainIndex {
+	ix, _ := m.ix.Take(func(ix *chainIndex) bool {
 		return len(ix.uuids) > 0 && len(records) > 0 && ix.uuids[0] == records[0].UUID
 	})
 	return ix
 }
 
 // keep puts ix back as the most recently used index. m may be nil.
-func (m *chainMemo) keep(ix *chainIndex) {
+func (m *ChainCache) keep(ix *chainIndex) {
 	if m != nil {
-		m.Conv.Keep(ix)
+		m.ix.Keep(ix)
 	}
 }
 

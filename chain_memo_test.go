@@ -2,13 +2,14 @@ package agentctx
 
 import (
 	"fmt"
-	"github.com/agentctx/agentctx/internal/memo"
 	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentctx/agentctx/internal/memo"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -68,7 +69,7 @@ func TestChainMemoIndex(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := &chainMemo{}
+			m := &ChainCache{}
 			for k, uuids := range tt.turns {
 				records := memoRecords(uuids...)
 				got := m.index(records)
@@ -94,21 +95,21 @@ func TestChainMemoIndex(t *testing.T) {
 // TestChainMemoBounded checks that the memo keeps the indexes of the last conversations it
 // served, no more, and that a conversation it still holds is extended, not indexed anew.
 func TestChainMemoBounded(t *testing.T) {
-	m := &chainMemo{}
+	m := &ChainCache{}
 	for c := range 2 * memo.ConvEntries {
 		ix := m.index(memoRecords(fmt.Sprintf("conv-%d", c), "b"))
 		m.keep(ix)
-		assert.LessOrEqual(t, m.Len(), memo.ConvEntries)
+		assert.LessOrEqual(t, m.ix.Len(), memo.ConvEntries)
 	}
 	last := fmt.Sprintf("conv-%d", 2*memo.ConvEntries-1)
 	ix := m.take(memoRecords(last, "b", "c"))
 	require.NotNil(t, ix, "the last conversation's index is kept")
 	assert.Equal(t, []string{last, "b"}, ix.uuids)
-	assert.Equal(t, memo.ConvEntries-1, m.Len(), "an index in use is out of the memo")
+	assert.Equal(t, memo.ConvEntries-1, m.ix.Len(), "an index in use is out of the memo")
 	m.keep(ix)
 
 	// Without a memo (BuildChain's own calls) every index is new.
-	var none *chainMemo
+	var none *ChainCache
 	ix = none.index(memoRecords("a", "b", "a"))
 	assert.Equal(t, map[string]int{"a": 0, "b": 1}, ix.byUUID)
 	none.keep(ix)
@@ -186,7 +187,7 @@ func TestBuildChainSteadyAllocs(t *testing.T) {
 		k.readTurns(turns)
 		recs := k.recs
 		input := append(make([]Record, 0, len(recs)+1), recs...)
-		m := &chainMemo{}
+		m := &ChainCache{}
 		i := 0
 		run := func() {
 			i++
@@ -328,7 +329,7 @@ func TestChainMemoCorpusPrefixes(t *testing.T) {
 				cuts = append(cuts, n*k/40)
 			}
 			cuts = append(cuts, n/2, n*3/4, n, n)
-			m := &chainMemo{}
+			m := &ChainCache{}
 			for _, cut := range cuts {
 				got, gerr := buildChain(recs[:cut], ChainOptions{}, m)
 				want, werr := buildChain(recs[:cut], ChainOptions{}, nil)
@@ -337,7 +338,7 @@ func TestChainMemoCorpusPrefixes(t *testing.T) {
 					continue
 				}
 				// The record scan a memo carries is checked by the scan's own tests.
-				got.scan, want.scan = recordScan{}, recordScan{}
+				got.scan, want.scan = Scan{}, Scan{}
 				require.Equal(t, want, got, "cut %d of %d", cut, n)
 			}
 		})
@@ -372,7 +373,7 @@ func TestChainMemoSameSlice(t *testing.T) {
 		{"the last record indexed now a boundary", func() []Record { buf[len(buf)-1] = memoRecords("v!")[0]; return buf }},
 		{"a prefix", func() []Record { return buf[:2] }},
 	}
-	m := &chainMemo{}
+	m := &ChainCache{}
 	for _, tt := range turns {
 		records := tt.recs()
 		got := m.index(records)
@@ -430,7 +431,7 @@ func TestChainMemoRewindWithoutUUID(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			buf := tt.first(make([]Record, 0, 16))
-			m := &chainMemo{}
+			m := &ChainCache{}
 			_, err := buildChain(buf, ChainOptions{}, m)
 			require.NoError(t, err)
 			buf = tt.second(buf)
@@ -438,8 +439,8 @@ func TestChainMemoRewindWithoutUUID(t *testing.T) {
 			require.NoError(t, err)
 			want, err := buildChain(buf, ChainOptions{}, nil)
 			require.NoError(t, err)
-			assert.Equal(t, damageOf(buf, nil), damageOf(buf, &got.scan), "damage")
-			got.scan, want.scan = recordScan{}, recordScan{}
+			assert.Equal(t, (*Scan)(nil).Damage(buf), got.Scan().Damage(buf), "damage")
+			got.scan, want.scan = Scan{}, Scan{}
 			assert.Equal(t, want, got)
 			ix := m.index(buf)
 			fresh := newChainIndex(len(buf))

@@ -77,8 +77,8 @@ func TestBuildChainPreservedSegment(t *testing.T) {
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	require.NoError(t, Validate(res.Request, ValidateOptions{}))
-	assert.Contains(t, textOf(res.Request.Messages[0].Content), "Summary: the old task.")
-	assert.Contains(t, textOf(res.Request.Messages[0].Content), "keep this prompt")
+	assert.Contains(t, TextOf(res.Request.Messages[0].Content), "Summary: the old task.")
+	assert.Contains(t, TextOf(res.Request.Messages[0].Content), "keep this prompt")
 	assert.Equal(t, 0, res.Report.Pressure.Anchor, "the kept tail's usage predates the compaction: no anchor")
 }
 
@@ -173,7 +173,7 @@ func describe(r *Record) string {
 	case *ToolResult:
 		return "result " + b.ToolUseID + "|" + string(r.Type)
 	}
-	return textOf(r.Message.Content) + "|" + string(r.Type)
+	return TextOf(r.Message.Content) + "|" + string(r.Type)
 }
 
 // TestPreservedSegmentRealSession reads a real Claude Code session (bundled) compacted with a
@@ -232,7 +232,7 @@ func TestPreservedSegmentRealSession(t *testing.T) {
 	// The kept messages: the uncompacted request's messages from the head's on.
 	var kept []RequestMessage
 	for i, m := range before.Request.Messages {
-		if textOf(m.Content) == textOf(head.Message.Content) {
+		if TextOf(m.Content) == TextOf(head.Message.Content) {
 			kept = before.Request.Messages[i:]
 			break
 		}
@@ -240,13 +240,13 @@ func TestPreservedSegmentRealSession(t *testing.T) {
 	require.NotEmpty(t, kept)
 	got := after.Request.Messages
 	require.Len(t, got, len(kept), "the summary merged with the first kept prompt, the kept messages, the new prompt merged with the last")
-	assert.True(t, strings.HasPrefix(textOf(got[0].Content), textOf(summary.Message.Content)))
-	assert.Contains(t, textOf(got[0].Content), textOf(head.Message.Content))
+	assert.True(t, strings.HasPrefix(TextOf(got[0].Content), TextOf(summary.Message.Content)))
+	assert.Contains(t, TextOf(got[0].Content), TextOf(head.Message.Content))
 	for i := 1; i < len(kept)-1; i++ {
 		assert.Equal(t, string(mustMarshalBlocks(t, kept[i].Content)), string(mustMarshalBlocks(t, got[i].Content)), "kept message %d", i)
 	}
-	last := textOf(got[len(got)-1].Content)
-	assert.Contains(t, last, textOf(kept[len(kept)-1].Content))
+	last := TextOf(got[len(got)-1].Content)
+	assert.Contains(t, last, TextOf(kept[len(kept)-1].Content))
 	assert.Contains(t, last, "What is left to do?")
 }
 

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Replay is a record that [BuildChain] left out of a chain because it repeats a record the
@@ -109,7 +110,7 @@ const discLen = 32
 func keyOf(r *Record) replayKey {
 	k := replayKey{msgID: r.Message.ID}
 	bs := r.Message.Content
-	if len(bs) == 0 || isNilBlock(bs[0]) {
+	if len(bs) == 0 || IsNilBlock(bs[0]) {
 		return k
 	}
 	k.kind = bs[0].Kind()
@@ -135,7 +136,7 @@ func keyOf(r *Record) replayKey {
 // drops them anyway.
 func onlyBlank(bs []Block) bool {
 	for _, b := range bs {
-		if t, ok := b.(*Text); !ok || !isBlank(t.Text) {
+		if t, ok := b.(*Text); !ok || strings.TrimSpace(t.Text) != "" {
 			return false
 		}
 	}
@@ -165,7 +166,7 @@ func sameBlocks(a, b []Block) bool {
 
 // maybeSame is false when two blocks surely differ.
 func maybeSame(a, b Block) bool {
-	if isNilBlock(a) || isNilBlock(b) || a.Kind() != b.Kind() {
+	if IsNilBlock(a) || IsNilBlock(b) || a.Kind() != b.Kind() {
 		return false
 	}
 	switch a := a.(type) {

@@ -149,7 +149,7 @@ func checkResume(t *testing.T, all []Record, opts ChainOptions, seed uint64) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x7e5))
 	buf := make([]Record, 0, len(all)+8)
-	memo := &chainMemo{}
+	memo := &ChainCache{}
 	prompt := 0
 	newPrompt := func() Record { // a record no other turn has, after the last one
 		prompt++
@@ -163,7 +163,7 @@ func checkResume(t *testing.T, all []Record, opts ChainOptions, seed uint64) {
 		if werr != nil {
 			return
 		}
-		got.scan, want.scan = recordScan{}, recordScan{} // the scan's own tests check it
+		got.scan, want.scan = Scan{}, Scan{} // the scan's own tests check it
 		require.Equal(t, want, got, "%s, %d records", what, len(buf))
 	}
 	for len(buf) < len(all) {
@@ -200,7 +200,7 @@ func checkResume(t *testing.T, all []Record, opts ChainOptions, seed uint64) {
 				want, werr := buildChain(buf, leaf, nil)
 				require.Equal(t, werr, gerr, "from a leaf, %d records", len(buf))
 				if werr == nil {
-					got.scan, want.scan = recordScan{}, recordScan{}
+					got.scan, want.scan = Scan{}, Scan{}
 					require.Equal(t, want, got, "from a leaf, %d records", len(buf))
 				}
 				check("after a turn from another leaf")
@@ -249,7 +249,7 @@ func TestChainResumeSteady(t *testing.T) {
 	k := newTK()
 	k.readTurns(50)
 	recs := append(make([]Record, 0, len(k.recs)+64), k.recs...) // grown in place
-	memo := &chainMemo{}
+	memo := &ChainCache{}
 	_, err := buildChain(recs, ChainOptions{}, memo)
 	require.NoError(t, err)
 	for turn := range 3 {
@@ -257,7 +257,7 @@ func TestChainResumeSteady(t *testing.T) {
 		recs = append(recs, k.recs[len(recs):]...)
 		_, err := buildChain(recs, ChainOptions{}, memo)
 		require.NoError(t, err)
-		ix := memo.Entry(0)
+		ix := memo.ix.Entry(0)
 		assert.True(t, ix.resume.extended(len(recs)-5), "turn %d: extended from the last turn's records", turn)
 	}
 }
@@ -266,7 +266,7 @@ func TestChainResumeSteady(t *testing.T) {
 // goroutines on one memo and checks each against one built from nothing (run it under -race).
 func TestChainResumeConcurrent(t *testing.T) {
 	convs := [][]Record{resumeMixed(30, 1), resumeMixed(30, 2)}
-	memo := &chainMemo{}
+	memo := &ChainCache{}
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
@@ -279,7 +279,7 @@ func TestChainResumeConcurrent(t *testing.T) {
 					return
 				}
 				want, _ := buildChain(buf, ChainOptions{}, nil)
-				got.scan, want.scan = recordScan{}, recordScan{}
+				got.scan, want.scan = Scan{}, Scan{}
 				if !assert.Equal(t, want, got, "goroutine %d, %d records", g, len(buf)) {
 					return
 				}
@@ -291,17 +291,17 @@ func TestChainResumeConcurrent(t *testing.T) {
 
 // resumeTurns runs a memo through the prefixes of recs ending at cuts, in one slice grown in
 // place, checks each turn's chain against one built from nothing and returns the memo.
-func resumeTurns(t *testing.T, recs []Record, cuts ...int) *chainMemo {
+func resumeTurns(t *testing.T, recs []Record, cuts ...int) *ChainCache {
 	t.Helper()
 	buf := make([]Record, 0, len(recs))
-	memo := &chainMemo{}
+	memo := &ChainCache{}
 	for _, cut := range cuts {
 		buf = append(buf, recs[len(buf):cut]...)
 		got, err := buildChain(buf, ChainOptions{}, memo)
 		require.NoError(t, err)
 		want, err := BuildChain(buf, ChainOptions{})
 		require.NoError(t, err)
-		got.scan, want.scan = recordScan{}, recordScan{}
+		got.scan, want.scan = Scan{}, Scan{}
 		require.Equal(t, want, got, "the turn of %d records", cut)
 	}
 	return memo
@@ -345,7 +345,7 @@ func TestChainResumeCases(t *testing.T) {
 		n := len(k.recs)
 		k.user("main prompt")
 		memo := resumeTurns(t, k.recs, n, len(k.recs))
-		assert.False(t, memo.Entry(0).resume.extended(n), "built anew")
+		assert.False(t, memo.ix.Entry(0).resume.extended(n), "built anew")
 	})
 	t.Run("a response met off the walk, then on it", func(t *testing.T) {
 		// A fork leaves a response off the walk; a record of that response written on the new
@@ -367,7 +367,7 @@ func TestChainResumeCases(t *testing.T) {
 		chain, err := BuildChain(k.recs, ChainOptions{})
 		require.NoError(t, err)
 		assert.Contains(t, chain.Records, &k.recs[2], "the abandoned response's first record joins")
-		assert.False(t, memo.Entry(0).resume.extended(n), "built anew")
+		assert.False(t, memo.ix.Entry(0).resume.extended(n), "built anew")
 	})
 	t.Run("an interrupt notice whose parent is written later", func(t *testing.T) {
 		k := newTK()
@@ -387,7 +387,7 @@ func TestChainResumeCases(t *testing.T) {
 		require.Equal(t, notice.ParentUUID, k.recs[more].UUID)
 		k.assistant(text("stopped"))
 		memo := resumeTurns(t, k.recs, n, more)
-		assert.False(t, memo.Entry(0).resume.ok, "not extended while the notice waits")
+		assert.False(t, memo.ix.Entry(0).resume.ok, "not extended while the notice waits")
 		resumeTurns(t, k.recs, n, more, len(k.recs))
 		chain, err := BuildChain(k.recs, ChainOptions{})
 		require.NoError(t, err)
@@ -395,7 +395,7 @@ func TestChainResumeCases(t *testing.T) {
 	})
 	t.Run("another slice with other content under the same uuids", func(t *testing.T) {
 		k := siblingResponse()
-		memo := &chainMemo{}
+		memo := &ChainCache{}
 		_, err := buildChain(k.recs, ChainOptions{}, memo)
 		require.NoError(t, err)
 		other := append([]Record(nil), k.recs...)
@@ -406,7 +406,7 @@ func TestChainResumeCases(t *testing.T) {
 		require.NoError(t, err)
 		want, err := BuildChain(other, ChainOptions{})
 		require.NoError(t, err)
-		got.scan, want.scan = recordScan{}, recordScan{}
+		got.scan, want.scan = Scan{}, Scan{}
 		require.Equal(t, want, got)
 		assert.NotContains(t, got.Records, &other[1], "the text record no longer joins")
 	})
@@ -417,7 +417,7 @@ func TestChainResumeCases(t *testing.T) {
 		k.readTurns(3)
 		n := len(k.recs)
 		buf := append(make([]Record, 0, n+1), k.recs...)
-		memo := &chainMemo{}
+		memo := &ChainCache{}
 		_, err := buildChain(buf, ChainOptions{}, memo) // the state of the records before
 		require.NoError(t, err)
 		for turn, side := range []bool{true, false} {
@@ -428,10 +428,10 @@ func TestChainResumeCases(t *testing.T) {
 			require.NoError(t, err)
 			want, err := BuildChain(buf, ChainOptions{})
 			require.NoError(t, err)
-			got.scan, want.scan = recordScan{}, recordScan{}
+			got.scan, want.scan = Scan{}, Scan{}
 			require.Equal(t, want, got, "turn %d", turn)
 		}
-		assert.True(t, memo.Entry(0).resume.extended(n), "rolled back and extended")
+		assert.True(t, memo.ix.Entry(0).resume.extended(n), "rolled back and extended")
 	})
 	// compacted is a session compacted with a kept tail ending in a results record; the
 	// conversation goes on under the summary, as Claude Code writes it.
@@ -476,7 +476,7 @@ func TestChainResumeCases(t *testing.T) {
 		p.ParentUUID = k.recs[2].UUID // the tail: a child of the anchor would be relinked
 		k.add(p)
 		memo := resumeTurns(t, k.recs, n, len(k.recs))
-		st := memo.Entry(0).resume
+		st := memo.ix.Entry(0).resume
 		require.True(t, st.preserved, "the chain applies the kept tail")
 		assert.True(t, st.extended(n), "extended")
 	})
@@ -486,13 +486,13 @@ func TestChainResumeCases(t *testing.T) {
 // index on to its records, drops the state: the next turn's records are not the state's
 // (found in review).
 func TestChainResumeLeafTurnBetween(t *testing.T) {
-	check := func(t *testing.T, buf []Record, memo *chainMemo, what string) {
+	check := func(t *testing.T, buf []Record, memo *ChainCache, what string) {
 		t.Helper()
 		got, err := buildChain(buf, ChainOptions{}, memo)
 		require.NoError(t, err)
 		want, err := BuildChain(buf, ChainOptions{})
 		require.NoError(t, err)
-		got.scan, want.scan = recordScan{}, recordScan{}
+		got.scan, want.scan = Scan{}, Scan{}
 		require.Equal(t, want, got, what)
 	}
 	t.Run("the same slice, rewound during the other leaf's turn", func(t *testing.T) {
@@ -500,7 +500,7 @@ func TestChainResumeLeafTurnBetween(t *testing.T) {
 		k.readTurns(3)
 		n := len(k.recs)
 		buf := append(make([]Record, 0, n+8), k.recs...)
-		memo := &chainMemo{}
+		memo := &ChainCache{}
 		check(t, buf, memo, "first turn")
 		r := Record{Type: TypeUser, UUID: "rewound", ParentUUID: buf[0].UUID, SessionID: "s",
 			Message: &Message{Role: RoleUser, Content: []Block{text("rewound")}}}
@@ -511,7 +511,7 @@ func TestChainResumeLeafTurnBetween(t *testing.T) {
 	})
 	t.Run("another slice with other content, seen first from the other leaf", func(t *testing.T) {
 		k := siblingResponse()
-		memo := &chainMemo{}
+		memo := &ChainCache{}
 		check(t, k.recs, memo, "first turn")
 		other := append([]Record(nil), k.recs...)
 		m := *other[1].Message

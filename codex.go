@@ -388,7 +388,7 @@ func (c *codexReader) compacted(ts string, payload json.RawMessage) {
 	}
 	for i := len(c.t.Records) - 1; i >= first; i-- {
 		r := &c.t.Records[i]
-		if r.Type == TypeUser && !r.IsMeta && r.Message != nil && strings.Contains(textOf(r.Message.Content), msg) {
+		if r.Type == TypeUser && !r.IsMeta && r.Message != nil && strings.Contains(TextOf(r.Message.Content), msg) {
 			r.IsCompactSummary = true
 			return
 		}
@@ -460,7 +460,7 @@ func (c *codexReader) message(ts string, p map[string]json.RawMessage, path stri
 		c.assistantMessage(ts, m)
 	case "user":
 		c.user(ts, m, false)
-		c.userSince, c.userTexts = true, append(c.userTexts, textOf(blocks))
+		c.userSince, c.userTexts = true, append(c.userTexts, TextOf(blocks))
 	case "developer", "system":
 		c.user(ts, m, true)
 	default:
@@ -656,7 +656,7 @@ func (c *codexReader) assistant(ts string, b Block) {
 // one Claude Code response do, and its last record takes the response's usage.
 func (c *codexReader) assistantMessage(ts string, m *Message) {
 	if c.resp == "" {
-		c.resp = "codex_" + contentUUID("codex-response", c.session+"\x00"+strconv.Itoa(c.d.line)+"\x00"+strconv.Itoa(c.idx))
+		c.resp = "codex_" + ContentUUID("codex-response", c.session+"\x00"+strconv.Itoa(c.d.line)+"\x00"+strconv.Itoa(c.idx))
 		c.respUsed = false
 	}
 	m.ID, m.Type, m.Model = c.resp, "message", c.model
@@ -691,7 +691,7 @@ func (c *codexReader) base(typ RecordType, ts string) Record {
 // onChain gives r a uuid derived from the session and its place in the file, and links it to
 // the chain's last record.
 func (c *codexReader) onChain(r *Record) {
-	r.UUID = contentUUID("codex", c.session+"\x00"+strconv.Itoa(c.d.line)+"\x00"+strconv.Itoa(c.idx))
+	r.UUID = ContentUUID("codex", c.session+"\x00"+strconv.Itoa(c.d.line)+"\x00"+strconv.Itoa(c.idx))
 	r.ParentUUID, c.last = c.last, r.UUID
 	r.Cwd = c.cwd
 }

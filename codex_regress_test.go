@@ -23,7 +23,7 @@ func TestRegressCodexUserEventDedupe(t *testing.T) {
 	var users []string
 	for _, r := range tr.Records {
 		if r.Type == TypeUser && r.Message != nil {
-			users = append(users, textOf(r.Message.Content))
+			users = append(users, TextOf(r.Message.Content))
 		}
 	}
 	require.Equal(t, []string{"first prompt", "second prompt"}, users)

@@ -40,7 +40,7 @@ func (p *Pipeline) collapse(t *turn) error {
 		return nil
 	}
 	rep := t.report.stage("collapse")
-	t.chain.scan.each(t.in.Records, scanCollapse.kinds(), func(_ int, r *Record) {
+	t.chain.Scan().Each(t.in.Records, ScanCollapse, func(_ int, r *Record) {
 		if r.Type != TypeSystem || r.Subtype != SubtypeCollapseCommit {
 			return
 		}
@@ -176,7 +176,7 @@ func collapseID(r *Record) string {
 
 // collapseItemUUID derives the uuid of a collapse's summary message from the collapse id.
 func collapseItemUUID(id string) string {
-	return contentUUID("collapse", id)
+	return ContentUUID("collapse", id)
 }
 
 // NewCollapseCommit returns a collapse commit record that replaces, in the model's view, the
@@ -216,7 +216,7 @@ func NewCollapseCommit(records []Record, firstUUID, lastUUID, summary string, no
 		return Record{}, fmt.Errorf("agentctx: collapse commit: first record %s comes after last record %s in the transcript", firstUUID, lastUUID)
 	}
 	u := decisionUUID(SubtypeCollapseCommit, firstUUID+"\x00"+lastUUID+"\x00"+summary)
-	id := compactUUID(u)[:16]
+	id := strings.ToLower(strings.ReplaceAll(u, "-", ""))[:16]
 	return Record{
 		Type:      TypeSystem,
 		Subtype:   SubtypeCollapseCommit,

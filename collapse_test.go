@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +58,7 @@ func TestCollapseSpan(t *testing.T) {
 	p := snipPipeline(t, Config{})
 	tt := runCollapse(t, p, k.recs)
 
-	sumUUID := uuid.NewSHA1(decisionNamespace, []byte("collapse\x00"+c.Collapse.CollapseID)).String()
+	sumUUID := ContentUUID("collapse", c.Collapse.CollapseID)
 	assert.Equal(t, append([]string{sumUUID}, tkUUIDs(8, 9, 10, 11, 12)...), viewUUIDs(tt), "messages after the span survive")
 	it := tt.items[0]
 	assert.Nil(t, it.rec)

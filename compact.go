@@ -388,7 +388,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	if t.chain.Leaf == nil || len(t.items) == 0 {
 		return end(CompactSkipped, "the conversation has no messages")
 	}
-	h := readHistory(t.in.Records, &t.chain.scan, t.chain.Leaf, t.boundaryPos, c.thrashTurns())
+	h := readHistory(t.in.Records, t.chain.Scan(), t.chain.Leaf, t.boundaryPos, c.thrashTurns())
 	rep.ConsecutiveFailures, rep.Compactions = h.failures, h.compactions
 
 	// Which summarizers may run.
@@ -778,7 +778,7 @@ func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []atta
 	b := Record{
 		Type:              TypeSystem,
 		Subtype:           SubtypeCompactBoundary,
-		UUID:              contentUUID("compact_boundary", key),
+		UUID:              ContentUUID("compact_boundary", key),
 		LogicalParentUUID: leaf.UUID,
 		IsSidechain:       leaf.IsSidechain,
 		SessionID:         t.sessionID,
@@ -796,7 +796,7 @@ func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []atta
 	}
 	s := Record{
 		Type:                      TypeUser,
-		UUID:                      contentUUID("compact_summary", b.UUID),
+		UUID:                      ContentUUID("compact_summary", b.UUID),
 		ParentUUID:                b.UUID,
 		IsSidechain:               leaf.IsSidechain,
 		IsCompactSummary:          true,
@@ -816,7 +816,7 @@ func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []atta
 	for _, a := range atts {
 		r := Record{
 			Type:        TypeUser,
-			UUID:        contentUUID("rehydration", b.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
+			UUID:        ContentUUID("rehydration", b.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
 			ParentUUID:  parent,
 			IsSidechain: leaf.IsSidechain,
 			IsMeta:      true,
@@ -896,4 +896,15 @@ func (p *Pipeline) invalidateContext(t *turn) {
 			inv.Invalidate()
 		}
 	}
+}
+
+// union returns a followed by the elements of b that a does not hold.
+func union[T comparable](a, b []T) []T {
+	out := slices.Clip(a)
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			out = append(out, x)
+		}
+	}
+	return out
 }

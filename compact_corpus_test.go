@@ -99,7 +99,7 @@ func assertPromptsFindable(t *testing.T, name string, p *Pipeline, records []Rec
 	var prompts []string
 	for i := range tt.items {
 		if typedPrompt(&tt.items[i]) {
-			prompts = append(prompts, squash(textOf(tt.items[i].blocks)))
+			prompts = append(prompts, squash(TextOf(tt.items[i].blocks)))
 		}
 		if r := tt.items[i].rec; r != nil && r.IsCompactSummary {
 			// An earlier compaction's summary: its user messages are carried, not checked here.
@@ -109,7 +109,7 @@ func assertPromptsFindable(t *testing.T, name string, p *Pipeline, records []Rec
 	var all strings.Builder
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			all.WriteString(textOf([]Block{b}) + " ")
+			all.WriteString(TextOf([]Block{b}) + " ")
 		}
 	}
 	text := squash(all.String())

@@ -29,25 +29,25 @@ type compactHistory struct {
 // when it covers records, lists the boundaries, failures and responses (nil: every record is
 // read); the responses between two boundaries are then counted only as far as the thrash
 // guard needs.
-func readHistory(records []Record, sc *recordScan, leaf *Record, boundaryIdx, thrashTurns int) compactHistory {
+func readHistory(records []Record, sc *Scan, leaf *Record, boundaryIdx, thrashTurns int) compactHistory {
 	var h compactHistory
 	responses := map[string]bool{}
 	seenBoundary := false
-	indexed := sc.covers(records)
+	indexed := sc.Covers(records)
 	from := 0 // indexed: the first position whose responses the next boundary counts
-	sc.each(records, scanBoundary.kinds()|scanFailure.kinds(), func(i int, r *Record) {
-		if otherThread(r, leaf) {
+	sc.Each(records, ScanBoundary|ScanFailure, func(i int, r *Record) {
+		if OtherThread(r, leaf) {
 			return
 		}
 		switch {
-		case providerResponse(r):
+		case ProviderResponse(r):
 			if id := r.Message.ID; id != "" {
 				responses[id] = true
 			}
 		case r.IsCompactBoundary() && i <= boundaryIdx:
 			if indexed {
 				if seenBoundary {
-					sc.responseIDs(records, leaf, from, i, thrashTurns+1, responses)
+					sc.ResponseIDs(records, leaf, from, i, thrashTurns+1, responses)
 				}
 				from = i + 1
 			}
@@ -111,7 +111,7 @@ func (p *Pipeline) CompactState(records []Record, leaf string) (CompactState, er
 		return CompactState{}, err
 	}
 	c := p.cfg.Compact
-	h := readHistory(records, &chain.scan, chain.Leaf, chain.BoundaryIndex(), c.thrashTurns())
+	h := readHistory(records, chain.Scan(), chain.Leaf, chain.BoundaryIndex(), c.thrashTurns())
 	return CompactState{
 		Compactions: h.compactions, Last: h.last,
 		ConsecutiveFailures: h.failures, BreakerOpen: h.failures >= c.maxFailures(),

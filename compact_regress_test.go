@@ -51,7 +51,7 @@ func TestCompactExplicitLeafKeepsTail(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
 		last := res.Request.Messages[len(res.Request.Messages)-1]
-		assert.Contains(t, textOf(last.Content), "now the error recovery", "explicit=%v: the latest prompt is kept", explicit)
+		assert.Contains(t, TextOf(last.Content), "now the error recovery", "explicit=%v: the latest prompt is kept", explicit)
 		assert.Equal(t, k.recs[len(k.recs)-1].UUID, res.Leaf, "explicit=%v: the conversation goes on from the tail", explicit)
 
 		recs := append(append([]Record(nil), k.recs...), roundTrip(t, res.Append)...)

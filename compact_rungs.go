@@ -175,7 +175,7 @@ func previewCandidates(t *turn, from int) []*budgetEntry {
 		}
 		for j, b := range t.items[i].blocks {
 			tr, ok := b.(*ToolResult)
-			if !ok || seen[tr.ToolUseID] || slices.ContainsFunc(tr.Content, isMedia) || strings.HasPrefix(textOf(tr.Content), "<persisted-output>") {
+			if !ok || seen[tr.ToolUseID] || slices.ContainsFunc(tr.Content, isMedia) || strings.HasPrefix(TextOf(tr.Content), "<persisted-output>") {
 				continue
 			}
 			seen[tr.ToolUseID] = true

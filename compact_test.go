@@ -222,9 +222,9 @@ func TestCompactRecordsAndRehydration(t *testing.T) {
 	assert.True(t, s.IsVisibleInTranscriptOnly)
 	require.Len(t, atts, 3)
 	assert.Equal(t, seg.TailUUID, atts[0].ParentUUID, "rehydration follows the kept tail")
-	assert.Contains(t, textOf(atts[0].Message.Content), "package a // as it is now")
-	assert.Contains(t, textOf(atts[1].Message.Content), "Follow the Go style guide")
-	assert.Contains(t, textOf(atts[2].Message.Content), "1. [in_progress] write the lexer")
+	assert.Contains(t, TextOf(atts[0].Message.Content), "package a // as it is now")
+	assert.Contains(t, TextOf(atts[1].Message.Content), "Follow the Go style guide")
+	assert.Contains(t, TextOf(atts[2].Message.Content), "1. [in_progress] write the lexer")
 	assert.Equal(t, atts[2].UUID, res.Leaf, "the next record hangs off the last one appended")
 
 	// Resume: the same bytes, nothing new, and the request ends with the latest prompt's
@@ -235,7 +235,7 @@ func TestCompactRecordsAndRehydration(t *testing.T) {
 	assert.Equal(t, string(body), string(requestBytes(t, again.Request)))
 	assert.Empty(t, again.Append)
 	last := res.Request.Messages[len(res.Request.Messages)-1]
-	assert.Contains(t, textOf(last.Content), "now the error recovery, please")
+	assert.Contains(t, TextOf(last.Content), "now the error recovery, please")
 }
 
 func TestCompactHistory(t *testing.T) {
@@ -367,7 +367,7 @@ func TestCompactHooksAndMemory(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, calls)
 		assert.Equal(t, summarizerSessionMemory, res.Report.Compaction.Summarizer)
-		assert.Contains(t, textOf(res.Request.Messages[0].Content), "What the memory says.")
+		assert.Contains(t, TextOf(res.Request.Messages[0].Content), "What the memory says.")
 	})
 	t.Run("a stale session memory is not used", func(t *testing.T) {
 		mem := SessionMemoryFunc(func(context.Context, MemoryRequest) (Memory, error) {

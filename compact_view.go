@@ -236,7 +236,7 @@ func leadingKept(view []item, boundaryPos int) int {
 func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom string) (Request, []ViewMessage, error) {
 	items := view
 	if skip > from {
-		marker := item{uuid: contentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
+		marker := item{uuid: ContentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
 			role: RoleUser, meta: true, origin: "omitted", owned: true,
 			blocks: []Block{&Text{Text: fmt.Sprintf(omittedText, skip-from)}}}
 		items = slices.Concat(view[:from], []item{marker}, view[skip:])

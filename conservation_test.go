@@ -146,7 +146,7 @@ type consBlock struct {
 }
 
 func (bl *consBlock) String() string {
-	s := fmt.Sprintf("record %s block %d (%s", bl.r.rec.UUID, bl.index, kindOf(bl.b))
+	s := fmt.Sprintf("record %s block %d (%s", bl.r.rec.UUID, bl.index, KindOf(bl.b))
 	if bl.id != "" {
 		s += " " + bl.id
 	}
@@ -346,7 +346,7 @@ func consMedia(c *consCheck) {
 		if _, ok := stripped[MediaHash(src)]; !ok {
 			return nil, false
 		}
-		return strippedMarker(kindOf(b)), true
+		return strippedMarker(KindOf(b)), true
 	}
 	for _, a := range c.actions("media") {
 		if a.Kind != ActionReplaced {
@@ -624,7 +624,7 @@ func writeConsKey(k *strings.Builder, b Block) {
 		}
 		field(string(enc))
 	}
-	field(string(kindOf(b)))
+	field(string(KindOf(b)))
 	switch b := b.(type) {
 	case *Text:
 		field(b.Text)
@@ -684,7 +684,7 @@ func (c *consCheck) sent(b Block) Block {
 	return b
 }
 
-func idKey(b Block) string { return string(kindOf(b)) + "\x00" + toolID(b) }
+func idKey(b Block) string { return string(KindOf(b)) + "\x00" + toolID(b) }
 
 // match pairs each expected block with an equal block of the request. Blocks of records
 // without normalize actions go first, then those of records normalize changed but dropped
@@ -695,7 +695,7 @@ func (c *consCheck) match() {
 	c.pool, c.idPool = map[string]int{}, map[string]int{}
 	for _, m := range c.res.Request.Messages {
 		for _, b := range m.Content {
-			if kindOf(b) == KindCacheEdits {
+			if KindOf(b) == KindCacheEdits {
 				continue
 			}
 			c.pool[consKey(b)]++
@@ -778,7 +778,7 @@ func (c *consCheck) resolve() {
 	}
 	lastPrompt := -1
 	for _, bl := range c.blocks { // in chain order
-		if !bl.done || bl.r.rec.Type != TypeUser || kindOf(bl.b) == KindToolResult {
+		if !bl.done || bl.r.rec.Type != TypeUser || KindOf(bl.b) == KindToolResult {
 			continue
 		}
 		k := consKey(c.sent(bl.want))
@@ -824,7 +824,7 @@ func (c *consCheck) resolve() {
 		// Replaced by a placeholder, trimmed (a prefill's trailing whitespace), or media
 		// repaired.
 		var forms []Block
-		forms = append(forms, &Text{Text: fmt.Sprintf(unsupportedBlockText, kindOf(bl.b))})
+		forms = append(forms, &Text{Text: fmt.Sprintf(unsupportedBlockText, KindOf(bl.b))})
 		switch w := bl.want.(type) {
 		case *Text:
 			forms = append(forms, &Text{Text: strings.TrimRightFunc(w.Text, unicode.IsSpace)})

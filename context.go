@@ -236,7 +236,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 	b := &Text{Text: userContextHead + text + userContextTail}
 	t.base.user = b.Text
 	it := item{
-		uuid:   contentUUID("context", b.Text),
+		uuid:   ContentUUID("context", b.Text),
 		pos:    -1,
 		role:   RoleUser,
 		meta:   true,

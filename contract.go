@@ -2,7 +2,6 @@ package agentctx
 
 import (
 	"encoding/json"
-	"reflect"
 	"slices"
 	"strings"
 	"unicode"
@@ -23,44 +22,11 @@ func finalTurnStart(n int, msg func(int) (Role, []Block)) int {
 
 func containsKind(bs []Block, k BlockKind) bool {
 	for _, b := range bs {
-		if kindOf(b) == k {
+		if KindOf(b) == k {
 			return true
 		}
 	}
 	return false
-}
-
-// kindOf returns b's kind, or "" for a nil block (typed or not).
-func kindOf(b Block) BlockKind {
-	if isNilBlock(b) {
-		return ""
-	}
-	return b.Kind()
-}
-
-// isNilBlock reports whether b is nil or a nil pointer. The block kinds of a transcript are
-// told by a type switch; reflection is left for other types.
-func isNilBlock(b Block) bool {
-	switch b := b.(type) {
-	case nil:
-		return true
-	case *Text:
-		return b == nil
-	case *ToolUse:
-		return b == nil
-	case *ToolResult:
-		return b == nil
-	case *Thinking:
-		return b == nil
-	case *RedactedThinking:
-		return b == nil
-	case *Image:
-		return b == nil
-	case *Document:
-		return b == nil
-	}
-	v := reflect.ValueOf(b)
-	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 func isThinking(b Block) bool {
@@ -76,7 +42,7 @@ func containsThinking(bs []Block) bool { return slices.ContainsFunc(bs, isThinki
 // hasSubstance reports whether bs holds a block other than cache_edits.
 func hasSubstance(bs []Block) bool {
 	for _, b := range bs {
-		if kindOf(b) != KindCacheEdits {
+		if KindOf(b) != KindCacheEdits {
 			return true
 		}
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"github.com/agentctx/agentctx/internal/memo"
 	"hash/maphash"
 	"image"
 	"image/gif"
@@ -15,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/agentctx/agentctx/internal/memo"
 )
 
 // Fixed costs used by [Counter], in tokens.

@@ -1,7 +1,5 @@
 package agentctx
 
-import "slices"
-
 // Damage is what reading one record of a transcript could not take as written. The [Decoder]
 // sets it on the record ([Record.Damage]); [Pipeline.Prepare] reports it ([Report.Damage]) and
 // [BuildChain] bridges the parent links it breaks (see [ChainOptions.NoBridge]).
@@ -23,13 +21,13 @@ type Damage struct {
 	Trailing []*LineError
 }
 
-// damageOf returns the damage of records, in file order; sc, when it covers records, lists
-// the damaged ones (nil: every record is read). The last record is read whatever sc says: its
-// Damage.Trailing may be new (see [recordScan]).
-func damageOf(records []Record, sc *recordScan) []*LineError {
+// Damage returns the damage of records, in file order; sc, when it covers records, lists the
+// damaged ones (nil, or a scan of other records: every record is read). The last record is
+// read whatever sc says: its Damage.Trailing may be new (see [Scan]).
+func (sc *Scan) Damage(records []Record) []*LineError {
 	var out []*LineError
 	last := len(records) - 1
-	sc.each(records, scanDamaged.kinds(), func(i int, r *Record) {
+	sc.Each(records, ScanDamaged, func(i int, r *Record) {
 		if i != last {
 			out = append(out, r.Damage.all()...)
 		}
@@ -63,24 +61,4 @@ func (d *Damage) field(path string) *LineError {
 		}
 	}
 	return nil
-}
-
-// damageText describes one damaged line or field for a report: the error, and what became of
-// the line.
-func damageText(le *LineError) string {
-	if le.Field != "" {
-		return le.Error() + " (the record is kept without it)"
-	}
-	return le.Error() + " (skipped)"
-}
-
-// union returns a followed by the elements of b that a does not hold.
-func union[T comparable](a, b []T) []T {
-	out := slices.Clip(a)
-	for _, x := range b {
-		if !slices.Contains(a, x) {
-			out = append(out, x)
-		}
-	}
-	return out
 }

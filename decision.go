@@ -86,3 +86,47 @@ const (
 	RehydratePlan  = "plan"  // the last plan
 	RehydrateHook  = "hook"  // context a session-start hook returned after the compaction
 )
+
+// RecoveryDecision is a rung of the recovery ladder (see [Pipeline.Recover]), on a
+// [SubtypeRecovery] decision record or, for [RungContinue], on the user record of the
+// continuation turn. The records alone say which rungs a conversation already climbed, so
+// that a restart or a fork finds the same ladder.
+type RecoveryDecision struct {
+	// Rung is one of the Rung* constants.
+	Rung string `json:"rung"`
+	// LeafUUID is the chain's leaf when the provider refused the request.
+	LeafUUID string `json:"leafUuid"`
+	// Tokens, Limit and Window are the provider's figures of a prompt too long (zero when it
+	// gave none); Counted is the counted size of the request it refused.
+	Tokens  int `json:"tokens,omitempty"`
+	Limit   int `json:"limit,omitempty"`
+	Window  int `json:"window,omitempty"`
+	Counted int `json:"counted,omitempty"`
+	// Bytes is the size of the body the provider refused as too large: the session's body
+	// limit is one byte less from then on.
+	Bytes int `json:"bytes,omitempty"`
+	// Media lists the media blocks replaced by a text marker from then on.
+	Media []StrippedMedia `json:"media,omitempty"`
+	// MaxTokens is the raised output cap (RungOutputCap).
+	MaxTokens int `json:"maxTokens,omitempty"`
+	// MessageID and Withheld name the response cut at max_tokens and its records, which the
+	// view leaves out from then on (RungOutputCap: the response is asked for again).
+	MessageID string   `json:"messageId,omitempty"`
+	Withheld  []string `json:"withheld,omitempty"`
+	// Continuation counts the continuation turns of a run of cut responses, from 1
+	// (RungContinue).
+	Continuation int `json:"continuation,omitempty"`
+	// Reason is the provider's explanation, or why the rung ran.
+	Reason string `json:"reason"`
+}
+
+// StrippedMedia is one media block the provider refused, identified by the hash of its
+// source ([MediaHash]) wherever it stands in the conversation.
+type StrippedMedia struct {
+	Hash string `json:"hash"`
+	// Kind is "image" or "document".
+	Kind string `json:"kind"`
+	// Path is where the block stood in the refused request ("messages.3.content.1"), or the
+	// rule that picked it when the provider named no path.
+	Path string `json:"path,omitempty"`
+}

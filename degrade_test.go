@@ -98,7 +98,7 @@ func TestSummaryOverCapIsCut(t *testing.T) {
 	var summary string
 	for _, r := range res.Append {
 		if r.IsCompactSummary {
-			summary = textOf(r.Message.Content)
+			summary = TextOf(r.Message.Content)
 		}
 	}
 	capTokens := p.summaryMax()

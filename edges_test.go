@@ -102,7 +102,7 @@ func TestRehydrateFileRoom(t *testing.T) {
 	for _, r := range res.Append {
 		if r.Rehydration != nil && r.Rehydration.Kind == RehydrateFile {
 			found = true
-			n := calibration{ratio: res.Report.Pressure.Ratio}.scale(p.Counter().Text(textOf(r.Message.Content)))
+			n := calibration{ratio: res.Report.Pressure.Ratio}.scale(p.Counter().Text(TextOf(r.Message.Content)))
 			assert.LessOrEqual(t, n, each, "the re-read file fits its room")
 			assert.Greater(t, n, each/2, "and uses it")
 		}

@@ -129,7 +129,7 @@ func extract(view []ViewMessage) *extraction {
 	for _, m := range view {
 		switch {
 		case m.Source == ViewCompactSummary:
-			x.carry(textOf(m.Content))
+			x.carry(TextOf(m.Content))
 			continue
 		case m.Source != "":
 			continue // base context, pinned content, collapse summaries, omission markers
@@ -177,7 +177,7 @@ func extract(view []ViewMessage) *extraction {
 			}
 		}
 		if typed {
-			if t := strings.TrimSpace(textOf(m.Content)); t != "" {
+			if t := strings.TrimSpace(TextOf(m.Content)); t != "" {
 				x.prompts = append(x.prompts, t)
 			}
 		}

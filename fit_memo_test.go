@@ -2,12 +2,13 @@ package agentctx
 
 import (
 	"fmt"
-	"github.com/agentctx/agentctx/internal/memo"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/agentctx/agentctx/internal/memo"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"

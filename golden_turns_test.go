@@ -299,14 +299,14 @@ type turnRecorder struct {
 // anything else a uuid.
 func (r *turnRecorder) ref(ref string) string {
 	if n, ok := strings.CutPrefix(ref, "#"); ok {
-		return contentUUID("golden-turns", r.name+"\x00"+n)
+		return ContentUUID("golden-turns", r.name+"\x00"+n)
 	}
 	return ref
 }
 
 func (r *turnRecorder) add(rec Record, now time.Time) Record {
 	r.n++
-	rec.UUID = contentUUID("golden-turns", fmt.Sprintf("%s\x00%d", r.name, r.n))
+	rec.UUID = ContentUUID("golden-turns", fmt.Sprintf("%s\x00%d", r.name, r.n))
 	rec.ParentUUID = r.leaf
 	rec.SessionID = r.session
 	rec.Timestamp = now.Format("2006-01-02T15:04:05.000Z")

@@ -3,6 +3,7 @@ package agentctx
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -143,4 +144,15 @@ func (m Message) MarshalJSON() ([]byte, error) {
 func (m *Message) UnmarshalJSON(data []byte) (err error) {
 	m.Extra, err = jsonobj.Decode(data, m.fields(), &m.presence)
 	return err
+}
+
+// TextOf joins the text of the text blocks of bs, one per line.
+func TextOf(bs []Block) string {
+	var parts []string
+	for _, b := range bs {
+		if t, ok := b.(*Text); ok {
+			parts = append(parts, t.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
 }

@@ -149,9 +149,9 @@ type mcLedger struct {
 // loadMicrocompact reads every microcompact decision of records (all of them, not only the
 // chain's: decisions sit beside the chain). An id deleted twice keeps its first pin. sc, when
 // it covers records, lists the decisions (nil: every record is read).
-func loadMicrocompact(records []Record, sc *recordScan) *mcLedger {
+func loadMicrocompact(records []Record, sc *Scan) *mcLedger {
 	l := &mcLedger{cleared: map[string]string{}, by: map[string]string{}, deleted: map[string]string{}, pinEdits: map[string][]string{}}
-	sc.each(records, scanMicrocompact.kinds(), func(_ int, r *Record) {
+	sc.Each(records, ScanMicrocompact, func(_ int, r *Record) {
 		if r.Type != TypeSystem || r.Subtype != SubtypeMicrocompact || r.Microcompact == nil {
 			return
 		}
@@ -221,7 +221,7 @@ func withCacheReference(tr *ToolResult) *ToolResult {
 func (p *Pipeline) microcompact(t *turn) error {
 	c := p.cfg.Microcompact
 	rep := t.report.stage("microcompact")
-	l := loadMicrocompact(t.in.Records, &t.chain.scan)
+	l := loadMicrocompact(t.in.Records, t.chain.Scan())
 	// A turn with nothing recorded to re-apply and nothing to decide (no cache editing, no
 	// idle gap) leaves every result as it is.
 	decide := !c.Disable

@@ -17,7 +17,7 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 	nb := nblock{b: b, uuid: uuid}
 	bad := nblock{b: b, uuid: uuid, bad: true}
 	user, asst := role == RoleUser, role == RoleAssistant
-	if isNilBlock(b) {
+	if IsNilBlock(b) {
 		n.act(ActionDropped, uuid, "", "nil block", 0)
 		return nb, false
 	}
@@ -112,7 +112,7 @@ func (n *normalizer) cleanResult(b *ToolResult, uuid string) *ToolResult {
 	var content []Block
 	var bad []Block
 	for _, cb := range b.Content {
-		if isNilBlock(cb) {
+		if IsNilBlock(cb) {
 			n.act(ActionDropped, uuid, id, "nil block in tool_result "+id, 0)
 			continue
 		}

@@ -2,10 +2,11 @@ package agentctx
 
 import (
 	"encoding/json"
-	"github.com/agentctx/agentctx/internal/memo"
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/agentctx/agentctx/internal/memo"
 )
 
 // minCleanMemo is the least number of cleaned blocks a Pipeline keeps; above it the bound
@@ -196,7 +197,7 @@ func memoable(b Block) bool {
 		for _, cb := range b.Content {
 			switch cb.(type) {
 			case *Text, *ToolReference:
-				if isNilBlock(cb) {
+				if IsNilBlock(cb) {
 					return false
 				}
 			default:

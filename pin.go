@@ -89,9 +89,9 @@ func recordsByUUID(records []Record) map[string]*Record {
 
 // pinnedUUIDs returns the uuids the pin records of records name, in order of first pinning.
 // sc, when it covers records, lists the pin records (nil: every record is read).
-func pinnedUUIDs(records []Record, sc *recordScan) []string {
+func pinnedUUIDs(records []Record, sc *Scan) []string {
 	var out []string
-	sc.each(records, scanPin.kinds(), func(_ int, r *Record) {
+	sc.Each(records, ScanPin, func(_ int, r *Record) {
 		if r.Type == TypeSystem && r.Subtype == SubtypePin && r.Pin != nil {
 			for _, u := range r.Pin.UUIDs {
 				if !slices.Contains(out, u) {
@@ -108,7 +108,7 @@ func pinText(r *Record) string {
 	if r.Message == nil {
 		return ""
 	}
-	return strings.TrimSpace(textOf(r.Message.Content))
+	return strings.TrimSpace(TextOf(r.Message.Content))
 }
 
 // The wording of re-placed pinned content.
@@ -123,7 +123,7 @@ func (p *Pipeline) injectPinned(t *turn) {
 	if t.chain.Boundary == nil {
 		return
 	}
-	pins := pinnedUUIDs(t.in.Records, &t.chain.scan)
+	pins := pinnedUUIDs(t.in.Records, t.chain.Scan())
 	if len(pins) == 0 {
 		return
 	}
@@ -140,7 +140,7 @@ func (p *Pipeline) injectPinned(t *turn) {
 		}
 		// Pin records come from the transcript: one may name a record that holds no message,
 		// or one of another thread; those pin nothing.
-		if r := &t.in.Records[i]; r.IsConversation() && !otherThread(r, t.chain.Leaf) && pinText(r) != "" {
+		if r := &t.in.Records[i]; r.IsConversation() && !OtherThread(r, t.chain.Leaf) && pinText(r) != "" {
 			missing = append(missing, u)
 		}
 	}
@@ -166,7 +166,7 @@ func (p *Pipeline) injectPinned(t *turn) {
 			break
 		}
 	}
-	it := item{uuid: contentUUID("pinned", strings.Join(missing, "\n")), pos: -1, role: RoleUser, meta: true,
+	it := item{uuid: ContentUUID("pinned", strings.Join(missing, "\n")), pos: -1, role: RoleUser, meta: true,
 		blocks: []Block{&Text{Text: b.String()}}, owned: true, origin: "pinned"}
 	t.items = slices.Insert(t.items, at, it)
 }

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
-	"github.com/google/uuid"
 )
 
 // Config configures a [Pipeline]. The zero value of every stage's config is that stage's
@@ -87,8 +86,8 @@ type Pipeline struct {
 	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
 	enc *encodeMemo
 	// chains keeps the uuid index of the transcripts of the last conversations served, which
-	// the next turn of each extends by its new records (see [chainMemo]).
-	chains *chainMemo
+	// the next turn of each extends by its new records (see [ChainCache]).
+	chains *ChainCache
 	// calib keeps the calibration fit's sums over the response pairs of the last
 	// conversations served (see [fitMemo]).
 	calib *fitMemo
@@ -167,7 +166,7 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p.counter = NewCounter(cfg.Tokens)
 	p.enc = newEncodeMemo()
-	p.chains = &chainMemo{}
+	p.chains = &ChainCache{}
 	p.calib = &fitMemo{}
 	p.cleanMemo = newCleanMemo()
 	p.prefixes = &normPrefixes{}
@@ -315,7 +314,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	chain, err := buildChain(in.Records, ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge}, p.chains)
+	chain, err := p.chains.Build(in.Records, ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge})
 	if err != nil {
 		return nil, err
 	}
@@ -406,12 +405,12 @@ func checkBlocks(records []*Record) error {
 			continue
 		}
 		for i, b := range r.Message.Content {
-			if isNilBlock(b) {
+			if IsNilBlock(b) {
 				return fmt.Errorf("agentctx: record %s: field message.content[%d]: nil block", r.UUID, i)
 			}
 			if tr, ok := b.(*ToolResult); ok {
 				for j, cb := range tr.Content {
-					if isNilBlock(cb) {
+					if IsNilBlock(cb) {
 						return fmt.Errorf("agentctx: record %s: field message.content[%d].content[%d]: nil block", r.UUID, i, j)
 					}
 				}
@@ -513,7 +512,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 			Model: p.cfg.Model, ContextWindow: p.window,
 			AutoCompactThreshold: p.levels.Threshold,
 			Records:              len(in.Records), ChainRecords: len(chain.Records),
-			Damage:        damageOf(in.Records, &chain.scan),
+			Damage:        chain.Scan().Damage(in.Records),
 			ChainProblems: chain.Problems,
 			Replays:       chain.Replays,
 		},
@@ -593,18 +592,8 @@ func (t *turn) toolNameMap() map[string]string {
 	return t.toolNames
 }
 
-// decisionNamespace derives the uuids of decision records from their content, so that the
-// same decision made twice has the same uuid.
-var decisionNamespace = uuid.MustParse("6f1d2c0e-8a4b-4f5e-9c3d-2b7a1e0f9d84")
-
-// contentUUID derives a stable uuid from a kind ("agentctx_snip", "collapse", …) and a key that
-// identifies the thing within its kind: the same content always gets the same uuid.
-func contentUUID(kind, key string) string {
-	return uuid.NewSHA1(decisionNamespace, []byte(kind+"\x00"+key)).String()
-}
-
 // decisionUUID derives the uuid of a decision record of subtype sub identified by key.
-func decisionUUID(sub Subtype, key string) string { return contentUUID(string(sub), key) }
+func decisionUUID(sub Subtype, key string) string { return ContentUUID(string(sub), key) }
 
 // decisionTime formats a decision record's timestamp: UTC, milliseconds, as Claude Code writes.
 func decisionTime(now time.Time) string {

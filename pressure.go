@@ -429,7 +429,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 				s++
 			}
 			r := records[(*fit)[q]]
-			roles[q-from0], sent[q-from0] = r.Message.Role, p.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records, &t.chain.scan)
+			roles[q-from0], sent[q-from0] = r.Message.Role, p.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records, t.chain.Scan())
 		}
 		own := countScratch(last - from0) // their counts as sent, without the framing
 		if j0 == 0 {
@@ -501,9 +501,9 @@ type frozenAt struct {
 // budgetPreviews returns the budget's recorded replacements in records, the first on each
 // tool_use id winning. sc, when it covers records, lists the budget decisions (nil: every
 // record is read).
-func budgetPreviews(records []Record, sc *recordScan) map[string]frozenAt {
+func budgetPreviews(records []Record, sc *Scan) map[string]frozenAt {
 	m := map[string]frozenAt{}
-	sc.each(records, scanBudget.kinds(), func(i int, r *Record) {
+	sc.Each(records, ScanBudget, func(i int, r *Record) {
 		if d := r.Budget; d != nil && r.Subtype == SubtypeToolResultBudget {
 			for _, res := range d.Results {
 				if _, ok := m[res.ToolUseID]; !ok && res.Replaced && res.Preview != "" {
@@ -519,7 +519,7 @@ func budgetPreviews(records []Record, sc *recordScan) map[string]frozenAt {
 // file position before: a tool result whose replacement was recorded before that is its
 // preview. The content itself when nothing in it was replaced. replaced is read from records
 // on first need (see budgetPreviews).
-func (p *Pipeline) sentBlocks(r *Record, before int, replaced *map[string]frozenAt, records []Record, sc *recordScan) []Block {
+func (p *Pipeline) sentBlocks(r *Record, before int, replaced *map[string]frozenAt, records []Record, sc *Scan) []Block {
 	content := r.Message.Content
 	if r.Type != TypeUser || !slices.ContainsFunc(content, func(b Block) bool { return b.Kind() == KindToolResult }) {
 		return content

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
+	"github.com/google/uuid"
 )
 
 // RecordType is the top-level "type" of a transcript record.
@@ -337,4 +338,21 @@ func (c CompactMetadata) MarshalJSON() ([]byte, error) {
 func (c *CompactMetadata) UnmarshalJSON(data []byte) (err error) {
 	c.Extra, err = jsonobj.Decode(data, c.fields(), &c.presence)
 	return err
+}
+
+// SyntheticModel is the model name Claude Code writes on assistant records it synthesizes
+// itself, such as API error notices. Such records never reached the provider.
+const SyntheticModel = "<synthetic>"
+
+// decisionNamespace derives the uuids of decision records from their content, so that the
+// same decision made twice has the same uuid.
+var decisionNamespace = uuid.MustParse("6f1d2c0e-8a4b-4f5e-9c3d-2b7a1e0f9d84")
+
+// ContentUUID derives a stable uuid from a kind ("agentctx_snip", "collapse", "codex", …) and
+// a key that identifies the thing within its kind: the same content always gets the same uuid.
+// The library's decision records and the records it converts from other formats take their
+// uuids from it, so that the same decision made twice, or the same file read twice, gives the
+// same records.
+func ContentUUID(kind, key string) string {
+	return uuid.NewSHA1(decisionNamespace, []byte(kind+"\x00"+key)).String()
 }

@@ -11,28 +11,43 @@ import (
 // responses of one thread.
 type scanKind uint8
 
-// The kinds a [recordScan] lists. A subtype's kind holds every record with that subtype,
-// whatever its type; a reader checks the rest of what it looks for on the record itself.
+// The kinds a [Scan] lists. A subtype's kind holds every record with that subtype, whatever
+// its type; a reader checks the rest of what it looks for on the record itself.
 const (
-	scanDamaged      scanKind = iota // Damage != nil
-	scanBoundary                     // subtype compact_boundary
-	scanBudget                       // subtype agentctx_tool_result_budget
-	scanSnip                         // subtype agentctx_snip
-	scanMicrocompact                 // subtype agentctx_microcompact
-	scanCollapse                     // subtype agentctx_collapse_commit
-	scanFailure                      // subtype agentctx_compact_failure
-	scanPin                          // subtype agentctx_pin
-	scanRecovery                     // subtype agentctx_recovery
-	scanMain                         // a provider's response (see providerResponse) off the sidechain
-	scanSide                         // a provider's response on the sidechain
+	scanDamaged scanKind = iota
+	scanBoundary
+	scanBudget
+	scanSnip
+	scanMicrocompact
+	scanCollapse
+	scanFailure
+	scanPin
+	scanRecovery
+	scanMain
+	scanSide
 	numScanKinds
 )
 
-// scanKinds is a set of scanKind, one bit each.
-type scanKinds uint16
+// ScanSet is a set of the kinds of records a [Scan] lists, one bit each.
+type ScanSet uint16
+
+// The kinds of records a [Scan] lists, each a set of one.
+const (
+	ScanDamaged      ScanSet = 1 << scanDamaged      // Damage != nil
+	ScanBoundary     ScanSet = 1 << scanBoundary     // subtype compact_boundary
+	ScanBudget       ScanSet = 1 << scanBudget       // subtype agentctx_tool_result_budget
+	ScanSnip         ScanSet = 1 << scanSnip         // subtype agentctx_snip
+	ScanMicrocompact ScanSet = 1 << scanMicrocompact // subtype agentctx_microcompact
+	ScanCollapse     ScanSet = 1 << scanCollapse     // subtype agentctx_collapse_commit
+	ScanFailure      ScanSet = 1 << scanFailure      // subtype agentctx_compact_failure
+	ScanPin          ScanSet = 1 << scanPin          // subtype agentctx_pin
+	ScanRecovery     ScanSet = 1 << scanRecovery     // subtype agentctx_recovery
+	ScanMain         ScanSet = 1 << scanMain         // a provider's response (see ProviderResponse) off the sidechain
+	ScanSide         ScanSet = 1 << scanSide         // a provider's response on the sidechain
+)
 
 // kinds returns the set holding k.
-func (k scanKind) kinds() scanKinds { return 1 << k }
+func (k scanKind) kinds() ScanSet { return 1 << k }
 
 // subtypeKind returns the kind of records of subtype s, if the index lists them.
 func subtypeKind(s Subtype) (scanKind, bool) {
@@ -57,7 +72,7 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 	return 0, false
 }
 
-// recordScan lists, for each scanKind, the positions of the records of that kind in a
+// Scan lists, for each scanKind, the positions of the records of that kind in a
 // transcript, in file order. The stages that read decision records, damage or the latest
 // response of the whole transcript walk these lists instead of every record, so a steady
 // turn's cost there follows the decisions, not the file.
@@ -82,7 +97,7 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 // whether listed or not: a caller reading a growing file on into the same slice may set
 // Damage.Trailing on its last record, as [ReadTranscript] does, when the line after it is
 // torn.
-type recordScan struct {
+type Scan struct {
 	pos [numScanKinds][]int
 	// n is how many records were scanned; indexed is false for a scan of nothing, which
 	// readers take as no index (they then pass over every record).
@@ -93,21 +108,21 @@ type recordScan struct {
 	first weak.Pointer[Record]
 }
 
-// covers reports whether sc indexes exactly records: readers use it when it does, and pass
+// Covers reports whether sc indexes exactly records: readers use it when it does, and pass
 // over every record otherwise. sc may be nil.
-func (sc *recordScan) covers(records []Record) bool {
+func (sc *Scan) Covers(records []Record) bool {
 	return sc != nil && sc.indexed && sc.n == len(records)
 }
 
 // update brings sc up to records: it lists the records after the ones it has scanned when
 // records are in the slice it scanned before, and scans them all otherwise.
-func (sc *recordScan) update(records []Record) {
+func (sc *Scan) update(records []Record) {
 	if len(records) == 0 {
-		*sc = recordScan{indexed: true}
+		*sc = Scan{indexed: true}
 		return
 	}
 	if sc.n > 0 && sc.first.Value() != &records[0] {
-		*sc = recordScan{} // turns may hold copies of the lists: new ones
+		*sc = Scan{} // turns may hold copies of the lists: new ones
 	}
 	if sc.n == 0 {
 		sc.first = weak.Make(&records[0])
@@ -116,7 +131,7 @@ func (sc *recordScan) update(records []Record) {
 }
 
 // extend lists the records after the ones sc has scanned.
-func (sc *recordScan) extend(records []Record) {
+func (sc *Scan) extend(records []Record) {
 	for i := sc.n; i < len(records); i++ {
 		for k := kindsOf(&records[i]); k != 0; k &= k - 1 {
 			kind := bits.TrailingZeros16(uint16(k))
@@ -127,22 +142,22 @@ func (sc *recordScan) extend(records []Record) {
 	sc.indexed = true
 }
 
-// kindsOf returns the kinds a recordScan lists r under: all it reads of a record.
-func kindsOf(r *Record) scanKinds {
-	var k scanKinds
+// kindsOf returns the kinds a Scan lists r under: all it reads of a record.
+func kindsOf(r *Record) ScanSet {
+	var k ScanSet
 	if r.Damage != nil {
-		k |= scanDamaged.kinds()
+		k |= ScanDamaged
 	}
 	if r.Subtype != "" {
 		if sk, ok := subtypeKind(r.Subtype); ok {
 			k |= sk.kinds()
 		}
 	}
-	if providerResponse(r) {
+	if ProviderResponse(r) {
 		if r.IsSidechain {
-			k |= scanSide.kinds()
+			k |= ScanSide
 		} else {
-			k |= scanMain.kinds()
+			k |= ScanMain
 		}
 	}
 	return k
@@ -150,7 +165,7 @@ func kindsOf(r *Record) scanKinds {
 
 // truncate drops the records from position n on. A list that loses positions is capped at
 // its new length, so that the copies turns hold keep theirs.
-func (sc *recordScan) truncate(n int) {
+func (sc *Scan) truncate(n int) {
 	for k := range sc.pos {
 		l := sc.pos[k]
 		if cut := sort.SearchInts(l, n); cut < len(l) {
@@ -160,11 +175,11 @@ func (sc *recordScan) truncate(n int) {
 	sc.n = min(sc.n, n)
 }
 
-// each calls f on the records of the given kinds in file order, each once. Without an index
+// Each calls f on the records of the given kinds in file order, each once. Without an index
 // of records it calls f on every record: callers' f must then skip what they do not want,
-// as they must anyway (see [recordScan]).
-func (sc *recordScan) each(records []Record, kinds scanKinds, f func(i int, r *Record)) {
-	if !sc.covers(records) {
+// as they must anyway (see [Scan]).
+func (sc *Scan) Each(records []Record, kinds ScanSet, f func(i int, r *Record)) {
+	if !sc.Covers(records) {
 		for i := range records {
 			f(i, &records[i])
 		}
@@ -194,26 +209,26 @@ func (sc *recordScan) each(records []Record, kinds scanKinds, f func(i int, r *R
 }
 
 // threadResponses returns the kinds of responses of leaf's thread: both threads' without a
-// leaf (see otherThread).
-func threadResponses(leaf *Record) scanKinds {
+// leaf (see OtherThread).
+func threadResponses(leaf *Record) ScanSet {
 	switch {
 	case leaf == nil:
-		return scanMain.kinds() | scanSide.kinds()
+		return ScanMain | ScanSide
 	case leaf.IsSidechain:
-		return scanSide.kinds()
+		return ScanSide
 	}
-	return scanMain.kinds()
+	return ScanMain
 }
 
-// lastResponse returns the position of the latest response of leaf's thread, or -1. sc must
+// LastResponse returns the position of the latest response of leaf's thread, or -1. sc must
 // cover records.
-func (sc *recordScan) lastResponse(records []Record, leaf *Record) int {
-	return sc.lastResponseAfter(records, leaf, -1, nil)
+func (sc *Scan) LastResponse(records []Record, leaf *Record) int {
+	return sc.LastResponseAfter(records, leaf, -1, nil)
 }
 
-// lastResponseAfter returns the position of the latest provider response of leaf's thread
+// LastResponseAfter returns the position of the latest provider response of leaf's thread
 // after position after for which ok (nil: any) holds, or -1. sc must cover records.
-func (sc *recordScan) lastResponseAfter(records []Record, leaf *Record, after int, ok func(*Record) bool) int {
+func (sc *Scan) LastResponseAfter(records []Record, leaf *Record, after int, ok func(*Record) bool) int {
 	last := -1
 	kinds := threadResponses(leaf)
 	for _, k := range [...]scanKind{scanMain, scanSide} {
@@ -222,7 +237,7 @@ func (sc *recordScan) lastResponseAfter(records []Record, leaf *Record, after in
 		}
 		l := sc.pos[k]
 		for j := len(l) - 1; j >= 0 && l[j] > max(last, after); j-- {
-			if r := &records[l[j]]; providerResponse(r) && !otherThread(r, leaf) && (ok == nil || ok(r)) {
+			if r := &records[l[j]]; ProviderResponse(r) && !OtherThread(r, leaf) && (ok == nil || ok(r)) {
 				last = l[j]
 				break
 			}
@@ -231,15 +246,9 @@ func (sc *recordScan) lastResponseAfter(records []Record, leaf *Record, after in
 	return last
 }
 
-// completedSince reports whether a response of leaf's thread after position pos ended other
-// than at max_tokens (see completed). sc must cover records.
-func (sc *recordScan) completedSince(records []Record, leaf *Record, pos int) bool {
-	return sc.lastResponseAfter(records, leaf, pos, completed) >= 0
-}
-
-// responseIDs adds to ids the message ids of the responses of leaf's thread at positions from
+// ResponseIDs adds to ids the message ids of the responses of leaf's thread at positions from
 // up to (not including) to, stopping once ids holds limit of them. sc must cover records.
-func (sc *recordScan) responseIDs(records []Record, leaf *Record, from, to, limit int, ids map[string]bool) {
+func (sc *Scan) ResponseIDs(records []Record, leaf *Record, from, to, limit int, ids map[string]bool) {
 	kinds := threadResponses(leaf)
 	for _, k := range [...]scanKind{scanMain, scanSide} {
 		if kinds&k.kinds() == 0 {
@@ -247,15 +256,15 @@ func (sc *recordScan) responseIDs(records []Record, leaf *Record, from, to, limi
 		}
 		l := sc.pos[k]
 		for j := sort.SearchInts(l, from); j < len(l) && l[j] < to && len(ids) < limit; j++ {
-			if r := &records[l[j]]; providerResponse(r) && !otherThread(r, leaf) && r.Message.ID != "" {
+			if r := &records[l[j]]; ProviderResponse(r) && !OtherThread(r, leaf) && r.Message.ID != "" {
 				ids[r.Message.ID] = true
 			}
 		}
 	}
 }
 
-// providerResponse reports whether r is a provider's response: an assistant message that is
+// ProviderResponse reports whether r is a provider's response: an assistant message that is
 // neither an API error nor one the library made up.
-func providerResponse(r *Record) bool {
+func ProviderResponse(r *Record) bool {
 	return r.Type == TypeAssistant && r.Message != nil && !r.IsAPIErrorMessage && r.Message.Model != SyntheticModel
 }

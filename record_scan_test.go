@@ -172,24 +172,24 @@ func scanLeaves(records []Record) []*Record {
 
 // scanWanted are the sets of kinds each is tested on, with what a reader of them wants.
 var scanWanted = []struct {
-	kinds scanKinds
+	kinds ScanSet
 	want  func(*Record) bool
 }{
-	{scanDamaged.kinds(), func(r *Record) bool { return r.Damage != nil }},
-	{scanCollapse.kinds(), func(r *Record) bool { return r.Type == TypeSystem && r.Subtype == SubtypeCollapseCommit }},
-	{scanBoundary.kinds() | scanFailure.kinds(), func(r *Record) bool {
+	{ScanDamaged, func(r *Record) bool { return r.Damage != nil }},
+	{ScanCollapse, func(r *Record) bool { return r.Type == TypeSystem && r.Subtype == SubtypeCollapseCommit }},
+	{ScanBoundary | ScanFailure, func(r *Record) bool {
 		return r.IsCompactBoundary() || r.Type == TypeSystem && r.Subtype == SubtypeCompactFailure
 	}},
-	{scanMain.kinds() | scanSide.kinds() | scanRecovery.kinds(), func(r *Record) bool {
-		return providerResponse(r) || r.Subtype == SubtypeRecovery
+	{ScanMain | ScanSide | ScanRecovery, func(r *Record) bool {
+		return ProviderResponse(r) || r.Subtype == SubtypeRecovery
 	}},
-	{scanMain.kinds(), func(r *Record) bool { return providerResponse(r) && !r.IsSidechain }},
+	{ScanMain, func(r *Record) bool { return ProviderResponse(r) && !r.IsSidechain }},
 }
 
 // readScan runs every reader on records with sc (nil: the full passes).
-func readScan(records []Record, sc *recordScan) scanReads {
+func readScan(records []Record, sc *Scan) scanReads {
 	out := scanReads{
-		Damage:       damageOf(records, sc),
+		Damage:       sc.Damage(records),
 		Budget:       frozenBudget(records, sc),
 		Previews:     budgetPreviews(records, sc),
 		Microcompact: loadMicrocompact(records, sc),
@@ -215,7 +215,7 @@ func readScan(records []Record, sc *recordScan) scanReads {
 	}
 	for _, w := range scanWanted {
 		var got []int
-		sc.each(records, w.kinds, func(i int, r *Record) {
+		sc.Each(records, w.kinds, func(i int, r *Record) {
 			if w.want(r) {
 				got = append(got, i)
 			}
@@ -226,11 +226,11 @@ func readScan(records []Record, sc *recordScan) scanReads {
 }
 
 // requireSameScan checks that sc lists what a scan of records from nothing lists.
-func requireSameScan(t *testing.T, records []Record, sc *recordScan, msg string) {
+func requireSameScan(t *testing.T, records []Record, sc *Scan, msg string) {
 	t.Helper()
-	var fresh recordScan
+	var fresh Scan
 	fresh.update(records)
-	require.True(t, sc.covers(records), msg)
+	require.True(t, sc.Covers(records), msg)
 	for k := range numScanKinds {
 		require.True(t, slices.Equal(fresh.pos[k], sc.pos[k]), "%s: kind %d: %v, want %v", msg, k, sc.pos[k], fresh.pos[k])
 	}
@@ -238,7 +238,7 @@ func requireSameScan(t *testing.T, records []Record, sc *recordScan, msg string)
 
 // scanTurn is a turn's copy of the scan, the records it covers and what the readers gave.
 type scanTurn struct {
-	scan    recordScan
+	scan    Scan
 	records []Record
 	reads   scanReads
 }
@@ -250,7 +250,7 @@ type scanTurn struct {
 // checks that the copies earlier turns took still give what they gave.
 func runScanTurns(t *testing.T, all []Record, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x7e57))
-	memo := &chainMemo{}
+	memo := &ChainCache{}
 	buf := append(make([]Record, 0, len(all)+1), all...)
 	step := max(1, len(all)/40)
 	var kept []scanTurn
@@ -274,14 +274,14 @@ func runScanTurns(t *testing.T, all []Record, seed uint64) {
 		msg := fmt.Sprintf("turn %d, %d records", turn, len(records))
 		chain, err := buildChain(records, ChainOptions{}, memo)
 		require.NoError(t, err, msg)
-		requireSameScan(t, records, &chain.scan, msg)
-		got := readScan(records, &chain.scan)
+		requireSameScan(t, records, chain.Scan(), msg)
+		got := readScan(records, chain.Scan())
 		require.Equal(t, readScan(records, nil), got, msg)
 		if turn%5 == 0 {
 			// The reads point into the records they read: a copy of them, which later turns
 			// leave as they are.
 			c := slices.Clone(records)
-			kept = append(kept, scanTurn{chain.scan, c, readScan(c, &chain.scan)})
+			kept = append(kept, scanTurn{chain.scan, c, readScan(c, chain.Scan())})
 		}
 		if restore != nil {
 			restore()
@@ -294,8 +294,8 @@ func runScanTurns(t *testing.T, all []Record, seed uint64) {
 	again := slices.Clone(all)
 	chain, err := buildChain(again, ChainOptions{}, memo)
 	require.NoError(t, err)
-	requireSameScan(t, again, &chain.scan, "a new slice")
-	require.Equal(t, readScan(again, nil), readScan(again, &chain.scan), "a new slice")
+	requireSameScan(t, again, chain.Scan(), "a new slice")
+	require.Equal(t, readScan(again, nil), readScan(again, chain.Scan()), "a new slice")
 }
 
 // TestRecordScanGenerated compares the scan's readers with their full passes, turn by turn,
@@ -332,7 +332,7 @@ func TestRecordScanTrailing(t *testing.T) {
 	k := linearSession(4)
 	buf := append(make([]Record, 0, len(k.recs)+1), k.recs...)
 	n := len(k.recs) - 1
-	memo := &chainMemo{}
+	memo := &ChainCache{}
 	torn := &LineError{File: "s.jsonl", Line: n + 1, Err: ErrTornLine}
 	for _, tt := range []struct {
 		name  string
@@ -348,9 +348,9 @@ func TestRecordScanTrailing(t *testing.T) {
 		records := buf[:tt.count]
 		chain, err := buildChain(records, ChainOptions{}, memo)
 		require.NoError(t, err, tt.name)
-		got := damageOf(records, &chain.scan)
+		got := chain.Scan().Damage(records)
 		assert.Len(t, got, tt.want, tt.name)
-		assert.Equal(t, damageOf(records, nil), got, tt.name)
+		assert.Equal(t, (*Scan)(nil).Damage(records), got, tt.name)
 	}
 }
 
@@ -360,16 +360,16 @@ func TestRecordScanWithoutMemo(t *testing.T) {
 	records := scanMixed(10, 9)
 	chain, err := BuildChain(records, ChainOptions{})
 	require.NoError(t, err)
-	assert.False(t, chain.scan.covers(records))
-	assert.Equal(t, readScan(records, nil), readScan(records, &chain.scan))
+	assert.False(t, chain.scan.Covers(records))
+	assert.Equal(t, readScan(records, nil), readScan(records, chain.Scan()))
 
-	memo := &chainMemo{}
+	memo := &ChainCache{}
 	chain, err = buildChain(nil, ChainOptions{}, memo)
 	require.NoError(t, err)
-	assert.True(t, chain.scan.covers(nil))
+	assert.True(t, chain.scan.Covers(nil))
 	chain, err = buildChain(records, ChainOptions{}, memo)
 	require.NoError(t, err)
-	requireSameScan(t, records, &chain.scan, "after an empty transcript")
+	requireSameScan(t, records, chain.Scan(), "after an empty transcript")
 }
 
 // TestRecordScanConcurrent runs turns of one conversation from several goroutines on one
@@ -378,7 +378,7 @@ func TestRecordScanWithoutMemo(t *testing.T) {
 // (run it under -race).
 func TestRecordScanConcurrent(t *testing.T) {
 	all := scanMixed(60, 11)
-	memo := &chainMemo{}
+	memo := &ChainCache{}
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
@@ -391,7 +391,7 @@ func TestRecordScanConcurrent(t *testing.T) {
 				}
 				want := readScan(records, nil)
 				for range 2 { // read again after the other goroutines moved on
-					if !assert.Equal(t, want, readScan(records, &chain.scan), "goroutine %d, turn %d", g, turn) {
+					if !assert.Equal(t, want, readScan(records, chain.Scan()), "goroutine %d, turn %d", g, turn) {
 						return
 					}
 				}
@@ -417,7 +417,7 @@ func TestRecordScanSteadyAllocs(t *testing.T) {
 		k.user("the last prompt")
 		n := len(k.recs)
 		buf := append(make([]Record, 0, n), k.recs...)
-		memo := &chainMemo{}
+		memo := &ChainCache{}
 		memo.keep(memo.index(buf))
 		leaf := &buf[n-1]
 		// Another prompt each turn, its uuid made beforehand: fmt's printers come from a
@@ -433,7 +433,7 @@ func TestRecordScanSteadyAllocs(t *testing.T) {
 			ix := memo.index(buf)
 			sc := ix.scan
 			memo.keep(ix)
-			damageOf(buf, &sc)
+			sc.Damage(buf)
 			readRecovery(buf, &sc, leaf)
 			readHistory(buf, &sc, leaf, n, 3)
 			frozenBudget(buf, &sc)

@@ -43,50 +43,6 @@ const MaxContinuations = 3
 // maximum output from the model table when that is lower.
 const RaisedOutputCap = 64_000
 
-// RecoveryDecision is a rung of the recovery ladder (see [Pipeline.Recover]), on a
-// [SubtypeRecovery] decision record or, for [RungContinue], on the user record of the
-// continuation turn. The records alone say which rungs a conversation already climbed, so
-// that a restart or a fork finds the same ladder.
-type RecoveryDecision struct {
-	// Rung is one of the Rung* constants.
-	Rung string `json:"rung"`
-	// LeafUUID is the chain's leaf when the provider refused the request.
-	LeafUUID string `json:"leafUuid"`
-	// Tokens, Limit and Window are the provider's figures of a prompt too long (zero when it
-	// gave none); Counted is the counted size of the request it refused.
-	Tokens  int `json:"tokens,omitempty"`
-	Limit   int `json:"limit,omitempty"`
-	Window  int `json:"window,omitempty"`
-	Counted int `json:"counted,omitempty"`
-	// Bytes is the size of the body the provider refused as too large: the session's body
-	// limit is one byte less from then on.
-	Bytes int `json:"bytes,omitempty"`
-	// Media lists the media blocks replaced by a text marker from then on.
-	Media []StrippedMedia `json:"media,omitempty"`
-	// MaxTokens is the raised output cap (RungOutputCap).
-	MaxTokens int `json:"maxTokens,omitempty"`
-	// MessageID and Withheld name the response cut at max_tokens and its records, which the
-	// view leaves out from then on (RungOutputCap: the response is asked for again).
-	MessageID string   `json:"messageId,omitempty"`
-	Withheld  []string `json:"withheld,omitempty"`
-	// Continuation counts the continuation turns of a run of cut responses, from 1
-	// (RungContinue).
-	Continuation int `json:"continuation,omitempty"`
-	// Reason is the provider's explanation, or why the rung ran.
-	Reason string `json:"reason"`
-}
-
-// StrippedMedia is one media block the provider refused, identified by the hash of its
-// source ([MediaHash]) wherever it stands in the conversation.
-type StrippedMedia struct {
-	Hash string `json:"hash"`
-	// Kind is "image" or "document".
-	Kind string `json:"kind"`
-	// Path is where the block stood in the refused request ("messages.3.content.1"), or the
-	// rule that picked it when the provider named no path.
-	Path string `json:"path,omitempty"`
-}
-
 // MediaHash identifies a media block by its source (type, data, URL, file id — not the media
 // type, which normalize may correct): a hex SHA-256.
 func MediaHash(s MediaSource) string {
@@ -249,7 +205,7 @@ func (p *Pipeline) recover(ctx context.Context, in Input, err error) (Result, er
 		return Result{Report: Report{Recovery: &RecoveryReport{Class: class, Outcome: RecoveryPassed,
 			Reason: "the refused request cannot be rebuilt from the records: " + berr.Error()}}}, berr
 	}
-	r := &recovery{p: p, in: in, t: t, class: class, state: readRecovery(in.Records, &t.chain.scan, t.chain.Leaf)}
+	r := &recovery{p: p, in: in, t: t, class: class, state: readRecovery(in.Records, t.chain.Scan(), t.chain.Leaf)}
 	switch class {
 	case ClassPromptTooLong:
 		return r.promptTooLong(ctx, err)
@@ -501,7 +457,7 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	}
 	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, MaxContinuations)
 	c := Record{
-		Type: TypeUser, UUID: contentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
+		Type: TypeUser, UUID: ContentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
 		AgentID: leaf.AgentID, IsMeta: true, SessionID: r.t.sessionID, Timestamp: decisionTime(r.t.now), Cwd: sessionCwd(r.in.Records),
 		Message:  &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: continueText}}},
 		Recovery: &RecoveryDecision{Rung: RungContinue, LeafUUID: leaf.UUID, MessageID: leaf.Message.ID, Continuation: n + 1, Reason: reason},
@@ -571,26 +527,26 @@ type recoveryState struct {
 
 // readRecovery scans records for the recovery decisions of leaf's thread; sc, when it covers
 // records, lists the decisions and responses (nil: every record is read).
-func readRecovery(records []Record, sc *recordScan, leaf *Record) recoveryState {
+func readRecovery(records []Record, sc *Scan, leaf *Record) recoveryState {
 	s := recoveryState{responsePos: -1, ptlPos: -1, roomPos: -1, largePos: -1}
-	if sc.covers(records) {
-		s.responsePos = sc.lastResponse(records, leaf)
-		for _, i := range sc.pos[scanRecovery] {
-			if r := &records[i]; !otherThread(r, leaf) && !providerResponse(r) {
+	if sc.Covers(records) {
+		s.responsePos = sc.LastResponse(records, leaf)
+		sc.Each(records, ScanRecovery, func(i int, r *Record) {
+			if !OtherThread(r, leaf) && !ProviderResponse(r) {
 				s.decision(i, r)
 			}
-		}
+		})
 		if s.outputCap != nil {
-			s.capDone = sc.completedSince(records, leaf, s.outputCapPos)
+			s.capDone = sc.LastResponseAfter(records, leaf, s.outputCapPos, completed) >= 0
 		}
 		return s
 	}
 	for i := range records {
 		r := &records[i]
-		if otherThread(r, leaf) {
+		if OtherThread(r, leaf) {
 			continue
 		}
-		if providerResponse(r) {
+		if ProviderResponse(r) {
 			s.responsePos = i
 			s.capDone = s.capDone || s.outputCap != nil && completed(r)
 			continue
@@ -650,7 +606,7 @@ func (s *recoveryState) decision(i int, r *Record) {
 // applyRecovery sets the turn's limits from the recovery decisions and withholds the cut
 // responses an output-cap decision asks for again; newTurn calls it before the stages run.
 func (p *Pipeline) applyRecovery(t *turn) {
-	s := readRecovery(t.in.Records, &t.chain.scan, t.chain.Leaf)
+	s := readRecovery(t.in.Records, t.chain.Scan(), t.chain.Leaf)
 	t.recovery = s
 	t.maxBody = p.cfg.Pressure.maxBody()
 	if s.bodyLimit > 0 && s.bodyLimit < t.maxBody {
@@ -699,14 +655,14 @@ func (p *Pipeline) stripMedia(t *turn) {
 		if !ok {
 			return nil, "", false
 		}
-		return strippedMarker(kindOf(b)), rec, true
+		return strippedMarker(KindOf(b)), rec, true
 	}
 	for i := range t.items {
 		it := &t.items[i]
 		for j, b := range it.blocks {
 			if m, rec, ok := marker(b); ok {
 				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, Record: rec, Tokens: p.counter.Block(m) - p.counter.Block(b),
-					Detail: fmt.Sprintf("%s the provider refused, replaced by a text marker", kindOf(b))})
+					Detail: fmt.Sprintf("%s the provider refused, replaced by a text marker", KindOf(b))})
 				it.setBlock(j, m)
 				continue
 			}
@@ -725,7 +681,7 @@ func (p *Pipeline) stripMedia(t *turn) {
 				}
 				content[k] = m
 				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, ToolUseID: tr.ToolUseID, Record: rec, Tokens: p.counter.Block(m) - p.counter.Block(cb),
-					Detail: fmt.Sprintf("%s in tool_result %s the provider refused, replaced by a text marker", kindOf(cb), tr.ToolUseID)})
+					Detail: fmt.Sprintf("%s in tool_result %s the provider refused, replaced by a text marker", KindOf(cb), tr.ToolUseID)})
 			}
 			if content != nil {
 				c := *tr

@@ -455,7 +455,7 @@ func (p *Pipeline) rehydrateSkills(t *turn, cut int, cal calibration, each, tota
 		default:
 			continue
 		}
-		text := textOf(it.blocks)
+		text := TextOf(it.blocks)
 		if r.Rehydration != nil { // re-injected earlier: strip the wrapper
 			text = strings.TrimSuffix(strings.TrimPrefix(text, fmt.Sprintf(skillHead, name)), tailNote)
 		}
@@ -508,7 +508,7 @@ func (p *Pipeline) rehydrateState(t *turn, cut int, cal calibration, each int) [
 		}
 		for i := range t.items {
 			if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == k.kind && i > at {
-				text, at = textOf(t.items[i].blocks), i
+				text, at = TextOf(t.items[i].blocks), i
 			}
 		}
 		if at >= 0 && at < cut {
@@ -537,17 +537,6 @@ func renderTodos(input json.RawMessage) string {
 		fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, td.Status, td.Content)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
-}
-
-// textOf joins the text blocks of blocks.
-func textOf(bs []Block) string {
-	var parts []string
-	for _, b := range bs {
-		if t, ok := b.(*Text); ok {
-			parts = append(parts, t.Text)
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // fitText returns text cut at a line (at a space, when the text's last half holds no line

@@ -277,3 +277,12 @@ func (r *Report) String() string {
 	_ = r.WriteText(&b)
 	return b.String()
 }
+
+// damageText describes one damaged line or field for a report: the error, and what became of
+// the line.
+func damageText(le *LineError) string {
+	if le.Field != "" {
+		return le.Error() + " (the record is kept without it)"
+	}
+	return le.Error() + " (skipped)"
+}

@@ -335,7 +335,7 @@ func TestSessionCompact(t *testing.T) {
 	next, err := s.Prepare(t.Context(), p, Input{})
 	require.NoError(t, err)
 	assert.Nil(t, next.Report.Compaction, "nothing left to compact")
-	assert.Contains(t, textOf(next.Request.Messages[0].Content), "<summary>", "the next request starts with the summary")
+	assert.Contains(t, TextOf(next.Request.Messages[0].Content), "<summary>", "the next request starts with the summary")
 	assert.Equal(t, Pending{Waiting: WaitingModel}, s.Pending())
 
 	// A system prompt over the window: no rung can help, and the error says so in its type.

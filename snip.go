@@ -33,7 +33,7 @@ func (c SnipConfig) validate() error { return nil }
 // snip applies every snip record of the transcript to the view, then tags user messages.
 func (p *Pipeline) snip(t *turn) error {
 	rep := t.report.stage("snip")
-	if req := snipRequests(t.in.Records, &t.chain.scan); len(req) > 0 {
+	if req := snipRequests(t.in.Records, t.chain.Scan()); len(req) > 0 {
 		units := make([]snipUnit, len(t.items))
 		for i := range t.items {
 			units[i] = unitOfItem(&t.items[i])
@@ -168,9 +168,9 @@ type snipRequest struct {
 // snipRequests collects the uuids named by the snip records of records, in file order; a uuid
 // named twice keeps its first snip record. sc, when it covers records, lists the snip records
 // (nil: every record is read).
-func snipRequests(records []Record, sc *recordScan) map[string]snipRequest {
+func snipRequests(records []Record, sc *Scan) map[string]snipRequest {
 	req := map[string]snipRequest{}
-	sc.each(records, scanSnip.kinds(), func(_ int, r *Record) {
+	sc.Each(records, ScanSnip, func(_ int, r *Record) {
 		if r.Type != TypeSystem || r.Subtype != SubtypeSnip || r.Snip == nil {
 			return
 		}
@@ -325,7 +325,7 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 			}
 			rest = append(rest, i)
 			for _, b := range units[i].blocks {
-				if k := kindOf(b); k != KindThinking && k != KindRedactedThinking {
+				if k := KindOf(b); k != KindThinking && k != KindRedactedThinking {
 					onlyThinking = false
 				}
 			}
@@ -376,7 +376,7 @@ func hasToolReference(blocks []Block) bool {
 	for _, b := range blocks {
 		if tr, ok := b.(*ToolResult); ok {
 			for _, c := range tr.Content {
-				if kindOf(c) == KindToolReference {
+				if KindOf(c) == KindToolReference {
 					return true
 				}
 			}

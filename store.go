@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/agentctx/agentctx/internal/fsname"
 )
 
 // ResultStore keeps the full content of tool results the budget stage replaced by a preview
@@ -24,36 +26,6 @@ type ResultStore interface {
 	// returns a reference the model can use to read it back, such as a file path. Put must
 	// not retain content after it returns.
 	Put(ctx context.Context, toolUseID string, content []byte) (ref string, err error)
-}
-
-// safeName maps an untrusted tool_use_id to a name made only of [A-Za-z0-9_-]: the id itself
-// when it is 1 to 128 such characters and does not start with "id-", else "id-" followed by
-// the first 32 hex digits of its SHA-256. The "id-" exclusion keeps a hashed name from ever
-// equalling a verbatim one.
-func safeName(id string) string {
-	if isPlainID(id) && !(len(id) >= 3 && id[:3] == "id-") {
-		return id
-	}
-	return hashedName(id)
-}
-
-func hashedName(id string) string {
-	sum := sha256.Sum256([]byte(id))
-	return "id-" + hex.EncodeToString(sum[:16])
-}
-
-// isPlainID reports whether id matches ^[A-Za-z0-9_-]{1,128}$.
-func isPlainID(id string) bool {
-	if len(id) == 0 || len(id) > 128 {
-		return false
-	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // FileStore is a [ResultStore] that writes each result to its own file under Root, the way
@@ -91,9 +63,9 @@ type FileStore struct {
 func (s FileStore) Name(toolUseID string, content []byte) string {
 	sum := sha256.Sum256(content)
 	suffix := "-" + hex.EncodeToString(sum[:16]) + ".txt"
-	name := safeName(toolUseID) + suffix
+	name := fsname.Safe(toolUseID) + suffix
 	if !filepath.IsLocal(name) { // e.g. a reserved device name on Windows
-		name = hashedName(toolUseID) + suffix
+		name = fsname.Hashed(toolUseID) + suffix
 	}
 	return name
 }
@@ -145,7 +117,7 @@ func (s FileStore) Put(ctx context.Context, toolUseID string, content []byte) (s
 		_ = root.Remove(tmp)
 		return "", err
 	}
-	syncDir(dir)
+	fsname.SyncDir(dir)
 	return path, nil
 }
 
@@ -193,7 +165,7 @@ func (s *MapStore) Put(ctx context.Context, toolUseID string, content []byte) (s
 		s.m = map[string][]byte{}
 	}
 	s.m[toolUseID] = bytes.Clone(content)
-	return "memory:" + safeName(toolUseID), nil
+	return "memory:" + fsname.Safe(toolUseID), nil
 }
 
 // Get returns a copy of the content stored under toolUseID.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/agentctx/agentctx/internal/fsname"
 )
 
 // TranscriptStore keeps the transcripts of many sessions, so that any worker of a fleet can
@@ -80,9 +82,9 @@ type DirStore struct {
 
 // Path returns the path of session's file.
 func (s DirStore) Path(session string) string {
-	name := safeName(session) + ".jsonl"
+	name := fsname.Safe(session) + ".jsonl"
 	if !filepath.IsLocal(name) { // e.g. a reserved device name on Windows
-		name = hashedName(session) + ".jsonl"
+		name = fsname.Hashed(session) + ".jsonl"
 	}
 	return filepath.Join(s.Root, name)
 }

@@ -212,7 +212,7 @@ func (c *checker) tool(path string, t Tool) {
 
 // isNil reports (once) a nil block, typed or not.
 func (c *checker) isNil(path string, b Block) bool {
-	if !isNilBlock(b) {
+	if !IsNilBlock(b) {
 		return false
 	}
 	c.add("1.1", path, "nil block")
