@@ -5,6 +5,7 @@
 // provider accepts, places one cache breakpoint, and reports what it did. It never loses a word
 // of the transcript, and the same transcript always gives the same bytes, so the provider's
 // prompt cache keeps hitting.
+// The repository's docs/architecture.md gives the invariants, a turn's steps and the packages.
 //
 // # The transcript
 //
