@@ -445,3 +445,22 @@ func UnmarshalBlock(data []byte) (Block, error) {
 	*b.extra() = extra
 	return b, err
 }
+
+// CacheEdits is a request-only block that asks the provider to delete cached tool results by
+// their cache_reference without changing the prompt prefix (Anthropic cache editing).
+type CacheEdits struct {
+	Edits []CacheEdit
+}
+
+// CacheEdit is one edit of a [CacheEdits] block.
+type CacheEdit struct {
+	Type           string `json:"type"` // "delete"
+	CacheReference string `json:"cache_reference"`
+}
+
+// KindCacheEdits is the block kind of [CacheEdits].
+const KindCacheEdits BlockKind = "cache_edits"
+
+// Kind returns [KindCacheEdits].
+func (*CacheEdits) Kind() BlockKind { return KindCacheEdits }
+func (*CacheEdits) isBlock()        {}

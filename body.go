@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // DefaultMaxBodyBytes is the largest request body the Messages API accepts: 32 MB.
@@ -83,7 +85,7 @@ func bodyBound(req *Request, exact bool) int {
 // strBound bounds the encoding of s: its exact encoded length, or six bytes a byte.
 func strBound(s string, exact bool) int {
 	if exact {
-		return quotedLen(s)
+		return jsonobj.QuotedLen(s)
 	}
 	return escapeFactor * len(s)
 }

@@ -55,29 +55,6 @@ func TestBodyBound(t *testing.T) {
 		}})
 }
 
-// quotedLen is the length appendString writes, on every kind of escape.
-func TestQuotedLen(t *testing.T) {
-	for _, s := range []string{
-		"", "plain", "\"", "\\", "\b\f\n\r\t", "\x00\x01\x1f\x7f", "<>&", "é", "日本語",
-		"\u2028\u2029", "\xff", "\xe2\x80", "a\xe2\x80\xa8b\xe2\x80\xa9", "\xf0\x9f\x98\x80", "\xed\xa0\x80",
-		strings.Repeat("\x00\"\\\u2028\xfe\t", 50),
-	} {
-		assert.Equal(t, len(appendString(nil, s)), quotedLen(s), "%q", s)
-	}
-}
-
-// FuzzQuotedLen holds quotedLen to appendString on any bytes.
-func FuzzQuotedLen(f *testing.F) {
-	for _, s := range []string{"", "a\"b", "\u2028\xff\x00", "日本"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if got, want := quotedLen(s), len(appendString(nil, s)); got != want {
-			t.Fatalf("quotedLen(%q) = %d, appendString writes %d bytes", s, got, want)
-		}
-	})
-}
-
 // The exact-string bound keeps a long text session with few escapes from being measured: a
 // request whose strings are 1 MB of plain prose, against a 4 MB limit, passes the loose bound
 // (six bytes a string byte) but not the exact one, and Prepare neither encodes it nor reports a

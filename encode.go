@@ -3,11 +3,9 @@ package agentctx
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"strconv"
 	"sync"
-	"unicode/utf8"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
@@ -17,12 +15,9 @@ import (
 // validates and compacts again. Its bytes are exactly those of the reference encoder
 // (marshalSlow, the blocks' MarshalBlock): the same key order, the same presence rules, the
 // same string escapes (encoding/json's, without HTML escaping) and raw JSON compacted as
-// encoding/json compacts it. A block it does not write itself — one carrying unknown fields,
+// encoding/json compacts it. Blocks are written by [AppendBlock]; a block it does not write itself — one carrying unknown fields,
 // a nil block, a kind the request cannot hold — and a block whose raw JSON does not compact
 // go through the reference encoder, which gives the same bytes or the same error.
-
-// errSlow makes the fast encoder hand a block to the reference encoder.
-var errSlow = errors.New("agentctx: block left to the reference encoder")
 
 // encoder is the state of one request encoding.
 type encoder struct {
@@ -435,281 +430,17 @@ func (e *encoder) topBlock(b Block, path func() string, slow func(Block) ([]byte
 		e.buf = append(e.buf, u.JSON...)
 		return nil
 	}
-	if e.block(b) == nil {
+	out, err := AppendBlock(e.buf, b)
+	if err == nil {
+		e.buf = out
 		return nil
 	}
-	e.buf = e.buf[:start]
+	e.buf = out[:start]
 	enc, err := slow(b)
 	if err != nil {
 		return jsonobj.Wrap(path(), err)
 	}
 	e.buf = append(e.buf, enc...)
-	return nil
-}
-
-// block writes one block the way MarshalBlock does (and marshalRequestBlock for cache_edits);
-// errSlow or an error leaves the buffer to be truncated by the caller.
-func (e *encoder) block(b Block) error {
-	switch b := b.(type) {
-	case *Text:
-		if b == nil || len(b.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindText)
-		o.str(1, "text", b.Text)
-		if err := o.raw(2, "citations", b.Citations); err != nil {
-			return err
-		}
-		o.cacheControl(3, b.CacheControl)
-	case *ToolUse:
-		if b == nil || len(b.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindToolUse)
-		o.str(1, "id", b.ID)
-		o.str(2, "name", b.Name)
-		if err := o.raw(3, "input", b.Input); err != nil {
-			return err
-		}
-		o.cacheControl(4, b.CacheControl)
-	case *ToolResult:
-		if b == nil || len(b.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindToolResult)
-		o.str(1, "tool_use_id", b.ToolUseID)
-		if err := o.content(2, b.Content, b.StringContent); err != nil {
-			return err
-		}
-		o.bool(3, "is_error", b.IsError)
-		o.cacheControl(4, b.CacheControl)
-		o.str(5, "cache_reference", b.CacheReference)
-	case *Thinking:
-		if b == nil || len(b.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindThinking)
-		o.str(1, "thinking", b.Thinking)
-		o.str(2, "signature", b.Signature)
-	case *RedactedThinking:
-		if b == nil || len(b.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindRedactedThinking)
-		o.str(1, "data", b.Data)
-	case *Image:
-		if b == nil || len(b.Extra) > 0 || len(b.Source.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindImage)
-		o.source(1, &b.Source)
-		o.cacheControl(2, b.CacheControl)
-	case *Document:
-		if b == nil || len(b.Extra) > 0 || len(b.Source.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindDocument)
-		o.source(1, &b.Source)
-		o.str(2, "title", b.Title)
-		o.str(3, "context", b.Context)
-		if err := o.raw(4, "citations", b.Citations); err != nil {
-			return err
-		}
-		o.cacheControl(5, b.CacheControl)
-	case *ToolReference:
-		if b == nil || len(b.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindToolReference)
-		o.str(1, "tool_name", b.ToolName)
-	case *ServerToolUse:
-		if b == nil || len(b.Extra) > 0 {
-			return errSlow
-		}
-		o := e.object(b.presence, KindServerToolUse)
-		o.str(1, "id", b.ID)
-		o.str(2, "name", b.Name)
-		if err := o.raw(3, "input", b.Input); err != nil {
-			return err
-		}
-		o.cacheControl(4, b.CacheControl)
-	case *ServerToolResult:
-		if b == nil || len(b.Extra) > 0 || b.Type == "" {
-			return errSlow
-		}
-		o := e.object(b.presence, b.Type)
-		o.str(1, "tool_use_id", b.ToolUseID)
-		if err := o.raw(2, "content", b.Content); err != nil {
-			return err
-		}
-		o.cacheControl(3, b.CacheControl)
-	case *CacheEdits:
-		if b == nil {
-			return errSlow
-		}
-		e.buf = append(e.buf, `{"type":"cache_edits","edits":`...)
-		if b.Edits == nil {
-			e.buf = append(e.buf, "null"...)
-		} else {
-			e.buf = append(e.buf, '[')
-			for i, ed := range b.Edits {
-				if i > 0 {
-					e.buf = append(e.buf, ',')
-				}
-				e.buf = append(e.buf, `{"type":`...)
-				e.str(ed.Type)
-				e.buf = append(e.buf, `,"cache_reference":`...)
-				e.str(ed.CacheReference)
-				e.buf = append(e.buf, '}')
-			}
-			e.buf = append(e.buf, ']')
-		}
-		e.buf = append(e.buf, '}')
-		return nil
-	default:
-		return errSlow
-	}
-	e.buf = append(e.buf, '}')
-	return nil
-}
-
-// object writes the opening of a block object and its "type"; the caller writes the other
-// fields through it and the closing brace.
-func (e *encoder) object(p jsonobj.Presence, kind BlockKind) obj {
-	e.buf = append(e.buf, `{"type":`...)
-	e.str(string(kind))
-	return obj{e: e, p: p}
-}
-
-// obj writes the fields of one object by jsonobj.Encode's rules: a zero field is left out
-// unless it was present when decoded, and written as null when it was decoded from null.
-// Field i is the field's index in the decoder's list, "type" being 0 for blocks.
-type obj struct {
-	e     *encoder
-	p     jsonobj.Presence
-	first bool // no field written yet (sources have no "type")
-}
-
-func (o *obj) key(k string) {
-	if !o.first {
-		o.e.buf = append(o.e.buf, ',')
-	}
-	o.first = false
-	o.e.buf = append(o.e.buf, '"')
-	o.e.buf = append(o.e.buf, k...)
-	o.e.buf = append(o.e.buf, '"', ':')
-}
-
-// zero writes field i when it is zero: nothing when it was absent, null when it was null,
-// else zeroJSON, what encoding/json writes for the zero value.
-func (o *obj) zero(i int, k, zeroJSON string) {
-	if !o.p.Has(i) {
-		return
-	}
-	o.key(k)
-	if o.p.Null(i) {
-		o.e.buf = append(o.e.buf, "null"...)
-		return
-	}
-	o.e.buf = append(o.e.buf, zeroJSON...)
-}
-
-func (o *obj) str(i int, k, s string) {
-	if s == "" {
-		o.zero(i, k, `""`)
-		return
-	}
-	o.key(k)
-	o.e.str(s)
-}
-
-func (o *obj) bool(i int, k string, v bool) {
-	if !v {
-		o.zero(i, k, "false")
-		return
-	}
-	o.key(k)
-	o.e.buf = append(o.e.buf, "true"...)
-}
-
-func (o *obj) raw(i int, k string, r json.RawMessage) error {
-	if r == nil {
-		o.zero(i, k, "null")
-		return nil
-	}
-	o.key(k)
-	return o.e.compact(r)
-}
-
-func (o *obj) cacheControl(i int, c *CacheControl) {
-	if c == nil {
-		o.zero(i, "cache_control", "null")
-		return
-	}
-	o.key("cache_control")
-	o.e.buf = append(o.e.buf, `{"type":`...)
-	o.e.str(c.Type)
-	if c.TTL != "" {
-		o.e.buf = append(o.e.buf, `,"ttl":`...)
-		o.e.str(c.TTL)
-	}
-	o.e.buf = append(o.e.buf, '}')
-}
-
-// source writes a media source (its Extra is empty: the caller checked).
-func (o *obj) source(i int, s *MediaSource) {
-	if s.Type == "" && s.MediaType == "" && s.Data == "" && s.URL == "" && s.FileID == "" && s.Extra == nil && s.presence == (jsonobj.Presence{}) {
-		o.zero(i, "source", "{}")
-		return
-	}
-	o.key("source")
-	so := obj{e: o.e, p: s.presence, first: true}
-	o.e.buf = append(o.e.buf, '{')
-	so.str(0, "type", s.Type)
-	so.str(1, "media_type", s.MediaType)
-	so.str(2, "data", s.Data)
-	so.str(3, "url", s.URL)
-	so.str(4, "file_id", s.FileID)
-	o.e.buf = append(o.e.buf, '}')
-}
-
-// content writes a tool result's "content" as contentField does: a bare string when it was
-// one, else the array of its blocks, compacted as encoding/json compacts a nested value.
-func (o *obj) content(i int, bs []Block, str bool) error {
-	if len(bs) == 0 && !str {
-		o.zero(i, "content", "[]")
-		return nil
-	}
-	o.key("content")
-	if str && len(bs) == 1 {
-		if t, ok := bs[0].(*Text); ok {
-			o.e.str(t.Text)
-			return nil
-		}
-	}
-	if str && len(bs) == 0 {
-		o.e.buf = append(o.e.buf, `""`...)
-		return nil
-	}
-	o.e.buf = append(o.e.buf, '[')
-	for j, b := range bs {
-		if j > 0 {
-			o.e.buf = append(o.e.buf, ',')
-		}
-		if u, ok := b.(*UnknownBlock); ok {
-			if err := o.e.compact(u.JSON); err != nil {
-				return err
-			}
-			continue
-		}
-		if _, ok := b.(*CacheEdits); ok {
-			return errSlow // MarshalBlock does not encode it: the reference encoder reports it
-		}
-		if err := o.e.block(b); err != nil {
-			return err
-		}
-	}
-	o.e.buf = append(o.e.buf, ']')
 	return nil
 }
 
@@ -723,98 +454,4 @@ func (e *encoder) compact(r []byte) error {
 	return nil
 }
 
-func (e *encoder) str(s string) { e.buf = appendString(e.buf, s) }
-
-// jsonSafe holds the ASCII bytes a JSON string carries as they are: everything from space up
-// except the quote and the backslash (no HTML escaping, as jsonobj.Marshal).
-var jsonSafe = func() (t [utf8.RuneSelf]bool) {
-	for c := ' '; c < utf8.RuneSelf; c++ {
-		t[c] = c != '"' && c != '\\'
-	}
-	return t
-}()
-
-const hexDigits = "0123456789abcdef"
-
-// appendString appends s as a JSON string with encoding/json's escapes (HTML escaping off):
-// the quote and backslash escaped, control characters as \b \f \n \r \t or \u00XX, each
-// invalid UTF-8 byte as \ufffd, and U+2028 and U+2029 as \u2028 and \u2029.
-func appendString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if jsonSafe[c] {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
-
-// quotedLen is len(appendString(nil, s)), found without writing: the body-size bound measures
-// strings with it.
-func quotedLen(s string) int {
-	n := len(s) + 2
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if !jsonSafe[c] {
-				switch c {
-				case '"', '\\', '\b', '\f', '\n', '\r', '\t':
-					n++ // a two-byte escape
-				default:
-					n += 5 // \u00XX
-				}
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 5 // one byte becomes \ufffd
-		case r == '\u2028' || r == '\u2029':
-			n += 3 // three bytes become \u202X
-		}
-		i += size
-	}
-	return n
-}
+func (e *encoder) str(s string) { e.buf = jsonobj.AppendString(e.buf, s) }

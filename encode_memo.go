@@ -5,8 +5,6 @@ import (
 	"math/bits"
 	"sync"
 	"unsafe"
-
-	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // Encode memo bounds, in bytes of memoized encodings. The bound follows the largest request
@@ -190,8 +188,7 @@ func (h *memoHasher) flag(v bool) {
 	}
 }
 
-func (h *memoHasher) presence(p jsonobj.Presence) {
-	present, null := p.Bits()
+func (h *memoHasher) presence(present, null uint64) {
 	h.uint(present)
 	h.uint(null)
 }
@@ -245,7 +242,7 @@ func (h *memoHasher) block(b Block) bool {
 			return false
 		}
 		h.byte(1)
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(b.Text)
 		h.raw(b.Citations)
 		h.cacheControl(b.CacheControl)
@@ -254,7 +251,7 @@ func (h *memoHasher) block(b Block) bool {
 			return false
 		}
 		h.byte(2)
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(b.ID)
 		h.str(b.Name)
 		h.raw(b.Input)
@@ -264,7 +261,7 @@ func (h *memoHasher) block(b Block) bool {
 			return false
 		}
 		h.byte(3)
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(b.ToolUseID)
 		h.flag(b.StringContent)
 		h.flag(b.IsError)
@@ -281,7 +278,7 @@ func (h *memoHasher) block(b Block) bool {
 			return false
 		}
 		h.byte(4)
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(b.Thinking)
 		h.str(b.Signature)
 	case *RedactedThinking:
@@ -289,7 +286,7 @@ func (h *memoHasher) block(b Block) bool {
 			return false
 		}
 		h.byte(5)
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(b.Data)
 	case *Image:
 		if b == nil || len(b.Extra) > 0 {
@@ -299,7 +296,7 @@ func (h *memoHasher) block(b Block) bool {
 		if !h.source(&b.Source) {
 			return false
 		}
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.cacheControl(b.CacheControl)
 	case *Document:
 		if b == nil || len(b.Extra) > 0 {
@@ -309,7 +306,7 @@ func (h *memoHasher) block(b Block) bool {
 		if !h.source(&b.Source) {
 			return false
 		}
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(b.Title)
 		h.str(b.Context)
 		h.raw(b.Citations)
@@ -319,14 +316,14 @@ func (h *memoHasher) block(b Block) bool {
 			return false
 		}
 		h.byte(8)
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(b.ToolName)
 	case *ServerToolUse:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(9)
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(b.ID)
 		h.str(b.Name)
 		h.raw(b.Input)
@@ -336,7 +333,7 @@ func (h *memoHasher) block(b Block) bool {
 			return false
 		}
 		h.byte(10)
-		h.presence(b.presence)
+		h.presence(FieldBits(b))
 		h.str(string(b.Type))
 		h.str(b.ToolUseID)
 		h.raw(b.Content)
@@ -371,7 +368,7 @@ func (h *memoHasher) source(s *MediaSource) bool {
 		return false
 	}
 	h.flag(s.Extra == nil)
-	h.presence(s.presence)
+	h.presence(s.FieldBits())
 	h.str(s.Type)
 	h.str(s.MediaType)
 	h.str(s.Data)

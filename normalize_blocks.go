@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // clean returns the request form of a top-level block of a role's message; ok is false when
@@ -290,10 +292,10 @@ type stub struct {
 func stubTool(name string) Tool {
 	def := make([]byte, 0, len(`{"name":`)+len(name)+2+len(stubToolRest))
 	def = append(def, `{"name":`...)
-	def = appendString(def, name)
+	def = jsonobj.AppendString(def, name)
 	def = append(def, stubToolRest...)
 	return Tool{Name: name, Definition: def}
 }
 
 // stubToolRest is what follows a stub's name in its definition.
-var stubToolRest = string(appendString([]byte(`,"description":`), stubToolDescription)) + `,"input_schema":{"type":"object"}}`
+var stubToolRest = string(jsonobj.AppendString([]byte(`,"description":`), stubToolDescription)) + `,"input_schema":{"type":"object"}}`

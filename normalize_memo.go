@@ -117,7 +117,7 @@ func (m *mediaSig) sameMedia(b Block) bool {
 	}
 	s := &m.src
 	return len(src.Extra) == 0 && src.Type == s.Type && src.MediaType == s.MediaType && src.Data == s.Data &&
-		src.URL == s.URL && src.FileID == s.FileID && src.presence == s.presence
+		src.URL == s.URL && src.FileID == s.FileID && sameFields(src, s)
 }
 
 func newCleanMemo() *cleanMemo {
@@ -361,4 +361,11 @@ func grow[T any](s []T, n int) []T {
 		return make([]T, n)
 	}
 	return s[:n]
+}
+
+// sameFields reports whether a and b were read from lines holding the same fields.
+func sameFields(a, b *MediaSource) bool {
+	ap, an := a.FieldBits()
+	bp, bn := b.FieldBits()
+	return ap == bp && an == bn
 }

@@ -61,25 +61,6 @@ func (t *ThinkingParam) Enabled() bool {
 	return t != nil && (t.Type == "enabled" || t.Type == "adaptive")
 }
 
-// CacheEdits is a request-only block that asks the provider to delete cached tool results by
-// their cache_reference without changing the prompt prefix (Anthropic cache editing).
-type CacheEdits struct {
-	Edits []CacheEdit
-}
-
-// CacheEdit is one edit of a [CacheEdits] block.
-type CacheEdit struct {
-	Type           string `json:"type"` // "delete"
-	CacheReference string `json:"cache_reference"`
-}
-
-// KindCacheEdits is the block kind of [CacheEdits].
-const KindCacheEdits BlockKind = "cache_edits"
-
-// Kind returns [KindCacheEdits].
-func (*CacheEdits) Kind() BlockKind { return KindCacheEdits }
-func (*CacheEdits) isBlock()        {}
-
 // MarshalJSON writes the request body: model, max_tokens, system, messages, tools,
 // tool_choice, thinking. A request built by [Pipeline.Prepare] is encoded with the
 // Pipeline's memo: each message (and the system prompt and the tools) whose content the
