@@ -124,7 +124,7 @@ func New(cfg Config) (*Pipeline, error) {
 		p.minCache = m.MinCacheTokens
 	}
 	if p.minCache == 0 {
-		p.minCache = DefaultMinCacheTokens
+		p.minCache = defaultMinCacheTokens
 	}
 	if p.window <= 0 {
 		return nil, fmt.Errorf("agentctx: context window unknown for model %q: set Config.ContextWindow", cfg.Model)
