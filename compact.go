@@ -154,19 +154,11 @@ func (c TailConfig) minTokens(window int) int {
 	return c.MinTokens
 }
 
-func (c TailConfig) minText() int {
-	if c.MinTextMessages == 0 {
-		return 5
-	}
-	return c.MinTextMessages
-}
+func (c TailConfig) minText() int { return cmp.Or(c.MinTextMessages, 5) }
 
 // maxTokens is the tail's maximum for window.
 func (c TailConfig) maxTokens(window int) int {
-	if c.MaxTokens == 0 {
-		return scaled(defaultTailMaxTokens, 1_600, window)
-	}
-	return c.MaxTokens
+	return cmp.Or(c.MaxTokens, scaled(defaultTailMaxTokens, 1_600, window))
 }
 
 func (c CompactConfig) validate() error {
@@ -198,33 +190,15 @@ func (c CompactConfig) target(threshold int) int {
 	return int(cmp.Or(c.TargetFraction, defaultTargetFraction) * float64(threshold))
 }
 
-func (c CompactConfig) maxFailures() int {
-	if c.MaxFailures == 0 {
-		return defaultMaxCompactFailures
-	}
-	return c.MaxFailures
-}
+func (c CompactConfig) maxFailures() int { return cmp.Or(c.MaxFailures, defaultMaxCompactFailures) }
 
-func (c CompactConfig) thrashTurns() int {
-	if c.ThrashTurns == 0 {
-		return defaultThrashTurns
-	}
-	return c.ThrashTurns
-}
+func (c CompactConfig) thrashTurns() int { return cmp.Or(c.ThrashTurns, defaultThrashTurns) }
 
-func (c CompactConfig) thrashRuns() int {
-	if c.ThrashRuns == 0 {
-		return defaultThrashRuns
-	}
-	return c.ThrashRuns
-}
+func (c CompactConfig) thrashRuns() int { return cmp.Or(c.ThrashRuns, defaultThrashRuns) }
 
 // pinnedMax is the pinned-content budget for window.
 func (c CompactConfig) pinnedMax(window int) int {
-	if c.PinnedMaxTokens == 0 {
-		return scaled(defaultPinnedMaxTokens, 500, window)
-	}
-	return c.PinnedMaxTokens
+	return cmp.Or(c.PinnedMaxTokens, scaled(defaultPinnedMaxTokens, 500, window))
 }
 
 // summaryMax is the summary's output cap for window and the pipeline's maximum output.

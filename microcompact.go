@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -102,18 +103,10 @@ func (c MicrocompactConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-func (c MicrocompactConfig) gap() time.Duration {
-	if c.Gap == 0 {
-		return defaultMicrocompactGap
-	}
-	return c.Gap
-}
+func (c MicrocompactConfig) gap() time.Duration { return cmp.Or(c.Gap, defaultMicrocompactGap) }
 
 func (c MicrocompactConfig) keepRecent() int {
-	if c.KeepRecent == 0 {
-		return defaultMicrocompactKeepRecent
-	}
-	return c.KeepRecent
+	return cmp.Or(c.KeepRecent, defaultMicrocompactKeepRecent)
 }
 
 func (c MicrocompactConfig) tools() []string {
@@ -125,10 +118,7 @@ func (c MicrocompactConfig) tools() []string {
 
 // cachedTrigger is the cached-mode trigger for window.
 func (c MicrocompactConfig) cachedTrigger(window int) int {
-	if c.CachedTriggerTokens == 0 {
-		return scaled(defaultCachedTriggerTokens, 4_000, window)
-	}
-	return c.CachedTriggerTokens
+	return cmp.Or(c.CachedTriggerTokens, scaled(defaultCachedTriggerTokens, 4_000, window))
 }
 
 // Microcompact decision triggers. A compaction's [CompactRungClearResults] writes the third.
