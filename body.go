@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,12 +35,7 @@ func (e *RequestTooLargeError) Error() string {
 // Is makes errors.Is(err, ErrRequestTooLarge) hold.
 func (e *RequestTooLargeError) Is(target error) bool { return target == ErrRequestTooLarge }
 
-func (c PressureConfig) maxBody() int {
-	if c.MaxBodyBytes == 0 {
-		return DefaultMaxBodyBytes
-	}
-	return c.MaxBodyBytes
-}
+func (c PressureConfig) maxBody() int { return cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes) }
 
 // bodyBytes returns the size of the request's body when it may be over limit, or 0 when it
 // is surely under. Two upper bounds of the encoded size come first, and the body is measured

@@ -17,17 +17,17 @@ import (
 // tool results and stores the large ones. Below 200,000 tokens each is scaled to the window
 // (see the package doc's table of window-scaled defaults).
 const (
-	// DefaultMaxResultChars is the default cap of one tool result, in characters.
-	DefaultMaxResultChars = 50_000
-	// DefaultMaxMessageChars is the default cap of the tool results of one API user message
+	// defaultMaxResultChars is the default cap of one tool result, in characters.
+	defaultMaxResultChars = 50_000
+	// defaultMaxMessageChars is the default cap of the tool results of one API user message
 	// together, in characters.
-	DefaultMaxMessageChars = 200_000
-	// DefaultPreviewBytes is the default size of the preview that replaces a result, in bytes.
-	DefaultPreviewBytes = 2_000
-	// DefaultExemptMaxChars is the default cap of one result of a tool exempt from the
+	defaultMaxMessageChars = 200_000
+	// defaultPreviewBytes is the default size of the preview that replaces a result, in bytes.
+	defaultPreviewBytes = 2_000
+	// defaultExemptMaxChars is the default cap of one result of a tool exempt from the
 	// budget ([NeverReplace]), in characters: Claude Code's Read returns at most 25,000
 	// tokens.
-	DefaultExemptMaxChars = 100_000
+	defaultExemptMaxChars = 100_000
 )
 
 // NeverReplace as a cap in [BudgetConfig.ToolMaxChars] exempts a tool's results from the
@@ -177,19 +177,19 @@ func (c BudgetConfig) validate() error {
 // maxResult, maxMessage, exemptMax (NeverReplace: no cap) and preview are the caps for
 // window: the configured figure, or the scaled default (see BudgetConfig).
 func (c BudgetConfig) maxResult(window int) int {
-	return cmp.Or(c.MaxResultChars, scaled(DefaultMaxResultChars, 2_000, window))
+	return cmp.Or(c.MaxResultChars, scaled(defaultMaxResultChars, 2_000, window))
 }
 
 func (c BudgetConfig) maxMessage(window int) int {
-	return cmp.Or(c.MaxMessageChars, scaled(DefaultMaxMessageChars, 8_000, window))
+	return cmp.Or(c.MaxMessageChars, scaled(defaultMaxMessageChars, 8_000, window))
 }
 
 func (c BudgetConfig) exemptMax(window int) int {
-	return cmp.Or(c.ExemptMaxChars, scaled(DefaultExemptMaxChars, 4_000, window))
+	return cmp.Or(c.ExemptMaxChars, scaled(defaultExemptMaxChars, 4_000, window))
 }
 
 func (c BudgetConfig) preview(window int) int {
-	return cmp.Or(c.PreviewBytes, scaled(DefaultPreviewBytes, 500, window))
+	return cmp.Or(c.PreviewBytes, scaled(defaultPreviewBytes, 500, window))
 }
 
 // toolMax returns the cap of one result of tool for window: NeverReplace, or its ToolMaxChars

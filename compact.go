@@ -15,26 +15,24 @@ import (
 // Compaction defaults. The token budgets are their values at a window of 200,000 tokens and
 // more; below, they scale with the window (see the package doc's table).
 const (
-	// DefaultSummaryMaxTokens caps a summary's length (Claude Code reserves 20,000 output
+	// defaultSummaryMaxTokens caps a summary's length (Claude Code reserves 20,000 output
 	// tokens for it); the cap is also limited to the model's maximum output.
-	DefaultSummaryMaxTokens = 20_000
-	// DefaultPinnedMaxTokens caps the pinned content of a conversation, in counted tokens.
-	DefaultPinnedMaxTokens = 8_000
-	// DefaultTargetFraction is where a compaction aims by default: half the auto-compact
-	// threshold (see [CompactConfig.TargetFraction]). Measured on the closed-loop agent
-	// benchmark (internal/liveloop), it halves the context on median at every window from 8,000
-	// tokens up, with fewer compactions than aiming at the threshold itself.
-	DefaultTargetFraction = 0.5
-	// DefaultTailMinTokens and DefaultTailMaxTokens bound the kept tail (see [TailConfig]).
-	DefaultTailMinTokens = 10_000
-	DefaultTailMaxTokens = 40_000
-	// DefaultMaxCompactFailures is the circuit breaker: after this many consecutive failed
+	defaultSummaryMaxTokens = 20_000
+	// defaultPinnedMaxTokens caps the pinned content of a conversation, in counted tokens.
+	defaultPinnedMaxTokens = 8_000
+	// defaultTargetFraction is where a compaction aims by default: half the auto-compact
+	// threshold (see [CompactConfig.TargetFraction], which gives the measurement behind it).
+	defaultTargetFraction = 0.5
+	// defaultTailMinTokens and defaultTailMaxTokens bound the kept tail (see [TailConfig]).
+	defaultTailMinTokens = 10_000
+	defaultTailMaxTokens = 40_000
+	// defaultMaxCompactFailures is the circuit breaker: after this many consecutive failed
 	// attempts of the summarizer, auto-compact stops using it.
-	DefaultMaxCompactFailures = 3
-	// DefaultThrashTurns and DefaultThrashRuns define thrash: a compaction made within
-	// DefaultThrashTurns responses of the one before, DefaultThrashRuns times in a row.
-	DefaultThrashTurns = 3
-	DefaultThrashRuns  = 3
+	defaultMaxCompactFailures = 3
+	// defaultThrashTurns and defaultThrashRuns define thrash: a compaction made within
+	// defaultThrashTurns responses of the one before, defaultThrashRuns times in a row.
+	defaultThrashTurns = 3
+	defaultThrashRuns  = 3
 	// maxPTLRetries bounds the retries of a summary request the provider found too long.
 	maxPTLRetries = 3
 )
@@ -114,8 +112,10 @@ type CompactConfig struct {
 	// TargetFraction is where a compaction aims, as a fraction of the auto-compact threshold:
 	// it goes down its ladder (see [CompactRung]; never to the lossy rungs for this) until the
 	// request is under it, so that the next compaction is not a few turns away. In aggressive
-	// mode it aims at half that. Zero: [DefaultTargetFraction]; 1 stops at the first rung under
-	// the threshold.
+	// mode it aims at half that. Zero: 0.5, which on the closed-loop agent benchmark
+	// (internal/liveloop) halves the context on median at every window from 8,000 tokens up,
+	// with fewer compactions than aiming at the threshold itself; 1 stops at the first rung
+	// under the threshold.
 	TargetFraction float64
 	// MaxFailures is the circuit breaker's limit. Zero: 3.
 	MaxFailures int
@@ -149,24 +149,16 @@ type TailConfig struct {
 func (c TailConfig) minTokens(window int) int {
 	if c.MinTokens == 0 {
 		// A maximum set alone lowers the default minimum.
-		return min(scaled(DefaultTailMinTokens, 400, window), c.maxTokens(window))
+		return min(scaled(defaultTailMinTokens, 400, window), c.maxTokens(window))
 	}
 	return c.MinTokens
 }
 
-func (c TailConfig) minText() int {
-	if c.MinTextMessages == 0 {
-		return 5
-	}
-	return c.MinTextMessages
-}
+func (c TailConfig) minText() int { return cmp.Or(c.MinTextMessages, 5) }
 
 // maxTokens is the tail's maximum for window.
 func (c TailConfig) maxTokens(window int) int {
-	if c.MaxTokens == 0 {
-		return scaled(DefaultTailMaxTokens, 1_600, window)
-	}
-	return c.MaxTokens
+	return cmp.Or(c.MaxTokens, scaled(defaultTailMaxTokens, 1_600, window))
 }
 
 func (c CompactConfig) validate() error {
@@ -195,36 +187,18 @@ func (c CompactConfig) validate() error {
 
 // target is the pressure figure a compaction aims under, for a threshold.
 func (c CompactConfig) target(threshold int) int {
-	return int(cmp.Or(c.TargetFraction, DefaultTargetFraction) * float64(threshold))
+	return int(cmp.Or(c.TargetFraction, defaultTargetFraction) * float64(threshold))
 }
 
-func (c CompactConfig) maxFailures() int {
-	if c.MaxFailures == 0 {
-		return DefaultMaxCompactFailures
-	}
-	return c.MaxFailures
-}
+func (c CompactConfig) maxFailures() int { return cmp.Or(c.MaxFailures, defaultMaxCompactFailures) }
 
-func (c CompactConfig) thrashTurns() int {
-	if c.ThrashTurns == 0 {
-		return DefaultThrashTurns
-	}
-	return c.ThrashTurns
-}
+func (c CompactConfig) thrashTurns() int { return cmp.Or(c.ThrashTurns, defaultThrashTurns) }
 
-func (c CompactConfig) thrashRuns() int {
-	if c.ThrashRuns == 0 {
-		return DefaultThrashRuns
-	}
-	return c.ThrashRuns
-}
+func (c CompactConfig) thrashRuns() int { return cmp.Or(c.ThrashRuns, defaultThrashRuns) }
 
 // pinnedMax is the pinned-content budget for window.
 func (c CompactConfig) pinnedMax(window int) int {
-	if c.PinnedMaxTokens == 0 {
-		return scaled(DefaultPinnedMaxTokens, 500, window)
-	}
-	return c.PinnedMaxTokens
+	return cmp.Or(c.PinnedMaxTokens, scaled(defaultPinnedMaxTokens, 500, window))
 }
 
 // summaryMax is the summary's output cap for window and the pipeline's maximum output.
@@ -232,7 +206,7 @@ func (c CompactConfig) summaryMax(window, maxOutput int) int {
 	if c.SummaryMaxTokens > 0 {
 		return c.SummaryMaxTokens
 	}
-	return max(1, min(maxOutput, scaled(DefaultSummaryMaxTokens, min(1_024, window/8), window)))
+	return max(1, min(maxOutput, scaled(defaultSummaryMaxTokens, min(1_024, window/8), window)))
 }
 
 // summaryMax is the summary's output cap for the pipeline.

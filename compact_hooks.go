@@ -6,18 +6,22 @@ import (
 	"strings"
 )
 
-// CompactHooks are called around a compaction, in order, with Prepare's (or Compact's) ctx.
-// A hook's error is reported and otherwise ignored: hooks cannot fail a compaction, only a
-// pre-compact hook's veto stops one. Hooks must be safe for concurrent use when one Pipeline
-// serves several conversations.
+// CompactHooks are called around a compaction, in order (each list in its order, Pre before
+// SessionStart before Post), with Prepare's (or Compact's) ctx. As in net/http/httptrace, a
+// hook is a func and any of them may be nil: a nil hook is skipped. A hook's error is reported and
+// otherwise ignored: hooks cannot fail a compaction, only a pre-compact hook's veto stops one.
+// Hooks must be safe for concurrent use when one Pipeline serves several conversations.
 type CompactHooks struct {
-	// Pre run before the summary is written; they may add instructions or veto.
-	Pre []PreCompactHook
-	// SessionStart run once the summary is written; the context they return is appended
-	// after the summary (and the kept tail) as records of their own.
-	SessionStart []SessionStartHook
-	// Post observe the installed summary.
-	Post []PostCompactHook
+	// Pre run before the summary is written; they may add instructions or veto. Each sees
+	// the instructions so far (the caller's, then earlier hooks') in e.Instructions; a veto
+	// stops the compaction before the next hook runs.
+	Pre []func(ctx context.Context, e CompactEvent) (PreCompactResult, error)
+	// SessionStart run once the summary is written, as a new session starts from it; the
+	// context they return is appended after the summary (and the kept tail) as records of
+	// their own.
+	SessionStart []func(ctx context.Context, e CompactEvent) ([]ContextSection, error)
+	// Post observe the installed compaction.
+	Post []func(ctx context.Context, e PostCompactEvent) error
 }
 
 // CompactEvent describes a compaction to its hooks.
@@ -33,19 +37,6 @@ type CompactEvent struct {
 	Instructions string
 }
 
-// PreCompactHook runs before a compaction's summary is written.
-type PreCompactHook interface {
-	PreCompact(ctx context.Context, e CompactEvent) (PreCompactResult, error)
-}
-
-// PreCompactHookFunc adapts a function to a [PreCompactHook].
-type PreCompactHookFunc func(ctx context.Context, e CompactEvent) (PreCompactResult, error)
-
-// PreCompact calls f(ctx, e).
-func (f PreCompactHookFunc) PreCompact(ctx context.Context, e CompactEvent) (PreCompactResult, error) {
-	return f(ctx, e)
-}
-
 // PreCompactResult is a pre-compact hook's answer.
 type PreCompactResult struct {
 	// Instructions are appended to the summary's extra instructions.
@@ -54,20 +45,6 @@ type PreCompactResult struct {
 	// [Pipeline.Compact]).
 	Veto   bool
 	Reason string
-}
-
-// SessionStartHook runs once a compaction's summary is written, as a new session starts from
-// it; the sections it returns are re-injected after the summary.
-type SessionStartHook interface {
-	SessionStart(ctx context.Context, e CompactEvent) ([]ContextSection, error)
-}
-
-// SessionStartHookFunc adapts a function to a [SessionStartHook].
-type SessionStartHookFunc func(ctx context.Context, e CompactEvent) ([]ContextSection, error)
-
-// SessionStart calls f(ctx, e).
-func (f SessionStartHookFunc) SessionStart(ctx context.Context, e CompactEvent) ([]ContextSection, error) {
-	return f(ctx, e)
 }
 
 // PostCompactEvent describes an installed compaction to a post-compact hook.
@@ -81,24 +58,14 @@ type PostCompactEvent struct {
 	PostTokens int
 }
 
-// PostCompactHook observes an installed compaction.
-type PostCompactHook interface {
-	PostCompact(ctx context.Context, e PostCompactEvent) error
-}
-
-// PostCompactHookFunc adapts a function to a [PostCompactHook].
-type PostCompactHookFunc func(ctx context.Context, e PostCompactEvent) error
-
-// PostCompact calls f(ctx, e).
-func (f PostCompactHookFunc) PostCompact(ctx context.Context, e PostCompactEvent) error {
-	return f(ctx, e)
-}
-
 // preCompact runs the pre-compact hooks and returns the merged instructions, or a veto reason.
 func (p *Pipeline) preCompact(ctx context.Context, t *turn, st *StageReport, trigger, custom string) (string, string) {
 	for i, h := range p.cfg.Compact.Hooks.Pre {
+		if h == nil {
+			continue
+		}
 		e := CompactEvent{Trigger: trigger, SessionID: t.sessionID, PreTokens: t.report.Pressure.Tokens, Instructions: custom}
-		r, err := h.PreCompact(ctx, e)
+		r, err := h(ctx, e)
 		if err != nil {
 			st.add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("pre-compact hook %d failed, ignored: %v", i, err)})
 			continue
@@ -125,7 +92,10 @@ func (p *Pipeline) preCompact(ctx context.Context, t *turn, st *StageReport, tri
 func (p *Pipeline) sessionStart(ctx context.Context, t *turn, trigger string) []attachment {
 	var out []attachment
 	for i, h := range p.cfg.Compact.Hooks.SessionStart {
-		sections, err := h.SessionStart(ctx, CompactEvent{Trigger: trigger, SessionID: t.sessionID, PreTokens: t.report.Pressure.Tokens})
+		if h == nil {
+			continue
+		}
+		sections, err := h(ctx, CompactEvent{Trigger: trigger, SessionID: t.sessionID, PreTokens: t.report.Pressure.Tokens})
 		if err != nil {
 			t.report.stage("compact").add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("session-start hook %d failed, ignored: %v", i, err)})
 			continue
@@ -144,11 +114,14 @@ const hookHead = "Context a session-start hook provided after the conversation w
 // postCompact runs the post-compact hooks.
 func (p *Pipeline) postCompact(ctx context.Context, post *turn, rep *CompactReport, sum *summary) {
 	for i, h := range p.cfg.Compact.Hooks.Post {
+		if h == nil {
+			continue
+		}
 		e := PostCompactEvent{
 			CompactEvent: CompactEvent{Trigger: rep.Trigger, SessionID: post.sessionID, PreTokens: rep.PreTokens},
 			Summary:      sum.text, BoundaryUUID: rep.BoundaryUUID, PostTokens: rep.PostTokens,
 		}
-		if err := h.PostCompact(ctx, e); err != nil {
+		if err := h(ctx, e); err != nil {
 			post.report.stage("compact").add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("post-compact hook %d failed, ignored: %v", i, err)})
 		}
 	}

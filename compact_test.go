@@ -320,12 +320,12 @@ func TestCompactHooksAndMemory(t *testing.T) {
 		calls++
 		return Summary{}, errors.New("the model is down")
 	})
-	hookErr := PreCompactHookFunc(func(context.Context, CompactEvent) (PreCompactResult, error) {
+	hookErr := func(context.Context, CompactEvent) (PreCompactResult, error) {
 		return PreCompactResult{}, errors.New("hook crashed")
-	})
-	adds := PreCompactHookFunc(func(_ context.Context, e CompactEvent) (PreCompactResult, error) {
+	}
+	adds := func(_ context.Context, e CompactEvent) (PreCompactResult, error) {
 		return PreCompactResult{Instructions: "Keep the parser's API names."}, nil
-	})
+	}
 	var custom string
 	recording := SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
 		custom = req.Custom
@@ -333,12 +333,23 @@ func TestCompactHooksAndMemory(t *testing.T) {
 	})
 	t.Run("hook errors are ignored, instructions merge", func(t *testing.T) {
 		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: recording,
-			Hooks: CompactHooks{Pre: []PreCompactHook{hookErr, adds}}}}, k.at(time.Second))
+			Hooks: CompactHooks{Pre: []func(context.Context, CompactEvent) (PreCompactResult, error){hookErr, adds}}}}, k.at(time.Second))
 		res, err := p.Compact(t.Context(), Input{Records: k.recs}, CompactOptions{Instructions: "Focus on the lexer."})
 		require.NoError(t, err)
 		assert.Equal(t, "Focus on the lexer.\n\nKeep the parser's API names.", custom)
 		assert.True(t, hasAction(&res.Report, ActionSkipped, "pre-compact hook 0 failed, ignored: hook crashed"))
 		assert.Equal(t, TriggerManual, res.Report.Compaction.Trigger)
+	})
+	t.Run("a nil hook is skipped", func(t *testing.T) {
+		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: recording,
+			Hooks: CompactHooks{Pre: []func(context.Context, CompactEvent) (PreCompactResult, error){nil, adds},
+				SessionStart: []func(context.Context, CompactEvent) ([]ContextSection, error){nil},
+				Post:         []func(context.Context, PostCompactEvent) error{nil}}}}, k.at(time.Second))
+		res, err := p.Compact(t.Context(), Input{Records: k.recs}, CompactOptions{})
+		require.NoError(t, err)
+		assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
+		assert.Equal(t, "Keep the parser's API names.", custom)
+		assert.True(t, hasAction(&res.Report, ActionInjected, "pre-compact hook 1 added summary instructions"))
 	})
 	t.Run("a failed summarizer falls back and is recorded", func(t *testing.T) {
 		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: failing}}, k.at(time.Second))

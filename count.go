@@ -27,19 +27,19 @@ const (
 	// writes one assistant record per content block, so a split response pays it per block.
 	MessageOverheadTokens = 3
 
-	// ToolOverheadTokens is added per tool_use and tool_result block for the tool-call
+	// toolOverheadTokens is added per tool_use and tool_result block for the tool-call
 	// framing (ids, names, delimiters) the provider renders around the payload.
-	ToolOverheadTokens = 3
+	toolOverheadTokens = 3
 
-	// DefaultImageTokens is the cost of an image whose size cannot be read cheaply (URL and
+	// defaultImageTokens is the cost of an image whose size cannot be read cheaply (URL and
 	// file sources, WebP, undecodable data). Anthropic bills about width×height/750 tokens
 	// and downscales images whose long edge exceeds 1568 px or that would cost more than
 	// about 1,600 tokens, so 1,600 is the ceiling.
-	DefaultImageTokens = 1600
+	defaultImageTokens = 1600
 
-	// PDFPageTokens is the estimate per PDF page. Anthropic converts every page to text plus
+	// pdfPageTokens is the estimate per PDF page. Anthropic converts every page to text plus
 	// an image, "typically 1,500–3,000 tokens per page"; this is the lower middle of that range.
-	PDFPageTokens = 2000
+	pdfPageTokens = 2000
 )
 
 // Memo bounds, in entries. Each memo keeps two generations (see [memo.Gen]): when the current
@@ -210,11 +210,11 @@ func (c *Counter) reserve(records, blocks int) {
 //   - text: the text (plus citations, if any);
 //   - thinking: the thinking text; the signature is not counted;
 //   - redacted_thinking: len(data)/4, an estimate (the data is encrypted base64);
-//   - tool_use and server_tool_use: name + input JSON + [ToolOverheadTokens];
-//   - tool_result: the sum of its content blocks + [ToolOverheadTokens];
+//   - tool_use and server_tool_use: name + input JSON + 3 tokens of tool-call framing;
+//   - tool_result: the sum of its content blocks + 3 tokens of tool-call framing;
 //   - image: width×height/750 after Anthropic's downscaling when the size can be read from
-//     the header of base64 PNG, JPEG or GIF data, else [DefaultImageTokens];
-//   - document: a text source is counted; a base64 PDF costs [PDFPageTokens] per page
+//     the header of base64 PNG, JPEG or GIF data, else 1,600;
+//   - document: a text source is counted; a base64 PDF costs 2,000 tokens per page
 //     (pages counted in the file, or one per 64 KiB when they cannot be); other sources
 //     one page; title and context are counted;
 //   - tool_reference: the tool name;
@@ -324,11 +324,11 @@ func (c *Counter) addBlock(bd *Breakdown, role Role, b Block) {
 	case *RedactedThinking:
 		bd.Thinking += len(b.Data) / 4
 	case *ToolUse:
-		bd.ToolUse += c.Text(b.Name) + c.textBytes(b.Input) + ToolOverheadTokens
+		bd.ToolUse += c.Text(b.Name) + c.textBytes(b.Input) + toolOverheadTokens
 	case *ServerToolUse:
-		bd.ToolUse += c.Text(b.Name) + c.textBytes(b.Input) + ToolOverheadTokens
+		bd.ToolUse += c.Text(b.Name) + c.textBytes(b.Input) + toolOverheadTokens
 	case *ToolResult:
-		bd.ToolResult += ToolOverheadTokens
+		bd.ToolResult += toolOverheadTokens
 		for _, cb := range b.Content {
 			switch cb.(type) {
 			case *Image, *Document:
@@ -361,14 +361,14 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 
 func (c *Counter) imageTokens(src *MediaSource) int {
 	if src.Type != "base64" {
-		return DefaultImageTokens
+		return defaultImageTokens
 	}
 	// The format is sniffed from the data, not taken from the media type, so the data alone
 	// decides the count and is a sound memo key.
 	return c.memo(memoImage, src.Data, func(data string) int {
 		w, h, ok := imageSize(data)
 		if !ok {
-			return DefaultImageTokens
+			return defaultImageTokens
 		}
 		return imageTokensForSize(w, h)
 	})
@@ -405,7 +405,7 @@ func imageSize(data string) (w, h int, ok bool) {
 
 // imageTokensForSize applies Anthropic's published rule: an image whose long edge exceeds
 // 1568 px is scaled down to that edge, then costs width×height/750 tokens, capped at
-// [DefaultImageTokens] (larger images are scaled down further).
+// 1,600 (larger images are scaled down further).
 func imageTokensForSize(w, h int) int {
 	const maxEdge = 1568
 	if long := max(w, h); long > maxEdge {
@@ -413,7 +413,7 @@ func imageTokensForSize(w, h int) int {
 		h = max(1, h*maxEdge/long)
 	}
 	n := (w*h + 749) / 750
-	return min(max(n, 1), DefaultImageTokens)
+	return min(max(n, 1), defaultImageTokens)
 }
 
 func (c *Counter) documentTokens(d *Document) int {
@@ -426,24 +426,24 @@ func (c *Counter) documentTokens(d *Document) int {
 	case "base64":
 		n += c.memo(memoPDF, src.Data, pdfTokens)
 	default: // url, file: the document is not in the transcript
-		n += PDFPageTokens
+		n += pdfPageTokens
 	}
 	return n
 }
 
-// pdfTokens estimates a base64 PDF: PDFPageTokens per page object ("/Type /Page"). PDFs that
+// pdfTokens estimates a base64 PDF: pdfPageTokens per page object ("/Type /Page"). PDFs that
 // keep their page objects in compressed object streams show none; they are estimated at one
 // page per 64 KiB.
 func pdfTokens(data string) int {
 	raw, err := base64.StdEncoding.DecodeString(data)
 	if err != nil {
-		return PDFPageTokens
+		return pdfPageTokens
 	}
 	pages := countPDFPages(raw)
 	if pages == 0 {
 		pages = max(1, (len(raw)+65535)/65536)
 	}
-	return pages * PDFPageTokens
+	return pages * pdfPageTokens
 }
 
 func countPDFPages(pdf []byte) int {

@@ -72,27 +72,27 @@ func TestCounterBlock(t *testing.T) {
 		{"text null citations", &Text{Text: "hi", Citations: json.RawMessage(`null`)}, 2},
 		{"thinking", &Thinking{Thinking: "think", Signature: strings.Repeat("s", 500)}, 5},
 		{"redacted thinking", &RedactedThinking{Data: strings.Repeat("x", 400)}, 100},
-		{"tool_use", &ToolUse{ID: "toolu_1", Name: "Bash", Input: json.RawMessage(`{"c":1}`)}, 4 + 7 + ToolOverheadTokens},
-		{"server_tool_use", &ServerToolUse{Name: "web_search", Input: json.RawMessage(`{}`)}, 10 + 2 + ToolOverheadTokens},
-		{"tool_result string", &ToolResult{ToolUseID: "t", Content: []Block{&Text{Text: "output"}}, StringContent: true}, 6 + ToolOverheadTokens},
-		{"tool_result empty", &ToolResult{ToolUseID: "t"}, ToolOverheadTokens},
+		{"tool_use", &ToolUse{ID: "toolu_1", Name: "Bash", Input: json.RawMessage(`{"c":1}`)}, 4 + 7 + toolOverheadTokens},
+		{"server_tool_use", &ServerToolUse{Name: "web_search", Input: json.RawMessage(`{}`)}, 10 + 2 + toolOverheadTokens},
+		{"tool_result string", &ToolResult{ToolUseID: "t", Content: []Block{&Text{Text: "output"}}, StringContent: true}, 6 + toolOverheadTokens},
+		{"tool_result empty", &ToolResult{ToolUseID: "t"}, toolOverheadTokens},
 		{"tool_result nested", &ToolResult{Content: []Block{&Text{Text: "ab"}, &ToolReference{ToolName: "Grep"},
-			&Image{Source: MediaSource{Type: "url", URL: "https://x"}}}}, 2 + 4 + DefaultImageTokens + ToolOverheadTokens},
+			&Image{Source: MediaSource{Type: "url", URL: "https://x"}}}}, 2 + 4 + defaultImageTokens + toolOverheadTokens},
 		{"server tool result", &ServerToolResult{Type: "web_search_tool_result", Content: json.RawMessage(`[{"a":1}]`)}, 9},
 		{"tool_reference", &ToolReference{ToolName: "Grep"}, 4},
 		{"image png", &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: encodeImage(t, "png", 100, 75)}}, 10},
 		{"image jpeg", &Image{Source: MediaSource{Type: "base64", MediaType: "image/jpeg", Data: encodeImage(t, "jpeg", 1000, 1000)}}, 1334},
 		{"image gif", &Image{Source: MediaSource{Type: "base64", MediaType: "image/gif", Data: encodeImage(t, "gif", 3000, 2000)}}, 1600},
 		{"image mislabeled", &Image{Source: MediaSource{Type: "base64", MediaType: "image/jpeg", Data: encodeImage(t, "png", 200, 200)}}, 54},
-		{"image webp", &Image{Source: MediaSource{Type: "base64", MediaType: "image/webp", Data: b64("RIFF\x00\x00\x00\x00WEBPVP8 ")}}, DefaultImageTokens},
-		{"image garbage", &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: "!!!!"}}, DefaultImageTokens},
-		{"image url", &Image{Source: MediaSource{Type: "url", URL: "https://example.com/a.png"}}, DefaultImageTokens},
+		{"image webp", &Image{Source: MediaSource{Type: "base64", MediaType: "image/webp", Data: b64("RIFF\x00\x00\x00\x00WEBPVP8 ")}}, defaultImageTokens},
+		{"image garbage", &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: "!!!!"}}, defaultImageTokens},
+		{"image url", &Image{Source: MediaSource{Type: "url", URL: "https://example.com/a.png"}}, defaultImageTokens},
 		{"document text", &Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: "plain"}, Title: "T"}, 6},
 		{"document content", &Document{Source: MediaSource{Type: "content", Extra: map[string]json.RawMessage{"content": json.RawMessage(`"abc"`)}}}, 5},
-		{"document pdf", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64(pdf)}}, 2 * PDFPageTokens},
-		{"document pdf no pages", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64("%PDF-1.7 compressed")}}, PDFPageTokens},
-		{"document pdf bad base64", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: "%%%"}}, PDFPageTokens},
-		{"document url", &Document{Source: MediaSource{Type: "url", URL: "https://x/a.pdf"}, Context: "ctx"}, 3 + PDFPageTokens},
+		{"document pdf", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64(pdf)}}, 2 * pdfPageTokens},
+		{"document pdf no pages", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64("%PDF-1.7 compressed")}}, pdfPageTokens},
+		{"document pdf bad base64", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: "%%%"}}, pdfPageTokens},
+		{"document url", &Document{Source: MediaSource{Type: "url", URL: "https://x/a.pdf"}, Context: "ctx"}, 3 + pdfPageTokens},
 		{"unknown", &UnknownBlock{Type: "future", JSON: json.RawMessage(`{"type":"future"}`)}, 17},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,9 +124,9 @@ func TestCounterBreakdown(t *testing.T) {
 		{"nil", nil, Breakdown{}},
 		{"system", &Record{Type: TypeSystem, UUID: "s", Content: json.RawMessage(`"x"`)}, Breakdown{}},
 		{"user without message", &Record{Type: TypeUser, UUID: "u"}, Breakdown{}},
-		{"user", user, Breakdown{UserText: 5, ToolResult: 3 + ToolOverheadTokens, Media: 2 * DefaultImageTokens,
+		{"user", user, Breakdown{UserText: 5, ToolResult: 3 + toolOverheadTokens, Media: 2 * defaultImageTokens,
 			Other: 2 + MessageOverheadTokens}},
-		{"assistant", asst, Breakdown{AssistantText: 6, Thinking: 3 + 2, ToolUse: 4 + 2 + ToolOverheadTokens,
+		{"assistant", asst, Breakdown{AssistantText: 6, Thinking: 3 + 2, ToolUse: 4 + 2 + toolOverheadTokens,
 			Other: MessageOverheadTokens}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,15 +214,15 @@ func TestCounterIdentityMemo(t *testing.T) {
 	assert.Equal(t, int64(2), calls.Load())
 
 	img := &Image{Source: MediaSource{Type: "base64", Data: s}}
-	assert.Equal(t, DefaultImageTokens, c.Block(img), "the same bytes as an image are not a text")
+	assert.Equal(t, defaultImageTokens, c.Block(img), "the same bytes as an image are not a text")
 	assert.Equal(t, len(s), c.Text(s))
 
 	// Raw JSON rewritten in place is recounted: it is memoized by content only.
 	nines := NewCounter(TokenCounterFunc(func(s string) int { return len(s) + strings.Count(s, "9") }))
 	tu := &ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}
-	assert.Equal(t, 4+7+ToolOverheadTokens, nines.Block(tu))
+	assert.Equal(t, 4+7+toolOverheadTokens, nines.Block(tu))
 	tu.Input[5] = '9'
-	assert.Equal(t, 4+8+ToolOverheadTokens, nines.Block(tu))
+	assert.Equal(t, 4+8+toolOverheadTokens, nines.Block(tu))
 }
 
 // TestCounterMemoFollowsSession counts a working set larger than the default bounds twice:

@@ -105,7 +105,7 @@
 // max_tokens on top of it, gets max_tokens lowered instead); a body too large records its size
 // and compacts once; refused images and documents are replaced by a text marker from then on; a
 // response cut at max_tokens ([ErrOutputTruncated]) gets the output cap raised for its retry
-// (and the retry's continuations), then at most [MaxContinuations] "continue" turns. Each rung
+// (and the retry's continuations), then at most 3 "continue" turns. Each rung
 // is a record, so a restart or a fork climbs the same ladder, and a second refusal right after
 // a rung is terminal. Rate limits, overload, server and transport errors are the caller's retry
 // policy's: Recover returns them as they are.

@@ -47,7 +47,7 @@ func TestThrashWindowEdge(t *testing.T) {
 	for _, tc := range []struct {
 		responses int
 		refill    bool
-	}{{DefaultThrashTurns, true}, {DefaultThrashTurns + 1, false}} {
+	}{{defaultThrashTurns, true}, {defaultThrashTurns + 1, false}} {
 		k := newTK()
 		leaf := k.user("start")
 		boundary := func() {
@@ -61,7 +61,7 @@ func TestThrashWindowEdge(t *testing.T) {
 			k.assistant(text("a"))
 		}
 		boundary()
-		h := readHistory(k.recs, nil, leaf, len(k.recs), DefaultThrashTurns)
+		h := readHistory(k.recs, nil, leaf, len(k.recs), defaultThrashTurns)
 		assert.Equal(t, map[bool]int{true: 1, false: 0}[tc.refill], h.refills, "%d responses between compactions", tc.responses)
 	}
 }

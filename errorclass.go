@@ -37,7 +37,7 @@ const (
 	ClassFatal ErrorClass = "fatal"
 	// ClassOutputTruncated: the response stopped at max_tokens ([ErrOutputTruncated]) — no
 	// provider error, but the answer is incomplete. [Pipeline.Recover] raises the output cap
-	// once, then asks the model to continue, at most [MaxContinuations] times.
+	// once, then asks the model to continue, at most 3 times.
 	ClassOutputTruncated ErrorClass = "output_truncated"
 )
 

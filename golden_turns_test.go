@@ -111,21 +111,21 @@ func (c *compactSpec) apply(cfg *Config) {
 		})
 	}
 	if c.Hooks {
-		cc.Hooks.Pre = []PreCompactHook{PreCompactHookFunc(func(_ context.Context, e CompactEvent) (PreCompactResult, error) {
+		cc.Hooks.Pre = []func(context.Context, CompactEvent) (PreCompactResult, error){func(_ context.Context, e CompactEvent) (PreCompactResult, error) {
 			if sc.turn == nil {
 				return PreCompactResult{}, nil
 			}
 			return PreCompactResult{Instructions: sc.turn.HookInstructions, Veto: sc.turn.Veto != "", Reason: sc.turn.Veto}, nil
-		})}
-		cc.Hooks.Post = []PostCompactHook{PostCompactHookFunc(func(_ context.Context, e PostCompactEvent) error {
+		}}
+		cc.Hooks.Post = []func(context.Context, PostCompactEvent) error{func(_ context.Context, e PostCompactEvent) error {
 			sc.posts = append(sc.posts, fmt.Sprintf("%s %s pre=%d post=%d summary=%d chars", e.Trigger, e.BoundaryUUID, e.PreTokens, e.PostTokens, len(e.Summary)))
 			return nil
-		})}
+		}}
 	}
 	if c.SessionStart {
-		cc.Hooks.SessionStart = []SessionStartHook{SessionStartHookFunc(func(_ context.Context, e CompactEvent) ([]ContextSection, error) {
+		cc.Hooks.SessionStart = []func(context.Context, CompactEvent) ([]ContextSection, error){func(_ context.Context, e CompactEvent) ([]ContextSection, error) {
 			return []ContextSection{{Name: "sessionStart", Text: "The build is green on main (" + e.Trigger + " compaction)."}}, nil
-		})}
+		}}
 	}
 }
 

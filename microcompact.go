@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -15,13 +16,13 @@ const ClearedToolResultText = "[Old tool result content cleared]"
 
 // Microcompact defaults.
 const (
-	// DefaultMicrocompactGap is the idle gap after which old tool results are cleared.
-	DefaultMicrocompactGap = 60 * time.Minute
-	// DefaultMicrocompactKeepRecent is how many of the newest compactable results stay.
-	DefaultMicrocompactKeepRecent = 5
-	// DefaultCachedTriggerTokens is the cached-mode trigger, in tokens: the default trigger
+	// defaultMicrocompactGap is the idle gap after which old tool results are cleared.
+	defaultMicrocompactGap = 60 * time.Minute
+	// defaultMicrocompactKeepRecent is how many of the newest compactable results stay.
+	defaultMicrocompactKeepRecent = 5
+	// defaultCachedTriggerTokens is the cached-mode trigger, in tokens: the default trigger
 	// of the provider's own server-side clear_tool_uses context edit.
-	DefaultCachedTriggerTokens = 100_000
+	defaultCachedTriggerTokens = 100_000
 )
 
 // DefaultCompactableTools returns the names of the tools whose results microcompact clears by
@@ -42,13 +43,13 @@ type MicrocompactConfig struct {
 	// decisions are still re-applied.
 	Disable bool
 	// Gap is the idle time since the last assistant message (its record's timestamp) after
-	// which old results are cleared. Zero: [DefaultMicrocompactGap]. Claude Code's reasoning:
-	// after an hour the provider's prompt cache has expired, so the rewrite the clearing
-	// forces costs no extra cache miss. Not used in cached mode.
+	// which old results are cleared. Zero: 60 minutes. Claude Code's reasoning: after an hour
+	// the provider's prompt cache has expired, so the rewrite the clearing forces costs no
+	// extra cache miss. Not used in cached mode.
 	Gap time.Duration
-	// KeepRecent is how many of the newest compactable results stay untouched. Zero:
-	// [DefaultMicrocompactKeepRecent]. Results the model has not seen yet (those after the
-	// last assistant message) always stay, however many there are.
+	// KeepRecent is how many of the newest compactable results stay untouched. Zero: 5.
+	// Results the model has not seen yet (those after the last assistant message) always
+	// stay, however many there are.
 	KeepRecent int
 	// Tools names the compactable tools; results of other tools are never cleared. Nil:
 	// [DefaultCompactableTools].
@@ -76,8 +77,9 @@ type MicrocompactConfig struct {
 	// cache edits (the provider no longer holds them) — and, when that exceeds
 	// CachedTriggerTokens, deletes every compactable result except the KeepRecent newest.
 	// Subtracting earlier deletions batches them: the next deletion waits until the live
-	// context grows past the trigger again. Zero: [DefaultCachedTriggerTokens] at a window of
-	// 200,000 tokens and more, half the window below, at least 4,000.
+	// context grows past the trigger again. Zero: 100,000 (the default trigger of the
+	// provider's own server-side clear_tool_uses context edit) at a window of 200,000 tokens
+	// and more, half the window below, at least 4,000.
 	CachedTriggerTokens int
 }
 
@@ -101,18 +103,10 @@ func (c MicrocompactConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-func (c MicrocompactConfig) gap() time.Duration {
-	if c.Gap == 0 {
-		return DefaultMicrocompactGap
-	}
-	return c.Gap
-}
+func (c MicrocompactConfig) gap() time.Duration { return cmp.Or(c.Gap, defaultMicrocompactGap) }
 
 func (c MicrocompactConfig) keepRecent() int {
-	if c.KeepRecent == 0 {
-		return DefaultMicrocompactKeepRecent
-	}
-	return c.KeepRecent
+	return cmp.Or(c.KeepRecent, defaultMicrocompactKeepRecent)
 }
 
 func (c MicrocompactConfig) tools() []string {
@@ -124,10 +118,7 @@ func (c MicrocompactConfig) tools() []string {
 
 // cachedTrigger is the cached-mode trigger for window.
 func (c MicrocompactConfig) cachedTrigger(window int) int {
-	if c.CachedTriggerTokens == 0 {
-		return scaled(DefaultCachedTriggerTokens, 4_000, window)
-	}
-	return c.CachedTriggerTokens
+	return cmp.Or(c.CachedTriggerTokens, scaled(defaultCachedTriggerTokens, 4_000, window))
 }
 
 // Microcompact decision triggers. A compaction's [CompactRungClearResults] writes the third.

@@ -631,7 +631,7 @@ func TestMicrocompactCachedIdle(t *testing.T) {
 			cleared++
 		}
 	}
-	assert.Equal(t, len(ids)-DefaultMicrocompactKeepRecent, cleared, "all but the newest are cleared")
+	assert.Equal(t, len(ids)-defaultMicrocompactKeepRecent, cleared, "all but the newest are cleared")
 	require.Len(t, mcAppend(res), 1)
 	assert.Equal(t, "time", mcAppend(res)[0].Microcompact.Trigger)
 

@@ -16,13 +16,13 @@ type Model struct {
 	MaxOutput int
 	// MinCacheTokens is the shortest prefix the provider's prompt cache stores for the
 	// model: a cache breakpoint on a shorter prefix writes nothing, and the prompt is billed
-	// as uncached input ([Simulate] models it). Zero: [DefaultMinCacheTokens].
+	// as uncached input ([Simulate] models it). Zero: 1,024, the smallest any current Claude model has.
 	MinCacheTokens int
 }
 
-// DefaultMinCacheTokens is the minimum cacheable prefix of a model whose table entry names
+// defaultMinCacheTokens is the minimum cacheable prefix of a model whose table entry names
 // none: 1,024 tokens, the smallest any current Claude model has.
-const DefaultMinCacheTokens = 1024
+const defaultMinCacheTokens = 1024
 
 // AutoCompactThreshold returns [AutoCompactThreshold](m.ContextWindow, m.MaxOutput).
 func (m Model) AutoCompactThreshold() int {

@@ -36,8 +36,8 @@ type mutant struct {
 // whose text is no longer in its file fails the check, so keep them in step with the code.
 var mutants = []mutant{
 	{"recover-continuations-unbounded", "recovery.go",
-		"if n >= MaxContinuations {",
-		"if n >= MaxContinuations+1 {",
+		"if n >= maxContinuations {",
+		"if n >= maxContinuations+1 {",
 		"Recover allows a fourth continuation turn after responses cut at max_tokens"},
 	{"recover-ptl-twice", "recovery.go",
 		"if d := st.ptl; d != nil && st.ptlPos > st.responsePos {",
@@ -116,8 +116,8 @@ var mutants = []mutant{
 		"if calls > maxPTLRetries+1 {",
 		"a summary the provider finds too long is retried a fourth time"},
 	{"pressure-nan-ratio", "pressure.go",
-		"f.v > MaxRatio || math.IsNaN(f.v))",
-		"f.v > MaxRatio)",
+		"f.v > maxRatio || math.IsNaN(f.v))",
+		"f.v > maxRatio)",
 		"New accepts a NaN calibration ratio"},
 	{"pin-budget-plus-one", "pin.go",
 		"; total > limit {",

@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -113,24 +114,16 @@ func New(cfg Config) (*Pipeline, error) {
 		if err := m.validate(cfg.Model); err != nil {
 			return nil, err
 		}
-		if p.window == 0 {
-			p.window = m.ContextWindow
-		}
-		if p.maxOutput == 0 {
-			p.maxOutput = m.MaxOutput
-		}
+		p.window = cmp.Or(p.window, m.ContextWindow)
+		p.maxOutput = cmp.Or(p.maxOutput, m.MaxOutput)
 		p.modelMax = m.MaxOutput
 		p.minCache = m.MinCacheTokens
 	}
-	if p.minCache == 0 {
-		p.minCache = DefaultMinCacheTokens
-	}
+	p.minCache = cmp.Or(p.minCache, defaultMinCacheTokens)
 	if p.window <= 0 {
 		return nil, fmt.Errorf("agentctx: context window unknown for model %q: set Config.ContextWindow", cfg.Model)
 	}
-	if p.maxOutput == 0 {
-		p.maxOutput = 32000
-	}
+	p.maxOutput = cmp.Or(p.maxOutput, 32000)
 	if p.maxOutput < 0 {
 		return nil, fmt.Errorf("agentctx: MaxOutputTokens %d is negative", cfg.MaxOutputTokens)
 	}

@@ -130,10 +130,10 @@ func (l Levels) Of(tokens int) Level {
 // the growth of the reported prompt size is compared with the counted size of what the view
 // gained between them; pairs whose ratio lies outside [0.5, 3] (a reduction, a cache rewrite)
 // are left out, and the ratio is Σ reported ÷ Σ counted over the rest, bounded to
-// [MinRatio, MaxRatio]. With fewer than 3 usable pairs or under 2,000 counted tokens of
+// [0.5, 2]. With fewer than 3 usable pairs or under 2,000 counted tokens of
 // growth, the default ratio is used. Once the provider refused a prompt as too long and
 // [Pipeline.Recover] recorded its count, the ratio (fitted or default, not a configured one) is
-// at least that count over the counted size of the refused request, bounded to MaxRatio.
+// at least that count over the counted size of the refused request, bounded to 2.
 type PressureConfig struct {
 	// Warning, Error, Threshold and Blocking override the levels of [DefaultLevels]. A level
 	// left zero keeps its default, computed from the overridden Threshold where it depends on
@@ -141,10 +141,11 @@ type PressureConfig struct {
 	// New rejects levels out of order.
 	Warning, Error, Threshold, Blocking Limit
 	// Ratio fixes the calibration ratio (provider tokens per counted token) instead of fitting
-	// it. Zero: fitted.
+	// it. Zero: fitted. New rejects a ratio outside [0.5, 2], the bounds of a fitted one.
 	Ratio float64
-	// DefaultRatio is the ratio used when the session has too little data to fit one. Zero:
-	// 1.25 when the pipeline counts with the default tiktoken counter, 1 otherwise.
+	// DefaultRatio is the ratio used when the session has too little data to fit one, in
+	// [0.5, 2]. Zero: 1.25 when the pipeline counts with the default tiktoken counter, 1
+	// otherwise.
 	DefaultRatio float64
 	// MinOutputTokens is the floor of max_tokens: a request whose window leaves less room for
 	// output is not squeezed in; Prepare compacts or returns a [*PromptTooLongError]. Zero:
@@ -157,8 +158,8 @@ type PressureConfig struct {
 
 // Ratio bounds of a fitted calibration.
 const (
-	MinRatio = 0.5
-	MaxRatio = 2.0
+	minRatio = 0.5
+	maxRatio = 2.0
 )
 
 // Fit requirements of the calibration ratio.
@@ -181,8 +182,8 @@ func (c PressureConfig) validate() error {
 		name string
 		v    float64
 	}{{"Ratio", c.Ratio}, {"DefaultRatio", c.DefaultRatio}} {
-		if f.v != 0 && (f.v < MinRatio || f.v > MaxRatio || math.IsNaN(f.v)) {
-			errs = append(errs, fmt.Errorf("agentctx: Pressure.%s %v is not in [%v, %v]", f.name, f.v, MinRatio, MaxRatio))
+		if f.v != 0 && (f.v < minRatio || f.v > maxRatio || math.IsNaN(f.v)) {
+			errs = append(errs, fmt.Errorf("agentctx: Pressure.%s %v is not in [%v, %v]", f.name, f.v, minRatio, maxRatio))
 		}
 	}
 	if c.MinOutputTokens < 0 {
@@ -469,7 +470,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 		return p.providerRatio(t, calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))})
 	}
 	r := math.Round(reported/counted*1000) / 1000
-	r = min(max(r, MinRatio), MaxRatio)
+	r = min(max(r, minRatio), maxRatio)
 	return p.providerRatio(t, calibration{r, fmt.Sprintf("fitted on %d response pairs", pairs)})
 }
 
@@ -485,7 +486,7 @@ func (p *Pipeline) fitsFit(t *turn, i int) bool {
 // higher: the provider counted that very request.
 func (p *Pipeline) providerRatio(t *turn, c calibration) calibration {
 	s := &t.recovery
-	r := min(math.Round(s.ratio*1000)/1000, MaxRatio)
+	r := min(math.Round(s.ratio*1000)/1000, maxRatio)
 	if r <= c.ratio {
 		return c
 	}

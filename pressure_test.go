@@ -157,7 +157,7 @@ func TestPressureCalibration(t *testing.T) {
 		p := newTestPipeline(t, Config{}, k.at(time.Second))
 		res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 		require.NoError(t, err)
-		assert.Equal(t, MaxRatio, res.Report.Pressure.Ratio)
+		assert.Equal(t, maxRatio, res.Report.Pressure.Ratio)
 	})
 }
 

@@ -35,13 +35,13 @@ const (
 	RungContinue = "continue"
 )
 
-// MaxContinuations bounds the "continue where you stopped" turns [Pipeline.Recover] adds
+// maxContinuations bounds the "continue where you stopped" turns [Pipeline.Recover] adds
 // after responses cut at max_tokens, counted along the chain since the last user input.
-const MaxContinuations = 3
+const maxContinuations = 3
 
-// RaisedOutputCap is the output cap the output-cap rung raises max_tokens to, or the model's
+// raisedOutputCap is the output cap the output-cap rung raises max_tokens to, or the model's
 // maximum output from the model table when that is lower.
-const RaisedOutputCap = 64_000
+const raisedOutputCap = 64_000
 
 // MediaHash identifies a media block by its source (type, data, URL, file id — not the media
 // type, which normalize may correct): a hex SHA-256.
@@ -88,7 +88,7 @@ func (e *MediaRejectedError) Error() string {
 var ErrOutputTruncated = errors.New("agentctx: the response stopped at max_tokens")
 
 // OutputTruncatedError is the terminal error of the output rungs: the cap is raised and
-// [MaxContinuations] continuations did not finish the answer.
+// 3 continuations did not finish the answer.
 type OutputTruncatedError struct {
 	// MaxTokens is the output cap of the last request; Continuations the continuation turns
 	// already sent.
@@ -159,9 +159,9 @@ const (
 //     recorded by [MediaHash] and replaced by a text marker in every later request. An error
 //     that names no block still sent is terminal.
 //   - [ClassOutputTruncated] ([ErrOutputTruncated]; the chain's leaf is the response cut at
-//     max_tokens): the output cap is raised to [RaisedOutputCap] or the model's maximum (a
+//     max_tokens): the output cap is raised to 64,000 tokens or the model's maximum (a
 //     [RungOutputCap] decision that also withholds the cut response, so the request asks for
-//     it again), then at most [MaxContinuations] user turns ask the model to continue where it
+//     it again), then at most 3 user turns ask the model to continue where it
 //     stopped; then terminal: an [*OutputTruncatedError]. The raise applies to the retried
 //     request and its continuations only: once a response stops other than at max_tokens,
 //     requests carry the configured cap again, and a later cut answer climbs the rung anew.
@@ -434,7 +434,7 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	if leaf == nil || leaf.Type != TypeAssistant || !leaf.Message.Truncated() {
 		return r.terminal("", "the chain's leaf is no response cut at max_tokens", fmt.Errorf("agentctx: recover: %w, but the chain's leaf is no response that stopped at max_tokens", ErrOutputTruncated))
 	}
-	raised := RaisedOutputCap
+	raised := raisedOutputCap
 	if r.p.modelMax > 0 {
 		raised = min(raised, r.p.modelMax)
 	}
@@ -451,11 +451,11 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 		// for the rest instead.
 	}
 	n := continuations(r.t.chain)
-	if n >= MaxContinuations {
+	if n >= maxContinuations {
 		return r.terminal(RungContinue, fmt.Sprintf("%d continuations already followed responses cut at max_tokens %d", n, r.t.maxOutput),
 			&OutputTruncatedError{MaxTokens: r.t.maxOutput, Continuations: n})
 	}
-	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, MaxContinuations)
+	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, maxContinuations)
 	c := Record{
 		Type: TypeUser, UUID: ContentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
 		AgentID: leaf.AgentID, IsMeta: true, SessionID: r.t.sessionID, Timestamp: decisionTime(r.t.now), Cwd: sessionCwd(r.in.Records),

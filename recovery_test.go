@@ -198,7 +198,7 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 	res, err = r2.Recover(ctx, restarted, Input{}, ErrOutputTruncated)
 	var ote *OutputTruncatedError
 	require.ErrorAs(t, err, &ote)
-	assert.Equal(t, MaxContinuations, ote.Continuations)
+	assert.Equal(t, maxContinuations, ote.Continuations)
 	assert.ErrorIs(t, err, ErrOutputTruncated)
 	assert.Equal(t, RecoveryTerminal, res.Report.Recovery.Outcome)
 }

@@ -20,11 +20,11 @@ import (
 // tokens and more; below, the token budgets scale with the window (see the package doc's
 // table).
 const (
-	DefaultRehydrateFiles       = 5
-	DefaultRehydrateFileTokens  = 5_000
-	DefaultRehydrateFilesTokens = 50_000
-	DefaultRehydrateSkillTokens = 5_000
-	DefaultRehydrateSkillsTotal = 25_000
+	defaultRehydrateFiles       = 5
+	defaultRehydrateFileTokens  = 5_000
+	defaultRehydrateFilesTokens = 50_000
+	defaultRehydrateSkillTokens = 5_000
+	defaultRehydrateSkillsTotal = 25_000
 )
 
 // DefaultFileTools returns the names of the tools whose file_path (or notebook_path) input
@@ -82,29 +82,22 @@ func (c RehydrateConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
-	}
-	return v
-}
-
 // maxFileTokens, maxFilesTokens, maxSkillTokens and maxSkillsTokens are the budgets for
 // window.
 func (c RehydrateConfig) maxFileTokens(window int) int {
-	return orDefault(c.MaxFileTokens, scaled(DefaultRehydrateFileTokens, 200, window))
+	return cmp.Or(c.MaxFileTokens, scaled(defaultRehydrateFileTokens, 200, window))
 }
 
 func (c RehydrateConfig) maxFilesTokens(window int) int {
-	return orDefault(c.MaxFilesTokens, scaled(DefaultRehydrateFilesTokens, 2_000, window))
+	return cmp.Or(c.MaxFilesTokens, scaled(defaultRehydrateFilesTokens, 2_000, window))
 }
 
 func (c RehydrateConfig) maxSkillTokens(window int) int {
-	return orDefault(c.MaxSkillTokens, scaled(DefaultRehydrateSkillTokens, 200, window))
+	return cmp.Or(c.MaxSkillTokens, scaled(defaultRehydrateSkillTokens, 200, window))
 }
 
 func (c RehydrateConfig) maxSkillsTokens(window int) int {
-	return orDefault(c.MaxSkillsTokens, scaled(DefaultRehydrateSkillsTotal, 1_000, window))
+	return cmp.Or(c.MaxSkillsTokens, scaled(defaultRehydrateSkillsTotal, 1_000, window))
 }
 
 // FileSource reads the files a compaction re-injects. Implementations must be safe for
@@ -385,7 +378,7 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 	var notes []string
 	used := 0
 	for _, m := range files {
-		if len(out) == orDefault(c.MaxFiles, DefaultRehydrateFiles) || used >= total {
+		if len(out) == cmp.Or(c.MaxFiles, defaultRehydrateFiles) || used >= total {
 			break
 		}
 		path := m.path

@@ -234,9 +234,9 @@ func TestSimulateGolden(t *testing.T) {
 			assert.Positive(t, expired, "an idle gap expires the cache")
 		}},
 		{"codemie-code/mid-call-turn-1.jsonl", 0, func(t *testing.T, sim *Simulation) {
-			short := 0
+			short, minCache := 0, DefaultModels()["claude-sonnet-4-5"].MinCacheTokens
 			for _, tu := range sim.Turns {
-				if tu.InputTokens < DefaultMinCacheTokens { // Sonnet 4.5's minimum cacheable prefix
+				if tu.InputTokens < minCache {
 					short++
 					assert.Zero(t, tu.CacheWrite5m+tu.CacheWrite1h+tu.CacheRead, "turn %d: a prefix under the minimum is not cached", tu.Turn)
 					assert.Equal(t, tu.InputTokens, tu.Uncached, "turn %d", tu.Turn)
