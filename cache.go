@@ -91,90 +91,24 @@ func canCarryCacheControl(b Block) bool {
 	return false
 }
 
-// cacheControlOf returns b's marker, or nil.
-func cacheControlOf(b Block) *CacheControl {
-	switch b := b.(type) {
-	case *Text:
-		return b.CacheControl
-	case *Image:
-		return b.CacheControl
-	case *Document:
-		return b.CacheControl
-	case *ToolUse:
-		return b.CacheControl
-	case *ToolResult:
-		return b.CacheControl
-	case *ServerToolUse:
-		return b.CacheControl
-	case *ServerToolResult:
-		return b.CacheControl
-	}
-	return nil
-}
-
-// withCacheControl returns a copy of b with its marker set to cc (nil removes it, leaving no
-// "cache_control" key). Blocks without a marker field are returned unchanged.
-func withCacheControl(b Block, cc *CacheControl) Block {
-	var out fielder
-	switch b := b.(type) {
-	case *Text:
-		c := *b
-		c.CacheControl, out = cc, &c
-	case *Image:
-		c := *b
-		c.CacheControl, out = cc, &c
-	case *Document:
-		c := *b
-		c.CacheControl, out = cc, &c
-	case *ToolUse:
-		c := *b
-		c.CacheControl, out = cc, &c
-	case *ToolResult:
-		c := *b
-		c.CacheControl, out = cc, &c
-	case *ServerToolUse:
-		c := *b
-		c.CacheControl, out = cc, &c
-	case *ServerToolResult:
-		c := *b
-		c.CacheControl, out = cc, &c
-	default:
-		return b
-	}
-	if cc == nil {
-		forgetField(out, "cache_control")
-	}
-	return out
-}
-
-// forgetField marks b's field key absent, so that its zero value is not encoded (as null).
-func forgetField(b fielder, key string) {
-	for i, f := range b.fields() {
-		if f.Key == key {
-			*b.pres() = b.pres().Forget(i + 1) // MarshalBlock puts "type" at index 0
-			return
-		}
-	}
-}
-
 // stripCacheControl returns b without markers, also inside a tool_result's content, and the
 // number removed.
 func stripCacheControl(b Block) (Block, int) {
 	n := 0
-	if cacheControlOf(b) != nil {
-		b = withCacheControl(b, nil)
+	if CacheControlOf(b) != nil {
+		b = WithCacheControl(b, nil)
 		n++
 	}
 	if tr, ok := b.(*ToolResult); ok {
 		var content []Block
 		for k, cb := range tr.Content {
-			if cacheControlOf(cb) == nil {
+			if CacheControlOf(cb) == nil {
 				continue
 			}
 			if content == nil {
 				content = slices.Clone(tr.Content)
 			}
-			content[k] = withCacheControl(cb, nil)
+			content[k] = WithCacheControl(cb, nil)
 			n++
 		}
 		if content != nil {
@@ -205,7 +139,7 @@ func (p *Pipeline) cacheBreakpoint(t *turn) error {
 	}
 	for i, s := range t.system {
 		if s.CacheControl != nil {
-			t.system[i] = withCacheControl(s, nil).(*Text)
+			t.system[i] = WithCacheControl(s, nil).(*Text)
 			rep.add(Action{Kind: ActionRepaired, Detail: fmt.Sprintf("removed cache_control from system[%d]", i)})
 		}
 	}
@@ -228,7 +162,7 @@ func (p *Pipeline) cacheBreakpoint(t *turn) error {
 				if !canCarryCacheControl(b) {
 					continue
 				}
-				set(i, j, withCacheControl(b, c.marker()))
+				set(i, j, WithCacheControl(b, c.marker()))
 				markerMsg = i
 				rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("messages[%d].content[%d] (%s, %s message), ttl %s", i, j, b.Kind(), msgs[i].Role, c.ttlName())})
 				break place
@@ -240,7 +174,7 @@ func (p *Pipeline) cacheBreakpoint(t *turn) error {
 	if !c.Disable && c.SystemMarker {
 		for i := len(t.system) - 1; i >= 0; i-- {
 			if strings.TrimSpace(t.system[i].Text) != "" {
-				t.system[i] = withCacheControl(t.system[i], c.marker()).(*Text)
+				t.system[i] = WithCacheControl(t.system[i], c.marker()).(*Text)
 				rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("system[%d], ttl %s", i, c.ttlName())})
 				break
 			}
@@ -381,12 +315,12 @@ func countMarkers(r *Request, system []*Text) int {
 	}
 	for _, m := range r.Messages {
 		for _, b := range m.Content {
-			if cacheControlOf(b) != nil {
+			if CacheControlOf(b) != nil {
 				n++
 			}
 			if tr, ok := b.(*ToolResult); ok {
 				for _, cb := range tr.Content {
-					if cacheControlOf(cb) != nil {
+					if CacheControlOf(cb) != nil {
 						n++
 					}
 				}

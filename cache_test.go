@@ -174,7 +174,7 @@ func TestCacheStripsStaleMarkers(t *testing.T) {
 	assert.Contains(t, string(tools[0].Definition), "cache_control")
 	for _, r := range tr.Records {
 		if r.Type == TypeAssistant {
-			assert.NotNil(t, cacheControlOf(r.Message.Content[0]))
+			assert.NotNil(t, CacheControlOf(r.Message.Content[0]))
 			break
 		}
 	}
@@ -224,7 +224,7 @@ func TestCacheMarkerPlacement(t *testing.T) {
 			n := 0
 			for i, m := range tn.req.Messages {
 				for j, b := range m.Content {
-					if cacheControlOf(b) != nil {
+					if CacheControlOf(b) != nil {
 						at = [2]int{i, j}
 						n++
 					}
@@ -235,7 +235,7 @@ func TestCacheMarkerPlacement(t *testing.T) {
 			// The input blocks were not modified in place.
 			for i, m := range orig {
 				for j, b := range m.Content {
-					assert.Nil(t, cacheControlOf(b), "message %d block %d", i, j)
+					assert.Nil(t, CacheControlOf(b), "message %d block %d", i, j)
 				}
 			}
 		})
@@ -269,8 +269,8 @@ func TestCacheStripsMessageMarkers(t *testing.T) {
 	assert.Contains(t, enc, `{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"n"}]}`)
 	assert.Len(t, tn.report.Stage("cache").Actions, 4, "3 repairs and the marker")
 	// The input blocks keep their markers.
-	assert.NotNil(t, cacheControlOf(blocks[0]))
-	assert.NotNil(t, cacheControlOf(blocks[1].(*ToolResult).Content[0]))
+	assert.NotNil(t, CacheControlOf(blocks[0]))
+	assert.NotNil(t, CacheControlOf(blocks[1].(*ToolResult).Content[0]))
 }
 
 func TestCacheReferencesAfterMarker(t *testing.T) {
@@ -295,7 +295,7 @@ func TestCacheReferencesAfterMarker(t *testing.T) {
 		assert.Equal(t, "b", refLast.CacheReference, "input block untouched")
 		ce := ms[4].Content[2].(*CacheEdits)
 		assert.Equal(t, []CacheEdit{{"delete", "a"}}, ce.Edits)
-		assert.NotNil(t, cacheControlOf(ms[4].Content[1]))
+		assert.NotNil(t, CacheControlOf(ms[4].Content[1]))
 	})
 	t.Run("disabled drops all cache editing", func(t *testing.T) {
 		p := cachePipeline(t, CacheConfig{Disable: true})

@@ -137,7 +137,7 @@ func describeSummaryRequest(req SummaryRequest) summaryCall {
 	}
 	for i, m := range req.Request.Messages {
 		for j, b := range m.Content {
-			if cacheControlOf(b) != nil {
+			if CacheControlOf(b) != nil {
 				c.Marker = fmt.Sprintf("messages[%d].content[%d] of %d messages; the last holds %d blocks", i, j, len(req.Request.Messages), len(req.Request.Messages[len(req.Request.Messages)-1].Content))
 			}
 		}

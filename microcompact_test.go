@@ -487,7 +487,7 @@ func mcAssertRefsBeforeMarker(t *testing.T, req Request) {
 	marker := -1
 	for i, m := range req.Messages {
 		for _, b := range m.Content {
-			if cacheControlOf(b) != nil {
+			if CacheControlOf(b) != nil {
 				marker = i
 			}
 		}

@@ -176,6 +176,11 @@ func (p *Pipeline) Counter() *Counter { return p.counter }
 // Levels returns the pipeline's pressure levels.
 func (p *Pipeline) Levels() Levels { return p.levels }
 
+// MinCacheTokens returns the model's minimum cacheable prefix: the shortest prompt prefix the
+// provider's prompt cache stores ([Model.MinCacheTokens] of the model table's entry for
+// Config.Model, or [DefaultMinCacheTokens]).
+func (p *Pipeline) MinCacheTokens() int { return p.minCache }
+
 // Input is one turn's input.
 type Input struct {
 	// Records is the durable transcript in file order. Prepare does not modify it, and keeps

@@ -2,15 +2,9 @@ package agentctx
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash"
-	"io"
-	"strconv"
 	"time"
-
-	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // CacheLookbackBlocks is how many block boundaries before a cache breakpoint the provider
@@ -71,7 +65,7 @@ type position struct {
 
 // positions lays out req's prefix hashes. cache_control markers are left out of the hashed
 // bytes: moving a breakpoint does not change what the prefix holds.
-func (pc *promptCache) positions(req *Request) ([]position, error) {
+func (pc *promptCache) positions(req *Request) []position {
 	var out []position
 	var h [32]byte
 	tokens := 0
@@ -88,11 +82,7 @@ func (pc *promptCache) positions(req *Request) ([]position, error) {
 		step('t', sha256.Sum256(t.Definition), pc.counter.textBytes(t.Definition), t.CacheControl)
 	}
 	for _, s := range req.System {
-		d, err := pc.digest(s)
-		if err != nil {
-			return nil, err
-		}
-		step('s', d, pc.counter.Block(s), s.CacheControl)
+		step('s', pc.digest(s), pc.counter.Block(s), s.CacheControl)
 	}
 	// The thinking parameters and the tool choice come before the messages in the cache's
 	// order: changing them invalidates the cached messages, not the tools or the system
@@ -107,10 +97,6 @@ func (pc *promptCache) positions(req *Request) ([]position, error) {
 	h = sha256.Sum256(append(h[:], params...))
 	for _, m := range req.Messages {
 		for j, b := range m.Content {
-			d, err := pc.digest(b)
-			if err != nil {
-				return nil, err
-			}
 			kind, n := byte('c'), pc.counter.Block(b)
 			if j == 0 { // a message starts here: its role and framing are part of the prefix
 				kind, n = 'u', n+MessageOverheadTokens
@@ -118,123 +104,43 @@ func (pc *promptCache) positions(req *Request) ([]position, error) {
 					kind = 'a'
 				}
 			}
-			step(kind, d, n, blockMarker(b))
+			step(kind, pc.digest(b), n, blockMarker(b))
 		}
 	}
-	return out, nil
+	return out
 }
 
-// digest hashes b's wire bytes without its cache markers, memoized per block. Text,
-// tool_use and tool_result blocks without unknown fields are hashed from the fields that
-// decide their bytes, without encoding them (normalize hands each turn fresh copies of the
-// blocks, so the memo alone would encode most of the request again every turn); other blocks
-// are hashed from their encoding.
-func (pc *promptCache) digest(b Block) ([32]byte, error) {
+// digest hashes what decides b's wire bytes apart from its cache markers ([HashBlock]),
+// memoized per block. It hashes the fields, not the encoding: normalize hands each turn fresh
+// copies of most blocks, which the memo misses, and encoding them would cost most of a
+// request's encoding every turn.
+func (pc *promptCache) digest(b Block) [32]byte {
 	if d, ok := pc.digests[b]; ok {
-		return d, nil
+		return d
 	}
 	if d, ok := pc.prevDigests[b]; ok {
 		pc.digests[b] = d
-		return d, nil
+		return d
 	}
 	stripped, n := stripCacheControl(b)
 	h := sha256.New()
-	if !hashFields(h, stripped) {
-		enc, err := marshalRequestBlock(stripped)
-		if err != nil {
-			return [32]byte{}, err
-		}
-		h.Reset()
-		h.Write([]byte{'J'})
-		h.Write(enc)
-	}
+	HashBlock(h, stripped)
 	var d [32]byte
 	h.Sum(d[:0])
-	if n == 0 {
+	if n == 0 { // a marked block is the cache stage's copy of this turn: it never comes back
 		pc.digests[b] = d
 	}
-	return d, nil
-}
-
-// hashFields writes to h what decides b's encoding — its kind, the presence of each field
-// as decoded, and the fields' values, each length-prefixed — and reports whether it could:
-// false for a block kind it does not know or one with unknown fields, which is then hashed
-// from its encoding.
-func hashFields(h hash.Hash, b Block) bool {
-	str := func(s string) {
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
-		h.Write(n[:])
-		io.WriteString(h, s)
-	}
-	flags := func(p jsonobj.Presence, bits ...bool) {
-		var v uint64
-		for i := range 16 {
-			if p.Has(i) {
-				v |= 1 << (2 * i)
-			}
-			if p.Null(i) {
-				v |= 1 << (2*i + 1)
-			}
-		}
-		var buf [8]byte
-		binary.LittleEndian.PutUint64(buf[:], v)
-		h.Write(buf[:])
-		for _, bit := range bits {
-			if bit {
-				h.Write([]byte{1})
-			} else {
-				h.Write([]byte{0})
-			}
-		}
-	}
-	switch b := b.(type) {
-	case *Text:
-		if len(b.Extra) > 0 || b.CacheControl != nil {
-			return false
-		}
-		h.Write([]byte{'T'})
-		flags(b.presence)
-		str(b.Text)
-		str(string(b.Citations))
-		return true
-	case *ToolUse:
-		if len(b.Extra) > 0 || b.CacheControl != nil {
-			return false
-		}
-		h.Write([]byte{'U'})
-		flags(b.presence)
-		str(b.ID)
-		str(b.Name)
-		str(string(b.Input))
-		return true
-	case *ToolResult:
-		if len(b.Extra) > 0 || b.CacheControl != nil {
-			return false
-		}
-		h.Write([]byte{'R'})
-		flags(b.presence, b.IsError, b.StringContent)
-		str(b.ToolUseID)
-		str(b.CacheReference)
-		str(strconv.Itoa(len(b.Content)))
-		for _, cb := range b.Content {
-			if t, ok := cb.(*Text); !ok || !hashFields(h, t) {
-				return false
-			}
-		}
-		return true
-	}
-	return false
+	return d
 }
 
 // blockMarker returns the marker on b or, for a tool result, on its content; nil for none.
 func blockMarker(b Block) *CacheControl {
-	if cc := cacheControlOf(b); cc != nil {
+	if cc := CacheControlOf(b); cc != nil {
 		return cc
 	}
 	if tr, ok := b.(*ToolResult); ok {
 		for _, cb := range tr.Content {
-			if cc := cacheControlOf(cb); cc != nil {
+			if cc := CacheControlOf(cb); cc != nil {
 				return cc
 			}
 		}
@@ -266,12 +172,9 @@ func markerTTL(cc *CacheControl) time.Duration {
 // prefix within [CacheLookbackBlocks] of a breakpoint is read (and refreshed), and every
 // breakpoint beyond it writes an entry with its marker's time to live. deleted is what the
 // request's cache_edits delete from the cached prefix: it leaves the read first.
-func (pc *promptCache) send(req *Request, now time.Time, deleted int) (cacheUse, error) {
+func (pc *promptCache) send(req *Request, now time.Time, deleted int) cacheUse {
 	pc.prevDigests, pc.digests = pc.digests, make(map[Block][32]byte, len(pc.digests))
-	pos, err := pc.positions(req)
-	if err != nil {
-		return cacheUse{}, err
-	}
+	pos := pc.positions(req)
 	var use cacheUse
 	for k, e := range pc.entries {
 		if now.Sub(e.last) > e.ttl {
@@ -332,7 +235,7 @@ func (pc *promptCache) send(req *Request, now time.Time, deleted int) (cacheUse,
 		*part -= cut
 		deleted -= cut
 	}
-	return use, nil
+	return use
 }
 
 // realWrites splits a reported cache write into its 5-minute and 1-hour parts, from the

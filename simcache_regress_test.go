@@ -44,7 +44,7 @@ func TestSimCacheEveryHitRefreshed(t *testing.T) {
 	}
 	other := []Record{{Type: TypeUser, UUID: "99999999-0000-4000-8000-000000000001", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "summary"}}}}}
 	res, _ := p.Prepare(t.Context(), Input{Records: other, System: sys})
-	if use, _ := pc.send(&res.Request, simT0.Add(15*time.Minute), 0); use.read < p.counter.Block(sys[0]) {
+	if use := pc.send(&res.Request, simT0.Add(15*time.Minute), 0); use.read < p.counter.Block(sys[0]) {
 		t.Errorf("system prompt used a minute ago by a request breakpointed on it: read %d", use.read)
 	}
 }
@@ -57,7 +57,7 @@ func TestSimCacheThinkingInvalidates(t *testing.T) {
 	pc, a, b := newPromptCache(p.counter, 0), res.Request, res.Request
 	a.Thinking, b.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 4000}, &ThinkingParam{Type: "enabled", BudgetTokens: 2000}
 	pc.send(&a, simT0, 0)
-	if use, _ := pc.send(&b, simT0.Add(time.Second), 0); use.read != 0 {
+	if use := pc.send(&b, simT0.Add(time.Second), 0); use.read != 0 {
 		t.Errorf("thinking budget changed: messages prefix read %d of %d", use.read, res.Report.InputTokens)
 	}
 }

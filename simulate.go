@@ -300,10 +300,7 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 			turn.Error = perr.Error()
 			sim.Totals.Failed++
 		} else {
-			use, err := cache.send(&res.Request, clock, res.Report.CacheDeletedTokens)
-			if err != nil {
-				return nil, fmt.Errorf("turn %d (line %d): %w", k+1, resp.Line, err)
-			}
+			use := cache.send(&res.Request, clock, res.Report.CacheDeletedTokens)
 			turn.SimUsage = SimUsage{Uncached: use.uncached, CacheWrite5m: use.write5m, CacheWrite1h: use.write1h,
 				CacheRead: use.read, Output: output}
 			turn.Cost = sim.Price.Cost(use.uncached, use.write5m, use.write1h, use.read, output)
