@@ -49,7 +49,7 @@ func (w *blockHasher) block(b Block) {
 		w.byte(hashNil)
 		w.str("")
 		return
-	case isNilBlock(b):
+	case IsNilBlock(b):
 		w.byte(hashNil)
 		w.str(reflect.TypeOf(b).String()) // a nil pointer may not know its kind
 		return

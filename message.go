@@ -156,3 +156,7 @@ func TextOf(bs []Block) string {
 	}
 	return strings.Join(parts, "\n")
 }
+
+// Truncated reports whether the response stopped at its output cap (stop_reason
+// "max_tokens"): an agent passes agentctx.ErrOutputTruncated to Pipeline.Recover then.
+func (m *Message) Truncated() bool { return m != nil && m.StopReason == "max_tokens" }

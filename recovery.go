@@ -103,10 +103,6 @@ func (e *OutputTruncatedError) Error() string {
 // Is makes errors.Is(err, ErrOutputTruncated) hold.
 func (e *OutputTruncatedError) Is(target error) bool { return target == ErrOutputTruncated }
 
-// Truncated reports whether the response stopped at its output cap (stop_reason
-// "max_tokens"); pass [ErrOutputTruncated] to [Pipeline.Recover] then.
-func (m *Message) Truncated() bool { return m != nil && m.StopReason == "max_tokens" }
-
 // RecoveryReport says what [Pipeline.Recover] did with a provider error.
 type RecoveryReport struct {
 	// Class is the error's class ([ClassOf]).
