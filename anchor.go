@@ -1,5 +1,7 @@
 package agentctx
 
+import "github.com/agentctx/agentctx/transcript"
+
 // Totals is the size of a conversation chain, in tokens. The zero value is the size of an
 // empty chain.
 type Totals struct {
@@ -14,7 +16,7 @@ type Totals struct {
 	AnchorUUID string
 	// AnchorUsage is the anchor's usage; nil without an anchor. It is the record's own value,
 	// not a copy: do not modify it.
-	AnchorUsage *Usage
+	AnchorUsage *transcript.Usage
 	// AfterAnchor is the counted size of the records the anchor's usage does not cover: every
 	// record after the first record of the anchor's response, except the records of that
 	// response itself. With an anchor, Anchored = AnchorUsage.Total() + AfterAnchor.
@@ -35,7 +37,7 @@ type Totals struct {
 // counted and added.
 //
 // Only user and assistant records with a message count (see [Counter.Record]).
-func (c *Counter) Totals(chain []*Record) Totals {
+func (c *Counter) Totals(chain []*transcript.Record) Totals {
 	var t Totals
 	anchor := -1
 	for i := len(chain) - 1; i >= 0; i-- {
@@ -52,7 +54,7 @@ func (c *Counter) Totals(chain []*Record) Totals {
 		msgID = a.Message.ID
 		for j := anchor - 1; j >= 0 && msgID != ""; j-- {
 			r := chain[j]
-			if r == nil || r.Type != TypeAssistant || r.Message == nil {
+			if r == nil || r.Type != transcript.TypeAssistant || r.Message == nil {
 				continue // tool results and progress interleaved with the response
 			}
 			if r.Message.ID != msgID {
@@ -76,11 +78,11 @@ func (c *Counter) Totals(chain []*Record) Totals {
 	return t
 }
 
-func isAnchor(r *Record) bool {
-	return r != nil && r.Type == TypeAssistant && r.Message != nil && r.Message.Usage.Total() > 0 &&
-		!r.IsAPIErrorMessage && r.Message.Model != SyntheticModel
+func isAnchor(r *transcript.Record) bool {
+	return r != nil && r.Type == transcript.TypeAssistant && r.Message != nil && r.Message.Usage.Total() > 0 &&
+		!r.IsAPIErrorMessage && r.Message.Model != transcript.SyntheticModel
 }
 
-func sameResponse(r *Record, msgID string) bool {
-	return r != nil && r.Type == TypeAssistant && r.Message != nil && r.Message.ID == msgID
+func sameResponse(r *transcript.Record, msgID string) bool {
+	return r != nil && r.Type == transcript.TypeAssistant && r.Message != nil && r.Message.ID == msgID
 }

@@ -4,70 +4,72 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func anchorUser(uuid string, blocks ...Block) *Record {
-	return &Record{Type: TypeUser, UUID: uuid, Message: &Message{Role: RoleUser, Content: blocks}}
+func anchorUser(uuid string, blocks ...transcript.Block) *transcript.Record {
+	return &transcript.Record{Type: transcript.TypeUser, UUID: uuid, Message: &transcript.Message{Role: transcript.RoleUser, Content: blocks}}
 }
 
-func anchorAsst(uuid, msgID string, u *Usage, b Block) *Record {
-	return &Record{Type: TypeAssistant, UUID: uuid, Message: &Message{ID: msgID, Type: "message",
-		Role: RoleAssistant, Model: "claude-sonnet-4-5-20250929", Content: []Block{b}, Usage: u}}
+func anchorAsst(uuid, msgID string, u *transcript.Usage, b transcript.Block) *transcript.Record {
+	return &transcript.Record{Type: transcript.TypeAssistant, UUID: uuid, Message: &transcript.Message{ID: msgID, Type: "message",
+		Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5-20250929", Content: []transcript.Block{b}, Usage: u}}
 }
 
-func usage(in, created, read, out int) *Usage {
-	return &Usage{InputTokens: in, CacheCreationInputTokens: created, CacheReadInputTokens: read, OutputTokens: out}
+func usage(in, created, read, out int) *transcript.Usage {
+	return &transcript.Usage{InputTokens: in, CacheCreationInputTokens: created, CacheReadInputTokens: read, OutputTokens: out}
 }
 
 func TestAnchorTotals(t *testing.T) {
 	c := NewCounter(byteCounter)
 	// Sizes with byteCounter: a user text record is len(text)+MessageOverheadTokens.
-	u1 := anchorUser("u1", &Text{Text: "first question"})
+	u1 := anchorUser("u1", &transcript.Text{Text: "first question"})
 	// Response msg_1, split into three records; output_tokens is a running count; the tool
 	// result of t1 was written between the response's records.
-	a1 := anchorAsst("a1", "msg_1", usage(100, 10, 50, 5), &Thinking{Thinking: "hmm"})
-	a2 := anchorAsst("a2", "msg_1", usage(100, 10, 50, 20), &ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`{}`)})
-	r1 := anchorUser("r1", &ToolResult{ToolUseID: "t1", Content: []Block{&Text{Text: "file body"}}})
-	a3 := anchorAsst("a3", "msg_1", usage(100, 10, 50, 40), &ToolUse{ID: "t2", Name: "Bash", Input: json.RawMessage(`{}`)})
-	r2 := anchorUser("r2", &ToolResult{ToolUseID: "t2", Content: []Block{&Text{Text: "ok"}}})
-	progress := &Record{Type: TypeProgress, UUID: "p1", Data: json.RawMessage(`{"type":"hook_progress"}`)}
-	sys := &Record{Type: TypeSystem, Subtype: SubtypeTurnDuration, UUID: "s1", Content: json.RawMessage(`"12s"`)}
-	u2 := anchorUser("u2", &Text{Text: "next"})
-	apiErr := anchorAsst("e1", "", usage(1, 0, 0, 1), &Text{Text: "API Error: overloaded"})
+	a1 := anchorAsst("a1", "msg_1", usage(100, 10, 50, 5), &transcript.Thinking{Thinking: "hmm"})
+	a2 := anchorAsst("a2", "msg_1", usage(100, 10, 50, 20), &transcript.ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`{}`)})
+	r1 := anchorUser("r1", &transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{&transcript.Text{Text: "file body"}}})
+	a3 := anchorAsst("a3", "msg_1", usage(100, 10, 50, 40), &transcript.ToolUse{ID: "t2", Name: "Bash", Input: json.RawMessage(`{}`)})
+	r2 := anchorUser("r2", &transcript.ToolResult{ToolUseID: "t2", Content: []transcript.Block{&transcript.Text{Text: "ok"}}})
+	progress := &transcript.Record{Type: transcript.TypeProgress, UUID: "p1", Data: json.RawMessage(`{"type":"hook_progress"}`)}
+	sys := &transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeTurnDuration, UUID: "s1", Content: json.RawMessage(`"12s"`)}
+	u2 := anchorUser("u2", &transcript.Text{Text: "next"})
+	apiErr := anchorAsst("e1", "", usage(1, 0, 0, 1), &transcript.Text{Text: "API Error: overloaded"})
 	apiErr.IsAPIErrorMessage = true
-	synthetic := anchorAsst("e2", "msg_x", usage(1, 0, 0, 1), &Text{Text: "No response requested."})
-	synthetic.Message.Model = SyntheticModel
-	noUsage := anchorAsst("n1", "msg_n", nil, &Text{Text: "no usage"})
-	zeroUsage := anchorAsst("z1", "msg_z", usage(0, 0, 0, 0), &Text{Text: "zero usage"})
-	a4 := anchorAsst("a4", "", usage(300, 0, 0, 7), &Text{Text: "no id"})
+	synthetic := anchorAsst("e2", "msg_x", usage(1, 0, 0, 1), &transcript.Text{Text: "No response requested."})
+	synthetic.Message.Model = transcript.SyntheticModel
+	noUsage := anchorAsst("n1", "msg_n", nil, &transcript.Text{Text: "no usage"})
+	zeroUsage := anchorAsst("z1", "msg_z", usage(0, 0, 0, 0), &transcript.Text{Text: "zero usage"})
+	a4 := anchorAsst("a4", "", usage(300, 0, 0, 7), &transcript.Text{Text: "no id"})
 
-	n := func(rs ...*Record) int {
+	n := func(rs ...*transcript.Record) int {
 		s := 0
 		for _, r := range rs {
 			s += c.Record(r)
 		}
 		return s
 	}
-	split := []*Record{u1, a1, a2, r1, a3, r2, progress, sys, u2}
+	split := []*transcript.Record{u1, a1, a2, r1, a3, r2, progress, sys, u2}
 	for _, tt := range []struct {
 		name   string
-		chain  []*Record
+		chain  []*transcript.Record
 		anchor string
 		usage  int // AnchorUsage.Total()
 		after  int
 	}{
 		{"empty", nil, "", 0, 0},
-		{"no assistant", []*Record{u1, progress, u2}, "", 0, 0},
+		{"no assistant", []*transcript.Record{u1, progress, u2}, "", 0, 0},
 		{"split response", split, "a3", 100 + 10 + 50 + 40, n(r1, r2, u2)},
-		{"anchor last", []*Record{u1, a1, a2, a3}, "a3", 200, 0},
+		{"anchor last", []*transcript.Record{u1, a1, a2, a3}, "a3", 200, 0},
 		{"synthetic records are not anchors", append(split[:len(split):len(split)], apiErr, synthetic),
 			"a3", 200, n(r1, r2, u2, apiErr, synthetic)},
-		{"no or zero usage is not an anchor", []*Record{u1, a1, a2, a3, r2, noUsage, zeroUsage}, "a3", 200, n(r2, noUsage, zeroUsage)},
-		{"response without id", []*Record{u1, a1, a2, a3, r2, u2, a4, u1}, "a4", 307, n(u1)},
-		{"only synthetic", []*Record{u1, apiErr, u2}, "", 0, 0},
-		{"nil records", []*Record{nil, u1, a3, nil, u2}, "a3", 200, n(u2)},
+		{"no or zero usage is not an anchor", []*transcript.Record{u1, a1, a2, a3, r2, noUsage, zeroUsage}, "a3", 200, n(r2, noUsage, zeroUsage)},
+		{"response without id", []*transcript.Record{u1, a1, a2, a3, r2, u2, a4, u1}, "a4", 307, n(u1)},
+		{"only synthetic", []*transcript.Record{u1, apiErr, u2}, "", 0, 0},
+		{"nil records", []*transcript.Record{nil, u1, a3, nil, u2}, "a3", 200, n(u2)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := c.Totals(tt.chain)
@@ -96,10 +98,10 @@ func TestAnchorTotalsCorpus(t *testing.T) {
 	c := NewCounter(nil)
 	var counted, reported int
 	for _, name := range corpusFiles(t) {
-		tr, err := ReadFile(name, ReadOptions{Strict: true})
+		tr, err := transcript.ReadFile(name, transcript.ReadOptions{Strict: true})
 		require.NoError(t, err)
 		recs := tr.Records
-		chain, err := BuildChain(recs, ChainOptions{})
+		chain, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 		require.NoError(t, err, name)
 		tot := c.Totals(chain.Records)
 		if tot.AnchorUsage != nil {
@@ -111,7 +113,7 @@ func TestAnchorTotalsCorpus(t *testing.T) {
 		// Responses in chain order: index of the first record and the final usage.
 		type response struct {
 			first int
-			usage *Usage
+			usage *transcript.Usage
 		}
 		var resps []response
 		byID := map[string]int{}

@@ -7,27 +7,28 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // hostileTurn returns a transcript whose last turn brings n new tool results of size bytes
 // each, from n parallel calls of tool in one response, as Claude Code writes them (one record
 // per tool_use sharing message.id, each result parented on its own tool_use record).
-func hostileTurn(n, size int, tool string) []agentctx.Record {
+func hostileTurn(n, size int, tool string) []transcript.Record {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var recs []agentctx.Record
-	add := func(typ agentctx.RecordType, parent string, m *agentctx.Message) string {
+	var recs []transcript.Record
+	add := func(typ transcript.RecordType, parent string, m *transcript.Message) string {
 		u := fmt.Sprintf("00000000-0000-4000-8000-%012d", len(recs)+1)
-		recs = append(recs, agentctx.Record{Type: typ, UUID: u, ParentUUID: parent, SessionID: "s",
+		recs = append(recs, transcript.Record{Type: typ, UUID: u, ParentUUID: parent, SessionID: "s",
 			Timestamp: t0.Add(time.Duration(len(recs)) * time.Second).Format(time.RFC3339), Message: m})
 		return u
 	}
-	last := add(agentctx.TypeUser, "", &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
-		Content: []agentctx.Block{&agentctx.Text{Text: "run the tools"}}})
+	last := add(transcript.TypeUser, "", &transcript.Message{Role: transcript.RoleUser, StringContent: true,
+		Content: []transcript.Block{&transcript.Text{Text: "run the tools"}}})
 	uses := make([]string, n)
 	for i := range n {
-		last = add(agentctx.TypeAssistant, last, &agentctx.Message{ID: "msg_1", Type: "message", Role: agentctx.RoleAssistant,
-			Model: "claude-sonnet-4-5", Usage: &agentctx.Usage{InputTokens: 100, OutputTokens: 10},
-			Content: []agentctx.Block{&agentctx.ToolUse{ID: fmt.Sprintf("toolu_%05d", i), Name: tool, Input: []byte(`{"command":"cat big.log"}`)}}})
+		last = add(transcript.TypeAssistant, last, &transcript.Message{ID: "msg_1", Type: "message", Role: transcript.RoleAssistant,
+			Model: "claude-sonnet-4-5", Usage: &transcript.Usage{InputTokens: 100, OutputTokens: 10},
+			Content: []transcript.Block{&transcript.ToolUse{ID: fmt.Sprintf("toolu_%05d", i), Name: tool, Input: []byte(`{"command":"cat big.log"}`)}}})
 		uses[i] = last
 	}
 	for i := range n {
@@ -37,9 +38,9 @@ func hostileTurn(n, size int, tool string) []agentctx.Record {
 		for j := 0; out.Len() < size; j++ {
 			fmt.Fprintf(&out, "%05d:%08d 2026-01-02T03:04:05Z worker-%d processed batch %d in %dms status=ok\n", i, j, j%16, j*7, (i+j)%997)
 		}
-		add(agentctx.TypeUser, uses[i], &agentctx.Message{Role: agentctx.RoleUser, Content: []agentctx.Block{
-			&agentctx.ToolResult{ToolUseID: fmt.Sprintf("toolu_%05d", i), StringContent: true,
-				Content: []agentctx.Block{&agentctx.Text{Text: out.String()[:size]}}}}})
+		add(transcript.TypeUser, uses[i], &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{
+			&transcript.ToolResult{ToolUseID: fmt.Sprintf("toolu_%05d", i), StringContent: true,
+				Content: []transcript.Block{&transcript.Text{Text: out.String()[:size]}}}}})
 	}
 	return recs
 }

@@ -3,7 +3,7 @@ package agentctx_test
 import (
 	"testing"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,33 +31,33 @@ func TestWithCacheControl(t *testing.T) {
 		{"unknown", `{"type":"container_upload","file_id":"f"}`, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b, err := agentctx.UnmarshalBlock([]byte(tc.json))
+			b, err := transcript.UnmarshalBlock([]byte(tc.json))
 			require.NoError(t, err)
-			cc := &agentctx.CacheControl{Type: "ephemeral", TTL: "5m"}
+			cc := &transcript.CacheControl{Type: "ephemeral", TTL: "5m"}
 			if tc.unmarked == "" {
-				assert.Nil(t, agentctx.CacheControlOf(b))
-				assert.Same(t, b, agentctx.WithCacheControl(b, cc), "a kind without a marker is returned as it is")
+				assert.Nil(t, transcript.CacheControlOf(b))
+				assert.Same(t, b, transcript.WithCacheControl(b, cc), "a kind without a marker is returned as it is")
 				return
 			}
-			own := agentctx.CacheControlOf(b)
+			own := transcript.CacheControlOf(b)
 			require.NotNil(t, own)
 
-			marked := agentctx.WithCacheControl(b, cc)
-			assert.Same(t, cc, agentctx.CacheControlOf(marked))
-			assert.Same(t, own, agentctx.CacheControlOf(b), "the original keeps its marker")
+			marked := transcript.WithCacheControl(b, cc)
+			assert.Same(t, cc, transcript.CacheControlOf(marked))
+			assert.Same(t, own, transcript.CacheControlOf(b), "the original keeps its marker")
 
-			plain := agentctx.WithCacheControl(marked, nil)
-			assert.Nil(t, agentctx.CacheControlOf(plain))
-			enc, err := agentctx.MarshalBlock(plain)
+			plain := transcript.WithCacheControl(marked, nil)
+			assert.Nil(t, transcript.CacheControlOf(plain))
+			enc, err := transcript.MarshalBlock(plain)
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.unmarked, string(enc))
 			assert.NotContains(t, string(enc), "cache_control", "a removed marker leaves no key, not null")
-			orig, err := agentctx.MarshalBlock(b)
+			orig, err := transcript.MarshalBlock(b)
 			require.NoError(t, err)
 			assert.JSONEq(t, tc.json, string(orig), "the original is unchanged")
 		})
 	}
-	assert.Nil(t, agentctx.CacheControlOf(nil))
-	assert.Nil(t, agentctx.WithCacheControl(nil, agentctx.Ephemeral()))
-	assert.Nil(t, agentctx.CacheControlOf(&agentctx.CacheEdits{}))
+	assert.Nil(t, transcript.CacheControlOf(nil))
+	assert.Nil(t, transcript.WithCacheControl(nil, transcript.Ephemeral()))
+	assert.Nil(t, transcript.CacheControlOf(&transcript.CacheEdits{}))
 }

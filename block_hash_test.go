@@ -6,15 +6,15 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // hashOf returns the SHA-256 of what HashBlock writes for b.
-func hashOf(b agentctx.Block) [32]byte {
+func hashOf(b transcript.Block) [32]byte {
 	h := sha256.New()
-	agentctx.HashBlock(h, b)
+	transcript.HashBlock(h, b)
 	var d [32]byte
 	h.Sum(d[:0])
 	return d
@@ -60,12 +60,12 @@ func TestHashBlock(t *testing.T) {
 		`{"type":"container_upload","file_id":"f"}`,
 		`{"type":"container_upload","file_id":"g"}`,
 	}
-	decoded := make([]agentctx.Block, len(blocks))
+	decoded := make([]transcript.Block, len(blocks))
 	sums := map[[32]byte]string{}
 	for i, js := range blocks {
-		b, err := agentctx.UnmarshalBlock([]byte(js))
+		b, err := transcript.UnmarshalBlock([]byte(js))
 		require.NoError(t, err, js)
-		again, err := agentctx.UnmarshalBlock([]byte(js))
+		again, err := transcript.UnmarshalBlock([]byte(js))
 		require.NoError(t, err, js)
 		decoded[i] = b
 		d := hashOf(b)
@@ -76,26 +76,26 @@ func TestHashBlock(t *testing.T) {
 		sums[d] = js
 	}
 	for i, b := range decoded {
-		enc, err := agentctx.MarshalBlock(b)
+		enc, err := transcript.MarshalBlock(b)
 		require.NoError(t, err)
 		for j := range i {
-			other, err := agentctx.MarshalBlock(decoded[j])
+			other, err := transcript.MarshalBlock(decoded[j])
 			require.NoError(t, err)
 			require.False(t, bytes.Equal(enc, other), "the table holds distinct encodings: %s", enc)
 		}
 	}
 
 	// The request-only cache_edits block, nil blocks and nil pointers of each kind.
-	edits := func(refs ...string) agentctx.Block {
-		ce := &agentctx.CacheEdits{}
+	edits := func(refs ...string) transcript.Block {
+		ce := &transcript.CacheEdits{}
 		for _, r := range refs {
-			ce.Edits = append(ce.Edits, agentctx.CacheEdit{Type: "delete", CacheReference: r})
+			ce.Edits = append(ce.Edits, transcript.CacheEdit{Type: "delete", CacheReference: r})
 		}
 		return ce
 	}
-	others := []agentctx.Block{edits("r1"), edits("r2"), edits("r1", "r2"), nil,
-		(*agentctx.Text)(nil), (*agentctx.ToolUse)(nil), (*agentctx.ToolResult)(nil), (*agentctx.UnknownBlock)(nil),
-		(*agentctx.ServerToolResult)(nil), (*agentctx.CacheEdits)(nil)}
+	others := []transcript.Block{edits("r1"), edits("r2"), edits("r1", "r2"), nil,
+		(*transcript.Text)(nil), (*transcript.ToolUse)(nil), (*transcript.ToolResult)(nil), (*transcript.UnknownBlock)(nil),
+		(*transcript.ServerToolResult)(nil), (*transcript.CacheEdits)(nil)}
 	for i, b := range others {
 		d := hashOf(b)
 		if other, ok := sums[d]; ok {

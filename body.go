@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
@@ -86,25 +88,25 @@ func strBound(s string, exact bool) int {
 	return escapeFactor * len(s)
 }
 
-func blockBound(b Block, exact bool) int {
+func blockBound(b transcript.Block, exact bool) int {
 	n := blockOverhead
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		n += strBound(b.Text, exact) + rawBound(b.Citations, b.Extra, exact)
-	case *Image:
+	case *transcript.Image:
 		n += mediaBound(&b.Source, exact) + rawBound(nil, b.Extra, exact)
-	case *Document:
+	case *transcript.Document:
 		n += mediaBound(&b.Source, exact) + strBound(b.Title, exact) + strBound(b.Context, exact) + rawBound(b.Citations, b.Extra, exact)
-	case *ToolUse:
+	case *transcript.ToolUse:
 		n += strBound(b.ID, exact) + strBound(b.Name, exact) + rawBound(b.Input, b.Extra, exact)
-	case *ToolResult:
+	case *transcript.ToolResult:
 		n += strBound(b.ToolUseID, exact) + strBound(b.CacheReference, exact) + rawBound(nil, b.Extra, exact)
 		for _, c := range b.Content {
 			n += blockBound(c, exact)
 		}
-	case *Thinking:
+	case *transcript.Thinking:
 		n += strBound(b.Thinking, exact) + strBound(b.Signature, exact) + rawBound(nil, b.Extra, exact)
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		n += strBound(b.Data, exact) + rawBound(nil, b.Extra, exact)
 	default:
 		// Server tool blocks, tool references, cache edits and unknown blocks: measured by
@@ -130,7 +132,7 @@ func rawBound(r []byte, extra map[string]json.RawMessage, exact bool) int {
 }
 
 // mediaBound bounds the source of an image or document.
-func mediaBound(s *MediaSource, exact bool) int {
+func mediaBound(s *transcript.MediaSource, exact bool) int {
 	n := strBound(s.Type, exact) + strBound(s.MediaType, exact) + strBound(s.URL, exact) + strBound(s.FileID, exact) + rawBound(nil, s.Extra, exact)
 	if s.Type == "base64" {
 		return n + len(s.Data) // the base64 alphabet needs no escapes

@@ -8,16 +8,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // pngBlock returns a base64 image block of about n bytes of PNG-headed random data.
-func pngBlock(n int) *Image {
+func pngBlock(n int) *transcript.Image {
 	raw := make([]byte, n)
 	_, _ = rand.Read(raw)
 	copy(raw, "\x89PNG\r\n\x1a\n")
-	return &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(raw)}}
+	return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(raw)}}
 }
 
 // TestBodyBound requires both bounds to be at or above the encoded size of every golden case's
@@ -34,7 +36,7 @@ func TestBodyBound(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, f := range files {
-		tr, err := ReadFile(f, ReadOptions{})
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		require.NoError(t, err)
 		res, err := newTestPipeline(t, Config{}, normNow).Prepare(t.Context(), Input{Records: tr.Records})
 		if errors.Is(err, ErrNoMessages) {
@@ -44,14 +46,14 @@ func TestBodyBound(t *testing.T) {
 		check(f, res.Request)
 	}
 	hostile := strings.Repeat("\x00\x01\"\\\u2028<>&\t\n", 1000)
-	check("hostile", Request{Model: hostile, MaxTokens: 1, System: []*Text{{Text: hostile}},
+	check("hostile", Request{Model: hostile, MaxTokens: 1, System: []*transcript.Text{{Text: hostile}},
 		Messages: []RequestMessage{
-			{Role: RoleUser, Content: []Block{&Text{Text: hostile}, pngBlock(3000)}},
-			{Role: RoleAssistant, Content: []Block{&Thinking{Thinking: hostile, Signature: hostile},
-				&ToolUse{ID: "t1", Name: "Bash", Input: []byte(`{"c":"` + "\xff\xfe" + strings.Repeat(`\u0000`, 100) + `"}`)}}},
-			{Role: RoleUser, Content: []Block{&ToolResult{ToolUseID: "t1", Content: []Block{&Text{Text: hostile}}},
-				&Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: hostile}, Title: hostile},
-				&CacheEdits{Edits: []CacheEdit{{Type: "delete", CacheReference: hostile}}}}},
+			{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: hostile}, pngBlock(3000)}},
+			{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Thinking{Thinking: hostile, Signature: hostile},
+				&transcript.ToolUse{ID: "t1", Name: "Bash", Input: []byte(`{"c":"` + "\xff\xfe" + strings.Repeat(`\u0000`, 100) + `"}`)}}},
+			{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{&transcript.Text{Text: hostile}}},
+				&transcript.Document{Source: transcript.MediaSource{Type: "text", MediaType: "text/plain", Data: hostile}, Title: hostile},
+				&transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: hostile}}}}},
 		}})
 }
 
@@ -88,7 +90,7 @@ func TestRequestTooLarge(t *testing.T) {
 		for i := range 5 {
 			k.userBlocks(text("look at this screenshot"), pngBlock(300_000))
 			a := k.assistant(text("I see the screen. " + strings.Repeat("It shows a form. ", 20)))
-			a.Message.Usage = &Usage{InputTokens: 2_000 * (i + 1), OutputTokens: 100}
+			a.Message.Usage = &transcript.Usage{InputTokens: 2_000 * (i + 1), OutputTokens: 100}
 		}
 		if last > 0 {
 			k.userBlocks(text("and this one"), pngBlock(last))

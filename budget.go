@@ -10,6 +10,8 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/fsname"
 )
 
@@ -213,7 +215,7 @@ func (c BudgetConfig) toolMax(tool string, window int) int {
 // budgetSlot is one tool_result block of the view.
 type budgetSlot struct {
 	item, block int
-	tr          *ToolResult
+	tr          *transcript.ToolResult
 }
 
 // budgetEntry is the stage's view of one tool_use_id this turn.
@@ -221,10 +223,10 @@ type budgetEntry struct {
 	id     string
 	slots  []budgetSlot // in one, unless the id has more than one result
 	one    [1]budgetSlot
-	frozen bool         // decided by an earlier turn's record
-	record string       // uuid of the record holding the verdict (a new one once written)
-	res    BudgetResult // the verdict (frozen or new)
-	size   int          // characters of the first occurrence's content; -1: not measured yet
+	frozen bool                    // decided by an earlier turn's record
+	record string                  // uuid of the record holding the verdict (a new one once written)
+	res    transcript.BudgetResult // the verdict (frozen or new)
+	size   int                     // characters of the first occurrence's content; -1: not measured yet
 }
 
 // measure returns the size of the entry's content, measuring it on first use: most results
@@ -261,7 +263,7 @@ func (p *Pipeline) budget(t *turn) error {
 	defer putBudgetScratch(s)
 	n := 0
 	for i := tail; i < len(t.items); i++ {
-		if it := &t.items[i]; it.role == RoleUser {
+		if it := &t.items[i]; it.role == transcript.RoleUser {
 			n += countResults(it.blocks)
 		}
 	}
@@ -280,13 +282,13 @@ func (p *Pipeline) budget(t *turn) error {
 		if r, ok := frozen[id]; ok {
 			e.frozen, e.res, e.record = true, r.res, r.record
 		} else {
-			e.res = BudgetResult{ToolUseID: id}
+			e.res = transcript.BudgetResult{ToolUseID: id}
 		}
 	}
 	for i := tail; i < len(t.items); i++ {
-		if it := &t.items[i]; it.role == RoleUser {
+		if it := &t.items[i]; it.role == transcript.RoleUser {
 			for _, b := range it.blocks {
-				if tr, ok := b.(*ToolResult); ok {
+				if tr, ok := b.(*transcript.ToolResult); ok {
 					add(tr.ToolUseID)
 				}
 			}
@@ -303,11 +305,11 @@ func (p *Pipeline) budget(t *turn) error {
 	if len(watch) > 0 {
 		for i := range t.items {
 			it := &t.items[i]
-			if it.role != RoleUser {
+			if it.role != transcript.RoleUser {
 				continue
 			}
 			for j, b := range it.blocks {
-				tr, ok := b.(*ToolResult)
+				tr, ok := b.(*transcript.ToolResult)
 				if !ok {
 					continue
 				}
@@ -338,9 +340,9 @@ func (p *Pipeline) budget(t *turn) error {
 			}
 		}
 	}
-	var rec *Record
+	var rec *transcript.Record
 	if len(fresh) > 0 {
-		d := &BudgetDecision{Results: make([]BudgetResult, 0, len(fresh))}
+		d := &transcript.BudgetDecision{Results: make([]transcript.BudgetResult, 0, len(fresh))}
 		for _, e := range fresh {
 			d.Results = append(d.Results, e.res)
 		}
@@ -384,12 +386,12 @@ func (p *Pipeline) budget(t *turn) error {
 
 // budgetRecord returns the decision record holding d, with content as its text; its uuid
 // derives from the whole decision.
-func (t *turn) budgetRecord(d *BudgetDecision, content string) (Record, error) {
+func (t *turn) budgetRecord(d *transcript.BudgetDecision, content string) (transcript.Record, error) {
 	key, err := json.Marshal(d)
 	if err != nil {
-		return Record{}, err
+		return transcript.Record{}, err
 	}
-	r := t.newDecision(SubtypeToolResultBudget, string(key), content)
+	r := t.newDecision(transcript.SubtypeToolResultBudget, string(key), content)
 	r.Budget = d
 	return r, nil
 }
@@ -502,7 +504,7 @@ func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 	if utf8.RuneCountInString(pv) >= e.size {
 		return false, nil
 	}
-	e.res = BudgetResult{ToolUseID: e.id, Replaced: true, OriginalChars: e.size, Ref: ref, Preview: pv}
+	e.res = transcript.BudgetResult{ToolUseID: e.id, Replaced: true, OriginalChars: e.size, Ref: ref, Preview: pv}
 	return true, nil
 }
 
@@ -522,10 +524,10 @@ var budgetScratchPool = sync.Pool{New: func() any { return &budgetScratch{byID: 
 func getBudgetScratch() *budgetScratch { return budgetScratchPool.Get().(*budgetScratch) }
 
 // countResults returns the number of tool_result blocks in bs.
-func countResults(bs []Block) int {
+func countResults(bs []transcript.Block) int {
 	n := 0
 	for _, b := range bs {
-		if _, ok := b.(*ToolResult); ok {
+		if _, ok := b.(*transcript.ToolResult); ok {
 			n++
 		}
 	}
@@ -542,10 +544,10 @@ func lastUserStart(items []item) int {
 	start, lastMsgID := 0, ""
 	for i := range items {
 		it := &items[i]
-		if it.role == RoleUser {
+		if it.role == transcript.RoleUser {
 			continue
 		}
-		if it.rec != nil && it.rec.Message.Model == SyntheticModel {
+		if it.rec != nil && it.rec.Message.Model == transcript.SyntheticModel {
 			continue
 		}
 		if sameResp := it.msgID != "" && it.msgID == lastMsgID; !sameResp {
@@ -579,17 +581,17 @@ func putBudgetScratch(s *budgetScratch) {
 
 // frozenResult is a recorded budget verdict and the uuid of the record holding it.
 type frozenResult struct {
-	res    BudgetResult
+	res    transcript.BudgetResult
 	record string
 }
 
 // frozenBudget reads the budget decisions of all records; the first decision on a
 // tool_use_id wins. A replacement without a preview is read as kept. sc, when it covers
 // records, lists the decisions (nil: every record is read).
-func frozenBudget(records []Record, sc *Scan) map[string]frozenResult {
+func frozenBudget(records []transcript.Record, sc *transcript.Scan) map[string]frozenResult {
 	m := map[string]frozenResult{}
-	sc.Each(records, ScanBudget, func(_ int, r *Record) {
-		if r.Type != TypeSystem || r.Subtype != SubtypeToolResultBudget || r.Budget == nil {
+	sc.Each(records, transcript.ScanBudget, func(_ int, r *transcript.Record) {
+		if r.Type != transcript.TypeSystem || r.Subtype != transcript.SubtypeToolResultBudget || r.Budget == nil {
 			return
 		}
 		for _, res := range r.Budget.Results {
@@ -606,17 +608,17 @@ func frozenBudget(records []Record, sc *Scan) map[string]frozenResult {
 
 // resultChars is the size of a tool result: runes of text blocks, JSON bytes of other blocks
 // except images and documents, which count nothing here.
-func resultChars(tr *ToolResult) int {
+func resultChars(tr *transcript.ToolResult) int {
 	n := 0
 	for _, b := range tr.Content {
-		if tx, ok := b.(*Text); ok {
+		if tx, ok := b.(*transcript.Text); ok {
 			n += utf8.RuneCountInString(tx.Text)
 			continue
 		}
 		if isMedia(b) {
 			continue
 		}
-		enc, err := MarshalBlock(b)
+		enc, err := transcript.MarshalBlock(b)
 		if err == nil {
 			n += len(enc)
 		}
@@ -626,14 +628,14 @@ func resultChars(tr *ToolResult) int {
 
 // resultContent is the full content of a tool result as stored: the text of text blocks and
 // the JSON of other blocks, joined by newlines.
-func resultContent(tr *ToolResult) string {
+func resultContent(tr *transcript.ToolResult) string {
 	parts := make([]string, 0, len(tr.Content))
 	for _, b := range tr.Content {
-		if tx, ok := b.(*Text); ok {
+		if tx, ok := b.(*transcript.Text); ok {
 			parts = append(parts, tx.Text)
 			continue
 		}
-		if enc, err := MarshalBlock(b); err == nil {
+		if enc, err := transcript.MarshalBlock(b); err == nil {
 			parts = append(parts, string(enc))
 		}
 	}
@@ -674,15 +676,15 @@ func persistedPreview(full string, chars int, ref string, n int) string {
 
 // replacedResult returns a copy of tr whose content is the preview; the tool_use_id, is_error
 // and the other fields are kept.
-func replacedResult(tr *ToolResult, preview string) *ToolResult {
+func replacedResult(tr *transcript.ToolResult, preview string) *transcript.ToolResult {
 	nb := *tr
-	nb.Content = []Block{&Text{Text: preview}}
+	nb.Content = []transcript.Block{&transcript.Text{Text: preview}}
 	nb.StringContent = true
 	return &nb
 }
 
 // isMedia reports whether b is an image or a document block.
-func isMedia(b Block) bool {
-	k := KindOf(b)
-	return k == KindImage || k == KindDocument
+func isMedia(b transcript.Block) bool {
+	k := transcript.KindOf(b)
+	return k == transcript.KindImage || k == transcript.KindDocument
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,10 +23,10 @@ func TestBudgetLiveSessionRecords(t *testing.T) {
 		p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{},
 			Microcompact: agentctx.MicrocompactConfig{Disable: true}, Budget: budget, Now: func() time.Time { return now }})
 		require.NoError(t, err)
-		var live []agentctx.Record
+		var live []transcript.Record
 		records, replacingTurns, lastMsgID := 0, 0, ""
 		for _, r := range testkit.Generate(60, testkit.Options{Seed: 1}) {
-			if m := r.Message; r.Type == agentctx.TypeAssistant && m.ID != lastMsgID {
+			if m := r.Message; r.Type == transcript.TypeAssistant && m.ID != lastMsgID {
 				lastMsgID = m.ID
 				res, err := p.Prepare(t.Context(), agentctx.Input{Records: live})
 				require.NoError(t, err)
@@ -37,7 +38,7 @@ func TestBudgetLiveSessionRecords(t *testing.T) {
 					replacingTurns++
 				}
 				for _, d := range res.Append {
-					if d.Subtype == agentctx.SubtypeToolResultBudget {
+					if d.Subtype == transcript.SubtypeToolResultBudget {
 						records++
 						for _, br := range d.Budget.Results {
 							assert.True(t, br.Replaced, "a record lists only replacements")

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +26,7 @@ func budgetPipeline(t testing.TB, b BudgetConfig) *Pipeline {
 	return newTestPipeline(t, Config{Budget: b, Microcompact: MicrocompactConfig{Disable: true}}, budgetNow)
 }
 
-func budgetPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
+func budgetPrepare(t testing.TB, p *Pipeline, recs []transcript.Record) Result {
 	t.Helper()
 	res, err := p.Prepare(context.Background(), Input{Records: recs, Tools: budgetTools})
 	require.NoError(t, err)
@@ -50,22 +52,22 @@ func budgetLines(n int) string {
 // results in separate user records (as Claude Code writes them).
 func budgetParallel(k *tk, sizes map[string]int, ids ...string) {
 	k.user("run the commands")
-	var uses []Block
+	var uses []transcript.Block
 	for _, id := range ids {
 		uses = append(uses, toolUse(id, budgetTool))
 	}
 	k.assistant(uses...)
-	var trs []*ToolResult
+	var trs []*transcript.ToolResult
 	for _, id := range ids {
 		trs = append(trs, result(id, budgetLines(sizes[id])))
 	}
 	k.results(trs...)
 }
 
-func budgetDecisions(recs []Record) []BudgetResult {
-	var out []BudgetResult
+func budgetDecisions(recs []transcript.Record) []transcript.BudgetResult {
+	var out []transcript.BudgetResult
 	for _, r := range recs {
-		if r.Subtype == SubtypeToolResultBudget && r.Budget != nil {
+		if r.Subtype == transcript.SubtypeToolResultBudget && r.Budget != nil {
 			out = append(out, r.Budget.Results...)
 		}
 	}
@@ -215,15 +217,15 @@ func TestBudgetAggregatePerMessage(t *testing.T) {
 func TestBudgetNonTextBlocks(t *testing.T) {
 	store := &MapStore{}
 	p := budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, PreviewBytes: 100, Store: store})
-	img := &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: strings.Repeat("A", 200000)}}
-	sr := &UnknownBlock{Type: KindSearchResult, JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"` + strings.Repeat("x", 1500) + `"}]}`)}
+	img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: strings.Repeat("A", 200000)}}
+	sr := &transcript.UnknownBlock{Type: transcript.KindSearchResult, JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"` + strings.Repeat("x", 1500) + `"}]}`)}
 	k := newTK()
 	k.user("go")
 	k.assistant(toolUse("toolu_img", budgetTool), toolUse("toolu_sr", "Search"))
-	k.results(&ToolResult{ToolUseID: "toolu_img", Content: []Block{text(strings.Repeat("caption ", 200)), img}},
-		&ToolResult{ToolUseID: "toolu_sr", Content: []Block{text("found"), sr}})
+	k.results(&transcript.ToolResult{ToolUseID: "toolu_img", Content: []transcript.Block{text(strings.Repeat("caption ", 200)), img}},
+		&transcript.ToolResult{ToolUseID: "toolu_sr", Content: []transcript.Block{text("found"), sr}})
 	res := budgetPrepare(t, p, k.recs)
-	dec := map[string]BudgetResult{}
+	dec := map[string]transcript.BudgetResult{}
 	for _, d := range budgetDecisions(res.Append) {
 		dec[d.ToolUseID] = d
 	}
@@ -274,8 +276,8 @@ func TestBudgetSentResultsKept(t *testing.T) {
 func TestBudgetRecordedKept(t *testing.T) {
 	k := newTK()
 	budgetParallel(k, map[string]int{"toolu_a": 800, "toolu_b": 3000}, "toolu_a", "toolu_b")
-	old := (&turn{now: budgetNow}).newDecision(SubtypeToolResultBudget, "old", "Tool-result budget: 2 new results, 0 replaced by a preview, 2 kept")
-	old.Budget = &BudgetDecision{Results: []BudgetResult{{ToolUseID: "toolu_a"}, {ToolUseID: "toolu_b"}}}
+	old := (&turn{now: budgetNow}).newDecision(transcript.SubtypeToolResultBudget, "old", "Tool-result budget: 2 new results, 0 replaced by a preview, 2 kept")
+	old.Budget = &transcript.BudgetDecision{Results: []transcript.BudgetResult{{ToolUseID: "toolu_a"}, {ToolUseID: "toolu_b"}}}
 	k.decision(old)
 	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxResultChars: 500, PreviewBytes: 50}), k.recs)
 	assert.Empty(t, res.Append)
@@ -298,7 +300,7 @@ func TestBudgetNewResultsDecidedEachPrepare(t *testing.T) {
 	require.Len(t, res1.Append, 1)
 	assert.Len(t, budgetDecisions(res1.Append), 1, "toolu_a over its cap; then 200+900+preview fit")
 
-	recs := append(append([]Record(nil), k.recs...), res1.Append...)
+	recs := append(append([]transcript.Record(nil), k.recs...), res1.Append...)
 	res3 := budgetPrepare(t, p, recs)
 	assert.Empty(t, res3.Append, "the kept ones are decided again, the same way")
 	assert.Equal(t, string(requestBytes(t, res1.Request)), string(requestBytes(t, res3.Request)))
@@ -310,7 +312,7 @@ func TestBudgetSyntheticResponse(t *testing.T) {
 	k := newTK()
 	budgetParallel(k, map[string]int{"toolu_a": 3000}, "toolu_a")
 	r := k.assistant(text("API Error: prompt is too long"))
-	r.Message.Model = SyntheticModel
+	r.Message.Model = transcript.SyntheticModel
 	res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, PreviewBytes: 100}), k.recs)
 	dec := budgetDecisions(res.Append)
 	require.Len(t, dec, 1)
@@ -332,7 +334,7 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 	assert.Equal(t, want, requestBytes(t, again.Request), "Prepare twice: same bytes")
 	assert.Equal(t, res1.Append, again.Append, "Prepare twice: same decisions")
 
-	recs := append(append([]Record(nil), k.recs...), res1.Append...)
+	recs := append(append([]transcript.Record(nil), k.recs...), res1.Append...)
 	for name, p := range map[string]*Pipeline{
 		"same config":  p1,
 		"other config": budgetPipeline(t, BudgetConfig{MaxResultChars: 100, PreviewBytes: 999, Store: &MapStore{}}),
@@ -352,7 +354,7 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 
 	t.Run("resume", func(t *testing.T) {
 		kk := &tk{recs: recs}
-		tr, err := ReadTranscript(strings.NewReader(kk.jsonl(t)), "session.jsonl", ReadOptions{})
+		tr, err := transcript.Read(strings.NewReader(kk.jsonl(t)), "session.jsonl", transcript.ReadOptions{})
 		require.NoError(t, err)
 		require.True(t, tr.Clean())
 		res2 := budgetPrepare(t, p1, tr.Records)
@@ -361,7 +363,7 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 	})
 
 	t.Run("prefix of later turns", func(t *testing.T) {
-		k2 := &tk{recs: append([]Record(nil), recs...), t0: k.t0, n: k.n, last: k.last, msgN: k.msgN}
+		k2 := &tk{recs: append([]transcript.Record(nil), recs...), t0: k.t0, n: k.n, last: k.last, msgN: k.msgN}
 		k2.assistant(toolUse("toolu_c", budgetTool))
 		k2.results(result("toolu_c", budgetLines(7000)))
 		res3 := budgetPrepare(t, p1, k2.recs)
@@ -383,22 +385,22 @@ func TestBudgetReappliedByteIdentical(t *testing.T) {
 func TestBudgetFirstDecisionWins(t *testing.T) {
 	k := newTK()
 	budgetParallel(k, map[string]int{"toolu_a": 3000}, "toolu_a")
-	mk := func(key, preview string, replaced bool) Record {
-		r := (&turn{now: budgetNow}).newDecision(SubtypeToolResultBudget, key, "test")
-		r.Budget = &BudgetDecision{Results: []BudgetResult{{ToolUseID: "toolu_a", Replaced: replaced, Preview: preview}}}
+	mk := func(key, preview string, replaced bool) transcript.Record {
+		r := (&turn{now: budgetNow}).newDecision(transcript.SubtypeToolResultBudget, key, "test")
+		r.Budget = &transcript.BudgetDecision{Results: []transcript.BudgetResult{{ToolUseID: "toolu_a", Replaced: replaced, Preview: preview}}}
 		return r
 	}
 	tests := []struct {
 		name  string
-		decs  []Record
+		decs  []transcript.Record
 		shown string
 	}{
-		{"replaced first", []Record{mk("1", "first preview", true), mk("2", "second preview", true)}, "first preview"},
-		{"kept first", []Record{mk("1", "", false), mk("2", "second preview", true)}, budgetLines(3000)},
+		{"replaced first", []transcript.Record{mk("1", "first preview", true), mk("2", "second preview", true)}, "first preview"},
+		{"kept first", []transcript.Record{mk("1", "", false), mk("2", "second preview", true)}, budgetLines(3000)},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			recs := append(append([]Record(nil), k.recs...), tc.decs...)
+			recs := append(append([]transcript.Record(nil), k.recs...), tc.decs...)
 			res := budgetPrepare(t, budgetPipeline(t, BudgetConfig{MaxResultChars: 1000, Store: &MapStore{}}), recs)
 			trs, _ := toolResults(res.Request)
 			assert.Equal(t, tc.shown, resultText(trs["toolu_a"]))
@@ -447,7 +449,7 @@ func TestBudgetCopyOnWrite(t *testing.T) {
 	before := k.jsonl(t)
 	p := budgetPipeline(t, BudgetConfig{MaxResultChars: 1000})
 	in := Input{Records: k.recs}
-	chain, err := BuildChain(in.Records, ChainOptions{})
+	chain, err := transcript.BuildChain(in.Records, transcript.ChainOptions{})
 	require.NoError(t, err)
 	tn := p.newTurn(context.Background(), &in, chain)
 	tn.report.stage("budget")
@@ -457,7 +459,7 @@ func TestBudgetCopyOnWrite(t *testing.T) {
 	var owned, shared int
 	for _, it := range tn.items {
 		for _, b := range it.blocks {
-			tr, ok := b.(*ToolResult)
+			tr, ok := b.(*transcript.ToolResult)
 			if !ok {
 				continue
 			}
@@ -474,8 +476,8 @@ func TestBudgetCopyOnWrite(t *testing.T) {
 	assert.Equal(t, 1, owned)
 	assert.Equal(t, 1, shared)
 	require.Len(t, tn.appended, 1)
-	assert.Equal(t, TypeSystem, tn.appended[0].Type)
-	assert.Equal(t, SubtypeToolResultBudget, tn.appended[0].Subtype)
+	assert.Equal(t, transcript.TypeSystem, tn.appended[0].Type)
+	assert.Equal(t, transcript.SubtypeToolResultBudget, tn.appended[0].Subtype)
 	assert.Empty(t, tn.appended[0].ParentUUID)
 }
 
@@ -532,9 +534,9 @@ func TestBudgetAggregateInterleaved(t *testing.T) {
 	k.user("go")
 	a1 := k.assistant(toolUse("toolu_a", budgetTool))
 	k.results(result("toolu_a", budgetLines(600)))
-	a2 := k.next(TypeAssistant)
+	a2 := k.next(transcript.TypeAssistant)
 	a2.ParentUUID = a1.UUID
-	a2.Message = &Message{ID: a1.Message.ID, Type: "message", Role: RoleAssistant, Content: []Block{toolUse("toolu_b", budgetTool)}}
+	a2.Message = &transcript.Message{ID: a1.Message.ID, Type: "message", Role: transcript.RoleAssistant, Content: []transcript.Block{toolUse("toolu_b", budgetTool)}}
 	k.add(a2)
 	k.results(result("toolu_b", budgetLines(500)))
 
@@ -564,13 +566,13 @@ func TestBudgetCorpus(t *testing.T) {
 	require.NoError(t, err)
 	replaced, records, lines, empty := 0, 0, 0, 0
 	for _, f := range corpusFiles(t) {
-		tr, err := ReadFile(f, ReadOptions{})
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		require.NoError(t, err, f)
-		var live []Record
+		var live []transcript.Record
 		var added []int // indexes in live of the records the replay appended
 		newChars, lastMsgID := 0, ""
 		for _, r := range tr.Records {
-			if m := r.Message; r.Type == TypeAssistant && m != nil && m.Model != SyntheticModel && m.ID != lastMsgID {
+			if m := r.Message; r.Type == transcript.TypeAssistant && m != nil && m.Model != transcript.SyntheticModel && m.ID != lastMsgID {
 				if newChars > maxResult {
 					res, err := p.Prepare(t.Context(), Input{Records: live})
 					if !errors.Is(err, ErrNoMessages) {
@@ -583,9 +585,9 @@ func TestBudgetCorpus(t *testing.T) {
 				}
 				newChars, lastMsgID = 0, m.ID
 			}
-			if r.Type == TypeUser && r.Message != nil {
+			if r.Type == transcript.TypeUser && r.Message != nil {
 				for _, b := range r.Message.Content {
-					if tr, ok := b.(*ToolResult); ok {
+					if tr, ok := b.(*transcript.ToolResult); ok {
 						newChars += resultChars(tr)
 					}
 				}
@@ -608,7 +610,7 @@ func TestBudgetCorpus(t *testing.T) {
 		want := requestBytes(t, res.Request)
 		// A resume reads the appended records back from the file.
 		resumed := slices.Clone(live)
-		var decs []Record
+		var decs []transcript.Record
 		for _, i := range added {
 			decs = append(decs, live[i])
 		}
@@ -620,12 +622,12 @@ func TestBudgetCorpus(t *testing.T) {
 		assert.True(t, string(want) == string(requestBytes(t, again.Request)), "%s: the request differs after a resume", f)
 		assert.Empty(t, again.Append, f)
 
-		chain, err := BuildChain(live, ChainOptions{})
+		chain, err := transcript.BuildChain(live, transcript.ChainOptions{})
 		require.NoError(t, err)
 		names := map[string]string{}
 		for _, r := range chain.Messages() {
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok {
+				if tu, ok := b.(*transcript.ToolUse); ok {
 					names[tu.ID] = tu.Name
 				}
 			}
@@ -756,8 +758,8 @@ func TestBudgetNeverTokenizesReplaced(t *testing.T) {
 	})
 	k := newTK()
 	k.user("go")
-	var uses []Block
-	var trs []*ToolResult
+	var uses []transcript.Block
+	var trs []*transcript.ToolResult
 	for i := range n {
 		id := fmt.Sprintf("toolu_%02d", i)
 		uses = append(uses, toolUse(id, "Bash"))

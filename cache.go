@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
@@ -71,7 +73,9 @@ func (c CacheConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-func (c CacheConfig) marker() *CacheControl { return &CacheControl{Type: "ephemeral", TTL: c.TTL} }
+func (c CacheConfig) marker() *transcript.CacheControl {
+	return &transcript.CacheControl{Type: "ephemeral", TTL: c.TTL}
+}
 
 func (c CacheConfig) ttlName() string {
 	if c.TTL == "" {
@@ -81,11 +85,11 @@ func (c CacheConfig) ttlName() string {
 }
 
 // canCarryCacheControl reports whether a message-level block may hold a cache_control marker.
-func canCarryCacheControl(b Block) bool {
+func canCarryCacheControl(b transcript.Block) bool {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		return strings.TrimSpace(b.Text) != ""
-	case *Image, *Document, *ToolUse, *ToolResult, *ServerToolUse, *ServerToolResult:
+	case *transcript.Image, *transcript.Document, *transcript.ToolUse, *transcript.ToolResult, *transcript.ServerToolUse, *transcript.ServerToolResult:
 		return true
 	}
 	return false
@@ -93,22 +97,22 @@ func canCarryCacheControl(b Block) bool {
 
 // stripCacheControl returns b without markers, also inside a tool_result's content, and the
 // number removed.
-func stripCacheControl(b Block) (Block, int) {
+func stripCacheControl(b transcript.Block) (transcript.Block, int) {
 	n := 0
-	if CacheControlOf(b) != nil {
-		b = WithCacheControl(b, nil)
+	if transcript.CacheControlOf(b) != nil {
+		b = transcript.WithCacheControl(b, nil)
 		n++
 	}
-	if tr, ok := b.(*ToolResult); ok {
-		var content []Block
+	if tr, ok := b.(*transcript.ToolResult); ok {
+		var content []transcript.Block
 		for k, cb := range tr.Content {
-			if CacheControlOf(cb) == nil {
+			if transcript.CacheControlOf(cb) == nil {
 				continue
 			}
 			if content == nil {
 				content = slices.Clone(tr.Content)
 			}
-			content[k] = WithCacheControl(cb, nil)
+			content[k] = transcript.WithCacheControl(cb, nil)
 			n++
 		}
 		if content != nil {
@@ -139,7 +143,7 @@ func (p *Pipeline) cacheBreakpoint(t *turn) error {
 	}
 	for i, s := range t.system {
 		if s.CacheControl != nil {
-			t.system[i] = WithCacheControl(s, nil).(*Text)
+			t.system[i] = transcript.WithCacheControl(s, nil).(*transcript.Text)
 			rep.add(Action{Kind: ActionRepaired, Detail: fmt.Sprintf("removed cache_control from system[%d]", i)})
 		}
 	}
@@ -162,7 +166,7 @@ func (p *Pipeline) cacheBreakpoint(t *turn) error {
 				if !canCarryCacheControl(b) {
 					continue
 				}
-				set(i, j, WithCacheControl(b, c.marker()))
+				set(i, j, transcript.WithCacheControl(b, c.marker()))
 				markerMsg = i
 				rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("messages[%d].content[%d] (%s, %s message), ttl %s", i, j, b.Kind(), msgs[i].Role, c.ttlName())})
 				break place
@@ -174,7 +178,7 @@ func (p *Pipeline) cacheBreakpoint(t *turn) error {
 	if !c.Disable && c.SystemMarker {
 		for i := len(t.system) - 1; i >= 0; i-- {
 			if strings.TrimSpace(t.system[i].Text) != "" {
-				t.system[i] = WithCacheControl(t.system[i], c.marker()).(*Text)
+				t.system[i] = transcript.WithCacheControl(t.system[i], c.marker()).(*transcript.Text)
 				rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("system[%d], ttl %s", i, c.ttlName())})
 				break
 			}
@@ -206,7 +210,7 @@ func (e *msgEditor) own(i int) {
 	}
 }
 
-func (e *msgEditor) set(i, j int, b Block) {
+func (e *msgEditor) set(i, j int, b transcript.Block) {
 	e.own(i)
 	e.msgs[i].Content[j] = b
 }
@@ -255,7 +259,7 @@ func checkCacheEdits(ed *msgEditor, markerMsg int, rep *StageReport) {
 	valid := map[string]bool{}
 	for i := range msgs {
 		for j, b := range msgs[i].Content {
-			tr, ok := b.(*ToolResult)
+			tr, ok := b.(*transcript.ToolResult)
 			if !ok || tr.CacheReference == "" {
 				continue
 			}
@@ -263,10 +267,7 @@ func checkCacheEdits(ed *msgEditor, markerMsg int, rep *StageReport) {
 				valid[tr.CacheReference] = true
 				continue
 			}
-			c := *tr
-			c.CacheReference = ""
-			forgetField(&c, "cache_reference")
-			set(i, j, &c)
+			set(i, j, tr.WithoutCacheReference())
 			rep.add(Action{Kind: ActionRepaired, ToolUseID: tr.ToolUseID,
 				Detail: fmt.Sprintf("removed cache_reference from messages[%d].content[%d]: not before the cache marker", i, j)})
 		}
@@ -274,11 +275,11 @@ func checkCacheEdits(ed *msgEditor, markerMsg int, rep *StageReport) {
 	sent := map[string]bool{}
 	for i := range msgs {
 		for j := 0; j < len(msgs[i].Content); j++ {
-			ce, ok := msgs[i].Content[j].(*CacheEdits)
+			ce, ok := msgs[i].Content[j].(*transcript.CacheEdits)
 			if !ok {
 				continue
 			}
-			var keep []CacheEdit
+			var keep []transcript.CacheEdit
 			for _, e := range ce.Edits {
 				if valid[e.CacheReference] && !sent[e.CacheReference] {
 					sent[e.CacheReference] = true
@@ -290,7 +291,7 @@ func checkCacheEdits(ed *msgEditor, markerMsg int, rep *StageReport) {
 			}
 			rep.add(Action{Kind: ActionDropped, Detail: fmt.Sprintf("messages[%d].content[%d]: %d cache_edits deletions without a cached reference", i, j, len(ce.Edits)-len(keep))})
 			if len(keep) > 0 {
-				set(i, j, &CacheEdits{Edits: keep})
+				set(i, j, &transcript.CacheEdits{Edits: keep})
 				continue
 			}
 			ed.own(i)
@@ -301,7 +302,7 @@ func checkCacheEdits(ed *msgEditor, markerMsg int, rep *StageReport) {
 }
 
 // countMarkers counts the cache_control markers of a request whose system prompt is system.
-func countMarkers(r *Request, system []*Text) int {
+func countMarkers(r *Request, system []*transcript.Text) int {
 	n := 0
 	for _, s := range system {
 		if s.CacheControl != nil {
@@ -315,12 +316,12 @@ func countMarkers(r *Request, system []*Text) int {
 	}
 	for _, m := range r.Messages {
 		for _, b := range m.Content {
-			if CacheControlOf(b) != nil {
+			if transcript.CacheControlOf(b) != nil {
 				n++
 			}
-			if tr, ok := b.(*ToolResult); ok {
+			if tr, ok := b.(*transcript.ToolResult); ok {
 				for _, cb := range tr.Content {
-					if CacheControlOf(cb) != nil {
+					if transcript.CacheControlOf(cb) != nil {
 						n++
 					}
 				}

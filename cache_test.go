@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +39,7 @@ func cacheMarkers(t *testing.T, req Request) []cacheMarker {
 		if !ok {
 			return
 		}
-		var cc CacheControl
+		var cc transcript.CacheControl
 		require.NoError(t, json.Unmarshal(raw, &cc), "cache_control %s", raw)
 		require.Equal(t, "ephemeral", cc.Type)
 		out = append(out, cacheMarker{where, i, j, cc.TTL})
@@ -79,7 +81,7 @@ func cacheTools() []Tool {
 func cacheSession() *tk {
 	k := newTK()
 	k.user("read x")
-	k.assistant(&Thinking{Thinking: "hmm", Signature: "sig"}, text("reading"), toolUse("c1", "Read"))
+	k.assistant(&transcript.Thinking{Thinking: "hmm", Signature: "sig"}, text("reading"), toolUse("c1", "Read"))
 	k.results(result("c1", "content of x"))
 	k.assistant(text("x says hi"))
 	k.user("thanks, now y")
@@ -106,7 +108,7 @@ func TestCacheBreakpoints(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k := cacheSession()
-			system := []*Text{{Text: "You are an agent."}, {Text: "Be brief."}}
+			system := []*transcript.Text{{Text: "You are an agent."}, {Text: "Be brief."}}
 			tools := cacheTools()
 			res, err := cachePipeline(t, tc.cfg).Prepare(t.Context(), Input{Records: k.recs, System: system, Tools: tools, SkipCacheWrite: tc.skip})
 			require.NoError(t, err)
@@ -140,15 +142,15 @@ func TestCacheBreakpoints(t *testing.T) {
 func TestCacheStripsStaleMarkers(t *testing.T) {
 	k := newTK()
 	k.user("a")
-	k.assistant(&Text{Text: "b", CacheControl: Ephemeral()}, &ToolUse{ID: "s1", Name: "Read", Input: json.RawMessage(`{}`), CacheControl: Ephemeral()})
-	k.results(&ToolResult{ToolUseID: "s1", Content: []Block{&Text{Text: "nested", CacheControl: Ephemeral()}}, CacheControl: Ephemeral()})
+	k.assistant(&transcript.Text{Text: "b", CacheControl: transcript.Ephemeral()}, &transcript.ToolUse{ID: "s1", Name: "Read", Input: json.RawMessage(`{}`), CacheControl: transcript.Ephemeral()})
+	k.results(&transcript.ToolResult{ToolUseID: "s1", Content: []transcript.Block{&transcript.Text{Text: "nested", CacheControl: transcript.Ephemeral()}}, CacheControl: transcript.Ephemeral()})
 	k.assistant(text("c"))
 	k.user("d")
 	// Decode from JSON so the markers are "present" fields, as in a real transcript.
-	tr, err := ReadTranscript(strings.NewReader(k.jsonl(t)), "t.jsonl", ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(k.jsonl(t)), "t.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
-	system := []*Text{{Text: "sys", CacheControl: Ephemeral()}}
-	tools := []Tool{{Name: "Read", CacheControl: Ephemeral(),
+	system := []*transcript.Text{{Text: "sys", CacheControl: transcript.Ephemeral()}}
+	tools := []Tool{{Name: "Read", CacheControl: transcript.Ephemeral(),
 		Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}`)}}
 
 	res, err := cachePipeline(t, CacheConfig{}).Prepare(t.Context(), Input{Records: tr.Records, System: system, Tools: tools})
@@ -173,8 +175,8 @@ func TestCacheStripsStaleMarkers(t *testing.T) {
 	assert.NotNil(t, system[0].CacheControl)
 	assert.Contains(t, string(tools[0].Definition), "cache_control")
 	for _, r := range tr.Records {
-		if r.Type == TypeAssistant {
-			assert.NotNil(t, CacheControlOf(r.Message.Content[0]))
+		if r.Type == transcript.TypeAssistant {
+			assert.NotNil(t, transcript.CacheControlOf(r.Message.Content[0]))
 			break
 		}
 	}
@@ -182,10 +184,10 @@ func TestCacheStripsStaleMarkers(t *testing.T) {
 
 // TestCacheMarkerPlacement runs the stage alone on hand-built messages.
 func TestCacheMarkerPlacement(t *testing.T) {
-	think := &Thinking{Thinking: "t", Signature: "s"}
-	redacted := &RedactedThinking{Data: "r"}
-	edits := &CacheEdits{Edits: []CacheEdit{{Type: "delete", CacheReference: "r1"}}}
-	ref := &ToolResult{ToolUseID: "r1", Content: []Block{text("x")}, CacheReference: "r1"}
+	think := &transcript.Thinking{Thinking: "t", Signature: "s"}
+	redacted := &transcript.RedactedThinking{Data: "r"}
+	edits := &transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: "r1"}}}
+	ref := &transcript.ToolResult{ToolUseID: "r1", Content: []transcript.Block{text("x")}, CacheReference: "r1"}
 	tests := []struct {
 		name   string
 		msgs   []RequestMessage
@@ -194,21 +196,21 @@ func TestCacheMarkerPlacement(t *testing.T) {
 	}{
 		{
 			name:   "skips empty text and cache_edits",
-			msgs:   []RequestMessage{{RoleUser, []Block{text("q")}}, {RoleAssistant, []Block{toolUse("r1", "Read")}}, {RoleUser, []Block{ref, text("ok"), text("  "), edits}}},
+			msgs:   []RequestMessage{{transcript.RoleUser, []transcript.Block{text("q")}}, {transcript.RoleAssistant, []transcript.Block{toolUse("r1", "Read")}}, {transcript.RoleUser, []transcript.Block{ref, text("ok"), text("  "), edits}}},
 			wantAt: [2]int{2, 1},
 		},
 		{
 			name:   "no marker on thinking: earlier message",
-			msgs:   []RequestMessage{{RoleUser, []Block{text("q")}}, {RoleAssistant, []Block{think, redacted}}},
+			msgs:   []RequestMessage{{transcript.RoleUser, []transcript.Block{text("q")}}, {transcript.RoleAssistant, []transcript.Block{think, redacted}}},
 			wantAt: [2]int{0, 0},
 		},
 		{
 			name:   "skip write with thinking-led assistant",
-			msgs:   []RequestMessage{{RoleUser, []Block{text("q")}}, {RoleAssistant, []Block{think, text("a"), toolUse("u", "Read")}}, {RoleUser, []Block{result("u", "r")}}},
+			msgs:   []RequestMessage{{transcript.RoleUser, []transcript.Block{text("q")}}, {transcript.RoleAssistant, []transcript.Block{think, text("a"), toolUse("u", "Read")}}, {transcript.RoleUser, []transcript.Block{result("u", "r")}}},
 			skip:   true,
 			wantAt: [2]int{1, 2},
 		},
-		{name: "single message with skip write: none", msgs: []RequestMessage{{RoleUser, []Block{text("q")}}}, skip: true, wantAt: [2]int{-1, -1}},
+		{name: "single message with skip write: none", msgs: []RequestMessage{{transcript.RoleUser, []transcript.Block{text("q")}}}, skip: true, wantAt: [2]int{-1, -1}},
 		{name: "no messages", wantAt: [2]int{-1, -1}},
 	}
 	for _, tc := range tests {
@@ -216,7 +218,7 @@ func TestCacheMarkerPlacement(t *testing.T) {
 			p := cachePipeline(t, CacheConfig{})
 			orig := make([]RequestMessage, len(tc.msgs))
 			for i, m := range tc.msgs {
-				orig[i] = RequestMessage{m.Role, append([]Block(nil), m.Content...)}
+				orig[i] = RequestMessage{m.Role, append([]transcript.Block(nil), m.Content...)}
 			}
 			tn := &turn{in: &Input{SkipCacheWrite: tc.skip}, report: &Report{}, req: Request{Messages: tc.msgs}}
 			require.NoError(t, p.cacheBreakpoint(tn))
@@ -224,7 +226,7 @@ func TestCacheMarkerPlacement(t *testing.T) {
 			n := 0
 			for i, m := range tn.req.Messages {
 				for j, b := range m.Content {
-					if CacheControlOf(b) != nil {
+					if transcript.CacheControlOf(b) != nil {
 						at = [2]int{i, j}
 						n++
 					}
@@ -235,7 +237,7 @@ func TestCacheMarkerPlacement(t *testing.T) {
 			// The input blocks were not modified in place.
 			for i, m := range orig {
 				for j, b := range m.Content {
-					assert.Nil(t, CacheControlOf(b), "message %d block %d", i, j)
+					assert.Nil(t, transcript.CacheControlOf(b), "message %d block %d", i, j)
 				}
 			}
 		})
@@ -245,20 +247,20 @@ func TestCacheMarkerPlacement(t *testing.T) {
 // TestCacheStripsMessageMarkers runs the stage alone: markers on message blocks, also inside
 // a tool_result, are removed without writing "cache_control":null.
 func TestCacheStripsMessageMarkers(t *testing.T) {
-	var blocks []Block
+	var blocks []transcript.Block
 	for _, raw := range []string{
 		`{"type":"text","text":"a","cache_control":{"type":"ephemeral"}}`,
 		`{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"n","cache_control":{"type":"ephemeral","ttl":"1h"}}],"cache_control":{"type":"ephemeral"}}`,
 		`{"type":"image","source":{"type":"url","url":"https://example.com/a.png"},"cache_control":{"type":"ephemeral"}}`,
 	} {
-		b, err := UnmarshalBlock([]byte(raw))
+		b, err := transcript.UnmarshalBlock([]byte(raw))
 		require.NoError(t, err)
 		blocks = append(blocks, b)
 	}
 	msgs := []RequestMessage{
-		{RoleUser, []Block{blocks[0]}},
-		{RoleAssistant, []Block{toolUse("x", "Read")}},
-		{RoleUser, []Block{blocks[1], blocks[2], text("last")}},
+		{transcript.RoleUser, []transcript.Block{blocks[0]}},
+		{transcript.RoleAssistant, []transcript.Block{toolUse("x", "Read")}},
+		{transcript.RoleUser, []transcript.Block{blocks[1], blocks[2], text("last")}},
 	}
 	p := cachePipeline(t, CacheConfig{})
 	tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs}}
@@ -269,20 +271,20 @@ func TestCacheStripsMessageMarkers(t *testing.T) {
 	assert.Contains(t, enc, `{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"n"}]}`)
 	assert.Len(t, tn.report.Stage("cache").Actions, 4, "3 repairs and the marker")
 	// The input blocks keep their markers.
-	assert.NotNil(t, CacheControlOf(blocks[0]))
-	assert.NotNil(t, CacheControlOf(blocks[1].(*ToolResult).Content[0]))
+	assert.NotNil(t, transcript.CacheControlOf(blocks[0]))
+	assert.NotNil(t, transcript.CacheControlOf(blocks[1].(*transcript.ToolResult).Content[0]))
 }
 
 func TestCacheReferencesAfterMarker(t *testing.T) {
-	refBefore := &ToolResult{ToolUseID: "a", Content: []Block{text("x")}, CacheReference: "a"}
-	refLast := &ToolResult{ToolUseID: "b", Content: []Block{text("y")}, CacheReference: "b"}
+	refBefore := &transcript.ToolResult{ToolUseID: "a", Content: []transcript.Block{text("x")}, CacheReference: "a"}
+	refLast := &transcript.ToolResult{ToolUseID: "b", Content: []transcript.Block{text("y")}, CacheReference: "b"}
 	msgs := func() []RequestMessage {
 		return []RequestMessage{
-			{RoleUser, []Block{text("q")}},
-			{RoleAssistant, []Block{toolUse("a", "Read")}},
-			{RoleUser, []Block{refBefore}},
-			{RoleAssistant, []Block{toolUse("b", "Read")}},
-			{RoleUser, []Block{refLast, text("go"), &CacheEdits{Edits: []CacheEdit{{"delete", "a"}, {"delete", "b"}, {"delete", "a"}, {"delete", "gone"}}}}},
+			{transcript.RoleUser, []transcript.Block{text("q")}},
+			{transcript.RoleAssistant, []transcript.Block{toolUse("a", "Read")}},
+			{transcript.RoleUser, []transcript.Block{refBefore}},
+			{transcript.RoleAssistant, []transcript.Block{toolUse("b", "Read")}},
+			{transcript.RoleUser, []transcript.Block{refLast, text("go"), &transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: "a"}, {Type: "delete", CacheReference: "b"}, {Type: "delete", CacheReference: "a"}, {Type: "delete", CacheReference: "gone"}}}}},
 		}
 	}
 	t.Run("enabled", func(t *testing.T) {
@@ -290,19 +292,19 @@ func TestCacheReferencesAfterMarker(t *testing.T) {
 		tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs()}}
 		require.NoError(t, p.cacheBreakpoint(tn))
 		ms := tn.req.Messages
-		assert.Equal(t, "a", ms[2].Content[0].(*ToolResult).CacheReference)
-		assert.Empty(t, ms[4].Content[0].(*ToolResult).CacheReference, "not before the marker")
+		assert.Equal(t, "a", ms[2].Content[0].(*transcript.ToolResult).CacheReference)
+		assert.Empty(t, ms[4].Content[0].(*transcript.ToolResult).CacheReference, "not before the marker")
 		assert.Equal(t, "b", refLast.CacheReference, "input block untouched")
-		ce := ms[4].Content[2].(*CacheEdits)
-		assert.Equal(t, []CacheEdit{{"delete", "a"}}, ce.Edits)
-		assert.NotNil(t, CacheControlOf(ms[4].Content[1]))
+		ce := ms[4].Content[2].(*transcript.CacheEdits)
+		assert.Equal(t, []transcript.CacheEdit{{Type: "delete", CacheReference: "a"}}, ce.Edits)
+		assert.NotNil(t, transcript.CacheControlOf(ms[4].Content[1]))
 	})
 	t.Run("disabled drops all cache editing", func(t *testing.T) {
 		p := cachePipeline(t, CacheConfig{Disable: true})
 		tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs()}}
 		require.NoError(t, p.cacheBreakpoint(tn))
 		ms := tn.req.Messages
-		assert.Empty(t, ms[2].Content[0].(*ToolResult).CacheReference)
+		assert.Empty(t, ms[2].Content[0].(*transcript.ToolResult).CacheReference)
 		assert.Len(t, ms[4].Content, 2, "cache_edits dropped")
 		b, err := tn.req.MarshalJSON()
 		require.NoError(t, err)
@@ -342,7 +344,7 @@ func TestCacheWithCachedMicrocompact(t *testing.T) {
 			Now:          func() time.Time { return k.at(0) }})
 		require.NoError(t, err)
 		res, err := p.Prepare(t.Context(), Input{Records: k.recs, SkipCacheWrite: skip,
-			System: []*Text{{Text: "sys"}}, Tools: cacheTools()})
+			System: []*transcript.Text{{Text: "sys"}}, Tools: cacheTools()})
 		require.NoError(t, err)
 		mcValid(t, res.Request)
 		mcAssertRefsBeforeMarker(t, res.Request)

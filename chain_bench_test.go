@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // BenchmarkBuildChain rebuilds the active chain of a generated session, as every Prepare
@@ -16,7 +16,7 @@ func BenchmarkBuildChain(b *testing.B) {
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := agentctx.BuildChain(recs, agentctx.ChainOptions{}); err != nil {
+				if _, err := transcript.BuildChain(recs, transcript.ChainOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}

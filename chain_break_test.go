@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,16 +30,16 @@ func linearSession(n int) *tk {
 
 // readDamaged encodes recs as a transcript, lets edit change its lines (line i+1 is recs[i]),
 // and reads it back the way a runtime does.
-func readDamaged(t *testing.T, recs []Record, opts ReadOptions, edit func(lines []string) []string) *Transcript {
+func readDamaged(t *testing.T, recs []transcript.Record, opts transcript.ReadOptions, edit func(lines []string) []string) *transcript.File {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(encodeRecords(t, recs), "\n"), "\n")
 	lines = edit(slices.Clone(lines))
-	tr, err := ReadTranscript(strings.NewReader(strings.Join(lines, "\n")+"\n"), "s.jsonl", opts)
+	tr, err := transcript.Read(strings.NewReader(strings.Join(lines, "\n")+"\n"), "s.jsonl", opts)
 	require.NoError(t, err)
 	return tr
 }
 
-func uuidsWithout(recs []Record, drop ...int) []string {
+func uuidsWithout(recs []transcript.Record, drop ...int) []string {
 	var out []string
 	for i, r := range recs {
 		if !slices.Contains(drop, i) {
@@ -56,7 +58,7 @@ func TestBuildChainUnreadableRecord(t *testing.T) {
 	n := len(k.recs)
 	const at = 20 // a record in the middle: its line is at+1
 	require.Greater(t, n, at+5)
-	require.Equal(t, TypeUser, k.recs[at].Type)
+	require.Equal(t, transcript.TypeUser, k.recs[at].Type)
 	huge := strings.Repeat("x", 4096)
 	set := func(t *testing.T, line, old, new string) string {
 		t.Helper()
@@ -65,12 +67,12 @@ func TestBuildChainUnreadableRecord(t *testing.T) {
 	}
 	tests := []struct {
 		name    string
-		opts    ReadOptions
+		opts    transcript.ReadOptions
 		rec     int // the record damaged: at, or at+1 for the answer after it
 		edit    func(t *testing.T, line string) string
-		lost    bool             // the record is gone from the chain
-		kind    ChainProblemKind // the break reported, "" for none
-		dropped string           // the field reported dropped, "" for none
+		lost    bool                        // the record is gone from the chain
+		kind    transcript.ChainProblemKind // the break reported, "" for none
+		dropped string                      // the field reported dropped, "" for none
 	}{
 		{name: "usage figure 1e400", rec: at + 1, dropped: "message.usage.input_tokens",
 			edit: func(t *testing.T, l string) string { return set(t, l, `"input_tokens":10`, `"input_tokens":1e400`) }},
@@ -80,24 +82,24 @@ func TestBuildChainUnreadableRecord(t *testing.T) {
 			edit: func(t *testing.T, l string) string {
 				return set(t, l, `"timestamp":"2026-01-02T03:04:26.000Z"`, `"timestamp":1767323066`)
 			}},
-		{name: "not JSON", rec: at, lost: true, kind: ChainUnreadable,
+		{name: "not JSON", rec: at, lost: true, kind: transcript.ChainUnreadable,
 			edit: func(t *testing.T, l string) string { return "{" + l }},
-		{name: "torn in the middle", rec: at, lost: true, kind: ChainUnreadable,
+		{name: "torn in the middle", rec: at, lost: true, kind: transcript.ChainUnreadable,
 			edit: func(t *testing.T, l string) string { return l[:len(l)/2] }},
-		{name: "not an object", rec: at, lost: true, kind: ChainUnreadable,
+		{name: "not an object", rec: at, lost: true, kind: transcript.ChainUnreadable,
 			edit: func(t *testing.T, l string) string { return "[" + l + "]" }},
-		{name: "over the line cap", rec: at, opts: ReadOptions{MaxLineBytes: 2048}, lost: true, kind: ChainUnreadable,
+		{name: "over the line cap", rec: at, opts: transcript.ReadOptions{MaxLineBytes: 2048}, lost: true, kind: transcript.ChainUnreadable,
 			edit: func(t *testing.T, l string) string { return set(t, l, `"question`, `"`+huge+` question`) }},
-		{name: "uuid not a string", rec: at, lost: true, kind: ChainUnreadable, dropped: "uuid",
+		{name: "uuid not a string", rec: at, lost: true, kind: transcript.ChainUnreadable, dropped: "uuid",
 			edit: func(t *testing.T, l string) string {
 				return set(t, l, `"uuid":"00000000-0000-4000-8000-000000000021"`, `"uuid":21`)
 			}},
-		{name: "parentUuid not a string", rec: at, kind: ChainUnreadableParent, dropped: "parentUuid",
+		{name: "parentUuid not a string", rec: at, kind: transcript.ChainUnreadableParent, dropped: "parentUuid",
 			edit: func(t *testing.T, l string) string {
 				return set(t, l, `"parentUuid":"00000000-0000-4000-8000-000000000020"`, `"parentUuid":20`)
 			}},
 	}
-	clean, err := BuildChain(k.recs, ChainOptions{})
+	clean, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	require.Len(t, clean.Records, n, "the undamaged session is one chain")
 	for _, tt := range tests {
@@ -114,7 +116,7 @@ func TestBuildChainUnreadableRecord(t *testing.T) {
 				assert.Equal(t, tt.dropped, tr.Dropped[0].Field)
 				assert.Equal(t, tt.rec+1, tr.Dropped[0].Line)
 			}
-			c, err := BuildChain(tr.Records, ChainOptions{})
+			c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 			require.NoError(t, err)
 			want := uuidsWithout(k.recs)
 			if tt.lost {
@@ -130,7 +132,7 @@ func TestBuildChainUnreadableRecord(t *testing.T) {
 			assert.Equal(t, tt.kind, p.Kind)
 			assert.Equal(t, at+1, p.Line, "the line of the damaged record")
 			assert.Equal(t, "s.jsonl", p.File)
-			if tt.kind == ChainUnreadableParent {
+			if tt.kind == transcript.ChainUnreadableParent {
 				assert.Equal(t, k.recs[at].UUID, p.UUID, "the record whose parentUuid is unreadable")
 			} else {
 				assert.Equal(t, k.recs[at+1].UUID, p.UUID, "the record whose parent is missing")
@@ -141,7 +143,7 @@ func TestBuildChainUnreadableRecord(t *testing.T) {
 			assert.Contains(t, p.String(), fmt.Sprintf("s.jsonl:%d: ", at+1))
 			assert.Contains(t, p.String(), fmt.Sprintf("would lose %d records", at))
 
-			off, err := BuildChain(tr.Records, ChainOptions{NoBridge: true})
+			off, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{NoBridge: true})
 			require.NoError(t, err)
 			require.Len(t, off.Problems, 1)
 			assert.Empty(t, off.Problems[0].Bridge)
@@ -157,11 +159,11 @@ func TestBuildChainBreaks(t *testing.T) {
 	t.Run("two unreadable lines", func(t *testing.T) {
 		k := linearSession(8)
 		n := len(k.recs)
-		tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+		tr := readDamaged(t, k.recs, transcript.ReadOptions{}, func(lines []string) []string {
 			lines[5], lines[12] = "{broken", "{broken"
 			return lines
 		})
-		c, err := BuildChain(tr.Records, ChainOptions{})
+		c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, uuidsWithout(k.recs, 5, 12), chainUUIDs(c))
 		require.Len(t, c.Problems, 2)
@@ -170,18 +172,18 @@ func TestBuildChainBreaks(t *testing.T) {
 		assert.Equal(t, 5, c.Problems[1].Cut)
 		assert.Len(t, c.Records, n-2)
 
-		off, err := BuildChain(tr.Records, ChainOptions{NoBridge: true})
+		off, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{NoBridge: true})
 		require.NoError(t, err)
 		require.Len(t, off.Problems, 1, "the walk stops at the first break")
 		assert.Equal(t, 11, off.Problems[0].Cut, "what a bridge would have reached, across the second break")
 	})
 	t.Run("consecutive unreadable lines", func(t *testing.T) {
 		k := linearSession(6)
-		tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+		tr := readDamaged(t, k.recs, transcript.ReadOptions{}, func(lines []string) []string {
 			lines[6], lines[7] = "nope", "{"
 			return lines
 		})
-		c, err := BuildChain(tr.Records, ChainOptions{})
+		c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 		require.NoError(t, err)
 		require.Len(t, c.Problems, 1)
 		assert.Equal(t, 8, c.Problems[0].Line, "the unreadable line nearest the break")
@@ -190,14 +192,14 @@ func TestBuildChainBreaks(t *testing.T) {
 	})
 	t.Run("unreadable first line", func(t *testing.T) {
 		k := linearSession(3)
-		tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+		tr := readDamaged(t, k.recs, transcript.ReadOptions{}, func(lines []string) []string {
 			lines[0] = "{oops"
 			return lines
 		})
-		c, err := BuildChain(tr.Records, ChainOptions{})
+		c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 		require.NoError(t, err)
 		require.Len(t, c.Problems, 1)
-		assert.Equal(t, ChainUnreadable, c.Problems[0].Kind)
+		assert.Equal(t, transcript.ChainUnreadable, c.Problems[0].Kind)
 		assert.Empty(t, c.Problems[0].Bridge, "nothing to bridge to")
 		assert.Zero(t, c.Problems[0].Cut)
 		assert.Equal(t, uuidsWithout(k.recs, 0), chainUUIDs(c))
@@ -205,11 +207,11 @@ func TestBuildChainBreaks(t *testing.T) {
 	t.Run("dangling parent in the middle", func(t *testing.T) {
 		k := linearSession(6)
 		k.recs[7].ParentUUID = "never-written"
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		require.Len(t, c.Problems, 1)
 		p := c.Problems[0]
-		assert.Equal(t, ChainDangling, p.Kind)
+		assert.Equal(t, transcript.ChainDangling, p.Kind)
 		assert.Equal(t, "never-written", p.Parent)
 		assert.Equal(t, k.recs[7].UUID, p.UUID)
 		assert.Empty(t, p.Bridge, "a dangling parent is not bridged")
@@ -221,10 +223,10 @@ func TestBuildChainBreaks(t *testing.T) {
 		k := linearSession(2)
 		k.recs[0].ParentUUID = "in-another-file"
 		tr := roundTrip(t, k.recs)
-		c, err := BuildChain(tr, ChainOptions{})
+		c, err := transcript.BuildChain(tr, transcript.ChainOptions{})
 		require.NoError(t, err)
 		require.Len(t, c.Problems, 1)
-		assert.Equal(t, ChainDangling, c.Problems[0].Kind)
+		assert.Equal(t, transcript.ChainDangling, c.Problems[0].Kind)
 		assert.Equal(t, 1, c.Problems[0].Line)
 		assert.Zero(t, c.Problems[0].Cut)
 		assert.Len(t, c.Records, len(k.recs))
@@ -233,21 +235,21 @@ func TestBuildChainBreaks(t *testing.T) {
 		k := newTK()
 		k.user("before")
 		pre := k.assistant(text("old"))
-		b := k.next(TypeSystem)
-		b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", pre.UUID
+		b := k.next(transcript.TypeSystem)
+		b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
 		k.add(b)
 		k.user("summary")
 		after := k.user("dangling")
 		after.ParentUUID = "missing"
 		k.assistant(text("new"))
-		tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+		tr := readDamaged(t, k.recs, transcript.ReadOptions{}, func(lines []string) []string {
 			lines[0] = "{bad"
 			return lines
 		})
-		c, err := BuildChain(tr.Records, ChainOptions{})
+		c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 		require.NoError(t, err)
 		require.Len(t, c.Problems, 1)
-		assert.Equal(t, ChainDangling, c.Problems[0].Kind)
+		assert.Equal(t, transcript.ChainDangling, c.Problems[0].Kind)
 		assert.Nil(t, c.Boundary)
 		assert.Len(t, c.Records, 2)
 	})
@@ -255,17 +257,17 @@ func TestBuildChainBreaks(t *testing.T) {
 		k := newTK()
 		k.user("before")
 		pre := k.assistant(text("old"))
-		b := k.next(TypeSystem)
-		b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", pre.UUID
+		b := k.next(transcript.TypeSystem)
+		b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
 		k.add(b)
 		k.user("summary")
 		k.user("next")
 		k.assistant(text("new"))
-		tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+		tr := readDamaged(t, k.recs, transcript.ReadOptions{}, func(lines []string) []string {
 			lines[3] = "{bad"
 			return lines
 		})
-		c, err := BuildChain(tr.Records, ChainOptions{})
+		c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 		require.NoError(t, err)
 		require.Len(t, c.Problems, 1)
 		assert.Equal(t, b.UUID, c.Problems[0].Bridge)
@@ -275,21 +277,21 @@ func TestBuildChainBreaks(t *testing.T) {
 	})
 	t.Run("bridge skips decision records and other threads", func(t *testing.T) {
 		k := linearSession(2)
-		side := k.next(TypeUser)
+		side := k.next(transcript.TypeUser)
 		side.IsSidechain, side.ParentUUID = true, ""
-		side.Message = &Message{Role: RoleUser, Content: []Block{text("subagent")}}
+		side.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("subagent")}}
 		k.add(side)
-		k.decision(Record{Type: TypeSystem, Subtype: SubtypePin, UUID: "pin-1", Pin: &PinDecision{}})
+		k.decision(transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypePin, UUID: "pin-1", Pin: &transcript.PinDecision{}})
 		k.last = k.recs[len(k.recs)-3].UUID
 		k.user("lost")
 		k.user("next")
 		k.assistant(text("done"))
 		lost := len(k.recs) - 3
-		tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+		tr := readDamaged(t, k.recs, transcript.ReadOptions{}, func(lines []string) []string {
 			lines[lost] = "{bad"
 			return lines
 		})
-		c, err := BuildChain(tr.Records, ChainOptions{})
+		c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 		require.NoError(t, err)
 		require.Len(t, c.Problems, 1)
 		assert.Equal(t, k.recs[lost-3].UUID, c.Problems[0].Bridge)
@@ -297,12 +299,12 @@ func TestBuildChainBreaks(t *testing.T) {
 	t.Run("cycle", func(t *testing.T) {
 		k := linearSession(3)
 		k.recs[2].ParentUUID = k.recs[4].UUID // 4 → 3 → 2 → 4
-		c, err := BuildChain(k.recs, ChainOptions{Leaf: k.recs[4].UUID})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{Leaf: k.recs[4].UUID})
 		require.NoError(t, err)
 		assert.Equal(t, 1, c.Cycles)
 		require.Len(t, c.Problems, 1)
 		p := c.Problems[0]
-		assert.Equal(t, ChainCycle, p.Kind)
+		assert.Equal(t, transcript.ChainCycle, p.Kind)
 		assert.Equal(t, k.recs[2].UUID, p.UUID)
 		assert.Equal(t, k.recs[4].UUID, p.Parent)
 		assert.Empty(t, p.Bridge)
@@ -312,9 +314,9 @@ func TestBuildChainBreaks(t *testing.T) {
 	t.Run("same records, same chain", func(t *testing.T) {
 		k := linearSession(9)
 		edit := func(lines []string) []string { lines[9] = "{x"; lines[17] = "[]"; return lines }
-		a, err := BuildChain(readDamaged(t, k.recs, ReadOptions{}, edit).Records, ChainOptions{})
+		a, err := transcript.BuildChain(readDamaged(t, k.recs, transcript.ReadOptions{}, edit).Records, transcript.ChainOptions{})
 		require.NoError(t, err)
-		b, err := BuildChain(readDamaged(t, k.recs, ReadOptions{}, edit).Records, ChainOptions{})
+		b, err := transcript.BuildChain(readDamaged(t, k.recs, transcript.ReadOptions{}, edit).Records, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, chainUUIDs(a), chainUUIDs(b))
 		assert.Equal(t, a.Problems, b.Problems)
@@ -331,13 +333,13 @@ func TestBuildChainManyUnreadableLines(t *testing.T) {
 		k.assistant(text("a"))
 	}
 	n := len(k.recs)
-	tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+	tr := readDamaged(t, k.recs, transcript.ReadOptions{}, func(lines []string) []string {
 		for i := 1; i < n-1; i += 2 {
 			lines[i] = "{" + lines[i]
 		}
 		return lines
 	})
-	c, err := BuildChain(tr.Records, ChainOptions{})
+	c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 	require.NoError(t, err)
 	assert.Len(t, c.Records, len(tr.Records), "every readable record")
 	require.Len(t, c.Problems, n/2-1)

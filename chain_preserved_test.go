@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -25,21 +27,21 @@ func ccCompacted(anchorIsBoundary bool) (*tk, map[string]string) {
 	tail := k.assistant(text("kept answer"))
 	ids["tail"] = tail.UUID
 
-	b := k.next(TypeSystem)
-	b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", tail.UUID
-	b.CompactMetadata = &CompactMetadata{Trigger: "auto", PreTokens: 150_000}
+	b := k.next(transcript.TypeSystem)
+	b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", tail.UUID
+	b.CompactMetadata = &transcript.CompactMetadata{Trigger: "auto", PreTokens: 150_000}
 	k.add(b)
 	ids["boundary"] = b.UUID
-	s := k.next(TypeUser)
+	s := k.next(transcript.TypeUser)
 	s.ParentUUID, s.IsCompactSummary, s.IsVisibleInTranscriptOnly = b.UUID, true, true
-	s.Message = &Message{Role: RoleUser, StringContent: true, Content: []Block{text("This session is being continued. Summary: the old task.")}}
+	s.Message = &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{text("This session is being continued. Summary: the old task.")}}
 	k.add(s)
 	ids["summary"] = s.UUID
 	anchor := s.UUID
 	if anchorIsBoundary {
 		anchor = b.UUID
 	}
-	k.recs[len(k.recs)-2].CompactMetadata.PreservedSegment = &PreservedSegment{HeadUUID: ids["head"], AnchorUUID: anchor, TailUUID: tail.UUID}
+	k.recs[len(k.recs)-2].CompactMetadata.PreservedSegment = &transcript.PreservedSegment{HeadUUID: ids["head"], AnchorUUID: anchor, TailUUID: tail.UUID}
 	ids["anchor"] = anchor
 	// A record written after the compaction hangs off the anchor when the summary is the
 	// anchor; with the boundary as anchor the kept tail comes before the summary, and new
@@ -51,7 +53,7 @@ func ccCompacted(anchorIsBoundary bool) (*tk, map[string]string) {
 
 func TestBuildChainPreservedSegment(t *testing.T) {
 	k, ids := ccCompacted(false)
-	c, err := BuildChain(k.recs, ChainOptions{})
+	c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, c.Preserved, c.SegmentProblem)
 	var got []string
@@ -77,15 +79,15 @@ func TestBuildChainPreservedSegment(t *testing.T) {
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	require.NoError(t, Validate(res.Request, ValidateOptions{}))
-	assert.Contains(t, TextOf(res.Request.Messages[0].Content), "Summary: the old task.")
-	assert.Contains(t, TextOf(res.Request.Messages[0].Content), "keep this prompt")
+	assert.Contains(t, transcript.TextOf(res.Request.Messages[0].Content), "Summary: the old task.")
+	assert.Contains(t, transcript.TextOf(res.Request.Messages[0].Content), "keep this prompt")
 	assert.Equal(t, 0, res.Report.Pressure.Anchor, "the kept tail's usage predates the compaction: no anchor")
 }
 
 func TestBuildChainPreservedSegmentAnchorBoundary(t *testing.T) {
 	// With the boundary as anchor, the summary (the anchor's other child) follows the tail.
 	k, _ := ccCompacted(true)
-	c, err := BuildChain(k.recs, ChainOptions{})
+	c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, c.Preserved, c.SegmentProblem)
 	var got []string
@@ -104,7 +106,7 @@ func TestBuildChainPreservedSegmentLeafIsAnchor(t *testing.T) {
 	// Nothing written after the summary: the leaf is the kept tail's end, not the summary.
 	k, ids := ccCompacted(false)
 	k.recs = k.recs[:len(k.recs)-1] // drop "a new prompt after the compaction"
-	c, err := BuildChain(k.recs, ChainOptions{})
+	c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, c.Preserved)
 	assert.Equal(t, ids["tail"], c.Leaf.UUID)
@@ -128,7 +130,7 @@ func TestBuildChainPreservedSegmentProblems(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			k, ids := ccCompacted(false)
 			tt.mutate(k, ids)
-			c, err := BuildChain(k.recs, ChainOptions{})
+			c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 			require.NoError(t, err)
 			assert.Nil(t, c.Preserved)
 			assert.Contains(t, c.SegmentProblem, tt.problem)
@@ -138,25 +140,25 @@ func TestBuildChainPreservedSegmentProblems(t *testing.T) {
 	}
 	t.Run("a later boundary without a segment makes it stale", func(t *testing.T) {
 		k, _ := ccCompacted(false)
-		b := k.next(TypeSystem)
-		b.Subtype, b.ParentUUID = SubtypeCompactBoundary, ""
+		b := k.next(transcript.TypeSystem)
+		b.Subtype, b.ParentUUID = transcript.SubtypeCompactBoundary, ""
 		k.add(b)
 		k.user("after the second compaction")
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Nil(t, c.Preserved)
 		assert.Len(t, c.Messages(), 1)
 	})
 	t.Run("walks through boundaries ignore segments", func(t *testing.T) {
 		k, ids := ccCompacted(false)
-		c, err := BuildChain(k.recs, ChainOptions{ThroughBoundaries: true})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{ThroughBoundaries: true})
 		require.NoError(t, err)
 		assert.Nil(t, c.Preserved)
 		assert.Equal(t, ids["old"], c.Records[0].UUID)
 	})
 }
 
-func seg(k *tk) *PreservedSegment {
+func seg(k *tk) *transcript.PreservedSegment {
 	for i := range k.recs {
 		if k.recs[i].IsCompactBoundary() {
 			return k.recs[i].CompactMetadata.PreservedSegment
@@ -166,14 +168,14 @@ func seg(k *tk) *PreservedSegment {
 }
 
 // describe names a message record by its first block.
-func describe(r *Record) string {
+func describe(r *transcript.Record) string {
 	switch b := r.Message.Content[0].(type) {
-	case *ToolUse:
+	case *transcript.ToolUse:
 		return "tool_use " + b.ID + "|" + string(r.Type)
-	case *ToolResult:
+	case *transcript.ToolResult:
 		return "result " + b.ToolUseID + "|" + string(r.Type)
 	}
-	return TextOf(r.Message.Content) + "|" + string(r.Type)
+	return transcript.TextOf(r.Message.Content) + "|" + string(r.Type)
 }
 
 // TestPreservedSegmentRealSession reads a real Claude Code session (bundled) compacted with a
@@ -184,10 +186,10 @@ func describe(r *Record) string {
 // then the kept messages exactly as the uncompacted session's request had them, in order, then
 // the new prompt.
 func TestPreservedSegmentRealSession(t *testing.T) {
-	tr, err := ReadFile(filepath.Join("testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl"), ReadOptions{Strict: true})
+	tr, err := transcript.ReadFile(filepath.Join("testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl"), transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	recs := tr.Records
-	chain, err := BuildChain(recs, ChainOptions{})
+	chain, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	p := newTestPipeline(t, Config{Microcompact: MicrocompactConfig{Disable: true}}, time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC))
 	before, err := p.Prepare(t.Context(), Input{Records: recs})
@@ -195,33 +197,33 @@ func TestPreservedSegmentRealSession(t *testing.T) {
 
 	// The head: the user prompt five typed prompts back on the leaf's path.
 	byUUID := recordsByUUID(recs)
-	var head *Record
+	var head *transcript.Record
 	prompts := 0
 	for r := chain.Leaf; r != nil && prompts < 3; r = byUUID[r.ParentUUID] {
-		if r.Type == TypeUser && r.Message != nil && r.Message.StringContent && !r.IsMeta {
+		if r.Type == transcript.TypeUser && r.Message != nil && r.Message.StringContent && !r.IsMeta {
 			head, prompts = r, prompts+1
 		}
 	}
 	require.NotNil(t, head)
 	leaf := chain.Leaf
-	mk := func(r Record) Record {
+	mk := func(r transcript.Record) transcript.Record {
 		r.SessionID, r.Timestamp = leaf.SessionID, "2026-11-30T12:00:00.000Z"
 		return r
 	}
-	boundary := mk(Record{Type: TypeSystem, Subtype: SubtypeCompactBoundary, UUID: "9b0c1a11-0000-4000-8000-000000000001",
+	boundary := mk(transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCompactBoundary, UUID: "9b0c1a11-0000-4000-8000-000000000001",
 		LogicalParentUUID: leaf.UUID, Content: mustJSON("Conversation compacted"), Level: "info",
-		CompactMetadata: &CompactMetadata{Trigger: TriggerAuto, PreTokens: 66_000}})
-	summary := mk(Record{Type: TypeUser, UUID: "9b0c1a11-0000-4000-8000-000000000002", ParentUUID: boundary.UUID,
+		CompactMetadata: &transcript.CompactMetadata{Trigger: TriggerAuto, PreTokens: 66_000}})
+	summary := mk(transcript.Record{Type: transcript.TypeUser, UUID: "9b0c1a11-0000-4000-8000-000000000002", ParentUUID: boundary.UUID,
 		IsCompactSummary: true, IsVisibleInTranscriptOnly: true,
-		Message: &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: "This session is being continued from a previous conversation that ran out of context. Summary: three teammates researched and merged their documents."}}}})
-	boundary.CompactMetadata.PreservedSegment = &PreservedSegment{HeadUUID: head.UUID, AnchorUUID: summary.UUID, TailUUID: leaf.UUID}
-	att := mk(Record{Type: TypeAttachment, UUID: "9b0c1a11-0000-4000-8000-000000000003", ParentUUID: summary.UUID,
+		Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: "This session is being continued from a previous conversation that ran out of context. Summary: three teammates researched and merged their documents."}}}})
+	boundary.CompactMetadata.PreservedSegment = &transcript.PreservedSegment{HeadUUID: head.UUID, AnchorUUID: summary.UUID, TailUUID: leaf.UUID}
+	att := mk(transcript.Record{Type: transcript.TypeAttachment, UUID: "9b0c1a11-0000-4000-8000-000000000003", ParentUUID: summary.UUID,
 		Attachment: []byte(`{"type":"hook_success","content":"ok"}`)})
-	prompt := mk(Record{Type: TypeUser, UUID: "9b0c1a11-0000-4000-8000-000000000004", ParentUUID: att.UUID,
-		Message: &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: "What is left to do?"}}}})
-	compacted := append(append([]Record(nil), recs...), roundTrip(t, []Record{boundary, summary, att, prompt})...)
+	prompt := mk(transcript.Record{Type: transcript.TypeUser, UUID: "9b0c1a11-0000-4000-8000-000000000004", ParentUUID: att.UUID,
+		Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: "What is left to do?"}}}})
+	compacted := append(append([]transcript.Record(nil), recs...), roundTrip(t, []transcript.Record{boundary, summary, att, prompt})...)
 
-	c, err := BuildChain(compacted, ChainOptions{})
+	c, err := transcript.BuildChain(compacted, transcript.ChainOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, c.Preserved, c.SegmentProblem)
 	assert.Equal(t, prompt.UUID, c.Leaf.UUID)
@@ -232,7 +234,7 @@ func TestPreservedSegmentRealSession(t *testing.T) {
 	// The kept messages: the uncompacted request's messages from the head's on.
 	var kept []RequestMessage
 	for i, m := range before.Request.Messages {
-		if TextOf(m.Content) == TextOf(head.Message.Content) {
+		if transcript.TextOf(m.Content) == transcript.TextOf(head.Message.Content) {
 			kept = before.Request.Messages[i:]
 			break
 		}
@@ -240,22 +242,22 @@ func TestPreservedSegmentRealSession(t *testing.T) {
 	require.NotEmpty(t, kept)
 	got := after.Request.Messages
 	require.Len(t, got, len(kept), "the summary merged with the first kept prompt, the kept messages, the new prompt merged with the last")
-	assert.True(t, strings.HasPrefix(TextOf(got[0].Content), TextOf(summary.Message.Content)))
-	assert.Contains(t, TextOf(got[0].Content), TextOf(head.Message.Content))
+	assert.True(t, strings.HasPrefix(transcript.TextOf(got[0].Content), transcript.TextOf(summary.Message.Content)))
+	assert.Contains(t, transcript.TextOf(got[0].Content), transcript.TextOf(head.Message.Content))
 	for i := 1; i < len(kept)-1; i++ {
 		assert.Equal(t, string(mustMarshalBlocks(t, kept[i].Content)), string(mustMarshalBlocks(t, got[i].Content)), "kept message %d", i)
 	}
-	last := TextOf(got[len(got)-1].Content)
-	assert.Contains(t, last, TextOf(kept[len(kept)-1].Content))
+	last := transcript.TextOf(got[len(got)-1].Content)
+	assert.Contains(t, last, transcript.TextOf(kept[len(kept)-1].Content))
 	assert.Contains(t, last, "What is left to do?")
 }
 
-func mustMarshalBlocks(t *testing.T, bs []Block) []byte {
+func mustMarshalBlocks(t *testing.T, bs []transcript.Block) []byte {
 	t.Helper()
 	var out []byte
 	for _, b := range bs {
 		c, _ := stripCacheControl(b)
-		enc, err := MarshalBlock(c)
+		enc, err := transcript.MarshalBlock(c)
 		require.NoError(t, err)
 		out = append(out, enc...)
 	}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,13 +16,13 @@ import (
 // and a2 (the tool call), the result r1, the answer a3; then whatever the test writes again,
 // then a follow-up prompt and its answer, parented on the last record written.
 type replaySession struct {
-	u0, a1, a2, r1, a3 *Record
+	u0, a1, a2, r1, a3 *transcript.Record
 	// withoutReplay is the session as it should read; withReplay has the replay written
 	// after a3, and read back from its lines.
-	withoutReplay, withReplay []Record
+	withoutReplay, withReplay []transcript.Record
 }
 
-func newReplaySession(t *testing.T, replay func(s *replaySession) []Record) *replaySession {
+func newReplaySession(t *testing.T, replay func(s *replaySession) []transcript.Record) *replaySession {
 	t.Helper()
 	k := newTK()
 	k.user("list the files")
@@ -29,7 +31,7 @@ func newReplaySession(t *testing.T, replay func(s *replaySession) []Record) *rep
 	k.assistant(text("Two files."))
 	base := k.recs
 	s := &replaySession{u0: &base[0], a1: &base[1], a2: &base[2], r1: &base[3], a3: &base[4]}
-	followUp := func(parent string) []Record {
+	followUp := func(parent string) []transcript.Record {
 		k2 := &tk{t0: k.t0, n: 100, last: parent, msgN: 50}
 		k2.user("and now?")
 		k2.assistant(text("Done."))
@@ -42,7 +44,7 @@ func newReplaySession(t *testing.T, replay func(s *replaySession) []Record) *rep
 }
 
 // again returns a copy of r under a new uuid with the given parent, as a resume writes it.
-func again(r *Record, uuid, parent string) Record {
+func again(r *transcript.Record, uuid, parent string) transcript.Record {
 	c := *r
 	c.UUID, c.ParentUUID = uuid, parent
 	return c
@@ -51,7 +53,7 @@ func again(r *Record, uuid, parent string) Record {
 func TestBuildChainReplays(t *testing.T) {
 	tests := []struct {
 		name    string
-		replay  func(s *replaySession) []Record
+		replay  func(s *replaySession) []transcript.Record
 		lines   []int // lines of the records left out
 		of      []int // lines of the records they repeat
 		same    bool  // written under the same uuids
@@ -59,35 +61,35 @@ func TestBuildChainReplays(t *testing.T) {
 	}{
 		{
 			name: "a response and its result written again under new uuids",
-			replay: func(s *replaySession) []Record {
+			replay: func(s *replaySession) []transcript.Record {
 				a1 := again(s.a1, "r-a1", s.u0.UUID)
 				a2 := again(s.a2, "r-a2", "r-a1")
 				r1 := again(s.r1, "r-r1", "r-a2")
 				a3 := again(s.a3, "r-a3", "r-r1")
-				return []Record{a1, a2, r1, a3}
+				return []transcript.Record{a1, a2, r1, a3}
 			},
 			lines: []int{6, 7, 8, 9}, of: []int{2, 3, 4, 5},
 		},
 		{
 			name: "the split records of one message.id written again",
-			replay: func(s *replaySession) []Record {
-				return []Record{again(s.a3, "r-a3", s.a3.UUID)}
+			replay: func(s *replaySession) []transcript.Record {
+				return []transcript.Record{again(s.a3, "r-a3", s.a3.UUID)}
 			},
 			lines: []int{6}, of: []int{5},
 		},
 		{
 			name: "records written again under the same uuids",
-			replay: func(s *replaySession) []Record {
-				return []Record{*s.u0, *s.a1, *s.a2, *s.r1, *s.a3}
+			replay: func(s *replaySession) []transcript.Record {
+				return []transcript.Record{*s.u0, *s.a1, *s.a2, *s.r1, *s.a3}
 			},
 			lines: []int{6, 7, 8, 9, 10}, of: []int{1, 2, 3, 4, 5}, same: true,
 		},
 		{
 			name: "a record written again under its uuid with other content",
-			replay: func(s *replaySession) []Record {
+			replay: func(s *replaySession) []transcript.Record {
 				c := *s.a3
-				c.Message = &Message{ID: c.Message.ID, Type: "message", Role: RoleAssistant, Content: []Block{text("Three files.")}}
-				return []Record{c}
+				c.Message = &transcript.Message{ID: c.Message.ID, Type: "message", Role: transcript.RoleAssistant, Content: []transcript.Block{text("Three files.")}}
+				return []transcript.Record{c}
 			},
 			lines: []int{6}, of: []int{5}, same: true, differs: true,
 		},
@@ -95,9 +97,9 @@ func TestBuildChainReplays(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newReplaySession(t, tt.replay)
-			want, err := BuildChain(s.withoutReplay, ChainOptions{})
+			want, err := transcript.BuildChain(s.withoutReplay, transcript.ChainOptions{})
 			require.NoError(t, err)
-			got, err := BuildChain(s.withReplay, ChainOptions{})
+			got, err := transcript.BuildChain(s.withReplay, transcript.ChainOptions{})
 			require.NoError(t, err)
 			assert.Equal(t, chainUUIDs(want), chainUUIDs(got), "each record once, the first written")
 			var lines, of []int
@@ -132,7 +134,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k.user("q")
 		a := k.assistant(text("answer"))
 		k.add(new(again(a, "r-a", a.UUID)))
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, a.UUID, c.Leaf.UUID)
 		assert.Len(t, c.Records, 2)
@@ -144,7 +146,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k.user("q")
 		a := k.assistant(text("answer"))
 		k.add(new(*a))
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Same(t, &k.recs[1], c.Leaf)
 		assert.Equal(t, []int{0, 1}, []int{c.Index(0), c.Index(1)})
@@ -153,7 +155,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k := newTK()
 		k.user("q")
 		k.assistant(text("\n\n"), text("one"), text("\n\n"), toolUse("t1", "Read"), toolUse("t2", "Read"))
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Len(t, c.Records, 6, "whitespace text written twice is no replay")
 		assert.Empty(t, c.Replays)
@@ -167,7 +169,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k.add(new(*side)) // written twice, but not on the active branch
 		k.last = k.recs[1].UUID
 		k.user("main")
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Empty(t, c.Replays)
 	})
@@ -181,7 +183,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		k.assistant(toolUse("t1", "Bash"))
 		answer := k.results(result("t1", "out"))
 		k.assistant(text("done"))
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Empty(t, c.Replays)
 		var uuids []string
@@ -204,7 +206,7 @@ func TestBuildChainReplayEdges(t *testing.T) {
 		for i := range 5 {
 			k.add(new(again(a, fmt.Sprintf("r-%d", i), a.UUID)))
 		}
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Len(t, c.Records, 2)
 		assert.Len(t, c.Replays, 5)

@@ -4,12 +4,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // chainUUIDs returns the uuids of a chain's records.
-func chainUUIDs(c *Chain) []string {
+func chainUUIDs(c *transcript.Chain) []string {
 	var out []string
 	for _, r := range c.Records {
 		out = append(out, r.UUID)
@@ -26,14 +28,14 @@ func TestBuildChainParallelToolCalls(t *testing.T) {
 	r3 := k.results(result("t3", "three"))
 	r1 := k.results(result("t1", "one"))
 	r2 := k.results(result("t2", "two"))
-	a5 := k.next(TypeAssistant)
+	a5 := k.next(transcript.TypeAssistant)
 	a5.ParentUUID = r2.UUID
-	a5.Message = &Message{ID: "msg_b", Role: RoleAssistant, Content: []Block{text("done")}}
+	a5.Message = &transcript.Message{ID: "msg_b", Role: transcript.RoleAssistant, Content: []transcript.Block{text("done")}}
 	k.add(a5)
 	_ = r1
 	_ = r3
 
-	c, err := BuildChain(k.recs, ChainOptions{})
+	c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, a5.UUID, c.Leaf.UUID)
 	assert.Len(t, c.Records, len(k.recs), "every record is on the rebuilt chain")
@@ -48,34 +50,34 @@ func TestBuildChainCompactBoundary(t *testing.T) {
 	k := newTK()
 	k.user("before")
 	pre := k.assistant(text("old answer"))
-	b := k.next(TypeSystem)
-	b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", pre.UUID
-	b.CompactMetadata = &CompactMetadata{Trigger: "auto", PreTokens: 1000}
+	b := k.next(transcript.TypeSystem)
+	b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
+	b.CompactMetadata = &transcript.CompactMetadata{Trigger: "auto", PreTokens: 1000}
 	k.add(b)
 	sum := k.user("This session is being continued from a previous conversation…")
 	last := k.assistant(text("new answer"))
 
-	c, err := BuildChain(k.recs, ChainOptions{})
+	c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	require.NotNil(t, c.Boundary)
 	assert.Equal(t, pre.UUID, c.Boundary.LogicalParentUUID)
 	assert.Equal(t, []string{b.UUID, sum.UUID, last.UUID}, chainUUIDs(c))
 	assert.Len(t, c.Messages(), 2)
 
-	full, err := BuildChain(k.recs, ChainOptions{ThroughBoundaries: true})
+	full, err := transcript.BuildChain(k.recs, transcript.ChainOptions{ThroughBoundaries: true})
 	require.NoError(t, err)
 	assert.Len(t, full.Records, len(k.recs), "logicalParentUuid links the history before the boundary")
 }
 
 func TestBuildChainEdgeCases(t *testing.T) {
 	t.Run("empty", func(t *testing.T) {
-		c, err := BuildChain(nil, ChainOptions{})
+		c, err := transcript.BuildChain(nil, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Nil(t, c.Leaf)
 		assert.Empty(t, c.Records)
 	})
 	t.Run("unknown leaf", func(t *testing.T) {
-		_, err := BuildChain(newTK().recs, ChainOptions{Leaf: "nope"})
+		_, err := transcript.BuildChain(newTK().recs, transcript.ChainOptions{Leaf: "nope"})
 		assert.ErrorContains(t, err, `"nope"`)
 	})
 	t.Run("cycle", func(t *testing.T) {
@@ -83,7 +85,7 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		a := k.user("a")
 		k.assistant(text("b"))
 		k.recs[0].ParentUUID = k.recs[1].UUID // a → b → a
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, 1, c.Cycles)
 		assert.Contains(t, chainUUIDs(c), a.UUID)
@@ -94,7 +96,7 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		a := k.assistant(text("x")).UUID
 		k.recs[0], k.recs[1] = k.recs[1], k.recs[0] // the parent is written after its child
 		k.recs[1].ParentUUID = "missing"
-		c, err := BuildChain(k.recs, ChainOptions{Leaf: a})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{Leaf: a})
 		require.NoError(t, err)
 		assert.Equal(t, []string{a, u}, chainUUIDs(c), "file order")
 	})
@@ -102,7 +104,7 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		k := newTK()
 		k.user("q")
 		k.assistant(toolUse("t9", "Bash"))
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, []string{"t9"}, c.Unanswered)
 	})
@@ -116,7 +118,7 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		notice.ParentUUID = "" // an unrelated root
 		k.last = a
 		leaf := k.user("next").UUID
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, leaf, c.Leaf.UUID)
 		assert.NotContains(t, chainUUIDs(c), notice.UUID)
@@ -133,7 +135,7 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		notice.ParentUUID = r1
 		k.results(result("t2", "ok"))
 		k.assistant(text("stopped"))
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		var all []string
 		for _, r := range k.recs {
@@ -145,7 +147,7 @@ func TestBuildChainEdgeCases(t *testing.T) {
 		k := newTK()
 		k.user("Warmup").IsSidechain = true
 		k.assistant(text("ok")).IsSidechain = true
-		c, err := BuildChain(k.recs, ChainOptions{})
+		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		assert.Len(t, c.Records, 2)
 	})
@@ -159,9 +161,9 @@ func TestCorpusChains(t *testing.T) {
 	for _, path := range corpusFiles(t) {
 		name, _ := filepath.Rel(corpusDir(t), path)
 		t.Run(name, func(t *testing.T) {
-			tr, err := ReadFile(path, ReadOptions{Strict: true})
+			tr, err := transcript.ReadFile(path, transcript.ReadOptions{Strict: true})
 			require.NoError(t, err)
-			c, err := BuildChain(tr.Records, ChainOptions{})
+			c, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 			require.NoError(t, err)
 			if len(tr.Records) > 0 && c.Leaf == nil {
 				for _, r := range tr.Records {
@@ -176,7 +178,7 @@ func TestCorpusChains(t *testing.T) {
 			msgs := c.Messages()
 			lastUser := -1
 			for i, r := range msgs {
-				if r.Type == TypeUser {
+				if r.Type == transcript.TypeUser {
 					lastUser = i
 				}
 			}
@@ -184,7 +186,7 @@ func TestCorpusChains(t *testing.T) {
 				at := -1
 				for i, r := range msgs {
 					for _, b := range r.Message.Content {
-						if tu, ok := b.(*ToolUse); ok && tu.ID == id {
+						if tu, ok := b.(*transcript.ToolUse); ok && tu.ID == id {
 							at = i
 						}
 					}
@@ -204,8 +206,8 @@ func TestCorpusChains(t *testing.T) {
 func TestBuildChainSidechains(t *testing.T) {
 	k := newTK()
 	var main, side []string
-	mainRec := func(r *Record) { main = append(main, r.UUID) }
-	sideRec := func(r *Record) *Record {
+	mainRec := func(r *transcript.Record) { main = append(main, r.UUID) }
+	sideRec := func(r *transcript.Record) *transcript.Record {
 		r.IsSidechain = true
 		side = append(side, r.UUID)
 		return r
@@ -220,8 +222,8 @@ func TestBuildChainSidechains(t *testing.T) {
 	// for the parent's tool_use id.
 	k.last = ""
 	sideRec(k.user("subagent: find the bug"))
-	s := sideRec(k.next(TypeAssistant))
-	s.Message = &Message{ID: "msg_0001", Role: RoleAssistant, Content: []Block{toolUse("task_1", "Grep")}}
+	s := sideRec(k.next(transcript.TypeAssistant))
+	s.Message = &transcript.Message{ID: "msg_0001", Role: transcript.RoleAssistant, Content: []transcript.Block{toolUse("task_1", "Grep")}}
 	k.add(s)
 	sideRec(k.results(result("task_1", "grep output")))
 	sideRec(k.assistant(text("found it in main.go")))
@@ -247,7 +249,7 @@ func TestBuildChainSidechains(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := BuildChain(k.recs, ChainOptions{Leaf: tt.leaf})
+			c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{Leaf: tt.leaf})
 			require.NoError(t, err)
 			assert.Equal(t, tt.want, chainUUIDs(c))
 			for _, r := range c.Records {

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,48 +21,12 @@ var codexLegacyFixture = filepath.Join("testdata", "codex", "legacy.jsonl")
 // codexLegacyMeta is the first line of a pre-wrapper rollout, for inputs that must read as one.
 const codexLegacyMeta = `{"id":"5973b6c0-94b8-487b-a530-2aeb6098ae0e","timestamp":"2025-05-07T17:24:21.123Z","instructions":null}`
 
-func TestDetectFormatCodexLegacy(t *testing.T) {
-	user := `{"type":"message","id":null,"role":"user","content":[{"type":"input_text","text":"hi"}]}`
-	tests := []struct {
-		name    string
-		head    string
-		want    Format
-		variant string
-	}{
-		{"legacy file", codexLegacyMeta + "\n{\"record_type\":\"state\"}\n" + user + "\n", FormatCodex, CodexLegacy},
-		{"metadata with git, cwd and version", `{"id":"s","timestamp":"t","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.30.0","instructions":"x","git":{"branch":"main"}}`, FormatCodex, CodexLegacy},
-		{"first line damaged, a state line next", `{"id":"5973b6c0","timesta` + "\n{\"record_type\":\"state\"}\n" + user, FormatCodex, CodexLegacy},
-		{"first line damaged, an item next", "not json\n" + user, FormatCodex, CodexLegacy},
-		{"bare function_call", `{"type":"function_call","name":"shell","arguments":"{}","call_id":"c"}`, FormatCodex, CodexLegacy},
-		{"bare function_call_output", `{"type":"function_call_output","call_id":"c","output":"x"}`, FormatCodex, CodexLegacy},
-		{"bare reasoning", `{"type":"reasoning","id":"r","summary":[]}`, FormatCodex, CodexLegacy},
-		{"bare local_shell_call", `{"type":"local_shell_call","call_id":"c","status":"completed","action":{"type":"exec","command":["ls"]}}`, FormatCodex, CodexLegacy},
-		{"tagged lines", `{"timestamp":"t","record_type":"session_meta","id":"s","cwd":"/w"}`, FormatCodex, CodexLegacy},
-		{"tagged response", `{"timestamp":"t","record_type":"response","type":"message","role":"user","content":[]}`, FormatCodex, CodexLegacy},
-		{"current rollout is not legacy", codexMeta, FormatCodex, ""},
-		{"claude code user", userLine("u") + "\n" + user, FormatClaudeCode, ""},
-		{"claude code summary then bare items", `{"type":"summary","summary":"t","leafUuid":"u"}` + "\n" + codexLegacyMeta, FormatClaudeCode, ""},
-		{"claude line cut before its type", `{"id":"x","timestamp":"t","message":{"role":"user"` + "\n" + userLine("u"), FormatClaudeCode, ""},
-		{"message type without a role", `{"type":"message","content":[]}`, FormatClaudeCode, ""},
-		{"id without a timestamp", `{"id":"x","instructions":null}` + "\n" + userLine("u"), FormatClaudeCode, ""},
-		{"an unknown record_type", `{"record_type":"other"}` + "\n" + userLine("u"), FormatClaudeCode, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			f, variant := detect([]byte(tt.head))
-			assert.Equal(t, tt.want, f)
-			assert.Equal(t, tt.variant, variant)
-			assert.Equal(t, tt.want, DetectFormat([]byte(tt.head)))
-		})
-	}
-}
-
 func TestReadCodexLegacyFixture(t *testing.T) {
-	tr, err := ReadFile(codexLegacyFixture, ReadOptions{Strict: true})
+	tr, err := transcript.ReadFile(codexLegacyFixture, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	require.True(t, tr.Clean(), "%v", tr.Err())
-	assert.Equal(t, FormatCodex, tr.Format)
-	assert.Equal(t, CodexLegacy, tr.Variant)
+	assert.Equal(t, transcript.FormatCodex, tr.Format)
+	assert.Equal(t, transcript.CodexLegacy, tr.Variant)
 	require.Len(t, tr.System, 1)
 	assert.Equal(t, "You are a coding agent working in a terminal.", tr.System[0].Text)
 
@@ -92,9 +58,9 @@ func TestReadCodexLegacyFixture(t *testing.T) {
 		assert.Equal(t, session, r.SessionID, "record %d", i)
 	}
 	meta := tr.Records[0]
-	assert.Equal(t, TypeCodexSessionMeta, meta.Type)
+	assert.Equal(t, transcript.TypeCodexSessionMeta, meta.Type)
 	assert.Contains(t, string(meta.Data), `"git":{"commit_hash"`, "the metadata line is kept whole")
-	assert.Equal(t, TypeCodexState, tr.Records[1].Type)
+	assert.Equal(t, transcript.TypeCodexState, tr.Records[1].Type)
 	assert.JSONEq(t, `{"record_type":"state"}`, string(tr.Records[1].Data))
 
 	// The chain: every message record links to the one before it.
@@ -111,10 +77,10 @@ func TestReadCodexLegacyFixture(t *testing.T) {
 	assert.Equal(t, tr.Records[4].Message.ID, tr.Records[5].Message.ID)
 	assert.NotEqual(t, tr.Records[5].Message.ID, tr.Records[7].Message.ID)
 
-	shell := tr.Records[7].Message.Content[0].(*ToolUse)
+	shell := tr.Records[7].Message.Content[0].(*transcript.ToolUse)
 	assert.Equal(t, "local_shell", shell.Name)
 	assert.JSONEq(t, `{"type":"exec","command":["go","build","./..."],"timeout_ms":null,"working_directory":"/work/demo","env":null,"user":null}`, string(shell.Input))
-	res := tr.Records[8].Message.Content[0].(*ToolResult)
+	res := tr.Records[8].Message.Content[0].(*transcript.ToolResult)
 	assert.True(t, res.IsError, "success: false is an error")
 	assert.False(t, tr.Records[3].IsMeta, "a user message item is the user's")
 
@@ -135,7 +101,7 @@ func TestReadCodexLegacyFixture(t *testing.T) {
 // TestCodexLegacyFixturePrepare prepares the legacy fixture's next turn: the request passes
 // Validate and loses no block without a reason.
 func TestCodexLegacyFixturePrepare(t *testing.T) {
-	tr, err := ReadFile(codexLegacyFixture, ReadOptions{Strict: true})
+	tr, err := transcript.ReadFile(codexLegacyFixture, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	p := newTestPipeline(t, Config{Budget: BudgetConfig{Store: &MapStore{}}}, now)
@@ -165,9 +131,9 @@ func TestReadCodexLegacyTagged(t *testing.T) {
 		`{"timestamp":"2025-08-20T10:00:05.000Z","record_type":"prev_session_meta","id":"s0"}`,
 		`{"timestamp":"2025-08-20T10:00:06.000Z","record_type":"novel"}`,
 	}, "\n") + "\n"
-	tr, err := ReadTranscript(strings.NewReader(data), "tagged.jsonl", ReadOptions{Strict: true})
+	tr, err := transcript.Read(strings.NewReader(data), "tagged.jsonl", transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
-	assert.Equal(t, CodexLegacy, tr.Variant)
+	assert.Equal(t, transcript.CodexLegacy, tr.Variant)
 	var got []string
 	for i := range tr.Records {
 		got = append(got, codexDescribe(&tr.Records[i]))
@@ -201,27 +167,27 @@ func TestReadCodexLegacyDamage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr, err := ReadTranscript(strings.NewReader(tt.data+"\n"), "legacy.jsonl", ReadOptions{})
+			tr, err := transcript.Read(strings.NewReader(tt.data+"\n"), "legacy.jsonl", transcript.ReadOptions{})
 			require.NoError(t, err)
-			require.Equal(t, CodexLegacy, tr.Variant)
+			require.Equal(t, transcript.CodexLegacy, tr.Variant)
 			require.Len(t, tr.Dropped, 1, "%v", tr.Err())
 			assert.Equal(t, tt.field, tr.Dropped[0].Field)
 			assert.Equal(t, tt.line, tr.Dropped[0].Line)
-			_, err = ReadTranscript(strings.NewReader(tt.data+"\n"), "legacy.jsonl", ReadOptions{Strict: true})
-			var le *LineError
+			_, err = transcript.Read(strings.NewReader(tt.data+"\n"), "legacy.jsonl", transcript.ReadOptions{Strict: true})
+			var le *transcript.LineError
 			require.ErrorAs(t, err, &le)
 			assert.Equal(t, tt.field, le.Field)
 		})
 	}
 
 	// A torn metadata line: the items after it still read, without a session id.
-	tr, err := ReadTranscript(strings.NewReader(`{"id":"s","timesta`+"\n"+user+"\n"), "legacy.jsonl", ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(`{"id":"s","timesta`+"\n"+user+"\n"), "legacy.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, CodexLegacy, tr.Variant)
+	assert.Equal(t, transcript.CodexLegacy, tr.Variant)
 	require.Len(t, tr.Problems, 1)
 	assert.Equal(t, 1, tr.Problems[0].Line)
 	require.Len(t, tr.Records, 1)
-	assert.Equal(t, TypeUser, tr.Records[0].Type)
+	assert.Equal(t, transcript.TypeUser, tr.Records[0].Type)
 	assert.Empty(t, tr.Records[0].SessionID)
 }
 
@@ -231,11 +197,11 @@ func TestCodexLegacyAppendRefused(t *testing.T) {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "rollout-2025-05-07T17-24-21-5973b6c0.jsonl")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
-	rec := Record{Type: TypeUser, UUID: "u", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "x"}}}}
-	err = AppendFile(path, AppendOptions{}, rec)
-	require.ErrorIs(t, err, ErrCodexAppend)
-	_, err = OpenAppender(path, AppendOptions{})
-	require.ErrorIs(t, err, ErrCodexAppend)
+	rec := transcript.Record{Type: transcript.TypeUser, UUID: "u", Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "x"}}}}
+	err = transcript.AppendFile(path, transcript.AppendOptions{}, rec)
+	require.ErrorIs(t, err, transcript.ErrCodexAppend)
+	_, err = transcript.OpenAppender(path, transcript.AppendOptions{})
+	require.ErrorIs(t, err, transcript.ErrCodexAppend)
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, data, after, "the rollout is left as it was")
@@ -253,7 +219,7 @@ func FuzzReadCodexLegacy(f *testing.F) {
 	}
 	f.Add([]byte(`{"timestamp":"t","record_type":"event","msg":5}` + "\n" + `{"record_type":"response","type":7}` + "\n" + `{"id":3}`))
 	f.Fuzz(func(t *testing.T, in []byte) {
-		fuzzCodexBody(t, append([]byte(codexLegacyMeta+"\n"), in...), CodexLegacy)
+		fuzzCodexBody(t, append([]byte(codexLegacyMeta+"\n"), in...), transcript.CodexLegacy)
 	})
 }
 
@@ -262,9 +228,9 @@ func FuzzReadCodexLegacy(f *testing.F) {
 func TestReadCodexLegacyIdempotent(t *testing.T) {
 	data, err := os.ReadFile(codexLegacyFixture)
 	require.NoError(t, err)
-	a, err := ReadTranscript(bytes.NewReader(data), "a", ReadOptions{})
+	a, err := transcript.Read(bytes.NewReader(data), "a", transcript.ReadOptions{})
 	require.NoError(t, err)
-	b, err := ReadTranscript(bytes.NewReader(data), "a", ReadOptions{})
+	b, err := transcript.Read(bytes.NewReader(data), "a", transcript.ReadOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, a.Records, b.Records)
 }

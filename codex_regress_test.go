@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,12 +20,12 @@ func TestRegressCodexUserEventDedupe(t *testing.T) {
 		`{"timestamp":"2026-11-20T10:00:04.000Z","type":"event_msg","payload":{"type":"user_message","message":"first prompt"}}`,
 		`{"timestamp":"2026-11-20T10:00:05.000Z","type":"event_msg","payload":{"type":"user_message","message":"second prompt"}}`,
 	}, "\n") + "\n"
-	tr, err := ReadTranscript(strings.NewReader(rollout), "r.jsonl", ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(rollout), "r.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
 	var users []string
 	for _, r := range tr.Records {
-		if r.Type == TypeUser && r.Message != nil {
-			users = append(users, TextOf(r.Message.Content))
+		if r.Type == transcript.TypeUser && r.Message != nil {
+			users = append(users, transcript.TextOf(r.Message.Content))
 		}
 	}
 	require.Equal(t, []string{"first prompt", "second prompt"}, users)
@@ -32,7 +34,7 @@ func TestRegressCodexUserEventDedupe(t *testing.T) {
 // TestRegressCodexWriteBack: the mapped records, written as a Claude Code transcript, are
 // read back strictly as one, record for record.
 func TestRegressCodexWriteBack(t *testing.T) {
-	tr, err := ReadFile("testdata/codex/all-items.jsonl", ReadOptions{})
+	tr, err := transcript.ReadFile("testdata/codex/all-items.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
 	var b strings.Builder
 	for _, r := range tr.Records {
@@ -41,8 +43,8 @@ func TestRegressCodexWriteBack(t *testing.T) {
 		b.Write(j)
 		b.WriteByte('\n')
 	}
-	require.Equal(t, FormatClaudeCode, DetectFormat([]byte(b.String())))
-	back, err := ReadTranscript(strings.NewReader(b.String()), "back.jsonl", ReadOptions{Strict: true})
+	require.Equal(t, transcript.FormatClaudeCode, transcript.DetectFormat([]byte(b.String())))
+	back, err := transcript.Read(strings.NewReader(b.String()), "back.jsonl", transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	require.Len(t, back.Records, len(tr.Records))
 }
@@ -58,7 +60,7 @@ func TestRegressCodexExtraNotSent(t *testing.T) {
 		`{"timestamp":"2026-11-20T10:00:05.000Z","type":"response_item","payload":{"type":"message","role":"assistant","id":"msg_1","content":[{"type":"output_text","text":"done","annotations":[]}]}}`,
 		`{"timestamp":"2026-11-20T10:00:06.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"next"}]}}`,
 	}, "\n") + "\n"
-	tr, err := ReadTranscript(strings.NewReader(rollout), "r.jsonl", ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(rollout), "r.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
 	p, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: 200000, MaxOutputTokens: 8000, Tokens: EstimateCounter{}})
 	require.NoError(t, err)
@@ -80,7 +82,7 @@ func TestRegressCodexWriteBackIDs(t *testing.T) {
 		`{"timestamp":"2026-11-20T10:00:02.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hi"}]}}`,
 		`{"timestamp":"2026-11-20T10:00:05.000Z","type":"response_item","payload":{"type":"message","role":"assistant","id":"msg_1","model":"x","type2":1,"content":[{"type":"output_text","text":"done"}]}}`,
 	}, "\n") + "\n"
-	tr, err := ReadTranscript(strings.NewReader(rollout), "r.jsonl", ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(rollout), "r.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
 	var b strings.Builder
 	for _, r := range tr.Records {
@@ -90,7 +92,7 @@ func TestRegressCodexWriteBackIDs(t *testing.T) {
 		b.WriteByte('\n')
 	}
 	t.Log(b.String())
-	back, err := ReadTranscript(strings.NewReader(b.String()), "back.jsonl", ReadOptions{Strict: true})
+	back, err := transcript.Read(strings.NewReader(b.String()), "back.jsonl", transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	for i := range tr.Records {
 		if tr.Records[i].Message != nil {

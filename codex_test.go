@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,62 +30,24 @@ func codexLine(typ, payload string) string {
 	return `{"timestamp":"2026-11-20T10:00:01.000Z","type":"` + typ + `","payload":` + payload + `}`
 }
 
-func TestDetectFormat(t *testing.T) {
-	long := strings.Repeat("x", 100<<10)
-	tests := []struct {
-		name string
-		head string
-		want Format
-	}{
-		{"empty", "", FormatClaudeCode},
-		{"blank lines", "\n \n\t\n", FormatClaudeCode},
-		{"claude user", userLine("hi") + "\n", FormatClaudeCode},
-		{"claude summary first", `{"type":"summary","summary":"t","leafUuid":"u"}` + "\n" + codexMeta, FormatClaudeCode},
-		{"codex session_meta", codexMeta + "\n", FormatCodex},
-		{"codex response_item first", codexLine("response_item", `{"type":"message","role":"user","content":[]}`), FormatCodex},
-		{"codex event first", codexLine("event_msg", `{"type":"task_started"}`), FormatCodex},
-		{"codex turn_context", codexLine("turn_context", `{"model":"m"}`), FormatCodex},
-		{"codex compacted", codexLine("compacted", `{"message":"s"}`), FormatCodex},
-		{"byte order mark and CRLF", "\xef\xbb\xbf" + codexMeta + "\r\n", FormatCodex},
-		{"blank lines first", "\n\n" + codexMeta, FormatCodex},
-		{"payload key before type", `{"payload":{"id":"s"},"type":"session_meta","timestamp":"t"}`, FormatCodex},
-		{"torn first line", `{"timest` + "\n" + codexMeta, FormatCodex},
-		{"non-object lines first", "[1]\nnull\n\"s\"\n" + codexMeta, FormatCodex},
-		{"cut after the payload key", `{"timestamp":"t","type":"response_item","payload":{"type":"mess`, FormatCodex},
-		{"cut inside a long value", `{"timestamp":"t","type":"session_meta","payload":{"base_instructions":"` + long[:sniffBytes], FormatCodex},
-		{"codex type without payload", `{"type":"event_msg","x":1}`, FormatClaudeCode},
-		{"payload with a claude type", `{"type":"user","payload":{}}`, FormatClaudeCode},
-		{"type is not a string", `{"type":5,"payload":{}}`, FormatClaudeCode},
-		{"type as an object", `{"type":{"a":[1]},"payload":{}}` + "\n" + codexMeta, FormatCodex},
-		{"claude type after a long message", `{"message":{"content":"` + long + `"},"type":"user"}`, FormatClaudeCode},
-		{"legacy bare codex items", `{"id":"s","timestamp":"t","instructions":null}` + "\n" + `{"type":"message","role":"user","content":[]}`, FormatCodex},
-		{"nine lines that decide nothing", strings.Repeat("[]\n", sniffLines) + codexMeta, FormatClaudeCode},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, DetectFormat([]byte(tt.head)))
-		})
-	}
-}
-
 // TestReadTranscriptDetects: the reader takes the format from the content, under any name,
 // and reads a Claude Code session as before.
 func TestReadTranscriptDetects(t *testing.T) {
 	data, err := os.ReadFile(codexFixture)
 	require.NoError(t, err)
 	for _, name := range []string{"session.jsonl", "rollout-2026-11-20T10-00-00-x.jsonl", ""} {
-		tr, err := ReadTranscript(bytes.NewReader(data), name, ReadOptions{Strict: true})
+		tr, err := transcript.Read(bytes.NewReader(data), name, transcript.ReadOptions{Strict: true})
 		require.NoError(t, err)
-		assert.Equal(t, FormatCodex, tr.Format, name)
+		assert.Equal(t, transcript.FormatCodex, tr.Format, name)
 	}
-	tr, err := ReadTranscript(strings.NewReader(userLine("a")+"\n"), "rollout-x.jsonl", ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(userLine("a")+"\n"), "rollout-x.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
-	assert.Equal(t, FormatClaudeCode, tr.Format)
-	assert.Equal(t, TypeUser, tr.Records[0].Type)
+	assert.Equal(t, transcript.FormatClaudeCode, tr.Format)
+	assert.Equal(t, transcript.TypeUser, tr.Records[0].Type)
 }
 
 // codexDescribe names what a record of a Codex rollout became, for the mapping table.
-func codexDescribe(r *Record) string {
+func codexDescribe(r *transcript.Record) string {
 	var s string
 	switch {
 	case r.IsCompactBoundary():
@@ -112,10 +76,10 @@ func codexDescribe(r *Record) string {
 }
 
 func TestReadCodexFixture(t *testing.T) {
-	tr, err := ReadFile(codexFixture, ReadOptions{Strict: true})
+	tr, err := transcript.ReadFile(codexFixture, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	require.True(t, tr.Clean(), "%v", tr.Err())
-	assert.Equal(t, FormatCodex, tr.Format)
+	assert.Equal(t, transcript.FormatCodex, tr.Format)
 	require.Len(t, tr.System, 1)
 	assert.Equal(t, "You are a coding agent. Keep answers short.", tr.System[0].Text)
 	assert.Equal(t, 272000, tr.ContextWindow)
@@ -176,7 +140,7 @@ func TestReadCodexFixture(t *testing.T) {
 		}
 	}
 	assert.Equal(t, want, got)
-	byLine := func(line, k int) *Record {
+	byLine := func(line, k int) *transcript.Record {
 		t.Helper()
 		for i := range tr.Records {
 			if tr.Records[i].Line == line {
@@ -195,7 +159,7 @@ func TestReadCodexFixture(t *testing.T) {
 	usage := map[int][3]int{8: {1200, 0, 80}, 11: {300, 1100, 70}, 19: {500, 2500, 40}, 29: {900, 0, 20}, 38: {500, 1000, 30}}
 	for i := range tr.Records {
 		r := &tr.Records[i]
-		if r.Type != TypeAssistant {
+		if r.Type != transcript.TypeAssistant {
 			continue
 		}
 		u, ok := usage[r.Line]
@@ -213,27 +177,27 @@ func TestReadCodexFixture(t *testing.T) {
 	assert.Equal(t, byLine(16, 0).Message.ID, byLine(17, 0).Message.ID)
 
 	// Blocks.
-	th := byLine(7, 0).Message.Content[0].(*Thinking)
+	th := byLine(7, 0).Message.Content[0].(*transcript.Thinking)
 	assert.Equal(t, "**Listing files**\n\nI will list the files first.", th.Thinking)
 	assert.JSONEq(t, `"gAAAAABfixtureEncryptedReasoning"`, string(th.Extra["encrypted_content"]))
-	img := byLine(5, 0).Message.Content[1].(*Image)
+	img := byLine(5, 0).Message.Content[1].(*transcript.Image)
 	assert.Equal(t, "base64", img.Source.Type)
 	assert.Equal(t, "image/png", img.Source.MediaType)
-	assert.JSONEq(t, `{"command":["ls"],"workdir":"/work/demo"}`, string(byLine(8, 0).Message.Content[0].(*ToolUse).Input))
-	patch := byLine(11, 0).Message.Content[0].(*ToolUse)
+	assert.JSONEq(t, `{"command":["ls"],"workdir":"/work/demo"}`, string(byLine(8, 0).Message.Content[0].(*transcript.ToolUse).Input))
+	patch := byLine(11, 0).Message.Content[0].(*transcript.ToolUse)
 	assert.Equal(t, "apply_patch", patch.Name)
 	assert.JSONEq(t, `{"input":"*** Begin Patch\n*** Update File: main.go\n@@\n-return 1\n+return 2\n*** End Patch\n"}`, string(patch.Input))
-	shell := byLine(14, 0).Message.Content[0].(*ToolUse)
+	shell := byLine(14, 0).Message.Content[0].(*transcript.ToolUse)
 	assert.Equal(t, "local_shell", shell.Name)
 	assert.Contains(t, string(shell.Input), `"command":["go","test","./..."]`)
-	failed := byLine(15, 0).Message.Content[0].(*ToolResult)
+	failed := byLine(15, 0).Message.Content[0].(*transcript.ToolResult)
 	assert.True(t, failed.IsError)
-	assert.Equal(t, "--- FAIL: TestAnswer (0.00s)\n    main_test.go:9: got 2", failed.Content[0].(*Text).Text)
-	items := byLine(18, 0).Message.Content[0].(*ToolResult)
+	assert.Equal(t, "--- FAIL: TestAnswer (0.00s)\n    main_test.go:9: got 2", failed.Content[0].(*transcript.Text).Text)
+	items := byLine(18, 0).Message.Content[0].(*transcript.ToolResult)
 	require.Len(t, items.Content, 2)
-	assert.IsType(t, &Image{}, items.Content[0])
-	assert.Equal(t, "plot.png", items.Content[1].(*Text).Text)
-	assert.Equal(t, "And run gofmt afterwards.", byLine(35, 1).Message.Content[0].(*Text).Text)
+	assert.IsType(t, &transcript.Image{}, items.Content[0])
+	assert.Equal(t, "plot.png", items.Content[1].(*transcript.Text).Text)
+	assert.Equal(t, "And run gofmt afterwards.", byLine(35, 1).Message.Content[0].(*transcript.Text).Text)
 
 	// Compactions: a boundary links logically to the chain before it, and is followed by the
 	// view Codex resumes with.
@@ -244,7 +208,7 @@ func TestReadCodexFixture(t *testing.T) {
 	assert.Equal(t, byLine(29, 0).UUID, b2.LogicalParentUUID)
 	assert.Equal(t, 900, b2.CompactMetadata.PreTokens, "the last call's context before the compaction")
 	assert.Equal(t, "codex", b2.CompactMetadata.Summarizer)
-	chain, err := BuildChain(tr.Records, ChainOptions{})
+	chain, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 	require.NoError(t, err)
 	assert.Same(t, b2, chain.Boundary)
 	var lines []int
@@ -262,7 +226,7 @@ func TestReadCodexFixture(t *testing.T) {
 	assert.Equal(t, []string{"16 payload", "23 payload", "31 payload.replacement_history[2]", "33 type"}, unmapped)
 
 	// Reading is deterministic: the same uuids every time.
-	again, err := ReadFile(codexFixture, ReadOptions{})
+	again, err := transcript.ReadFile(codexFixture, transcript.ReadOptions{})
 	require.NoError(t, err)
 	for i := range tr.Records {
 		assert.Equal(t, tr.Records[i].UUID, again.Records[i].UUID)
@@ -274,11 +238,11 @@ func TestReadCodexFixture(t *testing.T) {
 // compaction (reasoning, images, every kind of tool call in the view): the request passes
 // Validate and loses no block without a reason.
 func TestCodexFixturePrepare(t *testing.T) {
-	tr, err := ReadFile(codexFixture, ReadOptions{Strict: true})
+	tr, err := transcript.ReadFile(codexFixture, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
-	first := slices.IndexFunc(tr.Records, func(r Record) bool { return r.IsCompactBoundary() })
+	first := slices.IndexFunc(tr.Records, func(r transcript.Record) bool { return r.IsCompactBoundary() })
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for _, records := range [][]Record{tr.Records, tr.Records[:first]} {
+	for _, records := range [][]transcript.Record{tr.Records, tr.Records[:first]} {
 		p := newTestPipeline(t, Config{Budget: BudgetConfig{Store: &MapStore{}}}, now)
 		in := Input{Records: records, System: tr.System}
 		res, err := p.Prepare(t.Context(), in)
@@ -298,7 +262,7 @@ func TestCodexFixturePrepare(t *testing.T) {
 			}
 			assert.Contains(t, reasons, "reasoning from a Codex rollout: its content is encrypted for OpenAI, so it cannot be replayed as thinking")
 			// The anchor is the last response with usage: line 19's, 500 + 2500 cached + 40.
-			anchor := slices.IndexFunc(records, func(r Record) bool { return r.UUID == res.Report.Pressure.AnchorUUID })
+			anchor := slices.IndexFunc(records, func(r transcript.Record) bool { return r.UUID == res.Report.Pressure.AnchorUUID })
 			require.GreaterOrEqual(t, anchor, 0)
 			assert.Equal(t, 19, records[anchor].Line)
 			assert.Equal(t, 500+2500+40, res.Report.Pressure.Anchor)
@@ -316,33 +280,33 @@ func TestReadCodexDamage(t *testing.T) {
 		dropped  []string // "line field" of fields dropped
 		torn     int      // the torn last line, 0 for none
 		records  int      // records read
-		check    func(t *testing.T, tr *Transcript)
+		check    func(t *testing.T, tr *transcript.File)
 	}{
 		{name: "torn last line", lines: []string{codexMeta, user, `{"timestamp":"2026-11-20T10:00:02.000Z","type":"response_item","payload":{"type":"mess`},
 			torn: 3, records: 2},
 		{name: "invalid line in the middle", lines: []string{codexMeta, user, `{"type": nope}`, asst}, problems: []int{3}, records: 3,
-			check: func(t *testing.T, tr *Transcript) {
+			check: func(t *testing.T, tr *transcript.File) {
 				require.NotNil(t, tr.Records[2].Damage)
 				assert.Equal(t, 3, tr.Records[2].Damage.Skipped[0].Line, "the next record names the skipped line")
 			}},
 		{name: "not an object", lines: []string{codexMeta, `[1,2]`, `null`, user}, problems: []int{2, 3}, records: 2},
 		{name: "timestamp not a string", lines: []string{codexMeta, strings.Replace(user, `"2026-11-20T10:00:01.000Z"`, `12`, 1)},
 			dropped: []string{"2 timestamp"}, records: 2,
-			check: func(t *testing.T, tr *Transcript) { assert.Empty(t, tr.Records[1].Timestamp) }},
+			check: func(t *testing.T, tr *transcript.File) { assert.Empty(t, tr.Records[1].Timestamp) }},
 		{name: "content not an array", lines: []string{codexMeta, codexLine("response_item", `{"type":"message","role":"user","content":5}`)},
 			dropped: []string{"2 payload.content"}, records: 2},
 		{name: "content item not an object", lines: []string{codexMeta, codexLine("response_item", `{"type":"message","role":"user","content":[7,{"type":"input_text","text":"q"}]}`)},
 			dropped: []string{"2 payload.content[0]"}, records: 2,
-			check: func(t *testing.T, tr *Transcript) {
+			check: func(t *testing.T, tr *transcript.File) {
 				c := tr.Records[1].Message.Content
 				require.Len(t, c, 2)
-				assert.Equal(t, `7`, string(c[0].(*UnknownBlock).JSON), "kept as an unknown block")
+				assert.Equal(t, `7`, string(c[0].(*transcript.UnknownBlock).JSON), "kept as an unknown block")
 			}},
 		{name: "arguments neither string nor object", lines: []string{codexMeta, codexLine("response_item", `{"type":"function_call","name":"f","arguments":7,"call_id":"c"}`)},
 			dropped: []string{"2 payload.arguments"}, records: 2},
 		{name: "token count not a number", lines: []string{codexMeta, asst, codexLine("event_msg", `{"type":"token_count","info":{"last_token_usage":{"input_tokens":"x","output_tokens":3}}}`)},
 			dropped: []string{"3 payload.info.last_token_usage.input_tokens"}, records: 3,
-			check: func(t *testing.T, tr *Transcript) {
+			check: func(t *testing.T, tr *transcript.File) {
 				assert.Equal(t, 3, tr.Records[1].Message.Usage.OutputTokens, "the readable figures count")
 			}},
 		{name: "payload not an object", lines: []string{codexMeta, codexLine("response_item", `"text"`), user},
@@ -358,10 +322,10 @@ func TestReadCodexDamage(t *testing.T) {
 			if tt.torn == 0 {
 				data += "\n"
 			}
-			opts := ReadOptions{MaxLineBytes: 512}
-			tr, err := ReadTranscript(strings.NewReader(data), "r.jsonl", opts)
+			opts := transcript.ReadOptions{MaxLineBytes: 512}
+			tr, err := transcript.Read(strings.NewReader(data), "r.jsonl", opts)
 			require.NoError(t, err)
-			require.Equal(t, FormatCodex, tr.Format)
+			require.Equal(t, transcript.FormatCodex, tr.Format)
 			assert.Len(t, tr.Records, tt.records)
 			var problems []int
 			for _, p := range tr.Problems {
@@ -378,7 +342,7 @@ func TestReadCodexDamage(t *testing.T) {
 			if tt.torn > 0 {
 				require.NotNil(t, tr.Torn)
 				assert.Equal(t, tt.torn, tr.Torn.Line)
-				assert.ErrorIs(t, tr.Torn, ErrTornLine)
+				assert.ErrorIs(t, tr.Torn, transcript.ErrTornLine)
 			} else {
 				assert.Nil(t, tr.Torn)
 			}
@@ -389,13 +353,13 @@ func TestReadCodexDamage(t *testing.T) {
 			// Strict mode fails on the first bad line or field, naming file, line and field;
 			// a torn last line is not an error.
 			opts.Strict = true
-			strict, err := ReadTranscript(strings.NewReader(data), "r.jsonl", opts)
+			strict, err := transcript.Read(strings.NewReader(data), "r.jsonl", opts)
 			if len(tt.problems) == 0 && len(tt.dropped) == 0 {
 				require.NoError(t, err)
 				assert.Len(t, strict.Records, tt.records)
 				return
 			}
-			le, ok := errors.AsType[*LineError](err)
+			le, ok := errors.AsType[*transcript.LineError](err)
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, "r.jsonl", le.File)
 			firstBad := 1 << 30
@@ -422,21 +386,21 @@ func TestCodexAppendRefused(t *testing.T) {
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "rollout.jsonl")
 	require.NoError(t, os.WriteFile(path, data, 0o644))
-	rec := Record{Type: TypeUser, UUID: "u", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "x"}}}}
+	rec := transcript.Record{Type: transcript.TypeUser, UUID: "u", Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "x"}}}}
 
-	err = AppendFile(path, AppendOptions{}, rec)
-	require.ErrorIs(t, err, ErrCodexAppend)
+	err = transcript.AppendFile(path, transcript.AppendOptions{}, rec)
+	require.ErrorIs(t, err, transcript.ErrCodexAppend)
 	assert.Contains(t, err.Error(), path)
-	_, err = OpenAppender(path, AppendOptions{})
-	require.ErrorIs(t, err, ErrCodexAppend)
+	_, err = transcript.OpenAppender(path, transcript.AppendOptions{})
+	require.ErrorIs(t, err, transcript.ErrCodexAppend)
 	after, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, data, after, "the rollout is left as it was")
 
 	// A Claude Code session and a new file take appends as before.
 	claude := filepath.Join(t.TempDir(), "s.jsonl")
-	require.NoError(t, AppendFile(claude, AppendOptions{}, rec))
-	require.NoError(t, AppendFile(claude, AppendOptions{}, rec))
+	require.NoError(t, transcript.AppendFile(claude, transcript.AppendOptions{}, rec))
+	require.NoError(t, transcript.AppendFile(claude, transcript.AppendOptions{}, rec))
 }
 
 // codexCorpusFiles returns the Codex rollouts under ../shared/corpus/codex, or skips. It skips
@@ -472,9 +436,9 @@ func TestCodexCorpus(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	for _, f := range codexCorpusFiles(t) {
 		name := filepath.Base(f)
-		tr, err := ReadFile(f, ReadOptions{Strict: true})
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{Strict: true})
 		require.NoError(t, err, name)
-		require.Equal(t, FormatCodex, tr.Format, name)
+		require.Equal(t, transcript.FormatCodex, tr.Format, name)
 		require.NotEmpty(t, tr.System, name)
 		for _, u := range tr.Unmapped {
 			assert.Contains(t, u.Error(), "web_search_call", "%s: only web searches have no counterpart", name)
@@ -484,9 +448,9 @@ func TestCodexCorpus(t *testing.T) {
 			if m := tr.Records[i].Message; m != nil {
 				for _, b := range m.Content {
 					switch b := b.(type) {
-					case *ToolUse:
+					case *transcript.ToolUse:
 						uses[b.ID] = true
-					case *ToolResult:
+					case *transcript.ToolResult:
 						results[b.ToolUseID] = true
 					}
 				}
@@ -545,9 +509,9 @@ func FuzzReadCodex(f *testing.F) {
 // decodes goes through Prepare without losing a block.
 func fuzzCodexBody(t *testing.T, data []byte, variant string) {
 	const maxLine = 8 << 10
-	tr, err := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine})
+	tr, err := transcript.Read(bytes.NewReader(data), "fuzz.jsonl", transcript.ReadOptions{MaxLineBytes: maxLine})
 	require.NoError(t, err)
-	require.Equal(t, FormatCodex, tr.Format)
+	require.Equal(t, transcript.FormatCodex, tr.Format)
 	require.Equal(t, variant, tr.Variant)
 
 	nonBlank, _ := splitLines(data)
@@ -562,20 +526,20 @@ func fuzzCodexBody(t *testing.T, data []byte, variant string) {
 	require.Equal(t, len(nonBlank), len(read)+len(tr.Problems)+torn, "every line is a record or a problem")
 	require.Len(t, tr.Lines, len(tr.Records))
 
-	strict, strictErr := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine, Strict: true})
+	strict, strictErr := transcript.Read(bytes.NewReader(data), "fuzz.jsonl", transcript.ReadOptions{MaxLineBytes: maxLine, Strict: true})
 	fatal := len(tr.Dropped) > 0
 	for _, p := range tr.Problems {
-		fatal = fatal || !errors.Is(p, ErrTornLine)
+		fatal = fatal || !errors.Is(p, transcript.ErrTornLine)
 	}
 	if fatal {
-		_, ok := errors.AsType[*LineError](strictErr)
+		_, ok := errors.AsType[*transcript.LineError](strictErr)
 		require.True(t, ok, "%v", strictErr)
 	} else {
 		require.NoError(t, strictErr)
 		require.Equal(t, len(tr.Records), len(strict.Records))
 	}
 
-	again, err := ReadTranscript(bytes.NewReader(data), "fuzz.jsonl", ReadOptions{MaxLineBytes: maxLine})
+	again, err := transcript.Read(bytes.NewReader(data), "fuzz.jsonl", transcript.ReadOptions{MaxLineBytes: maxLine})
 	require.NoError(t, err)
 	for i := range tr.Records {
 		a, _ := json.Marshal(tr.Records[i])
@@ -596,13 +560,13 @@ func fuzzCodexBody(t *testing.T, data []byte, variant string) {
 // library's own format, and that transcript gives the same request (docs/codex.md, "Read
 // only").
 func TestCodexRecordsWriteAsTranscript(t *testing.T) {
-	tr, err := ReadFile(codexFixture, ReadOptions{Strict: true})
+	tr, err := transcript.ReadFile(codexFixture, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "converted.jsonl")
-	require.NoError(t, AppendFile(path, AppendOptions{}, tr.Records...))
-	back, err := ReadFile(path, ReadOptions{Strict: true})
+	require.NoError(t, transcript.AppendFile(path, transcript.AppendOptions{}, tr.Records...))
+	back, err := transcript.ReadFile(path, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
-	assert.Equal(t, FormatClaudeCode, back.Format)
+	assert.Equal(t, transcript.FormatClaudeCode, back.Format)
 	require.Len(t, back.Records, len(tr.Records))
 
 	p := newTestPipeline(t, Config{Budget: BudgetConfig{Store: &MapStore{}}}, fuzzNow)
@@ -629,8 +593,8 @@ func BenchmarkReadCodex(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()
 		for b.Loop() {
-			tr, err := ReadTranscript(bytes.NewReader(data), "rollout.jsonl", ReadOptions{})
-			if err != nil || tr.Format != FormatCodex {
+			tr, err := transcript.Read(bytes.NewReader(data), "rollout.jsonl", transcript.ReadOptions{})
+			if err != nil || tr.Format != transcript.FormatCodex {
 				b.Fatal(err)
 			}
 		}
@@ -662,11 +626,11 @@ func TestCodexItemIDWritesBack(t *testing.T) {
 		codexLine("response_item", `{"type":"custom_tool_call_output","call_id":"call_2","output":"done"}`),
 		codexLine("response_item", `{"type":"function_call_output","call_id":"call_3","output":"a.go"}`),
 	}, "\n") + "\n"
-	tr, err := ReadTranscript(strings.NewReader(rollout), "rollout.jsonl", ReadOptions{Strict: true})
+	tr, err := transcript.Read(strings.NewReader(rollout), "rollout.jsonl", transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "converted.jsonl")
-	require.NoError(t, AppendFile(path, AppendOptions{}, tr.Records...))
-	back, err := ReadFile(path, ReadOptions{Strict: true})
+	require.NoError(t, transcript.AppendFile(path, transcript.AppendOptions{}, tr.Records...))
+	back, err := transcript.ReadFile(path, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	var ids []string
 	for _, r := range back.Records {
@@ -674,7 +638,7 @@ func TestCodexItemIDWritesBack(t *testing.T) {
 			continue
 		}
 		for _, b := range r.Message.Content {
-			if tu, ok := b.(*ToolUse); ok {
+			if tu, ok := b.(*transcript.ToolUse); ok {
 				ids = append(ids, tu.ID)
 				assert.Contains(t, string(tu.Extra["codex_id"]), `"`, "the item's own id is kept")
 			}

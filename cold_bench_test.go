@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // BenchmarkCold measures a cold resume, file to request bytes, at 10, 200, 2,000 and 5,000
@@ -36,7 +37,7 @@ func BenchmarkCold(b *testing.B) {
 			b.Fatal(err)
 		}
 		resume := func(b *testing.B) []byte {
-			tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+			tr, err := transcript.ReadFile(path, transcript.ReadOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -86,7 +87,7 @@ func BenchmarkCold(b *testing.B) {
 	}
 }
 
-func writeTranscript(b *testing.B, path string, recs []agentctx.Record) {
+func writeTranscript(b *testing.B, path string, recs []transcript.Record) {
 	var buf bytes.Buffer
 	for _, r := range recs {
 		line, err := r.MarshalJSON()

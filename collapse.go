@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // CollapseConfig configures the collapse stage. The zero value is the default: collapse
@@ -40,8 +42,8 @@ func (p *Pipeline) collapse(t *turn) error {
 		return nil
 	}
 	rep := t.report.stage("collapse")
-	t.chain.Scan().Each(t.in.Records, ScanCollapse, func(_ int, r *Record) {
-		if r.Type != TypeSystem || r.Subtype != SubtypeCollapseCommit {
+	t.chain.Scan().Each(t.in.Records, transcript.ScanCollapse, func(_ int, r *transcript.Record) {
+		if r.Type != transcript.TypeSystem || r.Subtype != transcript.SubtypeCollapseCommit {
 			return
 		}
 		if r.Collapse == nil {
@@ -54,7 +56,7 @@ func (p *Pipeline) collapse(t *turn) error {
 }
 
 // applyCollapse substitutes one commit's span, or reports why it cannot.
-func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *Record) {
+func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *transcript.Record) {
 	c := r.Collapse
 	id := collapseID(r)
 	first, last := -1, -1
@@ -100,10 +102,10 @@ func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *Record) {
 	sum := item{
 		uuid:   collapseItemUUID(id),
 		pos:    -1,
-		role:   RoleUser,
+		role:   transcript.RoleUser,
 		meta:   true,
 		time:   span[len(span)-1].at(),
-		blocks: []Block{&Text{Text: collapsedText(id, c.Summary)}},
+		blocks: []transcript.Block{&transcript.Text{Text: collapsedText(id, c.Summary)}},
 		owned:  true,
 		origin: "collapse",
 	}
@@ -167,7 +169,7 @@ func collapsedText(id, summary string) string {
 }
 
 // collapseID returns a commit's collapse id, or its record uuid when it has none.
-func collapseID(r *Record) string {
+func collapseID(r *transcript.Record) string {
 	if r.Collapse != nil && r.Collapse.CollapseID != "" {
 		return r.Collapse.CollapseID
 	}
@@ -176,7 +178,7 @@ func collapseID(r *Record) string {
 
 // collapseItemUUID derives the uuid of a collapse's summary message from the collapse id.
 func collapseItemUUID(id string) string {
-	return ContentUUID("collapse", id)
+	return transcript.ContentUUID("collapse", id)
 }
 
 // NewCollapseCommit returns a collapse commit record that replaces, in the model's view, the
@@ -189,9 +191,9 @@ func collapseItemUUID(id string) string {
 // subtype [SubtypeCollapseCommit], timestamp now, the session id of the last record that has
 // one and no parentUuid. NewCollapseCommit does not modify records and is safe for concurrent
 // use.
-func NewCollapseCommit(records []Record, firstUUID, lastUUID, summary string, now time.Time) (Record, error) {
+func NewCollapseCommit(records []transcript.Record, firstUUID, lastUUID, summary string, now time.Time) (transcript.Record, error) {
 	if strings.TrimSpace(summary) == "" {
-		return Record{}, fmt.Errorf("agentctx: collapse commit: summary is empty")
+		return transcript.Record{}, fmt.Errorf("agentctx: collapse commit: summary is empty")
 	}
 	pos := func(u string) (int, error) {
 		for i := range records {
@@ -206,26 +208,26 @@ func NewCollapseCommit(records []Record, firstUUID, lastUUID, summary string, no
 	}
 	fi, err := pos(firstUUID)
 	if err != nil {
-		return Record{}, err
+		return transcript.Record{}, err
 	}
 	li, err := pos(lastUUID)
 	if err != nil {
-		return Record{}, err
+		return transcript.Record{}, err
 	}
 	if fi > li {
-		return Record{}, fmt.Errorf("agentctx: collapse commit: first record %s comes after last record %s in the transcript", firstUUID, lastUUID)
+		return transcript.Record{}, fmt.Errorf("agentctx: collapse commit: first record %s comes after last record %s in the transcript", firstUUID, lastUUID)
 	}
-	u := decisionUUID(SubtypeCollapseCommit, firstUUID+"\x00"+lastUUID+"\x00"+summary)
+	u := decisionUUID(transcript.SubtypeCollapseCommit, firstUUID+"\x00"+lastUUID+"\x00"+summary)
 	id := strings.ToLower(strings.ReplaceAll(u, "-", ""))[:16]
-	return Record{
-		Type:      TypeSystem,
-		Subtype:   SubtypeCollapseCommit,
+	return transcript.Record{
+		Type:      transcript.TypeSystem,
+		Subtype:   transcript.SubtypeCollapseCommit,
 		UUID:      u,
 		IsMeta:    true,
 		SessionID: lastSessionID(records),
 		Timestamp: decisionTime(now),
 		Level:     "info",
 		Content:   mustJSON(fmt.Sprintf("Collapsed %s..%s into a summary", firstUUID, lastUUID)),
-		Collapse:  &CollapseCommit{CollapseID: id, FirstUUID: firstUUID, LastUUID: lastUUID, Summary: summary},
+		Collapse:  &transcript.CollapseCommit{CollapseID: id, FirstUUID: firstUUID, LastUUID: lastUUID, Summary: summary},
 	}, nil
 }

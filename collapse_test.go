@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,7 +38,7 @@ func collapseTK() *tk {
 	return k
 }
 
-func collapseRecord(t testing.TB, recs []Record, first, last int, summary string) Record {
+func collapseRecord(t testing.TB, recs []transcript.Record, first, last int, summary string) transcript.Record {
 	t.Helper()
 	r, err := NewCollapseCommit(recs, tkUUID(first), tkUUID(last), summary, snipNow)
 	require.NoError(t, err)
@@ -44,7 +46,7 @@ func collapseRecord(t testing.TB, recs []Record, first, last int, summary string
 }
 
 // runCollapse runs snip then collapse over recs, as Prepare orders them.
-func runCollapse(t testing.TB, p *Pipeline, recs []Record) *turn {
+func runCollapse(t testing.TB, p *Pipeline, recs []transcript.Record) *turn {
 	t.Helper()
 	tt := runSnip(t, p, recs)
 	require.NoError(t, p.collapse(tt))
@@ -58,15 +60,15 @@ func TestCollapseSpan(t *testing.T) {
 	p := snipPipeline(t, Config{})
 	tt := runCollapse(t, p, k.recs)
 
-	sumUUID := ContentUUID("collapse", c.Collapse.CollapseID)
+	sumUUID := transcript.ContentUUID("collapse", c.Collapse.CollapseID)
 	assert.Equal(t, append([]string{sumUUID}, tkUUIDs(8, 9, 10, 11, 12)...), viewUUIDs(tt), "messages after the span survive")
 	it := tt.items[0]
 	assert.Nil(t, it.rec)
 	assert.True(t, it.meta)
-	assert.Equal(t, RoleUser, it.role)
+	assert.Equal(t, transcript.RoleUser, it.role)
 	assert.Equal(t, "collapse", it.origin)
 	require.Len(t, it.blocks, 1)
-	assert.Equal(t, "<collapsed id=\""+c.Collapse.CollapseID+"\">\nThe user asked for the first task; both files were read.\n</collapsed>", it.blocks[0].(*Text).Text)
+	assert.Equal(t, "<collapsed id=\""+c.Collapse.CollapseID+"\">\nThe user asked for the first task; both files were read.\n</collapsed>", it.blocks[0].(*transcript.Text).Text)
 
 	rep := tt.report.Stage("collapse")
 	require.NotNil(t, rep)
@@ -84,8 +86,8 @@ func TestCollapseSpan(t *testing.T) {
 
 	res := snipPrepare(t, p, k.recs)
 	require.Len(t, res.Request.Messages, 5)
-	assert.Contains(t, res.Request.Messages[0].Content[0].(*Text).Text, "<collapsed id=")
-	assert.Equal(t, "second task", res.Request.Messages[0].Content[1].(*Text).Text, "the summary merges with the next user message")
+	assert.Contains(t, res.Request.Messages[0].Content[0].(*transcript.Text).Text, "<collapsed id=")
+	assert.Equal(t, "second task", res.Request.Messages[0].Content[1].(*transcript.Text).Text, "the summary merges with the next user message")
 }
 
 func TestCollapseMiddleSpan(t *testing.T) {
@@ -145,32 +147,32 @@ func TestCollapseExtendsForPairing(t *testing.T) {
 func TestCollapseSkipped(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		add    func(k *tk) Record // returns the commit
+		add    func(k *tk) transcript.Record // returns the commit
 		detail string
 	}{
-		{"unknown uuid", func(k *tk) Record {
-			return Record{Type: TypeSystem, Subtype: SubtypeCollapseCommit, UUID: "c-unknown",
-				Collapse: &CollapseCommit{CollapseID: "x1", FirstUUID: tkUUID(1), LastUUID: "nope", Summary: "s"}}
+		{"unknown uuid", func(k *tk) transcript.Record {
+			return transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCollapseCommit, UUID: "c-unknown",
+				Collapse: &transcript.CollapseCommit{CollapseID: "x1", FirstUUID: tkUUID(1), LastUUID: "nope", Summary: "s"}}
 		}, "last nope not in the view"},
-		{"first snipped", func(k *tk) Record {
+		{"first snipped", func(k *tk) transcript.Record {
 			k.decision(snipRecord(t, k.recs, "", tkUUID(8)))
 			return collapseRecord(t, k.recs, 8, 11, "s")
 		}, "first " + tkUUID(8) + " not in the view"},
-		{"before the boundary", func(k *tk) Record {
-			b := k.next(TypeSystem)
-			b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", tkUUID(12)
+		{"before the boundary", func(k *tk) transcript.Record {
+			b := k.next(transcript.TypeSystem)
+			b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", tkUUID(12)
 			k.add(b)
 			k.user("summary of everything")
 			k.assistant(text("continuing"))
 			k.user("go on")
 			return collapseRecord(t, k.recs, 1, 7, "s")
 		}, "not in the view"},
-		{"no metadata", func(k *tk) Record {
-			return Record{Type: TypeSystem, Subtype: SubtypeCollapseCommit, UUID: "c-empty"}
+		{"no metadata", func(k *tk) transcript.Record {
+			return transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCollapseCommit, UUID: "c-empty"}
 		}, "without collapseCommit metadata"},
-		{"reversed in the view", func(k *tk) Record {
-			return Record{Type: TypeSystem, Subtype: SubtypeCollapseCommit, UUID: "c-rev",
-				Collapse: &CollapseCommit{CollapseID: "x2", FirstUUID: tkUUID(8), LastUUID: tkUUID(1), Summary: "s"}}
+		{"reversed in the view", func(k *tk) transcript.Record {
+			return transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCollapseCommit, UUID: "c-rev",
+				Collapse: &transcript.CollapseCommit{CollapseID: "x2", FirstUUID: tkUUID(8), LastUUID: tkUUID(1), Summary: "s"}}
 		}, "comes after"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -212,7 +214,7 @@ func TestCollapseOverlapping(t *testing.T) {
 	require.Len(t, sk, 1)
 	assert.Equal(t, partial.UUID, sk[0].UUID, "a span no longer intact is skipped")
 	assert.Equal(t, []string{collapseItemUUID(whole.Collapse.CollapseID), tkUUID(12)}, viewUUIDs(tt))
-	assert.Contains(t, tt.items[0].blocks[0].(*Text).Text, "first and second")
+	assert.Contains(t, tt.items[0].blocks[0].(*transcript.Text).Text, "first and second")
 }
 
 func TestCollapseDisable(t *testing.T) {
@@ -235,7 +237,7 @@ func TestCollapsePrepareDeterministic(t *testing.T) {
 	assert.Equal(t, r1.Append, r2.Append)
 	assert.Equal(t, r1.Report, r2.Report)
 
-	recs := append(append([]Record(nil), k.recs...), r1.Append...)
+	recs := append(append([]transcript.Record(nil), k.recs...), r1.Append...)
 	r3 := snipPrepare(t, p, recs)
 	assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r3.Request))
 	assert.Empty(t, r3.Append)
@@ -248,14 +250,14 @@ func TestCollapsePrepareDeterministic(t *testing.T) {
 
 func TestNewCollapseCommit(t *testing.T) {
 	k := collapseTK()
-	sys := k.next(TypeSystem)
-	sys.Subtype = SubtypeTurnDuration
+	sys := k.next(transcript.TypeSystem)
+	sys.Subtype = transcript.SubtypeTurnDuration
 	k.add(sys) // 13
 
 	r, err := NewCollapseCommit(k.recs, tkUUID(2), tkUUID(7), "summary", snipNow)
 	require.NoError(t, err)
-	assert.Equal(t, TypeSystem, r.Type)
-	assert.Equal(t, SubtypeCollapseCommit, r.Subtype)
+	assert.Equal(t, transcript.TypeSystem, r.Type)
+	assert.Equal(t, transcript.SubtypeCollapseCommit, r.Subtype)
 	assert.Empty(t, r.ParentUUID)
 	assert.Equal(t, "11111111-1111-4111-8111-111111111111", r.SessionID)
 	assert.Equal(t, "2026-01-02T04:00:00.000Z", r.Timestamp)
@@ -317,15 +319,15 @@ func TestSnipCollapseCorpus(t *testing.T) {
 	files := corpusFiles(t)
 	p := snipPipeline(t, Config{Snip: SnipConfig{TagMessages: true}})
 	for _, f := range files {
-		tr, err := ReadFile(f, ReadOptions{})
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		require.NoError(t, err)
-		chain, err := BuildChain(tr.Records, ChainOptions{})
+		chain, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 		require.NoError(t, err)
 		msgs := chain.Messages()
 		if len(msgs) < 8 {
 			continue
 		}
-		recs := append([]Record(nil), tr.Records...)
+		recs := append([]transcript.Record(nil), tr.Records...)
 		var ids []string
 		for i := 1; i < len(msgs)/2; i += 7 {
 			ids = append(ids, msgs[i].UUID)
@@ -356,7 +358,7 @@ func TestSnipCollapseCorpus(t *testing.T) {
 		}
 		assert.ElementsMatch(t, slices.Sorted(maps.Keys(snipped)), removed, "SnippedUUIDs agrees with Prepare: %s", f)
 		assert.Len(t, actionsOf(r1.Report.Stage("collapse"), ActionCollapsed), 1, "%s\n%s", f, r1.Report.String())
-		again := append(append([]Record(nil), recs...), r1.Append...)
+		again := append(append([]transcript.Record(nil), recs...), r1.Append...)
 		r2, err := p.Prepare(context.Background(), Input{Records: again})
 		require.NoError(t, err, f)
 		assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r2.Request), f)

@@ -10,6 +10,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Compaction defaults. The token budgets are their values at a window of 200,000 tokens and
@@ -259,7 +261,7 @@ type CompactReport struct {
 	Summarizer     string
 	Fallback       bool
 	FallbackReason string
-	SummaryUsage   *Usage
+	SummaryUsage   *transcript.Usage
 	// Rung is how far down its ladder the compaction went (see [CompactRung]).
 	Rung CompactRung
 	// Attempts counts the summarizer calls; Failures lists the failed attempts' reasons.
@@ -325,7 +327,7 @@ func (p *Pipeline) autoCompactDue(t *turn) bool {
 // position pos.
 func answeredSince(items []item, pos int) bool {
 	for i := range items {
-		if it := &items[i]; it.role == RoleAssistant && it.rec != nil && it.pos > pos {
+		if it := &items[i]; it.role == transcript.RoleAssistant && it.rec != nil && it.pos > pos {
 			return true
 		}
 	}
@@ -520,7 +522,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 // counts reports whether the circuit breaker counts a failed attempt: one of the primary
 // summarizer that was called. A summary request the library could not size to fit the window
 // (no call made) is the library's failure, not the summarizer's.
-func counts(f *CompactFailure) bool { return !f.Fallback && f.Attempts > 0 }
+func counts(f *transcript.CompactFailure) bool { return !f.Fallback && f.Attempts > 0 }
 
 // summary is a summary ready to install.
 type summary struct {
@@ -529,14 +531,14 @@ type summary struct {
 	fallback bool
 	through  int // the view items it covers: items[:through]
 	omitted  int // of those, how many were left out of the summary request to fit
-	usage    *Usage
+	usage    *transcript.Usage
 	cutFrom  int // the calibrated size of a reply cut to the summary's cap; 0: not cut
 }
 
 // installation is a compaction's records and the turn built from them.
 type installation struct {
 	post    *turn
-	recs    []Record
+	recs    []transcript.Record
 	step    tailStep
 	names   []string // what was rehydrated
 	notes   []string // what rehydration skipped, and why
@@ -702,10 +704,10 @@ func (p *Pipeline) keptSize(t *turn, cut int) (int, int) {
 }
 
 // failureRecords returns the compaction failure records of recs.
-func failureRecords(recs []Record) []Record {
-	var out []Record
+func failureRecords(recs []transcript.Record) []transcript.Record {
+	var out []transcript.Record
 	for _, r := range recs {
-		if r.Subtype == SubtypeCompactFailure {
+		if r.Subtype == transcript.SubtypeCompactFailure {
 			out = append(out, r)
 		}
 	}
@@ -724,7 +726,7 @@ func insertStage(stages []StageReport, s StageReport, after string) []StageRepor
 
 // lastChainRecord returns the uuid of the last record of recs that is a user or assistant
 // record: the new leaf of the chain.
-func lastChainRecord(recs []Record) string {
+func lastChainRecord(recs []transcript.Record) string {
 	for i := len(recs) - 1; i >= 0; i-- {
 		if recs[i].IsConversation() {
 			return recs[i].UUID
@@ -735,7 +737,7 @@ func lastChainRecord(recs []Record) string {
 
 // compactionRecords builds the records a compaction appends: boundary, summary, then the
 // rehydration and hook records chained after the kept tail (or the summary).
-func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []attachment, trigger string, pre int) []Record {
+func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []attachment, trigger string, pre int) []transcript.Record {
 	leaf := t.chain.Leaf
 	stamp := decisionTime(t.now)
 	cwd := sessionCwd(t.in.Records)
@@ -749,10 +751,10 @@ func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []atta
 	// The same transcript compacted the same way gives the same records; another transcript
 	// (one more record, another compaction before) gives others.
 	key := strings.Join([]string{leaf.UUID, trigger, hex.EncodeToString(h[:8]), head, prev, fmt.Sprint(len(t.in.Records))}, "\x00")
-	b := Record{
-		Type:              TypeSystem,
-		Subtype:           SubtypeCompactBoundary,
-		UUID:              ContentUUID("compact_boundary", key),
+	b := transcript.Record{
+		Type:              transcript.TypeSystem,
+		Subtype:           transcript.SubtypeCompactBoundary,
+		UUID:              transcript.ContentUUID("compact_boundary", key),
 		LogicalParentUUID: leaf.UUID,
 		IsSidechain:       leaf.IsSidechain,
 		SessionID:         t.sessionID,
@@ -760,7 +762,7 @@ func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []atta
 		Content:           mustJSON("Conversation compacted"),
 		Level:             "info",
 		Cwd:               cwd,
-		CompactMetadata: &CompactMetadata{
+		CompactMetadata: &transcript.CompactMetadata{
 			Trigger:            trigger,
 			PreTokens:          pre,
 			Summarizer:         sum.by,
@@ -768,9 +770,9 @@ func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []atta
 			MessagesSummarized: sum.through,
 		},
 	}
-	s := Record{
-		Type:                      TypeUser,
-		UUID:                      ContentUUID("compact_summary", b.UUID),
+	s := transcript.Record{
+		Type:                      transcript.TypeUser,
+		UUID:                      transcript.ContentUUID("compact_summary", b.UUID),
 		ParentUUID:                b.UUID,
 		IsSidechain:               leaf.IsSidechain,
 		IsCompactSummary:          true,
@@ -778,27 +780,27 @@ func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []atta
 		SessionID:                 t.sessionID,
 		Timestamp:                 stamp,
 		Cwd:                       cwd,
-		Message: &Message{Role: RoleUser, StringContent: true,
-			Content: []Block{&Text{Text: summaryMessage(sum.text, head != "", trigger)}}},
+		Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true,
+			Content: []transcript.Block{&transcript.Text{Text: summaryMessage(sum.text, head != "", trigger)}}},
 	}
 	parent := s.UUID
 	if head != "" {
-		b.CompactMetadata.PreservedSegment = &PreservedSegment{HeadUUID: head, AnchorUUID: s.UUID, TailUUID: leaf.UUID}
+		b.CompactMetadata.PreservedSegment = &transcript.PreservedSegment{HeadUUID: head, AnchorUUID: s.UUID, TailUUID: leaf.UUID}
 		parent = leaf.UUID
 	}
-	recs := []Record{b, s}
+	recs := []transcript.Record{b, s}
 	for _, a := range atts {
-		r := Record{
-			Type:        TypeUser,
-			UUID:        ContentUUID("rehydration", b.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
+		r := transcript.Record{
+			Type:        transcript.TypeUser,
+			UUID:        transcript.ContentUUID("rehydration", b.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
 			ParentUUID:  parent,
 			IsSidechain: leaf.IsSidechain,
 			IsMeta:      true,
 			SessionID:   t.sessionID,
 			Timestamp:   stamp,
 			Cwd:         cwd,
-			Rehydration: &Rehydration{Kind: a.kind, Path: a.path, Name: a.skill},
-			Message:     &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: a.text}}},
+			Rehydration: &transcript.Rehydration{Kind: a.kind, Path: a.path, Name: a.skill},
+			Message:     &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: a.text}}},
 		}
 		recs = append(recs, r)
 		parent = r.UUID
@@ -824,7 +826,7 @@ func keptHead(t *turn, kept []item) string {
 		pos[r.UUID] = t.chain.Index(k)
 	}
 	head := ""
-	byUUID := map[string]*Record{}
+	byUUID := map[string]*transcript.Record{}
 	for _, r := range t.chain.Records {
 		byUUID[r.UUID] = r
 	}
@@ -843,7 +845,7 @@ func keptHead(t *turn, kept []item) string {
 }
 
 // sessionCwd returns the working directory of the last record that names one.
-func sessionCwd(records []Record) string {
+func sessionCwd(records []transcript.Record) string {
 	for i := len(records) - 1; i >= 0; i-- {
 		if c := records[i].Cwd; c != "" {
 			return c
@@ -853,9 +855,9 @@ func sessionCwd(records []Record) string {
 }
 
 // failureRecord returns the record of a failed compaction attempt.
-func (p *Pipeline) failureRecord(t *turn, f CompactFailure, n int) Record {
+func (p *Pipeline) failureRecord(t *turn, f transcript.CompactFailure, n int) transcript.Record {
 	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%d", f.LeafUUID, f.Trigger, n, f.Summarizer, len(t.in.Records))
-	r := t.newDecision(SubtypeCompactFailure, key, "Compaction failed: "+f.Reason)
+	r := t.newDecision(transcript.SubtypeCompactFailure, key, "Compaction failed: "+f.Reason)
 	r.IsSidechain = t.chain.Leaf != nil && t.chain.Leaf.IsSidechain
 	r.CompactFailure = &f
 	return r

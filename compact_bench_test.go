@@ -9,6 +9,7 @@ import (
 
 	. "github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	. "github.com/agentctx/agentctx/transcript"
 )
 
 // BenchmarkCompact measures compaction on the 2,000-turn generated session (779k counted

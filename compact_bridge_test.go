@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +24,7 @@ func TestCompactKeptTailAfterBridge(t *testing.T) {
 		k.assistant(text(fmt.Sprintf("answer %d: %s", i, filler)))
 	}
 	lost := len(k.recs) - 4 // the answer two turns before the end
-	tr := readDamaged(t, k.recs, ReadOptions{}, func(lines []string) []string {
+	tr := readDamaged(t, k.recs, transcript.ReadOptions{}, func(lines []string) []string {
 		lines[lost] = "{not json"
 		return lines
 	})
@@ -46,7 +48,7 @@ func TestCompactKeptTailAfterBridge(t *testing.T) {
 	assert.Equal(t, lost+1, res.Report.ChainProblems[0].Line)
 	assertPromptsFindable(t, "bridged", p, tr.Records, res.Request)
 
-	back := append(append([]Record(nil), tr.Records...), roundTrip(t, res.Append)...)
+	back := append(append([]transcript.Record(nil), tr.Records...), roundTrip(t, res.Append)...)
 	next, err := p.Prepare(t.Context(), Input{Records: back})
 	require.NoError(t, err)
 	assert.Equal(t, string(requestBytes(t, res.Request)), string(requestBytes(t, next.Request)), "after resume")

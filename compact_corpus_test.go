@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -30,7 +32,7 @@ func TestCorpusCompact(t *testing.T) {
 	for _, f := range files {
 		orig, err := os.ReadFile(f)
 		require.NoError(t, err)
-		tr, err := ReadFile(f, ReadOptions{})
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		require.NoError(t, err)
 		cfg := func(window int) Config {
 			return Config{Model: sessionModel(tr.Records), ContextWindow: window, Tokens: corpusCounter,
@@ -65,11 +67,11 @@ func TestCorpusCompact(t *testing.T) {
 			// Append to a copy of the file; read it back.
 			cp := filepath.Join(t.TempDir(), "session.jsonl")
 			require.NoError(t, os.WriteFile(cp, orig, 0o644))
-			require.NoError(t, AppendFile(cp, AppendOptions{}, res.Append...))
+			require.NoError(t, transcript.AppendFile(cp, transcript.AppendOptions{}, res.Append...))
 			written, err := os.ReadFile(cp)
 			require.NoError(t, err)
 			assert.True(t, bytes.HasPrefix(written, orig), "%s: the original bytes are an unchanged prefix", name)
-			back, err := ReadFile(cp, ReadOptions{})
+			back, err := transcript.ReadFile(cp, transcript.ReadOptions{})
 			require.NoError(t, err)
 			next, err := p.Prepare(t.Context(), Input{Records: back.Records})
 			require.NoError(t, err, name)
@@ -92,14 +94,14 @@ var leftOutCount = regexp.MustCompile(`\((\d+) earlier user messages left out`)
 // the compacted request: verbatim (in the kept tail), or in the summary — whole, or its start
 // when the summary's budget cut it — unless it is among the oldest ones the summary says it
 // left out to fit. Whitespace runs compare as one space.
-func assertPromptsFindable(t *testing.T, name string, p *Pipeline, records []Record, req Request) {
+func assertPromptsFindable(t *testing.T, name string, p *Pipeline, records []transcript.Record, req Request) {
 	t.Helper()
 	tt, err := p.build(t.Context(), &Input{Records: records})
 	require.NoError(t, err)
 	var prompts []string
 	for i := range tt.items {
 		if typedPrompt(&tt.items[i]) {
-			prompts = append(prompts, squash(TextOf(tt.items[i].blocks)))
+			prompts = append(prompts, squash(transcript.TextOf(tt.items[i].blocks)))
 		}
 		if r := tt.items[i].rec; r != nil && r.IsCompactSummary {
 			// An earlier compaction's summary: its user messages are carried, not checked here.
@@ -109,7 +111,7 @@ func assertPromptsFindable(t *testing.T, name string, p *Pipeline, records []Rec
 	var all strings.Builder
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			all.WriteString(TextOf([]Block{b}) + " ")
+			all.WriteString(transcript.TextOf([]transcript.Block{b}) + " ")
 		}
 	}
 	text := squash(all.String())

@@ -1,5 +1,7 @@
 package agentctx
 
+import "github.com/agentctx/agentctx/transcript"
+
 // Compaction triggers, as Claude Code writes them in compactMetadata.trigger.
 const (
 	TriggerAuto   = "auto"
@@ -19,7 +21,7 @@ type compactHistory struct {
 	// thrashTurns responses of the one before.
 	refills int
 	// last is the chain's boundary, or nil.
-	last *Record
+	last *transcript.Record
 	// failedHere is true when an auto attempt on the leaf itself failed, after the boundary.
 	failedHere bool
 }
@@ -29,18 +31,18 @@ type compactHistory struct {
 // when it covers records, lists the boundaries, failures and responses (nil: every record is
 // read); the responses between two boundaries are then counted only as far as the thrash
 // guard needs.
-func readHistory(records []Record, sc *Scan, leaf *Record, boundaryIdx, thrashTurns int) compactHistory {
+func readHistory(records []transcript.Record, sc *transcript.Scan, leaf *transcript.Record, boundaryIdx, thrashTurns int) compactHistory {
 	var h compactHistory
 	responses := map[string]bool{}
 	seenBoundary := false
 	indexed := sc.Covers(records)
 	from := 0 // indexed: the first position whose responses the next boundary counts
-	sc.Each(records, ScanBoundary|ScanFailure, func(i int, r *Record) {
-		if OtherThread(r, leaf) {
+	sc.Each(records, transcript.ScanBoundary|transcript.ScanFailure, func(i int, r *transcript.Record) {
+		if transcript.OtherThread(r, leaf) {
 			return
 		}
 		switch {
-		case ProviderResponse(r):
+		case transcript.ProviderResponse(r):
 			if id := r.Message.ID; id != "" {
 				responses[id] = true
 			}
@@ -68,7 +70,7 @@ func readHistory(records []Record, sc *Scan, leaf *Record, boundaryIdx, thrashTu
 			h.last = r
 			seenBoundary = true
 			clear(responses)
-		case r.Type == TypeSystem && r.Subtype == SubtypeCompactFailure && r.CompactFailure != nil:
+		case r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCompactFailure && r.CompactFailure != nil:
 			f := r.CompactFailure
 			if leaf != nil && f.LeafUUID == leaf.UUID && f.Trigger == TriggerAuto && i > boundaryIdx {
 				h.failedHere = true
@@ -91,7 +93,7 @@ type CompactState struct {
 	// Compactions counts the compact boundaries of the conversation's thread.
 	Compactions int
 	// Last is the latest compact boundary on the conversation's chain, or nil.
-	Last *Record
+	Last *transcript.Record
 	// ConsecutiveFailures counts the failed attempts of the primary summarizer on auto-compact
 	// since it last succeeded or a manual compaction ran; BreakerOpen is true when they reached
 	// the limit.
@@ -105,8 +107,8 @@ type CompactState struct {
 
 // CompactState reads the compaction state of the conversation in records (leaf as in
 // [Input.Leaf]). It does not modify records.
-func (p *Pipeline) CompactState(records []Record, leaf string) (CompactState, error) {
-	chain, err := BuildChain(records, ChainOptions{Leaf: leaf, NoBridge: p.cfg.NoBridge})
+func (p *Pipeline) CompactState(records []transcript.Record, leaf string) (CompactState, error) {
+	chain, err := transcript.BuildChain(records, transcript.ChainOptions{Leaf: leaf, NoBridge: p.cfg.NoBridge})
 	if err != nil {
 		return CompactState{}, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // CompactHooks are called around a compaction, in order (each list in its order, Pre before
@@ -101,7 +103,7 @@ func (p *Pipeline) sessionStart(ctx context.Context, t *turn, trigger string) []
 			continue
 		}
 		if text, n := renderSections(sections); n > 0 {
-			out = append(out, attachment{kind: RehydrateHook, skill: fmt.Sprintf("session-start-%d", i),
+			out = append(out, attachment{kind: transcript.RehydrateHook, skill: fmt.Sprintf("session-start-%d", i),
 				text: "<system-reminder>\n" + hookHead + text + "\n</system-reminder>"})
 		}
 	}

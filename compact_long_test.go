@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,14 +20,14 @@ import (
 // tool calls, one record per block — parented on Result.Leaf, with usage reporting the
 // request's size. With onAnchor, the record after a compaction hangs off the compaction's
 // summary instead, as Claude Code writes it. It returns the records and every turn's Report.
-func liveLoop(t testing.TB, p *Pipeline, n int, seed uint64, onAnchor bool) ([]Record, []Report) {
+func liveLoop(t testing.TB, p *Pipeline, n int, seed uint64, onAnchor bool) ([]transcript.Record, []Report) {
 	rng := rand.New(rand.NewPCG(seed, 0x10095))
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var recs []Record
+	var recs []transcript.Record
 	var reps []Report
 	leaf, count, msgN := "", 0, 0
-	var pending []*ToolUse
-	add := func(r Record, at time.Time) {
+	var pending []*transcript.ToolUse
+	add := func(r transcript.Record, at time.Time) {
 		count++
 		r.UUID = fmt.Sprintf("%08x-0000-4000-8000-%012x", uint32(seed), count)
 		r.ParentUUID, r.SessionID = leaf, "33333333-3333-4333-8333-333333333333"
@@ -47,16 +49,16 @@ func liveLoop(t testing.TB, p *Pipeline, n int, seed uint64, onAnchor bool) ([]R
 	for turn := range n {
 		at := t0.Add(time.Duration(turn) * 30 * time.Second)
 		if len(pending) == 0 {
-			add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, StringContent: true,
-				Content: []Block{&Text{Text: fmt.Sprintf("turn %d: %s", turn, prose(10+rng.IntN(40)))}}}}, at)
+			add(transcript.Record{Type: transcript.TypeUser, Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true,
+				Content: []transcript.Block{&transcript.Text{Text: fmt.Sprintf("turn %d: %s", turn, prose(10+rng.IntN(40)))}}}}, at)
 		} else {
 			for _, tu := range pending {
 				size := 200 + rng.IntN(1500)
 				if rng.IntN(40) == 0 {
 					size = 8_000 + rng.IntN(30_000)
 				}
-				add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, Content: []Block{&ToolResult{ToolUseID: tu.ID,
-					Content: []Block{&Text{Text: prose(size / 6)}}, StringContent: true, IsError: rng.IntN(15) == 0}}}}, at)
+				add(transcript.Record{Type: transcript.TypeUser, Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.ToolResult{ToolUseID: tu.ID,
+					Content: []transcript.Block{&transcript.Text{Text: prose(size / 6)}}, StringContent: true, IsError: rng.IntN(15) == 0}}}}, at)
 			}
 		}
 		res, err := p.Prepare(t.Context(), Input{Records: recs})
@@ -72,20 +74,20 @@ func liveLoop(t testing.TB, p *Pipeline, n int, seed uint64, onAnchor bool) ([]R
 		}
 
 		msgN++
-		blocks := []Block{&Text{Text: prose(20 + rng.IntN(80))}}
+		blocks := []transcript.Block{&transcript.Text{Text: prose(20 + rng.IntN(80))}}
 		pending = nil
 		if calls := rng.IntN(4); calls > 0 && turn < n-1 {
 			for i := range calls {
 				name := []string{"Read", "Bash", "Grep", "Edit"}[rng.IntN(4)]
 				in, _ := json.Marshal(map[string]string{"file_path": fmt.Sprintf("/src/pkg%d/f%d.go", rng.IntN(30), i), "command": "go test ./..."})
-				tu := &ToolUse{ID: fmt.Sprintf("toolu_%05d_%d", turn, i), Name: name, Input: in}
+				tu := &transcript.ToolUse{ID: fmt.Sprintf("toolu_%05d_%d", turn, i), Name: name, Input: in}
 				blocks, pending = append(blocks, tu), append(pending, tu)
 			}
 		}
 		for k, b := range blocks {
-			add(Record{Type: TypeAssistant, Message: &Message{ID: fmt.Sprintf("msg_%06d", msgN), Type: "message", Role: RoleAssistant,
-				Model: "claude-sonnet-4-5", Content: []Block{b},
-				Usage: &Usage{InputTokens: res.Report.InputTokens, OutputTokens: 30 * (k + 1)}}}, at.Add(5*time.Second))
+			add(transcript.Record{Type: transcript.TypeAssistant, Message: &transcript.Message{ID: fmt.Sprintf("msg_%06d", msgN), Type: "message", Role: transcript.RoleAssistant,
+				Model: "claude-sonnet-4-5", Content: []transcript.Block{b},
+				Usage: &transcript.Usage{InputTokens: res.Report.InputTokens, OutputTokens: 30 * (k + 1)}}}, at.Add(5*time.Second))
 		}
 	}
 	return recs, reps
@@ -123,7 +125,7 @@ func TestLongSessionThroughCompaction(t *testing.T) {
 	// The final state resumes to the same bytes.
 	final, err := p.Prepare(t.Context(), Input{Records: recs})
 	require.NoError(t, err)
-	back, err := ReadTranscript(strings.NewReader(jsonlOf(t, recs)), "long", ReadOptions{Strict: true})
+	back, err := transcript.Read(strings.NewReader(jsonlOf(t, recs)), "long", transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	again, err := p.Prepare(t.Context(), Input{Records: back.Records})
 	require.NoError(t, err)
@@ -131,10 +133,14 @@ func TestLongSessionThroughCompaction(t *testing.T) {
 }
 
 // jsonlOf encodes records as a transcript file would hold them, with the appender's encoder.
-func jsonlOf(t testing.TB, recs []Record) string {
+func jsonlOf(t testing.TB, recs []transcript.Record) string {
 	t.Helper()
-	b, err := encodeBatch(recs)
-	require.NoError(t, err)
+	b := []byte{'\n'} // the appender starts a batch on a new line
+	for i := range recs {
+		line, err := recs[i].MarshalLine()
+		require.NoError(t, err)
+		b = append(append(b, line...), '\n')
+	}
 	return string(b)
 }
 
@@ -155,7 +161,7 @@ func TestLongSessionAnchorParents(t *testing.T) {
 	assert.Greater(t, compactions, 2)
 	final, err := p.Prepare(t.Context(), Input{Records: recs})
 	require.NoError(t, err)
-	back, err := ReadTranscript(strings.NewReader(jsonlOf(t, recs)), "long", ReadOptions{Strict: true})
+	back, err := transcript.Read(strings.NewReader(jsonlOf(t, recs)), "long", transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	again, err := p.Prepare(t.Context(), Input{Records: back.Records})
 	require.NoError(t, err)

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -24,7 +26,7 @@ func plainTK() *tk {
 	k.assistant(text("ok " + strings.Repeat("thinking about it ", 300)))
 	k.user("and more " + strings.Repeat("detail ", 300))
 	a := k.assistant(text("done " + strings.Repeat("reading the files ", 200)))
-	a.Message.Usage = &Usage{InputTokens: 9_000, OutputTokens: 1_500}
+	a.Message.Usage = &transcript.Usage{InputTokens: 9_000, OutputTokens: 1_500}
 	k.user("now the error recovery, please")
 	return k
 }
@@ -51,10 +53,10 @@ func TestCompactExplicitLeafKeepsTail(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
 		last := res.Request.Messages[len(res.Request.Messages)-1]
-		assert.Contains(t, TextOf(last.Content), "now the error recovery", "explicit=%v: the latest prompt is kept", explicit)
+		assert.Contains(t, transcript.TextOf(last.Content), "now the error recovery", "explicit=%v: the latest prompt is kept", explicit)
 		assert.Equal(t, k.recs[len(k.recs)-1].UUID, res.Leaf, "explicit=%v: the conversation goes on from the tail", explicit)
 
-		recs := append(append([]Record(nil), k.recs...), roundTrip(t, res.Append)...)
+		recs := append(append([]transcript.Record(nil), k.recs...), roundTrip(t, res.Append)...)
 		again, err := p.Prepare(t.Context(), Input{Records: recs, Leaf: in.Leaf})
 		require.NoError(t, err)
 		assert.Equal(t, string(requestBytes(t, res.Request)), string(requestBytes(t, again.Request)))
@@ -67,19 +69,19 @@ func TestCompactExplicitLeafKeepsTail(t *testing.T) {
 func TestRehydrateOrderDeterministic(t *testing.T) {
 	k := newTK()
 	k.user("build the parser " + strings.Repeat("with care ", 300))
-	r := k.next(TypeAssistant)
-	r.Message = &Message{ID: "msg_multi", Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5", Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
-	u := k.next(TypeUser)
-	u.Message = &Message{Role: RoleUser}
+	r := k.next(transcript.TypeAssistant)
+	r.Message = &transcript.Message{ID: "msg_multi", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5", Usage: &transcript.Usage{InputTokens: 10, OutputTokens: 5}}
+	u := k.next(transcript.TypeUser)
+	u.Message = &transcript.Message{Role: transcript.RoleUser}
 	for i, f := range []string{"a", "b", "c", "d"} {
 		id := fmt.Sprintf("r%d", i)
-		r.Message.Content = append(r.Message.Content, &ToolUse{ID: id, Name: "Read", Input: []byte(`{"file_path":"/repo/` + f + `.go"}`)})
+		r.Message.Content = append(r.Message.Content, &transcript.ToolUse{ID: id, Name: "Read", Input: []byte(`{"file_path":"/repo/` + f + `.go"}`)})
 		u.Message.Content = append(u.Message.Content, result(id, f))
 	}
 	k.add(r)
 	k.add(u)
 	a := k.assistant(text("done " + strings.Repeat("reading the files ", 300)))
-	a.Message.Usage = &Usage{InputTokens: 9_000, OutputTokens: 1_500}
+	a.Message.Usage = &transcript.Usage{InputTokens: 9_000, OutputTokens: 1_500}
 	k.user("now the error recovery, please")
 	files := FileSourceFunc(func(_ context.Context, path string) ([]byte, error) {
 		return []byte("package x // " + path + "\n"), nil
@@ -107,12 +109,12 @@ func TestRehydrateSkipsRefusedReads(t *testing.T) {
 	k := newTK()
 	u := k.user("build the parser " + strings.Repeat("with care ", 300))
 	u.Cwd = root
-	k.assistant(&ToolUse{ID: "r1", Name: "Read", Input: []byte(`{"file_path":"` + root + `/.env"}`)},
-		&ToolUse{ID: "r2", Name: "Read", Input: []byte(`{"file_path":"` + root + `/main.go"}`)})
-	k.results(&ToolResult{ToolUseID: "r1", IsError: true, StringContent: true, Content: []Block{text("Permission to read .env was denied.")}},
+	k.assistant(&transcript.ToolUse{ID: "r1", Name: "Read", Input: []byte(`{"file_path":"` + root + `/.env"}`)},
+		&transcript.ToolUse{ID: "r2", Name: "Read", Input: []byte(`{"file_path":"` + root + `/main.go"}`)})
+	k.results(&transcript.ToolResult{ToolUseID: "r1", IsError: true, StringContent: true, Content: []transcript.Block{text("Permission to read .env was denied.")}},
 		result("r2", "package main"))
 	a := k.assistant(text("ok, I will not read it " + strings.Repeat("more words ", 300)))
-	a.Message.Usage = &Usage{InputTokens: 9_000, OutputTokens: 1_500}
+	a.Message.Usage = &transcript.Usage{InputTokens: 9_000, OutputTokens: 1_500}
 	k.user("continue")
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}, Tail: smallTail}}, k.at(time.Second))
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
@@ -124,14 +126,14 @@ func TestRehydrateSkipsRefusedReads(t *testing.T) {
 // A pin record naming a record without a message pins nothing and breaks nothing.
 func TestPinNamingSystemRecord(t *testing.T) {
 	k := newTK()
-	sys := k.next(TypeSystem)
+	sys := k.next(transcript.TypeSystem)
 	sys.Subtype = "local_command"
 	k.add(sys)
 	k.user("hello")
 	k.assistant(text("hi"))
-	k.decision(Record{Type: TypeSystem, Subtype: SubtypePin, UUID: "pin-1", Pin: &PinDecision{UUIDs: []string{sys.UUID, "missing"}}})
-	b := k.next(TypeSystem)
-	b.Subtype, b.ParentUUID = SubtypeCompactBoundary, ""
+	k.decision(transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypePin, UUID: "pin-1", Pin: &transcript.PinDecision{UUIDs: []string{sys.UUID, "missing"}}})
+	b := k.next(transcript.TypeSystem)
+	b.Subtype, b.ParentUUID = transcript.SubtypeCompactBoundary, ""
 	k.add(b)
 	s := k.user("<summary>x</summary>")
 	s.IsCompactSummary = true
@@ -149,11 +151,11 @@ func TestSecondCompactionAfterAnchorChildren(t *testing.T) {
 	for i := range 4 {
 		k.user(strings.Repeat("big prompt ", 400) + string(rune('A'+i)))
 		a := k.assistant(text("answer " + string(rune('A'+i)) + " " + strings.Repeat("x ", 50)))
-		a.Message.Usage = &Usage{InputTokens: 2_000 * (i + 1), OutputTokens: 100}
+		a.Message.Usage = &transcript.Usage{InputTokens: 2_000 * (i + 1), OutputTokens: 100}
 	}
 	k.user("short prompt P1")
 	a := k.assistant(text("short answer Q1"))
-	a.Message.Usage = &Usage{InputTokens: 11_000, OutputTokens: 100}
+	a.Message.Usage = &transcript.Usage{InputTokens: 11_000, OutputTokens: 100}
 	k.user("short prompt P2")
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: gistSummarizer(),
 		Tail: TailConfig{MinTokens: 100, MinTextMessages: 3, MaxTokens: 1500}}}, k.at(time.Second))
@@ -163,7 +165,7 @@ func TestSecondCompactionAfterAnchorChildren(t *testing.T) {
 	k.recs = append(k.recs, res.Append...)
 	k.last = res.Report.Compaction.SummaryUUID // hang the next records off the anchor
 	a = k.assistant(text("answer to P2"))
-	a.Message.Usage = &Usage{InputTokens: 3_000, OutputTokens: 100}
+	a.Message.Usage = &transcript.Usage{InputTokens: 3_000, OutputTokens: 100}
 	k.user("short prompt P3")
 	res2, err := p.Compact(t.Context(), Input{Records: k.recs}, CompactOptions{})
 	require.NoError(t, err)
@@ -173,7 +175,7 @@ func TestSecondCompactionAfterAnchorChildren(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(body, "<summary>"), "only the new summary: the old one is summarized, not kept")
 	assert.Contains(t, body, "short prompt P3")
 	assert.Positive(t, c.Kept)
-	recs := append(append([]Record(nil), k.recs...), roundTrip(t, res2.Append)...)
+	recs := append(append([]transcript.Record(nil), k.recs...), roundTrip(t, res2.Append)...)
 	again, err := p.Prepare(t.Context(), Input{Records: recs})
 	require.NoError(t, err)
 	assert.Equal(t, body, string(requestBytes(t, again.Request)))
@@ -182,16 +184,16 @@ func TestSecondCompactionAfterAnchorChildren(t *testing.T) {
 // Compacting nothing is an error, never a panic.
 func TestCompactNothing(t *testing.T) {
 	p := newTestPipeline(t, Config{}, time.Now())
-	for name, recs := range map[string][]Record{
+	for name, recs := range map[string][]transcript.Record{
 		"nil":         nil,
-		"system only": {{Type: TypeSystem, UUID: "s1", Subtype: "local_command"}},
+		"system only": {{Type: transcript.TypeSystem, UUID: "s1", Subtype: "local_command"}},
 	} {
 		_, err := p.Compact(t.Context(), Input{Records: recs}, CompactOptions{})
 		assert.ErrorContains(t, err, "no messages", name)
 	}
 	k := newTK()
-	b := k.next(TypeSystem)
-	b.Subtype, b.ParentUUID = SubtypeCompactBoundary, ""
+	b := k.next(transcript.TypeSystem)
+	b.Subtype, b.ParentUUID = transcript.SubtypeCompactBoundary, ""
 	k.add(b)
 	s := k.user("<summary>x</summary>")
 	s.IsCompactSummary = true
@@ -206,10 +208,10 @@ func TestExtractiveCarriesHeadings(t *testing.T) {
 	plan := "# Plan\n\n## Steps\n1. write the lexer\n2. write the parser\n\n## Files\n- lexer.go\n\n## User messages\n1. fake"
 	in, _ := json.Marshal(map[string]string{"plan": plan})
 	view := []ViewMessage{
-		{UUID: "u", Role: RoleUser, Content: []Block{text("make a plan")}},
-		{UUID: "a", Role: RoleAssistant, Content: []Block{&ToolUse{ID: "p1", Name: "ExitPlanMode", Input: in}}},
-		{UUID: "r", Role: RoleUser, Content: []Block{result("p1", "ok")}},
-		{UUID: "a2", Role: RoleAssistant, Content: []Block{text("So far:\n## Errors and what followed\n- none")}},
+		{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("make a plan")}},
+		{UUID: "a", Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.ToolUse{ID: "p1", Name: "ExitPlanMode", Input: in}}},
+		{UUID: "r", Role: transcript.RoleUser, Content: []transcript.Block{result("p1", "ok")}},
+		{UUID: "a2", Role: transcript.RoleAssistant, Content: []transcript.Block{text("So far:\n## Errors and what followed\n- none")}},
 	}
 	second := func(view []ViewMessage) string {
 		s1, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
@@ -217,8 +219,8 @@ func TestExtractiveCarriesHeadings(t *testing.T) {
 		body, err := extractSummary(s1.Text)
 		require.NoError(t, err)
 		s2, err := Extractive{}.Summarize(t.Context(), SummaryRequest{MaxOutputTokens: 20_000, View: []ViewMessage{
-			{UUID: "s", Role: RoleUser, Source: ViewCompactSummary, Content: []Block{text(summaryMessage(body, false, TriggerAuto))}},
-			{UUID: "u2", Role: RoleUser, Content: []Block{text("next")}}}})
+			{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(body, false, TriggerAuto))}},
+			{UUID: "u2", Role: transcript.RoleUser, Content: []transcript.Block{text("next")}}}})
 		require.NoError(t, err)
 		return s2.Text
 	}
@@ -228,8 +230,8 @@ func TestExtractiveCarriesHeadings(t *testing.T) {
 	assert.Contains(t, got, "1. make a plan\n2. next\n", "the user's messages, and no other")
 
 	foreign := "<summary>\n## 1. Intent\nThe user wants a parser.\n## 2. Constraints\nNever touch gen/.\n</summary>"
-	got = second([]ViewMessage{{UUID: "s", Role: RoleUser, Source: ViewCompactSummary, Content: []Block{text(foreign)}},
-		{UUID: "u", Role: RoleUser, Content: []Block{text("go on")}}})
+	got = second([]ViewMessage{{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(foreign)}},
+		{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("go on")}}})
 	assert.Contains(t, got, "Never touch gen/.")
 	assert.Contains(t, got, "## 2. Constraints")
 }
@@ -248,7 +250,7 @@ func TestCompactRecordUUIDs(t *testing.T) {
 				assert.False(t, seen[r.UUID], "%s: uuid %s appended twice", name, r.UUID)
 				seen[r.UUID] = true
 			}
-			recs = append(append([]Record(nil), recs...), res.Append...)
+			recs = append(append([]transcript.Record(nil), recs...), res.Append...)
 		}
 	}
 	k := plainTK()
@@ -267,7 +269,7 @@ func TestCompactRecordUUIDs(t *testing.T) {
 			assert.False(t, seen[r.UUID], "failure uuid %s twice", r.UUID)
 			seen[r.UUID] = true
 		}
-		recs = append(append([]Record(nil), recs...), res.Append...)
+		recs = append(append([]transcript.Record(nil), recs...), res.Append...)
 	}
 	assert.Len(t, seen, 2, "one auto failure, one manual failure; the same turn is not attempted twice")
 }
@@ -328,7 +330,7 @@ func TestCompactFailureIdempotent(t *testing.T) {
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err, "over the threshold, under the blocking limit: sent as it is\n%s", res.Report.String())
 	require.Len(t, res.Append, 1)
-	recs := append(append([]Record(nil), k.recs...), roundTrip(t, res.Append)...)
+	recs := append(append([]transcript.Record(nil), k.recs...), roundTrip(t, res.Append)...)
 	for range 3 {
 		again, err := p.Prepare(t.Context(), Input{Records: recs})
 		require.NoError(t, err)
@@ -355,11 +357,11 @@ func testCompactRefreshesMemoizedDate(t *testing.T, perInput bool) {
 	}))
 	cfg := Config{ContextWindow: 200_000, Compact: CompactConfig{Summarizer: gistSummarizer(), Tail: smallTail},
 		Context: ContextConfig{User: memo, CurrentDate: true}, Now: func() time.Time { return now }}
-	in := func(recs []Record) Input { return Input{Records: recs} }
+	in := func(recs []transcript.Record) Input { return Input{Records: recs} }
 	if perInput { // the conversation's own context on a shared pipeline
 		cc := cfg.Context
 		cfg.Context = ContextConfig{}
-		in = func(recs []Record) Input { return Input{Records: recs, Context: &cc} }
+		in = func(recs []transcript.Record) Input { return Input{Records: recs, Context: &cc} }
 	}
 	p, err := New(cfg)
 	require.NoError(t, err)
@@ -377,7 +379,7 @@ func testCompactRefreshesMemoizedDate(t *testing.T, perInput bool) {
 	require.NoError(t, err)
 	require.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
 	assert.Contains(t, body(res), "Today's date is 2026-12-02.", "the compacted request is dated afresh")
-	recs := append(append([]Record(nil), k.recs...), res.Append...)
+	recs := append(append([]transcript.Record(nil), k.recs...), res.Append...)
 	now = now.Add(30 * time.Hour)
 	again, err := p.Prepare(t.Context(), in(recs))
 	require.NoError(t, err)
@@ -394,7 +396,7 @@ func TestCompactSummaryWithoutThinking(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, "case.json"))
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(data, &spec))
-	tr, err := ReadFile(filepath.Join(dir, spec.Transcript), ReadOptions{Strict: true})
+	tr, err := transcript.ReadFile(filepath.Join(dir, spec.Transcript), transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	cfg := spec.config()
 	var sent []Request

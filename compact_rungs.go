@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // CompactRung names how far a compaction had to go to bring the request under its limits: the
@@ -126,30 +128,30 @@ func (pl tailPlan) floorOf(start CompactRung) int {
 // clearable reports whether b is a tool result the clear-results rung may clear: one that
 // still holds content and names no tool (tool_reference blocks declare the tools a tool
 // search found).
-func clearable(b Block) bool {
-	tr, ok := b.(*ToolResult)
+func clearable(b transcript.Block) bool {
+	tr, ok := b.(*transcript.ToolResult)
 	if !ok || len(tr.Content) == 0 {
 		return false
 	}
 	if len(tr.Content) == 1 {
-		if tx, ok := tr.Content[0].(*Text); ok && tx.Text == ClearedToolResultText {
+		if tx, ok := tr.Content[0].(*transcript.Text); ok && tx.Text == ClearedToolResultText {
 			return false
 		}
 	}
-	return !slices.ContainsFunc(tr.Content, func(b Block) bool { return b.Kind() == KindToolReference })
+	return !slices.ContainsFunc(tr.Content, func(b transcript.Block) bool { return b.Kind() == transcript.KindToolReference })
 }
 
 // clearRecord returns the microcompact decision that clears the tool results of
 // items[from:to], or nil when there are none.
-func (p *Pipeline) clearRecord(t *turn, from, to int) *Record {
+func (p *Pipeline) clearRecord(t *turn, from, to int) *transcript.Record {
 	var ids []string
 	for i := from; i < to; i++ {
-		if t.items[i].role != RoleUser {
+		if t.items[i].role != transcript.RoleUser {
 			continue
 		}
 		for _, b := range t.items[i].blocks {
 			if clearable(b) {
-				ids = append(ids, b.(*ToolResult).ToolUseID)
+				ids = append(ids, b.(*transcript.ToolResult).ToolUseID)
 			}
 		}
 	}
@@ -157,10 +159,10 @@ func (p *Pipeline) clearRecord(t *turn, from, to int) *Record {
 		return nil
 	}
 	key := t.chain.Leaf.UUID + "\x00" + strings.Join(ids, "\x00")
-	r := t.newDecision(SubtypeMicrocompact, mcTriggerCompact+"\x00"+key,
+	r := t.newDecision(transcript.SubtypeMicrocompact, mcTriggerCompact+"\x00"+key,
 		fmt.Sprintf("Compaction cleared %d older tool results of the kept tail to fit the window", len(ids)))
 	r.IsSidechain = t.chain.Leaf.IsSidechain
-	r.Microcompact = &MicrocompactDecision{Trigger: mcTriggerCompact, ClearedToolUseIDs: ids}
+	r.Microcompact = &transcript.MicrocompactDecision{Trigger: mcTriggerCompact, ClearedToolUseIDs: ids}
 	return &r
 }
 
@@ -170,18 +172,18 @@ func previewCandidates(t *turn, from int) []*budgetEntry {
 	var out []*budgetEntry
 	seen := map[string]bool{}
 	for i := from; i < len(t.items); i++ {
-		if t.items[i].role != RoleUser {
+		if t.items[i].role != transcript.RoleUser {
 			continue
 		}
 		for j, b := range t.items[i].blocks {
-			tr, ok := b.(*ToolResult)
-			if !ok || seen[tr.ToolUseID] || slices.ContainsFunc(tr.Content, isMedia) || strings.HasPrefix(TextOf(tr.Content), "<persisted-output>") {
+			tr, ok := b.(*transcript.ToolResult)
+			if !ok || seen[tr.ToolUseID] || slices.ContainsFunc(tr.Content, isMedia) || strings.HasPrefix(transcript.TextOf(tr.Content), "<persisted-output>") {
 				continue
 			}
 			seen[tr.ToolUseID] = true
 			e := &budgetEntry{id: tr.ToolUseID, size: -1}
 			e.slots = append(e.one[:0], budgetSlot{item: i, block: j, tr: tr})
-			e.res = BudgetResult{ToolUseID: tr.ToolUseID}
+			e.res = transcript.BudgetResult{ToolUseID: tr.ToolUseID}
 			out = append(out, e)
 		}
 	}
@@ -209,8 +211,8 @@ func (p *Pipeline) previewSavings(t *turn, from int) int {
 // previewRecord stores the latest input's tool results (the user items from from on) in full
 // and returns the budget decision that replaces each by its preview, or nil when none has a
 // shorter one.
-func (p *Pipeline) previewRecord(t *turn, from int) (*Record, error) {
-	var d BudgetDecision
+func (p *Pipeline) previewRecord(t *turn, from int) (*transcript.Record, error) {
+	var d transcript.BudgetDecision
 	for _, e := range previewCandidates(t, from) {
 		e.measure()
 		ok, err := p.replaceResult(t, e)
@@ -224,7 +226,7 @@ func (p *Pipeline) previewRecord(t *turn, from int) (*Record, error) {
 	if len(d.Results) == 0 {
 		return nil, nil
 	}
-	slices.SortFunc(d.Results, func(a, b BudgetResult) int { return cmp.Compare(a.ToolUseID, b.ToolUseID) })
+	slices.SortFunc(d.Results, func(a, b transcript.BudgetResult) int { return cmp.Compare(a.ToolUseID, b.ToolUseID) })
 	r, err := t.budgetRecord(&d, fmt.Sprintf("Compaction replaced %d tool results of the latest input by a preview to fit the window", len(d.Results)))
 	if err != nil {
 		return nil, err

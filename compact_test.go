@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,8 +24,8 @@ func TestSafeCuts(t *testing.T) {
 		normUser("r1", result("t1", "x")),
 		normAsst("a3", "m2", text("done")),
 		normUser("u2", text("next")),
-		normAsst("a4", "m3", &ServerToolUse{ID: "s1", Name: "web_search"}),
-		normAsst("a5", "m4", &ServerToolResult{Type: "web_search_tool_result", ToolUseID: "s1"}),
+		normAsst("a4", "m3", &transcript.ServerToolUse{ID: "s1", Name: "web_search"}),
+		normAsst("a5", "m4", &transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: "s1"}),
 	}
 	got := safeCuts(items)
 	// Before a1: ok. Inside m1 (before a2): no. Between the tool_use and its result: no.
@@ -62,9 +64,9 @@ func longSession(n int) *tk {
 	for i := range n {
 		k.user(fmt.Sprintf("prompt %d: please work on part %d of the parser %s", i, i, strings.Repeat("and keep the API small ", 10)))
 		k.assistant(text(fmt.Sprintf("working on part %d", i)),
-			&ToolUse{ID: fmt.Sprintf("r%d", i), Name: "Read", Input: fmt.Appendf(nil, `{"file_path":"/repo/part%d.go"}`, i)},
-			&ToolUse{ID: fmt.Sprintf("b%d", i), Name: "Bash", Input: fmt.Appendf(nil, `{"command":"go test ./part%d"}`, i)})
-		failed := &ToolResult{ToolUseID: fmt.Sprintf("b%d", i), Content: []Block{text("FAIL: TestPart")}, StringContent: true, IsError: i%3 == 0}
+			&transcript.ToolUse{ID: fmt.Sprintf("r%d", i), Name: "Read", Input: fmt.Appendf(nil, `{"file_path":"/repo/part%d.go"}`, i)},
+			&transcript.ToolUse{ID: fmt.Sprintf("b%d", i), Name: "Bash", Input: fmt.Appendf(nil, `{"command":"go test ./part%d"}`, i)})
+		failed := &transcript.ToolResult{ToolUseID: fmt.Sprintf("b%d", i), Content: []transcript.Block{text("FAIL: TestPart")}, StringContent: true, IsError: i%3 == 0}
 		k.results(result(fmt.Sprintf("r%d", i), strings.Repeat("package parser\n", 40)), failed)
 		k.assistant(text(fmt.Sprintf("part %d done", i)))
 	}
@@ -101,8 +103,8 @@ func TestExtractiveSummarizer(t *testing.T) {
 
 	// An earlier extractive summary is merged: its user messages come first.
 	first, _ := extractSummary(a.Text)
-	view := append([]ViewMessage{{UUID: "s", Role: RoleUser, Source: ViewCompactSummary, Content: []Block{text(summaryMessage(first, false, TriggerAuto))}}},
-		ViewMessage{UUID: "u", Role: RoleUser, Content: []Block{text("one more prompt")}})
+	view := append([]ViewMessage{{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(first, false, TriggerAuto))}}},
+		ViewMessage{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("one more prompt")}})
 	c, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
 	require.NoError(t, err)
 	assert.Contains(t, c.Text, "1. prompt 0: please work on part 0")
@@ -110,14 +112,14 @@ func TestExtractiveSummarizer(t *testing.T) {
 	assert.Contains(t, c.Text, "`go test ./part0` → failed", "carried commands")
 
 	// A foreign earlier summary is kept as is.
-	view[0].Content = []Block{text("<summary>The model's own summary of the work.</summary>")}
+	view[0].Content = []transcript.Block{text("<summary>The model's own summary of the work.</summary>")}
 	d, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
 	require.NoError(t, err)
 	assert.Contains(t, d.Text, "## Earlier summary\n   The model's own summary of the work.")
 }
 
 // mustTurn builds the turn of records (the view after every stage).
-func (p *Pipeline) mustTurn(t *testing.T, records []Record) *turn {
+func (p *Pipeline) mustTurn(t *testing.T, records []transcript.Record) *turn {
 	t.Helper()
 	tt, err := p.build(t.Context(), &Input{Records: records})
 	require.NoError(t, err)
@@ -158,15 +160,15 @@ func TestDirFiles(t *testing.T) {
 func compactTK() *tk {
 	k := newTK()
 	k.user("build the parser " + strings.Repeat("with care ", 300))
-	k.assistant(text("reading"), &ToolUse{ID: "r1", Name: "Read", Input: []byte(`{"file_path":"/repo/a.go"}`)},
-		&ToolUse{ID: "r2", Name: "Read", Input: []byte(`{"file_path":"/repo/secret"}`)},
-		&ToolUse{ID: "s1", Name: "Skill", Input: []byte(`{"skill":"go-style"}`)},
-		&ToolUse{ID: "td", Name: "TodoWrite", Input: []byte(`{"todos":[{"content":"write the lexer","status":"in_progress"},{"content":"write the parser","status":"pending"}]}`)})
+	k.assistant(text("reading"), &transcript.ToolUse{ID: "r1", Name: "Read", Input: []byte(`{"file_path":"/repo/a.go"}`)},
+		&transcript.ToolUse{ID: "r2", Name: "Read", Input: []byte(`{"file_path":"/repo/secret"}`)},
+		&transcript.ToolUse{ID: "s1", Name: "Skill", Input: []byte(`{"skill":"go-style"}`)},
+		&transcript.ToolUse{ID: "td", Name: "TodoWrite", Input: []byte(`{"todos":[{"content":"write the lexer","status":"in_progress"},{"content":"write the parser","status":"pending"}]}`)})
 	k.results(result("r1", strings.Repeat("package a\n", 300)), result("r2", "no"), result("s1", "Launching skill: go-style"), result("td", "ok"))
 	sk := k.user("Follow the Go style guide: short names, no stutter.")
 	sk.IsMeta, sk.SourceToolUseID = true, "s1"
 	a := k.assistant(text("done " + strings.Repeat("reading the files ", 200)))
-	a.Message.Usage = &Usage{InputTokens: 9_000, OutputTokens: 1_500}
+	a.Message.Usage = &transcript.Usage{InputTokens: 9_000, OutputTokens: 1_500}
 	k.user("now the error recovery, please")
 	return k
 }
@@ -193,8 +195,8 @@ func TestCompactRecordsAndRehydration(t *testing.T) {
 	assert.Equal(t, []string{"file /repo/a.go", "skill go-style", "todos"}, c.Rehydrated)
 	assert.True(t, hasAction(&res.Report, ActionSkipped, "rehydration: file /repo/secret skipped: outside the working directory"), res.Report.String())
 
-	var b, s *Record
-	var atts []Record
+	var b, s *transcript.Record
+	var atts []transcript.Record
 	for i := range res.Append {
 		r := &res.Append[i]
 		switch {
@@ -222,34 +224,34 @@ func TestCompactRecordsAndRehydration(t *testing.T) {
 	assert.True(t, s.IsVisibleInTranscriptOnly)
 	require.Len(t, atts, 3)
 	assert.Equal(t, seg.TailUUID, atts[0].ParentUUID, "rehydration follows the kept tail")
-	assert.Contains(t, TextOf(atts[0].Message.Content), "package a // as it is now")
-	assert.Contains(t, TextOf(atts[1].Message.Content), "Follow the Go style guide")
-	assert.Contains(t, TextOf(atts[2].Message.Content), "1. [in_progress] write the lexer")
+	assert.Contains(t, transcript.TextOf(atts[0].Message.Content), "package a // as it is now")
+	assert.Contains(t, transcript.TextOf(atts[1].Message.Content), "Follow the Go style guide")
+	assert.Contains(t, transcript.TextOf(atts[2].Message.Content), "1. [in_progress] write the lexer")
 	assert.Equal(t, atts[2].UUID, res.Leaf, "the next record hangs off the last one appended")
 
 	// Resume: the same bytes, nothing new, and the request ends with the latest prompt's
 	// message carrying the rehydration.
 	body := requestBytes(t, res.Request)
-	again, err := p.Prepare(t.Context(), Input{Records: append(append([]Record(nil), k.recs...), roundTrip(t, res.Append)...)})
+	again, err := p.Prepare(t.Context(), Input{Records: append(append([]transcript.Record(nil), k.recs...), roundTrip(t, res.Append)...)})
 	require.NoError(t, err)
 	assert.Equal(t, string(body), string(requestBytes(t, again.Request)))
 	assert.Empty(t, again.Append)
 	last := res.Request.Messages[len(res.Request.Messages)-1]
-	assert.Contains(t, TextOf(last.Content), "now the error recovery, please")
+	assert.Contains(t, transcript.TextOf(last.Content), "now the error recovery, please")
 }
 
 func TestCompactHistory(t *testing.T) {
 	k := newTK()
 	leaf := k.user("start")
 	boundary := func(trigger string, fallback bool, summarizer string) {
-		b := k.next(TypeSystem)
-		b.Subtype, b.ParentUUID = SubtypeCompactBoundary, ""
-		b.CompactMetadata = &CompactMetadata{Trigger: trigger, Fallback: fallback, Summarizer: summarizer}
+		b := k.next(transcript.TypeSystem)
+		b.Subtype, b.ParentUUID = transcript.SubtypeCompactBoundary, ""
+		b.CompactMetadata = &transcript.CompactMetadata{Trigger: trigger, Fallback: fallback, Summarizer: summarizer}
 		k.add(b)
 	}
 	failure := func(trigger string, fallback bool) {
-		k.decision(Record{Type: TypeSystem, Subtype: SubtypeCompactFailure, UUID: fmt.Sprintf("f%d", len(k.recs)),
-			CompactFailure: &CompactFailure{Trigger: trigger, Fallback: fallback, Attempts: 1}})
+		k.decision(transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCompactFailure, UUID: fmt.Sprintf("f%d", len(k.recs)),
+			CompactFailure: &transcript.CompactFailure{Trigger: trigger, Fallback: fallback, Attempts: 1}})
 	}
 	turns := func(n int) {
 		for range n {
@@ -262,8 +264,8 @@ func TestCompactHistory(t *testing.T) {
 	failure(TriggerAuto, false)
 	failure(TriggerAuto, true) // the fallback's own failure does not count
 	// Nor does a summary request the library could not fit: the summarizer was not called.
-	k.decision(Record{Type: TypeSystem, Subtype: SubtypeCompactFailure, UUID: fmt.Sprintf("f%d", len(k.recs)),
-		CompactFailure: &CompactFailure{Trigger: TriggerAuto, Attempts: 0}})
+	k.decision(transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCompactFailure, UUID: fmt.Sprintf("f%d", len(k.recs)),
+		CompactFailure: &transcript.CompactFailure{Trigger: TriggerAuto, Attempts: 0}})
 	h := readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 2, h.failures)
 	assert.Equal(t, 1, h.compactions)
@@ -293,7 +295,7 @@ func TestPin(t *testing.T) {
 	p := newTestPipeline(t, Config{Compact: CompactConfig{PinnedMaxTokens: 40}}, k.at(0))
 	pin, err := p.Pin(k.recs, []string{a.UUID, c.UUID, c.UUID}, "user constraint", k.at(0))
 	require.NoError(t, err)
-	assert.Equal(t, SubtypePin, pin.Subtype)
+	assert.Equal(t, transcript.SubtypePin, pin.Subtype)
 	assert.Equal(t, []string{c.UUID, a.UUID}, pin.Pin.UUIDs, "sorted, once each")
 	again, err := p.Pin(k.recs, []string{c.UUID, a.UUID}, "user constraint", k.at(0))
 	require.NoError(t, err)
@@ -306,7 +308,7 @@ func TestPin(t *testing.T) {
 	assert.Error(t, err)
 
 	// Over the budget: a clear error, nothing pinned.
-	recs := append(append([]Record(nil), k.recs...), pin)
+	recs := append(append([]transcript.Record(nil), k.recs...), pin)
 	big := &tk{recs: recs, t0: k.t0, n: k.n, last: k.last}
 	long := big.user(strings.Repeat("a constraint that goes on and on ", 10))
 	_, err = p.Pin(big.recs, []string{long.UUID}, "", k.at(0))
@@ -359,7 +361,7 @@ func TestCompactHooksAndMemory(t *testing.T) {
 		assert.Equal(t, CompactCompacted, c.Outcome)
 		assert.True(t, c.Fallback)
 		assert.Equal(t, 1, c.ConsecutiveFailures)
-		assert.Equal(t, SubtypeCompactFailure, res.Append[0].Subtype)
+		assert.Equal(t, transcript.SubtypeCompactFailure, res.Append[0].Subtype)
 		assert.Equal(t, "the model is down", res.Append[0].CompactFailure.Reason)
 	})
 	t.Run("without a fallback the turn fails cleanly", func(t *testing.T) {
@@ -378,7 +380,7 @@ func TestCompactHooksAndMemory(t *testing.T) {
 		require.NoError(t, err)
 		assert.Zero(t, calls)
 		assert.Equal(t, summarizerSessionMemory, res.Report.Compaction.Summarizer)
-		assert.Contains(t, TextOf(res.Request.Messages[0].Content), "What the memory says.")
+		assert.Contains(t, transcript.TextOf(res.Request.Messages[0].Content), "What the memory says.")
 	})
 	t.Run("a stale session memory is not used", func(t *testing.T) {
 		mem := SessionMemoryFunc(func(context.Context, MemoryRequest) (Memory, error) {

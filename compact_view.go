@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // installed reports whether a view item was put there by a compaction or the context stage:
@@ -70,7 +72,7 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	}
 	latest := pl.lowest
 	for i := len(items) - 1; i >= pl.lowest; i-- {
-		if items[i].role == RoleAssistant {
+		if items[i].role == transcript.RoleAssistant {
 			latest = i + 1
 			break
 		}
@@ -136,23 +138,23 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	pl.floorParts = fmt.Sprintf("system and tools %d, base and pinned context %d, latest input %d, summary cap %d",
 		cal.scale(fixed), cal.scale(ctx), cal.scale(latestIn), sumCap)
 	for i := pl.cut; i < latest && !pl.older; i++ {
-		pl.older = items[i].role == RoleUser && slices.ContainsFunc(items[i].blocks, clearable)
+		pl.older = items[i].role == transcript.RoleUser && slices.ContainsFunc(items[i].blocks, clearable)
 	}
 	return pl
 }
 
 // hasText reports whether blocks hold a non-blank text block.
-func hasText(bs []Block) bool {
+func hasText(bs []transcript.Block) bool {
 	for _, b := range bs {
-		if t, ok := b.(*Text); ok && !isBlank(t.Text) {
+		if t, ok := b.(*transcript.Text); ok && !isBlank(t.Text) {
 			return true
 		}
 	}
 	return false
 }
 
-func asBlocks(ts []*Text) []Block {
-	bs := make([]Block, len(ts))
+func asBlocks(ts []*transcript.Text) []transcript.Block {
+	bs := make([]transcript.Block, len(ts))
 	for i, t := range ts {
 		bs[i] = t
 	}
@@ -169,7 +171,7 @@ func summaryView(items []item) []item {
 			continue
 		}
 		if slices.ContainsFunc(it.blocks, hasMedia) {
-			bs := make([]Block, len(it.blocks))
+			bs := make([]transcript.Block, len(it.blocks))
 			for j, b := range it.blocks {
 				bs[j] = withoutMedia(b)
 			}
@@ -181,26 +183,26 @@ func summaryView(items []item) []item {
 }
 
 // hasMedia reports whether b is, or is a tool result holding, an image or a document.
-func hasMedia(b Block) bool {
-	if tr, ok := b.(*ToolResult); ok {
+func hasMedia(b transcript.Block) bool {
+	if tr, ok := b.(*transcript.ToolResult); ok {
 		return slices.ContainsFunc(tr.Content, isMedia)
 	}
 	return isMedia(b)
 }
 
 // withoutMedia returns b with images and documents replaced by text markers.
-func withoutMedia(b Block) Block {
+func withoutMedia(b transcript.Block) transcript.Block {
 	switch b := b.(type) {
-	case *Image:
-		return &Text{Text: fmt.Sprintf(mediaMarker, mediaName("image", b.Source))}
-	case *Document:
-		return &Text{Text: fmt.Sprintf(mediaMarker, mediaName("document", b.Source))}
-	case *ToolResult:
+	case *transcript.Image:
+		return &transcript.Text{Text: fmt.Sprintf(mediaMarker, mediaName("image", b.Source))}
+	case *transcript.Document:
+		return &transcript.Text{Text: fmt.Sprintf(mediaMarker, mediaName("document", b.Source))}
+	case *transcript.ToolResult:
 		if !slices.ContainsFunc(b.Content, isMedia) {
 			return b
 		}
 		c := *b
-		c.Content = make([]Block, len(b.Content))
+		c.Content = make([]transcript.Block, len(b.Content))
 		for i, cb := range b.Content {
 			c.Content[i] = withoutMedia(cb)
 		}
@@ -210,7 +212,7 @@ func withoutMedia(b Block) Block {
 	return b
 }
 
-func mediaName(kind string, s MediaSource) string {
+func mediaName(kind string, s transcript.MediaSource) string {
 	switch {
 	case s.MediaType != "" && s.Type == "base64":
 		return fmt.Sprintf("%s (%s, %d KB)", kind, s.MediaType, len(s.Data)*3/4/1024)
@@ -236,9 +238,9 @@ func leadingKept(view []item, boundaryPos int) int {
 func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom string) (Request, []ViewMessage, error) {
 	items := view
 	if skip > from {
-		marker := item{uuid: ContentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
-			role: RoleUser, meta: true, origin: "omitted", owned: true,
-			blocks: []Block{&Text{Text: fmt.Sprintf(omittedText, skip-from)}}}
+		marker := item{uuid: transcript.ContentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
+			role: transcript.RoleUser, meta: true, origin: "omitted", owned: true,
+			blocks: []transcript.Block{&transcript.Text{Text: fmt.Sprintf(omittedText, skip-from)}}}
 		items = slices.Concat(view[:from], []item{marker}, view[skip:])
 	}
 	st := &turn{ctx: t.ctx, now: t.now, in: t.in, chain: t.chain, boundaryPos: t.boundaryPos, levels: t.levels,
@@ -255,11 +257,11 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 	}
 	req.Model = p.cfg.Model
 	req.System = st.system
-	instr := &Text{Text: instructions(custom)}
-	if last := &req.Messages[len(req.Messages)-1]; last.Role == RoleUser {
+	instr := &transcript.Text{Text: instructions(custom)}
+	if last := &req.Messages[len(req.Messages)-1]; last.Role == transcript.RoleUser {
 		last.Content = append(slices.Clip(last.Content), instr)
 	} else {
-		req.Messages = append(req.Messages, RequestMessage{Role: RoleUser, Content: []Block{instr}})
+		req.Messages = append(req.Messages, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{instr}})
 	}
 	req.MaxTokens = p.summaryMax()
 	if len(req.Tools) > 0 {
@@ -336,11 +338,11 @@ func (p *Pipeline) dropFor(view []item, skip, gap int) int {
 // typedPrompt reports whether a view item is a user message a person wrote: user text that is
 // not injected (isMeta, summaries, context) and holds no tool result.
 func typedPrompt(it *item) bool {
-	if it.role != RoleUser || it.meta || it.rec == nil || it.rec.IsCompactSummary {
+	if it.role != transcript.RoleUser || it.meta || it.rec == nil || it.rec.IsCompactSummary {
 		return false
 	}
 	for _, b := range it.blocks {
-		if b.Kind() == KindToolResult {
+		if b.Kind() == transcript.KindToolResult {
 			return false
 		}
 	}
@@ -495,7 +497,7 @@ func (p *Pipeline) capSummary(text string, limit int, cal calibration) (string, 
 func shortView(view []item, n int) []item {
 	out := slices.Clone(view)
 	for i := range out {
-		var bs []Block
+		var bs []transcript.Block
 		for j, b := range out[i].blocks {
 			nb := shortBlock(b, n)
 			if nb == b {
@@ -514,18 +516,18 @@ func shortView(view []item, n int) []item {
 }
 
 // shortBlock is b as shortView sends it.
-func shortBlock(b Block, n int) Block {
+func shortBlock(b transcript.Block, n int) transcript.Block {
 	switch b := b.(type) {
-	case *ToolResult:
+	case *transcript.ToolResult:
 		full := resultContent(b)
 		head, more := previewHead(full, n)
 		if !more {
 			return b
 		}
 		c := *b
-		c.Content, c.StringContent = []Block{&Text{Text: head + fmt.Sprintf(shortNote, len(full)-len(head))}}, true
+		c.Content, c.StringContent = []transcript.Block{&transcript.Text{Text: head + fmt.Sprintf(shortNote, len(full)-len(head))}}, true
 		return &c
-	case *ToolUse:
+	case *transcript.ToolUse:
 		if len(b.Input) <= 4*n {
 			return b
 		}
@@ -546,8 +548,8 @@ func mustJSONObject(key, value string) json.RawMessage {
 
 // writeSummary gets the summary from the primary summarizer, then from the fallback; each
 // failed attempt yields a failure record and its error. A done ctx ends it with ctx's error.
-func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback Summarizer, prior int) (*summary, []Record, []error, error) {
-	var failures []Record
+func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback Summarizer, prior int) (*summary, []transcript.Record, []error, error) {
+	var failures []transcript.Record
 	var errs []error
 	for i, s := range []Summarizer{primary, fallback} {
 		if s == nil {
@@ -572,7 +574,7 @@ func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		rep.Failures = append(rep.Failures, name+": "+err.Error())
-		failures = append(failures, p.failureRecord(t, CompactFailure{Trigger: trigger, Summarizer: name, Fallback: isFallback,
+		failures = append(failures, p.failureRecord(t, transcript.CompactFailure{Trigger: trigger, Summarizer: name, Fallback: isFallback,
 			Reason: err.Error(), Attempts: calls, PreTokens: rep.PreTokens, LeafUUID: t.chain.Leaf.UUID}, prior+len(failures)))
 	}
 	return nil, failures, errs, nil

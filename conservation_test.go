@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -77,7 +79,7 @@ func checkConservation(t testing.TB, name string, in Input, res Result) {
 // requires the summary message's text (and any pinned content re-sent after it); the pair
 // phase then proves that the tail never starts inside a tool_use/tool_result pair.
 func conservation(in Input, res Result) []string {
-	chain, err := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf})
+	chain, err := transcript.BuildChain(in.Records, transcript.ChainOptions{Leaf: in.Leaf})
 	if err != nil {
 		return []string{"chain: " + err.Error()}
 	}
@@ -126,7 +128,7 @@ const (
 
 // consRecord is one message of the chain and what the check learnt about it.
 type consRecord struct {
-	rec    *Record
+	rec    *transcript.Record
 	pos    int // position in Chain.Records
 	blocks []*consBlock
 	gone   goneKind
@@ -137,16 +139,16 @@ type consRecord struct {
 type consBlock struct {
 	r     *consRecord
 	index int // position in the record's message content
-	b     Block
-	id    string // the tool id it carries, "" for other blocks
-	want  Block  // what the request must hold: b, or the replacement a decision made
-	why   string // why want is not b, or why the block is gone
+	b     transcript.Block
+	id    string           // the tool id it carries, "" for other blocks
+	want  transcript.Block // what the request must hold: b, or the replacement a decision made
+	why   string           // why want is not b, or why the block is gone
 	gone  goneKind
 	done  bool // found in the request (as want, or changed by a reported repair)
 }
 
 func (bl *consBlock) String() string {
-	s := fmt.Sprintf("record %s block %d (%s", bl.r.rec.UUID, bl.index, KindOf(bl.b))
+	s := fmt.Sprintf("record %s block %d (%s", bl.r.rec.UUID, bl.index, transcript.KindOf(bl.b))
 	if bl.id != "" {
 		s += " " + bl.id
 	}
@@ -157,11 +159,11 @@ func (bl *consBlock) String() string {
 type consCheck struct {
 	in       Input
 	res      Result
-	chain    *Chain
-	msgs     []*consRecord            // the chain's messages, in chain order
-	blocks   []*consBlock             // their blocks, in chain order
-	byUUID   map[string][]*consRecord // record uuid → its messages (one, unless a uuid repeats)
-	records  map[string]*Record       // uuid → first record of in.Records, then res.Append
+	chain    *transcript.Chain
+	msgs     []*consRecord                 // the chain's messages, in chain order
+	blocks   []*consBlock                  // their blocks, in chain order
+	byUUID   map[string][]*consRecord      // record uuid → its messages (one, unless a uuid repeats)
+	records  map[string]*transcript.Record // uuid → first record of in.Records, then res.Append
 	required []consRequired
 	norm     map[string][]*Action // record uuid → normalize actions not yet used to explain a block
 	rewrite  *normalizer          // normalize's deterministic tool id and name rewrites
@@ -173,17 +175,17 @@ type consCheck struct {
 
 // consRequired is a block a rule requires in the request.
 type consRequired struct {
-	b   Block
+	b   transcript.Block
 	why string
 }
 
-func newConsCheck(in Input, res Result, chain *Chain) *consCheck {
+func newConsCheck(in Input, res Result, chain *transcript.Chain) *consCheck {
 	c := &consCheck{
 		in: in, res: res, chain: chain,
-		byUUID: map[string][]*consRecord{}, records: map[string]*Record{}, norm: map[string][]*Action{},
+		byUUID: map[string][]*consRecord{}, records: map[string]*transcript.Record{}, norm: map[string][]*Action{},
 		rewrite: &normalizer{st: &StageReport{}, ids: map[string]string{}, names: map[string]string{}},
 	}
-	for _, recs := range [][]Record{in.Records, res.Append} {
+	for _, recs := range [][]transcript.Record{in.Records, res.Append} {
 		for i := range recs {
 			if u := recs[i].UUID; u != "" && c.records[u] == nil {
 				c.records[u] = &recs[i]
@@ -232,9 +234,9 @@ func (c *consCheck) actions(stage string) []Action {
 
 // decision returns the decision record that an action of stage carries out (a.Record), which
 // must have subtype sub, or reports it and returns nil.
-func (c *consCheck) decision(stage string, a Action, sub Subtype) *Record {
+func (c *consCheck) decision(stage string, a Action, sub transcript.Subtype) *transcript.Record {
 	r := c.records[a.Record]
-	if r == nil || r.Type != TypeSystem || r.Subtype != sub {
+	if r == nil || r.Type != transcript.TypeSystem || r.Subtype != sub {
 		on := "record " + a.UUID
 		if a.ToolUseID != "" {
 			on += " tool_use " + a.ToolUseID
@@ -266,12 +268,12 @@ func (c *consCheck) remove(bl *consBlock, kind goneKind, why string) {
 }
 
 // replace says the request shows b instead of the block.
-func (c *consCheck) replace(bl *consBlock, b Block, why string) {
+func (c *consCheck) replace(bl *consBlock, b transcript.Block, why string) {
 	bl.want, bl.why = b, why
 }
 
 // require says the request must hold b.
-func (c *consCheck) require(b Block, why string) {
+func (c *consCheck) require(b transcript.Block, why string) {
 	c.required = append(c.required, consRequired{b, why})
 }
 
@@ -280,7 +282,7 @@ func (c *consCheck) resultsOf(uuid, id string) []*consBlock {
 	var out []*consBlock
 	for _, r := range c.byUUID[uuid] {
 		for _, bl := range r.blocks {
-			if _, ok := bl.b.(*ToolResult); ok && bl.id == id {
+			if _, ok := bl.b.(*transcript.ToolResult); ok && bl.id == id {
 				out = append(out, bl)
 			}
 		}
@@ -294,7 +296,7 @@ func consBudget(c *consCheck) {
 		if a.Kind != ActionReplaced && a.Kind != ActionReapplied {
 			continue
 		}
-		d := c.decision("budget", a, SubtypeToolResultBudget)
+		d := c.decision("budget", a, transcript.SubtypeToolResultBudget)
 		if d == nil {
 			continue
 		}
@@ -312,7 +314,7 @@ func consBudget(c *consCheck) {
 			continue
 		}
 		for _, bl := range c.resultsOf(a.UUID, a.ToolUseID) {
-			c.replace(bl, &ToolResult{ToolUseID: a.ToolUseID, Content: []Block{&Text{Text: preview}}, IsError: bl.want.(*ToolResult).IsError},
+			c.replace(bl, &transcript.ToolResult{ToolUseID: a.ToolUseID, Content: []transcript.Block{&transcript.Text{Text: preview}}, IsError: bl.want.(*transcript.ToolResult).IsError},
 				"the preview of budget decision "+d.UUID)
 		}
 	}
@@ -322,9 +324,9 @@ func consBudget(c *consCheck) {
 // text marker, at top level or inside a tool_result, wherever it stands.
 func consMedia(c *consCheck) {
 	stripped := map[string]string{} // media hash → the decision record naming it first
-	for _, recs := range [][]Record{c.in.Records, c.res.Append} {
+	for _, recs := range [][]transcript.Record{c.in.Records, c.res.Append} {
 		for _, r := range recs {
-			if r.Type == TypeSystem && r.Subtype == SubtypeRecovery && r.Recovery != nil && r.Recovery.Rung == RungMediaRejected {
+			if r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeRecovery && r.Recovery != nil && r.Recovery.Rung == RungMediaRejected {
 				for _, m := range r.Recovery.Media {
 					if _, ok := stripped[m.Hash]; !ok {
 						stripped[m.Hash] = r.UUID
@@ -333,12 +335,12 @@ func consMedia(c *consCheck) {
 			}
 		}
 	}
-	marker := func(b Block) (Block, bool) {
-		var src MediaSource
+	marker := func(b transcript.Block) (transcript.Block, bool) {
+		var src transcript.MediaSource
 		switch b := b.(type) {
-		case *Image:
+		case *transcript.Image:
 			src = b.Source
-		case *Document:
+		case *transcript.Document:
 			src = b.Source
 		default:
 			return nil, false
@@ -346,14 +348,14 @@ func consMedia(c *consCheck) {
 		if _, ok := stripped[MediaHash(src)]; !ok {
 			return nil, false
 		}
-		return strippedMarker(KindOf(b)), true
+		return strippedMarker(transcript.KindOf(b)), true
 	}
 	for _, a := range c.actions("media") {
 		if a.Kind != ActionReplaced {
 			c.fail("media %s action on record %s: the media stage only replaces", a.Kind, a.UUID)
 			continue
 		}
-		d := c.decision("media", a, SubtypeRecovery)
+		d := c.decision("media", a, transcript.SubtypeRecovery)
 		if d == nil {
 			continue
 		}
@@ -367,7 +369,7 @@ func consMedia(c *consCheck) {
 					}
 					continue
 				}
-				tr, ok := bl.want.(*ToolResult)
+				tr, ok := bl.want.(*transcript.ToolResult)
 				if !ok || bl.id != a.ToolUseID {
 					continue
 				}
@@ -391,7 +393,7 @@ func consMedia(c *consCheck) {
 // consRecovery: a response cut at max_tokens that an output-cap decision withholds is gone.
 func consRecovery(c *consCheck) {
 	for _, a := range c.actions("recovery") {
-		d := c.decision("recovery", a, SubtypeRecovery)
+		d := c.decision("recovery", a, transcript.SubtypeRecovery)
 		if d == nil {
 			continue
 		}
@@ -411,7 +413,7 @@ func consSnip(c *consCheck) {
 		if a.Kind != ActionSnipped {
 			continue
 		}
-		if d := c.decision("snip", a, SubtypeSnip); d != nil {
+		if d := c.decision("snip", a, transcript.SubtypeSnip); d != nil {
 			for _, r := range c.byUUID[a.UUID] {
 				c.removeRecord(r, byDecision, "snipped by "+d.UUID)
 			}
@@ -426,7 +428,7 @@ func consMicrocompact(c *consCheck) {
 		if a.ToolUseID == "" || (a.Kind != ActionCleared && a.Kind != ActionReapplied && a.Kind != ActionMarked) {
 			continue
 		}
-		d := c.decision("microcompact", a, SubtypeMicrocompact)
+		d := c.decision("microcompact", a, transcript.SubtypeMicrocompact)
 		if d == nil {
 			continue
 		}
@@ -438,7 +440,7 @@ func consMicrocompact(c *consCheck) {
 			continue // a cache_reference only: the content stays
 		}
 		for _, bl := range c.resultsOf(a.UUID, a.ToolUseID) {
-			c.replace(bl, &ToolResult{ToolUseID: a.ToolUseID, Content: []Block{&Text{Text: ClearedToolResultText}}, IsError: bl.want.(*ToolResult).IsError},
+			c.replace(bl, &transcript.ToolResult{ToolUseID: a.ToolUseID, Content: []transcript.Block{&transcript.Text{Text: ClearedToolResultText}}, IsError: bl.want.(*transcript.ToolResult).IsError},
 				"cleared by microcompact decision "+d.UUID)
 		}
 	}
@@ -460,7 +462,7 @@ func consCollapse(c *consCheck) {
 	}
 	type summary struct {
 		lo, hi int // the span, as indices in c.msgs
-		text   Block
+		text   transcript.Block
 	}
 	summaries := map[string]*summary{}
 	var order []string
@@ -469,7 +471,7 @@ func consCollapse(c *consCheck) {
 		if a.Kind != ActionCollapsed {
 			continue
 		}
-		d := c.decision("collapse", a, SubtypeCollapseCommit)
+		d := c.decision("collapse", a, transcript.SubtypeCollapseCommit)
 		if d == nil || d.Collapse == nil {
 			continue
 		}
@@ -513,7 +515,7 @@ func consCollapse(c *consCheck) {
 				superseded[u] = true
 			}
 		}
-		summaries[m[5]] = &summary{lo, hi, &Text{Text: collapsedText(collapseID(d), d.Collapse.Summary)}}
+		summaries[m[5]] = &summary{lo, hi, &transcript.Text{Text: collapsedText(collapseID(d), d.Collapse.Summary)}}
 		order = append(order, m[5])
 	}
 	for _, u := range order {
@@ -525,9 +527,9 @@ func consCollapse(c *consCheck) {
 
 // neverSent reports whether normalize never sends a message record: synthetic and virtual
 // records and display-only ones (compact summaries excepted). Judged on the record alone.
-func neverSent(r *Record) bool {
+func neverSent(r *transcript.Record) bool {
 	return r.IsAPIErrorMessage || r.IsVirtual || (r.IsVisibleInTranscriptOnly && !r.IsCompactSummary) ||
-		(r.Type == TypeAssistant && r.Message != nil && r.Message.Model == SyntheticModel)
+		(r.Type == transcript.TypeAssistant && r.Message != nil && r.Message.Model == transcript.SyntheticModel)
 }
 
 // consCompact: a compaction this turn removes every chain message before its preserved
@@ -540,7 +542,7 @@ func consCompact(c *consCheck) {
 		if a.Kind != ActionCompacted {
 			continue
 		}
-		b := c.decision("compact", a, SubtypeCompactBoundary)
+		b := c.decision("compact", a, transcript.SubtypeCompactBoundary)
 		if b == nil {
 			continue
 		}
@@ -605,63 +607,63 @@ func consNeverSent(c *consCheck) {
 // consKey returns what the model sees of a block: its kind and payload, length-prefixed so that
 // different blocks never share a key. cache_control, cache_reference, citations and Extra
 // fields do not count.
-func consKey(b Block) string {
+func consKey(b transcript.Block) string {
 	var k strings.Builder
 	writeConsKey(&k, b)
 	return k.String()
 }
 
-func writeConsKey(k *strings.Builder, b Block) {
+func writeConsKey(k *strings.Builder, b transcript.Block) {
 	field := func(s string) {
 		k.WriteString(strconv.Itoa(len(s)))
 		k.WriteByte(':')
 		k.WriteString(s)
 	}
-	source := func(s MediaSource) {
+	source := func(s transcript.MediaSource) {
 		enc, err := s.MarshalJSON()
 		if err != nil {
 			enc = []byte(err.Error())
 		}
 		field(string(enc))
 	}
-	field(string(KindOf(b)))
+	field(string(transcript.KindOf(b)))
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		field(b.Text)
-	case *Image:
+	case *transcript.Image:
 		source(b.Source)
-	case *Document:
+	case *transcript.Document:
 		source(b.Source)
 		field(b.Title)
 		field(b.Context)
-	case *ToolUse:
+	case *transcript.ToolUse:
 		field(b.ID)
 		field(b.Name)
 		field(string(b.Input))
-	case *ToolResult:
+	case *transcript.ToolResult:
 		field(b.ToolUseID)
 		field(strconv.FormatBool(b.IsError))
 		field(strconv.Itoa(len(b.Content)))
 		for _, cb := range b.Content {
 			writeConsKey(k, cb)
 		}
-	case *Thinking:
+	case *transcript.Thinking:
 		field(b.Thinking)
 		field(b.Signature)
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		field(b.Data)
-	case *ToolReference:
+	case *transcript.ToolReference:
 		field(b.ToolName)
-	case *ServerToolUse:
+	case *transcript.ServerToolUse:
 		field(b.ID)
 		field(b.Name)
 		field(string(b.Input))
-	case *ServerToolResult:
+	case *transcript.ServerToolResult:
 		field(b.ToolUseID)
 		field(string(b.Content))
-	case *UnknownBlock:
+	case *transcript.UnknownBlock:
 		field(string(b.JSON))
-	case *CacheEdits:
+	case *transcript.CacheEdits:
 		for _, e := range b.Edits {
 			field(e.Type + " " + e.CacheReference)
 		}
@@ -670,21 +672,21 @@ func writeConsKey(k *strings.Builder, b Block) {
 
 // sent returns b as normalize sends it when nothing is wrong with it: tool ids and names the
 // provider rejects rewritten (normalize's deterministic rewrite).
-func (c *consCheck) sent(b Block) Block {
+func (c *consCheck) sent(b transcript.Block) transcript.Block {
 	switch b := b.(type) {
-	case *ToolUse:
-		return &ToolUse{ID: c.rewrite.fixID(b.ID, ""), Name: c.rewrite.fixName(b.Name, ""), Input: b.Input}
-	case *ToolResult:
-		return &ToolResult{ToolUseID: c.rewrite.fixID(b.ToolUseID, ""), Content: b.Content, IsError: b.IsError}
-	case *ServerToolUse:
-		return &ServerToolUse{ID: c.rewrite.fixID(b.ID, ""), Name: b.Name, Input: b.Input}
-	case *ServerToolResult:
-		return &ServerToolResult{Type: b.Type, ToolUseID: c.rewrite.fixID(b.ToolUseID, ""), Content: b.Content}
+	case *transcript.ToolUse:
+		return &transcript.ToolUse{ID: c.rewrite.fixID(b.ID, ""), Name: c.rewrite.fixName(b.Name, ""), Input: b.Input}
+	case *transcript.ToolResult:
+		return &transcript.ToolResult{ToolUseID: c.rewrite.fixID(b.ToolUseID, ""), Content: b.Content, IsError: b.IsError}
+	case *transcript.ServerToolUse:
+		return &transcript.ServerToolUse{ID: c.rewrite.fixID(b.ID, ""), Name: b.Name, Input: b.Input}
+	case *transcript.ServerToolResult:
+		return &transcript.ServerToolResult{Type: b.Type, ToolUseID: c.rewrite.fixID(b.ToolUseID, ""), Content: b.Content}
 	}
 	return b
 }
 
-func idKey(b Block) string { return string(KindOf(b)) + "\x00" + toolID(b) }
+func idKey(b transcript.Block) string { return string(transcript.KindOf(b)) + "\x00" + toolID(b) }
 
 // match pairs each expected block with an equal block of the request. Blocks of records
 // without normalize actions go first, then those of records normalize changed but dropped
@@ -695,7 +697,7 @@ func (c *consCheck) match() {
 	c.pool, c.idPool = map[string]int{}, map[string]int{}
 	for _, m := range c.res.Request.Messages {
 		for _, b := range m.Content {
-			if KindOf(b) == KindCacheEdits {
+			if transcript.KindOf(b) == transcript.KindCacheEdits {
 				continue
 			}
 			c.pool[consKey(b)]++
@@ -738,8 +740,8 @@ func (c *consCheck) match() {
 	}
 }
 
-func blockText(b Block) string {
-	if t, ok := b.(*Text); ok {
+func blockText(b transcript.Block) string {
+	if t, ok := b.(*transcript.Text); ok {
 		return t.Text
 	}
 	return consKey(b)
@@ -767,10 +769,10 @@ func (c *consCheck) resolve() {
 	// apart by order: the n-th one on the chain is the n-th one in the request.
 	inPrompt := map[string][]bool{} // content key → each occurrence in a user message: without tool results
 	for _, m := range c.res.Request.Messages {
-		if m.Role != RoleUser {
+		if m.Role != transcript.RoleUser {
 			continue
 		}
-		alone := !containsKind(m.Content, KindToolResult)
+		alone := !containsKind(m.Content, transcript.KindToolResult)
 		for _, b := range m.Content {
 			k := consKey(b)
 			inPrompt[k] = append(inPrompt[k], alone)
@@ -778,7 +780,7 @@ func (c *consCheck) resolve() {
 	}
 	lastPrompt := -1
 	for _, bl := range c.blocks { // in chain order
-		if !bl.done || bl.r.rec.Type != TypeUser || KindOf(bl.b) == KindToolResult {
+		if !bl.done || bl.r.rec.Type != transcript.TypeUser || transcript.KindOf(bl.b) == transcript.KindToolResult {
 			continue
 		}
 		k := consKey(c.sent(bl.want))
@@ -823,20 +825,20 @@ func (c *consCheck) resolve() {
 		}
 		// Replaced by a placeholder, trimmed (a prefill's trailing whitespace), or media
 		// repaired.
-		var forms []Block
-		forms = append(forms, &Text{Text: fmt.Sprintf(unsupportedBlockText, KindOf(bl.b))})
+		var forms []transcript.Block
+		forms = append(forms, &transcript.Text{Text: fmt.Sprintf(unsupportedBlockText, transcript.KindOf(bl.b))})
 		switch w := bl.want.(type) {
-		case *Text:
-			forms = append(forms, &Text{Text: strings.TrimRightFunc(w.Text, unicode.IsSpace)})
-		case *Image: // media its bytes do not match: the type they show, or a marker
-			forms = append(forms, &Text{Text: imageNotDecodedText}, &Text{Text: imageUnknownText})
+		case *transcript.Text:
+			forms = append(forms, &transcript.Text{Text: strings.TrimRightFunc(w.Text, unicode.IsSpace)})
+		case *transcript.Image: // media its bytes do not match: the type they show, or a marker
+			forms = append(forms, &transcript.Text{Text: imageNotDecodedText}, &transcript.Text{Text: imageUnknownText})
 			for _, mt := range []string{"image/png", "image/jpeg", "image/gif", "image/webp"} {
 				im := *w
 				im.Source.MediaType = mt
 				forms = append(forms, &im)
 			}
-		case *Document:
-			forms = append(forms, &Text{Text: documentNotDecoded})
+		case *transcript.Document:
+			forms = append(forms, &transcript.Text{Text: documentNotDecoded})
 		}
 		changed := false
 		for _, f := range forms {
@@ -872,16 +874,16 @@ func (c *consCheck) resolve() {
 // in a user record; "" otherwise.
 func pairOf(bl *consBlock) string {
 	switch bl.b.(type) {
-	case *ToolUse:
-		if bl.r.rec.Type == TypeAssistant {
+	case *transcript.ToolUse:
+		if bl.r.rec.Type == transcript.TypeAssistant {
 			return "t:" + bl.id
 		}
-	case *ToolResult:
-		if bl.r.rec.Type == TypeUser {
+	case *transcript.ToolResult:
+		if bl.r.rec.Type == transcript.TypeUser {
 			return "t:" + bl.id
 		}
-	case *ServerToolUse, *ServerToolResult:
-		if bl.r.rec.Type == TypeAssistant {
+	case *transcript.ServerToolUse, *transcript.ServerToolResult:
+		if bl.r.rec.Type == transcript.TypeAssistant {
 			return "s:" + bl.id
 		}
 	}
@@ -908,7 +910,7 @@ func (c *consCheck) pairs() {
 			keys = append(keys, k)
 		}
 		switch bl.b.(type) {
-		case *ToolUse, *ServerToolUse:
+		case *transcript.ToolUse, *transcript.ServerToolUse:
 			p.uses = append(p.uses, bl)
 		default:
 			p.results = append(p.results, bl)
@@ -953,10 +955,16 @@ func (c *consCheck) pairs() {
 // compact boundary is on the chain, so is every record of each response on it, for each of its
 // tool calls a record holding the result, and the interrupt notices written under those
 // results; and nothing comes from another thread or from before the boundary.
-func chainViolations(records []Record, chain *Chain, leaf string) []string {
+func chainViolations(records []transcript.Record, chain *transcript.Chain, leaf string) []string {
+	return chainViolationsAt(records, chain, chain.Index, leaf)
+}
+
+// chainViolationsAt is chainViolations with the position in records of each record of the
+// chain given by index, so that a test can check a chain it altered.
+func chainViolationsAt(records []transcript.Record, chain *transcript.Chain, index func(int) int, leaf string) []string {
 	var errs []string
 	fail := func(format string, args ...any) { errs = append(errs, "chain: "+fmt.Sprintf(format, args...)) }
-	indexOf := func(r *Record) int {
+	indexOf := func(r *transcript.Record) int {
 		for i := range records {
 			if &records[i] == r {
 				return i
@@ -992,7 +1000,7 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 	}
 	on := map[int]bool{}
 	for i := range chain.Records {
-		on[chain.Index(i)] = true
+		on[index(i)] = true
 	}
 	first := map[string]int{}
 	for i := range records {
@@ -1020,18 +1028,18 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 	side := chain.Leaf.IsSidechain
 	msgIDs, toolUses := map[string]bool{}, map[string]bool{}
 	for i, r := range chain.Records {
-		if at := chain.Index(i); at < from {
+		if at := index(i); at < from {
 			fail("records[%d] %s is before the compact boundary records[%d]", at, r.UUID, start)
 		}
 		if r.IsSidechain != side {
-			fail("records[%d] %s has isSidechain %t, the leaf %t: another thread", chain.Index(i), r.UUID, r.IsSidechain, side)
+			fail("records[%d] %s has isSidechain %t, the leaf %t: another thread", index(i), r.UUID, r.IsSidechain, side)
 		}
-		if r.Type == TypeAssistant && r.Message != nil {
+		if r.Type == transcript.TypeAssistant && r.Message != nil {
 			if r.Message.ID != "" {
 				msgIDs[r.Message.ID] = true
 			}
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok {
+				if tu, ok := b.(*transcript.ToolUse); ok {
 					toolUses[tu.ID] = true
 				}
 			}
@@ -1048,7 +1056,7 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 			repeats[i] = of
 		}
 	}
-	sameContent := func(a, b *Record) bool {
+	sameContent := func(a, b *transcript.Record) bool {
 		if a.Message == nil || b.Message == nil {
 			return false
 		}
@@ -1085,14 +1093,14 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 		if r.IsSidechain != side || r.Message == nil {
 			continue
 		}
-		if r.Type == TypeAssistant && msgIDs[r.Message.ID] && !on[i] {
+		if r.Type == transcript.TypeAssistant && msgIDs[r.Message.ID] && !on[i] {
 			fail("records[%d] %s belongs to response %s on the chain but is not on it", i, r.UUID, r.Message.ID)
 		}
-		if r.Type != TypeUser {
+		if r.Type != transcript.TypeUser {
 			continue
 		}
 		for _, b := range r.Message.Content {
-			if tr, ok := b.(*ToolResult); ok && toolUses[tr.ToolUseID] {
+			if tr, ok := b.(*transcript.ToolResult); ok && toolUses[tr.ToolUseID] {
 				if _, ok := where[tr.ToolUseID]; !ok {
 					where[tr.ToolUseID] = i
 					results = append(results, tr.ToolUseID)
@@ -1109,8 +1117,8 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 	// Interrupt notices written under a result on the chain.
 	resultRecs := map[string]bool{}
 	for i, r := range chain.Records {
-		if r.Type == TypeUser && r.Message != nil && slices.ContainsFunc(r.Message.Content, func(b Block) bool {
-			tr, ok := b.(*ToolResult)
+		if r.Type == transcript.TypeUser && r.Message != nil && slices.ContainsFunc(r.Message.Content, func(b transcript.Block) bool {
+			tr, ok := b.(*transcript.ToolResult)
 			return ok && toolUses[tr.ToolUseID]
 		}) {
 			resultRecs[chain.Records[i].UUID] = true
@@ -1118,11 +1126,11 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 	}
 	for i := start; i < len(records); i++ {
 		r := &records[i]
-		if on[i] || r.Type != TypeUser || r.IsSidechain != side || r.Message == nil || r.ParentUUID == "" || !resultRecs[r.ParentUUID] {
+		if on[i] || r.Type != transcript.TypeUser || r.IsSidechain != side || r.Message == nil || r.ParentUUID == "" || !resultRecs[r.ParentUUID] {
 			continue
 		}
 		for _, b := range r.Message.Content {
-			if t, ok := b.(*Text); ok && strings.HasPrefix(t.Text, "[Request interrupted by user") {
+			if t, ok := b.(*transcript.Text); ok && strings.HasPrefix(t.Text, "[Request interrupted by user") {
 				fail("records[%d] %s is an interrupt notice under result record %s of the chain but is not on it", i, r.UUID, r.ParentUUID)
 				break
 			}
@@ -1140,7 +1148,7 @@ func chainViolations(records []Record, chain *Chain, leaf string) []string {
 //	9 user "second"   10 A tool_use t3   11 result t3   12 A "ok"   (10..11 snipped)
 //	13 user "collapse me"   14 A "collapsed answer"   (collapsed)
 //	15 user "third"
-func consScenario(t testing.TB) []Record {
+func consScenario(t testing.TB) []transcript.Record {
 	t.Helper()
 	k := newTK()
 	k.user("first question")
@@ -1170,7 +1178,7 @@ func consScenario(t testing.TB) []Record {
 
 // consPrepare prepares the scenario's next turn; cleared selects a clock that makes
 // microcompact clear t1 (keeping only the newest result).
-func consPrepare(t testing.TB, recs []Record, cleared bool) (Input, Result) {
+func consPrepare(t testing.TB, recs []transcript.Record, cleared bool) (Input, Result) {
 	t.Helper()
 	cfg := Config{Budget: BudgetConfig{MaxResultChars: 1000, PreviewBytes: 200}}
 	now := snipNow
@@ -1186,7 +1194,7 @@ func consPrepare(t testing.TB, recs []Record, cleared bool) (Input, Result) {
 }
 
 // requestBlock returns the position of the first request block that satisfies ok.
-func requestBlock(t testing.TB, req Request, ok func(Block) bool) (int, int) {
+func requestBlock(t testing.TB, req Request, ok func(transcript.Block) bool) (int, int) {
 	t.Helper()
 	for i, m := range req.Messages {
 		for j, b := range m.Content {
@@ -1199,12 +1207,12 @@ func requestBlock(t testing.TB, req Request, ok func(Block) bool) (int, int) {
 	return -1, -1
 }
 
-func isText(s string) func(Block) bool {
-	return func(b Block) bool { t, ok := b.(*Text); return ok && t.Text == s }
+func isText(s string) func(transcript.Block) bool {
+	return func(b transcript.Block) bool { t, ok := b.(*transcript.Text); return ok && t.Text == s }
 }
 
-func isResult(id string) func(Block) bool {
-	return func(b Block) bool { tr, ok := b.(*ToolResult); return ok && tr.ToolUseID == id }
+func isResult(id string) func(transcript.Block) bool {
+	return func(b transcript.Block) bool { tr, ok := b.(*transcript.ToolResult); return ok && tr.ToolUseID == id }
 }
 
 // withoutBlock returns a copy of req without its block at (i, j).
@@ -1215,7 +1223,7 @@ func withoutBlock(req Request, i, j int) Request {
 }
 
 // withBlock returns a copy of req whose block at (i, j) is b.
-func withBlock(req Request, i, j int, b Block) Request {
+func withBlock(req Request, i, j int, b transcript.Block) Request {
 	req.Messages = slices.Clone(req.Messages)
 	req.Messages[i].Content = slices.Clone(req.Messages[i].Content)
 	req.Messages[i].Content[j] = b
@@ -1271,7 +1279,7 @@ func TestConservation(t *testing.T) {
 			res.Request = withBlock(res.Request, i, j, text("second!"))
 		}, want: []string{"record " + tkUUID(9) + " block 0 (text) is missing"}},
 		{name: "a tool call silently missing", tamper: func(t *testing.T, _ *Input, res *Result) {
-			i, j := requestBlock(t, res.Request, func(b Block) bool { tu, ok := b.(*ToolUse); return ok && tu.ID == "t2" })
+			i, j := requestBlock(t, res.Request, func(b transcript.Block) bool { tu, ok := b.(*transcript.ToolUse); return ok && tu.ID == "t2" })
 			res.Request = withoutBlock(res.Request, i, j)
 		}, want: []string{"record " + tkUUID(4) + " block 0 (tool_use t2) is missing"}},
 		{name: "a result's content silently changed", tamper: func(t *testing.T, _ *Input, res *Result) {
@@ -1283,7 +1291,7 @@ func TestConservation(t *testing.T) {
 			res.Request = withBlock(res.Request, i, j, result("t1", "<persisted-output>elsewhere</persisted-output>"))
 		}, want: []string{"record " + t1 + " block 0 (tool_result t1) reaches the request other than as the preview of budget decision"}},
 		{name: "a replacement without its decision record", tamper: func(t *testing.T, in *Input, _ *Result) {
-			in.Records = slices.DeleteFunc(slices.Clone(in.Records), func(r Record) bool { return r.Subtype == SubtypeToolResultBudget })
+			in.Records = slices.DeleteFunc(slices.Clone(in.Records), func(r transcript.Record) bool { return r.Subtype == transcript.SubtypeToolResultBudget })
 		}, want: []string{"budget rule: budget reapplied action on record " + t1 + " tool_use t1 names record", "record " + t1 + " block 0 (tool_result t1) reaches the request changed"}},
 		{name: "a cleared result shown in full", cleared: true, tamper: func(t *testing.T, _ *Input, res *Result) {
 			i, j := requestBlock(t, res.Request, isResult("t1"))
@@ -1295,7 +1303,7 @@ func TestConservation(t *testing.T) {
 			})
 		}, want: []string{"record " + blank + " block 0 (text) is missing from the request, and no decision or normalize action explains it"}},
 		{name: "a snip without its snip record", tamper: func(t *testing.T, in *Input, _ *Result) {
-			in.Records = slices.DeleteFunc(slices.Clone(in.Records), func(r Record) bool { return r.Subtype == SubtypeSnip })
+			in.Records = slices.DeleteFunc(slices.Clone(in.Records), func(r transcript.Record) bool { return r.Subtype == transcript.SubtypeSnip })
 		}, want: []string{"snip snipped action on record " + t3, "snip snipped action on record " + tkUUID(11),
 			"record " + t3 + " block 0 (tool_use t3) is missing", "record " + tkUUID(11) + " block 0 (tool_result t3) is missing"}},
 		{name: "a snip that splits a tool pair", tamper: func(t *testing.T, _ *Input, res *Result) {
@@ -1309,7 +1317,10 @@ func TestConservation(t *testing.T) {
 		}, want: []string{"record " + t3 + " block 0 (tool_use t3) was removed (snipped by",
 			"record " + tkUUID(11) + " block 0 (tool_result t3) was dropped by normalize: tool_result without a tool_use, but the chain holds its whole pair"}},
 		{name: "a collapse summary missing", tamper: func(t *testing.T, _ *Input, res *Result) {
-			i, j := requestBlock(t, res.Request, func(b Block) bool { tx, ok := b.(*Text); return ok && strings.HasPrefix(tx.Text, "<collapsed") })
+			i, j := requestBlock(t, res.Request, func(b transcript.Block) bool {
+				tx, ok := b.(*transcript.Text)
+				return ok && strings.HasPrefix(tx.Text, "<collapsed")
+			})
 			res.Request = withoutBlock(res.Request, i, j)
 		}, want: []string{"collapse summary " + collapseItemUUID(collapseID(&recs[len(recs)-1])) + " is missing from the request"}},
 		{name: "a collapse that claims fewer records than it removed", tamper: func(t *testing.T, _ *Input, res *Result) {
@@ -1345,7 +1356,7 @@ func TestConservation(t *testing.T) {
 func TestConservationThinkingUnavailable(t *testing.T) {
 	k := newTK()
 	k.user(strings.Repeat("context ", 250) + "question?")
-	k.assistant(&Thinking{Thinking: "plan", Signature: normSig}, toolUse("t1", "Read"))
+	k.assistant(&transcript.Thinking{Thinking: "plan", Signature: normSig}, toolUse("t1", "Read"))
 	k.results(result("t1", "ok"))
 	p := newTestPipeline(t, Config{ContextWindow: 1700, MaxOutputTokens: 8000,
 		Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}}, snipNow)
@@ -1398,31 +1409,37 @@ func TestChainViolations(t *testing.T) {
 	k.last = tkUUID(7)
 	k.user("next") // 10
 	recs := k.recs
-	good, err := BuildChain(recs, ChainOptions{})
+	good, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	require.Contains(t, chainUUIDs(good), tkUUID(9))
 	require.Empty(t, chainViolations(recs, good, ""))
 
+	// altered is a chain and the position of each of its records: good altered.
+	type altered struct {
+		chain *transcript.Chain
+		index []int
+	}
 	// without returns a copy of the chain without records[i].
-	without := func(i int) *Chain {
+	without := func(i int) altered {
 		c := *good
-		c.Records, c.index = nil, nil
+		a := altered{chain: &c}
+		c.Records = nil
 		for k, r := range good.Records {
 			if good.Index(k) != i {
-				c.Records, c.index = append(c.Records, r), append(c.index, good.Index(k))
+				c.Records, a.index = append(c.Records, r), append(a.index, good.Index(k))
 			}
 		}
-		return &c
+		return a
 	}
-	with := func(i int) *Chain {
-		c := without(-1)
-		at := slices.Index(c.index, i+1)
-		c.Records, c.index = slices.Insert(c.Records, at, &recs[i]), slices.Insert(c.index, at, i)
-		return c
+	with := func(i int) altered {
+		a := without(-1)
+		at := slices.Index(a.index, i+1)
+		a.chain.Records, a.index = slices.Insert(a.chain.Records, at, &recs[i]), slices.Insert(a.index, at, i)
+		return a
 	}
 	tests := []struct {
 		name  string
-		chain *Chain
+		chain altered
 		leaf  string
 		want  string
 	}{
@@ -1431,12 +1448,13 @@ func TestChainViolations(t *testing.T) {
 		{"a record of the parent walk", without(0), "", "records[0] " + tkUUID(1) + " is on the leaf's parentUuid walk but not on the chain"},
 		{"a sidechain record", with(7), "", "records[7] " + tkUUID(8) + " has isSidechain true, the leaf false: another thread"},
 		{"an interrupt notice", without(8), "", "records[8] " + tkUUID(9) + " is an interrupt notice under result record " + tkUUID(5) + " of the chain but is not on it"},
-		{"the wrong leaf", func() *Chain { c := without(-1); c.Leaf = &recs[6]; return c }(), "",
+		{"the wrong leaf", func() altered { a := without(-1); a.chain.Leaf = &recs[6]; return a }(), "",
 			"leaf is records[6] " + tkUUID(7) + ", want records[9]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := chainViolations(recs, tt.chain, tt.leaf)
+			index := func(k int) int { return tt.chain.index[k] }
+			got := chainViolationsAt(recs, tt.chain.chain, index, tt.leaf)
 			require.NotEmpty(t, got)
 			assert.Contains(t, got[0], tt.want, "all: %v", got)
 		})
@@ -1455,7 +1473,7 @@ func TestChainViolationsRepeatOnWalk(t *testing.T) {
 	k.results(result("t1", "contents"))                 // 5: the same result again, under the call
 	k.user("and now?")                                  // 6, under 5
 	recs := k.recs
-	chain, err := BuildChain(recs, ChainOptions{})
+	chain, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	require.NotContains(t, chainUUIDs(chain), tkUUID(5), "the repeat is left out")
 	require.Len(t, chain.Replays, 1)
@@ -1463,7 +1481,7 @@ func TestChainViolationsRepeatOnWalk(t *testing.T) {
 
 	t.Run("the repeat claims another record", func(t *testing.T) {
 		c := *chain
-		c.Replays = []Replay{c.Replays[0]}
+		c.Replays = []transcript.Replay{c.Replays[0]}
 		c.Replays[0].Of = tkUUID(1)
 		got := chainViolations(recs, &c, "")
 		require.NotEmpty(t, got)
@@ -1491,7 +1509,7 @@ func TestConservationCompaction(t *testing.T) {
 	k.assistant(text("checking"), toolUse("t2", "Bash"))
 	k.results(result("t2", "PASS"))
 	a := k.assistant(text("done " + strings.Repeat("reading the files ", 200)))
-	a.Message.Usage = &Usage{InputTokens: 9_000, OutputTokens: 1_500}
+	a.Message.Usage = &transcript.Usage{InputTokens: 9_000, OutputTokens: 1_500}
 	k.user("now the error recovery, please")
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: gistSummarizer(),
 		Tail: TailConfig{MinTokens: 100, MinTextMessages: 3, MaxTokens: 2000}}}, k.at(time.Second))
@@ -1503,7 +1521,7 @@ func TestConservationCompaction(t *testing.T) {
 	require.Positive(t, c.Kept, "the scenario keeps a tail")
 	require.Empty(t, conservation(in, res))
 
-	boundary := slices.IndexFunc(res.Append, func(r Record) bool { return r.IsCompactBoundary() })
+	boundary := slices.IndexFunc(res.Append, func(r transcript.Record) bool { return r.IsCompactBoundary() })
 	require.GreaterOrEqual(t, boundary, 0)
 	tests := []struct {
 		name   string
@@ -1518,8 +1536,8 @@ func TestConservationCompaction(t *testing.T) {
 			res.Request = req
 		}, "block 0 (tool_result t2) is missing from the request"},
 		{"the summary missing", func(t *testing.T, res *Result) {
-			i, j := requestBlock(t, res.Request, func(b Block) bool {
-				tx, ok := b.(*Text)
+			i, j := requestBlock(t, res.Request, func(b transcript.Block) bool {
+				tx, ok := b.(*transcript.Text)
 				return ok && strings.Contains(tx.Text, "<summary>")
 			})
 			res.Request = withBlock(res.Request, i, j, text("no summary here"))

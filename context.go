@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // ContextSection is one named piece of base context, such as a memory file or the output of
@@ -203,7 +205,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 			return fmt.Errorf("system context: %w", err)
 		}
 		if text, n := renderSections(sections); n > 0 {
-			b := &Text{Text: text}
+			b := &transcript.Text{Text: text}
 			t.system = append(t.system, b)
 			t.base.system = len(t.system)
 			rep.add(Action{Kind: ActionInjected, Tokens: p.counter.Block(b),
@@ -233,14 +235,14 @@ func (p *Pipeline) baseContext(t *turn) error {
 	if n == 0 {
 		return nil
 	}
-	b := &Text{Text: userContextHead + text + userContextTail}
+	b := &transcript.Text{Text: userContextHead + text + userContextTail}
 	t.base.user = b.Text
 	it := item{
-		uuid:   ContentUUID("context", b.Text),
+		uuid:   transcript.ContentUUID("context", b.Text),
 		pos:    -1,
-		role:   RoleUser,
+		role:   transcript.RoleUser,
 		meta:   true,
-		blocks: []Block{b},
+		blocks: []transcript.Block{b},
 		owned:  true,
 		origin: "context",
 	}

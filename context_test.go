@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -83,7 +85,7 @@ func TestContextStage(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k := ctxSession()
-			system := []*Text{{Text: "You are a helpful agent."}}
+			system := []*transcript.Text{{Text: "You are a helpful agent."}}
 			p := ctxPipeline(t, tc.cfg)
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs, System: system})
 			require.NoError(t, err)
@@ -103,15 +105,15 @@ func TestContextStage(t *testing.T) {
 				actions++
 			}
 			first := req.Messages[0]
-			require.Equal(t, RoleUser, first.Role)
+			require.Equal(t, transcript.RoleUser, first.Role)
 			if tc.wantUser == "" {
 				require.Len(t, first.Content, 1)
-				assert.Equal(t, "hello", first.Content[0].(*Text).Text)
+				assert.Equal(t, "hello", first.Content[0].(*transcript.Text).Text)
 			} else {
 				// The context message leads; normalize merges it with the first prompt.
 				require.GreaterOrEqual(t, len(first.Content), 2)
-				assert.Equal(t, tc.wantUser, first.Content[0].(*Text).Text)
-				assert.Equal(t, "hello", first.Content[len(first.Content)-1].(*Text).Text)
+				assert.Equal(t, tc.wantUser, first.Content[0].(*transcript.Text).Text)
+				assert.Equal(t, "hello", first.Content[len(first.Content)-1].(*transcript.Text).Text)
 				actions++
 			}
 			assert.Len(t, st.Actions, actions)
@@ -132,7 +134,7 @@ func TestContextStageItem(t *testing.T) {
 	k := ctxSession()
 	p := ctxPipeline(t, ContextConfig{User: &ctxStatic{sections: []ContextSection{{"claudeMd", "x"}}}})
 	in := &Input{Records: k.recs}
-	chain, err := BuildChain(in.Records, ChainOptions{})
+	chain, err := transcript.BuildChain(in.Records, transcript.ChainOptions{})
 	require.NoError(t, err)
 	tn := p.newTurn(t.Context(), in, chain)
 	n := len(tn.items)
@@ -140,7 +142,7 @@ func TestContextStageItem(t *testing.T) {
 	require.Len(t, tn.items, n+1)
 	it := tn.items[0]
 	assert.Nil(t, it.rec)
-	assert.Equal(t, RoleUser, it.role)
+	assert.Equal(t, transcript.RoleUser, it.role)
 	assert.True(t, it.meta)
 	assert.Equal(t, "context", it.origin)
 	assert.NotEmpty(t, it.uuid)
@@ -207,7 +209,7 @@ func TestContextMemoize(t *testing.T) {
 		r4, err := p.Prepare(t.Context(), Input{Records: k.recs})
 		require.NoError(t, err)
 		assert.EqualValues(t, 2, src.calls.Load())
-		assert.Contains(t, r4.Request.Messages[0].Content[0].(*Text).Text, "v2")
+		assert.Contains(t, r4.Request.Messages[0].Content[0].(*transcript.Text).Text, "v2")
 	})
 
 	t.Run("errors are not cached", func(t *testing.T) {
@@ -310,7 +312,7 @@ func TestContextDateMemoized(t *testing.T) {
 		Context: ContextConfig{CurrentDate: true}})
 	require.NoError(t, err)
 	k := ctxSession()
-	date := func(res Result) string { return res.Request.Messages[0].Content[0].(*Text).Text }
+	date := func(res Result) string { return res.Request.Messages[0].Content[0].(*transcript.Text).Text }
 	prepare := func(cc *ContextConfig) Result {
 		res, err := p.Prepare(t.Context(), Input{Records: k.recs, Context: cc})
 		require.NoError(t, err)
@@ -356,7 +358,7 @@ func TestContextPerConversation(t *testing.T) {
 					return
 				}
 				want := fmt.Sprintf("# claudeMd\nconversation %d", i)
-				assert.Contains(t, res.Request.Messages[0].Content[0].(*Text).Text, want)
+				assert.Contains(t, res.Request.Messages[0].Content[0].(*transcript.Text).Text, want)
 				require.Len(t, res.Request.System, 1)
 				assert.Equal(t, want, res.Request.System[0].Text)
 				// The conversations share the Pipeline's encode memo.
@@ -376,5 +378,5 @@ func TestContextPerConversation(t *testing.T) {
 
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
-	assert.Contains(t, res.Request.Messages[0].Content[0].(*Text).Text, "shared", "without Input.Context, Config.Context")
+	assert.Contains(t, res.Request.Messages[0].Content[0].(*transcript.Text).Text, "shared", "without Input.Context, Config.Context")
 }

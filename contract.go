@@ -5,44 +5,46 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // finalTurnStart returns the index of the first message of the final assistant turn: the
 // message after the last user message without tool results. It returns n when the request
 // ends with such a user message (the final turn has not started).
-func finalTurnStart(n int, msg func(int) (Role, []Block)) int {
+func finalTurnStart(n int, msg func(int) (transcript.Role, []transcript.Block)) int {
 	for i := n - 1; i >= 0; i-- {
 		role, content := msg(i)
-		if role == RoleUser && !containsKind(content, KindToolResult) {
+		if role == transcript.RoleUser && !containsKind(content, transcript.KindToolResult) {
 			return i + 1
 		}
 	}
 	return 0
 }
 
-func containsKind(bs []Block, k BlockKind) bool {
+func containsKind(bs []transcript.Block, k transcript.BlockKind) bool {
 	for _, b := range bs {
-		if KindOf(b) == k {
+		if transcript.KindOf(b) == k {
 			return true
 		}
 	}
 	return false
 }
 
-func isThinking(b Block) bool {
+func isThinking(b transcript.Block) bool {
 	switch b.(type) {
-	case *Thinking, *RedactedThinking:
+	case *transcript.Thinking, *transcript.RedactedThinking:
 		return true
 	}
 	return false
 }
 
-func containsThinking(bs []Block) bool { return slices.ContainsFunc(bs, isThinking) }
+func containsThinking(bs []transcript.Block) bool { return slices.ContainsFunc(bs, isThinking) }
 
 // hasSubstance reports whether bs holds a block other than cache_edits.
-func hasSubstance(bs []Block) bool {
+func hasSubstance(bs []transcript.Block) bool {
 	for _, b := range bs {
-		if KindOf(b) != KindCacheEdits {
+		if transcript.KindOf(b) != transcript.KindCacheEdits {
 			return true
 		}
 	}

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // corpusDir returns the root of the shared transcript corpus (../shared/corpus, holding
@@ -71,7 +73,7 @@ const raceCorpusStride = 4
 // corpusSession is one corpus file and its records.
 type corpusSession struct {
 	path    string
-	records []Record
+	records []transcript.Record
 }
 
 // corpusSessions reads every file of corpusPaths (strictly: the corpus has no bad line), in
@@ -80,7 +82,7 @@ func corpusSessions(t testing.TB) []corpusSession {
 	t.Helper()
 	var out []corpusSession
 	for _, f := range corpusPaths(t) {
-		tr, err := ReadFile(f, ReadOptions{Strict: true})
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{Strict: true})
 		if err != nil {
 			t.Fatalf("%s: %v", f, err)
 		}

@@ -15,6 +15,8 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/memo"
 )
 
@@ -221,14 +223,14 @@ func (c *Counter) reserve(records, blocks int) {
 //   - server tool results and unknown blocks: their raw JSON.
 //
 // A nil block counts 0. Counts of texts, images and PDFs are memoized by content.
-func (c *Counter) Block(b Block) int {
+func (c *Counter) Block(b transcript.Block) int {
 	var bd Breakdown
-	c.addBlock(&bd, RoleUser, b)
+	c.addBlock(&bd, transcript.RoleUser, b)
 	return bd.Total()
 }
 
 // Blocks returns the sum of [Counter.Block] over bs, e.g. for a system prompt.
-func (c *Counter) Blocks(bs []Block) int {
+func (c *Counter) Blocks(bs []transcript.Block) int {
 	n := 0
 	for _, b := range bs {
 		n += c.Block(b)
@@ -238,7 +240,7 @@ func (c *Counter) Blocks(bs []Block) int {
 
 // Message returns the token count of m: [MessageOverheadTokens] plus its blocks. A nil message
 // counts 0.
-func (c *Counter) Message(m *Message) int {
+func (c *Counter) Message(m *transcript.Message) int {
 	if m == nil {
 		return 0
 	}
@@ -250,13 +252,13 @@ func (c *Counter) Message(m *Message) int {
 // Record returns the token count of r: the count of its message for user and assistant
 // records ([Record.IsConversation]), 0 for every other record, which the model never sees.
 // The result is memoized per message content (see [Counter]).
-func (c *Counter) Record(r *Record) int {
+func (c *Counter) Record(r *transcript.Record) int {
 	return c.Breakdown(r).Total()
 }
 
 // Breakdown returns the token count of r by [Category], memoized per message content (see
 // [Counter]). Records that are not user or assistant messages count zero.
-func (c *Counter) Breakdown(r *Record) Breakdown {
+func (c *Counter) Breakdown(r *transcript.Record) Breakdown {
 	if r == nil || !r.IsConversation() {
 		return Breakdown{}
 	}
@@ -267,12 +269,12 @@ func (c *Counter) Breakdown(r *Record) Breakdown {
 
 // content returns the count of a message's blocks by category (without the message's
 // framing), memoized by a key of everything the count reads (see msgKey).
-func (c *Counter) content(role Role, blocks []Block) Breakdown {
+func (c *Counter) content(role transcript.Role, blocks []transcript.Block) Breakdown {
 	return c.keyed(c.messageKey(role, blocks), role, blocks).bd
 }
 
 // messageKey is the msgKey of a message's blocks.
-func (c *Counter) messageKey(role Role, blocks []Block) msgKey {
+func (c *Counter) messageKey(role transcript.Role, blocks []transcript.Block) msgKey {
 	var h fieldHasher
 	h.init(c)
 	h.message(role, blocks)
@@ -280,7 +282,7 @@ func (c *Counter) messageKey(role Role, blocks []Block) msgKey {
 }
 
 // keyed returns the memo entry of the blocks whose key is k, counting them on a miss.
-func (c *Counter) keyed(k msgKey, role Role, blocks []Block) msgEntry {
+func (c *Counter) keyed(k msgKey, role transcript.Role, blocks []transcript.Block) msgEntry {
 	c.mu.Lock()
 	e, ok := c.messages.Get(k)
 	c.mu.Unlock()
@@ -301,7 +303,7 @@ func (c *Counter) keyed(k msgKey, role Role, blocks []Block) msgEntry {
 	return e
 }
 
-func (c *Counter) addMessage(bd *Breakdown, m *Message) {
+func (c *Counter) addMessage(bd *Breakdown, m *transcript.Message) {
 	bd.Other += MessageOverheadTokens
 	for _, b := range m.Content {
 		c.addBlock(bd, m.Role, b)
@@ -310,28 +312,28 @@ func (c *Counter) addMessage(bd *Breakdown, m *Message) {
 
 // addBlock adds the count of b to bd under b's category; role decides between user and
 // assistant text.
-func (c *Counter) addBlock(bd *Breakdown, role Role, b Block) {
+func (c *Counter) addBlock(bd *Breakdown, role transcript.Role, b transcript.Block) {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		n := c.Text(b.Text) + c.textBytes(nonNull(b.Citations))
-		if role == RoleAssistant {
+		if role == transcript.RoleAssistant {
 			bd.AssistantText += n
 		} else {
 			bd.UserText += n
 		}
-	case *Thinking:
+	case *transcript.Thinking:
 		bd.Thinking += c.Text(b.Thinking)
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		bd.Thinking += len(b.Data) / 4
-	case *ToolUse:
+	case *transcript.ToolUse:
 		bd.ToolUse += c.Text(b.Name) + c.textBytes(b.Input) + toolOverheadTokens
-	case *ServerToolUse:
+	case *transcript.ServerToolUse:
 		bd.ToolUse += c.Text(b.Name) + c.textBytes(b.Input) + toolOverheadTokens
-	case *ToolResult:
+	case *transcript.ToolResult:
 		bd.ToolResult += toolOverheadTokens
 		for _, cb := range b.Content {
 			switch cb.(type) {
-			case *Image, *Document:
+			case *transcript.Image, *transcript.Document:
 				c.addBlock(bd, role, cb)
 			default:
 				var inner Breakdown
@@ -339,15 +341,15 @@ func (c *Counter) addBlock(bd *Breakdown, role Role, b Block) {
 				bd.ToolResult += inner.Total()
 			}
 		}
-	case *ServerToolResult:
+	case *transcript.ServerToolResult:
 		bd.ToolResult += c.textBytes(b.Content)
-	case *ToolReference:
+	case *transcript.ToolReference:
 		bd.ToolResult += c.Text(b.ToolName)
-	case *Image:
+	case *transcript.Image:
 		bd.Media += c.imageTokens(&b.Source)
-	case *Document:
+	case *transcript.Document:
 		bd.Media += c.documentTokens(b)
-	case *UnknownBlock:
+	case *transcript.UnknownBlock:
 		bd.Other += c.textBytes(b.JSON)
 	}
 }
@@ -359,7 +361,7 @@ func nonNull(raw json.RawMessage) json.RawMessage {
 	return raw
 }
 
-func (c *Counter) imageTokens(src *MediaSource) int {
+func (c *Counter) imageTokens(src *transcript.MediaSource) int {
 	if src.Type != "base64" {
 		return defaultImageTokens
 	}
@@ -416,7 +418,7 @@ func imageTokensForSize(w, h int) int {
 	return min(max(n, 1), defaultImageTokens)
 }
 
-func (c *Counter) documentTokens(d *Document) int {
+func (c *Counter) documentTokens(d *transcript.Document) int {
 	n := c.Text(d.Title) + c.Text(d.Context)
 	switch src := &d.Source; src.Type {
 	case "text":
@@ -530,8 +532,8 @@ func (h *fieldHasher) raw(b []byte) {
 
 // message hashes what the count of blocks in a message of role reads: the role decides
 // between user and assistant text.
-func (h *fieldHasher) message(role Role, blocks []Block) {
-	if role == RoleAssistant {
+func (h *fieldHasher) message(role transcript.Role, blocks []transcript.Block) {
+	if role == transcript.RoleAssistant {
 		h.word(1)
 	} else {
 		h.word(0)
@@ -543,42 +545,42 @@ func (h *fieldHasher) message(role Role, blocks []Block) {
 }
 
 // block hashes the fields of b that addBlock reads, after a kind of its own.
-func (h *fieldHasher) block(b Block) {
+func (h *fieldHasher) block(b transcript.Block) {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		if b != nil {
 			h.word(1)
 			h.str(b.Text)
 			h.raw(b.Citations)
 			return
 		}
-	case *Thinking:
+	case *transcript.Thinking:
 		if b != nil {
 			h.word(2)
 			h.str(b.Thinking)
 			return
 		}
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		if b != nil {
 			h.word(3)
 			h.word(uint64(len(b.Data)))
 			return
 		}
-	case *ToolUse:
+	case *transcript.ToolUse:
 		if b != nil {
 			h.word(4)
 			h.str(b.Name)
 			h.raw(b.Input)
 			return
 		}
-	case *ServerToolUse:
+	case *transcript.ServerToolUse:
 		if b != nil {
 			h.word(5)
 			h.str(b.Name)
 			h.raw(b.Input)
 			return
 		}
-	case *ToolResult:
+	case *transcript.ToolResult:
 		if b != nil {
 			h.word(6)
 			h.word(uint64(len(b.Content)))
@@ -587,26 +589,26 @@ func (h *fieldHasher) block(b Block) {
 			}
 			return
 		}
-	case *ServerToolResult:
+	case *transcript.ServerToolResult:
 		if b != nil {
 			h.word(7)
 			h.raw(b.Content)
 			return
 		}
-	case *ToolReference:
+	case *transcript.ToolReference:
 		if b != nil {
 			h.word(8)
 			h.str(b.ToolName)
 			return
 		}
-	case *Image:
+	case *transcript.Image:
 		if b != nil {
 			h.word(9)
 			h.str(b.Source.Type)
 			h.str(b.Source.Data)
 			return
 		}
-	case *Document:
+	case *transcript.Document:
 		if b != nil {
 			h.word(10)
 			h.str(b.Title)
@@ -616,7 +618,7 @@ func (h *fieldHasher) block(b Block) {
 			h.raw(b.Source.Extra["content"])
 			return
 		}
-	case *UnknownBlock:
+	case *transcript.UnknownBlock:
 		if b != nil {
 			h.word(11)
 			h.raw(b.JSON)

@@ -1,5 +1,7 @@
 package agentctx
 
+import "github.com/agentctx/agentctx/transcript"
+
 // Request counts a request's input: system blocks, tool definitions and messages (each with
 // [MessageOverheadTokens] of framing). The result is an estimate of what the provider will
 // bill as input (it cannot know the provider's own tokenizer); it is what the report's figures
@@ -14,7 +16,7 @@ func (c *Counter) Request(r *Request) int {
 	}
 	msgs := r.Messages
 	counts := countScratch(len(msgs))
-	c.sequence(seqRequest, len(msgs), func(i int) (Role, []Block) { return msgs[i].Role, msgs[i].Content }, *counts)
+	c.sequence(seqRequest, len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content }, *counts)
 	for _, k := range *counts {
 		n += MessageOverheadTokens + k
 	}
@@ -93,17 +95,17 @@ func (p *Pipeline) Breakdown(res *Result) RequestBreakdown {
 		var mb Breakdown
 		base, rest := 0, false
 		for _, blk := range m.Content {
-			if tr, ok := blk.(*ToolResult); ok && deleted[tr.CacheReference] {
+			if tr, ok := blk.(*transcript.ToolResult); ok && deleted[tr.CacheReference] {
 				delete(deleted, tr.CacheReference) // as cacheEditing counts it: once
 				b.CacheDeleted += c.Block(tr)
 				continue
 			}
-			if tx, ok := blk.(*Text); ok && user != "" && m.Role == RoleUser && tx.Text == user {
+			if tx, ok := blk.(*transcript.Text); ok && user != "" && m.Role == transcript.RoleUser && tx.Text == user {
 				user = "" // the context stage injects one message
 				base += c.Block(tx)
 				continue
 			}
-			if blk.Kind() != KindCacheEdits {
+			if blk.Kind() != transcript.KindCacheEdits {
 				rest = true
 			}
 			c.addBlock(&mb, m.Role, blk)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,13 +31,13 @@ func TestBreakdown(t *testing.T) {
 		User:        sections(ContextSection{Name: "claudeMd", Text: "Indent with tabs.\xff Run the tests first."}),
 		CurrentDate: true,
 	}
-	system := []*Text{{Text: "You are a careful coding agent."}}
+	system := []*transcript.Text{{Text: "You are a careful coding agent."}}
 	tools := []Tool{{Name: "Bash", Definition: []byte(`{"name":"Bash","description":"Run a command.","input_schema":{"type":"object"}}`)}}
 	tests := []struct {
 		name    string
 		window  int
 		context ContextConfig
-		system  []*Text
+		system  []*transcript.Text
 		tools   []Tool
 		compact bool // some session must compact
 	}{
@@ -49,7 +51,7 @@ func TestBreakdown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			compacted := 0
 			for _, f := range files {
-				tr, err := ReadFile(f, ReadOptions{})
+				tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 				require.NoError(t, err)
 				p := newTestPipeline(t, Config{ContextWindow: tc.window, Budget: BudgetConfig{Store: &MapStore{}},
 					Compact: CompactConfig{Summarizer: Extractive{}}, Context: tc.context}, now)
@@ -94,8 +96,8 @@ func TestBreakdown(t *testing.T) {
 }
 
 // textBlocks converts a system prompt to blocks.
-func textBlocks(ts []*Text) []Block {
-	bs := make([]Block, len(ts))
+func textBlocks(ts []*transcript.Text) []transcript.Block {
+	bs := make([]transcript.Block, len(ts))
 	for i, t := range ts {
 		bs[i] = t
 	}

@@ -1,6 +1,10 @@
 package agentctx
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/agentctx/agentctx/transcript"
+)
 
 // A turn counts the same long sequences of messages as the previous turn of its conversation:
 // the records of the chain, for the calibration fit, and the messages of the request. Finding
@@ -43,7 +47,7 @@ var seqScratch = sync.Pool{New: func() any { return new([]msgKey) }}
 // sequence sets out[i] to the count of message i's blocks (without the framing) for the n
 // messages at returns, memoized by the sequence memo in front of the message memo. out must
 // hold n counts.
-func (c *Counter) sequence(kind byte, n int, at func(i int) (Role, []Block), out []int) {
+func (c *Counter) sequence(kind byte, n int, at func(i int) (transcript.Role, []transcript.Block), out []int) {
 	if n == 0 {
 		return
 	}

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -14,13 +16,13 @@ import (
 func seqMessages(n int) []RequestMessage {
 	msgs := make([]RequestMessage, n)
 	for i := range msgs {
-		role := RoleUser
+		role := transcript.RoleUser
 		if i%2 == 1 {
-			role = RoleAssistant
+			role = transcript.RoleAssistant
 		}
-		content := []Block{&Text{Text: fmt.Sprintf("message %d %s", i, strings.Repeat("x", i%7))}}
+		content := []transcript.Block{&transcript.Text{Text: fmt.Sprintf("message %d %s", i, strings.Repeat("x", i%7))}}
 		if i%3 == 0 {
-			content = append(content, &ToolUse{ID: fmt.Sprint(i), Name: "Bash", Input: fmt.Appendf(nil, `{"n":%d}`, i)})
+			content = append(content, &transcript.ToolUse{ID: fmt.Sprint(i), Name: "Bash", Input: fmt.Appendf(nil, `{"n":%d}`, i)})
 		}
 		msgs[i] = RequestMessage{Role: role, Content: content}
 	}
@@ -56,11 +58,11 @@ func TestCounterSequence(t *testing.T) {
 	assert.Equal(t, 2, calls, "a steady turn counts its new message only: its text and its tool input")
 
 	changed := append([]RequestMessage(nil), msgs[:31]...)
-	changed[10] = RequestMessage{Role: RoleUser, Content: []Block{&Text{Text: "a message replaced in the middle"}}}
+	changed[10] = RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "a message replaced in the middle"}}}
 	check("a message replaced", changed)
-	changed[10].Content[0].(*Text).Text = "its text reassigned"
+	changed[10].Content[0].(*transcript.Text).Text = "its text reassigned"
 	check("a text reassigned", changed)
-	changed[12].Content = append([]Block{&Text{Text: "a block put first"}}, changed[12].Content...)
+	changed[12].Content = append([]transcript.Block{&transcript.Text{Text: "a block put first"}}, changed[12].Content...)
 	check("a block inserted", changed)
 	check("shorter", msgs[:5])
 	check("longer again", msgs)
@@ -106,13 +108,13 @@ func TestSizeSteadyAllocs(t *testing.T) {
 		k := newTK()
 		for i := range turns {
 			k.user(fmt.Sprintf("question %d: %s", i, strings.Repeat("why ", i%9)))
-			k.assistant(text(fmt.Sprintf("let me look %d", i)), &ToolUse{ID: fmt.Sprint("t", i), Name: "Bash", Input: fmt.Appendf(nil, `{"command":"ls %d"}`, i)})
-			k.results(&ToolResult{ToolUseID: fmt.Sprint("t", i), Content: []Block{text(fmt.Sprintf("file%d.go", i))}})
+			k.assistant(text(fmt.Sprintf("let me look %d", i)), &transcript.ToolUse{ID: fmt.Sprint("t", i), Name: "Bash", Input: fmt.Appendf(nil, `{"command":"ls %d"}`, i)})
+			k.results(&transcript.ToolResult{ToolUseID: fmt.Sprint("t", i), Content: []transcript.Block{text(fmt.Sprintf("file%d.go", i))}})
 			for j := len(k.recs) - 3; j < len(k.recs)-1; j++ {
-				k.recs[j].Message.Usage = &Usage{InputTokens: 100 + 160*i, OutputTokens: 20}
+				k.recs[j].Message.Usage = &transcript.Usage{InputTokens: 100 + 160*i, OutputTokens: 20}
 			}
 			k.assistant(text(fmt.Sprintf("the answer is %d", i)))
-			k.recs[len(k.recs)-1].Message.Usage = &Usage{InputTokens: 180 + 160*i, OutputTokens: 30}
+			k.recs[len(k.recs)-1].Message.Usage = &transcript.Usage{InputTokens: 180 + 160*i, OutputTokens: 30}
 		}
 		p, err := New(Config{ContextWindow: 1_000_000, Tokens: byteCounter})
 		require.NoError(t, err)

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -63,37 +65,37 @@ func TestCounterBlock(t *testing.T) {
 	c := NewCounter(byteCounter)
 	for _, tt := range []struct {
 		name string
-		b    Block
+		b    transcript.Block
 		want int
 	}{
 		{"nil", nil, 0},
-		{"text", &Text{Text: "hello"}, 5},
-		{"text citations", &Text{Text: "hi", Citations: json.RawMessage(`[1]`)}, 5},
-		{"text null citations", &Text{Text: "hi", Citations: json.RawMessage(`null`)}, 2},
-		{"thinking", &Thinking{Thinking: "think", Signature: strings.Repeat("s", 500)}, 5},
-		{"redacted thinking", &RedactedThinking{Data: strings.Repeat("x", 400)}, 100},
-		{"tool_use", &ToolUse{ID: "toolu_1", Name: "Bash", Input: json.RawMessage(`{"c":1}`)}, 4 + 7 + toolOverheadTokens},
-		{"server_tool_use", &ServerToolUse{Name: "web_search", Input: json.RawMessage(`{}`)}, 10 + 2 + toolOverheadTokens},
-		{"tool_result string", &ToolResult{ToolUseID: "t", Content: []Block{&Text{Text: "output"}}, StringContent: true}, 6 + toolOverheadTokens},
-		{"tool_result empty", &ToolResult{ToolUseID: "t"}, toolOverheadTokens},
-		{"tool_result nested", &ToolResult{Content: []Block{&Text{Text: "ab"}, &ToolReference{ToolName: "Grep"},
-			&Image{Source: MediaSource{Type: "url", URL: "https://x"}}}}, 2 + 4 + defaultImageTokens + toolOverheadTokens},
-		{"server tool result", &ServerToolResult{Type: "web_search_tool_result", Content: json.RawMessage(`[{"a":1}]`)}, 9},
-		{"tool_reference", &ToolReference{ToolName: "Grep"}, 4},
-		{"image png", &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: encodeImage(t, "png", 100, 75)}}, 10},
-		{"image jpeg", &Image{Source: MediaSource{Type: "base64", MediaType: "image/jpeg", Data: encodeImage(t, "jpeg", 1000, 1000)}}, 1334},
-		{"image gif", &Image{Source: MediaSource{Type: "base64", MediaType: "image/gif", Data: encodeImage(t, "gif", 3000, 2000)}}, 1600},
-		{"image mislabeled", &Image{Source: MediaSource{Type: "base64", MediaType: "image/jpeg", Data: encodeImage(t, "png", 200, 200)}}, 54},
-		{"image webp", &Image{Source: MediaSource{Type: "base64", MediaType: "image/webp", Data: b64("RIFF\x00\x00\x00\x00WEBPVP8 ")}}, defaultImageTokens},
-		{"image garbage", &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: "!!!!"}}, defaultImageTokens},
-		{"image url", &Image{Source: MediaSource{Type: "url", URL: "https://example.com/a.png"}}, defaultImageTokens},
-		{"document text", &Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: "plain"}, Title: "T"}, 6},
-		{"document content", &Document{Source: MediaSource{Type: "content", Extra: map[string]json.RawMessage{"content": json.RawMessage(`"abc"`)}}}, 5},
-		{"document pdf", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64(pdf)}}, 2 * pdfPageTokens},
-		{"document pdf no pages", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64("%PDF-1.7 compressed")}}, pdfPageTokens},
-		{"document pdf bad base64", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: "%%%"}}, pdfPageTokens},
-		{"document url", &Document{Source: MediaSource{Type: "url", URL: "https://x/a.pdf"}, Context: "ctx"}, 3 + pdfPageTokens},
-		{"unknown", &UnknownBlock{Type: "future", JSON: json.RawMessage(`{"type":"future"}`)}, 17},
+		{"text", &transcript.Text{Text: "hello"}, 5},
+		{"text citations", &transcript.Text{Text: "hi", Citations: json.RawMessage(`[1]`)}, 5},
+		{"text null citations", &transcript.Text{Text: "hi", Citations: json.RawMessage(`null`)}, 2},
+		{"thinking", &transcript.Thinking{Thinking: "think", Signature: strings.Repeat("s", 500)}, 5},
+		{"redacted thinking", &transcript.RedactedThinking{Data: strings.Repeat("x", 400)}, 100},
+		{"tool_use", &transcript.ToolUse{ID: "toolu_1", Name: "Bash", Input: json.RawMessage(`{"c":1}`)}, 4 + 7 + toolOverheadTokens},
+		{"server_tool_use", &transcript.ServerToolUse{Name: "web_search", Input: json.RawMessage(`{}`)}, 10 + 2 + toolOverheadTokens},
+		{"tool_result string", &transcript.ToolResult{ToolUseID: "t", Content: []transcript.Block{&transcript.Text{Text: "output"}}, StringContent: true}, 6 + toolOverheadTokens},
+		{"tool_result empty", &transcript.ToolResult{ToolUseID: "t"}, toolOverheadTokens},
+		{"tool_result nested", &transcript.ToolResult{Content: []transcript.Block{&transcript.Text{Text: "ab"}, &transcript.ToolReference{ToolName: "Grep"},
+			&transcript.Image{Source: transcript.MediaSource{Type: "url", URL: "https://x"}}}}, 2 + 4 + defaultImageTokens + toolOverheadTokens},
+		{"server tool result", &transcript.ServerToolResult{Type: "web_search_tool_result", Content: json.RawMessage(`[{"a":1}]`)}, 9},
+		{"tool_reference", &transcript.ToolReference{ToolName: "Grep"}, 4},
+		{"image png", &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: encodeImage(t, "png", 100, 75)}}, 10},
+		{"image jpeg", &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/jpeg", Data: encodeImage(t, "jpeg", 1000, 1000)}}, 1334},
+		{"image gif", &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/gif", Data: encodeImage(t, "gif", 3000, 2000)}}, 1600},
+		{"image mislabeled", &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/jpeg", Data: encodeImage(t, "png", 200, 200)}}, 54},
+		{"image webp", &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/webp", Data: b64("RIFF\x00\x00\x00\x00WEBPVP8 ")}}, defaultImageTokens},
+		{"image garbage", &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: "!!!!"}}, defaultImageTokens},
+		{"image url", &transcript.Image{Source: transcript.MediaSource{Type: "url", URL: "https://example.com/a.png"}}, defaultImageTokens},
+		{"document text", &transcript.Document{Source: transcript.MediaSource{Type: "text", MediaType: "text/plain", Data: "plain"}, Title: "T"}, 6},
+		{"document content", &transcript.Document{Source: transcript.MediaSource{Type: "content", Extra: map[string]json.RawMessage{"content": json.RawMessage(`"abc"`)}}}, 5},
+		{"document pdf", &transcript.Document{Source: transcript.MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64(pdf)}}, 2 * pdfPageTokens},
+		{"document pdf no pages", &transcript.Document{Source: transcript.MediaSource{Type: "base64", MediaType: "application/pdf", Data: b64("%PDF-1.7 compressed")}}, pdfPageTokens},
+		{"document pdf bad base64", &transcript.Document{Source: transcript.MediaSource{Type: "base64", MediaType: "application/pdf", Data: "%%%"}}, pdfPageTokens},
+		{"document url", &transcript.Document{Source: transcript.MediaSource{Type: "url", URL: "https://x/a.pdf"}, Context: "ctx"}, 3 + pdfPageTokens},
+		{"unknown", &transcript.UnknownBlock{Type: "future", JSON: json.RawMessage(`{"type":"future"}`)}, 17},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, c.Block(tt.b))
@@ -104,26 +106,26 @@ func TestCounterBlock(t *testing.T) {
 
 func TestCounterBreakdown(t *testing.T) {
 	c := NewCounter(byteCounter)
-	user := &Record{Type: TypeUser, UUID: "u1", Message: &Message{Role: RoleUser, Content: []Block{
-		&Text{Text: "12345"},
-		&ToolResult{ToolUseID: "t1", Content: []Block{&Text{Text: "abc"}, &Image{Source: MediaSource{Type: "file"}}}},
-		&Image{Source: MediaSource{Type: "url"}},
-		&UnknownBlock{Type: "x", JSON: json.RawMessage(`{}`)},
+	user := &transcript.Record{Type: transcript.TypeUser, UUID: "u1", Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{
+		&transcript.Text{Text: "12345"},
+		&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{&transcript.Text{Text: "abc"}, &transcript.Image{Source: transcript.MediaSource{Type: "file"}}}},
+		&transcript.Image{Source: transcript.MediaSource{Type: "url"}},
+		&transcript.UnknownBlock{Type: "x", JSON: json.RawMessage(`{}`)},
 	}}}
-	asst := &Record{Type: TypeAssistant, UUID: "a1", Message: &Message{ID: "msg_1", Role: RoleAssistant, Content: []Block{
-		&Thinking{Thinking: "hmm", Signature: "sig"},
-		&RedactedThinking{Data: "12345678"},
-		&Text{Text: "answer"},
-		&ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`{}`)},
+	asst := &transcript.Record{Type: transcript.TypeAssistant, UUID: "a1", Message: &transcript.Message{ID: "msg_1", Role: transcript.RoleAssistant, Content: []transcript.Block{
+		&transcript.Thinking{Thinking: "hmm", Signature: "sig"},
+		&transcript.RedactedThinking{Data: "12345678"},
+		&transcript.Text{Text: "answer"},
+		&transcript.ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`{}`)},
 	}}}
 	for _, tt := range []struct {
 		name string
-		r    *Record
+		r    *transcript.Record
 		want Breakdown
 	}{
 		{"nil", nil, Breakdown{}},
-		{"system", &Record{Type: TypeSystem, UUID: "s", Content: json.RawMessage(`"x"`)}, Breakdown{}},
-		{"user without message", &Record{Type: TypeUser, UUID: "u"}, Breakdown{}},
+		{"system", &transcript.Record{Type: transcript.TypeSystem, UUID: "s", Content: json.RawMessage(`"x"`)}, Breakdown{}},
+		{"user without message", &transcript.Record{Type: transcript.TypeUser, UUID: "u"}, Breakdown{}},
 		{"user", user, Breakdown{UserText: 5, ToolResult: 3 + toolOverheadTokens, Media: 2 * defaultImageTokens,
 			Other: 2 + MessageOverheadTokens}},
 		{"assistant", asst, Breakdown{AssistantText: 6, Thinking: 3 + 2, ToolUse: 4 + 2 + toolOverheadTokens,
@@ -148,7 +150,7 @@ func TestCounterBreakdown(t *testing.T) {
 	assert.Equal(t, sum.Total(), total, "Get covers every category")
 	assert.Zero(t, sum.Get("nonsense"))
 	assert.Equal(t, 7, Breakdown{System: 7}.Get(CategorySystem))
-	assert.Equal(t, 5, c.Blocks([]Block{&Text{Text: "ab"}, &Text{Text: "cde"}}))
+	assert.Equal(t, 5, c.Blocks([]transcript.Block{&transcript.Text{Text: "ab"}, &transcript.Text{Text: "cde"}}))
 }
 
 func TestCounterMemo(t *testing.T) {
@@ -161,8 +163,8 @@ func TestCounterMemo(t *testing.T) {
 	assert.Zero(t, c.Text(""))
 	assert.Equal(t, int64(1), calls.Load(), "empty text is not counted")
 
-	r := &Record{Type: TypeAssistant, UUID: "a", Message: &Message{Role: RoleAssistant, Content: []Block{
-		&Text{Text: "one"}, &ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}}}}
+	r := &transcript.Record{Type: transcript.TypeAssistant, UUID: "a", Message: &transcript.Message{Role: transcript.RoleAssistant, Content: []transcript.Block{
+		&transcript.Text{Text: "one"}, &transcript.ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}}}}
 	n := c.Record(r)
 	before := calls.Load()
 	assert.Equal(t, n, c.Record(r))
@@ -171,9 +173,9 @@ func TestCounterMemo(t *testing.T) {
 	// A copy with the same content and uuid hits; different content under the same uuid
 	// is recounted.
 	cp := *r
-	cp.Message = &Message{Role: RoleAssistant, Content: []Block{&Text{Text: "one"}, &ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}}}
+	cp.Message = &transcript.Message{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Text{Text: "one"}, &transcript.ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}}}
 	assert.Equal(t, n, c.Record(&cp))
-	cp.Message.Content[0] = &Text{Text: "one!"}
+	cp.Message.Content[0] = &transcript.Text{Text: "one!"}
 	assert.Equal(t, n+1, c.Record(&cp))
 
 	// The memo is bounded: it holds two generations of at most maxTextMemo entries.
@@ -213,13 +215,13 @@ func TestCounterIdentityMemo(t *testing.T) {
 	assert.Equal(t, len(prefix), c.Text(prefix), "a prefix at the same address is another text")
 	assert.Equal(t, int64(2), calls.Load())
 
-	img := &Image{Source: MediaSource{Type: "base64", Data: s}}
+	img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", Data: s}}
 	assert.Equal(t, defaultImageTokens, c.Block(img), "the same bytes as an image are not a text")
 	assert.Equal(t, len(s), c.Text(s))
 
 	// Raw JSON rewritten in place is recounted: it is memoized by content only.
 	nines := NewCounter(TokenCounterFunc(func(s string) int { return len(s) + strings.Count(s, "9") }))
-	tu := &ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}
+	tu := &transcript.ToolUse{Name: "Bash", Input: json.RawMessage(`{"x":1}`)}
 	assert.Equal(t, 4+7+toolOverheadTokens, nines.Block(tu))
 	tu.Input[5] = '9'
 	assert.Equal(t, 4+8+toolOverheadTokens, nines.Block(tu))
@@ -265,7 +267,7 @@ func TestNewCounterDefault(t *testing.T) {
 }
 
 func TestCounterConcurrent(t *testing.T) {
-	var recs []*Record
+	var recs []*transcript.Record
 	for _, cs := range corpusSessions(t) {
 		rs := cs.records
 		for i := range rs {
@@ -275,8 +277,8 @@ func TestCounterConcurrent(t *testing.T) {
 		}
 	}
 	for i := range 100 - min(len(recs), 100) { // no corpus: synthetic records
-		recs = append(recs, &Record{Type: TypeUser, UUID: string(rune('a' + i)), Message: &Message{Role: RoleUser,
-			Content: []Block{&Text{Text: strings.Repeat("word ", i)}, &ToolUse{Name: "Read", Input: json.RawMessage(`{}`)}}}})
+		recs = append(recs, &transcript.Record{Type: transcript.TypeUser, UUID: string(rune('a' + i)), Message: &transcript.Message{Role: transcript.RoleUser,
+			Content: []transcript.Block{&transcript.Text{Text: strings.Repeat("word ", i)}, &transcript.ToolUse{Name: "Read", Input: json.RawMessage(`{}`)}}}})
 	}
 	want := make([]int, len(recs))
 	ref := NewCounter(EstimateCounter{})
@@ -300,7 +302,7 @@ func TestCounterConcurrent(t *testing.T) {
 // BenchmarkCounterRecord counts the conversation records of the corpus with a cold Counter
 // (every record counted with tiktoken) and a warm one (every record a memo hit).
 func BenchmarkCounterRecord(b *testing.B) {
-	var recs []*Record
+	var recs []*transcript.Record
 	size := 0
 	for _, cs := range corpusSessions(b) {
 		rs := cs.records

@@ -1,5 +1,7 @@
 package agentctx
 
+import "github.com/agentctx/agentctx/transcript"
+
 // The view may only be cut where no two items on either side belong together. Two items belong
 // together when they share a tie key: a tool_use and its tool_result ("t:"+id), a server tool
 // call and its result ("s:"+id), or two records of one split assistant response ("m:"+message
@@ -10,7 +12,7 @@ package agentctx
 // assistant record, its message id.
 func tieKeys(it *item) []string {
 	keys := pairKeys(it.blocks, it.role)
-	if it.role == RoleAssistant && it.msgID != "" {
+	if it.role == transcript.RoleAssistant && it.msgID != "" {
 		keys = append(keys, "m:"+it.msgID)
 	}
 	return keys

@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // BenchmarkDecode measures decoding a transcript file alone, at 200 and 2,000 turns of
@@ -31,7 +31,7 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportAllocs()
 			b.SetBytes(fi.Size())
 			for b.Loop() {
-				tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+				tr, err := transcript.ReadFile(path, transcript.ReadOptions{})
 				if err != nil || !tr.Clean() {
 					b.Fatal(err, tr.Err())
 				}

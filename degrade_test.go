@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,7 +20,7 @@ var degradeNow = time.Date(2026, 3, 2, 10, 0, 0, 0, time.UTC)
 
 // hugeRound returns a conversation whose latest round alone is over a 12,000-token window:
 // a prompt, then an answer with ~13,000 tokens of text and a tool call, then its result.
-func hugeRound() []Record {
+func hugeRound() []transcript.Record {
 	k := newTK()
 	k.user("Write the design notes.")
 	k.assistant(text(filler(40_000)), toolUse("toolu_w", "Write"))
@@ -56,7 +58,7 @@ func TestSummaryRequestNotSized(t *testing.T) {
 	assert.True(t, c.Fallback)
 	assert.Equal(t, CompactRungSummaryOnly, c.Rung, "the latest input alone is over the window: only the summary can stay")
 	assert.Subset(t, kinds(res.Report.Degradations), []DegradationKind{DegradedNotCalled, DegradedFallback, DegradedRung})
-	var failure *CompactFailure
+	var failure *transcript.CompactFailure
 	for _, r := range res.Append {
 		if r.CompactFailure != nil {
 			failure = r.CompactFailure
@@ -98,7 +100,7 @@ func TestSummaryOverCapIsCut(t *testing.T) {
 	var summary string
 	for _, r := range res.Append {
 		if r.IsCompactSummary {
-			summary = TextOf(r.Message.Content)
+			summary = transcript.TextOf(r.Message.Content)
 		}
 	}
 	capTokens := p.summaryMax()
@@ -164,7 +166,7 @@ func TestNoRungCanHelp(t *testing.T) {
 	k.user("hello")
 	k.assistant(text("hi"))
 	k.user("go on")
-	in := Input{Records: k.recs, System: []*Text{{Text: filler(30_000)}}}
+	in := Input{Records: k.recs, System: []*transcript.Text{{Text: filler(30_000)}}}
 	_, err := p.Prepare(t.Context(), in)
 	var ptl *PromptTooLongError
 	require.ErrorAs(t, err, &ptl)

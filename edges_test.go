@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -51,9 +53,9 @@ func TestThrashWindowEdge(t *testing.T) {
 		k := newTK()
 		leaf := k.user("start")
 		boundary := func() {
-			b := k.next(TypeSystem)
-			b.Subtype, b.ParentUUID = SubtypeCompactBoundary, ""
-			b.CompactMetadata = &CompactMetadata{Trigger: TriggerAuto, Summarizer: "scripted"}
+			b := k.next(transcript.TypeSystem)
+			b.Subtype, b.ParentUUID = transcript.SubtypeCompactBoundary, ""
+			b.CompactMetadata = &transcript.CompactMetadata{Trigger: TriggerAuto, Summarizer: "scripted"}
 			k.add(b)
 		}
 		boundary()
@@ -90,7 +92,7 @@ func TestRehydrateFileRoom(t *testing.T) {
 	k := newTK()
 	k.user("read the loader")
 	k.assistant(toolUse("toolu_r", "Read"))
-	k.recs[len(k.recs)-1].Message.Content[0].(*ToolUse).Input = []byte(`{"file_path":"/repo/loader.go"}`)
+	k.recs[len(k.recs)-1].Message.Content[0].(*transcript.ToolUse).Input = []byte(`{"file_path":"/repo/loader.go"}`)
 	k.results(result("toolu_r", "package loader"))
 	for range 8 {
 		k.user(filler(3_000))
@@ -100,9 +102,9 @@ func TestRehydrateFileRoom(t *testing.T) {
 	require.NoError(t, err)
 	found := false
 	for _, r := range res.Append {
-		if r.Rehydration != nil && r.Rehydration.Kind == RehydrateFile {
+		if r.Rehydration != nil && r.Rehydration.Kind == transcript.RehydrateFile {
 			found = true
-			n := calibration{ratio: res.Report.Pressure.Ratio}.scale(p.Counter().Text(TextOf(r.Message.Content)))
+			n := calibration{ratio: res.Report.Pressure.Ratio}.scale(p.Counter().Text(transcript.TextOf(r.Message.Content)))
 			assert.LessOrEqual(t, n, each, "the re-read file fits its room")
 			assert.Greater(t, n, each/2, "and uses it")
 		}
@@ -123,8 +125,8 @@ func TestNewRejectsNaNRatio(t *testing.T) {
 func TestSimCacheMinimumPrefixEdge(t *testing.T) {
 	p, err := New(Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}})
 	require.NoError(t, err)
-	req := Request{Model: "claude-sonnet-4-5", MaxTokens: 100, Messages: []RequestMessage{{Role: RoleUser, Content: []Block{
-		&Text{Text: filler(3_000), CacheControl: &CacheControl{Type: "ephemeral"}}}}}}
+	req := Request{Model: "claude-sonnet-4-5", MaxTokens: 100, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{
+		&transcript.Text{Text: filler(3_000), CacheControl: &transcript.CacheControl{Type: "ephemeral"}}}}}}
 	pos := newPromptCache(p.counter, 0).positions(&req)
 	size := pos[lastMarker(pos)].tokens
 	for _, tc := range []struct {

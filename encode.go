@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
@@ -202,20 +204,20 @@ func messageEstimate(m *RequestMessage) int {
 	return n
 }
 
-func blockEstimate(b Block) int {
+func blockEstimate(b transcript.Block) int {
 	const keys = 48 // "type", the keys of a block, a cache marker
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		if b == nil {
 			return keys
 		}
 		return keys + len(b.Text) + len(b.Citations)
-	case *ToolUse:
+	case *transcript.ToolUse:
 		if b == nil {
 			return keys
 		}
 		return keys + len(b.ID) + len(b.Name) + len(b.Input)
-	case *ToolResult:
+	case *transcript.ToolResult:
 		if b == nil {
 			return keys
 		}
@@ -224,27 +226,27 @@ func blockEstimate(b Block) int {
 			n += blockEstimate(c)
 		}
 		return n
-	case *Thinking:
+	case *transcript.Thinking:
 		if b == nil {
 			return keys
 		}
 		return keys + len(b.Thinking) + len(b.Signature)
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		if b == nil {
 			return keys
 		}
 		return keys + len(b.Data)
-	case *Image:
+	case *transcript.Image:
 		if b == nil {
 			return keys
 		}
 		return keys + len(b.Source.Data) + len(b.Source.URL)
-	case *Document:
+	case *transcript.Document:
 		if b == nil {
 			return keys
 		}
 		return keys + len(b.Source.Data) + len(b.Source.URL) + len(b.Title) + len(b.Context)
-	case *UnknownBlock:
+	case *transcript.UnknownBlock:
 		if b == nil {
 			return keys
 		}
@@ -369,13 +371,13 @@ func (e *encoder) store(kind byte, k encodeKey, hash func(*memoHasher) bool, enc
 	return nil
 }
 
-func (e *encoder) system(sys []*Text) error {
+func (e *encoder) system(sys []*transcript.Text) error {
 	e.buf = append(e.buf, '[')
 	for i, b := range sys {
 		if i > 0 {
 			e.buf = append(e.buf, ',')
 		}
-		if err := e.topBlock(b, func() string { return "system[" + strconv.Itoa(i) + "]" }, MarshalBlock); err != nil {
+		if err := e.topBlock(b, func() string { return "system[" + strconv.Itoa(i) + "]" }, transcript.MarshalBlock); err != nil {
 			return err
 		}
 	}
@@ -423,14 +425,14 @@ func (e *encoder) tools(ts []Tool) error {
 
 // topBlock writes a block of a message or of the system prompt; slow is the reference
 // encoder of that position, which writes what the fast encoder leaves and names errors.
-func (e *encoder) topBlock(b Block, path func() string, slow func(Block) ([]byte, error)) error {
+func (e *encoder) topBlock(b transcript.Block, path func() string, slow func(transcript.Block) ([]byte, error)) error {
 	start := len(e.buf)
-	if u, ok := b.(*UnknownBlock); ok {
+	if u, ok := b.(*transcript.UnknownBlock); ok {
 		// Verbatim at the top level, as the reference encoder writes it.
 		e.buf = append(e.buf, u.JSON...)
 		return nil
 	}
-	out, err := AppendBlock(e.buf, b)
+	out, err := transcript.AppendBlock(e.buf, b)
 	if err == nil {
 		e.buf = out
 		return nil

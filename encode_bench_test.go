@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // BenchmarkSteady measures a steady turn at 10, 200, 2,000 and 5,000 turns of generated
@@ -73,11 +74,11 @@ func BenchmarkSteady(b *testing.B) {
 // steadySession is a generated session of BenchmarkSteady with its Pipeline warm.
 type steadySession struct {
 	p     *agentctx.Pipeline
-	recs  []agentctx.Record
-	input []agentctx.Record // recs and room for one new record
-	body  []byte            // the request body of a turn
-	bare  agentctx.Request  // that request, as a caller would assemble it
-	floor *floorRequest     // that request as plain structs
+	recs  []transcript.Record
+	input []transcript.Record // recs and room for one new record
+	body  []byte              // the request body of a turn
+	bare  agentctx.Request    // that request, as a caller would assemble it
+	floor *floorRequest       // that request as plain structs
 }
 
 func newSteadySession(b *testing.B, tc agentctx.TokenCounter, turns int) *steadySession {
@@ -116,7 +117,7 @@ func newSteadySession(b *testing.B, tc agentctx.TokenCounter, turns int) *steady
 // session reuses (Prepare does not retain it), as a caller appends to its own.
 func (s *steadySession) next(i int) agentctx.Input {
 	if s.input == nil {
-		s.input = append(make([]agentctx.Record, 0, len(s.recs)+1), s.recs...)
+		s.input = append(make([]transcript.Record, 0, len(s.recs)+1), s.recs...)
 	}
 	return agentctx.Input{Records: append(s.input[:len(s.recs)], testkit.Prompt("bench", i, s.recs[len(s.recs)-1].UUID))}
 }
@@ -140,17 +141,17 @@ type floorMessage struct {
 }
 
 type floorBlock struct {
-	Type         string                 `json:"type"`
-	Text         string                 `json:"text,omitempty"`
-	ID           string                 `json:"id,omitempty"`
-	Name         string                 `json:"name,omitempty"`
-	Input        json.RawMessage        `json:"input,omitempty"`
-	ToolUseID    string                 `json:"tool_use_id,omitempty"`
-	Content      any                    `json:"content,omitempty"` // a string or []floorBlock
-	IsError      bool                   `json:"is_error,omitempty"`
-	Thinking     string                 `json:"thinking,omitempty"`
-	Signature    string                 `json:"signature,omitempty"`
-	CacheControl *agentctx.CacheControl `json:"cache_control,omitempty"`
+	Type         string                   `json:"type"`
+	Text         string                   `json:"text,omitempty"`
+	ID           string                   `json:"id,omitempty"`
+	Name         string                   `json:"name,omitempty"`
+	Input        json.RawMessage          `json:"input,omitempty"`
+	ToolUseID    string                   `json:"tool_use_id,omitempty"`
+	Content      any                      `json:"content,omitempty"` // a string or []floorBlock
+	IsError      bool                     `json:"is_error,omitempty"`
+	Thinking     string                   `json:"thinking,omitempty"`
+	Signature    string                   `json:"signature,omitempty"`
+	CacheControl *transcript.CacheControl `json:"cache_control,omitempty"`
 }
 
 func (f *floorRequest) encode(b *testing.B) []byte {
@@ -205,17 +206,17 @@ func toFloor(b *testing.B, r agentctx.Request) *floorRequest {
 	return f
 }
 
-func floorBlockOf(b *testing.B, bl agentctx.Block) floorBlock {
+func floorBlockOf(b *testing.B, bl transcript.Block) floorBlock {
 	switch bl := bl.(type) {
-	case *agentctx.Text:
+	case *transcript.Text:
 		return floorBlock{Type: "text", Text: bl.Text, CacheControl: bl.CacheControl}
-	case *agentctx.ToolUse:
+	case *transcript.ToolUse:
 		return floorBlock{Type: "tool_use", ID: bl.ID, Name: bl.Name, Input: bl.Input, CacheControl: bl.CacheControl}
-	case *agentctx.Thinking:
+	case *transcript.Thinking:
 		return floorBlock{Type: "thinking", Thinking: bl.Thinking, Signature: bl.Signature}
-	case *agentctx.ToolResult:
+	case *transcript.ToolResult:
 		fb := floorBlock{Type: "tool_result", ToolUseID: bl.ToolUseID, IsError: bl.IsError, CacheControl: bl.CacheControl}
-		if t, ok := bl.Content[0].(*agentctx.Text); ok && bl.StringContent && len(bl.Content) == 1 {
+		if t, ok := bl.Content[0].(*transcript.Text); ok && bl.StringContent && len(bl.Content) == 1 {
 			fb.Content = t.Text
 		} else {
 			var cs []floorBlock

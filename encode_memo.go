@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"sync"
 	"unsafe"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Encode memo bounds, in bytes of memoized encodings. The bound follows the largest request
@@ -193,7 +195,7 @@ func (h *memoHasher) presence(present, null uint64) {
 	h.uint(null)
 }
 
-func (h *memoHasher) cacheControl(c *CacheControl) {
+func (h *memoHasher) cacheControl(c *transcript.CacheControl) {
 	if c == nil {
 		h.byte(0)
 		return
@@ -203,7 +205,7 @@ func (h *memoHasher) cacheControl(c *CacheControl) {
 	h.str(c.TTL)
 }
 
-func (h *memoHasher) system(sys []*Text) bool {
+func (h *memoHasher) system(sys []*transcript.Text) bool {
 	h.uint(uint64(len(sys)))
 	for _, b := range sys {
 		if b == nil || !h.block(b) {
@@ -235,33 +237,33 @@ func (h *memoHasher) tools(ts []Tool) bool {
 }
 
 // block hashes everything the encoding of b depends on.
-func (h *memoHasher) block(b Block) bool {
+func (h *memoHasher) block(b transcript.Block) bool {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(1)
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(b.Text)
 		h.raw(b.Citations)
 		h.cacheControl(b.CacheControl)
-	case *ToolUse:
+	case *transcript.ToolUse:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(2)
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(b.ID)
 		h.str(b.Name)
 		h.raw(b.Input)
 		h.cacheControl(b.CacheControl)
-	case *ToolResult:
+	case *transcript.ToolResult:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(3)
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(b.ToolUseID)
 		h.flag(b.StringContent)
 		h.flag(b.IsError)
@@ -273,22 +275,22 @@ func (h *memoHasher) block(b Block) bool {
 				return false
 			}
 		}
-	case *Thinking:
+	case *transcript.Thinking:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(4)
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(b.Thinking)
 		h.str(b.Signature)
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(5)
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(b.Data)
-	case *Image:
+	case *transcript.Image:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
@@ -296,9 +298,9 @@ func (h *memoHasher) block(b Block) bool {
 		if !h.source(&b.Source) {
 			return false
 		}
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.cacheControl(b.CacheControl)
-	case *Document:
+	case *transcript.Document:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
@@ -306,39 +308,39 @@ func (h *memoHasher) block(b Block) bool {
 		if !h.source(&b.Source) {
 			return false
 		}
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(b.Title)
 		h.str(b.Context)
 		h.raw(b.Citations)
 		h.cacheControl(b.CacheControl)
-	case *ToolReference:
+	case *transcript.ToolReference:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(8)
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(b.ToolName)
-	case *ServerToolUse:
+	case *transcript.ServerToolUse:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(9)
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(b.ID)
 		h.str(b.Name)
 		h.raw(b.Input)
 		h.cacheControl(b.CacheControl)
-	case *ServerToolResult:
+	case *transcript.ServerToolResult:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(10)
-		h.presence(FieldBits(b))
+		h.presence(transcript.FieldBits(b))
 		h.str(string(b.Type))
 		h.str(b.ToolUseID)
 		h.raw(b.Content)
 		h.cacheControl(b.CacheControl)
-	case *CacheEdits:
+	case *transcript.CacheEdits:
 		if b == nil {
 			return false
 		}
@@ -349,7 +351,7 @@ func (h *memoHasher) block(b Block) bool {
 			h.str(ed.Type)
 			h.str(ed.CacheReference)
 		}
-	case *UnknownBlock:
+	case *transcript.UnknownBlock:
 		if b == nil {
 			return false
 		}
@@ -363,7 +365,7 @@ func (h *memoHasher) block(b Block) bool {
 }
 
 // source hashes a media source; false when it has unknown fields.
-func (h *memoHasher) source(s *MediaSource) bool {
+func (h *memoHasher) source(s *transcript.MediaSource) bool {
 	if len(s.Extra) > 0 {
 		return false
 	}

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 func rndVal(r *rand.Rand, depth int) string {
@@ -66,16 +68,16 @@ func TestRegressEncodeSharedMemoRandom(t *testing.T) {
 	memo := newEncodeMemo()
 	fails := 0
 	for i := 0; i < 20000 && fails < 5; i++ {
-		var bs []Block
+		var bs []transcript.Block
 		for range 1 + r.IntN(3) {
 			js := rndBlockJSON(r, 0)
-			b, err := UnmarshalBlock(json.RawMessage(js))
+			b, err := transcript.UnmarshalBlock(json.RawMessage(js))
 			if err != nil || b == nil {
 				continue
 			}
 			bs = append(bs, b)
 		}
-		req := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: RoleUser, Content: bs}}}
+		req := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: bs}}}
 		want, werr := req.marshalSlow()
 		got, gerr := encodeRequest(&req, memo)
 		if (werr != nil) != (gerr != nil) || (werr != nil && werr.Error() != gerr.Error()) || string(want) != string(got) {
@@ -99,12 +101,12 @@ func TestRegressEncodeMemoTextImageSameStream(t *testing.T) {
 	}
 	mt := "\x00" + "1" + "\x01" + le(0) + le(280) + strings.Repeat("a", 238) // 257 bytes
 	ttl := strings.Repeat("a", 238) + strings.Repeat("\x00", 24) + "\x06" + strings.Repeat("\x00", 16) + "\x00"
-	text := &Text{Text: "base64", Citations: json.RawMessage("1"), CacheControl: &CacheControl{TTL: ttl}}
-	img := &Image{Source: MediaSource{Type: "base64", MediaType: mt}}
+	text := &transcript.Text{Text: "base64", Citations: json.RawMessage("1"), CacheControl: &transcript.CacheControl{TTL: ttl}}
+	img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: mt}}
 
 	memo := newEncodeMemo()
-	a := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: RoleUser, Content: []Block{text}}}}
-	b := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: RoleUser, Content: []Block{img}}}}
+	a := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{text}}}}
+	b := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{img}}}}
 	_, err := encodeRequest(&a, memo)
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
@@ -21,7 +23,7 @@ func (r Request) marshalSlow() ([]byte, error) {
 			if i > 0 {
 				buf.WriteByte(',')
 			}
-			enc, err := MarshalBlock(b)
+			enc, err := transcript.MarshalBlock(b)
 			if err != nil {
 				return nil, jsonobj.Wrap(fmt.Sprintf("system[%d]", i), err)
 			}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -120,9 +122,9 @@ func TestEncodeCorpus(t *testing.T) {
 	}
 }
 
-func mustBlock(t *testing.T, js string) Block {
+func mustBlock(t *testing.T, js string) transcript.Block {
 	t.Helper()
-	b, err := UnmarshalBlock([]byte(js))
+	b, err := transcript.UnmarshalBlock([]byte(js))
 	require.NoError(t, err, js)
 	return b
 }
@@ -137,77 +139,77 @@ func TestEncodeAdversarial(t *testing.T) {
 		ascii.WriteByte(byte(c))
 	}
 	nasty := ascii.String() + "\xff\xfe<>&\u2028\u2029\u00e9\U0001F600\xe2\x82"
-	text := func(s string) *Text { return &Text{Text: s} }
-	msg := func(role Role, bs ...Block) Request {
+	text := func(s string) *transcript.Text { return &transcript.Text{Text: s} }
+	msg := func(role transcript.Role, bs ...transcript.Block) Request {
 		return Request{Model: "claude-<x>", MaxTokens: 7, Messages: []RequestMessage{{Role: role, Content: bs}}}
 	}
 	tests := []struct {
 		name string
 		req  Request
 	}{
-		{"escapes in text", msg(RoleUser, text(nasty))},
-		{"escapes everywhere", Request{Model: nasty, MaxTokens: -3, System: []*Text{text(nasty)},
-			Messages:   []RequestMessage{{Role: Role(nasty), Content: []Block{&ToolUse{ID: nasty, Name: nasty, Input: json.RawMessage(`{"a": "` + "\\u003c<>" + `"}`)}}}},
+		{"escapes in text", msg(transcript.RoleUser, text(nasty))},
+		{"escapes everywhere", Request{Model: nasty, MaxTokens: -3, System: []*transcript.Text{text(nasty)},
+			Messages:   []RequestMessage{{Role: transcript.Role(nasty), Content: []transcript.Block{&transcript.ToolUse{ID: nasty, Name: nasty, Input: json.RawMessage(`{"a": "` + "\\u003c<>" + `"}`)}}}},
 			Tools:      []Tool{{Name: "t", Definition: json.RawMessage(`{ "name" : "t", "x": "<&>" }`)}},
 			ToolChoice: &ToolChoice{Type: "tool", Name: nasty}, Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}}},
 		{"empty request", Request{}},
-		{"nil content", Request{Messages: []RequestMessage{{Role: RoleUser}}}},
-		{"tool choice without name, thinking without budget", Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{text("x")}}},
+		{"nil content", Request{Messages: []RequestMessage{{Role: transcript.RoleUser}}}},
+		{"tool choice without name, thinking without budget", Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{text("x")}}},
 			ToolChoice: &ToolChoice{Type: "auto"}, Thinking: &ThinkingParam{Type: "disabled"}}},
-		{"tool with cache marker", Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{text("x")}}},
-			Tools: []Tool{{Name: "a", Definition: json.RawMessage(`{"name":"a"}`)}, {Name: "b", Definition: json.RawMessage(`{"name": "b", "input_schema": {"type": "object"}}`), CacheControl: &CacheControl{Type: "ephemeral", TTL: "1h"}}}}},
+		{"tool with cache marker", Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{text("x")}}},
+			Tools: []Tool{{Name: "a", Definition: json.RawMessage(`{"name":"a"}`)}, {Name: "b", Definition: json.RawMessage(`{"name": "b", "input_schema": {"type": "object"}}`), CacheControl: &transcript.CacheControl{Type: "ephemeral", TTL: "1h"}}}}},
 		{"bad tool definition", Request{Tools: []Tool{{Name: "a", Definition: json.RawMessage(`{"name":`)}}}},
-		{"bad tool definition with marker", Request{Tools: []Tool{{Name: "a", Definition: json.RawMessage(`[1]`), CacheControl: Ephemeral()}}}},
-		{"decoded nulls", msg(RoleAssistant,
+		{"bad tool definition with marker", Request{Tools: []Tool{{Name: "a", Definition: json.RawMessage(`[1]`), CacheControl: transcript.Ephemeral()}}}},
+		{"decoded nulls", msg(transcript.RoleAssistant,
 			mustBlock(t, `{"type":"text","text":null,"citations":null,"cache_control":null}`),
 			mustBlock(t, `{"type":"tool_use","id":null,"name":"","input":null,"cache_control":null}`),
 			mustBlock(t, `{"type":"thinking","thinking":"","signature":null}`),
 			mustBlock(t, `{"type":"redacted_thinking","data":null}`),
 			mustBlock(t, `{"type":"server_tool_use","id":"s","name":null,"input":{ "q" : 1 }}`),
 			mustBlock(t, `{"type":"web_search_tool_result","tool_use_id":null,"content":[ 1, 2 ]}`))},
-		{"decoded result fields", msg(RoleUser,
+		{"decoded result fields", msg(transcript.RoleUser,
 			mustBlock(t, `{"type":"tool_result","tool_use_id":"x","content":null,"is_error":false,"cache_control":null,"cache_reference":""}`),
 			mustBlock(t, `{"type":"tool_result","tool_use_id":"y","content":[],"is_error":null}`),
 			mustBlock(t, `{"type":"tool_result","tool_use_id":"z","content":"","is_error":true}`),
 			mustBlock(t, `{"type":"tool_result","tool_use_id":"w","content":"a<b"}`),
 			mustBlock(t, `{"type":"tool_result","tool_use_id":"v","content":[{"type":"text","text":"t","citations":[ {"a": 1} ]},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAAA"}}, {"type":"search_result", "x" : [1, 2]}]}`))},
-		{"media", msg(RoleUser,
+		{"media", msg(transcript.RoleUser,
 			mustBlock(t, `{"type":"image","source":null}`),
 			mustBlock(t, `{"type":"image","source":{}}`),
 			mustBlock(t, `{"type":"image","source":{"type":"url","url":"https://e/x.png","media_type":null}}`),
-			&Image{},
-			&Image{Source: MediaSource{Extra: map[string]json.RawMessage{}}},
+			&transcript.Image{},
+			&transcript.Image{Source: transcript.MediaSource{Extra: map[string]json.RawMessage{}}},
 			mustBlock(t, `{"type":"document","source":{"type":"text","media_type":"text/plain","data":"d"},"title":"T","context":null,"citations":{"enabled": true},"cache_control":{"type":"ephemeral"}}`),
-			&Document{Source: MediaSource{Type: "file", FileID: "f"}, Title: nasty})},
-		{"unknown fields", msg(RoleUser,
+			&transcript.Document{Source: transcript.MediaSource{Type: "file", FileID: "f"}, Title: nasty})},
+		{"unknown fields", msg(transcript.RoleUser,
 			mustBlock(t, `{"type":"text","text":"x","zeta":  [1,  2],"<a>":1,"alpha":{ }}`),
 			mustBlock(t, `{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AA","extra": { "k" : 1 }}}`),
 			mustBlock(t, `{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"n","later": [ 3 ] }]}`),
 			mustBlock(t, `{"type":"tool_reference","tool_name":"x","y":2}`))},
-		{"unknown blocks", msg(RoleUser,
+		{"unknown blocks", msg(transcript.RoleUser,
 			mustBlock(t, `{"type":"search_result", "source": "s" , "content": [ ] }`),
 			mustBlock(t, `{"type":"mystery","a":  1}`),
-			&UnknownBlock{Type: "empty"})},
-		{"tool reference, cache edits", msg(RoleUser,
-			&ToolReference{ToolName: "x"},
-			&CacheEdits{Edits: []CacheEdit{{Type: "delete", CacheReference: "r<1>"}}},
-			&CacheEdits{})},
-		{"cache markers", msg(RoleUser,
-			&Text{Text: "a", CacheControl: Ephemeral()},
-			&ToolResult{ToolUseID: "t", StringContent: true, Content: []Block{text("r")}, CacheControl: &CacheControl{Type: "ephemeral", TTL: "5m"}, CacheReference: "ref"})},
-		{"string content that is not one text", msg(RoleUser,
-			&ToolResult{ToolUseID: "a", StringContent: true},
-			&ToolResult{ToolUseID: "b", StringContent: true, Content: []Block{text("1"), text("2")}},
-			&ToolResult{ToolUseID: "c", StringContent: true, Content: []Block{&Image{Source: MediaSource{Type: "url", URL: "u"}}}},
-			&ToolResult{ToolUseID: "d", Content: []Block{}})},
-		{"bad raw input", msg(RoleAssistant, &ToolUse{ID: "a", Name: "n", Input: json.RawMessage(`{"a":`)})},
-		{"empty raw input", msg(RoleAssistant, &ToolUse{ID: "a", Name: "n", Input: json.RawMessage{}})},
-		{"bad citations nested", msg(RoleUser, &ToolResult{ToolUseID: "a", Content: []Block{&Text{Text: "x", Citations: json.RawMessage(`nope`)}}})},
-		{"bad unknown nested", msg(RoleUser, &ToolResult{ToolUseID: "a", Content: []Block{&UnknownBlock{Type: "x", JSON: json.RawMessage(`{"a"`)}}})},
-		{"nil block nested", msg(RoleUser, &ToolResult{ToolUseID: "a", Content: []Block{nil}})},
-		{"cache edits nested", msg(RoleUser, &ToolResult{ToolUseID: "a", Content: []Block{&CacheEdits{}}})},
-		{"nil block", msg(RoleUser, text("ok"), nil)},
-		{"server result without type", msg(RoleAssistant, &ServerToolResult{ToolUseID: "x", Content: json.RawMessage(`[]`)})},
+			&transcript.UnknownBlock{Type: "empty"})},
+		{"tool reference, cache edits", msg(transcript.RoleUser,
+			&transcript.ToolReference{ToolName: "x"},
+			&transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: "r<1>"}}},
+			&transcript.CacheEdits{})},
+		{"cache markers", msg(transcript.RoleUser,
+			&transcript.Text{Text: "a", CacheControl: transcript.Ephemeral()},
+			&transcript.ToolResult{ToolUseID: "t", StringContent: true, Content: []transcript.Block{text("r")}, CacheControl: &transcript.CacheControl{Type: "ephemeral", TTL: "5m"}, CacheReference: "ref"})},
+		{"string content that is not one text", msg(transcript.RoleUser,
+			&transcript.ToolResult{ToolUseID: "a", StringContent: true},
+			&transcript.ToolResult{ToolUseID: "b", StringContent: true, Content: []transcript.Block{text("1"), text("2")}},
+			&transcript.ToolResult{ToolUseID: "c", StringContent: true, Content: []transcript.Block{&transcript.Image{Source: transcript.MediaSource{Type: "url", URL: "u"}}}},
+			&transcript.ToolResult{ToolUseID: "d", Content: []transcript.Block{}})},
+		{"bad raw input", msg(transcript.RoleAssistant, &transcript.ToolUse{ID: "a", Name: "n", Input: json.RawMessage(`{"a":`)})},
+		{"empty raw input", msg(transcript.RoleAssistant, &transcript.ToolUse{ID: "a", Name: "n", Input: json.RawMessage{}})},
+		{"bad citations nested", msg(transcript.RoleUser, &transcript.ToolResult{ToolUseID: "a", Content: []transcript.Block{&transcript.Text{Text: "x", Citations: json.RawMessage(`nope`)}}})},
+		{"bad unknown nested", msg(transcript.RoleUser, &transcript.ToolResult{ToolUseID: "a", Content: []transcript.Block{&transcript.UnknownBlock{Type: "x", JSON: json.RawMessage(`{"a"`)}}})},
+		{"nil block nested", msg(transcript.RoleUser, &transcript.ToolResult{ToolUseID: "a", Content: []transcript.Block{nil}})},
+		{"cache edits nested", msg(transcript.RoleUser, &transcript.ToolResult{ToolUseID: "a", Content: []transcript.Block{&transcript.CacheEdits{}}})},
+		{"nil block", msg(transcript.RoleUser, text("ok"), nil)},
+		{"server result without type", msg(transcript.RoleAssistant, &transcript.ServerToolResult{ToolUseID: "x", Content: json.RawMessage(`[]`)})},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { checkEncoding(t, tt.name, tt.req) })
@@ -218,8 +220,8 @@ func TestEncodeAdversarial(t *testing.T) {
 // marker, a changed text of the same length, a presence bit, nil and empty raw JSON.
 func TestEncodeMemoKeys(t *testing.T) {
 	memo := newEncodeMemo()
-	enc := func(bs ...Block) string {
-		req := Request{Messages: []RequestMessage{{Role: RoleUser, Content: bs}}}
+	enc := func(bs ...transcript.Block) string {
+		req := Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: bs}}}
 		b, err := encodeRequest(&req, memo)
 		require.NoError(t, err)
 		want, err := req.marshalSlow()
@@ -228,16 +230,16 @@ func TestEncodeMemoKeys(t *testing.T) {
 		return string(b)
 	}
 	seen := map[string]bool{}
-	for _, bs := range [][]Block{
-		{&Text{Text: "abc"}},
-		{&Text{Text: "abd"}},
-		{&Text{Text: "abc", CacheControl: Ephemeral()}},
-		{&Text{Text: "abc", CacheControl: &CacheControl{Type: "ephemeral", TTL: "1h"}}},
+	for _, bs := range [][]transcript.Block{
+		{&transcript.Text{Text: "abc"}},
+		{&transcript.Text{Text: "abd"}},
+		{&transcript.Text{Text: "abc", CacheControl: transcript.Ephemeral()}},
+		{&transcript.Text{Text: "abc", CacheControl: &transcript.CacheControl{Type: "ephemeral", TTL: "1h"}}},
 		{mustBlock(t, `{"type":"text","text":"abc","citations":null}`)},
-		{&Text{Text: "abc", Citations: json.RawMessage(`[]`)}},
-		{&ToolResult{ToolUseID: "abc", StringContent: true, Content: []Block{&Text{Text: "x"}}}},
-		{&ToolResult{ToolUseID: "abc", Content: []Block{&Text{Text: "x"}}}},
-		{&ToolResult{ToolUseID: "abc", Content: []Block{&Text{Text: "x"}}, CacheReference: "r"}},
+		{&transcript.Text{Text: "abc", Citations: json.RawMessage(`[]`)}},
+		{&transcript.ToolResult{ToolUseID: "abc", StringContent: true, Content: []transcript.Block{&transcript.Text{Text: "x"}}}},
+		{&transcript.ToolResult{ToolUseID: "abc", Content: []transcript.Block{&transcript.Text{Text: "x"}}}},
+		{&transcript.ToolResult{ToolUseID: "abc", Content: []transcript.Block{&transcript.Text{Text: "x"}}, CacheReference: "r"}},
 	} {
 		got := enc(bs...)
 		assert.False(t, seen[got], "%s encoded twice", got)
@@ -253,7 +255,7 @@ func TestEncodeMemoBound(t *testing.T) {
 	memo.bound, memo.floor = 256<<10, 256<<10 // small, so that a few requests go round
 	big := strings.Repeat("x", 32<<10)
 	for i := range 40 {
-		req := Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{&Text{Text: fmt.Sprint(i, big)}}}}}
+		req := Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, big)}}}}}
 		got, err := encodeRequest(&req, memo)
 		require.NoError(t, err)
 		want, _ := req.marshalSlow()
@@ -273,7 +275,7 @@ func TestEncodeMemoBound(t *testing.T) {
 
 	var msgs []RequestMessage
 	for i := range 12 {
-		msgs = append(msgs, RequestMessage{Role: RoleUser, Content: []Block{&Text{Text: fmt.Sprint(i, big)}}})
+		msgs = append(msgs, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, big)}}})
 	}
 	req := Request{Messages: msgs}
 	for range 3 {
@@ -291,9 +293,9 @@ func TestEncodeMemoBound(t *testing.T) {
 func TestRequestWriteTo(t *testing.T) {
 	var msgs []RequestMessage
 	for i := range 40 {
-		msgs = append(msgs, RequestMessage{Role: RoleUser, Content: []Block{&Text{Text: fmt.Sprint(i, strings.Repeat("x", 8<<10))}}})
+		msgs = append(msgs, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, strings.Repeat("x", 8<<10))}}})
 	}
-	msgs = append(msgs, RequestMessage{Role: RoleAssistant, Content: []Block{&Text{Text: strings.Repeat("y", 3*flushBytes)}}})
+	msgs = append(msgs, RequestMessage{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Text{Text: strings.Repeat("y", 3*flushBytes)}}})
 	req := Request{Model: "m", MaxTokens: 1, Messages: msgs}
 	want := mustEncode(t, req)
 	errWrite := errors.New("disk full")
@@ -356,12 +358,12 @@ func mustEncode(t *testing.T, req Request) []byte {
 func TestEncodeMemoConcurrent(t *testing.T) {
 	memo := newEncodeMemo()
 	memo.bound, memo.floor = 4<<10, 4<<10 // rotate often
-	shared := []RequestMessage{{Role: RoleUser, Content: []Block{&Text{Text: strings.Repeat("s", 1000)}}}}
+	shared := []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: strings.Repeat("s", 1000)}}}}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 50 {
-				req := Request{Messages: append(shared[:1:1], RequestMessage{Role: RoleAssistant, Content: []Block{&Text{Text: fmt.Sprint(g, i, strings.Repeat("a", i*30))}}})}
+				req := Request{Messages: append(shared[:1:1], RequestMessage{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(g, i, strings.Repeat("a", i*30))}}})}
 				got, err := encodeRequest(&req, memo)
 				want, _ := req.marshalSlow()
 				if !assert.NoError(t, err) || !assert.Equal(t, string(want), string(got)) {
@@ -437,8 +439,8 @@ func TestEncodeSteadyAllocs(t *testing.T) {
 func TestEncodeMemoIdentity(t *testing.T) {
 	memo := newEncodeMemo()
 	long := strings.Repeat("identity ", 20)
-	tx := &Text{Text: long}
-	req := Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{tx}}}}
+	tx := &transcript.Text{Text: long}
+	req := Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{tx}}}}
 	check := func(name string) {
 		t.Helper()
 		got, err := encodeRequest(&req, memo)

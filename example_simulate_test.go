@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // A recorded session of two requests replayed under the default policy: the second request
@@ -19,7 +20,7 @@ func ExampleSimulate() {
 {"type":"user","uuid":"u2","parentUuid":"a1","timestamp":"2026-03-01T10:01:00Z","message":{"role":"user","content":"Another one, shorter."}}
 {"type":"assistant","uuid":"a2","parentUuid":"u2","timestamp":"2026-03-01T10:01:03Z","message":{"id":"msg_2","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Hit."}],"usage":{"input_tokens":4,"cache_read_input_tokens":1148,"cache_creation_input_tokens":22,"output_tokens":3}}}
 `
-	tr, err := agentctx.ReadTranscript(strings.NewReader(session), "session.jsonl", agentctx.ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(session), "session.jsonl", transcript.ReadOptions{})
 	if err != nil {
 		panic(err)
 	}

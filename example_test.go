@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // session is a small Claude Code session: a prompt, a response with two parallel tool calls
@@ -24,7 +25,7 @@ const session = `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","t
 // separate records, come back as one assistant message followed by one user message with
 // both results, and one cache marker sits on the last message.
 func Example() {
-	tr, err := agentctx.ReadTranscript(strings.NewReader(session), "session.jsonl", agentctx.ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(session), "session.jsonl", transcript.ReadOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -59,29 +60,10 @@ func Example() {
 	// records to append: 0
 }
 
-// ExampleBuildChain rebuilds the conversation a plain parentUuid walk would break: walking up
-// from a3 passes r1 and a1 only, missing the second tool call and its result.
-func ExampleBuildChain() {
-	tr, err := agentctx.ReadTranscript(strings.NewReader(session), "session.jsonl", agentctx.ReadOptions{})
-	if err != nil {
-		panic(err)
-	}
-	c, err := agentctx.BuildChain(tr.Records, agentctx.ChainOptions{})
-	if err != nil {
-		panic(err)
-	}
-	for _, r := range c.Records {
-		fmt.Print(r.UUID, " ")
-	}
-	fmt.Println()
-	// Output:
-	// u1 a1 a2 r2 r1 a3 u2
-}
-
 // ExampleNewSnip removes an exchange from the model's view. The transcript keeps every
 // record; the snip is itself a record the runtime appends.
 func ExampleNewSnip() {
-	tr, err := agentctx.ReadTranscript(strings.NewReader(session), "session.jsonl", agentctx.ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(session), "session.jsonl", transcript.ReadOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -164,9 +146,9 @@ func ExampleSession() {
 	if err != nil {
 		panic(err)
 	}
-	_, err = s.ToolResults(agentctx.TextResult("toolu_9", "3 go.mod"))
+	_, err = s.ToolResults(transcript.TextResult("toolu_9", "3 go.mod"))
 	fmt.Println(err)
-	r, err := s.ToolResults(agentctx.TextResult("toolu_1", "3 go.mod"))
+	r, err := s.ToolResults(transcript.TextResult("toolu_1", "3 go.mod"))
 	if err != nil {
 		panic(err)
 	}
@@ -197,8 +179,8 @@ func ExamplePipeline_Recover() {
 	}
 	for i := range 3 {
 		s.User(fmt.Sprintf("Step %d: %s", i, strings.Repeat("check the build output. ", 200)))
-		s.Assistant(&agentctx.Message{ID: fmt.Sprintf("msg_%d", i), Type: "message", Role: agentctx.RoleAssistant, Model: "claude-sonnet-4-5",
-			Content: []agentctx.Block{&agentctx.Text{Text: "Checked."}}, Usage: &agentctx.Usage{InputTokens: 1000 * (i + 1), OutputTokens: 5}})
+		s.Assistant(&transcript.Message{ID: fmt.Sprintf("msg_%d", i), Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: []transcript.Block{&transcript.Text{Text: "Checked."}}, Usage: &transcript.Usage{InputTokens: 1000 * (i + 1), OutputTokens: 5}})
 	}
 	s.User("And now?")
 	ctx := context.Background()

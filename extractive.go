@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Extractive is a [Summarizer] that calls no model: it builds the summary from the
@@ -124,20 +126,20 @@ type extraction struct {
 // extract reads a view.
 func extract(view []ViewMessage) *extraction {
 	x := &extraction{carried: map[string][]string{}, reads: map[string]int{}, edits: map[string]int{}, writes: map[string]int{}}
-	calls := map[string]*ToolUse{}
+	calls := map[string]*transcript.ToolUse{}
 	pendingErr := -1 // index in x.errors of an error still waiting for what followed
 	for _, m := range view {
 		switch {
 		case m.Source == ViewCompactSummary:
-			x.carry(TextOf(m.Content))
+			x.carry(transcript.TextOf(m.Content))
 			continue
 		case m.Source != "":
 			continue // base context, pinned content, collapse summaries, omission markers
 		}
-		if m.Role == RoleAssistant {
+		if m.Role == transcript.RoleAssistant {
 			for _, b := range m.Content {
 				switch b := b.(type) {
-				case *Text:
+				case *transcript.Text:
 					if t := strings.TrimSpace(b.Text); t != "" {
 						x.last = t
 						if pendingErr >= 0 {
@@ -145,7 +147,7 @@ func extract(view []ViewMessage) *extraction {
 							pendingErr = -1
 						}
 					}
-				case *ToolUse:
+				case *transcript.ToolUse:
 					calls[b.ID] = b
 					x.call(b)
 				}
@@ -154,7 +156,7 @@ func extract(view []ViewMessage) *extraction {
 		}
 		typed := !m.Meta
 		for _, b := range m.Content {
-			tr, ok := b.(*ToolResult)
+			tr, ok := b.(*transcript.ToolResult)
 			if !ok {
 				continue
 			}
@@ -177,7 +179,7 @@ func extract(view []ViewMessage) *extraction {
 			}
 		}
 		if typed {
-			if t := strings.TrimSpace(TextOf(m.Content)); t != "" {
+			if t := strings.TrimSpace(transcript.TextOf(m.Content)); t != "" {
 				x.prompts = append(x.prompts, t)
 			}
 		}
@@ -186,7 +188,7 @@ func extract(view []ViewMessage) *extraction {
 }
 
 // call records a tool call's file or state.
-func (x *extraction) call(tu *ToolUse) {
+func (x *extraction) call(tu *transcript.ToolUse) {
 	path := inputString(tu.Input, "file_path", "notebook_path")
 	count := func(m map[string]int) {
 		if path == "" {
@@ -216,7 +218,7 @@ func (x *extraction) call(tu *ToolUse) {
 }
 
 // callSubject names what a tool call was about: its file, command, pattern or URL.
-func callSubject(tu *ToolUse) string {
+func callSubject(tu *transcript.ToolUse) string {
 	return inputString(tu.Input, "file_path", "notebook_path", "command", "pattern", "url", "query", "skill")
 }
 

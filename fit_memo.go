@@ -3,6 +3,8 @@ package agentctx
 import (
 	"unsafe"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/memo"
 )
 
@@ -28,8 +30,8 @@ type fitMemo struct {
 // slice.
 type fitEntry struct {
 	uuids  []string
-	msgs   []*Message
-	usages []*Usage
+	msgs   []*transcript.Message
+	usages []*transcript.Usage
 	pos    []int
 	starts []int     // indices into the records of the response starts
 	sums   []fitSums // sums[j]: over pairs 1 … j (sums[0] is zero), parallel to starts
@@ -42,14 +44,14 @@ type fitSums struct {
 }
 
 // same reports whether the entry's record k is r, as it was, at file position pos.
-func (e *fitEntry) same(k int, r *Record, pos int) bool {
+func (e *fitEntry) same(k int, r *transcript.Record, pos int) bool {
 	u := e.uuids[k]
 	return e.msgs[k] == r.Message && e.usages[k] == r.Message.Usage && e.pos[k] == pos &&
 		len(r.UUID) == len(u) && unsafe.StringData(r.UUID) == unsafe.StringData(u)
 }
 
 // add appends r, at file position pos, to the records the entry read.
-func (e *fitEntry) add(r *Record, pos int) {
+func (e *fitEntry) add(r *transcript.Record, pos int) {
 	e.uuids, e.msgs, e.usages, e.pos = append(e.uuids, r.UUID), append(e.msgs, r.Message), append(e.usages, r.Message.Usage), append(e.pos, pos)
 }
 
@@ -59,7 +61,7 @@ func (e *fitEntry) len() int { return len(e.uuids) }
 // take removes and returns the kept entry whose first record is first, or the least recently
 // used one for its storage when the memo is full, or a new one. m may be nil: the entry is
 // then new and not kept.
-func (m *fitMemo) take(first *Record) *fitEntry {
+func (m *fitMemo) take(first *transcript.Record) *fitEntry {
 	if m == nil {
 		return &fitEntry{}
 	}

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/memo"
 
 	"github.com/stretchr/testify/assert"
@@ -24,7 +26,7 @@ func fitTK(t *testing.T, rounds int, ratio func(i int) float64) *tk {
 		u := k.user(fmt.Sprintf("question %d: %s", i, strings.Repeat("tell me about the parser and its lexer. ", 5+i%7)))
 		prompt += int(float64(p.counter.Record(u)) * ratio(i))
 		a := k.assistant(text(fmt.Sprintf("answer %d: %s", i, strings.Repeat("the lexer reads tokens one by one. ", 4+i%5))))
-		a.Message.Usage = &Usage{InputTokens: prompt, OutputTokens: int(float64(p.counter.Record(a)) * ratio(i))}
+		a.Message.Usage = &transcript.Usage{InputTokens: prompt, OutputTokens: int(float64(p.counter.Record(a)) * ratio(i))}
 		prompt += a.Message.Usage.OutputTokens
 	}
 	return k
@@ -41,18 +43,18 @@ func TestFitMemoTurns(t *testing.T) {
 	full := k.recs
 	// live is the caller's slice, appended to in place as a runtime appends to its own; each
 	// turn's prompt takes the slot after it.
-	live := append(make([]Record, 0, len(full)+1), full[:24]...)
-	prompt := func(recs []Record, q string) []Record {
-		u := Record{Type: TypeUser, UUID: "prompt-" + q, ParentUUID: recs[len(recs)-1].UUID,
-			Message: &Message{Role: RoleUser, StringContent: true, Content: []Block{text(q)}}}
+	live := append(make([]transcript.Record, 0, len(full)+1), full[:24]...)
+	prompt := func(recs []transcript.Record, q string) []transcript.Record {
+		u := transcript.Record{Type: transcript.TypeUser, UUID: "prompt-" + q, ParentUUID: recs[len(recs)-1].UUID,
+			Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{text(q)}}}
 		return append(recs, u)
 	}
 	// rewound is full up to round 15, with round 15's response written again with other usage.
-	rewound := func() []Record {
+	rewound := func() []transcript.Record {
 		live = live[:31]
 		a := full[31]
 		m := *a.Message
-		m.Usage = &Usage{InputTokens: m.Usage.InputTokens / 2, OutputTokens: m.Usage.OutputTokens}
+		m.Usage = &transcript.Usage{InputTokens: m.Usage.InputTokens / 2, OutputTokens: m.Usage.OutputTokens}
 		a.UUID, a.Message = "rewound", &m
 		return append(live, a)
 	}
@@ -60,18 +62,18 @@ func TestFitMemoTurns(t *testing.T) {
 	buffer := slices.Clone(full)
 	turns := []struct {
 		name string
-		recs func() []Record
+		recs func() []transcript.Record
 	}{
-		{"half", func() []Record { return prompt(live, "half") }},
-		{"all", func() []Record { live = append(live, full[24:]...); return prompt(live, "all") }},
-		{"all again", func() []Record { return prompt(live, "again") }},
-		{"rewound", func() []Record { return prompt(rewound(), "rewound") }},
-		{"all after the rewind", func() []Record { live = append(live[:31], full[31:]...); return prompt(live, "back") }},
-		{"decoded again", func() []Record { return prompt(roundTrip(t, full), "decoded") }},
-		{"buffer: first session", func() []Record { return buffer }},
-		{"buffer: other session", func() []Record { copy(buffer, other.recs); return buffer }},
-		{"buffer: first again, half", func() []Record { copy(buffer, full); return buffer[:30] }},
-		{"all at last", func() []Record { return prompt(live, "last") }},
+		{"half", func() []transcript.Record { return prompt(live, "half") }},
+		{"all", func() []transcript.Record { live = append(live, full[24:]...); return prompt(live, "all") }},
+		{"all again", func() []transcript.Record { return prompt(live, "again") }},
+		{"rewound", func() []transcript.Record { return prompt(rewound(), "rewound") }},
+		{"all after the rewind", func() []transcript.Record { live = append(live[:31], full[31:]...); return prompt(live, "back") }},
+		{"decoded again", func() []transcript.Record { return prompt(roundTrip(t, full), "decoded") }},
+		{"buffer: first session", func() []transcript.Record { return buffer }},
+		{"buffer: other session", func() []transcript.Record { copy(buffer, other.recs); return buffer }},
+		{"buffer: first again, half", func() []transcript.Record { copy(buffer, full); return buffer[:30] }},
+		{"all at last", func() []transcript.Record { return prompt(live, "last") }},
 	}
 	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 1_000_000}
 	now := k.t0.Add(time.Hour)
@@ -100,7 +102,7 @@ func TestFitMemoConcurrent(t *testing.T) {
 	for c := range convs {
 		wg.Go(func() {
 			full := sessions[c].recs
-			live := make([]Record, 0, len(full))
+			live := make([]transcript.Record, 0, len(full))
 			for turn := 4; turn <= rounds; turn++ {
 				live = append(live, full[len(live):2*turn]...)
 				got, err := p.Prepare(t.Context(), Input{Records: live})
@@ -137,7 +139,7 @@ func TestFitMemoBudgetReplacements(t *testing.T) {
 	now := k.t0.Add(24 * time.Hour)
 	p := newTestPipeline(t, cfg, now)
 	counter := newTestPipeline(t, cfg, now).counter
-	live := make([]Record, 0, 256)
+	live := make([]transcript.Record, 0, 256)
 	context := 0 // the provider's count of the context so far
 	var rewindAt int
 	for round := range 12 {
@@ -153,7 +155,7 @@ func TestFitMemoBudgetReplacements(t *testing.T) {
 		for i := len(k.recs) - 2; i < len(k.recs); i++ {
 			written += counter.Record(&k.recs[i])
 		}
-		usage := &Usage{InputTokens: context + int(float64(counter.Record(u))*ratio), OutputTokens: int(float64(written) * ratio)}
+		usage := &transcript.Usage{InputTokens: context + int(float64(counter.Record(u))*ratio), OutputTokens: int(float64(written) * ratio)}
 		for i := len(k.recs) - 2; i < len(k.recs); i++ {
 			k.recs[i].Message.Usage = usage // every record of a split response carries its usage
 		}
@@ -176,7 +178,7 @@ func TestFitMemoBudgetReplacements(t *testing.T) {
 		}
 		from = len(k.recs)
 		b := k.assistant(text(fmt.Sprintf("The log says %d: %s", round, strings.Repeat("all steps passed. ", 8))))
-		b.Message.Usage = &Usage{InputTokens: context + int(float64(counter.Record(res))*ratio), OutputTokens: int(float64(counter.Record(b)) * ratio)}
+		b.Message.Usage = &transcript.Usage{InputTokens: context + int(float64(counter.Record(res))*ratio), OutputTokens: int(float64(counter.Record(b)) * ratio)}
 		context = b.Message.Usage.InputTokens + b.Message.Usage.OutputTokens
 		live = append(live, k.recs[from:]...)
 	}

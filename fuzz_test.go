@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -8,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzPrepareInvariants checks Prepare's invariants on structured transcripts. The fuzz input
@@ -164,7 +168,7 @@ func FuzzPrepareInvariants(f *testing.F) {
 				if !errors.Is(err, ErrNoMessages) {
 					t.Fatalf("invariant 1: %s: Prepare: %v%s", what, err, dump())
 				}
-				chain, cerr := BuildChain(in.Records, ChainOptions{Leaf: in.Leaf})
+				chain, cerr := transcript.BuildChain(in.Records, transcript.ChainOptions{Leaf: in.Leaf})
 				if cerr != nil || chainHasSendable(in.Records, chain) {
 					t.Fatalf("invariant 1: %s: ErrNoMessages, but the chain's %d messages hold content to send (chain error %v)\nreport:\n%s%s",
 						what, len(chain.Messages()), cerr, res.Report.String(), dump())
@@ -218,7 +222,7 @@ func FuzzPrepareInvariants(f *testing.F) {
 		}
 
 		// 4. Appending the turn's decisions replays them byte for byte.
-		resumed := append(append([]Record(nil), k.recs...), roundTrip(t, res.Append)...)
+		resumed := append(append([]transcript.Record(nil), k.recs...), roundTrip(t, res.Append)...)
 		next, body3 := prepare("Prepare after appending Result.Append", prog.input(resumed))
 		if body3 != body {
 			t.Fatalf("invariant 4: Prepare after appending Result.Append gives a different request\nappended:\n%s\nfirst:\n%s\nresumed:\n%s\nfirst report:\n%s\nresumed report:\n%s%s",
@@ -255,7 +259,7 @@ func FuzzPrepareInvariants(f *testing.F) {
 					t.Fatalf("invariant 6: the compacted request breaks the contract:\n%v\nreport:\n%s%s", err, cres.Report.String(), dump())
 				}
 			}
-			resumed := append(append([]Record(nil), k.recs...), roundTrip(t, cres.Append)...)
+			resumed := append(append([]transcript.Record(nil), k.recs...), roundTrip(t, cres.Append)...)
 			after, body4 := prepare("Prepare after Compact's records", prog.input(resumed))
 			if cb := string(requestBytes(t, cres.Request)); body4 != cb {
 				t.Fatalf("invariant 6: Prepare after appending Compact's records gives a different request\ncompact:\n%s\nresumed:\n%s\ncompact report:\n%s\nresumed report:\n%s%s",
@@ -312,10 +316,10 @@ func (p *fuzzProgram) logf(format string, args ...any) {
 	p.trace = append(p.trace, fmt.Sprintf("[%d] ", len(p.k.recs))+fmt.Sprintf(format, args...))
 }
 
-func (p *fuzzProgram) input(recs []Record) Input {
+func (p *fuzzProgram) input(recs []transcript.Record) Input {
 	in := Input{Records: recs, SkipCacheWrite: p.skip}
 	if p.system {
-		in.System = []*Text{{Text: "You are a fuzzing assistant."}}
+		in.System = []*transcript.Text{{Text: "You are a fuzzing assistant."}}
 		in.Tools = []Tool{
 			{Name: "Read", Definition: json.RawMessage(`{"name":"Read","description":"Read a file","input_schema":{"type":"object"}}`)},
 			{Name: "Bash", Definition: json.RawMessage(`{"name":"Bash","description":"Run a command","input_schema":{"type":"object"}}`)},
@@ -352,12 +356,12 @@ func (p *fuzzProgram) signature() string {
 	return fmt.Sprintf("EqQBCkYIBxgCKkBfuzzSignature%04dAAAAAAAAAAAAAAAAAAAA+/==", p.sigN)
 }
 
-func (p *fuzzProgram) newToolUse(name string) *ToolUse {
+func (p *fuzzProgram) newToolUse(name string) *transcript.ToolUse {
 	p.toolN++
 	id := fmt.Sprintf("toolu_%03d", p.toolN)
 	p.pending = append(p.pending, id)
 	p.used = append(p.used, id)
-	return &ToolUse{ID: id, Name: name, Input: json.RawMessage(fmt.Sprintf(`{"path":"f%d"}`, p.toolN))}
+	return &transcript.ToolUse{ID: id, Name: name, Input: json.RawMessage(fmt.Sprintf(`{"path":"f%d"}`, p.toolN))}
 }
 
 var fuzzToolNames = []string{"Read", "Bash", "Grep", "Custom"}
@@ -374,40 +378,40 @@ func (p *fuzzProgram) conversation() []int {
 }
 
 // assistantRecord appends one assistant record holding all of blocks (not split).
-func (p *fuzzProgram) assistantRecord(blocks ...Block) *Record {
+func (p *fuzzProgram) assistantRecord(blocks ...transcript.Block) *transcript.Record {
 	k := p.k
 	k.msgN++
-	r := k.next(TypeAssistant)
-	r.Message = &Message{ID: fmt.Sprintf("msg_%04d", k.msgN), Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-		Content: blocks, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
+	r := k.next(transcript.TypeAssistant)
+	r.Message = &transcript.Message{ID: fmt.Sprintf("msg_%04d", k.msgN), Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+		Content: blocks, Usage: &transcript.Usage{InputTokens: 10, OutputTokens: 5}}
 	return k.add(r)
 }
 
 // userBlocks appends a user record with array content.
-func (p *fuzzProgram) userBlocks(blocks ...Block) *Record {
-	r := p.k.next(TypeUser)
-	r.Message = &Message{Role: RoleUser, Content: blocks}
+func (p *fuzzProgram) userBlocks(blocks ...transcript.Block) *transcript.Record {
+	r := p.k.next(transcript.TypeUser)
+	r.Message = &transcript.Message{Role: transcript.RoleUser, Content: blocks}
 	return p.k.add(r)
 }
 
 // resultContent builds a tool result for id; variant picks its content.
-func (p *fuzzProgram) resultContent(id string, variant int) *ToolResult {
+func (p *fuzzProgram) resultContent(id string, variant int) *transcript.ToolResult {
 	switch variant & 7 {
 	case 0:
 		return result(id, "ok "+id)
 	case 1:
 		return result(id, fuzzText("output of "+id, 2))
 	case 2:
-		return &ToolResult{ToolUseID: id, Content: nil, StringContent: true}
+		return &transcript.ToolResult{ToolUseID: id, Content: nil, StringContent: true}
 	case 3:
 		tr := result(id, "Error: failed")
 		tr.IsError = true
 		return tr
 	case 4:
-		return &ToolResult{ToolUseID: id, Content: []Block{&Text{Text: "screenshot"},
-			&Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: fuzzPNG}}}}
+		return &transcript.ToolResult{ToolUseID: id, Content: []transcript.Block{&transcript.Text{Text: "screenshot"},
+			&transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: fuzzPNG}}}}
 	case 5:
-		return &ToolResult{ToolUseID: id, Content: []Block{&ToolReference{ToolName: "Deferred"}}}
+		return &transcript.ToolResult{ToolUseID: id, Content: []transcript.Block{&transcript.ToolReference{ToolName: "Deferred"}}}
 	case 6:
 		return result(id, fuzzText("big "+id, 2)+fuzzText("more", 2))
 	default:
@@ -510,7 +514,7 @@ func (p *fuzzProgram) step(code, arg int) {
 		if arg&8 != 0 {
 			// A transcript block carrying cache_control: the cache stage owns every marker.
 			p.logf("user prompt size %d with cache_control", arg&3)
-			p.userBlocks(&Text{Text: fuzzText("prompt", arg), CacheControl: &CacheControl{Type: "ephemeral", TTL: "1h"}})
+			p.userBlocks(&transcript.Text{Text: fuzzText("prompt", arg), CacheControl: &transcript.CacheControl{Type: "ephemeral", TTL: "1h"}})
 			return
 		}
 		p.logf("user prompt size %d", arg&3)
@@ -522,7 +526,7 @@ func (p *fuzzProgram) step(code, arg int) {
 
 	case 2: // assistant with 1–3 tool_use blocks
 		n := arg&3%3 + 1
-		var blocks []Block
+		var blocks []transcript.Block
 		if arg&4 != 0 {
 			blocks = append(blocks, text("Let me look."))
 		}
@@ -574,7 +578,7 @@ func (p *fuzzProgram) step(code, arg int) {
 			p.logf("orphan result %s", id)
 			k.results(p.resultContent(id, variant>>3))
 		case 5: // every pending result in one user record
-			var trs []Block
+			var trs []transcript.Block
 			for i, id := range p.pending {
 				trs = append(trs, p.resultContent(id, variant+i))
 			}
@@ -591,25 +595,25 @@ func (p *fuzzProgram) step(code, arg int) {
 		switch arg % 7 {
 		case 0:
 			p.logf("thinking + text")
-			k.assistant(&Thinking{Thinking: "hmm", Signature: sig}, text(fuzzText("answer", arg>>2)))
+			k.assistant(&transcript.Thinking{Thinking: "hmm", Signature: sig}, text(fuzzText("answer", arg>>2)))
 		case 1:
 			p.logf("thinking + tool_use")
-			k.assistant(&Thinking{Thinking: "need a tool", Signature: sig}, p.newToolUse("Read"))
+			k.assistant(&transcript.Thinking{Thinking: "need a tool", Signature: sig}, p.newToolUse("Read"))
 		case 2:
 			p.logf("redacted_thinking + text")
-			k.assistant(&RedactedThinking{Data: sig}, text("answer"))
+			k.assistant(&transcript.RedactedThinking{Data: sig}, text("answer"))
 		case 3:
 			p.logf("thinking with a placeholder signature + text")
-			k.assistant(&Thinking{Thinking: "hmm", Signature: "[REDACTED_SIGNATURE]"}, text("answer"))
+			k.assistant(&transcript.Thinking{Thinking: "hmm", Signature: "[REDACTED_SIGNATURE]"}, text("answer"))
 		case 4:
 			p.logf("thinking alone")
-			k.assistant(&Thinking{Thinking: "only thinking", Signature: sig})
+			k.assistant(&transcript.Thinking{Thinking: "only thinking", Signature: sig})
 		case 5:
 			p.logf("thinking + text in one record")
-			p.assistantRecord(&Thinking{Thinking: "hmm", Signature: sig}, text("answer"))
+			p.assistantRecord(&transcript.Thinking{Thinking: "hmm", Signature: sig}, text("answer"))
 		case 6:
 			p.logf("empty thinking text + tool_use")
-			k.assistant(&Thinking{Signature: sig}, p.newToolUse("Bash"))
+			k.assistant(&transcript.Thinking{Signature: sig}, p.newToolUse("Bash"))
 		}
 
 	case 5: // interrupt notice
@@ -625,13 +629,13 @@ func (p *fuzzProgram) step(code, arg int) {
 		switch arg & 3 {
 		case 0:
 			p.logf("user image (base64)")
-			p.userBlocks(&Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: fuzzPNG}}, text("look"))
+			p.userBlocks(&transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: fuzzPNG}}, text("look"))
 		case 1:
 			p.logf("user image (url) alone")
-			p.userBlocks(&Image{Source: MediaSource{Type: "url", URL: "https://example.com/a.png"}})
+			p.userBlocks(&transcript.Image{Source: transcript.MediaSource{Type: "url", URL: "https://example.com/a.png"}})
 		case 2:
 			p.logf("image in assistant message")
-			k.assistant(&Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: fuzzPNG}})
+			k.assistant(&transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: fuzzPNG}})
 		default:
 			if len(p.pending) == 0 {
 				p.logf("image result: none pending")
@@ -644,7 +648,7 @@ func (p *fuzzProgram) step(code, arg int) {
 		}
 
 	case 7: // unknown block type
-		ub := &UnknownBlock{Type: "future_block", JSON: json.RawMessage(`{"type":"future_block","x":1}`)}
+		ub := &transcript.UnknownBlock{Type: "future_block", JSON: json.RawMessage(`{"type":"future_block","x":1}`)}
 		switch arg & 3 {
 		case 0:
 			p.logf("unknown block in user message")
@@ -657,7 +661,7 @@ func (p *fuzzProgram) step(code, arg int) {
 			p.userBlocks(ub)
 		default:
 			p.logf("search_result in assistant message")
-			k.assistant(&UnknownBlock{Type: KindSearchResult, JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"x"}]}`)})
+			k.assistant(&transcript.UnknownBlock{Type: transcript.KindSearchResult, JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"x"}]}`)})
 		}
 
 	case 8: // tool id (and name) the API rejects
@@ -671,7 +675,7 @@ func (p *fuzzProgram) step(code, arg int) {
 		p.pending = append(p.pending, id)
 		p.used = append(p.used, id)
 		p.logf("tool_use with id %q name %q", id, name)
-		k.assistant(&ToolUse{ID: id, Name: name, Input: json.RawMessage(`{}`)})
+		k.assistant(&transcript.ToolUse{ID: id, Name: name, Input: json.RawMessage(`{}`)})
 
 	case 9: // branch from an earlier record
 		at := p.next()
@@ -731,10 +735,10 @@ func (p *fuzzProgram) step(code, arg int) {
 
 	case 12: // compact boundary + summary
 		p.logf("compact boundary + summary")
-		b := k.next(TypeSystem)
-		b.Subtype, b.LogicalParentUUID, b.ParentUUID = SubtypeCompactBoundary, b.ParentUUID, ""
+		b := k.next(transcript.TypeSystem)
+		b.Subtype, b.LogicalParentUUID, b.ParentUUID = transcript.SubtypeCompactBoundary, b.ParentUUID, ""
 		b.Content, b.Level = mustJSON("Conversation compacted"), "info"
-		b.CompactMetadata = &CompactMetadata{Trigger: "auto", PreTokens: 150_000}
+		b.CompactMetadata = &transcript.CompactMetadata{Trigger: "auto", PreTokens: 150_000}
 		k.add(b)
 		s := k.user("This session is being continued from a previous conversation. Summary: " + fuzzText("work so far", arg))
 		s.IsCompactSummary, s.IsVisibleInTranscriptOnly = true, true
@@ -746,9 +750,9 @@ func (p *fuzzProgram) step(code, arg int) {
 		p.logf("API error assistant record")
 		r := k.assistant(text("API Error: 529 overloaded"))
 		r.IsAPIErrorMessage = true
-		r.Message.Model = SyntheticModel
+		r.Message.Model = transcript.SyntheticModel
 		if arg&1 != 0 {
-			r.Message.Usage = &Usage{}
+			r.Message.Usage = &transcript.Usage{}
 		}
 
 	case 14: // records the request does not show
@@ -758,12 +762,12 @@ func (p *fuzzProgram) step(code, arg int) {
 			k.user("<command-name>/clear</command-name>").IsMeta = true
 		case 1:
 			p.logf("system turn_duration record")
-			r := k.next(TypeSystem)
-			r.Subtype, r.Content, r.Level = SubtypeTurnDuration, mustJSON("1s"), "info"
+			r := k.next(transcript.TypeSystem)
+			r.Subtype, r.Content, r.Level = transcript.SubtypeTurnDuration, mustJSON("1s"), "info"
 			k.add(r)
 		case 2:
 			p.logf("progress record")
-			r := k.next(TypeProgress)
+			r := k.next(transcript.TypeProgress)
 			r.Data = json.RawMessage(`{"type":"hook_progress"}`)
 			k.add(r)
 		default:
@@ -774,8 +778,8 @@ func (p *fuzzProgram) step(code, arg int) {
 	case 15: // server tool use
 		p.toolN++
 		id := fmt.Sprintf("srvtoolu_%03d", p.toolN)
-		use := &ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)}
-		res := &ServerToolResult{Type: "web_search_tool_result", ToolUseID: id, Content: json.RawMessage(`[]`)}
+		use := &transcript.ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)}
+		res := &transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: id, Content: json.RawMessage(`[]`)}
 		switch arg % 3 {
 		case 0:
 			p.logf("server tool use + result split, then text")
@@ -795,7 +799,7 @@ func (p *fuzzProgram) step(code, arg int) {
 // in a message that is neither snipped (SnippedUUIDs, closure included) nor one of the records
 // the provider never sees (synthetic, virtual, display-only). Blank text, thinking, server
 // tool blocks and tool results may all vanish legitimately (dropped, trailing or unpaired).
-func chainHasSendable(records []Record, c *Chain) bool {
+func chainHasSendable(records []transcript.Record, c *transcript.Chain) bool {
 	snipped := SnippedUUIDs(records)
 	for _, r := range c.Messages() {
 		if snipped[r.UUID] || neverSent(r) {
@@ -803,11 +807,11 @@ func chainHasSendable(records []Record, c *Chain) bool {
 		}
 		for _, b := range r.Message.Content {
 			switch b := b.(type) {
-			case *Text:
+			case *transcript.Text:
 				if !isBlank(b.Text) {
 					return true
 				}
-			case *Image, *Document, *ToolUse, *UnknownBlock, *ToolReference:
+			case *transcript.Image, *transcript.Document, *transcript.ToolUse, *transcript.UnknownBlock, *transcript.ToolReference:
 				// Kept, or a "[unsupported block: TYPE]" placeholder where the role does
 				// not accept it and dropping it would empty the message.
 				return true
@@ -815,4 +819,39 @@ func chainHasSendable(records []Record, c *Chain) bool {
 		}
 	}
 	return false
+}
+
+// fuzzNow is the clock of the fuzz targets that read raw transcripts: late enough for
+// microcompact to clear old results.
+var fuzzNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// FuzzPrepareRawTranscript reads arbitrary bytes as a transcript, as transcript's
+// FuzzReadTranscript does, and runs what decodes through Prepare: it loses no block.
+func FuzzPrepareRawTranscript(f *testing.F) {
+	for _, s := range []string{
+		"",
+		userLine("a") + "\n" + userLine("b") + "\n",
+		userLine("a") + "\n" + `{"type":"us` + "\n" + userLine("b"),
+		`{"type":"brand-new","foo":{"bar":[1,2.5e3,null]},"uuid":"x"}`,
+		`{"type":"assistant","message":{"id":"m","role":"assistant","content":[{"type":"future_block","x":1},{"type":"thinking","thinking":"t","signature":"s"},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":1,"output_tokens":2,"service_tier":"standard"}},"parentUuid":null,"isMeta":false}`,
+		`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"x"}],"is_error":true}]},"toolUseResult":"Error: x"}`,
+		`{"type":"system","subtype":"compact_boundary","parentUuid":null,"logicalParentUuid":"x","compactMetadata":{"trigger":"auto","preTokens":167117,"extra":1}}`,
+		`{"type":"user","parentUuid":5}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		tr, err := transcript.Read(bytes.NewReader(data), "fuzz.jsonl", transcript.ReadOptions{MaxLineBytes: 8 << 10})
+		require.NoError(t, err)
+		if len(tr.Records) == 0 {
+			return
+		}
+		p := newTestPipeline(t, Config{Budget: BudgetConfig{Store: &MapStore{}}}, fuzzNow)
+		in := Input{Records: tr.Records}
+		res, err := p.Prepare(t.Context(), in)
+		if !errors.Is(err, ErrNoMessages) {
+			require.NoError(t, err)
+		}
+		checkConservation(t, "fuzz.jsonl", in, res)
+	})
 }

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -87,10 +89,10 @@ func staticContext(s []ContextSection) ContextProvider {
 	return ContextProviderFunc(func(context.Context) ([]ContextSection, error) { return s, nil })
 }
 
-func (c caseSpec) input(records []Record) Input {
+func (c caseSpec) input(records []transcript.Record) Input {
 	in := Input{Records: records, SkipCacheWrite: c.SkipCacheWrite}
 	if c.System != "" || c.SystemFill > 0 {
-		in.System = []*Text{{Text: c.System + filler(c.SystemFill)}}
+		in.System = []*transcript.Text{{Text: c.System + filler(c.SystemFill)}}
 	}
 	for _, d := range c.Tools {
 		var head struct{ Name string }
@@ -134,7 +136,7 @@ func runGolden(t *testing.T, dir string) {
 	if spec.Transcript != "" {
 		src = filepath.Join(dir, spec.Transcript)
 	}
-	tr, err := ReadFile(src, ReadOptions{Strict: true})
+	tr, err := transcript.ReadFile(src, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	p, err := New(spec.config())
 	require.NoError(t, err)
@@ -155,7 +157,7 @@ func runGolden(t *testing.T, dir string) {
 	assert.Equal(t, string(body), string(body2), "Prepare twice")
 	assert.Equal(t, encodeRecords(t, res.Append), encodeRecords(t, again.Append), "Prepare twice: records to append")
 
-	resumed := append(append([]Record(nil), tr.Records...), roundTrip(t, res.Append)...)
+	resumed := append(append([]transcript.Record(nil), tr.Records...), roundTrip(t, res.Append)...)
 	next, err := p.Prepare(ctx, spec.input(resumed))
 	require.NoError(t, err)
 	body3, err := next.Request.MarshalJSON()
@@ -208,14 +210,14 @@ func TestGoldenActionsNameTheirRecord(t *testing.T) {
 		if spec.Transcript != "" {
 			src = filepath.Join(dir, spec.Transcript)
 		}
-		tr, err := ReadFile(src, ReadOptions{Strict: true})
+		tr, err := transcript.ReadFile(src, transcript.ReadOptions{Strict: true})
 		require.NoError(t, err)
 		p, err := New(spec.config())
 		require.NoError(t, err)
 		res, err := p.Prepare(t.Context(), spec.input(tr.Records))
 		require.NoError(t, err)
 		known := map[string]bool{}
-		for _, r := range append(append([]Record(nil), tr.Records...), res.Append...) {
+		for _, r := range append(append([]transcript.Record(nil), tr.Records...), res.Append...) {
 			if r.IsDecision() {
 				known[r.UUID] = true
 			}

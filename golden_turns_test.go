@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -137,7 +139,7 @@ func describeSummaryRequest(req SummaryRequest) summaryCall {
 	}
 	for i, m := range req.Request.Messages {
 		for j, b := range m.Content {
-			if CacheControlOf(b) != nil {
+			if transcript.CacheControlOf(b) != nil {
 				c.Marker = fmt.Sprintf("messages[%d].content[%d] of %d messages; the last holds %d blocks", i, j, len(req.Request.Messages), len(req.Request.Messages[len(req.Request.Messages)-1].Content))
 			}
 		}
@@ -183,9 +185,9 @@ type imageSpec struct {
 	Seed  byte `json:"seed"`
 }
 
-func (s imageSpec) block() *Image {
+func (s imageSpec) block() *transcript.Image {
 	data := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{s.Seed}, s.Bytes)...)
-	return &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(data)}}
+	return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(data)}}
 }
 
 // recoverSpec is the provider error of a recovery turn, as an adapter reports it.
@@ -287,7 +289,7 @@ func filler(n int) string {
 // turnRecorder appends a multi-turn case's records with deterministic uuids.
 type turnRecorder struct {
 	name    string
-	records []Record
+	records []transcript.Record
 	n       int
 	leaf    string
 	session string
@@ -299,14 +301,14 @@ type turnRecorder struct {
 // anything else a uuid.
 func (r *turnRecorder) ref(ref string) string {
 	if n, ok := strings.CutPrefix(ref, "#"); ok {
-		return ContentUUID("golden-turns", r.name+"\x00"+n)
+		return transcript.ContentUUID("golden-turns", r.name+"\x00"+n)
 	}
 	return ref
 }
 
-func (r *turnRecorder) add(rec Record, now time.Time) Record {
+func (r *turnRecorder) add(rec transcript.Record, now time.Time) transcript.Record {
 	r.n++
-	rec.UUID = ContentUUID("golden-turns", fmt.Sprintf("%s\x00%d", r.name, r.n))
+	rec.UUID = transcript.ContentUUID("golden-turns", fmt.Sprintf("%s\x00%d", r.name, r.n))
 	rec.ParentUUID = r.leaf
 	rec.SessionID = r.session
 	rec.Timestamp = now.Format("2006-01-02T15:04:05.000Z")
@@ -327,10 +329,10 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		if spec.Transcript != "" {
 			src = filepath.Join(dir, spec.Transcript)
 		}
-		tr, err := ReadFile(src, ReadOptions{Strict: true})
+		tr, err := transcript.ReadFile(src, transcript.ReadOptions{Strict: true})
 		require.NoError(t, err)
 		rec.records = tr.Records
-		if ch, err := BuildChain(tr.Records, ChainOptions{}); err == nil && ch.Leaf != nil {
+		if ch, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{}); err == nil && ch.Leaf != nil {
 			rec.leaf, rec.session = ch.Leaf.UUID, ch.Leaf.SessionID
 		}
 	}
@@ -357,19 +359,19 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		for j, rs := range turn.Results {
 			require.Less(t, j, len(rec.pending), "%s: more results than tool calls", name)
 			text := rs.Text + filler(rs.Fill)
-			content := []Block{&Text{Text: text}}
+			content := []transcript.Block{&transcript.Text{Text: text}}
 			for _, im := range rs.Images {
 				content = append(content, im.block())
 			}
-			rec.add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, Content: []Block{
-				&ToolResult{ToolUseID: rec.pending[j], Content: content, StringContent: len(rs.Images) == 0, IsError: rs.Error}}}}, now)
+			rec.add(transcript.Record{Type: transcript.TypeUser, Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{
+				&transcript.ToolResult{ToolUseID: rec.pending[j], Content: content, StringContent: len(rs.Images) == 0, IsError: rs.Error}}}}, now)
 		}
 		if turn.User != "" || turn.Fill > 0 {
-			content := []Block{&Text{Text: turn.User + filler(turn.Fill)}}
+			content := []transcript.Block{&transcript.Text{Text: turn.User + filler(turn.Fill)}}
 			for _, im := range turn.Images {
 				content = append(content, im.block())
 			}
-			rec.add(Record{Type: TypeUser, Message: &Message{Role: RoleUser, StringContent: len(turn.Images) == 0, Content: content}}, now)
+			rec.add(transcript.Record{Type: transcript.TypeUser, Message: &transcript.Message{Role: transcript.RoleUser, StringContent: len(turn.Images) == 0, Content: content}}, now)
 		}
 		if len(turn.Pin) > 0 {
 			refs := make([]string, len(turn.Pin))
@@ -384,7 +386,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		if turn.Memory != nil {
 			turn.Memory.Through = rec.ref(turn.Memory.Through)
 		}
-		runLeaf := func(records []Record, leaf string) (Result, error) {
+		runLeaf := func(records []transcript.Record, leaf string) (Result, error) {
 			sc.turn, sc.next, sc.calls, sc.posts = turn, 0, nil, nil
 			in := spec.input(records)
 			in.Leaf = leaf
@@ -396,7 +398,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 			}
 			return p.Prepare(ctx, in)
 		}
-		run := func(records []Record) (Result, error) { return runLeaf(records, "") }
+		run := func(records []transcript.Record) (Result, error) { return runLeaf(records, "") }
 		// Naming the leaf (Input.Leaf) gives the same turn as leaving it to the chain.
 		named, _ := runLeaf(rec.records, rec.leaf)
 		res, err := run(rec.records)
@@ -421,7 +423,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 
 		// Resume: the appended records give the same bytes, with nothing new and no
 		// summarizer call.
-		resumed := append(append([]Record(nil), rec.records...), roundTrip(t, res.Append)...)
+		resumed := append(append([]transcript.Record(nil), rec.records...), roundTrip(t, res.Append)...)
 		sc.turn, sc.next, sc.calls = turn, 0, nil
 		next, nerr := p.Prepare(ctx, spec.input(resumed))
 		if turn.WantErr == "" || errors.Is(err, ErrPromptTooLong) {
@@ -458,13 +460,13 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		if a := turn.Answer; a != nil {
 			rec.msgN++
 			id := fmt.Sprintf("msg_%s_%03d", rec.name, rec.msgN)
-			blocks := []Block{}
+			blocks := []transcript.Block{}
 			if text := a.Text + filler(a.Fill); text != "" {
-				blocks = append(blocks, &Text{Text: text})
+				blocks = append(blocks, &transcript.Text{Text: text})
 			}
 			for k, tu := range a.Tools {
 				tid := fmt.Sprintf("toolu_%03d_%d", rec.msgN, k)
-				blocks = append(blocks, &ToolUse{ID: tid, Name: tu.Name, Input: tu.input()})
+				blocks = append(blocks, &transcript.ToolUse{ID: tid, Name: tu.Name, Input: tu.input()})
 				rec.pending = append(rec.pending, tid)
 			}
 			out := 0
@@ -476,8 +478,8 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 				if k == len(blocks)-1 {
 					stop = a.StopReason
 				}
-				rec.add(Record{Type: TypeAssistant, Message: &Message{ID: id, Type: "message", Role: RoleAssistant, Model: p.cfg.Model, StopReason: stop,
-					Content: []Block{b}, Usage: &Usage{InputTokens: res.Report.InputTokens, OutputTokens: out * (k + 1) / len(blocks)}}}, now.Add(time.Second))
+				rec.add(transcript.Record{Type: transcript.TypeAssistant, Message: &transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: p.cfg.Model, StopReason: stop,
+					Content: []transcript.Block{b}, Usage: &transcript.Usage{InputTokens: res.Report.InputTokens, OutputTokens: out * (k + 1) / len(blocks)}}}, now.Add(time.Second))
 			}
 		}
 	}
@@ -487,7 +489,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 // recoveredInput returns the input a conservation check of res starts from: records with
 // the recovery's own records (its decision, or the continuation turn) appended — res keeps
 // the compaction's, which the compact rule expects in Result.Append.
-func recoveredInput(records []Record, res Result) (Input, Result) {
+func recoveredInput(records []transcript.Record, res Result) (Input, Result) {
 	rc := res.Report.Recovery
 	if rc == nil || rc.Record == "" {
 		return Input{Records: records}, res

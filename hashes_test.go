@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -29,7 +31,7 @@ func TestRequestHashes(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	var b strings.Builder
 	for _, f := range files {
-		tr, err := ReadFile(f, ReadOptions{})
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		require.NoError(t, err)
 		for _, window := range []int{0, 40_000} {
 			p, err := New(Config{Model: sessionModel(tr.Records), ContextWindow: window, Tokens: corpusCounter,

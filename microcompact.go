@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // ClearedToolResultText is the content a tool result has after time-based microcompact cleared
@@ -140,10 +142,10 @@ type mcLedger struct {
 // loadMicrocompact reads every microcompact decision of records (all of them, not only the
 // chain's: decisions sit beside the chain). An id deleted twice keeps its first pin. sc, when
 // it covers records, lists the decisions (nil: every record is read).
-func loadMicrocompact(records []Record, sc *Scan) *mcLedger {
+func loadMicrocompact(records []transcript.Record, sc *transcript.Scan) *mcLedger {
 	l := &mcLedger{cleared: map[string]string{}, by: map[string]string{}, deleted: map[string]string{}, pinEdits: map[string][]string{}}
-	sc.Each(records, ScanMicrocompact, func(_ int, r *Record) {
-		if r.Type != TypeSystem || r.Subtype != SubtypeMicrocompact || r.Microcompact == nil {
+	sc.Each(records, transcript.ScanMicrocompact, func(_ int, r *transcript.Record) {
+		if r.Type != transcript.TypeSystem || r.Subtype != transcript.SubtypeMicrocompact || r.Microcompact == nil {
 			return
 		}
 		d := r.Microcompact
@@ -191,17 +193,17 @@ type resultRef struct {
 
 // clearedResult is the cleared form of tr: same id and error flag, placeholder content.
 // It depends on nothing else, so a re-applied clearing is byte-identical to the first.
-func clearedResult(tr *ToolResult) *ToolResult {
-	return &ToolResult{
+func clearedResult(tr *transcript.ToolResult) *transcript.ToolResult {
+	return &transcript.ToolResult{
 		ToolUseID:     tr.ToolUseID,
-		Content:       []Block{&Text{Text: ClearedToolResultText}},
+		Content:       []transcript.Block{&transcript.Text{Text: ClearedToolResultText}},
 		StringContent: true,
 		IsError:       tr.IsError,
 	}
 }
 
 // withCacheReference returns a copy of tr whose cache_reference is its tool_use id.
-func withCacheReference(tr *ToolResult) *ToolResult {
+func withCacheReference(tr *transcript.ToolResult) *transcript.ToolResult {
 	c := *tr
 	c.CacheReference = tr.ToolUseID
 	return &c
@@ -227,12 +229,14 @@ func (p *Pipeline) microcompact(t *turn) error {
 	var refs []resultRef
 	for i := range t.items {
 		for j, b := range t.items[i].blocks {
-			if tr, ok := b.(*ToolResult); ok {
+			if tr, ok := b.(*transcript.ToolResult); ok {
 				refs = append(refs, resultRef{item: i, block: j, id: tr.ToolUseID})
 			}
 		}
 	}
-	cur := func(r resultRef) *ToolResult { return t.items[r.item].blocks[r.block].(*ToolResult) }
+	cur := func(r resultRef) *transcript.ToolResult {
+		return t.items[r.item].blocks[r.block].(*transcript.ToolResult)
+	}
 
 	// Re-apply recorded clearings, whatever the clock says.
 	for _, r := range refs {
@@ -303,7 +307,7 @@ func (p *Pipeline) microcompact(t *turn) error {
 func idleGap(t *turn) (time.Duration, int) {
 	lastAsst := -1
 	for i := len(t.items) - 1; i >= 0; i-- {
-		if it := &t.items[i]; it.role == RoleAssistant {
+		if it := &t.items[i]; it.role == transcript.RoleAssistant {
 			if lastAsst < 0 {
 				lastAsst = i
 			}
@@ -350,7 +354,7 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 		}
 		freed := 0
 		for _, r := range byID[id] {
-			old := t.items[r.item].blocks[r.block].(*ToolResult)
+			old := t.items[r.item].blocks[r.block].(*transcript.ToolResult)
 			freed += p.counter.Block(old) - p.counter.Block(clearedResult(old))
 		}
 		if freed <= 0 {
@@ -360,7 +364,7 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 		saved += freed
 		for _, r := range byID[id] {
 			it := &t.items[r.item]
-			old := it.blocks[r.block].(*ToolResult)
+			old := it.blocks[r.block].(*transcript.ToolResult)
 			nb := clearedResult(old)
 			it.setBlock(r.block, nb)
 			rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: r.id, Tokens: p.counter.Block(nb) - p.counter.Block(old),
@@ -371,9 +375,9 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 	if len(ids) == 0 {
 		return
 	}
-	rec := t.newDecision(SubtypeMicrocompact, mcTriggerTime+"\x00"+strings.Join(ids, "\x00"),
+	rec := t.newDecision(transcript.SubtypeMicrocompact, mcTriggerTime+"\x00"+strings.Join(ids, "\x00"),
 		fmt.Sprintf("Cleared %d old tool results after %s idle", len(ids), gap.Round(time.Second)))
-	rec.Microcompact = &MicrocompactDecision{
+	rec.Microcompact = &transcript.MicrocompactDecision{
 		Trigger:           mcTriggerTime,
 		ClearedToolUseIDs: ids,
 		GapMinutes:        math.Round(gap.Minutes()*100) / 100,
@@ -409,7 +413,7 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 	limit := markerItemStart(t.items, t.in.SkipCacheWrite)
 	pin := -1
 	for i := len(t.items) - 1; i >= 0; i-- {
-		if it := &t.items[i]; it.role == RoleUser && it.rec != nil {
+		if it := &t.items[i]; it.role == transcript.RoleUser && it.rec != nil {
 			pin = i
 			break
 		}
@@ -430,7 +434,7 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 			continue
 		}
 		it := &t.items[r.item]
-		old := it.blocks[r.block].(*ToolResult)
+		old := it.blocks[r.block].(*transcript.ToolResult)
 		n := p.counter.Block(old)
 		it.setBlock(r.block, withCacheReference(old))
 		if slices.Contains(ids, r.id) {
@@ -445,9 +449,9 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 	if len(ids) == 0 {
 		return
 	}
-	rec := t.newDecision(SubtypeMicrocompact, mcTriggerCached+"\x00"+pinUUID+"\x00"+strings.Join(ids, "\x00"),
+	rec := t.newDecision(transcript.SubtypeMicrocompact, mcTriggerCached+"\x00"+pinUUID+"\x00"+strings.Join(ids, "\x00"),
 		fmt.Sprintf("Deleted %d old tool results from the prompt cache at %d tokens", len(ids), live))
-	rec.Microcompact = &MicrocompactDecision{
+	rec.Microcompact = &transcript.MicrocompactDecision{
 		Trigger:           mcTriggerCached,
 		ClearedToolUseIDs: ids,
 		TokensSaved:       saved,
@@ -470,18 +474,18 @@ func (p *Pipeline) emitCacheEdits(t *turn, l *mcLedger, marked map[string]int) {
 	}
 	byUUID := map[string]int{}
 	for i := range t.items {
-		if t.items[i].rec != nil && t.items[i].role == RoleUser {
+		if t.items[i].rec != nil && t.items[i].role == transcript.RoleUser {
 			byUUID[t.items[i].uuid] = i
 		}
 	}
 	var filePos map[string]int // built only when a pin left the view
-	edits := map[int][]CacheEdit{}
+	edits := map[int][]transcript.CacheEdit{}
 	var targets []int
 	for _, pin := range l.pins {
-		var es []CacheEdit
+		var es []transcript.CacheEdit
 		for _, id := range l.pinEdits[pin] {
 			if _, ok := marked[id]; ok {
-				es = append(es, CacheEdit{Type: "delete", CacheReference: id})
+				es = append(es, transcript.CacheEdit{Type: "delete", CacheReference: id})
 			}
 		}
 		if len(es) == 0 {
@@ -506,7 +510,7 @@ func (p *Pipeline) emitCacheEdits(t *turn, l *mcLedger, marked map[string]int) {
 	rep := t.report.stage("microcompact")
 	for _, i := range targets {
 		it := &t.items[i]
-		it.blocks = append(slices.Clip(it.blocks), &CacheEdits{Edits: edits[i]})
+		it.blocks = append(slices.Clip(it.blocks), &transcript.CacheEdits{Edits: edits[i]})
 		it.owned = true
 		rep.add(Action{Kind: ActionMarked, UUID: it.uuid,
 			Detail: fmt.Sprintf("cache_edits: %d deletions", len(edits[i]))})
@@ -514,7 +518,7 @@ func (p *Pipeline) emitCacheEdits(t *turn, l *mcLedger, marked map[string]int) {
 }
 
 // recordPositions maps each uuid to its first position in the file.
-func recordPositions(records []Record) map[string]int {
+func recordPositions(records []transcript.Record) map[string]int {
 	m := make(map[string]int, len(records))
 	for i := range records {
 		if u := records[i].UUID; u != "" {
@@ -534,7 +538,7 @@ func nextUserItem(items []item, pos map[string]int, pin string) int {
 		return -1
 	}
 	for i := range items {
-		if it := &items[i]; it.role == RoleUser && it.rec != nil {
+		if it := &items[i]; it.role == transcript.RoleUser && it.rec != nil {
 			if q, ok := pos[it.uuid]; ok && q > pp {
 				return i
 			}
@@ -549,7 +553,7 @@ func nextUserItem(items []item, pos map[string]int, pin string) int {
 // form none. It returns 0 when no message will carry the marker.
 func markerItemStart(items []item, skipWrite bool) int {
 	var starts []int
-	var prev Role
+	var prev transcript.Role
 	for i := range items {
 		if len(items[i].blocks) == 0 {
 			continue
@@ -594,7 +598,7 @@ func cacheEditing(req *Request, c *Counter) (deleted int, editing bool) {
 	}
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if tr, ok := b.(*ToolResult); ok && refs[tr.CacheReference] {
+			if tr, ok := b.(*transcript.ToolResult); ok && refs[tr.CacheReference] {
 				delete(refs, tr.CacheReference)
 				deleted += c.Block(tr)
 			}
@@ -609,7 +613,7 @@ func cacheDeletedRefs(req *Request) map[string]bool {
 	var refs map[string]bool
 	for _, m := range req.Messages {
 		for _, b := range m.Content {
-			if ce, ok := b.(*CacheEdits); ok {
+			if ce, ok := b.(*transcript.CacheEdits); ok {
 				if refs == nil {
 					refs = map[string]bool{}
 				}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -94,8 +96,8 @@ func TestMicrocompactTime(t *testing.T) {
 			}
 			require.Len(t, mcAppend(res), 1)
 			d := mcAppend(res)[0]
-			assert.Equal(t, SubtypeMicrocompact, d.Subtype)
-			assert.Equal(t, TypeSystem, d.Type)
+			assert.Equal(t, transcript.SubtypeMicrocompact, d.Subtype)
+			assert.Equal(t, transcript.TypeSystem, d.Type)
 			assert.Empty(t, d.ParentUUID)
 			require.NotNil(t, d.Microcompact)
 			assert.Equal(t, "time", d.Microcompact.Trigger)
@@ -117,14 +119,14 @@ func TestMicrocompactClearsErrorsAndPersistedOutput(t *testing.T) {
 	k := newTK()
 	k.user("go")
 	k.assistant(toolUse("e1", "Bash"))
-	k.results(&ToolResult{ToolUseID: "e1", IsError: true, StringContent: true,
-		Content: []Block{&Text{Text: "<tool_use_error>" + mcBody("e1") + "</tool_use_error>"}}})
+	k.results(&transcript.ToolResult{ToolUseID: "e1", IsError: true, StringContent: true,
+		Content: []transcript.Block{&transcript.Text{Text: "<tool_use_error>" + mcBody("e1") + "</tool_use_error>"}}})
 	k.assistant(toolUse("p1", "Read"))
-	k.results(&ToolResult{ToolUseID: "p1", Content: []Block{&Text{Text: "<persisted-output>\nOutput too large. Preview:\n" + mcBody("p1") + "</persisted-output>"}}})
+	k.results(&transcript.ToolResult{ToolUseID: "p1", Content: []transcript.Block{&transcript.Text{Text: "<persisted-output>\nOutput too large. Preview:\n" + mcBody("p1") + "</persisted-output>"}}})
 	k.assistant(toolUse("k1", "Read"))
 	k.results(result("k1", mcBody("k1")))
 	k.assistant(text("ok"))
-	before := k.recs[2].Message.Content[0].(*ToolResult)
+	before := k.recs[2].Message.Content[0].(*transcript.ToolResult)
 
 	p := mcPipeline(t, k.at(3*time.Hour), MicrocompactConfig{KeepRecent: 1})
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
@@ -161,7 +163,7 @@ func TestMicrocompactReapply(t *testing.T) {
 	assert.Equal(t, first.Append, again.Append)
 
 	// Persist the decisions through JSON, as the caller would.
-	recs := roundTrip(t, append(append([]Record(nil), k.recs...), first.Append...))
+	recs := roundTrip(t, append(append([]transcript.Record(nil), k.recs...), first.Append...))
 
 	for _, tc := range []struct {
 		name string
@@ -196,7 +198,7 @@ func TestMicrocompactReapply(t *testing.T) {
 
 	t.Run("new turn under the gap keeps the prefix", func(t *testing.T) {
 		k2 := *k
-		k2.recs = append([]Record(nil), recs...)
+		k2.recs = append([]transcript.Record(nil), recs...)
 		k2.user("and now?")
 		k2.assistant(toolUse("mc_08", "Read"))
 		k2.results(result("mc_08", mcBody("mc_08")))
@@ -283,8 +285,8 @@ func TestMicrocompactCached(t *testing.T) {
 			last := len(res.Request.Messages) - 1
 			assert.Equal(t, last, at[0])
 			msg := res.Request.Messages[last]
-			assert.Equal(t, RoleUser, msg.Role)
-			assert.Equal(t, KindCacheEdits, msg.Content[len(msg.Content)-1].Kind())
+			assert.Equal(t, transcript.RoleUser, msg.Role)
+			assert.Equal(t, transcript.KindCacheEdits, msg.Content[len(msg.Content)-1].Kind())
 			var refs []string
 			for _, e := range edits {
 				assert.Equal(t, "delete", e.Type)
@@ -391,16 +393,16 @@ func TestMicrocompactCachedItems(t *testing.T) {
 	k, _ := mcCachedSession()
 	p := mcPipeline(t, k.at(0), MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta, CachedTriggerTokens: 1, KeepRecent: 6})
 	in := &Input{Records: k.recs}
-	chain, err := BuildChain(in.Records, ChainOptions{})
+	chain, err := transcript.BuildChain(in.Records, transcript.ChainOptions{})
 	require.NoError(t, err)
 	tn := p.newTurn(t.Context(), in, chain)
 	require.NoError(t, p.microcompact(tn))
 	last := tn.items[len(tn.items)-1]
 	require.Equal(t, k.recs[len(k.recs)-1].UUID, last.uuid)
 	require.True(t, last.owned)
-	ce, ok := last.blocks[len(last.blocks)-1].(*CacheEdits)
+	ce, ok := last.blocks[len(last.blocks)-1].(*transcript.CacheEdits)
 	require.True(t, ok, "cache_edits is the pinned item's last block")
-	assert.Equal(t, []CacheEdit{{Type: "delete", CacheReference: "mc_01"}}, ce.Edits)
+	assert.Equal(t, []transcript.CacheEdit{{Type: "delete", CacheReference: "mc_01"}}, ce.Edits)
 	// The record itself is untouched.
 	assert.Len(t, k.recs[len(k.recs)-1].Message.Content, 1)
 	for _, r := range k.recs {
@@ -408,7 +410,7 @@ func TestMicrocompactCachedItems(t *testing.T) {
 			continue
 		}
 		for _, b := range r.Message.Content {
-			if tr, ok := b.(*ToolResult); ok {
+			if tr, ok := b.(*transcript.ToolResult); ok {
 				assert.Empty(t, tr.CacheReference, "transcript block modified")
 			}
 		}
@@ -422,9 +424,9 @@ func TestMicrocompactCachedPinSnipped(t *testing.T) {
 	k.assistant(text("answer"))
 	k.user("later prompt")
 	pinned := k.recs[len(k.recs)-3] // "next question"
-	require.Equal(t, TypeUser, pinned.Type)
-	dec := Record{Type: TypeSystem, Subtype: SubtypeMicrocompact, UUID: "dec-1",
-		Microcompact: &MicrocompactDecision{Trigger: "cached", ClearedToolUseIDs: []string{"mc_01"}, PinnedUUID: "not-in-view"}}
+	require.Equal(t, transcript.TypeUser, pinned.Type)
+	dec := transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeMicrocompact, UUID: "dec-1",
+		Microcompact: &transcript.MicrocompactDecision{Trigger: "cached", ClearedToolUseIDs: []string{"mc_01"}, PinnedUUID: "not-in-view"}}
 	k.decision(dec)
 	p := mcPipeline(t, k.at(0), MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta})
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
@@ -466,12 +468,12 @@ func TestMicrocompactConfigValidate(t *testing.T) {
 
 // mcCacheEdits returns every cache_edits deletion of the request and the message indexes of
 // the cache_edits blocks.
-func mcCacheEdits(req Request) ([]CacheEdit, []int) {
-	var edits []CacheEdit
+func mcCacheEdits(req Request) ([]transcript.CacheEdit, []int) {
+	var edits []transcript.CacheEdit
 	var at []int
 	for i, m := range req.Messages {
 		for _, b := range m.Content {
-			if ce, ok := b.(*CacheEdits); ok {
+			if ce, ok := b.(*transcript.CacheEdits); ok {
 				edits = append(edits, ce.Edits...)
 				at = append(at, i)
 			}
@@ -487,7 +489,7 @@ func mcAssertRefsBeforeMarker(t *testing.T, req Request) {
 	marker := -1
 	for i, m := range req.Messages {
 		for _, b := range m.Content {
-			if CacheControlOf(b) != nil {
+			if transcript.CacheControlOf(b) != nil {
 				marker = i
 			}
 		}
@@ -495,7 +497,7 @@ func mcAssertRefsBeforeMarker(t *testing.T, req Request) {
 	require.GreaterOrEqual(t, marker, 0, "a message marker")
 	for i, m := range req.Messages {
 		for _, b := range m.Content {
-			if tr, ok := b.(*ToolResult); ok && tr.CacheReference != "" {
+			if tr, ok := b.(*transcript.ToolResult); ok && tr.CacheReference != "" {
 				assert.Less(t, i, marker, "cache_reference %s", tr.CacheReference)
 			}
 		}
@@ -504,10 +506,10 @@ func mcAssertRefsBeforeMarker(t *testing.T, req Request) {
 
 // mcAppend returns the microcompact decisions among the records a turn appends (other
 // stages append their own).
-func mcAppend(res Result) []Record {
-	var out []Record
+func mcAppend(res Result) []transcript.Record {
+	var out []transcript.Record
 	for _, r := range res.Append {
-		if r.Subtype == SubtypeMicrocompact {
+		if r.Subtype == transcript.SubtypeMicrocompact {
 			out = append(out, r)
 		}
 	}
@@ -545,8 +547,8 @@ func TestMicrocompactCachedDeterministic(t *testing.T) {
 // clears them, even when there are more of them than KeepRecent.
 func TestMicrocompactTimeKeepsUnseenResults(t *testing.T) {
 	k, ids := mcSession("Read", "Read") // mc_01, mc_02: answered
-	var tus []Block
-	var trs []*ToolResult
+	var tus []transcript.Block
+	var trs []*transcript.ToolResult
 	for i := 3; i <= 9; i++ { // mc_03..mc_09: seven parallel calls, not answered yet
 		id := fmt.Sprintf("mc_%02d", i)
 		ids = append(ids, id)
@@ -652,11 +654,11 @@ func TestUsageCacheDeleted(t *testing.T) {
 		{`{"input_tokens":5,"cache_deleted_input_tokens":"x"}`, 0},
 		{`{"input_tokens":5,"cache_deleted_input_tokens":-3}`, 0},
 	} {
-		var u Usage
+		var u transcript.Usage
 		require.NoError(t, u.UnmarshalJSON([]byte(tc.usage)))
 		assert.Equal(t, tc.want, u.CacheDeletedInputTokens(), tc.usage)
 	}
-	assert.Zero(t, (*Usage)(nil).CacheDeletedInputTokens())
+	assert.Zero(t, (*transcript.Usage)(nil).CacheDeletedInputTokens())
 	_, err := New(Config{Model: "claude-sonnet-4-5", Microcompact: MicrocompactConfig{Cached: true}})
 	assert.ErrorContains(t, err, "Microcompact.Cached needs Microcompact.CacheEditingBeta")
 }

@@ -47,7 +47,7 @@ var mutants = []mutant{
 		"rec, ok := t.recovery.stripped[MediaHash(src)]",
 		"rec, ok := t.recovery.stripped[MediaHash(src)+\"x\"]",
 		"a refused media block is sent again on the turns after the decision that strips it"},
-	{"chain-split-records", "chain.go",
+	{"chain-split-records", "transcript/chain.go",
 		"if m, ok := prevM, prevOK; ok && !OtherThread(r, c.Leaf) && !b.dup(i) {",
 		"if m, ok := prevM, prevOK; false && ok && !OtherThread(r, c.Leaf) && !b.dup(i) {",
 		"the chain no longer re-attaches the other records of a split assistant response"},
@@ -63,7 +63,7 @@ var mutants = []mutant{
 		`c.add("4.8", "thinking", "thinking type %q is not enabled, disabled or adaptive", th.Type)`,
 		"_ = th.Type",
 		"Validate no longer reports an unknown thinking type"},
-	{"chain-sidechains", "chain.go",
+	{"chain-sidechains", "transcript/chain.go",
 		"return leaf != nil && r.IsSidechain != leaf.IsSidechain",
 		"return false",
 		"the chain no longer separates sidechain (subagent) records from the main conversation"},
@@ -95,7 +95,7 @@ var mutants = []mutant{
 		"for changed := true; changed; {",
 		"for changed := false; changed; {",
 		"collapse no longer widens a span over tool pairs and split responses"},
-	{"chain-interrupt-notices", "chain.go",
+	{"chain-interrupt-notices", "transcript/chain.go",
 		"if p := parentOf(r, b.relink); p != \"\" && r.IsInterruptNotice() && !b.dup(i) {",
 		"if p := parentOf(r, b.relink); p != \"\" && r.IsInterruptNotice() && false && !b.dup(i) {",
 		"the chain no longer attaches interrupt notices written under tool results"},
@@ -218,14 +218,14 @@ func TestMutation(t *testing.T) {
 	report("mutation score of %s: %d of %d mutants caught", what, caught, ran)
 }
 
-// runMutantTests runs the tests of the package in dir and returns the top-level tests that
+// runMutantTests runs the tests of the root package and of transcript in dir and returns the top-level tests that
 // failed. err is set when go test failed without a failing test (a build error, a timeout).
 func runMutantTests(dir string) (failed []string, out []byte, err error) {
 	args := []string{"test", "-count=1", "-timeout=20m"}
 	if *mutationRun != "" {
 		args = append(args, "-run", *mutationRun)
 	}
-	cmd := exec.Command("go", append(args, ".")...)
+	cmd := exec.Command("go", append(args, ".", "./transcript")...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), mutantEnv+"=1") // TestMutantsApply stands aside
 	out, err = cmd.CombinedOutput()

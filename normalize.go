@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // NormalizeConfig configures the normalize stage, which turns the view into request messages
@@ -44,14 +46,14 @@ const (
 
 // nblock is one content block on its way to the request, with the record it came from.
 type nblock struct {
-	b    Block
+	b    transcript.Block
 	uuid string // source record ("" for synthesized blocks), for the report
 	bad  bool   // b is a block the provider does not accept here: dropped, or a placeholder
 }
 
 // nmsg is one request message being built.
 type nmsg struct {
-	role Role
+	role transcript.Role
 	// blocks is never written in place: a change gives the message a new slice (an append
 	// to a slice clipped to its length copies it), since the array may be collect's, which a
 	// settled prefix keeps, or the prefix's own (see normPrefix).
@@ -151,7 +153,7 @@ func (p *Pipeline) normalize(t *turn) error {
 	}
 	col := n.collect(pre)
 	msgs, names, from := n.passes(pre, &col)
-	if len(msgs) > 0 && msgs[0].role == RoleAssistant {
+	if len(msgs) > 0 && msgs[0].role == transcript.RoleAssistant {
 		from++ // ends puts a user message before the first
 	}
 	msgs = n.ends(msgs)
@@ -293,7 +295,7 @@ func (n *normalizer) collect(pre *normPrefix) collected {
 	for i, it := range order {
 		if why[i] == skipNone {
 			for _, b := range it.blocks {
-				keys = append(keys, cleanKey{b: b, asst: it.role == RoleAssistant})
+				keys = append(keys, cleanKey{b: b, asst: it.role == transcript.RoleAssistant})
 			}
 		}
 	}
@@ -374,15 +376,15 @@ func needsRules(m *nmsg) bool {
 			return true
 		}
 		switch nb.b.(type) {
-		case *ServerToolUse, *ServerToolResult:
-			if m.role == RoleAssistant {
+		case *transcript.ServerToolUse, *transcript.ServerToolResult:
+			if m.role == transcript.RoleAssistant {
 				return true
 			}
-		case *Thinking, *RedactedThinking:
+		case *transcript.Thinking, *transcript.RedactedThinking:
 			think = true
 		}
 	}
-	if m.role != RoleAssistant || !think {
+	if m.role != transcript.RoleAssistant || !think {
 		return false
 	}
 	return !isThinking(m.blocks[0].b) || isThinking(m.blocks[len(m.blocks)-1].b)
@@ -402,7 +404,7 @@ func (n *normalizer) responseEnds(items []item, prior map[string]struct{}) bool 
 	for i := len(items) - 1; i >= 0; i-- {
 		it := &items[i]
 		last[i] = false
-		if it.role != RoleAssistant || it.msgID == "" {
+		if it.role != transcript.RoleAssistant || it.msgID == "" {
 			continue
 		}
 		if it.msgID != next {
@@ -444,7 +446,7 @@ func (n *normalizer) responseOrder(items []item) ([]*item, []int) {
 	for i := range items {
 		it := &items[i]
 		switch {
-		case it.role == RoleAssistant && it.msgID != "":
+		case it.role == transcript.RoleAssistant && it.msgID != "":
 			cut := -1
 			if it.msgID != open {
 				flush()
@@ -455,7 +457,7 @@ func (n *normalizer) responseOrder(items []item) ([]*item, []int) {
 				flush()
 				open = ""
 			}
-		case open != "" && it.role == RoleUser:
+		case open != "" && it.role == transcript.RoleUser:
 			pending = append(pending, it)
 		default:
 			flush()
@@ -482,7 +484,7 @@ const (
 
 // skipOf says why an item never goes to the provider (see skipReason).
 func skipOf(it *item) skipCode {
-	if it.role != RoleUser && it.role != RoleAssistant {
+	if it.role != transcript.RoleUser && it.role != transcript.RoleAssistant {
 		return skipRole
 	}
 	r := it.rec
@@ -491,7 +493,7 @@ func skipOf(it *item) skipCode {
 		return skipNone
 	case r.IsAPIErrorMessage:
 		return skipAPIError
-	case it.role == RoleAssistant && r.Message != nil && r.Message.Model == "<synthetic>":
+	case it.role == transcript.RoleAssistant && r.Message != nil && r.Message.Model == "<synthetic>":
 		return skipSynthetic
 	case r.IsVirtual:
 		return skipVirtual
@@ -502,7 +504,7 @@ func skipOf(it *item) skipCode {
 }
 
 // skipReason is the report's words for an item of role dropped for c.
-func skipReason(c skipCode, role Role) string {
+func skipReason(c skipCode, role transcript.Role) string {
 	switch c {
 	case skipRole:
 		return fmt.Sprintf("role %q is not sent to the provider", role)
@@ -524,12 +526,12 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 	if len(msgs) == 0 {
 		return msgs
 	}
-	if msgs[0].role == RoleAssistant {
+	if msgs[0].role == transcript.RoleAssistant {
 		n.act(ActionRepaired, msgs[0].blocks[0].uuid, "", "first message was an assistant message: inserted a user message before it", 0)
-		msgs = append([]nmsg{{role: RoleUser, blocks: []nblock{{b: &Text{Text: leadingUserText}}}}}, msgs...)
+		msgs = append([]nmsg{{role: transcript.RoleUser, blocks: []nblock{{b: &transcript.Text{Text: leadingUserText}}}}}, msgs...)
 	}
 	last := &msgs[len(msgs)-1]
-	if last.role != RoleAssistant {
+	if last.role != transcript.RoleAssistant {
 		return msgs
 	}
 	uuid := last.blocks[len(last.blocks)-1].uuid
@@ -539,16 +541,16 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 			text = defaultContinuation
 		}
 		n.act(ActionRepaired, uuid, "", "ended on an assistant message: appended a user continuation", 0)
-		return append(msgs, nmsg{role: RoleUser, blocks: []nblock{{b: &Text{Text: text}}}})
+		return append(msgs, nmsg{role: transcript.RoleUser, blocks: []nblock{{b: &transcript.Text{Text: text}}}})
 	}
 	// A prefill cannot end with whitespace.
 	k := len(last.blocks) - 1
-	if t, ok := last.blocks[k].b.(*Text); ok {
+	if t, ok := last.blocks[k].b.(*transcript.Text); ok {
 		if trimmed := strings.TrimRightFunc(t.Text, isSpaceRune); trimmed != t.Text {
 			n.act(ActionRepaired, uuid, "", "trailing whitespace trimmed from the prefill", 0)
 			// A new array: the message's may be collect's, which a settled prefix takes.
 			last.blocks = slices.Clone(last.blocks)
-			last.blocks[k].b = &Text{Text: trimmed, Citations: t.Citations}
+			last.blocks[k].b = &transcript.Text{Text: trimmed, Citations: t.Citations}
 		}
 	}
 	return msgs
@@ -562,7 +564,7 @@ func emit(msgs []nmsg) []RequestMessage {
 	for _, m := range msgs {
 		total += len(m.blocks)
 	}
-	all := make([]Block, 0, total)
+	all := make([]transcript.Block, 0, total)
 	out := make([]RequestMessage, len(msgs))
 	for i, m := range msgs {
 		start := len(all)
@@ -570,7 +572,7 @@ func emit(msgs []nmsg) []RequestMessage {
 			all = append(all, nb.b)
 		}
 		bs := all[start:len(all):len(all)]
-		if m.role == RoleUser && !slices.IsSortedFunc(bs, byUserRank) {
+		if m.role == transcript.RoleUser && !slices.IsSortedFunc(bs, byUserRank) {
 			slices.SortStableFunc(bs, byUserRank)
 		}
 		out[i] = RequestMessage{Role: m.role, Content: bs}
@@ -580,28 +582,28 @@ func emit(msgs []nmsg) []RequestMessage {
 
 // byUserRank orders the blocks of a user message: tool results, then the other blocks, then
 // cache_edits.
-func byUserRank(a, b Block) int { return userRank(a) - userRank(b) }
+func byUserRank(a, b transcript.Block) int { return userRank(a) - userRank(b) }
 
-func userRank(b Block) int {
+func userRank(b transcript.Block) int {
 	switch b.Kind() {
-	case KindToolResult:
+	case transcript.KindToolResult:
 		return 0
-	case KindCacheEdits:
+	case transcript.KindCacheEdits:
 		return 2
 	}
 	return 1
 }
 
 // toolID returns the tool id a block carries, or "".
-func toolID(b Block) string {
+func toolID(b transcript.Block) string {
 	switch b := b.(type) {
-	case *ToolUse:
+	case *transcript.ToolUse:
 		return b.ID
-	case *ToolResult:
+	case *transcript.ToolResult:
 		return b.ToolUseID
-	case *ServerToolUse:
+	case *transcript.ServerToolUse:
 		return b.ID
-	case *ServerToolResult:
+	case *transcript.ServerToolResult:
 		return b.ToolUseID
 	}
 	return ""

@@ -3,6 +3,8 @@ package agentctx
 import (
 	"fmt"
 	"testing"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // BenchmarkNormalizeSteady measures the normalize stage alone on a steady turn: the Pipeline
@@ -14,7 +16,7 @@ func BenchmarkNormalizeSteady(b *testing.B) {
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			recs := memoSession(turns)
 			p := newTestPipeline(b, Config{ContextWindow: 40_000_000}, normNow)
-			chain, err := BuildChain(recs, ChainOptions{})
+			chain, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}

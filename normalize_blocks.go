@@ -10,47 +10,49 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // clean returns the request form of a top-level block of a role's message; ok is false when
 // the block is dropped (and reported).
-func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
+func (n *normalizer) clean(b transcript.Block, role transcript.Role, uuid string) (nblock, bool) {
 	nb := nblock{b: b, uuid: uuid}
 	bad := nblock{b: b, uuid: uuid, bad: true}
-	user, asst := role == RoleUser, role == RoleAssistant
-	if IsNilBlock(b) {
+	user, asst := role == transcript.RoleUser, role == transcript.RoleAssistant
+	if transcript.IsNilBlock(b) {
 		n.act(ActionDropped, uuid, "", "nil block", 0)
 		return nb, false
 	}
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		if isBlank(b.Text) {
 			n.drop(nb, "empty or whitespace-only text block")
 			return nb, false
 		}
-		nb.b = &Text{Text: b.Text, Citations: nonNull(b.Citations)}
-	case *Image:
+		nb.b = &transcript.Text{Text: b.Text, Citations: nonNull(b.Citations)}
+	case *transcript.Image:
 		if !user {
 			return bad, true
 		}
-		nb.b = n.cleanImage(&Image{Source: b.Source}, uuid, "")
-	case *Document:
+		nb.b = n.cleanImage(&transcript.Image{Source: b.Source}, uuid, "")
+	case *transcript.Document:
 		if !user {
 			return bad, true
 		}
-		nb.b = n.cleanDocument(&Document{Source: b.Source, Title: b.Title, Context: b.Context, Citations: nonNull(b.Citations)}, uuid, "")
-	case *ToolUse:
+		nb.b = n.cleanDocument(&transcript.Document{Source: b.Source, Title: b.Title, Context: b.Context, Citations: nonNull(b.Citations)}, uuid, "")
+	case *transcript.ToolUse:
 		if !asst {
 			return bad, true
 		}
-		nb.b = &ToolUse{ID: n.fixID(b.ID, uuid), Name: n.fixName(b.Name, uuid), Input: n.objectInput(b.Input, b.ID, uuid)}
-	case *ToolResult:
+		nb.b = &transcript.ToolUse{ID: n.fixID(b.ID, uuid), Name: n.fixName(b.Name, uuid), Input: n.objectInput(b.Input, b.ID, uuid)}
+	case *transcript.ToolResult:
 		if !user {
 			return bad, true
 		}
 		nb.b = n.cleanResult(b, uuid)
-	case *Thinking:
+	case *transcript.Thinking:
 		if !asst {
 			return bad, true
 		}
@@ -67,7 +69,7 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 			return nb, false
 		}
 		nb.b = cleanThinking(b)
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		if !asst {
 			return bad, true
 		}
@@ -80,25 +82,25 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 			return nb, false
 		}
 		if len(b.Extra) > 0 {
-			nb.b = &RedactedThinking{Data: b.Data}
+			nb.b = &transcript.RedactedThinking{Data: b.Data}
 		}
-	case *ServerToolUse:
+	case *transcript.ServerToolUse:
 		if !asst {
 			return bad, true
 		}
-		nb.b = &ServerToolUse{ID: n.fixID(b.ID, uuid), Name: b.Name, Input: n.objectInput(b.Input, b.ID, uuid)}
-	case *ServerToolResult:
+		nb.b = &transcript.ServerToolUse{ID: n.fixID(b.ID, uuid), Name: b.Name, Input: n.objectInput(b.Input, b.ID, uuid)}
+	case *transcript.ServerToolResult:
 		if !asst {
 			return bad, true
 		}
-		nb.b = &ServerToolResult{Type: b.Type, ToolUseID: n.fixID(b.ToolUseID, uuid), Content: b.Content}
-	case *CacheEdits:
+		nb.b = &transcript.ServerToolResult{Type: b.Type, ToolUseID: n.fixID(b.ToolUseID, uuid), Content: b.Content}
+	case *transcript.CacheEdits:
 		if !user {
 			n.drop(nb, "cache_edits block outside a user message")
 			return nb, false
 		}
-	case *UnknownBlock:
-		if !user || b.Type != KindSearchResult {
+	case *transcript.UnknownBlock:
+		if !user || b.Type != transcript.KindSearchResult {
 			return bad, true
 		}
 	default:
@@ -109,37 +111,37 @@ func (n *normalizer) clean(b Block, role Role, uuid string) (nblock, bool) {
 }
 
 // cleanResult rebuilds a tool_result with only the content the provider accepts in one.
-func (n *normalizer) cleanResult(b *ToolResult, uuid string) *ToolResult {
+func (n *normalizer) cleanResult(b *transcript.ToolResult, uuid string) *transcript.ToolResult {
 	id := n.fixID(b.ToolUseID, uuid)
-	var content []Block
-	var bad []Block
+	var content []transcript.Block
+	var bad []transcript.Block
 	for _, cb := range b.Content {
-		if IsNilBlock(cb) {
+		if transcript.IsNilBlock(cb) {
 			n.act(ActionDropped, uuid, id, "nil block in tool_result "+id, 0)
 			continue
 		}
 		switch cb := cb.(type) {
-		case *Text:
+		case *transcript.Text:
 			if isBlank(cb.Text) {
 				if len(b.Content) > 1 {
 					n.drop(nblock{b: cb, uuid: uuid}, "empty or whitespace-only text in tool_result "+id)
 				}
 				continue
 			}
-			content = append(content, &Text{Text: cb.Text, Citations: nonNull(cb.Citations)})
-		case *Image:
-			content = append(content, n.cleanImage(&Image{Source: cb.Source}, uuid, id))
-		case *Document:
-			content = append(content, n.cleanDocument(&Document{Source: cb.Source, Title: cb.Title, Context: cb.Context, Citations: nonNull(cb.Citations)}, uuid, id))
-		case *ToolReference:
+			content = append(content, &transcript.Text{Text: cb.Text, Citations: nonNull(cb.Citations)})
+		case *transcript.Image:
+			content = append(content, n.cleanImage(&transcript.Image{Source: cb.Source}, uuid, id))
+		case *transcript.Document:
+			content = append(content, n.cleanDocument(&transcript.Document{Source: cb.Source, Title: cb.Title, Context: cb.Context, Citations: nonNull(cb.Citations)}, uuid, id))
+		case *transcript.ToolReference:
 			if n.declared[cb.ToolName] {
-				content = append(content, &ToolReference{ToolName: cb.ToolName})
+				content = append(content, &transcript.ToolReference{ToolName: cb.ToolName})
 				continue
 			}
 			n.act(ActionRepaired, uuid, id, fmt.Sprintf("tool_reference to %q, which Input.Tools does not declare, sent as text", cb.ToolName), 0)
-			content = append(content, &Text{Text: fmt.Sprintf(toolReferenceText, cb.ToolName)})
-		case *UnknownBlock:
-			if cb.Type == KindSearchResult {
+			content = append(content, &transcript.Text{Text: fmt.Sprintf(toolReferenceText, cb.ToolName)})
+		case *transcript.UnknownBlock:
+			if cb.Type == transcript.KindSearchResult {
 				content = append(content, cb)
 				continue
 			}
@@ -151,17 +153,17 @@ func (n *normalizer) cleanResult(b *ToolResult, uuid string) *ToolResult {
 	for i, cb := range bad {
 		if i == 0 && len(content) == 0 {
 			n.act(ActionRepaired, uuid, id, fmt.Sprintf("unsupported %s block in tool_result replaced by a text placeholder", cb.Kind()), 0)
-			content = append(content, &Text{Text: fmt.Sprintf(unsupportedBlockText, cb.Kind())})
+			content = append(content, &transcript.Text{Text: fmt.Sprintf(unsupportedBlockText, cb.Kind())})
 			continue
 		}
 		n.act(ActionDropped, uuid, id, fmt.Sprintf("unsupported %s block in tool_result", cb.Kind()), -n.p.counter.Block(cb))
 	}
 	if len(content) == 0 {
 		n.act(ActionRepaired, uuid, id, "empty tool_result content replaced by "+emptyResultText, 0)
-		content = []Block{&Text{Text: emptyResultText}}
+		content = []transcript.Block{&transcript.Text{Text: emptyResultText}}
 	}
-	str := b.StringContent && len(content) == 1 && content[0].Kind() == KindText
-	return &ToolResult{ToolUseID: id, Content: content, StringContent: str, IsError: b.IsError, CacheReference: b.CacheReference}
+	str := b.StringContent && len(content) == 1 && content[0].Kind() == transcript.KindText
+	return &transcript.ToolResult{ToolUseID: id, Content: content, StringContent: str, IsError: b.IsError, CacheReference: b.CacheReference}
 }
 
 // objectInput returns a tool call's input as a JSON object: {} for a missing, null or
@@ -253,7 +255,7 @@ func (n *normalizer) tools(prefix []nameUse, msgs []nmsg, stubs map[string]stub)
 	}
 	for _, m := range msgs {
 		for _, nb := range m.blocks {
-			if tu, ok := nb.b.(*ToolUse); ok && !n.declared[tu.Name] {
+			if tu, ok := nb.b.(*transcript.ToolUse); ok && !n.declared[tu.Name] {
 				if _, seen := firstUse[tu.Name]; !seen {
 					firstUse[tu.Name] = nb
 					missing = append(missing, tu.Name)

@@ -5,12 +5,14 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // hostileUsers returns a transcript of n consecutive user prompt records and one answer.
-func hostileUsers(n int) []Record {
+func hostileUsers(n int) []transcript.Record {
 	k := newTK()
 	for i := range n {
 		k.user(fmt.Sprintf("prompt %d", i))
@@ -22,19 +24,19 @@ func hostileUsers(n int) []Record {
 // hostileParallel returns one response of n tool calls written one record each (sharing
 // message.id), then the n results, each parented on its tool_use record, as Claude Code
 // writes parallel calls.
-func hostileParallel(n int) []Record {
+func hostileParallel(n int) []transcript.Record {
 	k := newTK()
 	k.user("go")
-	uses := make([]Block, n)
+	uses := make([]transcript.Block, n)
 	for i := range uses {
 		uses[i] = toolUse(fmt.Sprintf("t%d", i), "Read")
 	}
 	k.assistant(uses...)
 	holders := k.recs[1:]
 	for i := range n {
-		r := k.next(TypeUser)
+		r := k.next(transcript.TypeUser)
 		r.ParentUUID = holders[i].UUID
-		r.Message = &Message{Role: RoleUser, Content: []Block{result(fmt.Sprintf("t%d", i), "ok")}}
+		r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{result(fmt.Sprintf("t%d", i), "ok")}}
 		k.add(r)
 	}
 	k.assistant(text("done"))
@@ -43,7 +45,7 @@ func hostileParallel(n int) []Record {
 
 // hostileStreamed returns one response of n tool calls whose results were written while it
 // streamed: tool_use record, its result, the next tool_use record (same message.id), …
-func hostileStreamed(n int) []Record {
+func hostileStreamed(n int) []transcript.Record {
 	k := newTK()
 	k.user("go")
 	k.assistant(toolUse("t0", "Read"))
@@ -59,7 +61,7 @@ func hostileStreamed(n int) []Record {
 func BenchmarkNormalizeHostile(b *testing.B) {
 	for _, shape := range []struct {
 		name string
-		gen  func(int) []Record
+		gen  func(int) []transcript.Record
 	}{{"users", hostileUsers}, {"parallel", hostileParallel}, {"streamed", hostileStreamed}} {
 		for _, n := range []int{5000, 40000} {
 			recs := shape.gen(n)
@@ -85,7 +87,7 @@ func TestNormalizeHostileLinear(t *testing.T) {
 	const n = 1000
 	for _, shape := range []struct {
 		name string
-		gen  func(int) []Record
+		gen  func(int) []transcript.Record
 		want func(n int) []int // blocks per request message
 	}{
 		{"users", hostileUsers, func(n int) []int { return []int{n, 1, 1} }},
@@ -102,10 +104,10 @@ func TestNormalizeHostileLinear(t *testing.T) {
 
 // normalizeAlloc runs the normalize stage alone over the chain of recs, checks the number of
 // blocks of each request message and returns the bytes normalize allocated.
-func normalizeAlloc(t *testing.T, recs []Record, want []int) uint64 {
+func normalizeAlloc(t *testing.T, recs []transcript.Record, want []int) uint64 {
 	t.Helper()
 	p := newTestPipeline(t, Config{}, normNow)
-	chain, err := BuildChain(recs, ChainOptions{})
+	chain, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	tn := p.newTurn(t.Context(), &Input{Records: recs}, chain)
 	tn.report.stage("normalize")

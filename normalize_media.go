@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Media the provider would reject. A base64 image is sent with the media type its bytes show
@@ -16,7 +18,7 @@ import (
 
 // cleanImage checks a base64 image of the request (b is the request's own copy) and returns
 // it, with its media type corrected, or the marker that replaces it.
-func (n *normalizer) cleanImage(b *Image, uuid, id string) Block {
+func (n *normalizer) cleanImage(b *transcript.Image, uuid, id string) transcript.Block {
 	s := &b.Source
 	if s.Type != "base64" {
 		return b
@@ -41,7 +43,7 @@ func (n *normalizer) cleanImage(b *Image, uuid, id string) Block {
 
 // cleanDocument checks a base64 document of the request and returns it, or the marker that
 // replaces it.
-func (n *normalizer) cleanDocument(b *Document, uuid, id string) Block {
+func (n *normalizer) cleanDocument(b *transcript.Document, uuid, id string) transcript.Block {
 	if b.Source.Type != "base64" {
 		return b
 	}
@@ -51,8 +53,8 @@ func (n *normalizer) cleanDocument(b *Document, uuid, id string) Block {
 	return n.mediaMarker(b, documentNotDecoded, "document data is not valid base64", uuid, id)
 }
 
-func (n *normalizer) mediaMarker(b Block, marker, why, uuid, id string) Block {
-	t := &Text{Text: marker}
+func (n *normalizer) mediaMarker(b transcript.Block, marker, why, uuid, id string) transcript.Block {
+	t := &transcript.Text{Text: marker}
 	n.act(ActionRepaired, uuid, id, why+": replaced by a text marker", n.p.counter.Block(t)-n.p.counter.Block(b))
 	return t
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -37,7 +39,9 @@ func mediaSamples(t *testing.T) map[string]string {
 // too) with each repair reported.
 func TestNormalizeMedia(t *testing.T) {
 	data := mediaSamples(t)
-	img := func(mt, d string) *Image { return &Image{Source: MediaSource{Type: "base64", MediaType: mt, Data: d}} }
+	img := func(mt, d string) *transcript.Image {
+		return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: mt, Data: d}}
+	}
 	lines := func(d string) string { // the same base64, in lines of 76 characters
 		var b strings.Builder
 		for len(d) > 76 {
@@ -48,7 +52,7 @@ func TestNormalizeMedia(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		block  Block
+		block  transcript.Block
 		want   string // media type sent, or the marker text
 		action string // "" for none
 	}{
@@ -66,28 +70,28 @@ func TestNormalizeMedia(t *testing.T) {
 		{"broken tail", img("image/png", data["png"][:len(data["png"])-1]), imageNotDecodedText, "not valid base64"},
 		{"padding inside", img("image/png", "iVBORw=="+data["png"]), imageNotDecodedText, "not valid base64"},
 		{"bad byte in lines", img("image/jpeg", lines(data["jpeg"])+"*"), imageNotDecodedText, "not valid base64"},
-		{"url image is not read", &Image{Source: MediaSource{Type: "url", URL: "https://example.com/x.png"}}, "", ""},
-		{"document that does not decode", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: "%PDF"}}, documentNotDecoded, "document data is not valid base64: replaced by a text marker"},
-		{"document that decodes", &Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: base64.StdEncoding.EncodeToString([]byte("%PDF-1.4"))}}, "application/pdf", ""},
+		{"url image is not read", &transcript.Image{Source: transcript.MediaSource{Type: "url", URL: "https://example.com/x.png"}}, "", ""},
+		{"document that does not decode", &transcript.Document{Source: transcript.MediaSource{Type: "base64", MediaType: "application/pdf", Data: "%PDF"}}, documentNotDecoded, "document data is not valid base64: replaced by a text marker"},
+		{"document that decodes", &transcript.Document{Source: transcript.MediaSource{Type: "base64", MediaType: "application/pdf", Data: base64.StdEncoding.EncodeToString([]byte("%PDF-1.4"))}}, "application/pdf", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			k := newTK()
 			k.user("look")
-			r := k.next(TypeUser)
-			r.Message = &Message{Role: RoleUser, Content: []Block{text("here"), tt.block}}
+			r := k.next(transcript.TypeUser)
+			r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("here"), tt.block}}
 			k.add(r)
 			k.assistant(toolUse("t1", "Read"))
-			k.results(&ToolResult{ToolUseID: "t1", Content: []Block{tt.block}})
+			k.results(&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{tt.block}})
 			res := normPrepare(t, normConfig(), Input{Records: k.recs, Tools: []Tool{valReadTool}})
 			results, _ := toolResults(res.Request)
-			for _, got := range []Block{res.Request.Messages[0].Content[2], results["t1"].Content[0]} {
+			for _, got := range []transcript.Block{res.Request.Messages[0].Content[2], results["t1"].Content[0]} {
 				switch got := got.(type) {
-				case *Image:
+				case *transcript.Image:
 					assert.Equal(t, tt.want, got.Source.MediaType)
-				case *Document:
+				case *transcript.Document:
 					assert.Equal(t, tt.want, got.Source.MediaType)
-				case *Text:
+				case *transcript.Text:
 					assert.Equal(t, tt.want, got.Text)
 				}
 			}
@@ -105,8 +109,8 @@ func TestNormalizeMedia(t *testing.T) {
 	// The transcript's blocks are left as they were.
 	b := img("image/png", data["jpeg"])
 	k := newTK()
-	r := k.next(TypeUser)
-	r.Message = &Message{Role: RoleUser, Content: []Block{b}}
+	r := k.next(transcript.TypeUser)
+	r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{b}}
 	k.add(r)
 	normPrepare(t, normConfig(), Input{Records: k.recs})
 	assert.Equal(t, "image/png", b.Source.MediaType)

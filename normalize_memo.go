@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/memo"
 )
 
@@ -42,7 +44,7 @@ type cleanMemo struct {
 
 // cleanKey names a block as the message of one role holds it.
 type cleanKey struct {
-	b    Block
+	b    transcript.Block
 	asst bool // the message is an assistant message; else a user message
 }
 
@@ -81,17 +83,17 @@ type partSig struct {
 // context and citations.
 type mediaSig struct {
 	doc            bool
-	src            MediaSource
+	src            transcript.MediaSource
 	title, context string
 	cit            json.RawMessage
 }
 
 // mediaSigOf returns the signature of an image or a document, which memoable accepts.
-func mediaSigOf(b Block) *mediaSig {
+func mediaSigOf(b transcript.Block) *mediaSig {
 	switch b := b.(type) {
-	case *Image:
+	case *transcript.Image:
 		return &mediaSig{src: b.Source}
-	case *Document:
+	case *transcript.Document:
 		return &mediaSig{doc: true, src: b.Source, title: b.Title, context: b.Context, cit: b.Citations}
 	}
 	return nil
@@ -99,15 +101,15 @@ func mediaSigOf(b Block) *mediaSig {
 
 // sameMedia reports whether b is an image or a document of m's kind whose fields m holds, as
 // values: equal strings (and byte slices of the same array) compare in constant time.
-func (m *mediaSig) sameMedia(b Block) bool {
-	var src *MediaSource
+func (m *mediaSig) sameMedia(b transcript.Block) bool {
+	var src *transcript.MediaSource
 	switch b := b.(type) {
-	case *Image:
+	case *transcript.Image:
 		if m.doc || b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		src = &b.Source
-	case *Document:
+	case *transcript.Document:
 		if !m.doc || b == nil || len(b.Extra) > 0 || b.Title != m.title || b.Context != m.context || !equalBytes(b.Citations, m.cit) {
 			return false
 		}
@@ -170,12 +172,12 @@ const (
 // meets the id or name, so reporting nothing does not make its cleaning a function of the
 // block alone), or it holds a tool_reference (sent as one only to a tool Input.Tools
 // declares). The clean memo does not keep such a block.
-func turnDependent(b Block) bool {
+func turnDependent(b transcript.Block) bool {
 	switch b := b.(type) {
-	case *ToolUse:
+	case *transcript.ToolUse:
 		return !validToolID(b.ID) || !validToolName(b.Name)
-	case *ToolResult:
-		return !validToolID(b.ToolUseID) || slices.ContainsFunc(b.Content, func(cb Block) bool { return cb.Kind() == KindToolReference })
+	case *transcript.ToolResult:
+		return !validToolID(b.ToolUseID) || slices.ContainsFunc(b.Content, func(cb transcript.Block) bool { return cb.Kind() == transcript.KindToolReference })
 	}
 	return false
 }
@@ -184,20 +186,20 @@ func turnDependent(b Block) bool {
 // (server tools, unknown blocks), a tool_result holding anything but text, images, documents
 // and tool_references, a block with unknown fields (but text, tool_use, tool_result and
 // tool_reference, whose cleaning drops them), or a nil block.
-func memoable(b Block) bool {
+func memoable(b transcript.Block) bool {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		return b != nil
-	case *ToolUse:
+	case *transcript.ToolUse:
 		return b != nil
-	case *ToolResult:
+	case *transcript.ToolResult:
 		if b == nil {
 			return false
 		}
 		for _, cb := range b.Content {
 			switch cb.(type) {
-			case *Text, *ToolReference:
-				if IsNilBlock(cb) {
+			case *transcript.Text, *transcript.ToolReference:
+				if transcript.IsNilBlock(cb) {
 					return false
 				}
 			default:
@@ -207,20 +209,20 @@ func memoable(b Block) bool {
 			}
 		}
 		return true
-	case *Thinking:
+	case *transcript.Thinking:
 		return b != nil && len(b.Extra) == 0
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		return b != nil && len(b.Extra) == 0
 	}
 	return memoableMedia(b)
 }
 
 // memoableMedia reports whether b is an image or a document without unknown fields.
-func memoableMedia(b Block) bool {
+func memoableMedia(b transcript.Block) bool {
 	switch b := b.(type) {
-	case *Image:
+	case *transcript.Image:
 		return b != nil && len(b.Extra) == 0 && len(b.Source.Extra) == 0
-	case *Document:
+	case *transcript.Document:
 		return b != nil && len(b.Extra) == 0 && len(b.Source.Extra) == 0
 	}
 	return false
@@ -228,34 +230,34 @@ func memoableMedia(b Block) bool {
 
 // signature returns the fields of b that clean reads, and false for a block the memo does
 // not keep (see memoable).
-func signature(b Block) (cleanSig, bool) {
+func signature(b transcript.Block) (cleanSig, bool) {
 	var s cleanSig
 	if !memoable(b) {
 		return s, false
 	}
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		s.kind, s.s[0], s.raw = sigText, b.Text, b.Citations
-	case *ToolUse:
+	case *transcript.ToolUse:
 		s.kind, s.s[0], s.s[1], s.raw = sigToolUse, b.ID, b.Name, b.Input
-	case *ToolResult:
+	case *transcript.ToolResult:
 		s.kind, s.s[0], s.s[1], s.flags = sigToolResult, b.ToolUseID, b.CacheReference, [2]bool{b.StringContent, b.IsError}
 		s.parts = make([]partSig, len(b.Content))
 		for i, cb := range b.Content {
 			switch cb := cb.(type) {
-			case *Text:
+			case *transcript.Text:
 				s.parts[i] = partSig{text: cb.Text, cit: cb.Citations}
-			case *ToolReference:
+			case *transcript.ToolReference:
 				s.parts[i] = partSig{text: cb.ToolName, ref: true}
 			default:
 				s.parts[i] = partSig{media: mediaSigOf(cb)}
 			}
 		}
-	case *Thinking:
+	case *transcript.Thinking:
 		s.kind, s.s[0], s.s[1] = sigThinking, b.Thinking, b.Signature
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		s.kind, s.s[0] = sigRedactedThinking, b.Data
-	case *Image, *Document:
+	case *transcript.Image, *transcript.Document:
 		s.kind, s.media = sigMedia, mediaSigOf(b)
 	}
 	return s, true
@@ -265,13 +267,13 @@ func signature(b Block) (cleanSig, bool) {
 // in every field its cleaning reads, and whether declared (Input.Tools) declares each tool it
 // references as it did: clean makes the same block of it. Equal strings and byte slices of
 // the same array compare in constant time.
-func (s *cleanSig) same(b Block, declared map[string]bool) bool {
+func (s *cleanSig) same(b transcript.Block, declared map[string]bool) bool {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		return s.kind == sigText && b != nil && b.Text == s.s[0] && equalBytes(b.Citations, s.raw)
-	case *ToolUse:
+	case *transcript.ToolUse:
 		return s.kind == sigToolUse && b != nil && b.ID == s.s[0] && b.Name == s.s[1] && equalBytes(b.Input, s.raw)
-	case *ToolResult:
+	case *transcript.ToolResult:
 		if s.kind != sigToolResult || b == nil || b.ToolUseID != s.s[0] || b.CacheReference != s.s[1] ||
 			[2]bool{b.StringContent, b.IsError} != s.flags || len(b.Content) != len(s.parts) {
 			return false
@@ -280,7 +282,7 @@ func (s *cleanSig) same(b Block, declared map[string]bool) bool {
 			p := &s.parts[i]
 			switch {
 			case p.ref:
-				if r, ok := cb.(*ToolReference); !ok || r == nil || r.ToolName != p.text || declared[p.text] != p.declared {
+				if r, ok := cb.(*transcript.ToolReference); !ok || r == nil || r.ToolName != p.text || declared[p.text] != p.declared {
 					return false
 				}
 			case p.media != nil:
@@ -288,17 +290,17 @@ func (s *cleanSig) same(b Block, declared map[string]bool) bool {
 					return false
 				}
 			default:
-				if t, ok := cb.(*Text); !ok || t == nil || t.Text != p.text || !equalBytes(t.Citations, p.cit) {
+				if t, ok := cb.(*transcript.Text); !ok || t == nil || t.Text != p.text || !equalBytes(t.Citations, p.cit) {
 					return false
 				}
 			}
 		}
 		return true
-	case *Thinking:
+	case *transcript.Thinking:
 		return s.kind == sigThinking && b != nil && b.Thinking == s.s[0] && b.Signature == s.s[1] && len(b.Extra) == 0
-	case *RedactedThinking:
+	case *transcript.RedactedThinking:
 		return s.kind == sigRedactedThinking && b != nil && b.Data == s.s[0] && len(b.Extra) == 0
-	case *Image, *Document:
+	case *transcript.Image, *transcript.Document:
 		return s.kind == sigMedia && s.media.sameMedia(b)
 	}
 	return false
@@ -364,7 +366,7 @@ func grow[T any](s []T, n int) []T {
 }
 
 // sameFields reports whether a and b were read from lines holding the same fields.
-func sameFields(a, b *MediaSource) bool {
+func sameFields(a, b *transcript.MediaSource) bool {
 	ap, an := a.FieldBits()
 	bp, bn := b.FieldBits()
 	return ap == bp && an == bn

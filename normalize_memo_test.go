@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -55,7 +57,7 @@ func TestNormalizeMemoWarmMatchesCold(t *testing.T) {
 			if spec.Transcript != "" {
 				src = filepath.Join(dir, spec.Transcript)
 			}
-			tr, err := ReadFile(src, ReadOptions{Strict: true})
+			tr, err := transcript.ReadFile(src, transcript.ReadOptions{Strict: true})
 			require.NoError(t, err)
 			cold, err := New(spec.config())
 			require.NoError(t, err)
@@ -82,48 +84,50 @@ func TestNormalizeMemoWarmMatchesCold(t *testing.T) {
 func TestNormalizeMemoFieldReassigned(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
-		change func(recs []Record)
+		change func(recs []transcript.Record)
 	}{
-		{"text", func(recs []Record) { blockOf[*Text](recs, 0).Text = "another prompt" }},
-		{"text made blank", func(recs []Record) { blockOf[*Text](recs, 0).Text = "  " }},
-		{"text citations", func(recs []Record) { blockOf[*Text](recs, 0).Citations = json.RawMessage(`[]`) }},
-		{"tool_use input", func(recs []Record) { blockOf[*ToolUse](recs, 0).Input = json.RawMessage(`{"path":"b"}`) }},
-		{"tool_use input not an object", func(recs []Record) { blockOf[*ToolUse](recs, 0).Input = json.RawMessage(`[1]`) }},
-		{"tool_use id", func(recs []Record) { blockOf[*ToolUse](recs, 0).ID = "bad id" }},
-		{"tool_use name", func(recs []Record) { blockOf[*ToolUse](recs, 0).Name = "Edit" }},
-		{"tool_result id", func(recs []Record) { blockOf[*ToolResult](recs, 0).ToolUseID = "t9" }},
-		{"tool_result error", func(recs []Record) { blockOf[*ToolResult](recs, 0).IsError = true }},
-		{"tool_result string content", func(recs []Record) { blockOf[*ToolResult](recs, 0).StringContent = false }},
-		{"tool_result content element", func(recs []Record) {
-			blockOf[*ToolResult](recs, 0).Content[0] = &Text{Text: "other output"}
+		{"text", func(recs []transcript.Record) { blockOf[*transcript.Text](recs, 0).Text = "another prompt" }},
+		{"text made blank", func(recs []transcript.Record) { blockOf[*transcript.Text](recs, 0).Text = "  " }},
+		{"text citations", func(recs []transcript.Record) { blockOf[*transcript.Text](recs, 0).Citations = json.RawMessage(`[]`) }},
+		{"tool_use input", func(recs []transcript.Record) {
+			blockOf[*transcript.ToolUse](recs, 0).Input = json.RawMessage(`{"path":"b"}`)
 		}},
-		{"tool_result content text", func(recs []Record) {
-			blockOf[*ToolResult](recs, 0).Content[0].(*Text).Text = "changed output"
+		{"tool_use input not an object", func(recs []transcript.Record) { blockOf[*transcript.ToolUse](recs, 0).Input = json.RawMessage(`[1]`) }},
+		{"tool_use id", func(recs []transcript.Record) { blockOf[*transcript.ToolUse](recs, 0).ID = "bad id" }},
+		{"tool_use name", func(recs []transcript.Record) { blockOf[*transcript.ToolUse](recs, 0).Name = "Edit" }},
+		{"tool_result id", func(recs []transcript.Record) { blockOf[*transcript.ToolResult](recs, 0).ToolUseID = "t9" }},
+		{"tool_result error", func(recs []transcript.Record) { blockOf[*transcript.ToolResult](recs, 0).IsError = true }},
+		{"tool_result string content", func(recs []transcript.Record) { blockOf[*transcript.ToolResult](recs, 0).StringContent = false }},
+		{"tool_result content element", func(recs []transcript.Record) {
+			blockOf[*transcript.ToolResult](recs, 0).Content[0] = &transcript.Text{Text: "other output"}
 		}},
-		{"tool_result content invalid UTF-8", func(recs []Record) {
-			blockOf[*ToolResult](recs, 0).Content[0].(*Text).Text = "bad \xff byte"
+		{"tool_result content text", func(recs []transcript.Record) {
+			blockOf[*transcript.ToolResult](recs, 0).Content[0].(*transcript.Text).Text = "changed output"
 		}},
-		{"thinking signature", func(recs []Record) { blockOf[*Thinking](recs, 0).Signature = "" }},
-		{"thinking text", func(recs []Record) { blockOf[*Thinking](recs, 0).Thinking = "other thought" }},
-		{"thinking extra", func(recs []Record) {
-			blockOf[*Thinking](recs, 0).Extra = map[string]json.RawMessage{"encrypted_content": json.RawMessage(`"x"`)}
+		{"tool_result content invalid UTF-8", func(recs []transcript.Record) {
+			blockOf[*transcript.ToolResult](recs, 0).Content[0].(*transcript.Text).Text = "bad \xff byte"
 		}},
-		{"redacted_thinking data", func(recs []Record) { blockOf[*RedactedThinking](recs, 0).Data = "" }},
-		{"image data not base64", func(recs []Record) { blockOf[*Image](recs, 0).Source.Data = "not base64!" }},
-		{"image media type", func(recs []Record) { blockOf[*Image](recs, 0).Source.MediaType = "image/gif" }},
-		{"image source", func(recs []Record) {
-			blockOf[*Image](recs, 0).Source = MediaSource{Type: "url", URL: "https://example.com/a.png"}
+		{"thinking signature", func(recs []transcript.Record) { blockOf[*transcript.Thinking](recs, 0).Signature = "" }},
+		{"thinking text", func(recs []transcript.Record) { blockOf[*transcript.Thinking](recs, 0).Thinking = "other thought" }},
+		{"thinking extra", func(recs []transcript.Record) {
+			blockOf[*transcript.Thinking](recs, 0).Extra = map[string]json.RawMessage{"encrypted_content": json.RawMessage(`"x"`)}
 		}},
-		{"image extra", func(recs []Record) {
-			blockOf[*Image](recs, 0).Extra = map[string]json.RawMessage{"x": json.RawMessage(`1`)}
+		{"redacted_thinking data", func(recs []transcript.Record) { blockOf[*transcript.RedactedThinking](recs, 0).Data = "" }},
+		{"image data not base64", func(recs []transcript.Record) { blockOf[*transcript.Image](recs, 0).Source.Data = "not base64!" }},
+		{"image media type", func(recs []transcript.Record) { blockOf[*transcript.Image](recs, 0).Source.MediaType = "image/gif" }},
+		{"image source", func(recs []transcript.Record) {
+			blockOf[*transcript.Image](recs, 0).Source = transcript.MediaSource{Type: "url", URL: "https://example.com/a.png"}
 		}},
-		{"document title", func(recs []Record) { blockOf[*Document](recs, 0).Title = "a title" }},
-		{"document data not base64", func(recs []Record) { blockOf[*Document](recs, 0).Source.Data = "%%%" }},
-		{"tool_result image element", func(recs []Record) { blockOf[*ToolResult](recs, 1).Content[1] = pngBlock(32) }},
-		{"tool_result image data", func(recs []Record) {
-			blockOf[*ToolResult](recs, 1).Content[1].(*Image).Source.Data = "not base64!"
+		{"image extra", func(recs []transcript.Record) {
+			blockOf[*transcript.Image](recs, 0).Extra = map[string]json.RawMessage{"x": json.RawMessage(`1`)}
 		}},
-		{"record uuid", func(recs []Record) {
+		{"document title", func(recs []transcript.Record) { blockOf[*transcript.Document](recs, 0).Title = "a title" }},
+		{"document data not base64", func(recs []transcript.Record) { blockOf[*transcript.Document](recs, 0).Source.Data = "%%%" }},
+		{"tool_result image element", func(recs []transcript.Record) { blockOf[*transcript.ToolResult](recs, 1).Content[1] = pngBlock(32) }},
+		{"tool_result image data", func(recs []transcript.Record) {
+			blockOf[*transcript.ToolResult](recs, 1).Content[1].(*transcript.Image).Source.Data = "not base64!"
+		}},
+		{"record uuid", func(recs []transcript.Record) {
 			for i := range recs {
 				if recs[i].UUID == recs[1].UUID {
 					recs[i].UUID = "renamed"
@@ -133,9 +137,9 @@ func TestNormalizeMemoFieldReassigned(t *testing.T) {
 				}
 			}
 		}},
-		{"message role", func(recs []Record) {
-			r := recordOf[*ToolUse](recs)
-			r.Type, r.Message.Role = TypeUser, RoleUser
+		{"message role", func(recs []transcript.Record) {
+			r := recordOf[*transcript.ToolUse](recs)
+			r.Type, r.Message.Role = transcript.TypeUser, transcript.RoleUser
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,29 +165,29 @@ func TestNormalizeMemoFieldReassigned(t *testing.T) {
 const memoSignature = "EqQBCkYIBxgCKkBzYW1wbGUgc2lnbmF0dXJlIGZvciBhIHRlc3QgY2FzZQ=="
 
 // memoTranscript returns a small transcript holding each kind of block the clean memo keeps.
-func memoTranscript() []Record {
+func memoTranscript() []transcript.Record {
 	k := newTK()
 	k.userBlocks(text("read the file"), pngBlock(64),
-		&Document{Source: MediaSource{Type: "base64", MediaType: "application/pdf", Data: base64.StdEncoding.EncodeToString([]byte("%PDF-1.4 a page"))}})
-	k.assistant(&Thinking{Thinking: "let me look", Signature: memoSignature}, &RedactedThinking{Data: "opaque"},
-		&ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`{"path":"a"}`)})
-	k.results(&ToolResult{ToolUseID: "t1", Content: []Block{&Text{Text: "file body"}}, StringContent: true})
+		&transcript.Document{Source: transcript.MediaSource{Type: "base64", MediaType: "application/pdf", Data: base64.StdEncoding.EncodeToString([]byte("%PDF-1.4 a page"))}})
+	k.assistant(&transcript.Thinking{Thinking: "let me look", Signature: memoSignature}, &transcript.RedactedThinking{Data: "opaque"},
+		&transcript.ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`{"path":"a"}`)})
+	k.results(&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{&transcript.Text{Text: "file body"}}, StringContent: true})
 	k.assistant(text("done"))
 	k.user("and the screen?")
-	k.assistant(&ToolUse{ID: "t2", Name: "Screenshot", Input: json.RawMessage(`{}`)})
-	k.results(&ToolResult{ToolUseID: "t2", Content: []Block{text("the screen"), pngBlock(64)}})
+	k.assistant(&transcript.ToolUse{ID: "t2", Name: "Screenshot", Input: json.RawMessage(`{}`)})
+	k.results(&transcript.ToolResult{ToolUseID: "t2", Content: []transcript.Block{text("the screen"), pngBlock(64)}})
 	k.assistant(text("seen"))
 	return k.recs
 }
 
 // memoSession returns a session of the given number of turns, each a prompt, a response of
 // thinking, text and a tool call, its result and an answer.
-func memoSession(turns int) []Record {
+func memoSession(turns int) []transcript.Record {
 	k := newTK()
 	for i := range turns {
 		k.user(fmt.Sprintf("question %d", i))
 		id := fmt.Sprintf("t%d", i)
-		k.assistant(&Thinking{Thinking: fmt.Sprintf("thought %d", i), Signature: memoSignature},
+		k.assistant(&transcript.Thinking{Thinking: fmt.Sprintf("thought %d", i), Signature: memoSignature},
 			text(fmt.Sprintf("reading %d", i)), toolUse(id, "Read"))
 		k.results(result(id, fmt.Sprintf("contents %d", i)))
 		k.assistant(text(fmt.Sprintf("answer %d", i)))
@@ -192,7 +196,7 @@ func memoSession(turns int) []Record {
 }
 
 // blockOf returns the i-th block of type B in recs, in record order.
-func blockOf[B Block](recs []Record, i int) B {
+func blockOf[B transcript.Block](recs []transcript.Record, i int) B {
 	for _, r := range recs {
 		if r.Message == nil {
 			continue
@@ -210,7 +214,7 @@ func blockOf[B Block](recs []Record, i int) B {
 }
 
 // recordOf returns the first record that holds a block of type B.
-func recordOf[B Block](recs []Record) *Record {
+func recordOf[B transcript.Block](recs []transcript.Record) *transcript.Record {
 	for i := range recs {
 		if recs[i].Message == nil {
 			continue
@@ -258,7 +262,7 @@ func TestNormalizeSteadyAllocs(t *testing.T) {
 	allocs := func(turns int) float64 {
 		recs := memoSession(turns)
 		p := newTestPipeline(t, Config{ContextWindow: 40_000_000}, normNow)
-		chain, err := BuildChain(recs, ChainOptions{})
+		chain, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 		require.NoError(t, err)
 		const runs = 5
 		turnsIn := make([]*turn, runs+2)
@@ -306,11 +310,11 @@ func TestNormalizeMemoBounded(t *testing.T) {
 func TestNormalizeMemoRewriteFirstMet(t *testing.T) {
 	k := newTK()
 	k.user("q0")
-	k.assistant(text("one"), &ToolUse{ID: "x1", Name: "bad name!", Input: json.RawMessage(`{}`)})
+	k.assistant(text("one"), &transcript.ToolUse{ID: "x1", Name: "bad name!", Input: json.RawMessage(`{}`)})
 	k.results(result("x1", "r1"))
 	start := len(k.recs)
 	k.user("q1")
-	k.assistant(text("two"), &ToolUse{ID: "x2", Name: "bad name!", Input: json.RawMessage(`{}`)})
+	k.assistant(text("two"), &transcript.ToolUse{ID: "x2", Name: "bad name!", Input: json.RawMessage(`{}`)})
 	k.results(result("x2", "r2"))
 	k.assistant(text("done"))
 	k.user("q2")

@@ -3,6 +3,8 @@ package agentctx
 import (
 	"fmt"
 	"slices"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // tidy merges same-role neighbours, applies the per-message rules and drops empty
@@ -30,12 +32,12 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 				// (pairing, thinking rules): the placeholder keeps the message.
 				nb := m.lost[0]
 				n.act(ActionRepaired, nb.uuid, toolID(nb.b), fmt.Sprintf("%s block not accepted in a %s message: replaced by a text placeholder", nb.b.Kind(), m.role), 0)
-				m.blocks = append(slices.Clip(m.blocks), nblock{b: &Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
+				m.blocks = append(slices.Clip(m.blocks), nblock{b: &transcript.Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
 				m.lost = nil
 				m.tidied = false
 			}
 			if hasContent(m) {
-				if m.role == RoleUser {
+				if m.role == transcript.RoleUser {
 					if len(carry) > 0 {
 						m.blocks = append(slices.Clip(m.blocks), carry...)
 						m.tidied = false
@@ -52,7 +54,7 @@ func (n *normalizer) tidy(msgs []nmsg) []nmsg {
 				// or join its neighbours across the prefix's end.
 				n.crossed = true
 			}
-			edits := slices.DeleteFunc(slices.Clone(m.blocks), func(nb nblock) bool { return nb.b.Kind() != KindCacheEdits })
+			edits := slices.DeleteFunc(slices.Clone(m.blocks), func(nb nblock) bool { return nb.b.Kind() != transcript.KindCacheEdits })
 			uuid := ""
 			if len(m.blocks) > 0 {
 				uuid = m.blocks[0].uuid
@@ -132,7 +134,7 @@ func sameRoleNeighbours(msgs []nmsg) bool {
 // alone do not).
 func hasContent(m nmsg) bool {
 	for _, nb := range m.blocks {
-		if nb.b.Kind() != KindCacheEdits {
+		if nb.b.Kind() != transcript.KindCacheEdits {
 			return true
 		}
 	}
@@ -144,7 +146,7 @@ func hasContent(m nmsg) bool {
 func (n *normalizer) tidyMessage(m *nmsg) {
 	// Unsupported blocks: a placeholder when nothing else would remain, else dropped.
 	if slices.ContainsFunc(m.blocks, func(nb nblock) bool { return nb.bad }) {
-		placeholder := !slices.ContainsFunc(m.blocks, func(nb nblock) bool { return !nb.bad && nb.b.Kind() != KindCacheEdits })
+		placeholder := !slices.ContainsFunc(m.blocks, func(nb nblock) bool { return !nb.bad && nb.b.Kind() != transcript.KindCacheEdits })
 		out := make([]nblock, 0, len(m.blocks))
 		for _, nb := range m.blocks {
 			switch {
@@ -153,7 +155,7 @@ func (n *normalizer) tidyMessage(m *nmsg) {
 			case placeholder:
 				placeholder = false
 				n.act(ActionRepaired, nb.uuid, toolID(nb.b), fmt.Sprintf("%s block not accepted in a %s message: replaced by a text placeholder", nb.b.Kind(), m.role), 0)
-				out = append(out, nblock{b: &Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
+				out = append(out, nblock{b: &transcript.Text{Text: fmt.Sprintf(unsupportedBlockText, nb.b.Kind())}, uuid: nb.uuid})
 			default:
 				n.drop(nb, fmt.Sprintf("%s block not accepted in a %s message", nb.b.Kind(), m.role))
 				m.lost = append(m.lost, nb)
@@ -161,7 +163,7 @@ func (n *normalizer) tidyMessage(m *nmsg) {
 		}
 		m.blocks = out
 	}
-	if m.role != RoleAssistant {
+	if m.role != transcript.RoleAssistant {
 		return
 	}
 	n.pairServerTools(m)

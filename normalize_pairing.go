@@ -2,6 +2,8 @@ package agentctx
 
 import (
 	"slices"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // pairServerTools keeps each server_tool_use with the first server tool result after it in
@@ -15,13 +17,13 @@ func (n *normalizer) pairServerTools(m *nmsg) {
 	drop := map[int]string{}
 	for k, nb := range m.blocks {
 		switch b := nb.b.(type) {
-		case *ServerToolUse:
+		case *transcript.ServerToolUse:
 			if _, dup := uses[b.ID]; dup {
 				drop[k] = "duplicate server_tool_use id"
 				continue
 			}
 			uses[b.ID] = k
-		case *ServerToolResult:
+		case *transcript.ServerToolResult:
 			if _, ok := uses[b.ToolUseID]; !ok || paired[b.ToolUseID] {
 				drop[k] = string(b.Type) + " without a server_tool_use before it in the same message"
 				continue
@@ -56,7 +58,7 @@ func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
 	seen := n.sc.seen       // tool_use ids
 	srvSeen := n.sc.srvSeen // server_tool_use ids
 	for i := range msgs {
-		if msgs[i].role != RoleAssistant {
+		if msgs[i].role != transcript.RoleAssistant {
 			continue
 		}
 		var out []nblock
@@ -64,9 +66,9 @@ func (n *normalizer) dedupToolUses(msgs []nmsg) []nmsg {
 			var ids map[string]bool
 			var id, why string
 			switch b := nb.b.(type) {
-			case *ToolUse:
+			case *transcript.ToolUse:
 				ids, id, why = seen, b.ID, "duplicate tool_use id"
-			case *ServerToolUse:
+			case *transcript.ServerToolUse:
 				ids, id, why = srvSeen, b.ID, "duplicate server_tool_use id"
 			}
 			if ids == nil || !ids[id] {
@@ -100,9 +102,9 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 	}
 	useAt := map[string]int{} // tool_use id → assistant message index
 	for i, m := range msgs {
-		if m.role == RoleAssistant {
+		if m.role == transcript.RoleAssistant {
 			for _, nb := range m.blocks {
-				if tu, ok := nb.b.(*ToolUse); ok {
+				if tu, ok := nb.b.(*transcript.ToolUse); ok {
 					useAt[tu.ID] = i
 				}
 			}
@@ -121,11 +123,11 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 	candidates := map[string]int{}
 	changed := false
 	for j, m := range msgs {
-		if m.role != RoleUser {
+		if m.role != transcript.RoleUser {
 			continue
 		}
 		for k, nb := range m.blocks {
-			tr, ok := nb.b.(*ToolResult)
+			tr, ok := nb.b.(*transcript.ToolResult)
 			if !ok {
 				continue
 			}
@@ -149,7 +151,7 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 	}
 	for _, l := range misplaced {
 		nb := msgs[l.msg].blocks[l.blk]
-		id := nb.b.(*ToolResult).ToolUseID
+		id := nb.b.(*transcript.ToolResult).ToolUseID
 		at := useAt[id]
 		changed = true
 		switch _, has := answers[at][id]; {
@@ -167,14 +169,14 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 	out := make([]nmsg, 0, len(msgs)+1)
 	for i := 0; i < len(msgs); i++ {
 		m := msgs[i]
-		if m.role == RoleUser {
-			out = append(out, nmsg{role: RoleUser, blocks: withoutResults(m.blocks), lost: m.lost})
+		if m.role == transcript.RoleUser {
+			out = append(out, nmsg{role: transcript.RoleUser, blocks: withoutResults(m.blocks), lost: m.lost})
 			continue
 		}
 		out = append(out, m)
 		var results []nblock
 		for _, nb := range m.blocks {
-			tu, ok := nb.b.(*ToolUse)
+			tu, ok := nb.b.(*transcript.ToolUse)
 			if !ok {
 				continue
 			}
@@ -184,24 +186,24 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 			}
 			n.act(ActionRepaired, nb.uuid, tu.ID, "tool_use without a tool_result: synthesized an error result", 0)
 			changed = true
-			results = append(results, nblock{b: &ToolResult{ToolUseID: tu.ID, Content: []Block{&Text{Text: interruptedResultText}}, StringContent: true, IsError: true}})
+			results = append(results, nblock{b: &transcript.ToolResult{ToolUseID: tu.ID, Content: []transcript.Block{&transcript.Text{Text: interruptedResultText}}, StringContent: true, IsError: true}})
 		}
 		if len(results) == 0 {
 			continue
 		}
-		if i+1 < len(msgs) && msgs[i+1].role == RoleUser {
+		if i+1 < len(msgs) && msgs[i+1].role == transcript.RoleUser {
 			next := msgs[i+1].blocks
-			if k := slices.IndexFunc(next, func(nb nblock) bool { return nb.b.Kind() != KindToolResult }); k >= 0 &&
-				slices.ContainsFunc(next[k:], func(nb nblock) bool { return nb.b.Kind() == KindToolResult }) {
+			if k := slices.IndexFunc(next, func(nb nblock) bool { return nb.b.Kind() != transcript.KindToolResult }); k >= 0 &&
+				slices.ContainsFunc(next[k:], func(nb nblock) bool { return nb.b.Kind() == transcript.KindToolResult }) {
 				n.act(ActionRepaired, next[k].uuid, "", "tool_result blocks moved before the other content of their message", 0)
 			}
-			out = append(out, nmsg{role: RoleUser, blocks: append(results, withoutResults(next)...), lost: msgs[i+1].lost})
+			out = append(out, nmsg{role: transcript.RoleUser, blocks: append(results, withoutResults(next)...), lost: msgs[i+1].lost})
 			i++
 			continue
 		}
 		n.act(ActionRepaired, m.blocks[0].uuid, "", "inserted a user message for the tool results of an assistant message", 0)
 		changed = true
-		out = append(out, nmsg{role: RoleUser, blocks: results})
+		out = append(out, nmsg{role: transcript.RoleUser, blocks: results})
 	}
 	return out, changed
 }
@@ -209,7 +211,7 @@ func (n *normalizer) pair(msgs []nmsg) ([]nmsg, bool) {
 // isServerTool reports whether nb holds a server_tool_use or a server tool result.
 func isServerTool(nb nblock) bool {
 	switch nb.b.(type) {
-	case *ServerToolUse, *ServerToolResult:
+	case *transcript.ServerToolUse, *transcript.ServerToolResult:
 		return true
 	}
 	return false
@@ -225,7 +227,7 @@ func paired(msgs []nmsg) bool {
 	var uses []nblock // blocks of the previous message when it is an assistant message
 	for i := range msgs {
 		m := &msgs[i]
-		if m.role == RoleAssistant {
+		if m.role == transcript.RoleAssistant {
 			if uses != nil && hasToolUse(uses) {
 				return false // its results would need a user message of their own
 			}
@@ -234,20 +236,20 @@ func paired(msgs []nmsg) bool {
 		}
 		k := 0 // results matched so far
 		for _, u := range uses {
-			tu, ok := u.b.(*ToolUse)
+			tu, ok := u.b.(*transcript.ToolUse)
 			if !ok {
 				continue
 			}
 			if k >= len(m.blocks) {
 				return false
 			}
-			if tr, ok := m.blocks[k].b.(*ToolResult); !ok || tr.ToolUseID != tu.ID {
+			if tr, ok := m.blocks[k].b.(*transcript.ToolResult); !ok || tr.ToolUseID != tu.ID {
 				return false
 			}
 			k++
 		}
 		for _, nb := range m.blocks[k:] {
-			if nb.b.Kind() == KindToolResult {
+			if nb.b.Kind() == transcript.KindToolResult {
 				return false
 			}
 		}
@@ -259,11 +261,11 @@ func paired(msgs []nmsg) bool {
 // hasToolUse reports whether nbs holds a tool_use block.
 func hasToolUse(nbs []nblock) bool {
 	return slices.ContainsFunc(nbs, func(nb nblock) bool {
-		_, ok := nb.b.(*ToolUse)
+		_, ok := nb.b.(*transcript.ToolUse)
 		return ok
 	})
 }
 
 func withoutResults(bs []nblock) []nblock {
-	return slices.DeleteFunc(slices.Clone(bs), func(nb nblock) bool { return nb.b.Kind() == KindToolResult })
+	return slices.DeleteFunc(slices.Clone(bs), func(nb nblock) bool { return nb.b.Kind() == transcript.KindToolResult })
 }

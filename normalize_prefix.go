@@ -3,6 +3,8 @@ package agentctx
 import (
 	"slices"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/memo"
 )
 
@@ -83,7 +85,7 @@ func (pre *normPrefix) stubDefs() map[string]stub {
 type prefixItem struct {
 	uuid    string
 	msgID   string
-	role    Role
+	role    transcript.Role
 	skip    skipCode
 	nblocks int
 }
@@ -172,11 +174,11 @@ func (pre *normPrefix) reachedBy(msgs []nmsg) bool {
 			var ids map[string]struct{}
 			var id string
 			switch b := nb.b.(type) {
-			case *ToolUse:
+			case *transcript.ToolUse:
 				ids, id = pre.toolIDs, b.ID
-			case *ToolResult:
+			case *transcript.ToolResult:
 				ids, id = pre.toolIDs, b.ToolUseID
-			case *ServerToolUse:
+			case *transcript.ServerToolUse:
 				ids, id = pre.srvIDs, b.ID
 			default:
 				continue
@@ -213,7 +215,7 @@ func (pre *normPrefix) extend(n *normalizer, col *collected) {
 			}
 			pre.blocks = append(pre.blocks, sig)
 		}
-		if it.role == RoleAssistant && it.msgID != "" {
+		if it.role == transcript.RoleAssistant && it.msgID != "" {
 			pre.msgIDs = setAdd(pre.msgIDs, it.msgID)
 		}
 	}
@@ -221,7 +223,7 @@ func (pre *normPrefix) extend(n *normalizer, col *collected) {
 	var uses []nblock // the blocks of the previous message when it is an assistant message
 	for _, m := range msgs[:e] {
 		blocks := m.blocks
-		if m.role == RoleUser {
+		if m.role == transcript.RoleUser {
 			if r, _ := answers(uses, blocks); r > 1 {
 				blocks = inUseOrder(uses, blocks, r)
 			}
@@ -230,19 +232,19 @@ func (pre *normPrefix) extend(n *normalizer, col *collected) {
 		start := len(pre.all)
 		pre.all = append(pre.all, blocks...)
 		pre.msgs = append(pre.msgs, nmsg{role: m.role, blocks: pre.all[start:len(pre.all):len(pre.all)], tidied: true})
-		if m.role != RoleAssistant {
+		if m.role != transcript.RoleAssistant {
 			continue
 		}
 		uses = m.blocks
 		for _, nb := range m.blocks {
 			switch b := nb.b.(type) {
-			case *ToolUse:
+			case *transcript.ToolUse:
 				pre.toolIDs = setAdd(pre.toolIDs, b.ID)
 				if _, ok := pre.named[b.Name]; !ok {
 					pre.named = setAdd(pre.named, b.Name)
 					pre.names = append(pre.names, nameUse{name: b.Name, nb: nb})
 				}
-			case *ServerToolUse:
+			case *transcript.ServerToolUse:
 				pre.srvIDs = setAdd(pre.srvIDs, b.ID)
 			}
 		}
@@ -283,8 +285,8 @@ func (n *normalizer) extent(pre *normPrefix, col *collected, msgs []nmsg) (e, p 
 		}
 	}
 	ids, srv := n.sc.extIDs, n.sc.extSrv
-	var uses []nblock // the blocks of the previous message when it is an assistant message
-	var prev Role     // the previous message's role
+	var uses []nblock        // the blocks of the previous message when it is an assistant message
+	var prev transcript.Role // the previous message's role
 	if k := len(pre.msgs); k > 0 {
 		prev = pre.msgs[k-1].role
 	}
@@ -297,15 +299,15 @@ func (n *normalizer) extent(pre *normPrefix, col *collected, msgs []nmsg) (e, p 
 			return e, p
 		}
 		prev = m.role
-		if m.role == RoleAssistant {
+		if m.role == transcript.RoleAssistant {
 			for _, nb := range m.blocks {
 				switch b := nb.b.(type) {
-				case *ToolUse:
+				case *transcript.ToolUse:
 					if _, ok := pre.toolIDs[b.ID]; ok || ids[b.ID] {
 						return e, p
 					}
 					ids[b.ID] = true
-				case *ServerToolUse:
+				case *transcript.ServerToolUse:
 					if _, ok := pre.srvIDs[b.ID]; ok || srv[b.ID] {
 						return e, p
 					}
@@ -332,7 +334,7 @@ func (n *normalizer) extent(pre *normPrefix, col *collected, msgs []nmsg) (e, p 
 func answers(uses, blocks []nblock) (int, bool) {
 	r := 0
 	for _, u := range uses {
-		if _, ok := u.b.(*ToolUse); ok {
+		if _, ok := u.b.(*transcript.ToolUse); ok {
 			r++
 		}
 	}
@@ -340,14 +342,14 @@ func answers(uses, blocks []nblock) (int, bool) {
 		return r, false
 	}
 	for i, nb := range blocks[:r] {
-		tr, ok := nb.b.(*ToolResult)
+		tr, ok := nb.b.(*transcript.ToolResult)
 		if !ok {
 			return r, false
 		}
 		// The tool_use ids are unique: the results answer them all when each answers one
 		// and no two answer the same.
-		if !slices.ContainsFunc(uses, func(u nblock) bool { tu, ok := u.b.(*ToolUse); return ok && tu.ID == tr.ToolUseID }) ||
-			slices.ContainsFunc(blocks[:i], func(nb nblock) bool { return nb.b.(*ToolResult).ToolUseID == tr.ToolUseID }) {
+		if !slices.ContainsFunc(uses, func(u nblock) bool { tu, ok := u.b.(*transcript.ToolUse); return ok && tu.ID == tr.ToolUseID }) ||
+			slices.ContainsFunc(blocks[:i], func(nb nblock) bool { return nb.b.(*transcript.ToolResult).ToolUseID == tr.ToolUseID }) {
 			return r, false
 		}
 	}
@@ -359,8 +361,8 @@ func answers(uses, blocks []nblock) (int, bool) {
 func inUseOrder(uses, blocks []nblock, r int) []nblock {
 	out := make([]nblock, 0, len(blocks))
 	for _, u := range uses {
-		if tu, ok := u.b.(*ToolUse); ok {
-			k := slices.IndexFunc(blocks[:r], func(nb nblock) bool { return nb.b.(*ToolResult).ToolUseID == tu.ID })
+		if tu, ok := u.b.(*transcript.ToolUse); ok {
+			k := slices.IndexFunc(blocks[:r], func(nb nblock) bool { return nb.b.(*transcript.ToolResult).ToolUseID == tu.ID })
 			out = append(out, blocks[k])
 		}
 	}
@@ -368,7 +370,7 @@ func inUseOrder(uses, blocks []nblock, r int) []nblock {
 }
 
 // allMemoable reports whether signature keeps every block of bs.
-func allMemoable(bs []Block) bool {
+func allMemoable(bs []transcript.Block) bool {
 	for _, b := range bs {
 		if !memoable(b) {
 			return false
@@ -379,7 +381,7 @@ func allMemoable(bs []Block) bool {
 
 // hasResult reports whether nbs holds a tool_result block.
 func hasResult(nbs []nblock) bool {
-	return slices.ContainsFunc(nbs, func(nb nblock) bool { return nb.b.Kind() == KindToolResult })
+	return slices.ContainsFunc(nbs, func(nb nblock) bool { return nb.b.Kind() == transcript.KindToolResult })
 }
 
 // setAdd adds key to the set m, making m if it is nil, and returns m.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,12 +21,12 @@ import (
 // too), tool ids and names the provider rejects, a tool_use id used again, a call answered only
 // after the next prompt, a result repeated later, a response going on after a prompt,
 // server tool blocks, API error, synthetic, virtual and display-only records, and a compaction.
-func normMixed(turns int, seed uint64) []Record {
+func normMixed(turns int, seed uint64) []transcript.Record {
 	rng := rand.New(rand.NewPCG(seed, 0x9e11))
 	k := newTK()
-	var unanswered []*ToolResult // results held back, written after a later prompt
-	var answered []string        // ids of calls answered
-	lastMsg := ""                // message id of the last response
+	var unanswered []*transcript.ToolResult // results held back, written after a later prompt
+	var answered []string                   // ids of calls answered
+	lastMsg := ""                           // message id of the last response
 	for i := range turns {
 		switch rng.IntN(14) {
 		case 0:
@@ -41,12 +43,12 @@ func normMixed(turns int, seed uint64) []Record {
 			k.results(tr)
 		}
 		unanswered = nil
-		var blocks []Block
+		var blocks []transcript.Block
 		if rng.IntN(4) == 0 {
-			blocks = append(blocks, &Thinking{Thinking: fmt.Sprintf("thinking %d", i), Signature: memoSignature})
+			blocks = append(blocks, &transcript.Thinking{Thinking: fmt.Sprintf("thinking %d", i), Signature: memoSignature})
 		}
 		blocks = append(blocks, text(fmt.Sprintf("answering %d", i)))
-		var trs []*ToolResult
+		var trs []*transcript.ToolResult
 		for c := range rng.IntN(3) {
 			id, name := fmt.Sprintf("t%d_%d", i, c), "Read"
 			switch rng.IntN(12) {
@@ -59,20 +61,20 @@ func normMixed(turns int, seed uint64) []Record {
 					id = answered[rng.IntN(len(answered))] // a tool_use id used again
 				}
 			}
-			blocks = append(blocks, &ToolUse{ID: id, Name: name, Input: json.RawMessage(`{"path":"x"}`)})
+			blocks = append(blocks, &transcript.ToolUse{ID: id, Name: name, Input: json.RawMessage(`{"path":"x"}`)})
 			trs = append(trs, result(id, fmt.Sprintf("contents %d %d", i, c)))
 		}
 		if rng.IntN(6) == 0 { // a tool search, answered by a tool_reference (sent as one when Input.Tools declares Read)
 			id := fmt.Sprintf("ts%d", i)
-			blocks = append(blocks, &ToolUse{ID: id, Name: "ToolSearch", Input: json.RawMessage(`{"query":"read"}`)})
-			trs = append(trs, &ToolResult{ToolUseID: id, Content: []Block{&ToolReference{ToolName: "Read"}}})
+			blocks = append(blocks, &transcript.ToolUse{ID: id, Name: "ToolSearch", Input: json.RawMessage(`{"query":"read"}`)})
+			trs = append(trs, &transcript.ToolResult{ToolUseID: id, Content: []transcript.Block{&transcript.ToolReference{ToolName: "Read"}}})
 		}
 		if rng.IntN(10) == 0 {
-			blocks = append(blocks, &ServerToolUse{ID: fmt.Sprintf("srv_%d", i), Name: "web_search", Input: json.RawMessage(`{}`)},
-				&ServerToolResult{Type: "web_search_tool_result", ToolUseID: fmt.Sprintf("srv_%d", i), Content: json.RawMessage(`[]`)})
+			blocks = append(blocks, &transcript.ServerToolUse{ID: fmt.Sprintf("srv_%d", i), Name: "web_search", Input: json.RawMessage(`{}`)},
+				&transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: fmt.Sprintf("srv_%d", i), Content: json.RawMessage(`[]`)})
 		}
 		if rng.IntN(8) == 0 {
-			blocks = append(blocks, &Thinking{Thinking: "trailing", Signature: memoSignature})
+			blocks = append(blocks, &transcript.Thinking{Thinking: "trailing", Signature: memoSignature})
 		}
 		k.assistant(blocks...)
 		lastMsg = fmt.Sprintf("msg_%04d", k.msgN)
@@ -105,44 +107,44 @@ func normMixed(turns int, seed uint64) []Record {
 				}
 			case 1: // the last response goes on after a prompt
 				k.user(fmt.Sprintf("meanwhile %d", i))
-				r := k.next(TypeAssistant)
-				r.Message = &Message{ID: lastMsg, Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-					Content: []Block{text("and more")}, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
+				r := k.next(transcript.TypeAssistant)
+				r.Message = &transcript.Message{ID: lastMsg, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+					Content: []transcript.Block{text("and more")}, Usage: &transcript.Usage{InputTokens: 10, OutputTokens: 5}}
 				k.add(r)
 			case 2:
-				r := k.next(TypeAssistant)
+				r := k.next(transcript.TypeAssistant)
 				r.IsAPIErrorMessage = true
-				r.Message = &Message{ID: fmt.Sprintf("err_%d", i), Role: RoleAssistant, Model: SyntheticModel, Content: []Block{text("API Error")}}
+				r.Message = &transcript.Message{ID: fmt.Sprintf("err_%d", i), Role: transcript.RoleAssistant, Model: transcript.SyntheticModel, Content: []transcript.Block{text("API Error")}}
 				k.add(r)
 			case 3:
-				r := k.next(TypeAssistant)
-				r.Message = &Message{ID: fmt.Sprintf("syn_%d", i), Role: RoleAssistant, Model: SyntheticModel, Content: []Block{text("No response requested.")}}
+				r := k.next(transcript.TypeAssistant)
+				r.Message = &transcript.Message{ID: fmt.Sprintf("syn_%d", i), Role: transcript.RoleAssistant, Model: transcript.SyntheticModel, Content: []transcript.Block{text("No response requested.")}}
 				k.add(r)
 			case 4:
-				r := k.next(TypeUser)
+				r := k.next(transcript.TypeUser)
 				r.IsVirtual = true
-				r.Message = &Message{Role: RoleUser, Content: []Block{text("virtual")}}
+				r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("virtual")}}
 				k.add(r)
 			case 5:
-				r := k.next(TypeUser)
+				r := k.next(transcript.TypeUser)
 				r.IsVisibleInTranscriptOnly = true
-				r.Message = &Message{Role: RoleUser, Content: []Block{text("shown only")}}
+				r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("shown only")}}
 				k.add(r)
 			case 6: // an empty assistant record
-				r := k.next(TypeAssistant)
+				r := k.next(transcript.TypeAssistant)
 				k.msgN++
-				r.Message = &Message{ID: fmt.Sprintf("msg_%04d", k.msgN), Role: RoleAssistant, Model: "claude-sonnet-4-5"}
+				r.Message = &transcript.Message{ID: fmt.Sprintf("msg_%04d", k.msgN), Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5"}
 				k.add(r)
 			case 7: // a compaction
-				b := k.next(TypeSystem)
-				b.Subtype, b.ParentUUID, b.LogicalParentUUID = SubtypeCompactBoundary, "", k.recs[len(k.recs)-1].UUID
-				b.CompactMetadata = &CompactMetadata{Trigger: TriggerAuto}
+				b := k.next(transcript.TypeSystem)
+				b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", k.recs[len(k.recs)-1].UUID
+				b.CompactMetadata = &transcript.CompactMetadata{Trigger: TriggerAuto}
 				k.add(b)
 				s := k.user(fmt.Sprintf("summary %d", i))
 				s.IsCompactSummary = true
 			case 8: // a system record on the chain
-				r := k.next(TypeSystem)
-				r.Subtype = SubtypeLocalCommand
+				r := k.next(transcript.TypeSystem)
+				r.Subtype = transcript.SubtypeLocalCommand
 				k.add(r)
 			}
 		}
@@ -168,15 +170,15 @@ func prefixConfigs() map[string]Config {
 // another slice holding the same records, now and then Input.Tools declaring Read), and after
 // each turn compares its request body and report with a new Pipeline's. It returns how many
 // turns started from a settled prefix of the conversation's previous turn.
-func checkPrefixTurns(t *testing.T, all []Record, cfg Config, seed uint64, steps int) int {
+func checkPrefixTurns(t *testing.T, all []transcript.Record, cfg Config, seed uint64, steps int) int {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x5e77))
 	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
 	warm := newTestPipeline(t, cfg, now)
-	buf := make([]Record, 0, len(all)+8)
+	buf := make([]transcript.Record, 0, len(all)+8)
 	prompt, used := 0, 0
 	var tools []Tool
-	newPrompt := func() Record {
+	newPrompt := func() transcript.Record {
 		prompt++
 		return promptAfter(buf, prompt)
 	}
@@ -219,7 +221,7 @@ func checkPrefixTurns(t *testing.T, all []Record, cfg Config, seed uint64, steps
 			buf = buf[:max(0, len(buf)-1-rng.IntN(4))]
 			check("rewound")
 		case op < 10: // the same records in another slice
-			buf = append(make([]Record, 0, len(all)+8), buf...)
+			buf = append(make([]transcript.Record, 0, len(all)+8), buf...)
 			check("another slice")
 		case op < 11: // the tools declared change
 			if tools == nil {
@@ -273,7 +275,7 @@ func TestNormalizePrefixGenerated(t *testing.T) {
 		p := newTestPipeline(t, Config{ContextWindow: 10_000_000}, normNow)
 		turns := 0
 		for i := range k.recs {
-			if k.recs[i].Type != TypeUser || k.recs[i].Message.Content[0].Kind() != KindText {
+			if k.recs[i].Type != transcript.TypeUser || k.recs[i].Message.Content[0].Kind() != transcript.KindText {
 				continue
 			}
 			before := prefixLen(p)
@@ -296,7 +298,7 @@ func TestNormalizePrefixGoldenAndCorpus(t *testing.T) {
 	cfgs := prefixConfigs()
 	for k, path := range transcriptPaths(t) {
 		t.Run(path, func(t *testing.T) {
-			tr, err := ReadFile(path, ReadOptions{})
+			tr, err := transcript.ReadFile(path, transcript.ReadOptions{})
 			if err != nil {
 				t.Skipf("not a transcript: %v", err)
 			}
@@ -327,9 +329,9 @@ func TestNormalizePrefixReach(t *testing.T) {
 		}},
 		{"result for a call of the prefix", func(k *tk) { k.userBlocks(result("toolu_1", "late")) }},
 		{"response of the prefix goes on", func(k *tk) {
-			r := k.next(TypeAssistant)
-			r.Message = &Message{ID: "msg_0002", Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-				Content: []Block{text("more")}, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
+			r := k.next(transcript.TypeAssistant)
+			r.Message = &transcript.Message{ID: "msg_0002", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+				Content: []transcript.Block{text("more")}, Usage: &transcript.Usage{InputTokens: 10, OutputTokens: 5}}
 			k.add(r)
 		}},
 		{"first message after the prefix emptied", func(k *tk) {
@@ -353,11 +355,11 @@ func TestNormalizePrefixReach(t *testing.T) {
 			k.assistant(text("an answer"))
 		}},
 		{"a prefix item changed in value", func(k *tk) {
-			k.recs[0].Message = &Message{Role: RoleUser, Content: []Block{text("another first question")}, StringContent: true}
+			k.recs[0].Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("another first question")}, StringContent: true}
 		}},
 		{"a prefix record given a synthetic message", func(k *tk) {
 			m := *k.recs[len(k.recs)-2].Message
-			m.Model = SyntheticModel
+			m.Model = transcript.SyntheticModel
 			k.recs[len(k.recs)-2].Message = &m
 		}},
 		{"a prefix record shown only in the transcript, in a copy", func(k *tk) {
@@ -409,7 +411,7 @@ func TestNormalizePrefixAfterUncompared(t *testing.T) {
 	k.readTurns(3)
 	k.user("search the docs")
 	k.assistant(text("searching"), toolUse("toolu_s", "DocSearch"))
-	k.results(&ToolResult{ToolUseID: "toolu_s", Content: []Block{&UnknownBlock{Type: KindSearchResult,
+	k.results(&transcript.ToolResult{ToolUseID: "toolu_s", Content: []transcript.Block{&transcript.UnknownBlock{Type: transcript.KindSearchResult,
 		JSON: json.RawMessage(`{"type":"search_result","source":"s","title":"t","content":[{"type":"text","text":"x"}]}`)}}})
 	k.assistant(text("found"))
 	p := newTestPipeline(t, Config{}, normNow)

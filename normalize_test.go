@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,7 +61,7 @@ func normalizeItems(t *testing.T, cfg Config, items []item, tools []Tool) (Reque
 	t.Helper()
 	p, err := New(cfg)
 	require.NoError(t, err)
-	tn := p.newTurn(t.Context(), &Input{Tools: tools}, &Chain{})
+	tn := p.newTurn(t.Context(), &Input{Tools: tools}, &transcript.Chain{})
 	tn.items = items
 	tn.report.stage("normalize")
 	require.NoError(t, p.normalize(tn))
@@ -72,10 +74,12 @@ func normalizeItems(t *testing.T, cfg Config, items []item, tools []Tool) (Reque
 	return tn.req, tn.report
 }
 
-func normUser(uuid string, bs ...Block) item { return item{uuid: uuid, role: RoleUser, blocks: bs} }
+func normUser(uuid string, bs ...transcript.Block) item {
+	return item{uuid: uuid, role: transcript.RoleUser, blocks: bs}
+}
 
-func normAsst(uuid, msgID string, bs ...Block) item {
-	return item{uuid: uuid, role: RoleAssistant, msgID: msgID, blocks: bs}
+func normAsst(uuid, msgID string, bs ...transcript.Block) item {
+	return item{uuid: uuid, role: transcript.RoleAssistant, msgID: msgID, blocks: bs}
 }
 
 // normSketch renders messages one line each: "role: block block …".
@@ -91,13 +95,13 @@ func normSketch(msgs []RequestMessage) string {
 	return b.String()
 }
 
-func normSketchBlock(b Block) string {
+func normSketchBlock(b transcript.Block) string {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		return fmt.Sprintf("text(%s)", b.Text)
-	case *ToolUse:
+	case *transcript.ToolUse:
 		return "tool_use(" + b.ID + ")"
-	case *ToolResult:
+	case *transcript.ToolResult:
 		var s strings.Builder
 		s.WriteString("tool_result(" + b.ToolUseID)
 		if b.IsError {
@@ -107,11 +111,11 @@ func normSketchBlock(b Block) string {
 			s.WriteString(" " + normSketchBlock(c))
 		}
 		return s.String() + ")"
-	case *ServerToolUse:
+	case *transcript.ServerToolUse:
 		return "server_tool_use(" + b.ID + ")"
-	case *ServerToolResult:
+	case *transcript.ServerToolResult:
 		return string(b.Type) + "(" + b.ToolUseID + ")"
-	case *ToolReference:
+	case *transcript.ToolReference:
 		return "tool_reference(" + b.ToolName + ")"
 	}
 	return string(b.Kind())
@@ -139,16 +143,16 @@ func normHasAction(r *Report, kind ActionKind, detail string) bool {
 
 // more appends an assistant record to the response of the previous assistant record (same
 // message id), the way Claude Code writes a block that arrives after a tool result.
-func normMore(k *tk, b Block) {
+func normMore(k *tk, b transcript.Block) {
 	var id string
 	for i := len(k.recs) - 1; i >= 0; i-- {
-		if k.recs[i].Type == TypeAssistant {
+		if k.recs[i].Type == transcript.TypeAssistant {
 			id = k.recs[i].Message.ID
 			break
 		}
 	}
-	r := k.next(TypeAssistant)
-	r.Message = &Message{ID: id, Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5", Content: []Block{b}}
+	r := k.next(transcript.TypeAssistant)
+	r.Message = &transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5", Content: []transcript.Block{b}}
 	k.add(r)
 }
 
@@ -160,7 +164,7 @@ func normPNG(t *testing.T, w, h int) string {
 }
 
 func TestNormalizeTranscripts(t *testing.T) {
-	thinking := func(s string) *Thinking { return &Thinking{Thinking: s, Signature: normSig} }
+	thinking := func(s string) *transcript.Thinking { return &transcript.Thinking{Thinking: s, Signature: normSig} }
 	tests := []struct {
 		name    string
 		build   func(k *tk)
@@ -283,10 +287,10 @@ func TestNormalizeTranscripts(t *testing.T) {
 				"user: tool_result(t1 text(r1))"),
 			check: func(t *testing.T, res Result) {
 				assert.False(t, res.Report.ThinkingUnavailable)
-				th, ok := res.Request.Messages[1].Content[0].(*Thinking)
+				th, ok := res.Request.Messages[1].Content[0].(*transcript.Thinking)
 				require.True(t, ok)
 				assert.Equal(t, normSig, th.Signature)
-				enc, err := MarshalBlock(th)
+				enc, err := transcript.MarshalBlock(th)
 				require.NoError(t, err)
 				assert.Equal(t, `{"type":"thinking","thinking":"hmm","signature":"`+normSig+`"}`, string(enc))
 			},
@@ -295,7 +299,7 @@ func TestNormalizeTranscripts(t *testing.T) {
 			name: "redacted signature cannot be replayed: thinking unavailable",
 			build: func(k *tk) {
 				k.user("think")
-				k.assistant(&Thinking{Thinking: "hmm", Signature: "[REDACTED_SIGNATURE]"}, toolUse("t1", "Read"))
+				k.assistant(&transcript.Thinking{Thinking: "hmm", Signature: "[REDACTED_SIGNATURE]"}, toolUse("t1", "Read"))
 				k.results(result("t1", "r1"))
 			},
 			cfg: normThinkingOn,
@@ -365,12 +369,12 @@ func TestNormalizeTranscripts(t *testing.T) {
 			name: "redacted_thinking passes through unchanged",
 			build: func(k *tk) {
 				k.user("q")
-				k.assistant(&RedactedThinking{Data: "opaque=="}, text("a"))
+				k.assistant(&transcript.RedactedThinking{Data: "opaque=="}, text("a"))
 				k.user("q2")
 			},
 			want: normLines("user: text(q)", "assistant: redacted_thinking text(a)", "user: text(q2)"),
 			check: func(t *testing.T, res Result) {
-				enc, err := MarshalBlock(res.Request.Messages[1].Content[0])
+				enc, err := transcript.MarshalBlock(res.Request.Messages[1].Content[0])
 				require.NoError(t, err)
 				assert.Equal(t, `{"type":"redacted_thinking","data":"opaque=="}`, string(enc))
 			},
@@ -407,14 +411,14 @@ func TestNormalizeTranscripts(t *testing.T) {
 				k.user("q")
 				tu := toolUse("t1", "Read")
 				tu.Extra = map[string]json.RawMessage{"caller": []byte(`{"type":"direct"}`)}
-				tu.CacheControl = Ephemeral()
+				tu.CacheControl = transcript.Ephemeral()
 				k.assistant(text("\n\n"), tu)
 				k.results(result("t1", "r"))
 			},
 			want:    normLines("user: text(q)", "assistant: tool_use(t1)", "user: tool_result(t1 text(r))"),
 			actions: []string{"dropped: empty or whitespace-only text block"},
 			check: func(t *testing.T, res Result) {
-				enc, err := MarshalBlock(res.Request.Messages[1].Content[0])
+				enc, err := transcript.MarshalBlock(res.Request.Messages[1].Content[0])
 				require.NoError(t, err)
 				assert.Equal(t, `{"type":"tool_use","id":"t1","name":"Read","input":{"path":"x"}}`, string(enc))
 			},
@@ -423,14 +427,14 @@ func TestNormalizeTranscripts(t *testing.T) {
 			name: "empty tool input becomes an object",
 			build: func(k *tk) {
 				k.user("q")
-				k.assistant(&ToolUse{ID: "t1", Name: "Read"}, &ToolUse{ID: "t2", Name: "Read", Input: json.RawMessage(`"x"`)})
+				k.assistant(&transcript.ToolUse{ID: "t1", Name: "Read"}, &transcript.ToolUse{ID: "t2", Name: "Read", Input: json.RawMessage(`"x"`)})
 				k.results(result("t1", "r"), result("t2", "r"))
 				k.user("more")
 			},
 			want: normLines("user: text(q)", "assistant: tool_use(t1) tool_use(t2)", "user: tool_result(t1 text(r)) tool_result(t2 text(r)) text(more)"),
 			check: func(t *testing.T, res Result) {
 				for _, b := range res.Request.Messages[1].Content {
-					assert.JSONEq(t, `{}`, string(b.(*ToolUse).Input))
+					assert.JSONEq(t, `{}`, string(b.(*transcript.ToolUse).Input))
 				}
 			},
 			actions: []string{"repaired: tool input missing or null", "repaired: tool input is not a JSON object"},
@@ -438,7 +442,7 @@ func TestNormalizeTranscripts(t *testing.T) {
 		{
 			name: "images stay; image in an assistant message becomes a placeholder",
 			build: func(k *tk) {
-				img := &Image{Source: MediaSource{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgo="}}
+				img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgo="}}
 				r := k.user("see")
 				r.Message.StringContent = false
 				r.Message.Content = append(r.Message.Content, img)
@@ -453,11 +457,11 @@ func TestNormalizeTranscripts(t *testing.T) {
 			build: func(k *tk) {
 				r := k.user("q")
 				r.Message.StringContent = false
-				r.Message.Content = append(r.Message.Content, &UnknownBlock{Type: "fancy", JSON: []byte(`{"type":"fancy"}`)})
+				r.Message.Content = append(r.Message.Content, &transcript.UnknownBlock{Type: "fancy", JSON: []byte(`{"type":"fancy"}`)})
 				k.assistant(text("a"))
 				r = k.user("")
 				r.Message.StringContent = false
-				r.Message.Content = []Block{&UnknownBlock{Type: "fancy", JSON: []byte(`{"type":"fancy"}`)}}
+				r.Message.Content = []transcript.Block{&transcript.UnknownBlock{Type: "fancy", JSON: []byte(`{"type":"fancy"}`)}}
 			},
 			want:    normLines("user: text(q)", "assistant: text(a)", "user: text([unsupported block: fancy])"),
 			actions: []string{"dropped: fancy block not accepted in a user message", "repaired: fancy block not accepted in a user message: replaced by a text placeholder"},
@@ -477,7 +481,7 @@ func TestNormalizeTranscripts(t *testing.T) {
 			build: func(k *tk) {
 				k.user("q")
 				k.assistant(toolUse("t1", "Bash"), toolUse("t2", "Bash"))
-				k.results(&ToolResult{ToolUseID: "t1", StringContent: true}, &ToolResult{ToolUseID: "t2", IsError: true, Content: []Block{text("  ")}})
+				k.results(&transcript.ToolResult{ToolUseID: "t1", StringContent: true}, &transcript.ToolResult{ToolUseID: "t2", IsError: true, Content: []transcript.Block{text("  ")}})
 			},
 			want:    normLines("user: text(q)", "assistant: tool_use(t1) tool_use(t2)", "user: tool_result(t1 text((no content))) tool_result(t2! text((no content)))"),
 			actions: []string{"repaired: empty tool_result content replaced by (no content)"},
@@ -505,7 +509,7 @@ func TestNormalizeTranscripts(t *testing.T) {
 			build: func(k *tk) {
 				k.user("find tools")
 				k.assistant(toolUse("t1", "ToolSearch"))
-				k.results(&ToolResult{ToolUseID: "t1", Content: []Block{&ToolReference{ToolName: "Read"}, &ToolReference{ToolName: "WebSearch"}}})
+				k.results(&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{&transcript.ToolReference{ToolName: "Read"}, &transcript.ToolReference{ToolName: "WebSearch"}}})
 			},
 			want: normLines("user: text(find tools)", "assistant: tool_use(t1)",
 				"user: tool_result(t1 tool_reference(Read) text([tool_reference: WebSearch]))"),
@@ -635,7 +639,7 @@ func TestNormalizeItems(t *testing.T) {
 			items: []item{
 				normUser("u1", text("q")),
 				normAsst("a1", "m1", text("first")),
-				normAsst("a2", "m2", &Thinking{Thinking: "t", Signature: normSig}, toolUse("t1", "Read")),
+				normAsst("a2", "m2", &transcript.Thinking{Thinking: "t", Signature: normSig}, toolUse("t1", "Read")),
 				normUser("u2", result("t1", "r")),
 			},
 			cfg:     normThinkingOn,
@@ -647,10 +651,10 @@ func TestNormalizeItems(t *testing.T) {
 			items: []item{
 				normUser("u1", text("search")),
 				normAsst("a1", "m1",
-					&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)},
-					&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)},
-					&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_9", Content: json.RawMessage(`[]`)},
-					&ServerToolUse{ID: "srvtoolu_2", Name: "web_search", Input: json.RawMessage(`{"query":"rust"}`)},
+					&transcript.ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)},
+					&transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)},
+					&transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_9", Content: json.RawMessage(`[]`)},
+					&transcript.ServerToolUse{ID: "srvtoolu_2", Name: "web_search", Input: json.RawMessage(`{"query":"rust"}`)},
 					text("found")),
 				normUser("u2", text("thanks")),
 			},
@@ -665,13 +669,13 @@ func TestNormalizeItems(t *testing.T) {
 			items: []item{
 				normUser("u1", text("search")),
 				normAsst("a1", "m1",
-					&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)},
-					&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)},
+					&transcript.ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)},
+					&transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)},
 					text("found")),
 				normUser("u2", text("again")),
 				normAsst("a2", "m2",
-					&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)},
-					&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)},
+					&transcript.ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{"query":"go"}`)},
+					&transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)},
 					text("found again")),
 				normUser("u3", text("thanks")),
 			},
@@ -687,7 +691,7 @@ func TestNormalizeItems(t *testing.T) {
 			items: []item{
 				normUser("u1", text("q")),
 				normAsst("a1", "m1", toolUse("t1", "Read")),
-				normUser("u2", &ToolResult{ToolUseID: "t1", Content: []Block{(*Text)(nil), text("r")}}),
+				normUser("u2", &transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{(*transcript.Text)(nil), text("r")}}),
 			},
 			want:    normLines("user: text(q)", "assistant: tool_use(t1)", "user: tool_result(t1 text(r))"),
 			actions: []string{"dropped: nil block in tool_result t1"},
@@ -697,7 +701,7 @@ func TestNormalizeItems(t *testing.T) {
 			items: []item{
 				normUser("u1", text("q")),
 				normAsst("a1", "m1", toolUse("t1", "Read")),
-				normUser("u2", &CacheEdits{Edits: []CacheEdit{{Type: "delete", CacheReference: "toolu_old"}}}, text("note")),
+				normUser("u2", &transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: "toolu_old"}}}, text("note")),
 				normUser("u3", result("t1", "r")),
 			},
 			want: normLines("user: text(q)", "assistant: tool_use(t1)", "user: tool_result(t1 text(r)) text(note) cache_edits"),
@@ -707,7 +711,7 @@ func TestNormalizeItems(t *testing.T) {
 			items: []item{
 				normUser("u1", text("q")),
 				normAsst("a1", "m1", text("a")),
-				normUser("u2", &CacheEdits{Edits: []CacheEdit{{Type: "delete", CacheReference: "toolu_old"}}}),
+				normUser("u2", &transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: "toolu_old"}}}),
 			},
 			want:    normLines("user: text(q) cache_edits", "assistant: text(a)", "user: text(Continue.)"),
 			actions: []string{"dropped: empty user message"},
@@ -715,7 +719,7 @@ func TestNormalizeItems(t *testing.T) {
 		{
 			name: "tool_reference outside a tool result is not sent",
 			items: []item{
-				normUser("u1", text("q"), &ToolReference{ToolName: "Read"}),
+				normUser("u1", text("q"), &transcript.ToolReference{ToolName: "Read"}),
 				normAsst("a1", "m1", text("a")),
 				normUser("u2", text("b")),
 			},
@@ -725,7 +729,7 @@ func TestNormalizeItems(t *testing.T) {
 		{
 			name: "thinking and tool_use in a user message are not sent",
 			items: []item{
-				normUser("u1", text("q"), &Thinking{Thinking: "x", Signature: normSig}, toolUse("t1", "Read")),
+				normUser("u1", text("q"), &transcript.Thinking{Thinking: "x", Signature: normSig}, toolUse("t1", "Read")),
 				normAsst("a1", "m1", text("a")),
 				normUser("u2", text("b")),
 			},
@@ -767,8 +771,8 @@ func TestNormalizeDoesNotModifyTranscript(t *testing.T) {
 	k.user("q")
 	tu := toolUse("bad id", "Read")
 	tu.Extra = map[string]json.RawMessage{"caller": []byte(`{}`)}
-	k.assistant(&Thinking{Thinking: "x", Signature: "[REDACTED_SIGNATURE]"}, text(" "), tu)
-	k.results(&ToolResult{ToolUseID: "bad id", StringContent: true})
+	k.assistant(&transcript.Thinking{Thinking: "x", Signature: "[REDACTED_SIGNATURE]"}, text(" "), tu)
+	k.results(&transcript.ToolResult{ToolUseID: "bad id", StringContent: true})
 	before := k.jsonl(t)
 	normPrepare(t, normConfig(), Input{Records: k.recs})
 	assert.Equal(t, before, k.jsonl(t))
@@ -802,9 +806,9 @@ func TestCorpusNormalizeValid(t *testing.T) {
 		require.NoError(t, err)
 		checked := 0
 		for _, f := range files {
-			tr, err := ReadFile(f, ReadOptions{})
+			tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 			require.NoError(t, err, f)
-			chain, err := BuildChain(tr.Records, ChainOptions{})
+			chain, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 			require.NoError(t, err, f)
 			res, err := p.Prepare(t.Context(), Input{Records: tr.Records})
 			if len(chain.Messages()) == 0 {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Invalid UTF-8. The provider rejects a body that is not valid UTF-8, and a JSON string
@@ -52,7 +54,7 @@ func (f *textRepair) json(field string, raw *json.RawMessage) {
 }
 
 // source repairs a media source in place; its map of unknown fields is copied before a write.
-func (f *textRepair) source(s *MediaSource) {
+func (f *textRepair) source(s *transcript.MediaSource) {
 	f.str("source.media_type", &s.MediaType)
 	f.str("source.data", &s.Data)
 	f.str("source.url", &s.URL)
@@ -74,37 +76,37 @@ func (f *textRepair) source(s *MediaSource) {
 // block repairs the text of a block that the request owns (normalize built it), and returns
 // it; a search_result block, which is shared with the transcript, is copied when it changes.
 // Thinking and redacted_thinking blocks are returned as they are: they are never rewritten.
-func (f *textRepair) block(b Block) Block {
+func (f *textRepair) block(b transcript.Block) transcript.Block {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		f.str("text", &b.Text)
 		f.json("citations", &b.Citations)
-	case *Image:
+	case *transcript.Image:
 		f.source(&b.Source)
-	case *Document:
+	case *transcript.Document:
 		f.source(&b.Source)
 		f.str("title", &b.Title)
 		f.str("context", &b.Context)
 		f.json("citations", &b.Citations)
-	case *ToolUse:
+	case *transcript.ToolUse:
 		f.json("input", &b.Input)
-	case *ToolResult:
+	case *transcript.ToolResult:
 		for i, c := range b.Content {
 			f.item = i + 1
 			b.Content[i] = f.block(c)
 		}
 		f.item = 0
-	case *ServerToolUse:
+	case *transcript.ServerToolUse:
 		f.str("name", &b.Name)
 		f.json("input", &b.Input)
-	case *ServerToolResult:
+	case *transcript.ServerToolResult:
 		f.json("content", &b.Content)
-	case *UnknownBlock:
+	case *transcript.UnknownBlock:
 		raw := b.JSON
 		before := f.n
 		f.json("json", &raw)
 		if f.n > before {
-			return &UnknownBlock{Type: b.Type, JSON: raw}
+			return &transcript.UnknownBlock{Type: b.Type, JSON: raw}
 		}
 	}
 	return b

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -31,7 +33,7 @@ func TestNormalizeInvalidUTF8Transcript(t *testing.T) {
 			`{"type":"tool_result","tool_use_id":"t1","content":[{"type":"search_result","source":"s","title":"r` + bad + `","content":[{"type":"text","text":"x"}]},` +
 			`{"type":"image","source":{"type":"base64","media_type":"image/png","data":"iVBORw0KGgo=","note":"n` + bad + `"}}]}]}}`,
 	}
-	tr, err := ReadTranscript(strings.NewReader(strings.Join(lines, "\n")+"\n"), "bad.jsonl", ReadOptions{Strict: true})
+	tr, err := transcript.Read(strings.NewReader(strings.Join(lines, "\n")+"\n"), "bad.jsonl", transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	res := normPrepare(t, normThinkingOn(normConfig()), Input{Records: tr.Records, Tools: []Tool{valReadTool}})
 
@@ -42,14 +44,14 @@ func TestNormalizeInvalidUTF8Transcript(t *testing.T) {
 
 	asst := res.Request.Messages[1].Content
 	require.Len(t, asst, 5)
-	th, ok := asst[0].(*Thinking)
+	th, ok := asst[0].(*transcript.Thinking)
 	require.True(t, ok)
 	assert.Same(t, tr.Records[1].Message.Content[0], th, "thinking is sent as decoded, never rewritten")
-	srv := asst[1].(*ServerToolUse)
+	srv := asst[1].(*transcript.ServerToolUse)
 	assert.JSONEq(t, `{"query":"caf\ufffd\ufffd","lone":"\ufffd"}`, string(srv.Input))
-	assert.Contains(t, string(asst[2].(*ServerToolResult).Content), "t\ufffd\ufffd")
-	assert.Contains(t, string(asst[3].(*Text).Citations), "c\ufffd\ufffd")
-	tu := asst[4].(*ToolUse)
+	assert.Contains(t, string(asst[2].(*transcript.ServerToolResult).Content), "t\ufffd\ufffd")
+	assert.Contains(t, string(asst[3].(*transcript.Text).Citations), "c\ufffd\ufffd")
+	tu := asst[4].(*transcript.ToolUse)
 	assert.Equal(t, `{"path":"/tmp/`+"\ufffd\ufffd"+`","pair":"\ud83d\ude00","esc":"\\ud83d","low":"\ufffdx"}`, string(tu.Input),
 		"key order and escapes kept: a surrogate pair and an escaped backslash are not repairs")
 	assert.True(t, isJSONObject(tu.Input))
@@ -57,8 +59,8 @@ func TestNormalizeInvalidUTF8Transcript(t *testing.T) {
 	results, _ := toolResults(res.Request)
 	content := results["t1"].Content
 	require.Len(t, content, 2)
-	assert.Contains(t, string(content[0].(*UnknownBlock).JSON), "r\ufffd\ufffd")
-	assert.Equal(t, "n\ufffd\ufffd", mustString(t, content[1].(*Image).Source.Extra["note"]))
+	assert.Contains(t, string(content[0].(*transcript.UnknownBlock).JSON), "r\ufffd\ufffd")
+	assert.Equal(t, "n\ufffd\ufffd", mustString(t, content[1].(*transcript.Image).Source.Extra["note"]))
 
 	for _, want := range []string{
 		"3 invalid UTF-8 sequences replaced by U+FFFD in server_tool_use block (input)",
@@ -69,7 +71,7 @@ func TestNormalizeInvalidUTF8Transcript(t *testing.T) {
 	} {
 		assert.True(t, normHasAction(&res.Report, ActionRepaired, want), "missing %q in %q", want, normDetails(&res.Report))
 	}
-	assert.Contains(t, string(tr.Records[1].Message.Content[1].(*ServerToolUse).Input), bad, "the transcript's bytes are not modified")
+	assert.Contains(t, string(tr.Records[1].Message.Content[1].(*transcript.ServerToolUse).Input), bad, "the transcript's bytes are not modified")
 }
 
 func mustString(t *testing.T, raw json.RawMessage) string {
@@ -85,19 +87,19 @@ func mustString(t *testing.T, raw json.RawMessage) string {
 func TestNormalizeInvalidUTF8Strings(t *testing.T) {
 	k := newTK()
 	k.user("hello \xc3")
-	k.assistant(&Thinking{Thinking: "why \xe2\x82", Signature: normSig}, text("answer \x80"), toolUse("t1", "Read"))
-	doc := &Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: "d\xff"}, Title: "t\xff"}
-	k.results(&ToolResult{ToolUseID: "t1", Content: []Block{doc}})
+	k.assistant(&transcript.Thinking{Thinking: "why \xe2\x82", Signature: normSig}, text("answer \x80"), toolUse("t1", "Read"))
+	doc := &transcript.Document{Source: transcript.MediaSource{Type: "text", MediaType: "text/plain", Data: "d\xff"}, Title: "t\xff"}
+	k.results(&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{doc}})
 	tools := []Tool{{Name: "Read", Definition: json.RawMessage("{\"name\":\"Read\",\"description\":\"r\xff\",\"input_schema\":{\"type\":\"object\"}}")}}
 	sys := text("sys \xff")
-	res := normPrepare(t, normThinkingOn(normConfig()), Input{Records: k.recs, System: []*Text{sys}, Tools: tools})
+	res := normPrepare(t, normThinkingOn(normConfig()), Input{Records: k.recs, System: []*transcript.Text{sys}, Tools: tools})
 	req := res.Request
 
 	assert.Equal(t, "sys \ufffd", req.System[0].Text)
-	assert.Equal(t, "hello \ufffd", req.Messages[0].Content[0].(*Text).Text)
-	assert.Equal(t, "answer \ufffd", req.Messages[1].Content[0].(*Text).Text, "the thinking block is gone")
+	assert.Equal(t, "hello \ufffd", req.Messages[0].Content[0].(*transcript.Text).Text)
+	assert.Equal(t, "answer \ufffd", req.Messages[1].Content[0].(*transcript.Text).Text, "the thinking block is gone")
 	results, _ := toolResults(req)
-	d := results["t1"].Content[0].(*Document)
+	d := results["t1"].Content[0].(*transcript.Document)
 	assert.Equal(t, "t\ufffd", d.Title)
 	assert.Equal(t, "d\ufffd", d.Source.Data)
 	assert.Equal(t, "{\"name\":\"Read\",\"description\":\"r\ufffd\",\"input_schema\":{\"type\":\"object\"}}", string(req.Tools[0].Definition))
@@ -121,7 +123,7 @@ func TestNormalizeInvalidUTF8Strings(t *testing.T) {
 func TestNormalizeInvalidRedactedThinking(t *testing.T) {
 	k := newTK()
 	k.user("q")
-	k.assistant(&RedactedThinking{Data: "abc\xff"}, text("a"))
+	k.assistant(&transcript.RedactedThinking{Data: "abc\xff"}, text("a"))
 	k.user("next")
 	res := normPrepare(t, normConfig(), Input{Records: k.recs})
 	assert.Equal(t, normLines("user: text(q)", "assistant: text(a)", "user: text(next)"), normSketch(res.Request.Messages))

@@ -3,12 +3,14 @@ package agentctx
 import (
 	"slices"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // cleanThinking returns the thinking block as it must be sent: the same bytes without
 // transcript-only fields.
-func cleanThinking(b *Thinking) Block {
+func cleanThinking(b *transcript.Thinking) transcript.Block {
 	if len(b.Extra) == 0 && b.Thinking != "" {
 		return b
 	}
@@ -22,7 +24,7 @@ func cleanThinking(b *Thinking) Block {
 	if err != nil {
 		panic("agentctx: unreachable: " + err.Error())
 	}
-	out, err := UnmarshalBlock(enc)
+	out, err := transcript.UnmarshalBlock(enc)
 	if err != nil {
 		panic("agentctx: unreachable: " + err.Error())
 	}
@@ -31,8 +33,8 @@ func cleanThinking(b *Thinking) Block {
 
 // finalTurnThinking applies the thinking rules of the final assistant turn (4.2, 4.5).
 func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
-	var buf []Block
-	start := finalTurnStart(len(msgs), func(i int) (Role, []Block) {
+	var buf []transcript.Block
+	start := finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) {
 		buf = buf[:0]
 		for _, nb := range msgs[i].blocks {
 			buf = append(buf, nb.b)
@@ -53,7 +55,7 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 		why = "thinking unavailable for the assistant turn in flight"
 	}
 	for i := start; i < len(msgs); i++ {
-		if msgs[i].role != RoleAssistant || !slices.ContainsFunc(msgs[i].blocks, func(nb nblock) bool { return isThinking(nb.b) }) {
+		if msgs[i].role != transcript.RoleAssistant || !slices.ContainsFunc(msgs[i].blocks, func(nb nblock) bool { return isThinking(nb.b) }) {
 			continue
 		}
 		// A new slice: the message's blocks may be a settled prefix's (see passes).

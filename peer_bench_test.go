@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // peerSessionEnv names the transcript file BenchmarkPeer reads; bench/peer/run sets it.
@@ -29,7 +30,7 @@ func BenchmarkPeer(b *testing.B) {
 	if path == "" {
 		b.Skipf("%s is not set: bench/peer/run sets it to the session file both sides read", peerSessionEnv)
 	}
-	tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+	tr, err := transcript.ReadFile(path, transcript.ReadOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func BenchmarkPeer(b *testing.B) {
 			if res.Report.Compaction != nil {
 				compacted = 1
 			}
-			recs := append(append(make([]agentctx.Record, 0, len(tr.Records)+len(res.Append)+1), tr.Records...), res.Append...)
+			recs := append(append(make([]transcript.Record, 0, len(tr.Records)+len(res.Append)+1), tr.Records...), res.Append...)
 			leaf := res.Leaf
 			next := func(i int) agentctx.Input {
 				return agentctx.Input{Records: append(recs, testkit.Prompt("peer", i, leaf))}

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Pin returns a pin record ([SubtypePin]) for the runtime to append: the text of the records
@@ -19,9 +21,9 @@ import (
 // record's uuid derives from the sorted uuids, so pinning the same records twice gives the same
 // record; it has timestamp now, the session id of the last record that has one and no
 // parentUuid. Pin does not modify records and is safe for concurrent use.
-func (p *Pipeline) Pin(records []Record, uuids []string, reason string, now time.Time) (Record, error) {
+func (p *Pipeline) Pin(records []transcript.Record, uuids []string, reason string, now time.Time) (transcript.Record, error) {
 	if len(uuids) == 0 {
-		return Record{}, fmt.Errorf("agentctx: pin names no records")
+		return transcript.Record{}, fmt.Errorf("agentctx: pin names no records")
 	}
 	byUUID := recordsByUUID(records)
 	var bad []string
@@ -37,7 +39,7 @@ func (p *Pipeline) Pin(records []Record, uuids []string, reason string, now time
 		}
 	}
 	if len(bad) > 0 {
-		return Record{}, fmt.Errorf("agentctx: pin: %s", strings.Join(bad, ", "))
+		return transcript.Record{}, fmt.Errorf("agentctx: pin: %s", strings.Join(bad, ", "))
 	}
 	uuids = slices.Clone(uuids)
 	slices.Sort(uuids)
@@ -55,28 +57,28 @@ func (p *Pipeline) Pin(records []Record, uuids []string, reason string, now time
 		}
 	}
 	if limit := p.cfg.Compact.pinnedMax(p.window); total > limit {
-		return Record{}, fmt.Errorf("agentctx: pin: pinned content would hold %d tokens, over the budget of %d (Compact.PinnedMaxTokens); these records add %d", total, limit, tokens)
+		return transcript.Record{}, fmt.Errorf("agentctx: pin: pinned content would hold %d tokens, over the budget of %d (Compact.PinnedMaxTokens); these records add %d", total, limit, tokens)
 	}
 	content := fmt.Sprintf("Pinned %d message(s) so that they survive compaction", len(uuids))
 	if reason != "" {
 		content += ": " + reason
 	}
-	return Record{
-		Type:      TypeSystem,
-		Subtype:   SubtypePin,
-		UUID:      decisionUUID(SubtypePin, strings.Join(uuids, "\n")),
+	return transcript.Record{
+		Type:      transcript.TypeSystem,
+		Subtype:   transcript.SubtypePin,
+		UUID:      decisionUUID(transcript.SubtypePin, strings.Join(uuids, "\n")),
 		IsMeta:    true,
 		SessionID: lastSessionID(records),
 		Timestamp: decisionTime(now),
 		Level:     "info",
 		Content:   mustJSON(content),
-		Pin:       &PinDecision{UUIDs: uuids, Reason: reason, Tokens: tokens},
+		Pin:       &transcript.PinDecision{UUIDs: uuids, Reason: reason, Tokens: tokens},
 	}, nil
 }
 
 // recordsByUUID indexes records by uuid, first occurrence winning.
-func recordsByUUID(records []Record) map[string]*Record {
-	m := make(map[string]*Record, len(records))
+func recordsByUUID(records []transcript.Record) map[string]*transcript.Record {
+	m := make(map[string]*transcript.Record, len(records))
 	for i := range records {
 		if u := records[i].UUID; u != "" {
 			if _, dup := m[u]; !dup {
@@ -89,10 +91,10 @@ func recordsByUUID(records []Record) map[string]*Record {
 
 // pinnedUUIDs returns the uuids the pin records of records name, in order of first pinning.
 // sc, when it covers records, lists the pin records (nil: every record is read).
-func pinnedUUIDs(records []Record, sc *Scan) []string {
+func pinnedUUIDs(records []transcript.Record, sc *transcript.Scan) []string {
 	var out []string
-	sc.Each(records, ScanPin, func(_ int, r *Record) {
-		if r.Type == TypeSystem && r.Subtype == SubtypePin && r.Pin != nil {
+	sc.Each(records, transcript.ScanPin, func(_ int, r *transcript.Record) {
+		if r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypePin && r.Pin != nil {
 			for _, u := range r.Pin.UUIDs {
 				if !slices.Contains(out, u) {
 					out = append(out, u)
@@ -104,11 +106,11 @@ func pinnedUUIDs(records []Record, sc *Scan) []string {
 }
 
 // pinText is the text of a record that pinning keeps: its text blocks.
-func pinText(r *Record) string {
+func pinText(r *transcript.Record) string {
 	if r.Message == nil {
 		return ""
 	}
-	return strings.TrimSpace(TextOf(r.Message.Content))
+	return strings.TrimSpace(transcript.TextOf(r.Message.Content))
 }
 
 // The wording of re-placed pinned content.
@@ -140,7 +142,7 @@ func (p *Pipeline) injectPinned(t *turn) {
 		}
 		// Pin records come from the transcript: one may name a record that holds no message,
 		// or one of another thread; those pin nothing.
-		if r := &t.in.Records[i]; r.IsConversation() && !OtherThread(r, t.chain.Leaf) && pinText(r) != "" {
+		if r := &t.in.Records[i]; r.IsConversation() && !transcript.OtherThread(r, t.chain.Leaf) && pinText(r) != "" {
 			missing = append(missing, u)
 		}
 	}
@@ -166,7 +168,7 @@ func (p *Pipeline) injectPinned(t *turn) {
 			break
 		}
 	}
-	it := item{uuid: ContentUUID("pinned", strings.Join(missing, "\n")), pos: -1, role: RoleUser, meta: true,
-		blocks: []Block{&Text{Text: b.String()}}, owned: true, origin: "pinned"}
+	it := item{uuid: transcript.ContentUUID("pinned", strings.Join(missing, "\n")), pos: -1, role: transcript.RoleUser, meta: true,
+		blocks: []transcript.Block{&transcript.Text{Text: b.String()}}, owned: true, origin: "pinned"}
 	t.items = slices.Insert(t.items, at, it)
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
@@ -88,7 +90,7 @@ type Pipeline struct {
 	enc *encodeMemo
 	// chains keeps the uuid index of the transcripts of the last conversations served, which
 	// the next turn of each extends by its new records (see [ChainCache]).
-	chains *ChainCache
+	chains *transcript.ChainCache
 	// calib keeps the calibration fit's sums over the response pairs of the last
 	// conversations served (see [fitMemo]).
 	calib *fitMemo
@@ -159,7 +161,7 @@ func New(cfg Config) (*Pipeline, error) {
 	}
 	p.counter = NewCounter(cfg.Tokens)
 	p.enc = newEncodeMemo()
-	p.chains = &ChainCache{}
+	p.chains = &transcript.ChainCache{}
 	p.calib = &fitMemo{}
 	p.cleanMemo = newCleanMemo()
 	p.prefixes = &normPrefixes{}
@@ -198,11 +200,11 @@ type Input struct {
 	// are new, and the chain rebuilt from them extended by the records written since rather
 	// than built again. Records in another slice, such as a transcript read again, are
 	// compared record by record, and their chain is built anew.
-	Records []Record
+	Records []transcript.Record
 	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
 	Leaf string
 	// System is the system prompt. Base context providers append to it.
-	System []*Text
+	System []*transcript.Text
 	// Tools are the caller's tool definitions, sent in this order. Tool names that the history
 	// uses but Tools lacks are declared as unavailable (an empty schema and a description
 	// telling the model not to call them), since the provider rejects tool_use blocks
@@ -231,7 +233,7 @@ type Result struct {
 	// compaction's boundary, summary and rehydration records. The caller appends them to the
 	// transcript (in order) before sending the request and before the next turn, so that the
 	// decisions are replayed byte for byte.
-	Append []Record
+	Append []transcript.Record
 	// Leaf is the uuid the conversation's next record must name as its parentUuid: the leaf of
 	// the chain the request was built from. After a compaction it is the last record the
 	// compaction appended on the chain; otherwise the chain's own leaf.
@@ -312,7 +314,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	chain, err := p.chains.Build(in.Records, ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge})
+	chain, err := p.chains.Build(in.Records, transcript.ChainOptions{Leaf: in.Leaf, NoBridge: p.cfg.NoBridge})
 	if err != nil {
 		return nil, err
 	}
@@ -397,18 +399,18 @@ func (p *Pipeline) whyNotCompacted(t *turn, problem string) string {
 
 // checkBlocks rejects a nil block (typed or not) in the messages of records: decoding never
 // makes one, so it is a caller's bug, reported before any stage could trip on it.
-func checkBlocks(records []*Record) error {
+func checkBlocks(records []*transcript.Record) error {
 	for _, r := range records {
 		if r.Message == nil {
 			continue
 		}
 		for i, b := range r.Message.Content {
-			if IsNilBlock(b) {
+			if transcript.IsNilBlock(b) {
 				return fmt.Errorf("agentctx: record %s: field message.content[%d]: nil block", r.UUID, i)
 			}
-			if tr, ok := b.(*ToolResult); ok {
+			if tr, ok := b.(*transcript.ToolResult); ok {
 				for j, cb := range tr.Content {
-					if IsNilBlock(cb) {
+					if transcript.IsNilBlock(cb) {
 						return fmt.Errorf("agentctx: record %s: field message.content[%d].content[%d]: nil block", r.UUID, i, j)
 					}
 				}
@@ -439,16 +441,16 @@ func (e *StageError) Unwrap() error { return e.Err }
 
 // item is one record's contribution to the model's view, as the stages transform it.
 type item struct {
-	rec    *Record // source record; nil for synthesized items
-	uuid   string  // rec.UUID, or a content-derived id for synthesized items
-	pos    int     // rec's position in the transcript; -1 for synthesized items
-	role   Role
+	rec    *transcript.Record // source record; nil for synthesized items
+	uuid   string             // rec.UUID, or a content-derived id for synthesized items
+	pos    int                // rec's position in the transcript; -1 for synthesized items
+	role   transcript.Role
 	msgID  string // assistant message.id (split records share it)
 	meta   bool
-	time   time.Time // synthesized items; an item of a record has its record's (see at)
-	blocks []Block   // shared with rec until a stage writes: use setBlock
-	owned  bool      // blocks is this item's own copy
-	origin string    // synthesized items: "collapse", "context", "pinned"
+	time   time.Time          // synthesized items; an item of a record has its record's (see at)
+	blocks []transcript.Block // shared with rec until a stage writes: use setBlock
+	owned  bool               // blocks is this item's own copy
+	origin string             // synthesized items: "collapse", "context", "pinned"
 }
 
 // at returns the item's time: its record's timestamp, read when a stage asks (few do), or the
@@ -461,9 +463,9 @@ func (it *item) at() time.Time {
 }
 
 // setBlock replaces block i, copying the block slice first if it is still shared.
-func (it *item) setBlock(i int, b Block) {
+func (it *item) setBlock(i int, b transcript.Block) {
 	if !it.owned {
-		it.blocks = append([]Block(nil), it.blocks...)
+		it.blocks = append([]transcript.Block(nil), it.blocks...)
 		it.owned = true
 	}
 	it.blocks[i] = b
@@ -475,16 +477,16 @@ type turn struct {
 	ctx         context.Context
 	now         time.Time
 	in          *Input
-	chain       *Chain
+	chain       *transcript.Chain
 	boundaryPos int // file position of the chain's compact boundary, or -1
 	levels      Levels
 	items       []item
 	toolNames   map[string]string // tool_use id → tool name; made on first use (see toolName)
 	sessionID   string
-	system      []*Text
+	system      []*transcript.Text
 	req         Request
 	report      *Report
-	appended    []Record
+	appended    []transcript.Record
 	base        baseMark // set by the context stage
 	// recovery is what the records say of the recovery ladder; maxBody and maxOutput are the
 	// body limit and the output cap it leaves (see [Pipeline.Recover]).
@@ -497,7 +499,7 @@ type turn struct {
 	memoView bool
 }
 
-func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
+func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Chain) *turn {
 	now := time.Now
 	if p.cfg.Now != nil {
 		now = p.cfg.Now
@@ -505,7 +507,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 	t := &turn{
 		ctx: ctx, now: now().UTC(), in: in, chain: chain, boundaryPos: chain.BoundaryIndex(), levels: p.levels,
 		items: getItems(len(chain.Records)), memoView: true,
-		system: append([]*Text(nil), in.System...),
+		system: append([]*transcript.Text(nil), in.System...),
 		report: &Report{
 			Model: p.cfg.Model, ContextWindow: p.window,
 			AutoCompactThreshold: p.levels.Threshold,
@@ -524,9 +526,9 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *Chain) *turn {
 			continue
 		}
 		blocks += len(r.Message.Content)
-		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: RoleUser, meta: r.IsMeta, blocks: r.Message.Content}
-		if r.Type == TypeAssistant {
-			it.role, it.msgID = RoleAssistant, r.Message.ID
+		it := item{rec: r, uuid: r.UUID, pos: chain.Index(i), role: transcript.RoleUser, meta: r.IsMeta, blocks: r.Message.Content}
+		if r.Type == transcript.TypeAssistant {
+			it.role, it.msgID = transcript.RoleAssistant, r.Message.ID
 		}
 		t.items = append(t.items, it)
 	}
@@ -578,11 +580,11 @@ func (t *turn) toolNameMap() map[string]string {
 	}
 	t.toolNames = map[string]string{}
 	for _, r := range t.chain.Records {
-		if r.Type != TypeAssistant || !r.IsConversation() || r.IsAPIErrorMessage {
+		if r.Type != transcript.TypeAssistant || !r.IsConversation() || r.IsAPIErrorMessage {
 			continue
 		}
 		for _, b := range r.Message.Content {
-			if tu, ok := b.(*ToolUse); ok {
+			if tu, ok := b.(*transcript.ToolUse); ok {
 				t.toolNames[tu.ID] = tu.Name
 			}
 		}
@@ -591,7 +593,9 @@ func (t *turn) toolNameMap() map[string]string {
 }
 
 // decisionUUID derives the uuid of a decision record of subtype sub identified by key.
-func decisionUUID(sub Subtype, key string) string { return ContentUUID(string(sub), key) }
+func decisionUUID(sub transcript.Subtype, key string) string {
+	return transcript.ContentUUID(string(sub), key)
+}
 
 // decisionTime formats a decision record's timestamp: UTC, milliseconds, as Claude Code writes.
 func decisionTime(now time.Time) string {
@@ -599,9 +603,9 @@ func decisionTime(now time.Time) string {
 }
 
 // newDecision returns a decision record of the given subtype; key must identify the decision.
-func (t *turn) newDecision(sub Subtype, key, content string) Record {
-	return Record{
-		Type:      TypeSystem,
+func (t *turn) newDecision(sub transcript.Subtype, key, content string) transcript.Record {
+	return transcript.Record{
+		Type:      transcript.TypeSystem,
 		Subtype:   sub,
 		UUID:      decisionUUID(sub, key),
 		IsMeta:    true,
@@ -693,12 +697,12 @@ func (p *Pipeline) size(t *turn) {
 // normalize guarantees no assistant message holds thinking alone, so none becomes empty.
 func dropFinalTurnThinking(msgs []RequestMessage, c *Counter) int {
 	freed := 0
-	start := finalTurnStart(len(msgs), func(i int) (Role, []Block) { return msgs[i].Role, msgs[i].Content })
+	start := finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
 	for i := start; i < len(msgs); i++ {
-		if msgs[i].Role != RoleAssistant {
+		if msgs[i].Role != transcript.RoleAssistant {
 			continue
 		}
-		msgs[i].Content = slices.DeleteFunc(slices.Clone(msgs[i].Content), func(b Block) bool {
+		msgs[i].Content = slices.DeleteFunc(slices.Clone(msgs[i].Content), func(b transcript.Block) bool {
 			if isThinking(b) {
 				freed += c.Block(b)
 				return true

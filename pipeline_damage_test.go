@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,9 +18,9 @@ func TestPrepareDamagedTranscript(t *testing.T) {
 	k := linearSession(15)
 	n := len(k.recs)
 	at := n / 2
-	for _, isText := k.recs[at].Message.Content[0].(*Text); !isText || k.recs[at].Type != TypeAssistant || !k.recs[at+1].Message.StringContent; {
+	for _, isText := k.recs[at].Message.Content[0].(*transcript.Text); !isText || k.recs[at].Type != transcript.TypeAssistant || !k.recs[at+1].Message.StringContent; {
 		at++
-		_, isText = k.recs[at].Message.Content[0].(*Text)
+		_, isText = k.recs[at].Message.Content[0].(*transcript.Text)
 	}
 	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5"}, now)
@@ -28,7 +30,7 @@ func TestPrepareDamagedTranscript(t *testing.T) {
 
 	tests := []struct {
 		name  string
-		opts  ReadOptions
+		opts  transcript.ReadOptions
 		edit  func(string) string
 		same  bool   // the request is the clean one; else the line is skipped and bridged over
 		field string // the field reported dropped
@@ -42,7 +44,7 @@ func TestPrepareDamagedTranscript(t *testing.T) {
 		}, same: true, field: "timestamp"},
 		{name: "invalid JSON", edit: func(l string) string { return l[:len(l)-1] + ",}" }},
 		{name: "torn", edit: func(l string) string { return l[:len(l)/3] }},
-		{name: "over the line cap", opts: ReadOptions{MaxLineBytes: 2048},
+		{name: "over the line cap", opts: transcript.ReadOptions{MaxLineBytes: 2048},
 			edit: func(l string) string {
 				return strings.Replace(l, `"answer`, `"`+strings.Repeat("y", 4000)+` answer`, 1)
 			}},
@@ -72,7 +74,7 @@ func TestPrepareDamagedTranscript(t *testing.T) {
 			assert.Contains(t, text, "(skipped)")
 			require.Len(t, rep.ChainProblems, 1, text)
 			cp := rep.ChainProblems[0]
-			assert.Equal(t, ChainUnreadable, cp.Kind)
+			assert.Equal(t, transcript.ChainUnreadable, cp.Kind)
 			assert.Equal(t, at+1, cp.Line)
 			assert.Equal(t, at, cp.Cut)
 			assert.Equal(t, k.recs[at-1].UUID, cp.Bridge)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -29,7 +31,7 @@ func TestCorpusPrepare(t *testing.T) {
 		t.Run(fmt.Sprintf("window=%d", window), func(t *testing.T) {
 			acted := map[string]int{}
 			for _, f := range files {
-				tr, err := ReadFile(f, ReadOptions{})
+				tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 				require.NoError(t, err, f)
 				p, err := New(Config{
 					Model: sessionModel(tr.Records), ContextWindow: window, Tokens: corpusCounter,
@@ -55,7 +57,7 @@ func TestCorpusPrepare(t *testing.T) {
 				body2, _ := again.Request.MarshalJSON()
 				assert.Equal(t, string(body), string(body2), "%s: Prepare twice", name)
 
-				in.Records = append(append([]Record(nil), tr.Records...), roundTrip(t, res.Append)...)
+				in.Records = append(append([]transcript.Record(nil), tr.Records...), roundTrip(t, res.Append)...)
 				next, err := p.Prepare(t.Context(), in)
 				require.NoError(t, err)
 				body3, _ := next.Request.MarshalJSON()
@@ -82,9 +84,9 @@ func TestCorpusPrepare(t *testing.T) {
 
 // sessionModel returns the last model an assistant record names, or "" when it is not in the
 // model table.
-func sessionModel(recs []Record) string {
+func sessionModel(recs []transcript.Record) string {
 	for i := len(recs) - 1; i >= 0; i-- {
-		if m := recs[i].Message; m != nil && recs[i].Type == TypeAssistant {
+		if m := recs[i].Message; m != nil && recs[i].Type == transcript.TypeAssistant {
 			if _, ok := DefaultModels().Lookup(m.Model); ok {
 				return m.Model
 			}
@@ -168,7 +170,7 @@ func TestPrepareThinkingBudget(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			k := newTK()
 			k.user(strings.Repeat("context ", 250) + "question?")
-			k.assistant(&Thinking{Thinking: "plan", Signature: sig}, toolUse("t1", "Read"))
+			k.assistant(&transcript.Thinking{Thinking: "plan", Signature: sig}, toolUse("t1", "Read"))
 			k.results(result("t1", "ok"))
 			p, err := New(Config{ContextWindow: tt.window, MaxOutputTokens: 8000, Tokens: EstimateCounter{},
 				Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}})
@@ -188,7 +190,7 @@ func TestPrepareThinkingBudget(t *testing.T) {
 				assert.True(t, res.Report.ThinkingUnavailable)
 				for _, m := range req.Messages {
 					for _, b := range m.Content {
-						assert.NotEqual(t, KindThinking, b.Kind(), "no thinking without the thinking setting")
+						assert.NotEqual(t, transcript.KindThinking, b.Kind(), "no thinking without the thinking setting")
 					}
 				}
 			}
@@ -203,14 +205,14 @@ func TestPrepareThinkingBudget(t *testing.T) {
 func TestPrepareNilBlocks(t *testing.T) {
 	for _, tt := range []struct {
 		name  string
-		block Block
+		block transcript.Block
 		field string
 	}{
 		{"untyped nil", nil, "message.content[1]"},
-		{"typed nil", (*Text)(nil), "message.content[1]"},
-		{"nil in a tool result", &ToolResult{ToolUseID: "t", Content: []Block{(*Image)(nil)}}, "message.content[1].content[0]"},
+		{"typed nil", (*transcript.Text)(nil), "message.content[1]"},
+		{"nil in a tool result", &transcript.ToolResult{ToolUseID: "t", Content: []transcript.Block{(*transcript.Image)(nil)}}, "message.content[1].content[0]"},
 	} {
-		check := func(t *testing.T, p *Pipeline, recs []Record, r *Record) {
+		check := func(t *testing.T, p *Pipeline, recs []transcript.Record, r *transcript.Record) {
 			t.Helper()
 			var err error
 			require.NotPanics(t, func() { _, err = p.Prepare(t.Context(), Input{Records: recs}) })
@@ -237,7 +239,7 @@ func TestPrepareNilBlocks(t *testing.T) {
 			r := &k.recs[4] // the second turn's question, in the middle of the slice
 			m := *r.Message
 			m.StringContent = false
-			m.Content = []Block{&Text{Text: "edited"}, tt.block}
+			m.Content = []transcript.Block{&transcript.Text{Text: "edited"}, tt.block}
 			r.Message = &m
 			check(t, p, k.recs, r)
 		})

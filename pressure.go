@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Limit is a token figure given either absolutely or as a fraction of the context window. The
@@ -276,11 +278,11 @@ func responses(items []item, boundaryPos int) []responseMark {
 	index := map[string]int{}
 	for i := range items {
 		it := &items[i]
-		if it.role != RoleAssistant || it.rec == nil || it.msgID == "" || it.pos <= boundaryPos {
+		if it.role != transcript.RoleAssistant || it.rec == nil || it.msgID == "" || it.pos <= boundaryPos {
 			continue
 		}
 		m := it.rec.Message
-		if it.rec.IsAPIErrorMessage || m.Model == SyntheticModel || m.Usage.Total() <= 0 {
+		if it.rec.IsAPIErrorMessage || m.Model == transcript.SyntheticModel || m.Usage.Total() <= 0 {
 			continue
 		}
 		k, ok := index[it.msgID]
@@ -299,11 +301,11 @@ func responses(items []item, boundaryPos int) []responseMark {
 
 // isResponse reports whether it is a record of a provider response that responses lists.
 func isResponse(it *item, boundaryPos int) bool {
-	if it.role != RoleAssistant || it.rec == nil || it.msgID == "" || it.pos <= boundaryPos {
+	if it.role != transcript.RoleAssistant || it.rec == nil || it.msgID == "" || it.pos <= boundaryPos {
 		return false
 	}
 	m := it.rec.Message
-	return !it.rec.IsAPIErrorMessage && m.Model != SyntheticModel && m.Usage.Total() > 0
+	return !it.rec.IsAPIErrorMessage && m.Model != transcript.SyntheticModel && m.Usage.Total() > 0
 }
 
 // lastResponse is the last of responses(items, boundaryPos), false when there is none. It
@@ -385,10 +387,10 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 		if !p.fitsFit(t, i) {
 			continue
 		}
-		if r := records[i]; r.Type == TypeAssistant && r.Message.ID != prevID {
+		if r := records[i]; r.Type == transcript.TypeAssistant && r.Message.ID != prevID {
 			m := r.Message
 			prevID = m.ID
-			if m.Model != SyntheticModel && m.Usage.Total() > 0 {
+			if m.Model != transcript.SyntheticModel && m.Usage.Total() > 0 {
 				*start = append(*start, len(*fit))
 			}
 		}
@@ -422,8 +424,8 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 		// Each record the other pairs measure as it was sent: a tool result as the budget's
 		// preview when its replacement was recorded before the response that measures it.
 		from0 := (*start)[j0]
-		sent := make([][]Block, last-from0)
-		roles := make([]Role, last-from0)
+		sent := make([][]transcript.Block, last-from0)
+		roles := make([]transcript.Role, last-from0)
 		s := j0 + 1
 		for q := from0; q < last; q++ {
 			for (*start)[s] <= q {
@@ -434,7 +436,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 		}
 		own := countScratch(last - from0) // their counts as sent, without the framing
 		if j0 == 0 {
-			p.counter.sequence(seqRecords, last-from0, func(k int) (Role, []Block) { return roles[k], sent[k] }, *own)
+			p.counter.sequence(seqRecords, last-from0, func(k int) (transcript.Role, []transcript.Block) { return roles[k], sent[k] }, *own)
 		} else {
 			// A few new pairs: the message memo counts them without the sequence memo
 			// taking this shorter sequence for the conversation's.
@@ -502,10 +504,10 @@ type frozenAt struct {
 // budgetPreviews returns the budget's recorded replacements in records, the first on each
 // tool_use id winning. sc, when it covers records, lists the budget decisions (nil: every
 // record is read).
-func budgetPreviews(records []Record, sc *Scan) map[string]frozenAt {
+func budgetPreviews(records []transcript.Record, sc *transcript.Scan) map[string]frozenAt {
 	m := map[string]frozenAt{}
-	sc.Each(records, ScanBudget, func(i int, r *Record) {
-		if d := r.Budget; d != nil && r.Subtype == SubtypeToolResultBudget {
+	sc.Each(records, transcript.ScanBudget, func(i int, r *transcript.Record) {
+		if d := r.Budget; d != nil && r.Subtype == transcript.SubtypeToolResultBudget {
 			for _, res := range d.Results {
 				if _, ok := m[res.ToolUseID]; !ok && res.Replaced && res.Preview != "" {
 					m[res.ToolUseID] = frozenAt{res.Preview, i}
@@ -520,15 +522,15 @@ func budgetPreviews(records []Record, sc *Scan) map[string]frozenAt {
 // file position before: a tool result whose replacement was recorded before that is its
 // preview. The content itself when nothing in it was replaced. replaced is read from records
 // on first need (see budgetPreviews).
-func (p *Pipeline) sentBlocks(r *Record, before int, replaced *map[string]frozenAt, records []Record, sc *Scan) []Block {
+func (p *Pipeline) sentBlocks(r *transcript.Record, before int, replaced *map[string]frozenAt, records []transcript.Record, sc *transcript.Scan) []transcript.Block {
 	content := r.Message.Content
-	if r.Type != TypeUser || !slices.ContainsFunc(content, func(b Block) bool { return b.Kind() == KindToolResult }) {
+	if r.Type != transcript.TypeUser || !slices.ContainsFunc(content, func(b transcript.Block) bool { return b.Kind() == transcript.KindToolResult }) {
 		return content
 	}
 	if *replaced == nil {
 		*replaced = budgetPreviews(records, sc)
 	}
-	var out []Block
+	var out []transcript.Block
 	for j, b := range content {
 		if tr, f, ok := sentAsPreview(b, before, *replaced); ok {
 			if out == nil {
@@ -545,8 +547,8 @@ func (p *Pipeline) sentBlocks(r *Record, before int, replaced *map[string]frozen
 
 // sentAsPreview returns b and its recorded replacement when b is a tool result whose
 // replacement was recorded before the response at file position before (-1: none).
-func sentAsPreview(b Block, before int, replaced map[string]frozenAt) (*ToolResult, frozenAt, bool) {
-	if tr, ok := b.(*ToolResult); ok && before >= 0 {
+func sentAsPreview(b transcript.Block, before int, replaced map[string]frozenAt) (*transcript.ToolResult, frozenAt, bool) {
+	if tr, ok := b.(*transcript.ToolResult); ok && before >= 0 {
 		if f, ok := replaced[tr.ToolUseID]; ok && f.pos < before {
 			return tr, f, true
 		}
@@ -569,7 +571,7 @@ func (p *Pipeline) pressure(t *turn) Pressure {
 		pr.Anchor, pr.AnchorUUID = a.total, a.uuid
 		added := 0
 		for i := a.first + 1; i < len(t.items); i++ {
-			if it := &t.items[i]; it.msgID != a.msgID || it.role != RoleAssistant {
+			if it := &t.items[i]; it.msgID != a.msgID || it.role != transcript.RoleAssistant {
 				added += p.itemTokens(it)
 			}
 		}

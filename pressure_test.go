@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -96,7 +98,7 @@ func usageTK(t *testing.T, ratio float64, rounds int) *tk {
 		u := k.user(fmt.Sprintf("question %d: %s", i, strings.Repeat("tell me about the parser and its lexer. ", 20)))
 		prompt += int(float64(p.counter.Record(u)) * ratio)
 		a := k.assistant(text(fmt.Sprintf("answer %d: %s", i, strings.Repeat("the lexer reads tokens one by one. ", 15))))
-		a.Message.Usage = &Usage{InputTokens: prompt, OutputTokens: int(float64(p.counter.Record(a)) * ratio)}
+		a.Message.Usage = &transcript.Usage{InputTokens: prompt, OutputTokens: int(float64(p.counter.Record(a)) * ratio)}
 		prompt += a.Message.Usage.OutputTokens
 	}
 	return k
@@ -125,7 +127,7 @@ func TestPressureCalibration(t *testing.T) {
 		k := usageTK(t, 1.27, 8)
 		deleted := 0
 		for i := range k.recs {
-			if u := k.recs[i].Message.Usage; u != nil && k.recs[i].Type == TypeAssistant {
+			if u := k.recs[i].Message.Usage; u != nil && k.recs[i].Type == transcript.TypeAssistant {
 				u.InputTokens -= deleted
 				u.Extra = map[string]json.RawMessage{"cache_deleted_input_tokens": json.RawMessage(fmt.Sprint(300))}
 				deleted += 300
@@ -169,16 +171,16 @@ func TestPressureFreed(t *testing.T) {
 	k.assistant(toolUse("t1", "Read"))
 	k.results(result("t1", strings.Repeat("line of the file\n", 500)))
 	a := k.assistant(text("done"))
-	a.Message.Usage = &Usage{InputTokens: 4000, OutputTokens: 5}
+	a.Message.Usage = &transcript.Usage{InputTokens: 4000, OutputTokens: 5}
 	k.user("next")
 	// Two hours later microcompact clears the old result: freed before the anchor.
 	p := newTestPipeline(t, Config{Microcompact: MicrocompactConfig{KeepRecent: 1}}, k.at(2*time.Hour))
 	k2 := *k
-	k2.recs = append([]Record(nil), k.recs...)
+	k2.recs = append([]transcript.Record(nil), k.recs...)
 	k2.assistant(toolUse("t2", "Read")) // a newer result so that t1 is not among the newest
 	k2.results(result("t2", "short"))
 	b := k2.assistant(text("ok"))
-	b.Message.Usage = &Usage{InputTokens: 4100, OutputTokens: 5}
+	b.Message.Usage = &transcript.Usage{InputTokens: 4100, OutputTokens: 5}
 	k2.user("again")
 	res, err := p.Prepare(t.Context(), Input{Records: k2.recs})
 	require.NoError(t, err)
@@ -187,10 +189,10 @@ func TestPressureFreed(t *testing.T) {
 	assert.Equal(t, pr.Anchor+pr.Added-pr.Freed, pr.Tokens)
 
 	// After appending the clearing and a new response that saw it, nothing is freed twice.
-	recs := append(append([]Record(nil), k2.recs...), roundTrip(t, res.Append)...)
+	recs := append(append([]transcript.Record(nil), k2.recs...), roundTrip(t, res.Append)...)
 	k3 := &tk{recs: recs, t0: k2.t0, n: k2.n, last: k2.last, msgN: k2.msgN}
 	c := k3.assistant(text("fine"))
-	c.Message.Usage = &Usage{InputTokens: 3000, OutputTokens: 5}
+	c.Message.Usage = &transcript.Usage{InputTokens: 3000, OutputTokens: 5}
 	k3.user("last")
 	res, err = p.Prepare(t.Context(), Input{Records: k3.recs})
 	require.NoError(t, err)
@@ -266,21 +268,21 @@ func TestPrepareBlocking(t *testing.T) {
 // record), cut by the boundary or followed by records without usage, and on every corpus
 // session's view.
 func TestLastResponse(t *testing.T) {
-	rec := func(model string, total int) *Record {
-		return &Record{Type: TypeAssistant, Message: &Message{Role: RoleAssistant, Model: model,
-			Usage: &Usage{InputTokens: total / 2, OutputTokens: total - total/2}}}
+	rec := func(model string, total int) *transcript.Record {
+		return &transcript.Record{Type: transcript.TypeAssistant, Message: &transcript.Message{Role: transcript.RoleAssistant, Model: model,
+			Usage: &transcript.Usage{InputTokens: total / 2, OutputTokens: total - total/2}}}
 	}
-	at := func(id string, pos int, r *Record) item {
-		return item{rec: r, uuid: fmt.Sprintf("u%d", pos), pos: pos, role: RoleAssistant, msgID: id}
+	at := func(id string, pos int, r *transcript.Record) item {
+		return item{rec: r, uuid: fmt.Sprintf("u%d", pos), pos: pos, role: transcript.RoleAssistant, msgID: id}
 	}
-	user := item{role: RoleUser, pos: 0}
+	user := item{role: transcript.RoleUser, pos: 0}
 	views := map[string][]item{
 		"none":        {user},
 		"one":         {user, at("a", 1, rec("m", 10)), at("a", 2, rec("m", 12))},
 		"two":         {at("a", 1, rec("m", 10)), user, at("b", 3, rec("m", 20)), at("b", 4, rec("m", 19))},
 		"split":       {at("a", 1, rec("m", 10)), at("b", 2, rec("m", 20)), at("a", 3, rec("m", 11))},
 		"split later": {at("b", 1, rec("m", 5)), at("a", 2, rec("m", 10)), at("b", 3, rec("m", 20)), at("a", 4, rec("m", 11))},
-		"no usage":    {at("a", 1, rec("m", 10)), at("b", 2, rec("m", 0)), at("c", 3, rec(SyntheticModel, 9))},
+		"no usage":    {at("a", 1, rec("m", 10)), at("b", 2, rec("m", 0)), at("c", 3, rec(transcript.SyntheticModel, 9))},
 		"boundary":    {at("a", 1, rec("m", 10)), at("b", 5, rec("m", 20)), at("a", 6, rec("m", 30))},
 	}
 	for name, items := range views {

@@ -8,142 +8,15 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// scanMixed returns a session of the given turns with, at places rng picks, every kind of
-// record the scan lists or its readers look at: decision records of each subtype (some
-// without their payload, some on the sidechain), compact boundaries of each trigger and
-// summarizer, failures, sidechain responses, API errors and synthetic responses, damaged
-// records, records without a uuid, records repeating an earlier uuid, and an assistant record
-// with a system subtype.
-func scanMixed(turns int, seed uint64) []Record {
-	rng := rand.New(rand.NewPCG(seed, 0x5ca9))
-	k := newTK()
-	pick := func() string { // an earlier record's uuid, or one no record has
-		if len(k.recs) == 0 || rng.IntN(8) == 0 {
-			return fmt.Sprintf("missing-%d", rng.IntN(100))
-		}
-		return k.recs[rng.IntN(len(k.recs))].UUID
-	}
-	sys := func(sub Subtype) *Record {
-		r := k.next(TypeSystem)
-		r.Subtype, r.ParentUUID, r.IsMeta = sub, "", true
-		r.IsSidechain = rng.IntN(5) == 0
-		k.last = k.recs[len(k.recs)-1].UUID // decisions hang off nothing: the chain goes on
-		return r
-	}
-	for i := range turns {
-		k.user(fmt.Sprintf("question %d", i))
-		if rng.IntN(2) == 0 {
-			id := fmt.Sprintf("t%d", i)
-			k.assistant(toolUse(id, "Read"), text("reading"))
-			k.results(result(id, "contents"))
-		}
-		k.assistant(text(fmt.Sprintf("answer %d", i)))
-		for range rng.IntN(3) {
-			var r *Record
-			switch rng.IntN(17) {
-			case 0:
-				r = sys(SubtypeRecovery)
-				rungs := []string{RungPromptTooLong, RungRequestTooLarge, RungMediaRejected, RungOutputCap, RungContinue}
-				r.Recovery = &RecoveryDecision{Rung: rungs[rng.IntN(len(rungs))], Tokens: rng.IntN(3) * 1000,
-					Counted: rng.IntN(3) * 900, Bytes: rng.IntN(3) * 5000, MaxTokens: rng.IntN(3) * 4096,
-					Media:    []StrippedMedia{{Hash: fmt.Sprintf("h%d", rng.IntN(4))}},
-					Withheld: []string{pick()}}
-			case 1:
-				r = sys(SubtypeToolResultBudget)
-				r.Budget = &BudgetDecision{Results: []BudgetResult{
-					{ToolUseID: fmt.Sprintf("t%d", rng.IntN(i+1)), Replaced: rng.IntN(2) == 0, Preview: []string{"", "preview"}[rng.IntN(2)]}}}
-			case 2:
-				r = sys(SubtypeMicrocompact)
-				r.Microcompact = &MicrocompactDecision{Trigger: []string{mcTriggerTime, mcTriggerCached}[rng.IntN(2)],
-					ClearedToolUseIDs: []string{fmt.Sprintf("t%d", rng.IntN(i+1))}, PinnedUUID: []string{"", pick()}[rng.IntN(2)]}
-			case 3:
-				r = sys(SubtypePin)
-				r.Pin = &PinDecision{UUIDs: []string{pick(), pick()}}
-			case 4:
-				r = sys(SubtypeSnip)
-				r.Snip = &SnipDecision{RemovedUUIDs: []string{pick()}, Reason: "test"}
-			case 5:
-				r = sys(SubtypeCollapseCommit)
-				if rng.IntN(3) > 0 {
-					r.Collapse = &CollapseCommit{CollapseID: fmt.Sprintf("%016d", i), FirstUUID: pick(), LastUUID: pick(), Summary: "span"}
-				}
-			case 6:
-				r = sys(SubtypeCompactBoundary)
-				r.IsSidechain = rng.IntN(8) == 0
-				if rng.IntN(4) > 0 {
-					r.CompactMetadata = &CompactMetadata{Trigger: []string{TriggerAuto, TriggerManual}[rng.IntN(2)],
-						Fallback: rng.IntN(3) == 0, Summarizer: []string{"scripted", summarizerSessionMemory, "extractive"}[rng.IntN(3)]}
-				}
-				k.last = r.UUID
-			case 7:
-				r = sys(SubtypeCompactFailure)
-				r.CompactFailure = &CompactFailure{Trigger: []string{TriggerAuto, TriggerManual}[rng.IntN(2)],
-					Fallback: rng.IntN(3) == 0, LeafUUID: []string{k.last, pick()}[rng.IntN(2)]}
-			case 8: // a decision without its payload
-				r = sys([]Subtype{SubtypeRecovery, SubtypeToolResultBudget, SubtypeMicrocompact, SubtypePin,
-					SubtypeSnip, SubtypeCompactFailure}[rng.IntN(6)])
-			case 9: // a sidechain exchange
-				r = k.next(TypeUser)
-				r.IsSidechain = true
-				r.Message = &Message{Role: RoleUser, Content: []Block{text("side question")}}
-				k.add(r)
-				r = k.next(TypeAssistant)
-				r.IsSidechain = true
-				k.msgN++
-				r.Message = &Message{ID: fmt.Sprintf("msg_side_%d", k.msgN), Role: RoleAssistant, Model: "claude-sonnet-4-5",
-					Content: []Block{text("side answer")}, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
-			case 10:
-				r = k.next(TypeAssistant)
-				r.IsAPIErrorMessage = true
-				r.Message = &Message{ID: "", Role: RoleAssistant, Model: SyntheticModel, Content: []Block{text("API Error")}}
-			case 11:
-				r = k.next(TypeAssistant)
-				r.Message = &Message{ID: fmt.Sprintf("msg_syn_%d", i), Role: RoleAssistant, Model: SyntheticModel, Content: []Block{text("No response requested.")}}
-			case 12: // damaged: a field, or lines skipped before it
-				r = k.next(TypeUser)
-				r.Message = &Message{Role: RoleUser, Content: []Block{text("damaged")}}
-				le := &LineError{File: "s.jsonl", Line: len(k.recs) + 1, Err: ErrTornLine}
-				if rng.IntN(2) == 0 {
-					le.Field = "timestamp"
-					r.Damage = &Damage{Fields: []*LineError{le}}
-				} else {
-					r.Damage = &Damage{Skipped: []*LineError{le}}
-				}
-			case 13: // a system record without a uuid
-				r = &Record{Type: TypeSystem, Subtype: SubtypeLocalCommand}
-			case 14: // an earlier record written again
-				if len(k.recs) > 0 {
-					c := k.recs[rng.IntN(len(k.recs))]
-					r = &c
-				}
-			case 15: // an assistant record that claims a decision's subtype
-				r = k.next(TypeAssistant)
-				r.Subtype = []Subtype{SubtypeRecovery, SubtypeCompactBoundary, SubtypeToolResultBudget}[rng.IntN(3)]
-				k.msgN++
-				r.Message = &Message{ID: fmt.Sprintf("msg_odd_%d", k.msgN), Role: RoleAssistant, Model: "claude-sonnet-4-5",
-					Content: []Block{text("odd")}, Usage: &Usage{InputTokens: 10, OutputTokens: 5},
-				}
-				r.Budget = &BudgetDecision{Results: []BudgetResult{{ToolUseID: "t0", Replaced: true, Preview: "odd"}}}
-			case 16: // a system record on the sidechain answering a decision of the main thread
-				r = sys(SubtypeRecovery)
-				r.IsSidechain = !r.IsSidechain
-				r.Recovery = &RecoveryDecision{Rung: RungOutputCap, MaxTokens: 64000, Withheld: []string{pick()}}
-			}
-			if r != nil {
-				k.add(r)
-			}
-		}
-	}
-	return k.recs
-}
-
 // scanReads is what every reader of the scan gives for one transcript.
 type scanReads struct {
-	Damage       []*LineError
+	Damage       []*transcript.LineError
 	Recovery     []recoveryState
 	History      []compactHistory
 	Budget       map[string]frozenResult
@@ -156,10 +29,10 @@ type scanReads struct {
 
 // scanLeaves returns the leaves the thread-dependent readers are asked about: none, the
 // default leaf, and the last sidechain record.
-func scanLeaves(records []Record) []*Record {
-	leaves := []*Record{nil}
-	if i := defaultLeaf(records); i >= 0 {
-		leaves = append(leaves, &records[i])
+func scanLeaves(records []transcript.Record) []*transcript.Record {
+	leaves := []*transcript.Record{nil}
+	if c, err := transcript.BuildChain(records, transcript.ChainOptions{}); err == nil && c.Leaf != nil {
+		leaves = append(leaves, c.Leaf)
 	}
 	for i := len(records) - 1; i >= 0; i-- {
 		if records[i].IsSidechain {
@@ -172,22 +45,24 @@ func scanLeaves(records []Record) []*Record {
 
 // scanWanted are the sets of kinds each is tested on, with what a reader of them wants.
 var scanWanted = []struct {
-	kinds ScanSet
-	want  func(*Record) bool
+	kinds transcript.ScanSet
+	want  func(*transcript.Record) bool
 }{
-	{ScanDamaged, func(r *Record) bool { return r.Damage != nil }},
-	{ScanCollapse, func(r *Record) bool { return r.Type == TypeSystem && r.Subtype == SubtypeCollapseCommit }},
-	{ScanBoundary | ScanFailure, func(r *Record) bool {
-		return r.IsCompactBoundary() || r.Type == TypeSystem && r.Subtype == SubtypeCompactFailure
+	{transcript.ScanDamaged, func(r *transcript.Record) bool { return r.Damage != nil }},
+	{transcript.ScanCollapse, func(r *transcript.Record) bool {
+		return r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCollapseCommit
 	}},
-	{ScanMain | ScanSide | ScanRecovery, func(r *Record) bool {
-		return ProviderResponse(r) || r.Subtype == SubtypeRecovery
+	{transcript.ScanBoundary | transcript.ScanFailure, func(r *transcript.Record) bool {
+		return r.IsCompactBoundary() || r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCompactFailure
 	}},
-	{ScanMain, func(r *Record) bool { return ProviderResponse(r) && !r.IsSidechain }},
+	{transcript.ScanMain | transcript.ScanSide | transcript.ScanRecovery, func(r *transcript.Record) bool {
+		return transcript.ProviderResponse(r) || r.Subtype == transcript.SubtypeRecovery
+	}},
+	{transcript.ScanMain, func(r *transcript.Record) bool { return transcript.ProviderResponse(r) && !r.IsSidechain }},
 }
 
 // readScan runs every reader on records with sc (nil: the full passes).
-func readScan(records []Record, sc *Scan) scanReads {
+func readScan(records []transcript.Record, sc *transcript.Scan) scanReads {
 	out := scanReads{
 		Damage:       sc.Damage(records),
 		Budget:       frozenBudget(records, sc),
@@ -215,7 +90,7 @@ func readScan(records []Record, sc *Scan) scanReads {
 	}
 	for _, w := range scanWanted {
 		var got []int
-		sc.Each(records, w.kinds, func(i int, r *Record) {
+		sc.Each(records, w.kinds, func(i int, r *transcript.Record) {
 			if w.want(r) {
 				got = append(got, i)
 			}
@@ -226,20 +101,31 @@ func readScan(records []Record, sc *Scan) scanReads {
 }
 
 // requireSameScan checks that sc lists what a scan of records from nothing lists.
-func requireSameScan(t *testing.T, records []Record, sc *Scan, msg string) {
+func requireSameScan(t *testing.T, records []transcript.Record, sc *transcript.Scan, msg string) {
 	t.Helper()
-	var fresh Scan
-	fresh.update(records)
+	chain, err := new(transcript.ChainCache).Build(records, transcript.ChainOptions{})
+	require.NoError(t, err, msg)
+	fresh := chain.Scan()
 	require.True(t, sc.Covers(records), msg)
-	for k := range numScanKinds {
-		require.True(t, slices.Equal(fresh.pos[k], sc.pos[k]), "%s: kind %d: %v, want %v", msg, k, sc.pos[k], fresh.pos[k])
+	for _, k := range []transcript.ScanSet{transcript.ScanDamaged, transcript.ScanBoundary, transcript.ScanBudget, transcript.ScanSnip,
+		transcript.ScanMicrocompact, transcript.ScanCollapse, transcript.ScanFailure, transcript.ScanPin, transcript.ScanRecovery,
+		transcript.ScanMain, transcript.ScanSide} {
+		got, want := scanPositions(records, sc, k), scanPositions(records, fresh, k)
+		require.True(t, slices.Equal(want, got), "%s: kind %b: %v, want %v", msg, k, got, want)
 	}
+}
+
+// scanPositions returns the positions sc lists under kind k.
+func scanPositions(records []transcript.Record, sc *transcript.Scan, k transcript.ScanSet) []int {
+	var out []int
+	sc.Each(records, k, func(i int, _ *transcript.Record) { out = append(out, i) })
+	return out
 }
 
 // scanTurn is a turn's copy of the scan, the records it covers and what the readers gave.
 type scanTurn struct {
-	scan    Scan
-	records []Record
+	scan    transcript.Scan
+	records []transcript.Record
 	reads   scanReads
 }
 
@@ -248,10 +134,10 @@ type scanTurn struct {
 // or a different last record for one turn) and checks at each turn that the scan is the one
 // built from nothing and that every reader gives with it what its full pass gives. It then
 // checks that the copies earlier turns took still give what they gave.
-func runScanTurns(t *testing.T, all []Record, seed uint64) {
+func runScanTurns(t *testing.T, all []transcript.Record, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 0x7e57))
-	memo := &ChainCache{}
-	buf := append(make([]Record, 0, len(all)+1), all...)
+	memo := &transcript.ChainCache{}
+	buf := append(make([]transcript.Record, 0, len(all)+1), all...)
 	step := max(1, len(all)/40)
 	var kept []scanTurn
 	n := 0
@@ -265,14 +151,14 @@ func runScanTurns(t *testing.T, all []Record, seed uint64) {
 		case 1: // another last record for this turn only
 			if n < len(all) {
 				orig := buf[n]
-				buf[n] = Record{Type: TypeSystem, Subtype: SubtypeRecovery, UUID: fmt.Sprintf("other-%d", turn),
-					Recovery: &RecoveryDecision{Rung: RungRequestTooLarge, Bytes: 1000 + turn}}
+				buf[n] = transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeRecovery, UUID: fmt.Sprintf("other-%d", turn),
+					Recovery: &transcript.RecoveryDecision{Rung: RungRequestTooLarge, Bytes: 1000 + turn}}
 				records = buf[:n+1]
 				restore = func() { buf[n] = orig }
 			}
 		}
 		msg := fmt.Sprintf("turn %d, %d records", turn, len(records))
-		chain, err := buildChain(records, ChainOptions{}, memo)
+		chain, err := memo.Build(records, transcript.ChainOptions{})
 		require.NoError(t, err, msg)
 		requireSameScan(t, records, chain.Scan(), msg)
 		got := readScan(records, chain.Scan())
@@ -281,7 +167,7 @@ func runScanTurns(t *testing.T, all []Record, seed uint64) {
 			// The reads point into the records they read: a copy of them, which later turns
 			// leave as they are.
 			c := slices.Clone(records)
-			kept = append(kept, scanTurn{chain.scan, c, readScan(c, chain.Scan())})
+			kept = append(kept, scanTurn{*chain.Scan(), c, readScan(c, chain.Scan())})
 		}
 		if restore != nil {
 			restore()
@@ -292,7 +178,7 @@ func runScanTurns(t *testing.T, all []Record, seed uint64) {
 	}
 	// The same records decoded again, in a new slice: scanned anew.
 	again := slices.Clone(all)
-	chain, err := buildChain(again, ChainOptions{}, memo)
+	chain, err := memo.Build(again, transcript.ChainOptions{})
 	require.NoError(t, err)
 	requireSameScan(t, again, chain.Scan(), "a new slice")
 	require.Equal(t, readScan(again, nil), readScan(again, chain.Scan()), "a new slice")
@@ -316,7 +202,7 @@ func TestRecordScanGoldenAndCorpus(t *testing.T) {
 	require.NotEmpty(t, files)
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
-			tr, err := ReadFile(f, ReadOptions{})
+			tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 			require.NoError(t, err)
 			runScanTurns(t, tr.Records, 1)
 		})
@@ -330,10 +216,10 @@ func TestRecordScanGoldenAndCorpus(t *testing.T) {
 // last record gains, then loses, the damage of the torn line after it.
 func TestRecordScanTrailing(t *testing.T) {
 	k := linearSession(4)
-	buf := append(make([]Record, 0, len(k.recs)+1), k.recs...)
+	buf := append(make([]transcript.Record, 0, len(k.recs)+1), k.recs...)
 	n := len(k.recs) - 1
-	memo := &ChainCache{}
-	torn := &LineError{File: "s.jsonl", Line: n + 1, Err: ErrTornLine}
+	memo := &transcript.ChainCache{}
+	torn := &transcript.LineError{File: "s.jsonl", Line: n + 1, Err: transcript.ErrTornLine}
 	for _, tt := range []struct {
 		name  string
 		edit  func()
@@ -341,16 +227,16 @@ func TestRecordScanTrailing(t *testing.T) {
 		want  int // damaged lines reported
 	}{
 		{"clean", func() {}, n, 0},
-		{"a torn line after the last record", func() { buf[n-1].Damage = &Damage{Trailing: []*LineError{torn}} }, n, 1},
+		{"a torn line after the last record", func() { buf[n-1].Damage = &transcript.Damage{Trailing: []*transcript.LineError{torn}} }, n, 1},
 		{"the line completed", func() { buf[n-1].Damage = nil }, n + 1, 0},
 	} {
 		tt.edit()
 		records := buf[:tt.count]
-		chain, err := buildChain(records, ChainOptions{}, memo)
+		chain, err := memo.Build(records, transcript.ChainOptions{})
 		require.NoError(t, err, tt.name)
 		got := chain.Scan().Damage(records)
 		assert.Len(t, got, tt.want, tt.name)
-		assert.Equal(t, (*Scan)(nil).Damage(records), got, tt.name)
+		assert.Equal(t, (*transcript.Scan)(nil).Damage(records), got, tt.name)
 	}
 }
 
@@ -358,16 +244,16 @@ func TestRecordScanTrailing(t *testing.T) {
 // readers fall back to their full passes, and that an empty transcript is covered.
 func TestRecordScanWithoutMemo(t *testing.T) {
 	records := scanMixed(10, 9)
-	chain, err := BuildChain(records, ChainOptions{})
+	chain, err := transcript.BuildChain(records, transcript.ChainOptions{})
 	require.NoError(t, err)
-	assert.False(t, chain.scan.Covers(records))
+	assert.False(t, chain.Scan().Covers(records))
 	assert.Equal(t, readScan(records, nil), readScan(records, chain.Scan()))
 
-	memo := &ChainCache{}
-	chain, err = buildChain(nil, ChainOptions{}, memo)
+	memo := &transcript.ChainCache{}
+	chain, err = memo.Build(nil, transcript.ChainOptions{})
 	require.NoError(t, err)
-	assert.True(t, chain.scan.Covers(nil))
-	chain, err = buildChain(records, ChainOptions{}, memo)
+	assert.True(t, chain.Scan().Covers(nil))
+	chain, err = memo.Build(records, transcript.ChainOptions{})
 	require.NoError(t, err)
 	requireSameScan(t, records, chain.Scan(), "after an empty transcript")
 }
@@ -378,14 +264,14 @@ func TestRecordScanWithoutMemo(t *testing.T) {
 // (run it under -race).
 func TestRecordScanConcurrent(t *testing.T) {
 	all := scanMixed(60, 11)
-	memo := &ChainCache{}
+	memo := &transcript.ChainCache{}
 	var wg sync.WaitGroup
 	for g := range 4 {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 0xc0c0))
 			for turn := range 25 {
 				records := all[:len(all)/2+rng.IntN(len(all)/2+1)]
-				chain, err := buildChain(records, ChainOptions{}, memo)
+				chain, err := memo.Build(records, transcript.ChainOptions{})
 				if !assert.NoError(t, err) {
 					return
 				}
@@ -404,21 +290,22 @@ func TestRecordScanConcurrent(t *testing.T) {
 // TestRecordScanSteadyAllocs checks that a steady turn's work on the scan — the memo's index
 // brought up to the records with one new prompt, then every reader — allocates as much at
 // 2,000 turns as at 200: it follows the new record and the decisions, not the file.
-func TestRecordScanSteadyAllocs(t *testing.T) {
+func TestScanReadersSteadyAllocs(t *testing.T) {
 	allocs := map[int]float64{}
 	for _, turns := range []int{200, 2000} {
 		k := linearSession(turns)
 		// The same few decisions in both sessions.
 		for _, r := range scanMixed(6, 3) {
-			if r.Type == TypeSystem {
+			if r.Type == transcript.TypeSystem {
 				k.decision(r)
 			}
 		}
 		k.user("the last prompt")
 		n := len(k.recs)
-		buf := append(make([]Record, 0, n), k.recs...)
-		memo := &ChainCache{}
-		memo.keep(memo.index(buf))
+		buf := append(make([]transcript.Record, 0, n), k.recs...)
+		memo := &transcript.ChainCache{}
+		_, err := memo.Build(buf, transcript.ChainOptions{})
+		require.NoError(t, err)
 		leaf := &buf[n-1]
 		// Another prompt each turn, its uuid made beforehand: fmt's printers come from a
 		// sync.Pool, which the race detector empties at random.
@@ -430,19 +317,147 @@ func TestRecordScanSteadyAllocs(t *testing.T) {
 		allocs[turns] = testing.AllocsPerRun(len(uuids)-1, func() {
 			buf[n-1].UUID = uuids[i]
 			i++
-			ix := memo.index(buf)
-			sc := ix.scan
-			memo.keep(ix)
+			chain, _ := memo.Build(buf, transcript.ChainOptions{})
+			sc := chain.Scan()
 			sc.Damage(buf)
-			readRecovery(buf, &sc, leaf)
-			readHistory(buf, &sc, leaf, n, 3)
-			frozenBudget(buf, &sc)
-			budgetPreviews(buf, &sc)
-			loadMicrocompact(buf, &sc)
-			pinnedUUIDs(buf, &sc)
-			snipRequests(buf, &sc)
+			readRecovery(buf, sc, leaf)
+			readHistory(buf, sc, leaf, n, 3)
+			frozenBudget(buf, sc)
+			budgetPreviews(buf, sc)
+			loadMicrocompact(buf, sc)
+			pinnedUUIDs(buf, sc)
+			snipRequests(buf, sc)
 		})
 	}
-	t.Logf("allocations of a steady turn's scan and readers: %v", allocs)
+	t.Logf("allocations of a steady turn's chain, scan and readers: %v", allocs)
 	require.Equal(t, allocs[200], allocs[2000], "the scan's allocations grow with the history: %v", allocs)
+}
+
+// scanMixed returns a session of the given turns with, at places rng picks, every kind of
+// record the scan lists or its readers look at: decision records of each subtype (some
+// without their payload, some on the sidechain), compact boundaries of each trigger and
+// summarizer, failures, sidechain responses, API errors and synthetic responses, damaged
+// records, records without a uuid, records repeating an earlier uuid, and an assistant record
+// with a system subtype.
+func scanMixed(turns int, seed uint64) []transcript.Record {
+	rng := rand.New(rand.NewPCG(seed, 0x5ca9))
+	k := newTK()
+	pick := func() string { // an earlier record's uuid, or one no record has
+		if len(k.recs) == 0 || rng.IntN(8) == 0 {
+			return fmt.Sprintf("missing-%d", rng.IntN(100))
+		}
+		return k.recs[rng.IntN(len(k.recs))].UUID
+	}
+	sys := func(sub transcript.Subtype) *transcript.Record {
+		r := k.next(transcript.TypeSystem)
+		r.Subtype, r.ParentUUID, r.IsMeta = sub, "", true
+		r.IsSidechain = rng.IntN(5) == 0
+		k.last = k.recs[len(k.recs)-1].UUID // decisions hang off nothing: the chain goes on
+		return r
+	}
+	for i := range turns {
+		k.user(fmt.Sprintf("question %d", i))
+		if rng.IntN(2) == 0 {
+			id := fmt.Sprintf("t%d", i)
+			k.assistant(toolUse(id, "transcript.Read"), text("reading"))
+			k.results(result(id, "contents"))
+		}
+		k.assistant(text(fmt.Sprintf("answer %d", i)))
+		for range rng.IntN(3) {
+			var r *transcript.Record
+			switch rng.IntN(17) {
+			case 0:
+				r = sys(transcript.SubtypeRecovery)
+				rungs := []string{"prompt_too_long", "request_too_large", "media_rejected", "output_cap", "continue"}
+				r.Recovery = &transcript.RecoveryDecision{Rung: rungs[rng.IntN(len(rungs))], Tokens: rng.IntN(3) * 1000,
+					Counted: rng.IntN(3) * 900, Bytes: rng.IntN(3) * 5000, MaxTokens: rng.IntN(3) * 4096,
+					Media:    []transcript.StrippedMedia{{Hash: fmt.Sprintf("h%d", rng.IntN(4))}},
+					Withheld: []string{pick()}}
+			case 1:
+				r = sys(transcript.SubtypeToolResultBudget)
+				r.Budget = &transcript.BudgetDecision{Results: []transcript.BudgetResult{
+					{ToolUseID: fmt.Sprintf("t%d", rng.IntN(i+1)), Replaced: rng.IntN(2) == 0, Preview: []string{"", "preview"}[rng.IntN(2)]}}}
+			case 2:
+				r = sys(transcript.SubtypeMicrocompact)
+				r.Microcompact = &transcript.MicrocompactDecision{Trigger: []string{"time", "cached"}[rng.IntN(2)],
+					ClearedToolUseIDs: []string{fmt.Sprintf("t%d", rng.IntN(i+1))}, PinnedUUID: []string{"", pick()}[rng.IntN(2)]}
+			case 3:
+				r = sys(transcript.SubtypePin)
+				r.Pin = &transcript.PinDecision{UUIDs: []string{pick(), pick()}}
+			case 4:
+				r = sys(transcript.SubtypeSnip)
+				r.Snip = &transcript.SnipDecision{RemovedUUIDs: []string{pick()}, Reason: "test"}
+			case 5:
+				r = sys(transcript.SubtypeCollapseCommit)
+				if rng.IntN(3) > 0 {
+					r.Collapse = &transcript.CollapseCommit{CollapseID: fmt.Sprintf("%016d", i), FirstUUID: pick(), LastUUID: pick(), Summary: "span"}
+				}
+			case 6:
+				r = sys(transcript.SubtypeCompactBoundary)
+				r.IsSidechain = rng.IntN(8) == 0
+				if rng.IntN(4) > 0 {
+					r.CompactMetadata = &transcript.CompactMetadata{Trigger: []string{"auto", "manual"}[rng.IntN(2)],
+						Fallback: rng.IntN(3) == 0, Summarizer: []string{"scripted", "session_memory", "extractive"}[rng.IntN(3)]}
+				}
+				k.last = r.UUID
+			case 7:
+				r = sys(transcript.SubtypeCompactFailure)
+				r.CompactFailure = &transcript.CompactFailure{Trigger: []string{"auto", "manual"}[rng.IntN(2)],
+					Fallback: rng.IntN(3) == 0, LeafUUID: []string{k.last, pick()}[rng.IntN(2)]}
+			case 8: // a decision without its payload
+				r = sys([]transcript.Subtype{transcript.SubtypeRecovery, transcript.SubtypeToolResultBudget, transcript.SubtypeMicrocompact, transcript.SubtypePin,
+					transcript.SubtypeSnip, transcript.SubtypeCompactFailure}[rng.IntN(6)])
+			case 9: // a sidechain exchange
+				r = k.next(transcript.TypeUser)
+				r.IsSidechain = true
+				r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("side question")}}
+				k.add(r)
+				r = k.next(transcript.TypeAssistant)
+				r.IsSidechain = true
+				k.msgN++
+				r.Message = &transcript.Message{ID: fmt.Sprintf("msg_side_%d", k.msgN), Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+					Content: []transcript.Block{text("side answer")}, Usage: &transcript.Usage{InputTokens: 10, OutputTokens: 5}}
+			case 10:
+				r = k.next(transcript.TypeAssistant)
+				r.IsAPIErrorMessage = true
+				r.Message = &transcript.Message{ID: "", Role: transcript.RoleAssistant, Model: transcript.SyntheticModel, Content: []transcript.Block{text("API Error")}}
+			case 11:
+				r = k.next(transcript.TypeAssistant)
+				r.Message = &transcript.Message{ID: fmt.Sprintf("msg_syn_%d", i), Role: transcript.RoleAssistant, Model: transcript.SyntheticModel, Content: []transcript.Block{text("No response requested.")}}
+			case 12: // damaged: a field, or lines skipped before it
+				r = k.next(transcript.TypeUser)
+				r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("damaged")}}
+				le := &transcript.LineError{File: "s.jsonl", Line: len(k.recs) + 1, Err: transcript.ErrTornLine}
+				if rng.IntN(2) == 0 {
+					le.Field = "timestamp"
+					r.Damage = &transcript.Damage{Fields: []*transcript.LineError{le}}
+				} else {
+					r.Damage = &transcript.Damage{Skipped: []*transcript.LineError{le}}
+				}
+			case 13: // a system record without a uuid
+				r = &transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeLocalCommand}
+			case 14: // an earlier record written again
+				if len(k.recs) > 0 {
+					c := k.recs[rng.IntN(len(k.recs))]
+					r = &c
+				}
+			case 15: // an assistant record that claims a decision's subtype
+				r = k.next(transcript.TypeAssistant)
+				r.Subtype = []transcript.Subtype{transcript.SubtypeRecovery, transcript.SubtypeCompactBoundary, transcript.SubtypeToolResultBudget}[rng.IntN(3)]
+				k.msgN++
+				r.Message = &transcript.Message{ID: fmt.Sprintf("msg_odd_%d", k.msgN), Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+					Content: []transcript.Block{text("odd")}, Usage: &transcript.Usage{InputTokens: 10, OutputTokens: 5},
+				}
+				r.Budget = &transcript.BudgetDecision{Results: []transcript.BudgetResult{{ToolUseID: "t0", Replaced: true, Preview: "odd"}}}
+			case 16: // a system record on the sidechain answering a decision of the main thread
+				r = sys(transcript.SubtypeRecovery)
+				r.IsSidechain = !r.IsSidechain
+				r.Recovery = &transcript.RecoveryDecision{Rung: "output_cap", MaxTokens: 64000, Withheld: []string{pick()}}
+			}
+			if r != nil {
+				k.add(r)
+			}
+		}
+	}
+	return k.recs
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // The rungs of the recovery ladder, as [RecoveryDecision.Rung] and [RecoveryReport.Rung] name
@@ -45,7 +47,7 @@ const raisedOutputCap = 64_000
 
 // MediaHash identifies a media block by its source (type, data, URL, file id — not the media
 // type, which normalize may correct): a hex SHA-256.
-func MediaHash(s MediaSource) string {
+func MediaHash(s transcript.MediaSource) string {
 	h := sha256.New()
 	for _, part := range []string{s.Type, s.Data, s.URL, s.FileID} {
 		h.Write([]byte(part))
@@ -239,9 +241,9 @@ func (r *recovery) terminal(rung, reason string, err error) (Result, error) {
 }
 
 // decision returns a recovery decision record.
-func (r *recovery) decision(d RecoveryDecision) Record {
+func (r *recovery) decision(d transcript.RecoveryDecision) transcript.Record {
 	key := strings.Join([]string{d.Rung, d.LeafUUID, fmt.Sprint(len(r.in.Records))}, "\x00")
-	rec := r.t.newDecision(SubtypeRecovery, key, "Recovery: "+d.Reason)
+	rec := r.t.newDecision(transcript.SubtypeRecovery, key, "Recovery: "+d.Reason)
 	rec.IsSidechain = r.t.chain.Leaf != nil && r.t.chain.Leaf.IsSidechain
 	rec.Recovery = &d
 	return rec
@@ -256,7 +258,7 @@ func (r *recovery) leafUUID() string {
 
 // next builds the request from in.Records with recs appended, compacting reactively when
 // compact is set, and reports the rung.
-func (r *recovery) next(ctx context.Context, rung, reason string, compact bool, recs ...Record) (Result, error) {
+func (r *recovery) next(ctx context.Context, rung, reason string, compact bool, recs ...transcript.Record) (Result, error) {
 	in := r.in
 	in.Records = slices.Concat(r.in.Records, recs)
 	if leaf := lastChainRecord(recs); leaf != "" && in.Leaf != "" {
@@ -323,7 +325,7 @@ func (r *recovery) promptTooLong(ctx context.Context, err error) (Result, error)
 		// only the provider's count of this very prompt.
 		reason := fmt.Sprintf("the provider counted the prompt at %d tokens, which leaves %d of its window of %d for output, less than max_tokens %d: max_tokens is lowered to that room",
 			figures.Tokens, w-figures.Tokens, w, r.t.req.MaxTokens)
-		d := r.decision(RecoveryDecision{Rung: RungOutputRoom, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
+		d := r.decision(transcript.RecoveryDecision{Rung: RungOutputRoom, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
 			Window: w, Counted: r.t.report.InputTokens, Reason: reason})
 		return r.next(ctx, RungOutputRoom, reason, false, d)
 	}
@@ -339,7 +341,7 @@ func (r *recovery) promptTooLong(ctx context.Context, err error) (Result, error)
 			reason += fmt.Sprintf(" > %d maximum", figures.Limit)
 		}
 	}
-	d := r.decision(RecoveryDecision{Rung: RungPromptTooLong, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
+	d := r.decision(transcript.RecoveryDecision{Rung: RungPromptTooLong, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
 		Window: figures.Window, Counted: r.t.report.InputTokens, Reason: reason})
 	return r.next(ctx, RungPromptTooLong, reason+"; one reactive compaction", true, d)
 }
@@ -354,7 +356,7 @@ func (r *recovery) requestTooLarge(ctx context.Context, err error) (Result, erro
 			&RequestTooLargeError{Bytes: len(body), Limit: r.t.maxBody, Reason: "the provider refused the body again after a reactive compaction (record " + d.UUID + ")"})
 	}
 	reason := fmt.Sprintf("the provider refused a body of %d bytes as too large: the body limit is %d bytes from now on", len(body), len(body)-1)
-	d := r.decision(RecoveryDecision{Rung: RungRequestTooLarge, LeafUUID: r.leafUUID(), Bytes: len(body), Counted: r.t.report.InputTokens, Reason: reason})
+	d := r.decision(transcript.RecoveryDecision{Rung: RungRequestTooLarge, LeafUUID: r.leafUUID(), Bytes: len(body), Counted: r.t.report.InputTokens, Reason: reason})
 	res, nerr := r.next(ctx, RungRequestTooLarge, reason+"; one reactive compaction", true, d)
 	if !errors.Is(nerr, ErrRequestTooLarge) {
 		return res, nerr
@@ -371,7 +373,7 @@ func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limi
 	size := func(m requestMedia) int { return len(m.src.Data) + len(m.src.URL) + len(m.src.FileID) }
 	slices.SortStableFunc(media, func(a, b requestMedia) int { return size(b) - size(a) })
 	over := res.Report.BodyBytes - limit
-	var picked []StrippedMedia
+	var picked []transcript.StrippedMedia
 	seen := map[string]bool{}
 	for _, m := range media {
 		if over <= 0 {
@@ -382,7 +384,7 @@ func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limi
 			continue
 		}
 		seen[h] = true
-		picked = append(picked, StrippedMedia{Hash: h, Kind: string(m.kind), Path: m.path})
+		picked = append(picked, transcript.StrippedMedia{Hash: h, Kind: string(m.kind), Path: m.path})
 		over -= size(m)
 	}
 	if len(picked) == 0 {
@@ -397,7 +399,7 @@ func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limi
 		in.Leaf = res.Leaf
 	}
 	sr := &recovery{p: r.p, in: in, t: r.t, class: r.class}
-	md := sr.decision(RecoveryDecision{Rung: RungMediaRejected, LeafUUID: res.Leaf, Media: picked, Reason: reason})
+	md := sr.decision(transcript.RecoveryDecision{Rung: RungMediaRejected, LeafUUID: res.Leaf, Media: picked, Reason: reason})
 	next, nerr := sr.next(ctx, RungRequestTooLarge, why+"; one reactive compaction; "+reason, false, md)
 	if ctx.Err() != nil {
 		return next, nerr // cut short: not even the compaction's records are kept
@@ -421,13 +423,13 @@ func (r *recovery) media(ctx context.Context, err error) (Result, error) {
 		return r.terminal(RungMediaRejected, why, fmt.Errorf("agentctx: recover: media rejected again: %s: %w", why, err))
 	}
 	reason := fmt.Sprintf("the provider refused media, %d blocks (%s): %s", len(picked), rule, me.Message)
-	d := r.decision(RecoveryDecision{Rung: RungMediaRejected, LeafUUID: r.leafUUID(), Media: picked, Reason: reason})
+	d := r.decision(transcript.RecoveryDecision{Rung: RungMediaRejected, LeafUUID: r.leafUUID(), Media: picked, Reason: reason})
 	return r.next(ctx, RungMediaRejected, reason+"; replaced by a text marker from now on", false, d)
 }
 
 func (r *recovery) output(ctx context.Context) (Result, error) {
 	leaf := r.t.chain.Leaf
-	if leaf == nil || leaf.Type != TypeAssistant || !leaf.Message.Truncated() {
+	if leaf == nil || leaf.Type != transcript.TypeAssistant || !leaf.Message.Truncated() {
 		return r.terminal("", "the chain's leaf is no response cut at max_tokens", fmt.Errorf("agentctx: recover: %w, but the chain's leaf is no response that stopped at max_tokens", ErrOutputTruncated))
 	}
 	raised := raisedOutputCap
@@ -436,7 +438,7 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	}
 	if (r.state.outputCap == nil || r.state.capDone) && raised > r.t.maxOutput {
 		reason := fmt.Sprintf("response %s stopped at max_tokens %d: the output cap is raised to %d and the response asked for again", leaf.Message.ID, r.t.maxOutput, raised)
-		d := r.decision(RecoveryDecision{Rung: RungOutputCap, LeafUUID: leaf.UUID, MaxTokens: raised, MessageID: leaf.Message.ID,
+		d := r.decision(transcript.RecoveryDecision{Rung: RungOutputCap, LeafUUID: leaf.UUID, MaxTokens: raised, MessageID: leaf.Message.ID,
 			Withheld: responseRecords(r.t.chain, leaf), Reason: reason})
 		res, err := r.next(ctx, RungOutputCap, reason, false, d)
 		if err != nil || res.Request.MaxTokens > r.t.maxOutput {
@@ -452,21 +454,21 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 			&OutputTruncatedError{MaxTokens: r.t.maxOutput, Continuations: n})
 	}
 	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, maxContinuations)
-	c := Record{
-		Type: TypeUser, UUID: ContentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
+	c := transcript.Record{
+		Type: transcript.TypeUser, UUID: transcript.ContentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
 		AgentID: leaf.AgentID, IsMeta: true, SessionID: r.t.sessionID, Timestamp: decisionTime(r.t.now), Cwd: sessionCwd(r.in.Records),
-		Message:  &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: continueText}}},
-		Recovery: &RecoveryDecision{Rung: RungContinue, LeafUUID: leaf.UUID, MessageID: leaf.Message.ID, Continuation: n + 1, Reason: reason},
+		Message:  &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: continueText}}},
+		Recovery: &transcript.RecoveryDecision{Rung: RungContinue, LeafUUID: leaf.UUID, MessageID: leaf.Message.ID, Continuation: n + 1, Reason: reason},
 	}
 	return r.next(ctx, RungContinue, reason, false, c)
 }
 
 // responseRecords returns the uuids of the chain's records of the response leaf ends.
-func responseRecords(chain *Chain, leaf *Record) []string {
+func responseRecords(chain *transcript.Chain, leaf *transcript.Record) []string {
 	var out []string
 	for i := len(chain.Records) - 1; i >= 0; i-- {
 		r := chain.Records[i]
-		if r.Type != TypeAssistant || r.Message == nil || r.Message.ID != leaf.Message.ID {
+		if r.Type != transcript.TypeAssistant || r.Message == nil || r.Message.ID != leaf.Message.ID {
 			break
 		}
 		out = append(out, r.UUID)
@@ -478,13 +480,13 @@ func responseRecords(chain *Chain, leaf *Record) []string {
 // continuations counts the continuation turns of the run of cut responses the chain ends
 // with: walking back from the leaf over assistant records and continuation turns, up to the
 // first other record.
-func continuations(chain *Chain) int {
+func continuations(chain *transcript.Chain) int {
 	n := 0
 	for i := len(chain.Records) - 1; i >= 0; i-- {
 		r := chain.Records[i]
 		switch {
-		case r.Type == TypeAssistant:
-		case r.Type == TypeUser && r.Recovery != nil && r.Recovery.Rung == RungContinue:
+		case r.Type == transcript.TypeAssistant:
+		case r.Type == transcript.TypeUser && r.Recovery != nil && r.Recovery.Rung == RungContinue:
 			n++
 		case !r.IsConversation():
 		default:
@@ -501,7 +503,7 @@ type recoveryState struct {
 	responsePos int
 	// ptl, room and large are the latest prompt-too-long, output-room and request-too-large
 	// decisions, at ptlPos, roomPos and largePos.
-	ptl, room, large          *Record
+	ptl, room, large          *transcript.Record
 	ptlPos, roomPos, largePos int
 	// bodyLimit is one byte below the smallest refused body (0: none), from record bodyRec.
 	bodyLimit int
@@ -509,7 +511,7 @@ type recoveryState struct {
 	// outputCap is the latest output-cap decision, at outputCapPos, or nil; capDone is true
 	// once a response after it ended other than at max_tokens: the raise covered the
 	// retried request and its continuations, and is over.
-	outputCap    *Record
+	outputCap    *transcript.Record
 	outputCapPos int
 	capDone      bool
 	// stripped maps the hash of each refused media block to the decision that stripped it;
@@ -523,12 +525,12 @@ type recoveryState struct {
 
 // readRecovery scans records for the recovery decisions of leaf's thread; sc, when it covers
 // records, lists the decisions and responses (nil: every record is read).
-func readRecovery(records []Record, sc *Scan, leaf *Record) recoveryState {
+func readRecovery(records []transcript.Record, sc *transcript.Scan, leaf *transcript.Record) recoveryState {
 	s := recoveryState{responsePos: -1, ptlPos: -1, roomPos: -1, largePos: -1}
 	if sc.Covers(records) {
 		s.responsePos = sc.LastResponse(records, leaf)
-		sc.Each(records, ScanRecovery, func(i int, r *Record) {
-			if !OtherThread(r, leaf) && !ProviderResponse(r) {
+		sc.Each(records, transcript.ScanRecovery, func(i int, r *transcript.Record) {
+			if !transcript.OtherThread(r, leaf) && !transcript.ProviderResponse(r) {
 				s.decision(i, r)
 			}
 		})
@@ -539,10 +541,10 @@ func readRecovery(records []Record, sc *Scan, leaf *Record) recoveryState {
 	}
 	for i := range records {
 		r := &records[i]
-		if OtherThread(r, leaf) {
+		if transcript.OtherThread(r, leaf) {
 			continue
 		}
-		if ProviderResponse(r) {
+		if transcript.ProviderResponse(r) {
 			s.responsePos = i
 			s.capDone = s.capDone || s.outputCap != nil && completed(r)
 			continue
@@ -553,14 +555,14 @@ func readRecovery(records []Record, sc *Scan, leaf *Record) recoveryState {
 }
 
 // completed reports whether r, a provider response, ended other than at max_tokens.
-func completed(r *Record) bool {
+func completed(r *transcript.Record) bool {
 	stop := r.Message.StopReason
 	return stop != "" && stop != "max_tokens"
 }
 
 // decision reads the record at position i when it is a recovery decision.
-func (s *recoveryState) decision(i int, r *Record) {
-	if r.Type != TypeSystem || r.Subtype != SubtypeRecovery || r.Recovery == nil {
+func (s *recoveryState) decision(i int, r *transcript.Record) {
+	if r.Type != transcript.TypeSystem || r.Subtype != transcript.SubtypeRecovery || r.Recovery == nil {
 		return
 	}
 	d := r.Recovery
@@ -618,7 +620,7 @@ func (p *Pipeline) applyRecovery(t *turn) {
 	var st *StageReport
 	t.items = slices.DeleteFunc(t.items, func(it item) bool {
 		rec, ok := s.withheld[it.uuid]
-		if !ok || it.rec == nil || it.role != RoleAssistant {
+		if !ok || it.rec == nil || it.role != transcript.RoleAssistant {
 			return false // a decision withholds only the records of a response
 		}
 		if st == nil {
@@ -637,12 +639,12 @@ func (p *Pipeline) stripMedia(t *turn) {
 		return
 	}
 	st := t.report.stage("media")
-	marker := func(b Block) (Block, string, bool) {
-		var src MediaSource
+	marker := func(b transcript.Block) (transcript.Block, string, bool) {
+		var src transcript.MediaSource
 		switch b := b.(type) {
-		case *Image:
+		case *transcript.Image:
 			src = b.Source
-		case *Document:
+		case *transcript.Document:
 			src = b.Source
 		default:
 			return nil, "", false
@@ -651,22 +653,22 @@ func (p *Pipeline) stripMedia(t *turn) {
 		if !ok {
 			return nil, "", false
 		}
-		return strippedMarker(KindOf(b)), rec, true
+		return strippedMarker(transcript.KindOf(b)), rec, true
 	}
 	for i := range t.items {
 		it := &t.items[i]
 		for j, b := range it.blocks {
 			if m, rec, ok := marker(b); ok {
 				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, Record: rec, Tokens: p.counter.Block(m) - p.counter.Block(b),
-					Detail: fmt.Sprintf("%s the provider refused, replaced by a text marker", KindOf(b))})
+					Detail: fmt.Sprintf("%s the provider refused, replaced by a text marker", transcript.KindOf(b))})
 				it.setBlock(j, m)
 				continue
 			}
-			tr, ok := b.(*ToolResult)
+			tr, ok := b.(*transcript.ToolResult)
 			if !ok {
 				continue
 			}
-			var content []Block
+			var content []transcript.Block
 			for k, cb := range tr.Content {
 				m, rec, ok := marker(cb)
 				if !ok {
@@ -677,7 +679,7 @@ func (p *Pipeline) stripMedia(t *turn) {
 				}
 				content[k] = m
 				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, ToolUseID: tr.ToolUseID, Record: rec, Tokens: p.counter.Block(m) - p.counter.Block(cb),
-					Detail: fmt.Sprintf("%s in tool_result %s the provider refused, replaced by a text marker", KindOf(cb), tr.ToolUseID)})
+					Detail: fmt.Sprintf("%s in tool_result %s the provider refused, replaced by a text marker", transcript.KindOf(cb), tr.ToolUseID)})
 			}
 			if content != nil {
 				c := *tr
@@ -689,34 +691,34 @@ func (p *Pipeline) stripMedia(t *turn) {
 }
 
 // strippedMarker returns the text marker that replaces a stripped media block of kind.
-func strippedMarker(kind BlockKind) *Text {
-	return &Text{Text: fmt.Sprintf(strippedMediaText, kind)}
+func strippedMarker(kind transcript.BlockKind) *transcript.Text {
+	return &transcript.Text{Text: fmt.Sprintf(strippedMediaText, kind)}
 }
 
 // requestMedia is one media block of a request and where it stands.
 type requestMedia struct {
 	path string
 	msg  int
-	src  MediaSource
-	kind BlockKind
+	src  transcript.MediaSource
+	kind transcript.BlockKind
 }
 
 // mediaOf lists the media blocks of req, in request order.
 func mediaOf(req *Request) []requestMedia {
 	var out []requestMedia
-	add := func(path string, msg int, b Block) {
+	add := func(path string, msg int, b transcript.Block) {
 		switch b := b.(type) {
-		case *Image:
-			out = append(out, requestMedia{path, msg, b.Source, KindImage})
-		case *Document:
-			out = append(out, requestMedia{path, msg, b.Source, KindDocument})
+		case *transcript.Image:
+			out = append(out, requestMedia{path, msg, b.Source, transcript.KindImage})
+		case *transcript.Document:
+			out = append(out, requestMedia{path, msg, b.Source, transcript.KindDocument})
 		}
 	}
 	for i, m := range req.Messages {
 		for j, b := range m.Content {
 			path := fmt.Sprintf("messages.%d.content.%d", i, j)
 			add(path, i, b)
-			if tr, ok := b.(*ToolResult); ok {
+			if tr, ok := b.(*transcript.ToolResult); ok {
 				for k, cb := range tr.Content {
 					add(path+".content."+strconv.Itoa(k), i, cb)
 				}
@@ -728,7 +730,7 @@ func mediaOf(req *Request) []requestMedia {
 
 // pickMedia returns the media blocks of req the error refused, each once, and the rule that
 // picked them.
-func pickMedia(req *Request, e *MediaRejectedError) ([]StrippedMedia, string) {
+func pickMedia(req *Request, e *MediaRejectedError) ([]transcript.StrippedMedia, string) {
 	media := mediaOf(req)
 	var picked []requestMedia
 	rule := ""
@@ -743,7 +745,7 @@ func pickMedia(req *Request, e *MediaRejectedError) ([]StrippedMedia, string) {
 	case e.MaxBytes > 0:
 		rule = fmt.Sprintf("the images over the %d bytes the error names", e.MaxBytes)
 		for _, m := range media {
-			if m.kind == KindImage && m.src.Type == "base64" && decodedLen(m.src.Data) > e.MaxBytes {
+			if m.kind == transcript.KindImage && m.src.Type == "base64" && decodedLen(m.src.Data) > e.MaxBytes {
 				picked = append(picked, m)
 			}
 		}
@@ -751,7 +753,7 @@ func pickMedia(req *Request, e *MediaRejectedError) ([]StrippedMedia, string) {
 		rule = fmt.Sprintf("the oldest images beyond the %d the error's limit allows", e.MaxImages)
 		var images []requestMedia
 		for _, m := range media {
-			if m.kind == KindImage {
+			if m.kind == transcript.KindImage {
 				images = append(images, m)
 			}
 		}
@@ -769,7 +771,7 @@ func pickMedia(req *Request, e *MediaRejectedError) ([]StrippedMedia, string) {
 			}
 		}
 	}
-	var out []StrippedMedia
+	var out []transcript.StrippedMedia
 	seen := map[string]bool{}
 	for _, m := range picked {
 		h := MediaHash(m.src)
@@ -778,7 +780,7 @@ func pickMedia(req *Request, e *MediaRejectedError) ([]StrippedMedia, string) {
 		}
 		seen[h] = true
 		path := m.path
-		out = append(out, StrippedMedia{Hash: h, Kind: string(m.kind), Path: path})
+		out = append(out, transcript.StrippedMedia{Hash: h, Kind: string(m.kind), Path: path})
 	}
 	return out, rule
 }

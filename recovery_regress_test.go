@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/require"
 )
 
@@ -39,7 +41,7 @@ func TestRegressStripLargestCanceledPanics(t *testing.T) {
 	p := recoverPipeline(t, CompactConfig{})
 	s := recoverConversation(t, 0)
 	small, big := imageSpec{Bytes: 200, Seed: 4}.block(), imageSpec{Bytes: 9000, Seed: 5}.block()
-	_, err := s.UserBlocks(&Text{Text: "Both captures."}, small, big)
+	_, err := s.UserBlocks(&transcript.Text{Text: "Both captures."}, small, big)
 	require.NoError(t, err)
 	in := Input{Records: s.Records(), Leaf: s.Leaf()}
 	for n := range int64(400) {
@@ -66,7 +68,7 @@ func TestRegressRequestTooLargeSingleMessage(t *testing.T) {
 	p := recoverPipeline(t, CompactConfig{})
 	s := NewSession(SessionOptions{ID: "s-413", Now: func() time.Time { return recoverNow }})
 	big := imageSpec{Bytes: 9000, Seed: 5}.block()
-	_, err := s.UserBlocks(&Text{Text: "One capture."}, big)
+	_, err := s.UserBlocks(&transcript.Text{Text: "One capture."}, big)
 	require.NoError(t, err)
 	_, err = s.Prepare(t.Context(), p, Input{})
 	require.NoError(t, err)
@@ -120,8 +122,8 @@ func TestRegressOutputCapRaiseHasNoEffect(t *testing.T) {
 	for i := range 43 {
 		_, err := s.User(fmt.Sprintf("More %d ", i) + filler(12000))
 		require.NoError(t, err)
-		_, err = s.Assistant(&Message{ID: fmt.Sprintf("m_%d", i), Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-			Content: []Block{&Text{Text: "ok"}}, StopReason: "end_turn"})
+		_, err = s.Assistant(&transcript.Message{ID: fmt.Sprintf("m_%d", i), Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: []transcript.Block{&transcript.Text{Text: "ok"}}, StopReason: "end_turn"})
 		require.NoError(t, err)
 	}
 	_, err = s.User("go on")

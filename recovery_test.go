@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -36,8 +38,8 @@ func recoverConversation(t *testing.T, rounds int) *Session {
 	for i := range rounds {
 		_, err := s.User(fmt.Sprintf("Round %d. ", i) + filler(1500))
 		require.NoError(t, err)
-		_, err = s.Assistant(&Message{ID: fmt.Sprintf("msg_%d", i), Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-			Content: []Block{&Text{Text: "Done. " + filler(300)}}, StopReason: "end_turn", Usage: &Usage{InputTokens: 500 * (i + 1), OutputTokens: 80}})
+		_, err = s.Assistant(&transcript.Message{ID: fmt.Sprintf("msg_%d", i), Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: []transcript.Block{&transcript.Text{Text: "Done. " + filler(300)}}, StopReason: "end_turn", Usage: &transcript.Usage{InputTokens: 500 * (i + 1), OutputTokens: 80}})
 		require.NoError(t, err)
 	}
 	_, err := s.User("What is left?")
@@ -97,8 +99,8 @@ func TestRecoverPromptTooLongRestart(t *testing.T) {
 	// A response, then the provider refuses again: the rung runs again.
 	r2, err := ResumeSession(records, SessionOptions{Now: func() time.Time { return recoverNow }})
 	require.NoError(t, err)
-	_, err = r2.Assistant(&Message{ID: "msg_after", Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-		Content: []Block{&Text{Text: "Nothing is left."}}, StopReason: "end_turn", Usage: &Usage{InputTokens: 900, OutputTokens: 5}})
+	_, err = r2.Assistant(&transcript.Message{ID: "msg_after", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+		Content: []transcript.Block{&transcript.Text{Text: "Nothing is left."}}, StopReason: "end_turn", Usage: &transcript.Usage{InputTokens: 900, OutputTokens: 5}})
 	require.NoError(t, err)
 	_, err = r2.User("Then " + filler(2000))
 	require.NoError(t, err)
@@ -119,8 +121,8 @@ func TestRecoverPromptTooLongBreaker(t *testing.T) {
 	require.ErrorIs(t, err, ErrPromptTooLong)
 	assert.Equal(t, RecoveryTerminal, res.Report.Recovery.Outcome)
 	require.Len(t, res.Append, 2)
-	assert.Equal(t, SubtypeRecovery, res.Append[0].Subtype)
-	assert.Equal(t, SubtypeCompactFailure, res.Append[1].Subtype)
+	assert.Equal(t, transcript.SubtypeRecovery, res.Append[0].Subtype)
+	assert.Equal(t, transcript.SubtypeCompactFailure, res.Append[1].Subtype)
 	st, err := p.CompactState(s.Records(), s.Leaf())
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.ConsecutiveFailures)
@@ -137,8 +139,8 @@ func TestRecoverForkNeverCompacts(t *testing.T) {
 // truncate appends a response cut at max_tokens.
 func truncate(t *testing.T, s *Session, id string) {
 	t.Helper()
-	_, err := s.Assistant(&Message{ID: id, Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-		Content: []Block{&Text{Text: "The guide: " + id}}, StopReason: "max_tokens", Usage: &Usage{InputTokens: 900, OutputTokens: 16_000}})
+	_, err := s.Assistant(&transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+		Content: []transcript.Block{&transcript.Text{Text: "The guide: " + id}}, StopReason: "max_tokens", Usage: &transcript.Usage{InputTokens: 900, OutputTokens: 16_000}})
 	require.NoError(t, err)
 }
 
@@ -159,7 +161,7 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 	assert.Equal(t, 64_000, res.Request.MaxTokens, "the raised cap: the model's maximum")
 	for _, m := range res.Request.Messages {
 		for _, b := range m.Content {
-			if tx, ok := b.(*Text); ok {
+			if tx, ok := b.(*transcript.Text); ok {
 				assert.NotContains(t, tx.Text, "msg_cut_0", "the cut response is asked for again, not sent")
 			}
 		}
@@ -214,7 +216,7 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 	p := recoverPipeline(t, CompactConfig{Summarizer: sum})
 	s := recoverConversation(t, 1)
 	big := imageSpec{Bytes: 3000, Seed: 9}.block()
-	_, err := s.UserBlocks(&Text{Text: "The crash dialog."}, big)
+	_, err := s.UserBlocks(&transcript.Text{Text: "The crash dialog."}, big)
 	require.NoError(t, err)
 	ctx := t.Context()
 	res, err := s.Prepare(ctx, p, Input{})
@@ -237,10 +239,10 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 	}
 	noImage("after the decision", res.Request)
 	// The same bytes again, in a tool result this time.
-	_, err = s.Assistant(&Message{ID: "msg_shot", Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-		Content: []Block{&ToolUse{ID: "toolu_shot", Name: "Screenshot", Input: []byte(`{}`)}}, Usage: &Usage{InputTokens: 900, OutputTokens: 5}})
+	_, err = s.Assistant(&transcript.Message{ID: "msg_shot", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+		Content: []transcript.Block{&transcript.ToolUse{ID: "toolu_shot", Name: "Screenshot", Input: []byte(`{}`)}}, Usage: &transcript.Usage{InputTokens: 900, OutputTokens: 5}})
 	require.NoError(t, err)
-	_, err = s.ToolResults(&ToolResult{ToolUseID: "toolu_shot", Content: []Block{&Text{Text: "taken"}, big}})
+	_, err = s.ToolResults(&transcript.ToolResult{ToolUseID: "toolu_shot", Content: []transcript.Block{&transcript.Text{Text: "taken"}, big}})
 	require.NoError(t, err)
 	res, err = s.Prepare(ctx, p, Input{})
 	require.NoError(t, err)
@@ -258,13 +260,13 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 }
 
 func TestPickMedia(t *testing.T) {
-	img := func(seed byte, n int) *Image { return imageSpec{Bytes: n, Seed: seed}.block() }
+	img := func(seed byte, n int) *transcript.Image { return imageSpec{Bytes: n, Seed: seed}.block() }
 	req := Request{Messages: []RequestMessage{
-		{Role: RoleUser, Content: []Block{img(1, 100), img(2, 6000)}},
-		{Role: RoleAssistant, Content: []Block{&ToolUse{ID: "t1", Name: "Shot", Input: []byte(`{}`)}}},
-		{Role: RoleUser, Content: []Block{&ToolResult{ToolUseID: "t1", Content: []Block{img(3, 100), img(1, 100)}}, &Text{Text: "see"}}},
+		{Role: transcript.RoleUser, Content: []transcript.Block{img(1, 100), img(2, 6000)}},
+		{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.ToolUse{ID: "t1", Name: "Shot", Input: []byte(`{}`)}}},
+		{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{img(3, 100), img(1, 100)}}, &transcript.Text{Text: "see"}}},
 	}}
-	paths := func(picked []StrippedMedia) []string {
+	paths := func(picked []transcript.StrippedMedia) []string {
 		var out []string
 		for _, m := range picked {
 			out = append(out, m.Path)
@@ -288,7 +290,7 @@ func TestPickMedia(t *testing.T) {
 	}
 	// A source met twice is one block to strip: the count rule's oldest image (seed 1) also
 	// stands in the last message, and is listed once.
-	got, _ := pickMedia(&Request{Messages: []RequestMessage{{Role: RoleUser, Content: []Block{img(1, 100), img(1, 100)}}}}, &MediaRejectedError{})
+	got, _ := pickMedia(&Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{img(1, 100), img(1, 100)}}}}, &MediaRejectedError{})
 	assert.Len(t, got, 1)
 	assert.Equal(t, "image", got[0].Kind)
 }
@@ -300,7 +302,7 @@ func TestRecoverRequestTooLargeStrips(t *testing.T) {
 	p := recoverPipeline(t, CompactConfig{})
 	s := recoverConversation(t, 0)
 	small, big := imageSpec{Bytes: 200, Seed: 4}.block(), imageSpec{Bytes: 9000, Seed: 5}.block()
-	_, err := s.UserBlocks(&Text{Text: "Both captures."}, small, big)
+	_, err := s.UserBlocks(&transcript.Text{Text: "Both captures."}, small, big)
 	require.NoError(t, err)
 	ctx := t.Context()
 	_, err = s.Prepare(ctx, p, Input{})

@@ -14,6 +14,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Rehydration defaults: Claude Code's post-compact budgets, in tokens, at a window of 200,000
@@ -273,18 +275,18 @@ func (p *Pipeline) rehydrate(ctx context.Context, t *turn, cut int, share float6
 // toolCall is a tool_use of the view and where it is: item and block index.
 type toolCall struct {
 	at, block int
-	tu        *ToolUse
+	tu        *transcript.ToolUse
 }
 
 // toolCalls lists the view's client tool calls, in view order.
 func toolCalls(items []item) []toolCall {
 	var out []toolCall
 	for i := range items {
-		if items[i].role != RoleAssistant {
+		if items[i].role != transcript.RoleAssistant {
 			continue
 		}
 		for j, b := range items[i].blocks {
-			if tu, ok := b.(*ToolUse); ok {
+			if tu, ok := b.(*transcript.ToolUse); ok {
 				out = append(out, toolCall{i, j, tu})
 			}
 		}
@@ -327,7 +329,7 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 	ok := map[string]bool{} // tool_use id → answered without error
 	for i := range t.items {
 		for _, b := range t.items[i].blocks {
-			if tr, isResult := b.(*ToolResult); isResult && t.items[i].role == RoleUser {
+			if tr, isResult := b.(*transcript.ToolResult); isResult && t.items[i].role == transcript.RoleUser {
 				ok[tr.ToolUseID] = !tr.IsError
 			}
 		}
@@ -359,7 +361,7 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 		}
 	}
 	for i := range t.items {
-		if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == RehydrateFile {
+		if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == transcript.RehydrateFile {
 			see(r.Rehydration.Path, mention{item: i})
 		}
 	}
@@ -404,7 +406,7 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 			continue
 		}
 		used += n
-		out = append(out, attachment{kind: RehydrateFile, path: path, text: head + body + tailNote})
+		out = append(out, attachment{kind: transcript.RehydrateFile, path: path, text: head + body + tailNote})
 	}
 	return out, notes
 }
@@ -436,19 +438,19 @@ func (p *Pipeline) rehydrateSkills(t *turn, cut int, cal calibration, each, tota
 	for i := range t.items {
 		it := &t.items[i]
 		r := it.rec
-		if r == nil || it.role != RoleUser {
+		if r == nil || it.role != transcript.RoleUser {
 			continue
 		}
 		name := ""
 		switch {
-		case r.Rehydration != nil && r.Rehydration.Kind == RehydrateSkill:
+		case r.Rehydration != nil && r.Rehydration.Kind == transcript.RehydrateSkill:
 			name = r.Rehydration.Name
 		case r.SourceToolUseID != "" && names[r.SourceToolUseID] != "":
 			name = names[r.SourceToolUseID]
 		default:
 			continue
 		}
-		text := TextOf(it.blocks)
+		text := transcript.TextOf(it.blocks)
 		if r.Rehydration != nil { // re-injected earlier: strip the wrapper
 			text = strings.TrimSuffix(strings.TrimPrefix(text, fmt.Sprintf(skillHead, name)), tailNote)
 		}
@@ -475,7 +477,7 @@ func (p *Pipeline) rehydrateSkills(t *turn, cut int, cal calibration, each, tota
 			continue
 		}
 		used += n
-		out = append(out, attachment{kind: RehydrateSkill, skill: name, text: head + body + tailNote})
+		out = append(out, attachment{kind: transcript.RehydrateSkill, skill: name, text: head + body + tailNote})
 	}
 	return out
 }
@@ -488,8 +490,8 @@ func (p *Pipeline) rehydrateState(t *turn, cut int, cal calibration, each int) [
 		kind, tool, head string
 		render           func(json.RawMessage) string
 	}{
-		{RehydratePlan, "ExitPlanMode", planHead, func(in json.RawMessage) string { return inputString(in, "plan") }},
-		{RehydrateTodos, "TodoWrite", todoHead, renderTodos},
+		{transcript.RehydratePlan, "ExitPlanMode", planHead, func(in json.RawMessage) string { return inputString(in, "plan") }},
+		{transcript.RehydrateTodos, "TodoWrite", todoHead, renderTodos},
 	} {
 		text, at := "", -1
 		for _, tc := range toolCalls(t.items) {
@@ -501,7 +503,7 @@ func (p *Pipeline) rehydrateState(t *turn, cut int, cal calibration, each int) [
 		}
 		for i := range t.items {
 			if r := t.items[i].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == k.kind && i > at {
-				text, at = TextOf(t.items[i].blocks), i
+				text, at = transcript.TextOf(t.items[i].blocks), i
 			}
 		}
 		if at >= 0 && at < cut {

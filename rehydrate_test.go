@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -49,23 +51,23 @@ func filesTK(paths, tail []string) *tk {
 	k := newTK()
 	u := k.user("build the parser " + strings.Repeat("with care ", 300))
 	u.Cwd = "/repo"
-	r := k.next(TypeAssistant)
-	r.Message = &Message{ID: "msg_reads", Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5", Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
-	res := k.next(TypeUser)
-	res.Message = &Message{Role: RoleUser}
+	r := k.next(transcript.TypeAssistant)
+	r.Message = &transcript.Message{ID: "msg_reads", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5", Usage: &transcript.Usage{InputTokens: 10, OutputTokens: 5}}
+	res := k.next(transcript.TypeUser)
+	res.Message = &transcript.Message{Role: transcript.RoleUser}
 	for i, path := range paths {
 		id := fmt.Sprintf("r%d", i)
-		r.Message.Content = append(r.Message.Content, &ToolUse{ID: id, Name: "Read", Input: []byte(`{"file_path":"` + path + `"}`)})
+		r.Message.Content = append(r.Message.Content, &transcript.ToolUse{ID: id, Name: "Read", Input: []byte(`{"file_path":"` + path + `"}`)})
 		res.Message.Content = append(res.Message.Content, result(id, "package x"))
 	}
 	k.add(r)
 	k.add(res)
 	a := k.assistant(text("done " + strings.Repeat("reading the files ", 300)))
-	a.Message.Usage = &Usage{InputTokens: 9_000, OutputTokens: 1_500}
+	a.Message.Usage = &transcript.Usage{InputTokens: 9_000, OutputTokens: 1_500}
 	for i, path := range tail {
 		id := fmt.Sprintf("t%d", i)
-		ta := k.assistant(&ToolUse{ID: id, Name: "Read", Input: []byte(`{"file_path":"` + path + `"}`)})
-		ta.Message.Usage = &Usage{InputTokens: 10_500 + 100*i, OutputTokens: 20}
+		ta := k.assistant(&transcript.ToolUse{ID: id, Name: "Read", Input: []byte(`{"file_path":"` + path + `"}`)})
+		ta.Message.Usage = &transcript.Usage{InputTokens: 10_500 + 100*i, OutputTokens: 20}
 		k.results(result(id, "package x"))
 	}
 	k.user("now the error recovery, please")
@@ -114,7 +116,7 @@ func TestRehydrateFileSpellings(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"file /repo/a.go"}, res.Report.Compaction.Rehydrated)
 	k.recs, k.last = append(k.recs, res.Append...), res.Leaf
-	k.assistant(&ToolUse{ID: "e1", Name: "Edit", Input: []byte(`{"file_path":"./a.go","old_string":"x","new_string":"y"}`)})
+	k.assistant(&transcript.ToolUse{ID: "e1", Name: "Edit", Input: []byte(`{"file_path":"./a.go","old_string":"x","new_string":"y"}`)})
 	k.results(result("e1", "ok"))
 	k.user("go on")
 	reads = nil

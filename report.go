@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // ActionKind names what a stage did to one item of the view.
@@ -99,14 +101,14 @@ type Report struct {
 	// lines that were no record, and fields that could not be read, whose records the view
 	// holds without them (see [Record.Damage]; records not read by a [Decoder] carry none).
 	// The errors are the records' own values.
-	Damage []*LineError
+	Damage []*transcript.LineError
 	// ChainProblems lists the breaks in the parentUuid links that rebuilding the conversation
 	// met ([Chain.Problems]): unreadable records bridged in file order, dangling parents and
 	// cycles, each with its line and the records it cuts off.
-	ChainProblems []ChainProblem
+	ChainProblems []transcript.ChainProblem
 	// Replays lists the records left out of the view because they repeat records it holds
 	// ([Chain.Replays]).
-	Replays []Replay
+	Replays []transcript.Replay
 	// Stages lists what each stage did, in pipeline order.
 	Stages []StageReport
 	// Recovery says what [Pipeline.Recover] did with the provider's error; nil for Prepare.
@@ -280,7 +282,7 @@ func (r *Report) String() string {
 
 // damageText describes one damaged line or field for a report: the error, and what became of
 // the line.
-func damageText(le *LineError) string {
+func damageText(le *transcript.LineError) string {
 	if le.Field != "" {
 		return le.Error() + " (the record is kept without it)"
 	}

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
@@ -14,7 +16,7 @@ import (
 type Request struct {
 	Model      string
 	MaxTokens  int
-	System     []*Text
+	System     []*transcript.Text
 	Messages   []RequestMessage
 	Tools      []Tool
 	ToolChoice *ToolChoice
@@ -37,8 +39,8 @@ type ToolChoice struct {
 
 // RequestMessage is one message of a request. Content blocks carry no transcript-only fields.
 type RequestMessage struct {
-	Role    Role
-	Content []Block
+	Role    transcript.Role
+	Content []transcript.Block
 }
 
 // Tool is a tool definition as the caller declares it to the provider. Definition is the
@@ -47,7 +49,7 @@ type RequestMessage struct {
 type Tool struct {
 	Name         string
 	Definition   json.RawMessage
-	CacheControl *CacheControl
+	CacheControl *transcript.CacheControl
 }
 
 // ThinkingParam is the request's "thinking" setting.
@@ -81,15 +83,15 @@ func (r Request) WriteTo(w io.Writer) (int64, error) {
 	return encodeTo(w, &r, r.memo)
 }
 
-func marshalRequestBlock(b Block) ([]byte, error) {
-	if ce, ok := b.(*CacheEdits); ok {
+func marshalRequestBlock(b transcript.Block) ([]byte, error) {
+	if ce, ok := b.(*transcript.CacheEdits); ok {
 		edits, err := jsonobj.Marshal(ce.Edits)
 		if err != nil {
 			return nil, err
 		}
 		return append(append([]byte(`{"type":"cache_edits","edits":`), edits...), '}'), nil
 	}
-	return MarshalBlock(b)
+	return transcript.MarshalBlock(b)
 }
 
 func (t Tool) marshal() ([]byte, error) {

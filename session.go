@@ -7,19 +7,21 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/google/uuid"
 )
 
 // RecordWriter persists transcript records in order; [*Appender] is one.
 type RecordWriter interface {
-	Append(records ...Record) error
+	Append(records ...transcript.Record) error
 }
 
 // RecordWriterFunc adapts a function to [RecordWriter].
-type RecordWriterFunc func(records ...Record) error
+type RecordWriterFunc func(records ...transcript.Record) error
 
 // Append calls f.
-func (f RecordWriterFunc) Append(records ...Record) error { return f(records...) }
+func (f RecordWriterFunc) Append(records ...transcript.Record) error { return f(records...) }
 
 // SessionOptions configures a [Session]. The zero value is a new session kept in memory.
 type SessionOptions struct {
@@ -38,7 +40,7 @@ type SessionOptions struct {
 	NewUUID func() string
 	// Chain selects, on resume, the leaf the session continues from; the default is the
 	// transcript's last message.
-	Chain ChainOptions
+	Chain transcript.ChainOptions
 }
 
 // Session writes the records of one conversation, turn after turn: it knows the session id,
@@ -49,7 +51,7 @@ type SessionOptions struct {
 //	res, err := s.Prepare(ctx, p, agentctx.Input{System: system, Tools: tools})
 //	// send res.Request, then:
 //	s.Response(body)                       // the provider's JSON answer
-//	s.ToolResults(agentctx.TextResult(id, output))
+//	s.ToolResults(transcript.TextResult(id, output))
 //
 // Each method persists through [SessionOptions.Writer] first and returns its error; a record
 // the writer refused is not counted. A Session is not safe for concurrent use: one per
@@ -61,7 +63,7 @@ type Session struct {
 	w         RecordWriter
 	now       func() time.Time
 	newUUID   func() string
-	records   []Record
+	records   []transcript.Record
 	byUUID    map[string]int // uuid → index in records
 	leaf      string
 }
@@ -77,7 +79,7 @@ func NewSession(opts SessionOptions) *Session {
 
 // ResumeSession continues the conversation in records (a transcript in file order, as
 // [ReadFile] returns it) from its leaf. The session keeps its own copy of the slice.
-func ResumeSession(records []Record, opts SessionOptions) (*Session, error) {
+func ResumeSession(records []transcript.Record, opts SessionOptions) (*Session, error) {
 	s := newSession(opts)
 	s.records = slices.Clone(records)
 	for i := range s.records {
@@ -85,7 +87,7 @@ func ResumeSession(records []Record, opts SessionOptions) (*Session, error) {
 			s.byUUID[u] = i
 		}
 	}
-	chain, err := BuildChain(s.records, opts.Chain)
+	chain, err := transcript.BuildChain(s.records, opts.Chain)
 	if err != nil {
 		return nil, err
 	}
@@ -125,13 +127,13 @@ func (s *Session) ID() string { return s.id }
 func (s *Session) Leaf() string { return s.leaf }
 
 // Records returns the transcript so far, in file order. The caller must not modify it.
-func (s *Session) Records() []Record { return s.records[:len(s.records):len(s.records)] }
+func (s *Session) Records() []transcript.Record { return s.records[:len(s.records):len(s.records)] }
 
 // Record returns a new record of type typ carrying m, parented on the leaf, with the session's
 // id, working directory, a fresh uuid and the current time. It is not written: set any other
 // field and pass it to [Session.Append].
-func (s *Session) Record(typ RecordType, m *Message) Record {
-	return Record{
+func (s *Session) Record(typ transcript.RecordType, m *transcript.Message) transcript.Record {
+	return transcript.Record{
 		Type: typ, UUID: s.newUUID(), ParentUUID: s.leaf, IsSidechain: s.sidechain, AgentID: s.agentID,
 		SessionID: s.id, Timestamp: decisionTime(s.now()), Cwd: s.cwd, Message: m,
 	}
@@ -142,7 +144,7 @@ func (s *Session) Record(typ RecordType, m *Message) Record {
 // runtime's own system records) do not move it. A record whose uuid the session already holds
 // is refused, and so is a record naming a parent the session does not hold: either would
 // break the chain the next request is built from.
-func (s *Session) Append(records ...Record) error {
+func (s *Session) Append(records ...transcript.Record) error {
 	seen := map[string]bool{}
 	for i := range records {
 		r := &records[i]
@@ -170,7 +172,7 @@ func (s *Session) Append(records ...Record) error {
 			continue
 		}
 		s.byUUID[r.UUID] = len(s.records) - 1
-		if r.Type == TypeUser || r.Type == TypeAssistant {
+		if r.Type == transcript.TypeUser || r.Type == transcript.TypeAssistant {
 			s.leaf = r.UUID
 		}
 	}
@@ -178,44 +180,44 @@ func (s *Session) Append(records ...Record) error {
 }
 
 // User appends the user's prompt as a user record and returns it.
-func (s *Session) User(text string) (Record, error) {
+func (s *Session) User(text string) (transcript.Record, error) {
 	if text == "" {
-		return Record{}, errors.New("agentctx: session user: empty prompt")
+		return transcript.Record{}, errors.New("agentctx: session user: empty prompt")
 	}
-	return s.add(s.Record(TypeUser, &Message{Role: RoleUser, StringContent: true, Content: []Block{&Text{Text: text}}}))
+	return s.add(s.Record(transcript.TypeUser, &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: text}}}))
 }
 
 // UserBlocks appends a user message of the given content blocks (text, images, documents).
 // Tool results go through [Session.ToolResults].
-func (s *Session) UserBlocks(blocks ...Block) (Record, error) {
+func (s *Session) UserBlocks(blocks ...transcript.Block) (transcript.Record, error) {
 	if len(blocks) == 0 {
-		return Record{}, errors.New("agentctx: session user: no content blocks")
+		return transcript.Record{}, errors.New("agentctx: session user: no content blocks")
 	}
 	for i, b := range blocks {
 		if b == nil {
-			return Record{}, fmt.Errorf("agentctx: session user: block %d is nil", i)
+			return transcript.Record{}, fmt.Errorf("agentctx: session user: block %d is nil", i)
 		}
-		if b.Kind() == KindToolResult {
-			return Record{}, fmt.Errorf("agentctx: session user: block %d is a tool_result; use ToolResults", i)
+		if b.Kind() == transcript.KindToolResult {
+			return transcript.Record{}, fmt.Errorf("agentctx: session user: block %d is a tool_result; use ToolResults", i)
 		}
 	}
-	return s.add(s.Record(TypeUser, &Message{Role: RoleUser, Content: slices.Clone(blocks)}))
+	return s.add(s.Record(transcript.TypeUser, &transcript.Message{Role: transcript.RoleUser, Content: slices.Clone(blocks)}))
 }
 
 // Assistant appends m, a response message (see [DecodeResponse]), as an assistant record.
-func (s *Session) Assistant(m *Message) (Record, error) {
-	if m == nil || m.Role != RoleAssistant {
-		return Record{}, errors.New("agentctx: session assistant: the message's role is not assistant")
+func (s *Session) Assistant(m *transcript.Message) (transcript.Record, error) {
+	if m == nil || m.Role != transcript.RoleAssistant {
+		return transcript.Record{}, errors.New("agentctx: session assistant: the message's role is not assistant")
 	}
-	return s.add(s.Record(TypeAssistant, m))
+	return s.add(s.Record(transcript.TypeAssistant, m))
 }
 
 // Response decodes body, the provider's JSON answer, with [DecodeResponse] and appends it as
 // an assistant record.
-func (s *Session) Response(body []byte) (Record, error) {
-	m, err := DecodeResponse(body)
+func (s *Session) Response(body []byte) (transcript.Record, error) {
+	m, err := transcript.DecodeResponse(body)
 	if err != nil {
-		return Record{}, err
+		return transcript.Record{}, err
 	}
 	return s.Assistant(m)
 }
@@ -223,27 +225,27 @@ func (s *Session) Response(body []byte) (Record, error) {
 // ToolResults appends one user record answering tool calls of the latest assistant turn. Each
 // result must name a tool_use id of that turn that has no result yet; a result for an unknown
 // or already answered call is refused, since the provider rejects such a request.
-func (s *Session) ToolResults(results ...*ToolResult) (Record, error) {
+func (s *Session) ToolResults(results ...*transcript.ToolResult) (transcript.Record, error) {
 	if len(results) == 0 {
-		return Record{}, errors.New("agentctx: session tool results: no results")
+		return transcript.Record{}, errors.New("agentctx: session tool results: no results")
 	}
 	uses, source := s.openToolUses()
 	open := make(map[string]bool, len(uses))
 	for _, tu := range uses {
 		open[tu.ID] = true
 	}
-	blocks := make([]Block, len(results))
+	blocks := make([]transcript.Block, len(results))
 	for i, r := range results {
 		switch {
 		case r == nil:
-			return Record{}, fmt.Errorf("agentctx: session tool results: result %d is nil", i)
+			return transcript.Record{}, fmt.Errorf("agentctx: session tool results: result %d is nil", i)
 		case !open[r.ToolUseID]:
-			return Record{}, fmt.Errorf("agentctx: session tool results: result %d: tool_use_id %q answers no open tool call of the latest assistant turn", i, r.ToolUseID)
+			return transcript.Record{}, fmt.Errorf("agentctx: session tool results: result %d: tool_use_id %q answers no open tool call of the latest assistant turn", i, r.ToolUseID)
 		}
 		open[r.ToolUseID] = false
 		blocks[i] = r
 	}
-	rec := s.Record(TypeUser, &Message{Role: RoleUser, Content: blocks})
+	rec := s.Record(transcript.TypeUser, &transcript.Message{Role: transcript.RoleUser, Content: blocks})
 	rec.SourceToolAssistantUUID = source
 	return s.add(rec)
 }
@@ -307,7 +309,7 @@ type Pending struct {
 	Waiting Waiting
 	// ToolUses are the calls of the latest assistant turn without a result (WaitingTools), in
 	// the order the model made them.
-	ToolUses []*ToolUse
+	ToolUses []*transcript.ToolUse
 	// Truncated is true when the latest response stopped at max_tokens: pass
 	// [ErrOutputTruncated] to [Session.Recover] rather than wait for the user.
 	Truncated bool
@@ -324,15 +326,15 @@ func (s *Session) Pending() Pending {
 	if uses, _ := s.openToolUses(); len(uses) > 0 {
 		return Pending{Waiting: WaitingTools, ToolUses: uses}
 	}
-	if r.Type == TypeAssistant && r.Message.Model != SyntheticModel && !r.IsAPIErrorMessage {
+	if r.Type == transcript.TypeAssistant && r.Message.Model != transcript.SyntheticModel && !r.IsAPIErrorMessage {
 		return Pending{Waiting: WaitingUser, Truncated: r.Message.Truncated()}
 	}
 	return Pending{Waiting: WaitingModel}
 }
 
-func (s *Session) add(r Record) (Record, error) {
+func (s *Session) add(r transcript.Record) (transcript.Record, error) {
 	if err := s.Append(r); err != nil {
-		return Record{}, err
+		return transcript.Record{}, err
 	}
 	return r, nil
 }
@@ -341,8 +343,8 @@ func (s *Session) add(r Record) (Record, error) {
 // answers yet, in the order the model made them, and the uuid of the turn's last assistant
 // record. It walks up from the leaf over the results already given, then over the turn's
 // assistant records (one per content block when split), and stops at the first other record.
-func (s *Session) openToolUses() ([]*ToolUse, string) {
-	var open []*ToolUse
+func (s *Session) openToolUses() ([]*transcript.ToolUse, string) {
+	var open []*transcript.ToolUse
 	answered, source := map[string]bool{}, ""
 	for u := s.leaf; u != ""; {
 		i, ok := s.byUUID[u]
@@ -351,20 +353,20 @@ func (s *Session) openToolUses() ([]*ToolUse, string) {
 		}
 		r := &s.records[i]
 		switch {
-		case r.Type == TypeAssistant:
+		case r.Type == transcript.TypeAssistant:
 			if source == "" {
 				source = r.UUID
 			}
-			var these []*ToolUse
+			var these []*transcript.ToolUse
 			for _, b := range r.Message.Content {
-				if tu, ok := b.(*ToolUse); ok && !answered[tu.ID] {
+				if tu, ok := b.(*transcript.ToolUse); ok && !answered[tu.ID] {
 					these = append(these, tu)
 				}
 			}
 			open = append(these, open...) // the walk goes up: earlier records first
-		case r.Type == TypeUser && source == "" && hasToolResult(r.Message):
+		case r.Type == transcript.TypeUser && source == "" && hasToolResult(r.Message):
 			for _, b := range r.Message.Content {
-				if tr, ok := b.(*ToolResult); ok {
+				if tr, ok := b.(*transcript.ToolResult); ok {
 					answered[tr.ToolUseID] = true
 				}
 			}
@@ -376,9 +378,9 @@ func (s *Session) openToolUses() ([]*ToolUse, string) {
 	return open, source
 }
 
-func hasToolResult(m *Message) bool {
+func hasToolResult(m *transcript.Message) bool {
 	for _, b := range m.Content {
-		if b.Kind() == KindToolResult {
+		if b.Kind() == transcript.KindToolResult {
 			return true
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -35,10 +37,10 @@ func response(id string, blocks ...string) []byte {
 // requires the lines Claude Code's format has: the uuid chain, the session id, timestamps
 // from the clock, the cwd, the response kept field for field, and the results' source.
 func TestSessionWritesClaudeCodeRecords(t *testing.T) {
-	var written []Record
+	var written []transcript.Record
 	s := NewSession(SessionOptions{
 		ID: "sess", Cwd: "/repo", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
-		Writer: RecordWriterFunc(func(rs ...Record) error { written = append(written, rs...); return nil }),
+		Writer: RecordWriterFunc(func(rs ...transcript.Record) error { written = append(written, rs...); return nil }),
 	})
 	_, err := s.User("list the files")
 	require.NoError(t, err)
@@ -46,7 +48,7 @@ func TestSessionWritesClaudeCodeRecords(t *testing.T) {
 		`{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}`,
 		`{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}`))
 	require.NoError(t, err)
-	_, err = s.ToolResults(TextResult("toolu_2", "module x"), ErrorResult("toolu_1", "permission denied"))
+	_, err = s.ToolResults(transcript.TextResult("toolu_2", "module x"), transcript.ErrorResult("toolu_1", "permission denied"))
 	require.NoError(t, err)
 
 	want := []string{
@@ -63,7 +65,7 @@ func TestSessionWritesClaudeCodeRecords(t *testing.T) {
 	assert.Equal(t, written, s.Records(), "the session holds what it wrote")
 	assert.Equal(t, "u3", s.Leaf())
 
-	chain, err := BuildChain(s.Records(), ChainOptions{})
+	chain, err := transcript.BuildChain(s.Records(), transcript.ChainOptions{})
 	require.NoError(t, err)
 	assert.Len(t, chain.Messages(), 3, "the records form one chain")
 }
@@ -76,9 +78,9 @@ func TestSessionRefuses(t *testing.T) {
 		_, err := s.User("go")
 		require.NoError(t, err)
 		// One response written as two split records, Claude Code style: both calls are open.
-		m1, err := DecodeResponse(response("msg_1", `{"type":"tool_use","id":"t1","name":"Bash","input":{}}`))
+		m1, err := transcript.DecodeResponse(response("msg_1", `{"type":"tool_use","id":"t1","name":"Bash","input":{}}`))
 		require.NoError(t, err)
-		m2, err := DecodeResponse(response("msg_1", `{"type":"tool_use","id":"t2","name":"Bash","input":{}}`))
+		m2, err := transcript.DecodeResponse(response("msg_1", `{"type":"tool_use","id":"t2","name":"Bash","input":{}}`))
 		require.NoError(t, err)
 		_, err = s.Assistant(m1)
 		require.NoError(t, err)
@@ -93,38 +95,38 @@ func TestSessionRefuses(t *testing.T) {
 	}{
 		{"empty prompt", func(s *Session) error { _, err := s.User(""); return err }, "empty prompt"},
 		{"no blocks", func(s *Session) error { _, err := s.UserBlocks(); return err }, "no content blocks"},
-		{"tool result as a user block", func(s *Session) error { _, err := s.UserBlocks(TextResult("t1", "x")); return err }, "use ToolResults"},
+		{"tool result as a user block", func(s *Session) error { _, err := s.UserBlocks(transcript.TextResult("t1", "x")); return err }, "use ToolResults"},
 		{"nil block", func(s *Session) error { _, err := s.UserBlocks(nil); return err }, "block 0 is nil"},
 		{"user message as assistant", func(s *Session) error {
-			_, err := s.Assistant(&Message{Role: RoleUser})
+			_, err := s.Assistant(&transcript.Message{Role: transcript.RoleUser})
 			return err
 		}, "role is not assistant"},
 		{"no results", func(s *Session) error { _, err := s.ToolResults(); return err }, "no results"},
-		{"unknown call", func(s *Session) error { _, err := s.ToolResults(TextResult("t9", "x")); return err }, `tool_use_id "t9"`},
+		{"unknown call", func(s *Session) error { _, err := s.ToolResults(transcript.TextResult("t9", "x")); return err }, `tool_use_id "t9"`},
 		{"one call answered twice", func(s *Session) error {
-			_, err := s.ToolResults(TextResult("t1", "x"), TextResult("t1", "y"))
+			_, err := s.ToolResults(transcript.TextResult("t1", "x"), transcript.TextResult("t1", "y"))
 			return err
 		}, `result 1: tool_use_id "t1"`},
 		{"a call already answered", func(s *Session) error {
-			if _, err := s.ToolResults(TextResult("t1", "x")); err != nil {
+			if _, err := s.ToolResults(transcript.TextResult("t1", "x")); err != nil {
 				return err
 			}
-			_, err := s.ToolResults(TextResult("t1", "again"))
+			_, err := s.ToolResults(transcript.TextResult("t1", "again"))
 			return err
 		}, `tool_use_id "t1"`},
 		{"a call of an earlier turn", func(s *Session) error {
-			if _, err := s.ToolResults(TextResult("t1", "x"), TextResult("t2", "y")); err != nil {
+			if _, err := s.ToolResults(transcript.TextResult("t1", "x"), transcript.TextResult("t2", "y")); err != nil {
 				return err
 			}
 			if _, err := s.Response(response("msg_2", `{"type":"tool_use","id":"t3","name":"Bash","input":{}}`)); err != nil {
 				return err
 			}
-			_, err := s.ToolResults(TextResult("t1", "late"))
+			_, err := s.ToolResults(transcript.TextResult("t1", "late"))
 			return err
 		}, `tool_use_id "t1"`},
 		{"duplicate uuid", func(s *Session) error { return s.Append(s.Records()[0]) }, "already in the transcript"},
 		{"unknown parent", func(s *Session) error {
-			r := s.Record(TypeUser, &Message{Role: RoleUser, Content: []Block{&Text{Text: "x"}}})
+			r := s.Record(transcript.TypeUser, &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "x"}}})
 			r.ParentUUID = "nowhere"
 			return s.Append(r)
 		}, "parentUuid nowhere is not in the transcript"},
@@ -151,7 +153,7 @@ func TestSessionRefuses(t *testing.T) {
 
 	t.Run("writer failure", func(t *testing.T) {
 		fail := errors.New("disk full")
-		s := NewSession(SessionOptions{NewUUID: seqUUIDs(), Writer: RecordWriterFunc(func(...Record) error { return fail })})
+		s := NewSession(SessionOptions{NewUUID: seqUUIDs(), Writer: RecordWriterFunc(func(...transcript.Record) error { return fail })})
 		_, err := s.User("go")
 		require.ErrorIs(t, err, fail)
 		assert.Empty(t, s.Records(), "a record the writer refused is not counted")
@@ -177,7 +179,7 @@ func TestDecodeResponse(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m, err := DecodeResponse([]byte(tt.body))
+			m, err := transcript.DecodeResponse([]byte(tt.body))
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -189,10 +191,10 @@ func TestDecodeResponse(t *testing.T) {
 			assert.JSONEq(t, tt.body, string(b), "round trip")
 		})
 	}
-	_, err := DecodeResponse([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
-	apiErr, ok := errors.AsType[*APIError](err)
+	_, err := transcript.DecodeResponse([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
+	apiErr, ok := errors.AsType[*transcript.APIError](err)
 	require.True(t, ok, "%v", err)
-	assert.Equal(t, APIError{Type: "overloaded_error", Message: "Overloaded"}, *apiErr)
+	assert.Equal(t, transcript.APIError{Type: "overloaded_error", Message: "Overloaded"}, *apiErr)
 }
 
 // TestSessionLoop runs a long conversation through a Session on a small window: it compacts
@@ -200,7 +202,7 @@ func TestDecodeResponse(t *testing.T) {
 // the file the Appender wrote reads back as the session's records and prepares the same bytes.
 func TestSessionLoop(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
-	app, err := OpenAppender(path, AppendOptions{})
+	app, err := transcript.OpenAppender(path, transcript.AppendOptions{})
 	require.NoError(t, err)
 	defer app.Close()
 	clock := stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
@@ -220,10 +222,10 @@ func TestSessionLoop(t *testing.T) {
 		if res.Report.Compaction != nil {
 			compactions++
 			assert.Equal(t, res.Leaf, s.Leaf())
-			chain, err := BuildChain(s.Records(), ChainOptions{Leaf: s.Leaf()})
+			chain, err := transcript.BuildChain(s.Records(), transcript.ChainOptions{Leaf: s.Leaf()})
 			require.NoError(t, err)
 			require.NotNil(t, chain.Boundary)
-			i := slices.IndexFunc(res.Append, func(r Record) bool { return r.IsCompactBoundary() })
+			i := slices.IndexFunc(res.Append, func(r transcript.Record) bool { return r.IsCompactBoundary() })
 			require.GreaterOrEqual(t, i, 0)
 			assert.Equal(t, res.Append[i].UUID, chain.Boundary.UUID, "the next record continues after the new boundary")
 		}
@@ -236,7 +238,7 @@ func TestSessionLoop(t *testing.T) {
 		id := fmt.Sprintf("toolu_%d", i)
 		_, err = s.Response(response(fmt.Sprintf("msg_%d", i), `{"type":"tool_use","id":"`+id+`","name":"Read","input":{"file_path":"f.txt"}}`))
 		require.NoError(t, err)
-		_, err = s.ToolResults(TextResult(id, strings.Repeat(fmt.Sprintf("line %d of part %d\n", i, i), 120)))
+		_, err = s.ToolResults(transcript.TextResult(id, strings.Repeat(fmt.Sprintf("line %d of part %d\n", i, i), 120)))
 		require.NoError(t, err)
 		last = prepare(i)
 		_, err = s.Response(response(fmt.Sprintf("msg_%db", i), `{"type":"text","text":"Part `+fmt.Sprint(i)+` read."}`))
@@ -244,7 +246,7 @@ func TestSessionLoop(t *testing.T) {
 	}
 	assert.Positive(t, compactions, "a 60-turn session on a 20k window compacts")
 
-	tr, err := ReadFile(path, ReadOptions{})
+	tr, err := transcript.ReadFile(path, transcript.ReadOptions{})
 	require.NoError(t, err)
 	require.Len(t, tr.Records, len(s.Records()))
 	for i := range tr.Records {
@@ -272,8 +274,8 @@ func TestSessionPending(t *testing.T) {
 		do   func() error
 		want Pending
 	}
-	var uses []*ToolUse
-	do := func(_ Record, err error) error { return err }
+	var uses []*transcript.ToolUse
+	do := func(_ transcript.Record, err error) error { return err }
 	steps := []step{
 		{"a new session", func() error { return nil }, Pending{Waiting: WaitingUser}},
 		{"a prompt", func() error { return do(s.User("list the files")) }, Pending{Waiting: WaitingModel}},
@@ -281,12 +283,12 @@ func TestSessionPending(t *testing.T) {
 			r, err := s.Response(response("msg_1", `{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}`,
 				`{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}`))
 			for _, b := range r.Message.Content {
-				uses = append(uses, b.(*ToolUse))
+				uses = append(uses, b.(*transcript.ToolUse))
 			}
 			return err
 		}, Pending{Waiting: WaitingTools}},
-		{"one result of two", func() error { return do(s.ToolResults(TextResult("toolu_2", "module x"))) }, Pending{Waiting: WaitingTools}},
-		{"both results", func() error { return do(s.ToolResults(TextResult("toolu_1", "go.mod"))) }, Pending{Waiting: WaitingModel}},
+		{"one result of two", func() error { return do(s.ToolResults(transcript.TextResult("toolu_2", "module x"))) }, Pending{Waiting: WaitingTools}},
+		{"both results", func() error { return do(s.ToolResults(transcript.TextResult("toolu_1", "go.mod"))) }, Pending{Waiting: WaitingModel}},
 		{"an answer cut at max_tokens", func() error {
 			return do(s.Response([]byte(`{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"The files a"}],"stop_reason":"max_tokens","usage":{"input_tokens":30,"output_tokens":4}}`)))
 		}, Pending{Waiting: WaitingUser, Truncated: true}},
@@ -335,11 +337,11 @@ func TestSessionCompact(t *testing.T) {
 	next, err := s.Prepare(t.Context(), p, Input{})
 	require.NoError(t, err)
 	assert.Nil(t, next.Report.Compaction, "nothing left to compact")
-	assert.Contains(t, TextOf(next.Request.Messages[0].Content), "<summary>", "the next request starts with the summary")
+	assert.Contains(t, transcript.TextOf(next.Request.Messages[0].Content), "<summary>", "the next request starts with the summary")
 	assert.Equal(t, Pending{Waiting: WaitingModel}, s.Pending())
 
 	// A system prompt over the window: no rung can help, and the error says so in its type.
-	huge := []*Text{{Text: strings.Repeat("rule ", 40_000)}}
+	huge := []*transcript.Text{{Text: strings.Repeat("rule ", 40_000)}}
 	n := len(s.Records())
 	_, err = s.Compact(t.Context(), p, Input{System: huge}, CompactOptions{})
 	var ptl *PromptTooLongError

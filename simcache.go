@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // CacheLookbackBlocks is how many block boundaries before a cache breakpoint the provider
@@ -30,10 +32,10 @@ type promptCache struct {
 	last    [32]byte // the prefix the previous request read or wrote last
 	sent    bool     // a request was sent
 	entries map[[32]byte]cacheEntry
-	digests map[Block][32]byte // blocks are never modified in place: a pointer names its bytes
+	digests map[transcript.Block][32]byte // blocks are never modified in place: a pointer names its bytes
 	// prevDigests is the previous request's memo: a memo of two requests, so that it holds
 	// what the next request may share and not every block ever sent.
-	prevDigests map[Block][32]byte
+	prevDigests map[transcript.Block][32]byte
 	// minTokens is the model's minimum cacheable prefix: a breakpoint on a shorter prefix
 	// writes nothing.
 	minTokens int
@@ -52,7 +54,7 @@ type cacheUse struct {
 }
 
 func newPromptCache(c *Counter, minTokens int) *promptCache {
-	return &promptCache{counter: c, minTokens: minTokens, entries: map[[32]byte]cacheEntry{}, digests: map[Block][32]byte{}}
+	return &promptCache{counter: c, minTokens: minTokens, entries: map[[32]byte]cacheEntry{}, digests: map[transcript.Block][32]byte{}}
 }
 
 // position is one block boundary of a request: the chained hash of the prefix ending there,
@@ -69,7 +71,7 @@ func (pc *promptCache) positions(req *Request) []position {
 	var out []position
 	var h [32]byte
 	tokens := 0
-	step := func(kind byte, d [32]byte, n int, cc *CacheControl) {
+	step := func(kind byte, d [32]byte, n int, cc *transcript.CacheControl) {
 		var buf [65]byte
 		copy(buf[:32], h[:])
 		buf[32] = kind
@@ -100,7 +102,7 @@ func (pc *promptCache) positions(req *Request) []position {
 			kind, n := byte('c'), pc.counter.Block(b)
 			if j == 0 { // a message starts here: its role and framing are part of the prefix
 				kind, n = 'u', n+MessageOverheadTokens
-				if m.Role == RoleAssistant {
+				if m.Role == transcript.RoleAssistant {
 					kind = 'a'
 				}
 			}
@@ -114,7 +116,7 @@ func (pc *promptCache) positions(req *Request) []position {
 // memoized per block. It hashes the fields, not the encoding: normalize hands each turn fresh
 // copies of most blocks, which the memo misses, and encoding them would cost most of a
 // request's encoding every turn.
-func (pc *promptCache) digest(b Block) [32]byte {
+func (pc *promptCache) digest(b transcript.Block) [32]byte {
 	if d, ok := pc.digests[b]; ok {
 		return d
 	}
@@ -124,7 +126,7 @@ func (pc *promptCache) digest(b Block) [32]byte {
 	}
 	stripped, n := stripCacheControl(b)
 	h := sha256.New()
-	HashBlock(h, stripped)
+	transcript.HashBlock(h, stripped)
 	var d [32]byte
 	h.Sum(d[:0])
 	if n == 0 { // a marked block is the cache stage's copy of this turn: it never comes back
@@ -134,13 +136,13 @@ func (pc *promptCache) digest(b Block) [32]byte {
 }
 
 // blockMarker returns the marker on b or, for a tool result, on its content; nil for none.
-func blockMarker(b Block) *CacheControl {
-	if cc := CacheControlOf(b); cc != nil {
+func blockMarker(b transcript.Block) *transcript.CacheControl {
+	if cc := transcript.CacheControlOf(b); cc != nil {
 		return cc
 	}
-	if tr, ok := b.(*ToolResult); ok {
+	if tr, ok := b.(*transcript.ToolResult); ok {
 		for _, cb := range tr.Content {
-			if cc := CacheControlOf(cb); cc != nil {
+			if cc := transcript.CacheControlOf(cb); cc != nil {
 				return cc
 			}
 		}
@@ -158,7 +160,7 @@ func lastMarker(pos []position) int {
 	return -1
 }
 
-func markerTTL(cc *CacheControl) time.Duration {
+func markerTTL(cc *transcript.CacheControl) time.Duration {
 	switch {
 	case cc == nil:
 		return 0
@@ -173,7 +175,7 @@ func markerTTL(cc *CacheControl) time.Duration {
 // breakpoint beyond it writes an entry with its marker's time to live. deleted is what the
 // request's cache_edits delete from the cached prefix: it leaves the read first.
 func (pc *promptCache) send(req *Request, now time.Time, deleted int) cacheUse {
-	pc.prevDigests, pc.digests = pc.digests, make(map[Block][32]byte, len(pc.digests))
+	pc.prevDigests, pc.digests = pc.digests, make(map[transcript.Block][32]byte, len(pc.digests))
 	pos := pc.positions(req)
 	var use cacheUse
 	for k, e := range pc.entries {
@@ -240,7 +242,7 @@ func (pc *promptCache) send(req *Request, now time.Time, deleted int) cacheUse {
 
 // realWrites splits a reported cache write into its 5-minute and 1-hour parts, from the
 // usage's "cache_creation" detail when the provider sent one; otherwise all of it is 5-minute.
-func realWrites(u *Usage) (w5m, w1h int) {
+func realWrites(u *transcript.Usage) (w5m, w1h int) {
 	raw, ok := u.Extra["cache_creation"]
 	if !ok {
 		return u.CacheCreationInputTokens, 0

@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 var simT0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 
 // simSession is a conversation of n exchanges, a minute apart, of one short text each.
-func simSession(n int) (recs []Record) {
+func simSession(n int) (recs []transcript.Record) {
 	for i := range 2 * n {
-		role := []Role{RoleUser, RoleAssistant}[i%2]
-		r := Record{Type: RecordType(role), UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1),
+		role := []transcript.Role{transcript.RoleUser, transcript.RoleAssistant}[i%2]
+		r := transcript.Record{Type: transcript.RecordType(role), UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1),
 			Timestamp: simT0.Add(time.Duration(i) * time.Minute).Format(time.RFC3339),
-			Message:   &Message{Role: role, ID: fmt.Sprint("msg_", i), Content: []Block{&Text{Text: fmt.Sprint("text ", i)}}}}
+			Message:   &transcript.Message{Role: role, ID: fmt.Sprint("msg_", i), Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint("text ", i)}}}}
 		if i > 0 {
 			r.ParentUUID = recs[i-1].UUID
 		}
@@ -37,12 +39,12 @@ func TestSimCacheMinCacheable(t *testing.T) {
 // the longest: the system prompt's entry, read by each request, outlives its first 5 minutes.
 func TestSimCacheEveryHitRefreshed(t *testing.T) {
 	p, _ := New(Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}, Cache: CacheConfig{SystemMarker: true}})
-	sys, recs, pc := []*Text{{Text: fmt.Sprint(make([]int, 200))}}, simSession(8), newPromptCache(p.counter, 0)
+	sys, recs, pc := []*transcript.Text{{Text: fmt.Sprint(make([]int, 200))}}, simSession(8), newPromptCache(p.counter, 0)
 	for k := 1; k <= 7; k++ { // requests every 2 minutes, each extending the last
 		res, _ := p.Prepare(t.Context(), Input{Records: recs[:2*k-1], System: sys})
 		pc.send(&res.Request, simT0.Add(time.Duration(2*k)*time.Minute), 0)
 	}
-	other := []Record{{Type: TypeUser, UUID: "99999999-0000-4000-8000-000000000001", Message: &Message{Role: RoleUser, Content: []Block{&Text{Text: "summary"}}}}}
+	other := []transcript.Record{{Type: transcript.TypeUser, UUID: "99999999-0000-4000-8000-000000000001", Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "summary"}}}}}
 	res, _ := p.Prepare(t.Context(), Input{Records: other, System: sys})
 	if use := pc.send(&res.Request, simT0.Add(15*time.Minute), 0); use.read < p.counter.Block(sys[0]) {
 		t.Errorf("system prompt used a minute ago by a request breakpointed on it: read %d", use.read)

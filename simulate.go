@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // SimOptions configures [Simulate]. The zero value is ready to use.
@@ -15,7 +17,7 @@ type SimOptions struct {
 	Prices Prices
 	// System is the system prompt every simulated request carries, as [Input.System] (a
 	// session file holds none).
-	System []*Text
+	System []*transcript.Text
 	// Tools are the tool definitions every simulated request carries, as [Input.Tools]. Nil:
 	// every tool the session's responses call, in name order, declared up front the way
 	// normalize declares a tool the history uses without a definition (an empty schema, a
@@ -176,7 +178,7 @@ func (t *SimTotals) add(turn int, u SimUsage) {
 // A turn whose request cannot be built (a [*PromptTooLongError], [ErrNoMessages]) is
 // reported in its SimTurn.Error and the replay goes on; Simulate fails on a config New
 // rejects, on ctx's end, and on a stage's error ([*StageError]).
-func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions) (*Simulation, error) {
+func Simulate(ctx context.Context, records []transcript.Record, cfg Config, opts SimOptions) (*Simulation, error) {
 	var clock time.Time
 	cfg.Now = func() time.Time { return clock }
 	if cfg.Compact.Summarizer == nil {
@@ -205,7 +207,7 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 	sim.Responses = len(points)
 	skipped := map[string]bool{}
 	for i := range records {
-		if r := &records[i]; r.Type == TypeAssistant && r.Message != nil && (r.IsSidechain || r.IsAPIErrorMessage) {
+		if r := &records[i]; r.Type == transcript.TypeAssistant && r.Message != nil && (r.IsSidechain || r.IsAPIErrorMessage) {
 			key := r.Message.ID
 			if key == "" {
 				key = fmt.Sprint(i)
@@ -220,14 +222,14 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 	}
 	cache := newPromptCache(p.counter, p.minCache)
 	var (
-		transcript = make([]Record, 0, len(records)+len(records)/8)
+		replay     = make([]transcript.Record, 0, len(records)+len(records)/8)
 		relink     = map[string]string{} // a leaf a compaction replaced → the compaction's leaf
 		seen       = map[string]bool{}
 		last       time.Time // the latest timestamp copied so far
 		next       int       // records copied so far
 		realTotals SimTotals
 		// simulated usage of each replayed response, by the index of its first record
-		usages = map[int]*Usage{}
+		usages = map[int]*transcript.Usage{}
 	)
 	copyTo := func(end int) {
 		for ; next < end; next++ {
@@ -243,7 +245,7 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 				m.Usage = usages[at]
 				r.Message = &m
 			}
-			transcript = append(transcript, r)
+			replay = append(replay, r)
 			seen[r.UUID] = true
 			if t := r.Time(); !t.IsZero() && t.After(last) {
 				last = t
@@ -264,14 +266,14 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 		if !seen[leaf] {
 			leaf = ""
 		}
-		res, perr := p.Prepare(ctx, Input{Records: transcript, Leaf: leaf, System: opts.System, Tools: tools})
+		res, perr := p.Prepare(ctx, Input{Records: replay, Leaf: leaf, System: opts.System, Tools: tools})
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
 		if se, ok := errors.AsType[*StageError](perr); ok {
 			return nil, fmt.Errorf("turn %d (line %d): %w", k+1, resp.Line, se)
 		}
-		transcript = append(transcript, res.Append...)
+		replay = append(replay, res.Append...)
 		for _, r := range res.Append {
 			seen[r.UUID] = true
 		}
@@ -306,7 +308,7 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 			turn.Cost = sim.Price.Cost(use.uncached, use.write5m, use.write1h, use.read, output)
 			turn.Expired = use.expired
 			sim.Totals.add(turn.Turn, turn.SimUsage)
-			usages[at] = &Usage{InputTokens: use.uncached, CacheCreationInputTokens: use.write5m + use.write1h,
+			usages[at] = &transcript.Usage{InputTokens: use.uncached, CacheCreationInputTokens: use.write5m + use.write1h,
 				CacheReadInputTokens: use.read, OutputTokens: output}
 		}
 		if u := group.usage; u != nil {
@@ -333,16 +335,16 @@ func Simulate(ctx context.Context, records []Record, cfg Config, opts SimOptions
 
 // sessionTools declares every tool the records' assistant messages call, in name order (see
 // [SimOptions.Tools]).
-func sessionTools(records []Record) []Tool {
+func sessionTools(records []transcript.Record) []Tool {
 	var names []string
 	seen := map[string]bool{}
 	for i := range records {
 		r := &records[i]
-		if r.Type != TypeAssistant || r.Message == nil || r.IsSidechain {
+		if r.Type != transcript.TypeAssistant || r.Message == nil || r.IsSidechain {
 			continue
 		}
 		for _, b := range r.Message.Content {
-			if tu, ok := b.(*ToolUse); ok && !seen[tu.Name] {
+			if tu, ok := b.(*transcript.ToolUse); ok && !seen[tu.Name] {
 				seen[tu.Name] = true
 				names = append(names, tu.Name)
 			}
@@ -370,8 +372,8 @@ func follow(relink map[string]string, uuid string) string {
 
 // recordedResponse is one assistant response of a recorded session: the records that hold it.
 type recordedResponse struct {
-	records []*Record
-	usage   *Usage // the last reported usage among them
+	records []*transcript.Record
+	usage   *transcript.Usage // the last reported usage among them
 	model   string
 }
 
@@ -391,7 +393,7 @@ func (r *recordedResponse) output(c *Counter) int {
 // assistant response of the main conversation (records sharing message.id, or requestId, are
 // one response), in file order, with each response's records by the index of its first, and
 // for each record the index of the first record of its response (-1 for other records).
-func recordedResponses(records []Record) ([]int, map[int]*recordedResponse, []int) {
+func recordedResponses(records []transcript.Record) ([]int, map[int]*recordedResponse, []int) {
 	var points []int
 	groups := map[int]*recordedResponse{}
 	groupOf := make([]int, len(records))
@@ -399,7 +401,7 @@ func recordedResponses(records []Record) ([]int, map[int]*recordedResponse, []in
 	for i := range records {
 		r := &records[i]
 		groupOf[i] = -1
-		if r.Type != TypeAssistant || r.Message == nil || r.IsSidechain || r.IsAPIErrorMessage {
+		if r.Type != transcript.TypeAssistant || r.Message == nil || r.IsSidechain || r.IsAPIErrorMessage {
 			continue
 		}
 		key := r.Message.ID

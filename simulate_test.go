@@ -14,6 +14,7 @@ import (
 
 	. "github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	. "github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -152,7 +153,7 @@ func TestSimulateSkips(t *testing.T) {
 {"type":"assistant","uuid":"e1","parentUuid":"u2","isApiErrorMessage":true,"timestamp":"2026-03-01T10:01:01Z","message":{"id":"msg_e","role":"assistant","content":[{"type":"text","text":"API Error: overloaded"}]}}
 {"type":"assistant","uuid":"a2","parentUuid":"u2","timestamp":"2026-03-01T10:01:30Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Going on."}]}}
 `
-	tr, err := ReadTranscript(strings.NewReader(session), "skips.jsonl", ReadOptions{})
+	tr, err := Read(strings.NewReader(session), "skips.jsonl", ReadOptions{})
 	require.NoError(t, err)
 	sim, err := Simulate(t.Context(), tr.Records, Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}}, SimOptions{})
 	require.NoError(t, err)

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/google/uuid"
 )
 
@@ -76,11 +78,11 @@ func (p *Pipeline) snip(t *turn) error {
 // now, the session id of the last record that has one and no parentUuid. Tool pairing closure
 // and protection are applied when the view is built (see [SnipConfig]), not here: the record
 // names exactly what was asked. NewSnip does not modify records and is safe for concurrent use.
-func NewSnip(records []Record, ids []string, reason string, now time.Time) (Record, error) {
+func NewSnip(records []transcript.Record, ids []string, reason string, now time.Time) (transcript.Record, error) {
 	if len(ids) == 0 {
-		return Record{}, fmt.Errorf("agentctx: snip names no records")
+		return transcript.Record{}, fmt.Errorf("agentctx: snip names no records")
 	}
-	exact := map[string]*Record{}
+	exact := map[string]*transcript.Record{}
 	for i := range records {
 		if r := &records[i]; r.UUID != "" {
 			if _, dup := exact[r.UUID]; !dup {
@@ -101,7 +103,7 @@ func NewSnip(records []Record, ids []string, reason string, now time.Time) (Reco
 				continue
 			}
 			var err error
-			if u, err = ResolveTag(records, id); err != nil {
+			if u, err = transcript.ResolveTag(records, id); err != nil {
 				bad = append(bad, fmt.Sprintf("%q (%s)", id, strings.TrimPrefix(err.Error(), "agentctx: ")))
 				continue
 			}
@@ -109,7 +111,7 @@ func NewSnip(records []Record, ids []string, reason string, now time.Time) (Reco
 		uuids = append(uuids, u)
 	}
 	if len(bad) > 0 {
-		return Record{}, fmt.Errorf("agentctx: snip: ids that name no message: %s", strings.Join(bad, ", "))
+		return transcript.Record{}, fmt.Errorf("agentctx: snip: ids that name no message: %s", strings.Join(bad, ", "))
 	}
 	slices.Sort(uuids)
 	uuids = slices.Compact(uuids)
@@ -117,16 +119,16 @@ func NewSnip(records []Record, ids []string, reason string, now time.Time) (Reco
 	if reason != "" {
 		content += ": " + reason
 	}
-	return Record{
-		Type:      TypeSystem,
-		Subtype:   SubtypeSnip,
-		UUID:      decisionUUID(SubtypeSnip, strings.Join(uuids, "\n")),
+	return transcript.Record{
+		Type:      transcript.TypeSystem,
+		Subtype:   transcript.SubtypeSnip,
+		UUID:      decisionUUID(transcript.SubtypeSnip, strings.Join(uuids, "\n")),
 		IsMeta:    true,
 		SessionID: lastSessionID(records),
 		Timestamp: decisionTime(now),
 		Level:     "info",
 		Content:   mustJSON(content),
-		Snip:      &SnipDecision{RemovedUUIDs: uuids, Reason: reason},
+		Snip:      &transcript.SnipDecision{RemovedUUIDs: uuids, Reason: reason},
 	}, nil
 }
 
@@ -135,22 +137,22 @@ func NewSnip(records []Record, ids []string, reason string, now time.Time) (Reco
 // grey out. It is computed over the whole conversation history (across compact boundaries);
 // [BuildChain] still returns every record, and only [Pipeline.Prepare] filters. The map is
 // new; records are not modified. SnippedUUIDs is safe for concurrent use.
-func SnippedUUIDs(records []Record) map[string]bool {
+func SnippedUUIDs(records []transcript.Record) map[string]bool {
 	out := map[string]bool{}
 	req := snipRequests(records, nil)
 	if len(req) == 0 {
 		return out
 	}
-	chain, err := BuildChain(records, ChainOptions{ThroughBoundaries: true})
+	chain, err := transcript.BuildChain(records, transcript.ChainOptions{ThroughBoundaries: true})
 	if err != nil {
 		return out
 	}
 	msgs := chain.Messages()
 	units := make([]snipUnit, len(msgs))
 	for i, r := range msgs {
-		units[i] = snipUnit{uuid: r.UUID, role: RoleUser, blocks: r.Message.Content, orig: r.Message.Content}
-		if r.Type == TypeAssistant {
-			units[i].role, units[i].msgID = RoleAssistant, r.Message.ID
+		units[i] = snipUnit{uuid: r.UUID, role: transcript.RoleUser, blocks: r.Message.Content, orig: r.Message.Content}
+		if r.Type == transcript.TypeAssistant {
+			units[i].role, units[i].msgID = transcript.RoleAssistant, r.Message.ID
 		}
 	}
 	for i := range planSnip(units, req).removed {
@@ -168,10 +170,10 @@ type snipRequest struct {
 // snipRequests collects the uuids named by the snip records of records, in file order; a uuid
 // named twice keeps its first snip record. sc, when it covers records, lists the snip records
 // (nil: every record is read).
-func snipRequests(records []Record, sc *Scan) map[string]snipRequest {
+func snipRequests(records []transcript.Record, sc *transcript.Scan) map[string]snipRequest {
 	req := map[string]snipRequest{}
-	sc.Each(records, ScanSnip, func(_ int, r *Record) {
-		if r.Type != TypeSystem || r.Subtype != SubtypeSnip || r.Snip == nil {
+	sc.Each(records, transcript.ScanSnip, func(_ int, r *transcript.Record) {
+		if r.Type != transcript.TypeSystem || r.Subtype != transcript.SubtypeSnip || r.Snip == nil {
 			return
 		}
 		for _, u := range r.Snip.RemovedUUIDs {
@@ -186,10 +188,10 @@ func snipRequests(records []Record, sc *Scan) map[string]snipRequest {
 // snipUnit is what the snip plan needs of one view entry.
 type snipUnit struct {
 	uuid   string
-	role   Role
+	role   transcript.Role
 	msgID  string
-	blocks []Block // the view's blocks
-	orig   []Block // the record's own blocks (protection is judged on them)
+	blocks []transcript.Block // the view's blocks
+	orig   []transcript.Block // the record's own blocks (protection is judged on them)
 }
 
 func unitOfItem(it *item) snipUnit {
@@ -229,7 +231,7 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 	}
 	// The latest user input: the units after the last assistant unit.
 	tail := len(units)
-	for tail > 0 && units[tail-1].role != RoleAssistant {
+	for tail > 0 && units[tail-1].role != transcript.RoleAssistant {
 		tail--
 	}
 	protected := func(i int) string {
@@ -305,7 +307,7 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 	whyOf := map[string]snipWhy{}
 	byMsg := map[string][]int{}
 	for i, u := range units {
-		if u.role != RoleAssistant || u.msgID == "" {
+		if u.role != transcript.RoleAssistant || u.msgID == "" {
 			continue
 		}
 		byMsg[u.msgID] = append(byMsg[u.msgID], i)
@@ -325,7 +327,7 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 			}
 			rest = append(rest, i)
 			for _, b := range units[i].blocks {
-				if k := KindOf(b); k != KindThinking && k != KindRedactedThinking {
+				if k := transcript.KindOf(b); k != transcript.KindThinking && k != transcript.KindRedactedThinking {
 					onlyThinking = false
 				}
 			}
@@ -350,21 +352,21 @@ func snipDetail(r snipRequest) string {
 
 // pairKeys returns the keys that tie a view entry to its tool-pairing partners: "t:"+id for a
 // tool_use (assistant) or tool_result (user), "s:"+id for a server tool call or its result.
-func pairKeys(blocks []Block, role Role) []string {
+func pairKeys(blocks []transcript.Block, role transcript.Role) []string {
 	var keys []string
 	for _, b := range blocks {
 		switch b := b.(type) {
-		case *ToolUse:
-			if role == RoleAssistant {
+		case *transcript.ToolUse:
+			if role == transcript.RoleAssistant {
 				keys = append(keys, "t:"+b.ID)
 			}
-		case *ToolResult:
-			if role == RoleUser {
+		case *transcript.ToolResult:
+			if role == transcript.RoleUser {
 				keys = append(keys, "t:"+b.ToolUseID)
 			}
-		case *ServerToolUse:
+		case *transcript.ServerToolUse:
 			keys = append(keys, "s:"+b.ID)
-		case *ServerToolResult:
+		case *transcript.ServerToolResult:
 			keys = append(keys, "s:"+b.ToolUseID)
 		}
 	}
@@ -372,11 +374,11 @@ func pairKeys(blocks []Block, role Role) []string {
 }
 
 // hasToolReference reports whether blocks carry a tool_reference inside a tool_result.
-func hasToolReference(blocks []Block) bool {
+func hasToolReference(blocks []transcript.Block) bool {
 	for _, b := range blocks {
-		if tr, ok := b.(*ToolResult); ok {
+		if tr, ok := b.(*transcript.ToolResult); ok {
 			for _, c := range tr.Content {
-				if KindOf(c) == KindToolReference {
+				if transcript.KindOf(c) == transcript.KindToolReference {
 					return true
 				}
 			}
@@ -386,7 +388,7 @@ func hasToolReference(blocks []Block) bool {
 }
 
 // lastSessionID returns the session id of the last record that has one.
-func lastSessionID(records []Record) string {
+func lastSessionID(records []transcript.Record) string {
 	for i := len(records) - 1; i >= 0; i-- {
 		if s := records[i].SessionID; s != "" {
 			return s

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -27,7 +29,7 @@ func snipPipeline(t testing.TB, cfg Config) *Pipeline {
 	return newTestPipeline(t, cfg, snipNow)
 }
 
-func snipPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
+func snipPrepare(t testing.TB, p *Pipeline, recs []transcript.Record) Result {
 	t.Helper()
 	res, err := p.Prepare(context.Background(), Input{Records: recs, Tools: snipTools})
 	require.NoError(t, err)
@@ -42,16 +44,16 @@ func snipPrepare(t testing.TB, p *Pipeline, recs []Record) Result {
 func assertPairedRequest(t testing.TB, req Request) {
 	t.Helper()
 	require.NotEmpty(t, req.Messages)
-	assert.Equal(t, RoleUser, req.Messages[0].Role, "first message is a user message")
+	assert.Equal(t, transcript.RoleUser, req.Messages[0].Role, "first message is a user message")
 	for i, m := range req.Messages {
 		assert.NotEmpty(t, m.Content, "message %d is empty", i)
 		if i > 0 {
 			assert.NotEqual(t, req.Messages[i-1].Role, m.Role, "messages %d and %d have the same role", i-1, i)
 		}
 		uses := map[string]bool{}
-		if i > 0 && req.Messages[i-1].Role == RoleAssistant {
+		if i > 0 && req.Messages[i-1].Role == transcript.RoleAssistant {
 			for _, b := range req.Messages[i-1].Content {
-				if tu, ok := b.(*ToolUse); ok {
+				if tu, ok := b.(*transcript.ToolUse); ok {
 					uses[tu.ID] = true
 				}
 			}
@@ -59,7 +61,7 @@ func assertPairedRequest(t testing.TB, req Request) {
 		answered := map[string]bool{}
 		seenOther := false
 		for _, b := range m.Content {
-			tr, ok := b.(*ToolResult)
+			tr, ok := b.(*transcript.ToolResult)
 			if !ok {
 				seenOther = true
 				continue
@@ -68,13 +70,13 @@ func assertPairedRequest(t testing.TB, req Request) {
 			assert.True(t, uses[tr.ToolUseID], "message %d: tool_result %s answers no tool_use of the previous message", i, tr.ToolUseID)
 			answered[tr.ToolUseID] = true
 		}
-		if m.Role == RoleAssistant {
+		if m.Role == transcript.RoleAssistant {
 			for _, b := range m.Content {
-				if tu, ok := b.(*ToolUse); ok {
+				if tu, ok := b.(*transcript.ToolUse); ok {
 					require.Less(t, i+1, len(req.Messages), "tool_use %s in the last message", tu.ID)
 					found := false
 					for _, nb := range req.Messages[i+1].Content {
-						if tr, ok := nb.(*ToolResult); ok && tr.ToolUseID == tu.ID {
+						if tr, ok := nb.(*transcript.ToolResult); ok && tr.ToolUseID == tu.ID {
 							found = true
 						}
 					}
@@ -86,7 +88,7 @@ func assertPairedRequest(t testing.TB, req Request) {
 }
 
 // snipRecord returns a snip record removing uuids, as NewSnip builds it.
-func snipRecord(t testing.TB, recs []Record, reason string, uuids ...string) Record {
+func snipRecord(t testing.TB, recs []transcript.Record, reason string, uuids ...string) transcript.Record {
 	t.Helper()
 	r, err := NewSnip(recs, uuids, reason, snipNow)
 	require.NoError(t, err)
@@ -94,9 +96,9 @@ func snipRecord(t testing.TB, recs []Record, reason string, uuids ...string) Rec
 }
 
 // runSnip runs the snip stage alone over recs and returns the turn.
-func runSnip(t testing.TB, p *Pipeline, recs []Record) *turn {
+func runSnip(t testing.TB, p *Pipeline, recs []transcript.Record) *turn {
 	t.Helper()
-	chain, err := BuildChain(recs, ChainOptions{})
+	chain, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	tt := p.newTurn(context.Background(), &Input{Records: recs}, chain)
 	require.NoError(t, p.snip(tt))
@@ -156,9 +158,9 @@ func snipParallel() *tk {
 	k.assistant(text("reading both"), toolUse("t1", "Read"), toolUse("t2", "Read"))
 	k.results(result("t2", strings.Repeat("two ", 200)))
 	k.results(result("t1", strings.Repeat("one ", 100)))
-	a := k.next(TypeAssistant)
+	a := k.next(transcript.TypeAssistant)
 	a.ParentUUID = tkUUID(6)
-	a.Message = &Message{ID: "msg_x", Role: RoleAssistant, Content: []Block{text("both read")}}
+	a.Message = &transcript.Message{ID: "msg_x", Role: transcript.RoleAssistant, Content: []transcript.Block{text("both read")}}
 	k.add(a)
 	k.user("thanks")
 	k.assistant(text("welcome"))
@@ -207,7 +209,7 @@ func TestSnipToolPairClosure(t *testing.T) {
 			res := snipPrepare(t, p, k.recs)
 			assert.Equal(t, actionsOf(rep, ActionSnipped), actionsOf(res.Report.Stage("snip"), ActionSnipped))
 			for _, r := range res.Append {
-				assert.NotEqual(t, SubtypeSnip, r.Subtype, "snip replays records; it appends none")
+				assert.NotEqual(t, transcript.SubtypeSnip, r.Subtype, "snip replays records; it appends none")
 			}
 
 			// SnippedUUIDs agrees with the view.
@@ -227,8 +229,8 @@ func TestSnipMergedResultRecord(t *testing.T) {
 	k.user("go")                      // 1
 	k.assistant(toolUse("a", "Read")) // 2
 	k.assistant(toolUse("b", "Read")) // 3 (a second response, no result in between)
-	r := k.next(TypeUser)             // 4
-	r.Message = &Message{Role: RoleUser, Content: []Block{result("a", "A"), result("b", "B")}}
+	r := k.next(transcript.TypeUser)  // 4
+	r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{result("a", "A"), result("b", "B")}}
 	k.add(r)
 	k.assistant(text("done")) // 5
 	k.user("next")            // 6
@@ -240,7 +242,7 @@ func TestSnipMergedResultRecord(t *testing.T) {
 }
 
 func TestSnipProtected(t *testing.T) {
-	ref := &ToolResult{ToolUseID: "ts", Content: []Block{&ToolReference{ToolName: "mcp__db__query"}}}
+	ref := &transcript.ToolResult{ToolUseID: "ts", Content: []transcript.Block{&transcript.ToolReference{ToolName: "mcp__db__query"}}}
 	build := func() *tk {
 		k := newTK()
 		k.user("find a db tool")                                    // 1
@@ -288,11 +290,11 @@ func TestSnipProtected(t *testing.T) {
 
 func TestSnipThinkingRemainder(t *testing.T) {
 	k := newTK()
-	k.user("think")                                                               // 1
-	k.assistant(&Thinking{Thinking: "hmm", Signature: "sig"}, text("answer one")) // 2, 3
-	k.user("again")                                                               // 4
-	k.assistant(text("answer two"))                                               // 5
-	k.user("last")                                                                // 6
+	k.user("think")                                                                          // 1
+	k.assistant(&transcript.Thinking{Thinking: "hmm", Signature: "sig"}, text("answer one")) // 2, 3
+	k.user("again")                                                                          // 4
+	k.assistant(text("answer two"))                                                          // 5
+	k.user("last")                                                                           // 6
 	k.decision(snipRecord(t, k.recs, "", tkUUID(3)))
 	tt := runSnip(t, snipPipeline(t, Config{}), k.recs)
 	assert.Equal(t, tkUUIDs(1, 4, 5, 6), viewUUIDs(tt), "a response reduced to thinking goes whole")
@@ -340,7 +342,7 @@ func TestSnipPrepareDeterministic(t *testing.T) {
 	assert.Equal(t, r1.Append, r2.Append)
 	assert.Equal(t, r1.Report.Stage("snip"), r2.Report.Stage("snip"))
 
-	recs := append(append([]Record(nil), k.recs...), r1.Append...)
+	recs := append(append([]transcript.Record(nil), k.recs...), r1.Append...)
 	r3 := snipPrepare(t, p, recs)
 	assert.Equal(t, requestBytes(t, r1.Request), requestBytes(t, r3.Request))
 	assert.Empty(t, r3.Append)
@@ -359,15 +361,15 @@ func TestSnipPrepareDeterministic(t *testing.T) {
 
 func TestNewSnip(t *testing.T) {
 	k := snipParallel()
-	sys := k.next(TypeSystem)
-	sys.Subtype = SubtypeTurnDuration
+	sys := k.next(transcript.TypeSystem)
+	sys.Subtype = transcript.SubtypeTurnDuration
 	k.add(sys) // 11
 
 	t.Run("record", func(t *testing.T) {
 		r, err := NewSnip(k.recs, []string{tkUUID(8), tkUUID(3), tkUUID(8)}, "stale", snipNow)
 		require.NoError(t, err)
-		assert.Equal(t, TypeSystem, r.Type)
-		assert.Equal(t, SubtypeSnip, r.Subtype)
+		assert.Equal(t, transcript.TypeSystem, r.Type)
+		assert.Equal(t, transcript.SubtypeSnip, r.Subtype)
 		assert.Empty(t, r.ParentUUID)
 		assert.Equal(t, "11111111-1111-4111-8111-111111111111", r.SessionID)
 		assert.Equal(t, "2026-01-02T04:00:00.000Z", r.Timestamp)
@@ -388,7 +390,7 @@ func TestNewSnip(t *testing.T) {
 		line, err := json.Marshal(r)
 		require.NoError(t, err)
 		assert.NotContains(t, string(line), "parentUuid")
-		var back Record
+		var back transcript.Record
 		require.NoError(t, json.Unmarshal(line, &back))
 		assert.Equal(t, r.Snip, back.Snip)
 		assert.True(t, back.IsDecision())
@@ -429,8 +431,8 @@ func tagTK() *tk {
 }
 
 // relabel returns a copy of recs whose uuids (and parent uuids) are mapped by f.
-func relabel(recs []Record, f func(string) string) []Record {
-	out := append([]Record(nil), recs...)
+func relabel(recs []transcript.Record, f func(string) string) []transcript.Record {
+	out := append([]transcript.Record(nil), recs...)
 	for i := range out {
 		if out[i].UUID != "" {
 			out[i].UUID = f(out[i].UUID)
@@ -453,7 +455,7 @@ var tagRE = regexp.MustCompile(`^\[id:([0-9a-f]{8,32})\]$`)
 func requestTags(req Request) (tags []string, msg []int) {
 	for i, m := range req.Messages {
 		for _, b := range m.Content {
-			if tx, ok := b.(*Text); ok && tagRE.MatchString(tx.Text) {
+			if tx, ok := b.(*transcript.Text); ok && tagRE.MatchString(tx.Text) {
 				tags = append(tags, tx.Text)
 				msg = append(msg, i)
 			}
@@ -474,12 +476,12 @@ func TestSnipTags(t *testing.T) {
 	tags, _ = requestTags(r1.Request)
 	// Records 1 and 6 carry prompts; record 4 (the tool result) is not tagged.
 	prompts := []string{tagUUID(tkUUID(1)), tagUUID(tkUUID(6))}
-	want := []string{"[id:" + compactUUID(prompts[0])[:8] + "]", "[id:" + compactUUID(prompts[1])[:8] + "]"}
+	want := []string{"[id:" + strings.ToLower(strings.ReplaceAll(prompts[0], "-", ""))[:8] + "]", "[id:" + strings.ToLower(strings.ReplaceAll(prompts[1], "-", ""))[:8] + "]"}
 	assert.Equal(t, want, tags)
 	first := r1.Request.Messages[0].Content
 	require.Len(t, first, 2)
-	assert.Equal(t, want[0], first[0].(*Text).Text, "the tag precedes the prompt text")
-	assert.Equal(t, "read a file", first[1].(*Text).Text)
+	assert.Equal(t, want[0], first[0].(*transcript.Text).Text, "the tag precedes the prompt text")
+	assert.Equal(t, "read a file", first[1].(*transcript.Text).Text)
 	assert.Len(t, recs[0].Message.Content, 1, "the record is untouched")
 	tagged := actionsOf(r1.Report.Stage("snip"), ActionTagged)
 	require.Len(t, tagged, 1)
@@ -489,12 +491,12 @@ func TestSnipTags(t *testing.T) {
 	for i, tag := range tags {
 		hex := tagRE.FindStringSubmatch(tag)[1]
 		for _, spelling := range []string{tag, "id:" + hex, hex, strings.ToUpper(hex), prompts[i]} {
-			got, err := ResolveTag(recs, spelling)
+			got, err := transcript.ResolveTag(recs, spelling)
 			require.NoError(t, err, spelling)
 			assert.Equal(t, prompts[i], got)
 		}
 	}
-	_, err := ResolveTag(recs, "[id:12]")
+	_, err := transcript.ResolveTag(recs, "[id:12]")
 	assert.ErrorContains(t, err, "not a message tag")
 
 	// Stable across turns: the next turn shows the same tags on the same messages, and the
@@ -524,8 +526,8 @@ func TestSnipTagPlacementAndCollisions(t *testing.T) {
 	k := newTK()
 	k.user("go")                       // 1
 	k.assistant(toolUse("t1", "Read")) // 2
-	r := k.next(TypeUser)              // 3: a tool result with text after it
-	r.Message = &Message{Role: RoleUser, Content: []Block{result("t1", "x"), text("also this")}}
+	r := k.next(transcript.TypeUser)   // 3: a tool result with text after it
+	r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{result("t1", "x"), text("also this")}}
 	k.add(r)
 	k.assistant(text("ok")) // 4
 	k.user("next")          // 5
@@ -545,36 +547,36 @@ func TestSnipTagPlacementAndCollisions(t *testing.T) {
 	require.Len(t, tags, 3)
 	assert.Equal(t, "[id:abcdef01234540]", tags[0], "lengthened one digit past the shared prefix")
 	assert.Equal(t, "[id:abcdef01234541]", tags[1])
-	assert.Equal(t, "[id:"+compactUUID(tagUUID(tkUUID(5)))[:8]+"]", tags[2])
+	assert.Equal(t, "[id:"+strings.ToLower(strings.ReplaceAll(tagUUID(tkUUID(5)), "-", ""))[:8]+"]", tags[2])
 	for i, tag := range tags[:2] {
-		got, err := ResolveTag(recs, tag)
+		got, err := transcript.ResolveTag(recs, tag)
 		require.NoError(t, err)
 		assert.Equal(t, recs[[]int{0, 2}[i]].UUID, got)
 	}
-	_, err := ResolveTag(recs, "[id:abcdef01]")
+	_, err := transcript.ResolveTag(recs, "[id:abcdef01]")
 	assert.ErrorContains(t, err, "ambiguous")
 
 	// The tool_result stays first in its message; the tag comes before the record's text.
-	var msg []Block
+	var msg []transcript.Block
 	for _, m := range res.Request.Messages {
 		for _, b := range m.Content {
-			if tr, ok := b.(*ToolResult); ok && tr.ToolUseID == "t1" {
+			if tr, ok := b.(*transcript.ToolResult); ok && tr.ToolUseID == "t1" {
 				msg = m.Content
 			}
 		}
 	}
 	require.Len(t, msg, 3)
-	assert.Equal(t, KindToolResult, msg[0].Kind())
-	assert.Equal(t, tags[1], msg[1].(*Text).Text)
-	assert.Equal(t, "also this", msg[2].(*Text).Text)
+	assert.Equal(t, transcript.KindToolResult, msg[0].Kind())
+	assert.Equal(t, tags[1], msg[1].(*transcript.Text).Text)
+	assert.Equal(t, "also this", msg[2].(*transcript.Text).Text)
 }
 
 func TestSnipTagsSkipNonPrompts(t *testing.T) {
 	k := newTK()
 	k.user("go") // 1
-	meta := k.next(TypeUser)
+	meta := k.next(transcript.TypeUser)
 	meta.IsMeta = true
-	meta.Message = &Message{Role: RoleUser, Content: []Block{text("<system-reminder>x</system-reminder>")}}
+	meta.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("<system-reminder>x</system-reminder>")}}
 	k.add(meta)                              // 2
 	k.assistant(toolUse("t1", "Read"))       // 3
 	k.results(result("t1", "only a result")) // 4
@@ -587,7 +589,7 @@ func TestSnipTagsSkipNonPrompts(t *testing.T) {
 	var got []string
 	for _, it := range tt.items {
 		for _, b := range it.blocks {
-			if tx, ok := b.(*Text); ok && tagRE.MatchString(tx.Text) {
+			if tx, ok := b.(*transcript.Text); ok && tagRE.MatchString(tx.Text) {
 				got = append(got, it.uuid)
 			}
 		}
@@ -598,20 +600,20 @@ func TestSnipTagsSkipNonPrompts(t *testing.T) {
 // A nil block (normalize drops it later) must not make the snip stage or tagging panic.
 func TestSnipNilBlocks(t *testing.T) {
 	k := newTK()
-	r := k.next(TypeUser) // 1
-	r.Message = &Message{Role: RoleUser, Content: []Block{nil, text("question")}}
+	r := k.next(transcript.TypeUser) // 1
+	r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{nil, text("question")}}
 	k.add(r)
-	k.assistant(toolUse("t1", "Read"))                                                    // 2
-	k.results(&ToolResult{ToolUseID: "t1", Content: []Block{nil, text("result")}})        // 3
-	k.assistant(&Thinking{Thinking: "hmm", Signature: "sig"}, text("answer"), Block(nil)) // 4, 5, 6
-	k.user("last")                                                                        // 7
+	k.assistant(toolUse("t1", "Read"))                                                                          // 2
+	k.results(&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{nil, text("result")}})        // 3
+	k.assistant(&transcript.Thinking{Thinking: "hmm", Signature: "sig"}, text("answer"), transcript.Block(nil)) // 4, 5, 6
+	k.user("last")                                                                                              // 7
 	k.decision(snipRecord(t, k.recs, "", tkUUID(2), tkUUID(5)))
 	p := snipPipeline(t, Config{Snip: SnipConfig{TagMessages: true}})
 	var tt *turn
 	require.NotPanics(t, func() { tt = runSnip(t, p, k.recs) })
 	assert.Equal(t, tkUUIDs(1, 4, 6, 7), viewUUIDs(tt), "a nil block is not thinking: the response keeps its thinking")
 	require.Len(t, tt.items[0].blocks, 3)
-	assert.Regexp(t, `^\[id:[0-9a-f]{8,32}\]$`, tt.items[0].blocks[0].(*Text).Text, "the tag goes before the nil block")
+	assert.Regexp(t, `^\[id:[0-9a-f]{8,32}\]$`, tt.items[0].blocks[0].(*transcript.Text).Text, "the tag goes before the nil block")
 	assert.Nil(t, k.recs[0].Message.Content[0], "the record is not modified")
 	require.NotPanics(t, func() {
 		_, err := p.Prepare(context.Background(), Input{Records: k.recs, Tools: snipTools})

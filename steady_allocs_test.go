@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // steadyPrepareMargin is how many more allocations a steady turn at 2,000 turns may make
@@ -34,7 +35,7 @@ func TestPrepareSteadyAllocs(t *testing.T) {
 			Now:    func() time.Time { return time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC) },
 		})
 		require.NoError(t, err)
-		input := append(make([]agentctx.Record, 0, len(recs)+1), recs...)
+		input := append(make([]transcript.Record, 0, len(recs)+1), recs...)
 		i := 0
 		next := func() agentctx.Input {
 			i++

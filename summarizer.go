@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Summarizer writes the summary that replaces a conversation's history when it is compacted.
@@ -63,7 +65,7 @@ type Summary struct {
 	// without a complete, non-empty <summary> element fails the attempt.
 	Text string
 	// Usage is the provider's usage for the summary call, when there was one.
-	Usage *Usage
+	Usage *transcript.Usage
 	// By names the summarizer in the compaction's records (e.g. the model); empty: "summarizer".
 	By string
 }
@@ -73,7 +75,7 @@ type ViewMessage struct {
 	// UUID is the record's uuid, or a content-derived one for a synthesized message.
 	UUID string
 	// Role is the message's role.
-	Role Role
+	Role transcript.Role
 	// Source says where the message comes from: "" for a message of the transcript, or one of
 	// the View* constants.
 	Source string
@@ -83,7 +85,7 @@ type ViewMessage struct {
 	// Time is the record's timestamp; zero when unknown.
 	Time time.Time
 	// Content holds the message's blocks. They are shared with the view: do not modify them.
-	Content []Block
+	Content []transcript.Block
 }
 
 // The Source values of a [ViewMessage] that does not come from the transcript as written.

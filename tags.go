@@ -4,17 +4,19 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // taggable reports whether a view item gets a tag: a user record (not meta, not a compact
 // summary, not an interrupt notice) with a non-blank text block.
 func taggable(it *item) bool {
 	r := it.rec
-	if r == nil || it.role != RoleUser || it.meta || r.IsMeta || r.IsCompactSummary || r.IsInterruptNotice() {
+	if r == nil || it.role != transcript.RoleUser || it.meta || r.IsMeta || r.IsCompactSummary || r.IsInterruptNotice() {
 		return false
 	}
 	for _, b := range it.blocks {
-		if t, ok := b.(*Text); ok && strings.TrimSpace(t.Text) != "" {
+		if t, ok := b.(*transcript.Text); ok && strings.TrimSpace(t.Text) != "" {
 			return true
 		}
 	}
@@ -31,7 +33,7 @@ func (p *Pipeline) tagMessages(t *turn, rep *StageReport) {
 			uuids = append(uuids, r.UUID)
 		}
 	}
-	tags := Tags(uuids)
+	tags := transcript.Tags(uuids)
 	n, tokens := 0, 0
 	for i := range t.items {
 		it := &t.items[i]
@@ -39,12 +41,12 @@ func (p *Pipeline) tagMessages(t *turn, rep *StageReport) {
 			continue
 		}
 		tag := tags[it.uuid]
-		b := &Text{Text: "[id:" + tag + "]"}
+		b := &transcript.Text{Text: "[id:" + tag + "]"}
 		pos := 0
-		for pos < len(it.blocks) && KindOf(it.blocks[pos]) == KindToolResult {
+		for pos < len(it.blocks) && transcript.KindOf(it.blocks[pos]) == transcript.KindToolResult {
 			pos++
 		}
-		it.blocks = slices.Insert(slices.Clip(it.blocks), pos, Block(b))
+		it.blocks = slices.Insert(slices.Clip(it.blocks), pos, transcript.Block(b))
 		it.owned = true
 		n++
 		tokens += p.counter.Block(b)

@@ -8,13 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/require"
 )
 
 // tk builds small transcripts for tests: each call appends one record whose parent is the
 // previous record (unless a parent is set explicitly), with timestamps one second apart.
 type tk struct {
-	recs []Record
+	recs []transcript.Record
 	t0   time.Time
 	n    int
 	last string
@@ -23,9 +25,9 @@ type tk struct {
 
 func newTK() *tk { return &tk{t0: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)} }
 
-func (k *tk) next(typ RecordType) *Record {
+func (k *tk) next(typ transcript.RecordType) *transcript.Record {
 	k.n++
-	r := Record{
+	r := transcript.Record{
 		Type:       typ,
 		UUID:       fmt.Sprintf("00000000-0000-4000-8000-%012d", k.n),
 		ParentUUID: k.last,
@@ -36,15 +38,15 @@ func (k *tk) next(typ RecordType) *Record {
 	return &r
 }
 
-func (k *tk) add(r *Record) *Record {
+func (k *tk) add(r *transcript.Record) *transcript.Record {
 	k.recs = append(k.recs, *r)
 	return &k.recs[len(k.recs)-1]
 }
 
 // user appends a user prompt with string content.
-func (k *tk) user(text string) *Record {
-	r := k.next(TypeUser)
-	r.Message = &Message{Role: RoleUser, Content: []Block{&Text{Text: text}}, StringContent: true}
+func (k *tk) user(text string) *transcript.Record {
+	r := k.next(transcript.TypeUser)
+	r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: text}}, StringContent: true}
 	return k.add(r)
 }
 
@@ -52,22 +54,22 @@ func (k *tk) user(text string) *Record {
 const testCacheBeta = "cache-editing-test"
 
 // userBlocks appends a user message of the given blocks.
-func (k *tk) userBlocks(blocks ...Block) *Record {
-	r := k.next(TypeUser)
-	r.Message = &Message{Role: RoleUser, Content: blocks}
+func (k *tk) userBlocks(blocks ...transcript.Block) *transcript.Record {
+	r := k.next(transcript.TypeUser)
+	r.Message = &transcript.Message{Role: transcript.RoleUser, Content: blocks}
 	return k.add(r)
 }
 
 // assistant appends one assistant record per block, all sharing one message id (the way
 // Claude Code writes a response), with usage on every record.
-func (k *tk) assistant(blocks ...Block) *Record {
+func (k *tk) assistant(blocks ...transcript.Block) *transcript.Record {
 	k.msgN++
 	id := fmt.Sprintf("msg_%04d", k.msgN)
-	var r *Record
+	var r *transcript.Record
 	for _, b := range blocks {
-		r = k.next(TypeAssistant)
-		r.Message = &Message{ID: id, Type: "message", Role: RoleAssistant, Model: "claude-sonnet-4-5",
-			Content: []Block{b}, Usage: &Usage{InputTokens: 10, OutputTokens: 5}}
+		r = k.next(transcript.TypeAssistant)
+		r.Message = &transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: []transcript.Block{b}, Usage: &transcript.Usage{InputTokens: 10, OutputTokens: 5}}
 		r = k.add(r)
 	}
 	return r
@@ -87,35 +89,35 @@ func (k *tk) readTurns(n int) {
 
 // results appends one user record per tool result, each parented on the record that holds
 // its tool_use (as Claude Code does for parallel calls).
-func (k *tk) results(trs ...*ToolResult) *Record {
-	var r *Record
+func (k *tk) results(trs ...*transcript.ToolResult) *transcript.Record {
+	var r *transcript.Record
 	for _, tr := range trs {
-		r = k.next(TypeUser)
+		r = k.next(transcript.TypeUser)
 		for i := len(k.recs) - 1; i >= 0; i-- {
-			if m := k.recs[i].Message; m != nil && k.recs[i].Type == TypeAssistant && len(m.Content) > 0 {
-				if tu, ok := m.Content[0].(*ToolUse); ok && tu.ID == tr.ToolUseID {
+			if m := k.recs[i].Message; m != nil && k.recs[i].Type == transcript.TypeAssistant && len(m.Content) > 0 {
+				if tu, ok := m.Content[0].(*transcript.ToolUse); ok && tu.ID == tr.ToolUseID {
 					r.ParentUUID = k.recs[i].UUID
 					break
 				}
 			}
 		}
-		r.Message = &Message{Role: RoleUser, Content: []Block{tr}}
+		r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{tr}}
 		r = k.add(r)
 	}
 	return r
 }
 
 // decision appends a record as is (decision records have no parent).
-func (k *tk) decision(r Record) { k.recs = append(k.recs, r) }
+func (k *tk) decision(r transcript.Record) { k.recs = append(k.recs, r) }
 
-func text(s string) *Text { return &Text{Text: s} }
+func text(s string) *transcript.Text { return &transcript.Text{Text: s} }
 
-func toolUse(id, name string) *ToolUse {
-	return &ToolUse{ID: id, Name: name, Input: json.RawMessage(`{"path":"x"}`)}
+func toolUse(id, name string) *transcript.ToolUse {
+	return &transcript.ToolUse{ID: id, Name: name, Input: json.RawMessage(`{"path":"x"}`)}
 }
 
-func result(id, content string) *ToolResult {
-	return &ToolResult{ToolUseID: id, Content: []Block{&Text{Text: content}}, StringContent: true}
+func result(id, content string) *transcript.ToolResult {
+	return &transcript.ToolResult{ToolUseID: id, Content: []transcript.Block{&transcript.Text{Text: content}}, StringContent: true}
 }
 
 // at returns the time of the n-th record plus d.
@@ -158,11 +160,11 @@ func requestBytes(t testing.TB, req Request) []byte {
 
 // toolResults returns the tool results of the request by tool_use_id, and the index of the
 // message holding each.
-func toolResults(req Request) (map[string]*ToolResult, map[string]int) {
-	trs, msg := map[string]*ToolResult{}, map[string]int{}
+func toolResults(req Request) (map[string]*transcript.ToolResult, map[string]int) {
+	trs, msg := map[string]*transcript.ToolResult{}, map[string]int{}
 	for i, m := range req.Messages {
 		for _, b := range m.Content {
-			if tr, ok := b.(*ToolResult); ok {
+			if tr, ok := b.(*transcript.ToolResult); ok {
 				trs[tr.ToolUseID], msg[tr.ToolUseID] = tr, i
 			}
 		}
@@ -171,10 +173,10 @@ func toolResults(req Request) (map[string]*ToolResult, map[string]int) {
 }
 
 // resultText joins the text blocks of a tool result.
-func resultText(tr *ToolResult) string {
+func resultText(tr *transcript.ToolResult) string {
 	var b strings.Builder
 	for _, c := range tr.Content {
-		if tx, ok := c.(*Text); ok {
+		if tx, ok := c.(*transcript.Text); ok {
 			b.WriteString(tx.Text)
 		}
 	}
@@ -182,16 +184,16 @@ func resultText(tr *ToolResult) string {
 }
 
 // roundTrip sends records through their JSONL encoding, as a resume does.
-func roundTrip(t testing.TB, recs []Record) []Record {
+func roundTrip(t testing.TB, recs []transcript.Record) []transcript.Record {
 	t.Helper()
-	tr, err := ReadTranscript(strings.NewReader(encodeRecords(t, recs)), "appended", ReadOptions{Strict: true})
+	tr, err := transcript.Read(strings.NewReader(encodeRecords(t, recs)), "appended", transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	require.True(t, tr.Clean(), "every record reads back")
 	return tr.Records
 }
 
 // encodeRecords encodes records as transcript lines.
-func encodeRecords(t testing.TB, recs []Record) string {
+func encodeRecords(t testing.TB, recs []transcript.Record) string {
 	t.Helper()
 	var b strings.Builder
 	for _, r := range recs {

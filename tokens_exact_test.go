@@ -9,6 +9,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/dlclark/regexp2"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/pkoukk/tiktoken-go-loader/assets"
@@ -199,7 +201,7 @@ func TestTokenCountCorpusExact(t *testing.T) {
 		data, err := os.ReadFile(f)
 		require.NoError(t, err)
 		for line := range strings.Lines(string(data)) {
-			var r Record
+			var r transcript.Record
 			if json.Unmarshal([]byte(line), &r) != nil || r.Message == nil {
 				continue
 			}

@@ -1,6 +1,10 @@
 package agentctx
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/agentctx/agentctx/transcript"
+)
 
 // CountReference exports countReference, tiktoken-go's count, to the external benchmarks.
 func CountReference(tb testing.TB, t *TiktokenCounter, text string) int {
@@ -10,6 +14,6 @@ func CountReference(tb testing.TB, t *TiktokenCounter, text string) int {
 // WalkTexts and CorpusTexts export the text walkers of the token tests to the external
 // benchmarks.
 var (
-	WalkTexts   func(Block, func(string))                             = walkTexts
+	WalkTexts   func(transcript.Block, func(string))                  = walkTexts
 	CorpusTexts func(testing.TB, int) (texts []string, source string) = corpusTexts
 )

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/dlclark/regexp2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -252,7 +254,7 @@ func corpusTexts(tb testing.TB, limit int) (texts []string, source string) {
 		data, err := os.ReadFile(f)
 		require.NoError(tb, err)
 		for line := range strings.Lines(string(data)) {
-			var r Record
+			var r transcript.Record
 			if json.Unmarshal([]byte(line), &r) != nil || r.Message == nil {
 				continue
 			}
@@ -274,15 +276,15 @@ func corpusTexts(tb testing.TB, limit int) (texts []string, source string) {
 	return texts, "go source"
 }
 
-func walkTexts(b Block, add func(string)) {
+func walkTexts(b transcript.Block, add func(string)) {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		add(b.Text)
-	case *Thinking:
+	case *transcript.Thinking:
 		add(b.Thinking)
-	case *ToolUse:
+	case *transcript.ToolUse:
 		add(string(b.Input))
-	case *ToolResult:
+	case *transcript.ToolResult:
 		for _, c := range b.Content {
 			walkTexts(c, add)
 		}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/storetest"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // TestDirStorePartialBatch: a batch whose write fails part-way (here a file size limit, as a
@@ -27,14 +27,14 @@ func TestDirStorePartialBatch(t *testing.T) {
 		return
 	}
 	root := t.TempDir()
-	store := agentctx.DirStore{Root: root}
+	store := transcript.DirStore{Root: root}
 	end, err := store.Append(t.Context(), "s", 0, storetest.Record("s", "a", "one"))
 	require.NoError(t, err)
 	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestDirStorePartialBatch$", "-test.count=1")
 	cmd.Env = append(os.Environ(), "AGENTCTX_FSIZE_ROOT="+root)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child: %s", out)
-	tr, err := store.Load(t.Context(), "s", agentctx.ReadOptions{})
+	tr, err := store.Load(t.Context(), "s", transcript.ReadOptions{})
 	require.NoError(t, err)
 	require.Len(t, tr.Records, 1, "no record of the failed batch is in the file")
 	require.Equal(t, end, tr.End)
@@ -45,7 +45,7 @@ func TestDirStorePartialBatch(t *testing.T) {
 
 // partialBatchChild appends a batch that the file size limit cuts after its first record.
 func partialBatchChild(t *testing.T, root string) {
-	store := agentctx.DirStore{Root: root}
+	store := transcript.DirStore{Root: root}
 	fi, err := os.Stat(filepath.Join(root, filepath.Base(store.Path("s"))))
 	require.NoError(t, err)
 	signal.Ignore(syscall.SIGXFSZ)
@@ -60,14 +60,14 @@ func partialBatchChild(t *testing.T, root string) {
 
 // TestDirStoreEmptyFile: a first append whose record cannot be encoded creates no session.
 func TestDirStoreEmptyFile(t *testing.T) {
-	store := agentctx.DirStore{Root: t.TempDir()}
+	store := transcript.DirStore{Root: t.TempDir()}
 	bad := storetest.Record("s", "a", "one")
 	bad.Extra = map[string]json.RawMessage{"x": json.RawMessage("{not json")}
 	_, err := store.Append(t.Context(), "s", 0, bad)
 	require.Error(t, err)
-	_, err = store.Load(t.Context(), "s", agentctx.ReadOptions{})
+	_, err = store.Load(t.Context(), "s", transcript.ReadOptions{})
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.NoError(t, os.WriteFile(store.Path("s"), nil, 0o644))
-	_, err = store.Load(t.Context(), "s", agentctx.ReadOptions{})
+	_, err = store.Load(t.Context(), "s", transcript.ReadOptions{})
 	require.ErrorIs(t, err, os.ErrNotExist, "an empty file holds no session")
 }

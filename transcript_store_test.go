@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/storetest"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 func TestDirStoreContract(t *testing.T) {
-	storetest.Run(t, agentctx.DirStore{Root: t.TempDir()}, storetest.Options{})
+	storetest.Run(t, transcript.DirStore{Root: t.TempDir()}, storetest.Options{})
 }
 
 // TestDirStoreBytes checks that a DirStore writes exactly the bytes an Appender writes, and
@@ -23,25 +23,25 @@ func TestDirStoreContract(t *testing.T) {
 func TestDirStoreBytes(t *testing.T) {
 	ctx := t.Context()
 	root := t.TempDir()
-	store := agentctx.DirStore{Root: root}
-	recs := []agentctx.Record{storetest.Record("s", "a", "one"), storetest.Record("s", "b", "two <&> \u2028"), storetest.Record("s", "c", "three")}
+	store := transcript.DirStore{Root: root}
+	recs := []transcript.Record{storetest.Record("s", "a", "one"), storetest.Record("s", "b", "two <&> \u2028"), storetest.Record("s", "c", "three")}
 	end, err := store.Append(ctx, "s", 0, recs[:2]...)
 	require.NoError(t, err)
 	_, err = store.Append(ctx, "s", end, recs[2])
 	require.NoError(t, err)
 
 	plain := filepath.Join(t.TempDir(), "plain.jsonl")
-	require.NoError(t, agentctx.AppendFile(plain, agentctx.AppendOptions{}, recs[:2]...))
-	require.NoError(t, agentctx.AppendFile(plain, agentctx.AppendOptions{}, recs[2]))
+	require.NoError(t, transcript.AppendFile(plain, transcript.AppendOptions{}, recs[:2]...))
+	require.NoError(t, transcript.AppendFile(plain, transcript.AppendOptions{}, recs[2]))
 	want, err := os.ReadFile(plain)
 	require.NoError(t, err)
 	got, err := os.ReadFile(filepath.Join(root, "s.jsonl"))
 	require.NoError(t, err)
 	assert.Equal(t, string(want), string(got))
 
-	tr, err := store.Load(ctx, "s", agentctx.ReadOptions{})
+	tr, err := store.Load(ctx, "s", transcript.ReadOptions{})
 	require.NoError(t, err)
-	ref, err := agentctx.ReadFile(plain, agentctx.ReadOptions{})
+	ref, err := transcript.ReadFile(plain, transcript.ReadOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, ref.Records, tr.Records)
 	assert.Equal(t, 3, tr.End)
@@ -49,7 +49,7 @@ func TestDirStoreBytes(t *testing.T) {
 
 // TestDirStorePath checks that every session id names a file directly under Root.
 func TestDirStorePath(t *testing.T) {
-	store := agentctx.DirStore{Root: "/sessions"}
+	store := transcript.DirStore{Root: "/sessions"}
 	tests := []struct{ id, want string }{
 		{"0b5f3c2e-1d2a-4c55-9d4e-2f1a3b4c5d6e", "0b5f3c2e-1d2a-4c55-9d4e-2f1a3b4c5d6e.jsonl"},
 		{"../../etc/passwd", "id-"},
@@ -83,7 +83,7 @@ func TestTranscriptEnd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr, err := agentctx.ReadTranscript(strings.NewReader(tt.data), "t.jsonl", agentctx.ReadOptions{})
+			tr, err := transcript.Read(strings.NewReader(tt.data), "t.jsonl", transcript.ReadOptions{})
 			require.NoError(t, err)
 			assert.Equal(t, tt.end, tr.End)
 		})
@@ -96,16 +96,16 @@ func TestAppendAfterTorn(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	torn := `{"type":"user","uuid":"a","message":{"role":"user","content":"hi"}}` + "\n" + `{"type":"assis`
 	require.NoError(t, os.WriteFile(path, []byte(torn), 0o644))
-	tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+	tr, err := transcript.ReadFile(path, transcript.ReadOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 2, tr.End)
 
-	a, err := agentctx.OpenAppender(path, agentctx.AppendOptions{})
+	a, err := transcript.OpenAppender(path, transcript.AppendOptions{})
 	require.NoError(t, err)
 	defer a.Close()
 	r := storetest.Record("s", "b", "next")
 	_, err = a.AppendAfter(1, r)
-	assert.ErrorIs(t, err, agentctx.ErrConflict)
+	assert.ErrorIs(t, err, transcript.ErrConflict)
 	end, err := a.AppendAfter(2, r)
 	require.NoError(t, err)
 	assert.Equal(t, 3, end)
@@ -119,7 +119,7 @@ func TestAppendAfterTorn(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, torn+"\n"+string(line)+"\n", string(data))
 	assert.Equal(t, 1, bytes.Count(data, line))
-	tr, err = agentctx.ReadFile(path, agentctx.ReadOptions{})
+	tr, err = transcript.ReadFile(path, transcript.ReadOptions{})
 	require.NoError(t, err)
 	assert.Equal(t, 3, tr.End)
 	assert.Len(t, tr.Problems, 1, "the torn line, now followed by another")

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Violation is one way a request breaks the provider contract: the rule it breaks, by its id
@@ -124,7 +126,7 @@ type checker struct {
 
 type marker struct {
 	path string
-	cc   *CacheControl
+	cc   *transcript.CacheControl
 }
 
 type imageAt struct {
@@ -136,7 +138,7 @@ func (c *checker) add(rule, path, format string, args ...any) {
 	c.vs = append(c.vs, &Violation{Rule: rule, Path: path, Msg: fmt.Sprintf(format, args...)})
 }
 
-func (c *checker) mark(path string, cc *CacheControl) {
+func (c *checker) mark(path string, cc *transcript.CacheControl) {
 	if cc != nil {
 		c.markers = append(c.markers, marker{path, cc})
 	}
@@ -202,7 +204,7 @@ func (c *checker) tool(path string, t Tool) {
 	}
 	cc := t.CacheControl
 	if raw, ok := def["cache_control"]; ok && cc == nil {
-		cc = &CacheControl{}
+		cc = &transcript.CacheControl{}
 		if err := json.Unmarshal(raw, cc); err != nil {
 			c.add("3.1", path, "tool cache_control is not a cache marker")
 		}
@@ -211,8 +213,8 @@ func (c *checker) tool(path string, t Tool) {
 }
 
 // isNil reports (once) a nil block, typed or not.
-func (c *checker) isNil(path string, b Block) bool {
-	if !IsNilBlock(b) {
+func (c *checker) isNil(path string, b transcript.Block) bool {
+	if !transcript.IsNilBlock(b) {
 		return false
 	}
 	c.add("1.1", path, "nil block")
@@ -327,15 +329,15 @@ func (c *checker) encoding(r *Request) {
 		check(fmt.Sprintf("tools[%d]", i), enc, err)
 	}
 	for i, t := range r.System {
-		enc, err := MarshalBlock(t)
+		enc, err := transcript.MarshalBlock(t)
 		check(fmt.Sprintf("system[%d]", i), enc, err)
 	}
 	for i, m := range r.Messages {
 		for j, b := range m.Content {
 			path := fmt.Sprintf("messages[%d].content[%d]", i, j)
-			if tr, ok := b.(*ToolResult); ok && !tr.StringContent {
+			if tr, ok := b.(*transcript.ToolResult); ok && !tr.StringContent {
 				for k, cb := range tr.Content {
-					enc, err := MarshalBlock(cb)
+					enc, err := transcript.MarshalBlock(cb)
 					check(fmt.Sprintf("%s.content[%d]", path, k), enc, err)
 				}
 				continue

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 func (c *checker) messages(r *Request) {
@@ -12,14 +14,14 @@ func (c *checker) messages(r *Request) {
 		c.add("1.3", "messages", "request has no messages")
 		return
 	}
-	final := finalTurnStart(len(msgs), func(i int) (Role, []Block) { return msgs[i].Role, msgs[i].Content })
+	final := finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
 	thinking := r.Thinking.Enabled()
 	for i, m := range msgs {
 		path := fmt.Sprintf("messages[%d]", i)
 		switch {
-		case m.Role != RoleUser && m.Role != RoleAssistant:
+		case m.Role != transcript.RoleUser && m.Role != transcript.RoleAssistant:
 			c.add("1.1", path, "role %q is not user or assistant", m.Role)
-		case i == 0 && m.Role != RoleUser:
+		case i == 0 && m.Role != transcript.RoleUser:
 			c.add("1.3", path, "first message is not a user message")
 		case i > 0 && m.Role == msgs[i-1].Role:
 			c.add("1.2", path, "two consecutive %s messages: merge them", m.Role)
@@ -28,15 +30,15 @@ func (c *checker) messages(r *Request) {
 			c.add("1.5", path, "message has empty content")
 		}
 		switch m.Role {
-		case RoleUser:
-			var prev []Block
-			if i > 0 && msgs[i-1].Role == RoleAssistant {
+		case transcript.RoleUser:
+			var prev []transcript.Block
+			if i > 0 && msgs[i-1].Role == transcript.RoleAssistant {
 				prev = msgs[i-1].Content
 			}
 			c.user(path, m.Content, prev)
-		case RoleAssistant:
-			var next []Block
-			hasNext := i+1 < len(msgs) && msgs[i+1].Role == RoleUser
+		case transcript.RoleAssistant:
+			var next []transcript.Block
+			hasNext := i+1 < len(msgs) && msgs[i+1].Role == transcript.RoleUser
 			if hasNext {
 				next = msgs[i+1].Content
 			}
@@ -51,12 +53,12 @@ func (c *checker) messages(r *Request) {
 			}
 		}
 	}
-	if last := msgs[len(msgs)-1]; last.Role == RoleAssistant {
+	if last := msgs[len(msgs)-1]; last.Role == transcript.RoleAssistant {
 		path := fmt.Sprintf("messages[%d]", len(msgs)-1)
 		if !c.opts.AllowPrefill {
 			c.add("1.4", path, "request ends with an assistant message (a prefill)")
 		} else if n := len(last.Content); n > 0 {
-			if t, ok := last.Content[n-1].(*Text); ok && strings.TrimRightFunc(t.Text, isSpaceRune) != t.Text {
+			if t, ok := last.Content[n-1].(*transcript.Text); ok && strings.TrimRightFunc(t.Text, isSpaceRune) != t.Text {
 				c.add("1.4", fmt.Sprintf("%s.content[%d]", path, n-1), "final assistant content ends with whitespace")
 			}
 		}
@@ -67,10 +69,10 @@ func (c *checker) messages(r *Request) {
 }
 
 // user checks a user message; prev is the content of the preceding assistant message.
-func (c *checker) user(path string, content, prev []Block) {
+func (c *checker) user(path string, content, prev []transcript.Block) {
 	uses := map[string]bool{}
 	for _, b := range prev {
-		if tu, ok := b.(*ToolUse); ok {
+		if tu, ok := b.(*transcript.ToolUse); ok {
 			uses[tu.ID] = true
 		}
 	}
@@ -82,7 +84,7 @@ func (c *checker) user(path string, content, prev []Block) {
 			continue
 		}
 		switch b := b.(type) {
-		case *ToolResult:
+		case *transcript.ToolResult:
 			c.hasTools = true
 			if other {
 				c.add("2.3", bp, "tool_result after other content: tool_result blocks come first")
@@ -96,16 +98,16 @@ func (c *checker) user(path string, content, prev []Block) {
 			}
 			seen[b.ToolUseID] = true
 			c.result(bp, b)
-		case *CacheEdits:
+		case *transcript.CacheEdits:
 		default:
 			other = true
-			c.content(bp, b, RoleUser)
+			c.content(bp, b, transcript.RoleUser)
 		}
 	}
 }
 
 // result checks a tool_result's content (2.6).
-func (c *checker) result(path string, r *ToolResult) {
+func (c *checker) result(path string, r *transcript.ToolResult) {
 	c.mark(path, r.CacheControl)
 	if r.IsError && !hasSubstance(r.Content) {
 		c.add("2.6", path, "tool_result content cannot be empty when is_error is true")
@@ -116,14 +118,14 @@ func (c *checker) result(path string, r *ToolResult) {
 			continue
 		}
 		switch b := b.(type) {
-		case *Text, *Image, *Document:
-			c.content(bp, b, RoleUser)
-		case *ToolReference:
+		case *transcript.Text, *transcript.Image, *transcript.Document:
+			c.content(bp, b, transcript.RoleUser)
+		case *transcript.ToolReference:
 			if !c.declared[b.ToolName] {
 				c.add("2.9", bp, "tool_reference names %q, which tools does not declare", b.ToolName)
 			}
-		case *UnknownBlock:
-			if b.Type != KindSearchResult {
+		case *transcript.UnknownBlock:
+			if b.Type != transcript.KindSearchResult {
 				c.add("2.6", bp, "%s block is not accepted in tool_result content", b.Type)
 			}
 		default:
@@ -134,22 +136,22 @@ func (c *checker) result(path string, r *ToolResult) {
 
 // content checks a text, image, document or search_result block of a user message (or of
 // tool_result content), and reports any other kind as misplaced.
-func (c *checker) content(path string, b Block, role Role) {
+func (c *checker) content(path string, b transcript.Block, role transcript.Role) {
 	switch b := b.(type) {
-	case *Text:
+	case *transcript.Text:
 		if isBlank(b.Text) {
 			c.add("1.5", path, "text block is empty or whitespace-only")
 		}
 		c.mark(path, b.CacheControl)
-	case *Image:
+	case *transcript.Image:
 		c.mark(path, b.CacheControl)
-		if role != RoleUser {
+		if role != transcript.RoleUser {
 			c.add("2.11", path, "image block in an assistant message")
 		}
 		c.image(path, b)
-	case *Document:
+	case *transcript.Document:
 		c.mark(path, b.CacheControl)
-		if role != RoleUser {
+		if role != transcript.RoleUser {
 			c.add("2.11", path, "document block in an assistant message")
 		}
 		if b.Source.Type == "base64" {
@@ -157,18 +159,18 @@ func (c *checker) content(path string, b Block, role Role) {
 				c.add("5.1", path, "document data is not valid base64")
 			}
 		}
-	case *UnknownBlock:
-		if b.Type != KindSearchResult || role != RoleUser {
+	case *transcript.UnknownBlock:
+		if b.Type != transcript.KindSearchResult || role != transcript.RoleUser {
 			c.add("2.11", path, "unknown block type %q", b.Type)
 		}
-	case *ToolReference:
+	case *transcript.ToolReference:
 		c.add("2.11", path, "tool_reference block outside tool_result content")
 	default:
 		c.add("2.11", path, "%s block is not accepted in a %s message", b.Kind(), role)
 	}
 }
 
-func (c *checker) image(path string, b *Image) {
+func (c *checker) image(path string, b *transcript.Image) {
 	s := b.Source
 	switch s.Type {
 	case "base64":
@@ -210,7 +212,7 @@ func (c *checker) image(path string, b *Image) {
 
 // assistant checks an assistant message; next is the content of the following user message
 // (hasNext false when there is none).
-func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
+func (c *checker) assistant(path string, content, next []transcript.Block, hasNext bool) {
 	var uses, srvOrder []string // client and server tool_use ids, in content order
 	srvUses := map[string]bool{}
 	srvDone := map[string]bool{}
@@ -220,7 +222,7 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 			continue
 		}
 		switch b := b.(type) {
-		case *ToolUse:
+		case *transcript.ToolUse:
 			c.hasTools = true
 			c.toolID(bp, b.ID)
 			if c.useIDs[b.ID] {
@@ -235,7 +237,7 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 				c.add("2.9", bp, "tool %q is not declared in tools", b.Name)
 			}
 			c.mark(bp, b.CacheControl)
-		case *ServerToolUse:
+		case *transcript.ServerToolUse:
 			c.toolID(bp, b.ID)
 			if c.srvIDs[b.ID] {
 				c.add("2.5", bp, "server_tool_use id %s is not unique", b.ID)
@@ -249,7 +251,7 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 				c.add("2.11", bp, "server_tool_use input is not a JSON object")
 			}
 			c.mark(bp, b.CacheControl)
-		case *ServerToolResult:
+		case *transcript.ServerToolResult:
 			c.toolID(bp, b.ToolUseID)
 			switch {
 			case !srvUses[b.ToolUseID]:
@@ -259,7 +261,7 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 			}
 			srvDone[b.ToolUseID] = true
 			c.mark(bp, b.CacheControl)
-		case *Thinking:
+		case *transcript.Thinking:
 			if !replayableSignature(b.Signature) {
 				c.add("4.7", bp, "thinking block without a replayable signature")
 			}
@@ -269,7 +271,7 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 			if _, ok := b.Extra["cache_control"]; ok {
 				c.add("3.4", bp, "cache_control on a thinking block")
 			}
-		case *RedactedThinking:
+		case *transcript.RedactedThinking:
 			if b.Data == "" {
 				c.add("4.7", bp, "redacted_thinking block without data")
 			}
@@ -280,7 +282,7 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 				c.add("3.4", bp, "cache_control on a redacted_thinking block")
 			}
 		default:
-			c.content(bp, b, RoleAssistant)
+			c.content(bp, b, transcript.RoleAssistant)
 		}
 	}
 	for _, id := range srvOrder {
@@ -302,7 +304,7 @@ func (c *checker) assistant(path string, content, next []Block, hasNext bool) {
 	answered := map[string]bool{}
 	if hasNext {
 		for _, b := range next {
-			if tr, ok := b.(*ToolResult); ok {
+			if tr, ok := b.(*transcript.ToolResult); ok {
 				answered[tr.ToolUseID] = true
 			}
 		}

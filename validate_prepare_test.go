@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -43,9 +45,9 @@ func TestPrepareValidate(t *testing.T) {
 			want: []Violation{{Rule: "2.9", Path: "tools[0]"}}},
 		{name: "tool whose name differs from its definition", in: Input{Tools: []Tool{valReadTool, {Name: "Grep", Definition: json.RawMessage(`{"name":"grep","input_schema":{"type":"object"}}`)}}},
 			want: []Violation{{Rule: "2.9", Path: "tools[1]"}}},
-		{name: "blank system block", in: Input{Tools: []Tool{valReadTool}, System: []*Text{text("be brief"), text(" \n")}},
+		{name: "blank system block", in: Input{Tools: []Tool{valReadTool}, System: []*transcript.Text{text("be brief"), text(" \n")}},
 			want: []Violation{{Rule: "1.5", Path: "system[1]"}}},
-		{name: "input over the window", in: Input{Tools: []Tool{valReadTool}, System: []*Text{text(strings.Repeat("rules ", 1000))}}, window: 1000,
+		{name: "input over the window", in: Input{Tools: []Tool{valReadTool}, System: []*transcript.Text{text(strings.Repeat("rules ", 1000))}}, window: 1000,
 			tooLong: true},
 	}
 	for _, tt := range tests {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/transcript"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -18,27 +20,29 @@ func valBaseRequest() Request {
 	return Request{
 		Model:     "claude-sonnet-4-5",
 		MaxTokens: 4096,
-		System:    []*Text{text("be brief")},
+		System:    []*transcript.Text{text("be brief")},
 		Messages: []RequestMessage{
-			{Role: RoleUser, Content: []Block{text("q")}},
-			{Role: RoleAssistant, Content: []Block{text("reading"), toolUse("t1", "Read")}},
-			{Role: RoleUser, Content: []Block{result("t1", "r"), text("and?")}},
+			{Role: transcript.RoleUser, Content: []transcript.Block{text("q")}},
+			{Role: transcript.RoleAssistant, Content: []transcript.Block{text("reading"), toolUse("t1", "Read")}},
+			{Role: transcript.RoleUser, Content: []transcript.Block{result("t1", "r"), text("and?")}},
 		},
 		Tools: []Tool{valReadTool},
 	}
 }
 
-func valMsg(role Role, bs ...Block) RequestMessage { return RequestMessage{Role: role, Content: bs} }
+func valMsg(role transcript.Role, bs ...transcript.Block) RequestMessage {
+	return RequestMessage{Role: role, Content: bs}
+}
 
 func TestValidate(t *testing.T) {
-	think := &Thinking{Thinking: "hmm", Signature: normSig}
-	user := func(bs ...Block) RequestMessage { return valMsg(RoleUser, bs...) }
-	asst := func(bs ...Block) RequestMessage { return valMsg(RoleAssistant, bs...) }
-	img := func(mt, data string) *Image {
-		return &Image{Source: MediaSource{Type: "base64", MediaType: mt, Data: data}}
+	think := &transcript.Thinking{Thinking: "hmm", Signature: normSig}
+	user := func(bs ...transcript.Block) RequestMessage { return valMsg(transcript.RoleUser, bs...) }
+	asst := func(bs ...transcript.Block) RequestMessage { return valMsg(transcript.RoleAssistant, bs...) }
+	img := func(mt, data string) *transcript.Image {
+		return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: mt, Data: data}}
 	}
-	withCC := func(ttl string) *Text {
-		return &Text{Text: "x", CacheControl: &CacheControl{Type: "ephemeral", TTL: ttl}}
+	withCC := func(ttl string) *transcript.Text {
+		return &transcript.Text{Text: "x", CacheControl: &transcript.CacheControl{Type: "ephemeral", TTL: ttl}}
 	}
 	tests := []struct {
 		name   string
@@ -50,18 +54,18 @@ func TestValidate(t *testing.T) {
 		{name: "valid", mutate: func(r *Request) {}},
 		{name: "valid with thinking enabled in the tool loop", mutate: func(r *Request) {
 			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
-			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
+			r.Messages[1].Content = append([]transcript.Block{think}, r.Messages[1].Content...)
 		}},
 		{name: "valid with thinking enabled, later loop step without thinking", mutate: func(r *Request) {
 			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
-			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
+			r.Messages[1].Content = append([]transcript.Block{think}, r.Messages[1].Content...)
 			r.Messages = append(r.Messages, asst(toolUse("t2", "Read")), user(result("t2", "r2")))
 		}},
 		{name: "valid prefill when allowed", opts: ValidateOptions{AllowPrefill: true}, mutate: func(r *Request) {
 			r.Messages = append(r.Messages, asst(text("The answer is")))
 		}},
 		{name: "1.1 role", mutate: func(r *Request) { r.Messages[0].Role = "system" }, want: []string{"1.1"}},
-		{name: "1.1 nil system block", mutate: func(r *Request) { r.System = []*Text{nil} }, want: []string{"1.1"}},
+		{name: "1.1 nil system block", mutate: func(r *Request) { r.System = []*transcript.Text{nil} }, want: []string{"1.1"}},
 		{name: "1.2 consecutive users", mutate: func(r *Request) {
 			r.Messages = append(r.Messages, user(text("again")))
 		}, want: []string{"1.2"}},
@@ -77,65 +81,65 @@ func TestValidate(t *testing.T) {
 		}, want: []string{"1.4"}},
 		{name: "1.5 empty content", mutate: func(r *Request) { r.Messages[2].Content = nil }, want: []string{"1.5", "2.1"}},
 		{name: "1.5 cache_edits alone is empty", mutate: func(r *Request) {
-			r.Messages = append(r.Messages, asst(text("a")), user(&CacheEdits{}))
+			r.Messages = append(r.Messages, asst(text("a")), user(&transcript.CacheEdits{}))
 		}, want: []string{"1.5"}},
-		{name: "1.5 whitespace text", mutate: func(r *Request) { r.Messages[0].Content = []Block{text("q"), text(" \n")} }, want: []string{"1.5"}},
-		{name: "1.5 empty system text", mutate: func(r *Request) { r.System = []*Text{text("")} }, want: []string{"1.5"}},
+		{name: "1.5 whitespace text", mutate: func(r *Request) { r.Messages[0].Content = []transcript.Block{text("q"), text(" \n")} }, want: []string{"1.5"}},
+		{name: "1.5 empty system text", mutate: func(r *Request) { r.System = []*transcript.Text{text("")} }, want: []string{"1.5"}},
 		{name: "1.5 whitespace text in tool_result", mutate: func(r *Request) {
-			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{text("\t")}}
+			r.Messages[2].Content[0] = &transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{text("\t")}}
 		}, want: []string{"1.5"}},
 		{name: "2.1 tool_use without result", mutate: func(r *Request) {
-			r.Messages[2].Content = []Block{text("nothing")}
+			r.Messages[2].Content = []transcript.Block{text("nothing")}
 		}, want: []string{"2.1"}},
 		{name: "2.1 tool_use in the last message", opts: ValidateOptions{AllowPrefill: true}, mutate: func(r *Request) {
 			r.Messages = r.Messages[:2]
 		}, want: []string{"2.1"}},
 		{name: "2.2 result without use", mutate: func(r *Request) {
-			r.Messages[2].Content = append([]Block{result("t9", "x")}, r.Messages[2].Content...)
+			r.Messages[2].Content = append([]transcript.Block{result("t9", "x")}, r.Messages[2].Content...)
 		}, want: []string{"2.2"}},
 		{name: "2.2 duplicate result", mutate: func(r *Request) {
-			r.Messages[2].Content = append([]Block{result("t1", "x")}, r.Messages[2].Content...)
+			r.Messages[2].Content = append([]transcript.Block{result("t1", "x")}, r.Messages[2].Content...)
 		}, want: []string{"2.2"}},
 		{name: "2.2 result in the first message", mutate: func(r *Request) {
-			r.Messages[0].Content = []Block{result("t1", "x"), text("q")}
+			r.Messages[0].Content = []transcript.Block{result("t1", "x"), text("q")}
 		}, want: []string{"2.2"}},
 		{name: "2.3 text before tool_result", mutate: func(r *Request) {
-			r.Messages[2].Content = []Block{text("and?"), result("t1", "r")}
+			r.Messages[2].Content = []transcript.Block{text("and?"), result("t1", "r")}
 		}, want: []string{"2.3"}},
 		{name: "2.5 duplicate tool_use id", mutate: func(r *Request) {
 			r.Messages = append(r.Messages, asst(toolUse("t1", "Read")), user(result("t1", "again")))
 		}, want: []string{"2.5"}},
 		{name: "2.6 empty error result", mutate: func(r *Request) {
-			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", IsError: true}
+			r.Messages[2].Content[0] = &transcript.ToolResult{ToolUseID: "t1", IsError: true}
 		}, want: []string{"2.6"}},
 		{name: "2.6 thinking inside a result", mutate: func(r *Request) {
-			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{think}}
+			r.Messages[2].Content[0] = &transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{think}}
 		}, want: []string{"2.6"}},
 		{name: "valid search_result and declared tool_reference in a result", mutate: func(r *Request) {
-			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{
-				&UnknownBlock{Type: KindSearchResult, JSON: json.RawMessage(`{"type":"search_result"}`)},
-				&ToolReference{ToolName: "Read"},
+			r.Messages[2].Content[0] = &transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{
+				&transcript.UnknownBlock{Type: transcript.KindSearchResult, JSON: json.RawMessage(`{"type":"search_result"}`)},
+				&transcript.ToolReference{ToolName: "Read"},
 			}}
 		}},
 		{name: "2.7 server result without use", mutate: func(r *Request) {
 			r.Messages[1].Content = append(r.Messages[1].Content,
-				&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)})
+				&transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)})
 		}, want: []string{"2.7"}},
 		{name: "2.7 server use without result", mutate: func(r *Request) {
 			r.Messages[1].Content = append(r.Messages[1].Content,
-				&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{}`)})
+				&transcript.ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{}`)})
 		}, want: []string{"2.7"}},
 		{name: "valid server pair", mutate: func(r *Request) {
 			r.Messages[1].Content = append(r.Messages[1].Content,
-				&ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{}`)},
-				&ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)})
+				&transcript.ServerToolUse{ID: "srvtoolu_1", Name: "web_search", Input: json.RawMessage(`{}`)},
+				&transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: "srvtoolu_1", Content: json.RawMessage(`[]`)})
 		}},
 		{name: "2.9 no tools", mutate: func(r *Request) { r.Tools = nil }, want: []string{"2.9"}},
 		{name: "2.9 undeclared tool", mutate: func(r *Request) {
 			r.Messages[1].Content[1] = toolUse("t1", "Bash")
 		}, want: []string{"2.9"}},
 		{name: "2.9 undeclared tool_reference", mutate: func(r *Request) {
-			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{&ToolReference{ToolName: "Grep"}}}
+			r.Messages[2].Content[0] = &transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{&transcript.ToolReference{ToolName: "Grep"}}}
 		}, want: []string{"2.9"}},
 		{name: "2.9 duplicate tool", mutate: func(r *Request) { r.Tools = append(r.Tools, valReadTool) }, want: []string{"2.9"}},
 		{name: "2.9 tool name mismatch", mutate: func(r *Request) {
@@ -155,10 +159,10 @@ func TestValidate(t *testing.T) {
 			r.Messages[2].Content[0] = result("t 1", "r")
 		}, want: []string{"2.10"}},
 		{name: "2.11 unknown block", mutate: func(r *Request) {
-			r.Messages[0].Content = append(r.Messages[0].Content, &UnknownBlock{Type: "fancy", JSON: json.RawMessage(`{"type":"fancy"}`)})
+			r.Messages[0].Content = append(r.Messages[0].Content, &transcript.UnknownBlock{Type: "fancy", JSON: json.RawMessage(`{"type":"fancy"}`)})
 		}, want: []string{"2.11"}},
 		{name: "2.11 tool_reference outside a result", mutate: func(r *Request) {
-			r.Messages[0].Content = append(r.Messages[0].Content, &ToolReference{ToolName: "Read"})
+			r.Messages[0].Content = append(r.Messages[0].Content, &transcript.ToolReference{ToolName: "Read"})
 		}, want: []string{"2.11"}},
 		{name: "2.11 image in an assistant message", mutate: func(r *Request) {
 			r.Messages[1].Content = append(r.Messages[1].Content, img("image/png", "iVBORw0KGgo="))
@@ -167,32 +171,32 @@ func TestValidate(t *testing.T) {
 			r.Messages[0].Content = append(r.Messages[0].Content, toolUse("t7", "Read"))
 		}, want: []string{"2.11"}},
 		{name: "2.11 tool input not an object", mutate: func(r *Request) {
-			r.Messages[1].Content[1] = &ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`[]`)}
+			r.Messages[1].Content[1] = &transcript.ToolUse{ID: "t1", Name: "Read", Input: json.RawMessage(`[]`)}
 		}, want: []string{"2.11"}},
 		{name: "3.1 bad ttl", mutate: func(r *Request) {
-			r.Messages[0].Content = []Block{withCC("10m")}
+			r.Messages[0].Content = []transcript.Block{withCC("10m")}
 		}, want: []string{"3.1"}},
 		{name: "3.2 five markers", mutate: func(r *Request) {
-			r.System = []*Text{withCC(""), withCC(""), withCC("")}
-			r.Messages[0].Content = []Block{withCC(""), withCC("")}
+			r.System = []*transcript.Text{withCC(""), withCC(""), withCC("")}
+			r.Messages[0].Content = []transcript.Block{withCC(""), withCC("")}
 		}, want: []string{"3.2"}},
 		{name: "3.2 tool markers count", mutate: func(r *Request) {
-			r.Tools[0].CacheControl = Ephemeral()
-			r.System = []*Text{withCC(""), withCC("")}
-			r.Messages[0].Content = []Block{withCC(""), withCC("")}
+			r.Tools[0].CacheControl = transcript.Ephemeral()
+			r.System = []*transcript.Text{withCC(""), withCC("")}
+			r.Messages[0].Content = []transcript.Block{withCC(""), withCC("")}
 		}, want: []string{"3.2"}},
 		{name: "3.4 marker on thinking", mutate: func(r *Request) {
 			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
-			th := &Thinking{Thinking: "x", Signature: normSig, Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)}}
-			r.Messages[1].Content = append([]Block{th}, r.Messages[1].Content...)
+			th := &transcript.Thinking{Thinking: "x", Signature: normSig, Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)}}
+			r.Messages[1].Content = append([]transcript.Block{th}, r.Messages[1].Content...)
 		}, want: []string{"3.4"}},
 		{name: "3.7 1h after 5m", mutate: func(r *Request) {
-			r.System = []*Text{withCC("5m")}
-			r.Messages[0].Content = []Block{withCC("1h")}
+			r.System = []*transcript.Text{withCC("5m")}
+			r.Messages[0].Content = []transcript.Block{withCC("1h")}
 		}, want: []string{"3.7"}},
 		{name: "valid 1h before 5m", mutate: func(r *Request) {
-			r.System = []*Text{withCC("1h")}
-			r.Messages[0].Content = []Block{withCC("5m")}
+			r.System = []*transcript.Text{withCC("1h")}
+			r.Messages[0].Content = []transcript.Block{withCC("5m")}
 		}},
 		{name: "4.2 thinking enabled, loop without thinking", mutate: func(r *Request) {
 			r.Thinking = &ThinkingParam{Type: "adaptive"}
@@ -208,17 +212,17 @@ func TestValidate(t *testing.T) {
 			r.Messages = append(r.Messages, asst(think), user(text("next")))
 		}, want: []string{"4.4"}},
 		{name: "4.5 thinking disabled, final turn with thinking", mutate: func(r *Request) {
-			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
+			r.Messages[1].Content = append([]transcript.Block{think}, r.Messages[1].Content...)
 		}, want: []string{"4.5"}},
 		{name: "valid thinking disabled, earlier turn with thinking", mutate: func(r *Request) {
-			r.Messages[1].Content = append([]Block{think}, r.Messages[1].Content...)
+			r.Messages[1].Content = append([]transcript.Block{think}, r.Messages[1].Content...)
 			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
 		}},
 		{name: "4.7 redacted signature", mutate: func(r *Request) {
-			r.Messages = append(r.Messages, asst(&Thinking{Thinking: "x", Signature: "[REDACTED_SIGNATURE]"}, text("a")), user(text("next")))
+			r.Messages = append(r.Messages, asst(&transcript.Thinking{Thinking: "x", Signature: "[REDACTED_SIGNATURE]"}, text("a")), user(text("next")))
 		}, want: []string{"4.7"}},
 		{name: "4.7 empty redacted_thinking", mutate: func(r *Request) {
-			r.Messages = append(r.Messages, asst(&RedactedThinking{}, text("a")), user(text("next")))
+			r.Messages = append(r.Messages, asst(&transcript.RedactedThinking{}, text("a")), user(text("next")))
 		}, want: []string{"4.7"}},
 		{name: "4.8 budget", mutate: func(r *Request) {
 			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 500}
@@ -256,10 +260,10 @@ func TestValidate(t *testing.T) {
 			r.Messages[0].Content = append(r.Messages[0].Content, nil)
 		}, want: []string{"1.1"}, paths: []string{"messages[0].content[1]"}},
 		{name: "1.1 typed nil block in an assistant message", mutate: func(r *Request) {
-			r.Messages[1].Content = append(r.Messages[1].Content, (*Text)(nil))
+			r.Messages[1].Content = append(r.Messages[1].Content, (*transcript.Text)(nil))
 		}, want: []string{"1.1"}, paths: []string{"messages[1].content[2]"}},
 		{name: "1.1 nil block in a tool_result", mutate: func(r *Request) {
-			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{text("r"), nil}}
+			r.Messages[2].Content[0] = &transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{text("r"), nil}}
 		}, want: []string{"1.1"}, paths: []string{"messages[2].content[0].content[1]"}},
 		{name: "2.5 duplicate server_tool_use id", mutate: func(r *Request) {
 			r.Messages = append(r.Messages,
@@ -267,7 +271,7 @@ func TestValidate(t *testing.T) {
 				asst(srvUse("srvtoolu_1", `{}`), srvResult("srvtoolu_1"), text("again")), user(text("and?")))
 		}, want: []string{"2.5"}, paths: []string{"messages[5].content[0]"}},
 		{name: "2.6 unknown block in a tool_result", mutate: func(r *Request) {
-			r.Messages[2].Content[0] = &ToolResult{ToolUseID: "t1", Content: []Block{&UnknownBlock{Type: "fancy", JSON: json.RawMessage(`{"type":"fancy"}`)}}}
+			r.Messages[2].Content[0] = &transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{&transcript.UnknownBlock{Type: "fancy", JSON: json.RawMessage(`{"type":"fancy"}`)}}}
 		}, want: []string{"2.6"}, paths: []string{"messages[2].content[0].content[0]"}},
 		{name: "2.7 duplicate server tool result", mutate: func(r *Request) {
 			r.Messages[1].Content = append(r.Messages[1].Content, srvUse("srvtoolu_1", `{}`), srvResult("srvtoolu_1"), srvResult("srvtoolu_1"))
@@ -279,7 +283,7 @@ func TestValidate(t *testing.T) {
 			r.Tools = append(r.Tools, Tool{Name: "Bash", Definition: json.RawMessage(`["Bash"]`)})
 		}, want: []string{"2.9"}, paths: []string{"tools[1]"}},
 		{name: "2.11 document in an assistant message", mutate: func(r *Request) {
-			r.Messages[1].Content = append(r.Messages[1].Content, &Document{Source: MediaSource{Type: "text", MediaType: "text/plain", Data: "notes"}})
+			r.Messages[1].Content = append(r.Messages[1].Content, &transcript.Document{Source: transcript.MediaSource{Type: "text", MediaType: "text/plain", Data: "notes"}})
 		}, want: []string{"2.11"}, paths: []string{"messages[1].content[2]"}},
 		{name: "2.11 server_tool_use input not an object", mutate: func(r *Request) {
 			r.Messages[1].Content = append(r.Messages[1].Content, srvUse("srvtoolu_1", `"go"`), srvResult("srvtoolu_1"))
@@ -288,10 +292,10 @@ func TestValidate(t *testing.T) {
 			r.Tools = append(r.Tools, Tool{Name: "Bash", Definition: json.RawMessage(`{"name":"Bash","input_schema":{"type":"object"},"cache_control":"yes"}`)})
 		}, want: []string{"3.1"}, paths: []string{"tools[1]", "tools[1]"}}, // not a marker, and so not ephemeral
 		{name: "3.1 cache_control type not ephemeral", mutate: func(r *Request) {
-			r.Messages[0].Content = []Block{&Text{Text: "x", CacheControl: &CacheControl{Type: "persistent"}}}
+			r.Messages[0].Content = []transcript.Block{&transcript.Text{Text: "x", CacheControl: &transcript.CacheControl{Type: "persistent"}}}
 		}, want: []string{"3.1"}, paths: []string{"messages[0].content[0]"}},
 		{name: "3.4 marker on redacted_thinking", mutate: func(r *Request) {
-			red := &RedactedThinking{Data: "EqQBCkYIBxgCKkBzYW1wbGU=", Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)}}
+			red := &transcript.RedactedThinking{Data: "EqQBCkYIBxgCKkBzYW1wbGU=", Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)}}
 			r.Messages = append(r.Messages, asst(red, text("a")), user(text("next")))
 		}, want: []string{"3.4"}, paths: []string{"messages[3].content[0]"}},
 		{name: "4.8 unknown thinking type", mutate: func(r *Request) {
@@ -299,17 +303,17 @@ func TestValidate(t *testing.T) {
 		}, want: []string{"4.8"}, paths: []string{"thinking"}},
 		{name: "valid url and file images", mutate: func(r *Request) {
 			r.Messages[0].Content = append(r.Messages[0].Content,
-				&Image{Source: MediaSource{Type: "url", URL: "https://example.com/a.png"}},
-				&Image{Source: MediaSource{Type: "file", FileID: "file_011"}})
+				&transcript.Image{Source: transcript.MediaSource{Type: "url", URL: "https://example.com/a.png"}},
+				&transcript.Image{Source: transcript.MediaSource{Type: "file", FileID: "file_011"}})
 		}},
 		{name: "5.1 url image without url", mutate: func(r *Request) {
-			r.Messages[0].Content = append(r.Messages[0].Content, &Image{Source: MediaSource{Type: "url"}})
+			r.Messages[0].Content = append(r.Messages[0].Content, &transcript.Image{Source: transcript.MediaSource{Type: "url"}})
 		}, want: []string{"5.1"}, paths: []string{"messages[0].content[1]"}},
 		{name: "5.1 file image without file_id", mutate: func(r *Request) {
-			r.Messages[0].Content = append(r.Messages[0].Content, &Image{Source: MediaSource{Type: "file"}})
+			r.Messages[0].Content = append(r.Messages[0].Content, &transcript.Image{Source: transcript.MediaSource{Type: "file"}})
 		}, want: []string{"5.1"}, paths: []string{"messages[0].content[1]"}},
 		{name: "5.1 image source type", mutate: func(r *Request) {
-			r.Messages[0].Content = append(r.Messages[0].Content, &Image{Source: MediaSource{Type: "s3", URL: "s3://bucket/a.png"}})
+			r.Messages[0].Content = append(r.Messages[0].Content, &transcript.Image{Source: transcript.MediaSource{Type: "s3", URL: "s3://bucket/a.png"}})
 		}, want: []string{"5.1"}, paths: []string{"messages[0].content[1]"}},
 		{name: "6.1 request does not encode", mutate: func(r *Request) {
 			r.Tools = append(r.Tools, Tool{Name: "Bash", Definition: json.RawMessage(`{"name":"Bash",`)})
@@ -353,14 +357,14 @@ func TestValidate(t *testing.T) {
 
 func TestValidateViolationDetail(t *testing.T) {
 	r := valBaseRequest()
-	r.Messages[2].Content = []Block{text("and?"), result("t1", "r")}
+	r.Messages[2].Content = []transcript.Block{text("and?"), result("t1", "r")}
 	vs := validate(&r, ValidateOptions{})
 	require.Len(t, vs, 1)
 	assert.Equal(t, Violation{Rule: "2.3", Path: "messages[2].content[1]", Msg: "tool_result after other content: tool_result blocks come first"}, *vs[0])
 	assert.Equal(t, "agentctx: messages[2].content[1]: tool_result after other content: tool_result blocks come first (rule 2.3)", vs[0].Error())
 
 	r = valBaseRequest()
-	r.Messages[2].Content = []Block{text("nothing")}
+	r.Messages[2].Content = []transcript.Block{text("nothing")}
 	vs = validate(&r, ValidateOptions{})
 	require.Len(t, vs, 1)
 	assert.Equal(t, "messages[1]", vs[0].Path)
@@ -371,7 +375,7 @@ func TestValidateJoinsAll(t *testing.T) {
 	r := valBaseRequest()
 	r.Tools = nil
 	r.MaxTokens = 0
-	r.Messages = append(r.Messages, valMsg(RoleAssistant, text("x")))
+	r.Messages = append(r.Messages, valMsg(transcript.RoleAssistant, text("x")))
 	err := Validate(r, ValidateOptions{})
 	require.Error(t, err)
 	joined, ok := err.(interface{ Unwrap() []error })
@@ -379,23 +383,23 @@ func TestValidateJoinsAll(t *testing.T) {
 	assert.Len(t, joined.Unwrap(), 4) // undeclared Read, no tools, trailing assistant, max_tokens
 }
 
-func asst(bs ...Block) RequestMessage { return valMsg(RoleAssistant, bs...) }
+func asst(bs ...transcript.Block) RequestMessage { return valMsg(transcript.RoleAssistant, bs...) }
 
-func srvUse(id, input string) *ServerToolUse {
-	return &ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(input)}
+func srvUse(id, input string) *transcript.ServerToolUse {
+	return &transcript.ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(input)}
 }
 
-func srvResult(id string) *ServerToolResult {
-	return &ServerToolResult{Type: "web_search_tool_result", ToolUseID: id, Content: json.RawMessage(`[]`)}
+func srvResult(id string) *transcript.ServerToolResult {
+	return &transcript.ServerToolResult{Type: "web_search_tool_result", ToolUseID: id, Content: json.RawMessage(`[]`)}
 }
 
 // TestValidateServerToolOrder checks that violations come in request order, the same on every
 // call (no map iteration order leaks into them).
 func TestValidateServerToolOrder(t *testing.T) {
 	r := valBaseRequest()
-	var content []Block
+	var content []transcript.Block
 	for _, id := range []string{"srvtoolu_c", "srvtoolu_a", "srvtoolu_e", "srvtoolu_b", "srvtoolu_d"} {
-		content = append(content, &ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(`{}`)})
+		content = append(content, &transcript.ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(`{}`)})
 	}
 	r.Messages[1].Content = append(content, r.Messages[1].Content...)
 	want := Validate(r, ValidateOptions{}).Error()

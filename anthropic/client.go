@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 )
@@ -26,7 +27,7 @@ func NewClient(c *sdk.Client) *Client {
 }
 
 // Send sends req as one turn and returns the assistant message the provider answered, as
-// an assistant record carries it (see [agentctx.DecodeResponse]): its content blocks, stop
+// an assistant record carries it (see [transcript.DecodeResponse]): its content blocks, stop
 // reason and usage with the cache figures, and every field of the answer the library does
 // not model, unchanged. An answer with no content blocks is returned as it is: it is the
 // model's turn, and its usage anchors the next request's token count.
@@ -35,7 +36,7 @@ func NewClient(c *sdk.Client) *Client {
 // it non-streaming (its check of max_tokens against the ten-minute non-streaming limit,
 // which a model's full max_tokens fails); the streamed events are accumulated into the same
 // message. Errors are [*Error] values with their class.
-func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*agentctx.Message, error) {
+func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
 	params, err := Params(req, opts)
 	if err != nil {
 		return nil, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
@@ -53,9 +54,9 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 	if err != nil {
 		return nil, Classify(ctx, err)
 	}
-	m, err := agentctx.DecodeResponse(raw)
+	m, err := transcript.DecodeResponse(raw)
 	if err != nil {
-		if ae, ok := errors.AsType[*agentctx.APIError](err); ok {
+		if ae, ok := errors.AsType[*transcript.APIError](err); ok {
 			// An error object in a 200 answer: classify it as the API's own error.
 			return nil, classifyAPIError(ae)
 		}
@@ -66,10 +67,10 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 
 // Turn sends req with [Client.Send] and appends the answer to sess as an assistant record
 // ([agentctx.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
-func (c *Client) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (agentctx.Record, error) {
+func (c *Client) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
 	m, err := c.Send(ctx, req, opts)
 	if err != nil {
-		return agentctx.Record{}, err
+		return transcript.Record{}, err
 	}
 	return sess.Assistant(m)
 }
@@ -111,7 +112,7 @@ func (c *Client) stream(ctx context.Context, p sdk.MessageNewParams, onEvent fun
 }
 
 // classifyAPIError classifies an error object found in a successful answer.
-func classifyAPIError(ae *agentctx.APIError) *Error {
+func classifyAPIError(ae *transcript.APIError) *Error {
 	e := &Error{StatusCode: 200, Type: ae.Type, Message: ae.Message, Err: ae}
 	switch ae.Type {
 	case "overloaded_error", "rate_limit_error", "api_error", "timeout_error":

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,7 +33,7 @@ func TestLive(t *testing.T) {
 	sess := agentctx.NewSession(agentctx.SessionOptions{})
 	_, err = sess.User("Reply with the single word: ready.")
 	require.NoError(t, err)
-	res, err := sess.Prepare(t.Context(), p, agentctx.Input{System: []*agentctx.Text{{Text: "You answer in one word."}}})
+	res, err := sess.Prepare(t.Context(), p, agentctx.Input{System: []*transcript.Text{{Text: "You answer in one word."}}})
 	require.NoError(t, err)
 
 	sdkClient := sdk.NewClient()

@@ -7,6 +7,7 @@ import (
 	"reflect"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
@@ -78,9 +79,9 @@ func Params(req agentctx.Request, opts Options) (sdk.MessageNewParams, error) {
 			blocks = append(blocks, cb)
 		}
 		switch m.Role {
-		case agentctx.RoleUser:
+		case transcript.RoleUser:
 			p.Messages = append(p.Messages, sdk.NewUserMessage(blocks...))
-		case agentctx.RoleAssistant:
+		case transcript.RoleAssistant:
 			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
 		default:
 			return p, fmt.Errorf("agentctx/anthropic: messages[%d]: role %q is neither user nor assistant", i, m.Role)
@@ -128,7 +129,7 @@ func BetaOptions(req agentctx.Request) []option.RequestOption {
 
 // cacheControl converts a cache marker; a marker of another type than "ephemeral" (the only
 // one the API has) is refused rather than silently sent as ephemeral.
-func cacheControl(cc *agentctx.CacheControl) (sdk.CacheControlEphemeralParam, error) {
+func cacheControl(cc *transcript.CacheControl) (sdk.CacheControlEphemeralParam, error) {
 	if cc == nil {
 		return sdk.CacheControlEphemeralParam{}, nil
 	}
@@ -163,7 +164,7 @@ func (e extras) apply(p interface{ SetExtraFields(map[string]any) }) {
 	}
 }
 
-func textParam(t *agentctx.Text) (sdk.TextBlockParam, error) {
+func textParam(t *transcript.Text) (sdk.TextBlockParam, error) {
 	cc, err := cacheControl(t.CacheControl)
 	if err != nil {
 		return sdk.TextBlockParam{}, err
@@ -183,18 +184,18 @@ func textParam(t *agentctx.Text) (sdk.TextBlockParam, error) {
 }
 
 // blockParam converts one top-level content block of a message.
-func blockParam(b agentctx.Block) (sdk.ContentBlockParamUnion, error) {
+func blockParam(b transcript.Block) (sdk.ContentBlockParamUnion, error) {
 	switch b := b.(type) {
-	case *agentctx.Text:
+	case *transcript.Text:
 		tb, err := textParam(b)
 		return sdk.ContentBlockParamUnion{OfText: &tb}, err
-	case *agentctx.Image:
+	case *transcript.Image:
 		ib, err := imageParam(b)
 		return sdk.ContentBlockParamUnion{OfImage: &ib}, err
-	case *agentctx.Document:
+	case *transcript.Document:
 		db, err := documentParam(b)
 		return sdk.ContentBlockParamUnion{OfDocument: &db}, err
-	case *agentctx.ToolUse:
+	case *transcript.ToolUse:
 		cc, err := cacheControl(b.CacheControl)
 		if err != nil {
 			return sdk.ContentBlockParamUnion{}, err
@@ -204,22 +205,22 @@ func blockParam(b agentctx.Block) (sdk.ContentBlockParamUnion, error) {
 		ex.add(b.Extra)
 		ex.apply(&tu)
 		return sdk.ContentBlockParamUnion{OfToolUse: &tu}, nil
-	case *agentctx.ToolResult:
+	case *transcript.ToolResult:
 		tr, err := toolResultParam(b)
 		return sdk.ContentBlockParamUnion{OfToolResult: &tr}, err
-	case *agentctx.Thinking:
+	case *transcript.Thinking:
 		th := sdk.ThinkingBlockParam{Thinking: b.Thinking, Signature: b.Signature}
 		var ex extras
 		ex.add(b.Extra)
 		ex.apply(&th)
 		return sdk.ContentBlockParamUnion{OfThinking: &th}, nil
-	case *agentctx.RedactedThinking:
+	case *transcript.RedactedThinking:
 		rt := sdk.RedactedThinkingBlockParam{Data: b.Data}
 		var ex extras
 		ex.add(b.Extra)
 		ex.apply(&rt)
 		return sdk.ContentBlockParamUnion{OfRedactedThinking: &rt}, nil
-	case *agentctx.ServerToolUse:
+	case *transcript.ServerToolUse:
 		cc, err := cacheControl(b.CacheControl)
 		if err != nil {
 			return sdk.ContentBlockParamUnion{}, err
@@ -229,7 +230,7 @@ func blockParam(b agentctx.Block) (sdk.ContentBlockParamUnion, error) {
 		ex.add(b.Extra)
 		ex.apply(&su)
 		return sdk.ContentBlockParamUnion{OfServerToolUse: &su}, nil
-	case *agentctx.CacheEdits:
+	case *transcript.CacheEdits:
 		// The SDK has no cache_edits block: it travels as raw JSON.
 		raw, err := encodeBlock(b)
 		if err != nil {
@@ -253,14 +254,14 @@ func blockParam(b agentctx.Block) (sdk.ContentBlockParamUnion, error) {
 }
 
 // encodeBlock returns the block's JSON as the request sends it.
-func encodeBlock(b agentctx.Block) (json.RawMessage, error) {
-	if ce, ok := b.(*agentctx.CacheEdits); ok {
+func encodeBlock(b transcript.Block) (json.RawMessage, error) {
+	if ce, ok := b.(*transcript.CacheEdits); ok {
 		return json.Marshal(struct {
-			Type  agentctx.BlockKind   `json:"type"`
-			Edits []agentctx.CacheEdit `json:"edits"`
-		}{agentctx.KindCacheEdits, ce.Edits})
+			Type  transcript.BlockKind   `json:"type"`
+			Edits []transcript.CacheEdit `json:"edits"`
+		}{transcript.KindCacheEdits, ce.Edits})
 	}
-	return agentctx.MarshalBlock(b)
+	return transcript.MarshalBlock(b)
 }
 
 // rawInput is a tool call's input as the SDK's any-typed field takes it.
@@ -271,7 +272,7 @@ func rawInput(in json.RawMessage) any {
 	return in
 }
 
-func imageParam(b *agentctx.Image) (sdk.ImageBlockParam, error) {
+func imageParam(b *transcript.Image) (sdk.ImageBlockParam, error) {
 	cc, err := cacheControl(b.CacheControl)
 	if err != nil {
 		return sdk.ImageBlockParam{}, err
@@ -304,7 +305,7 @@ func imageParam(b *agentctx.Image) (sdk.ImageBlockParam, error) {
 	return ib, nil
 }
 
-func documentParam(b *agentctx.Document) (sdk.DocumentBlockParam, error) {
+func documentParam(b *transcript.Document) (sdk.DocumentBlockParam, error) {
 	cc, err := cacheControl(b.CacheControl)
 	if err != nil {
 		return sdk.DocumentBlockParam{}, err
@@ -352,7 +353,7 @@ func documentParam(b *agentctx.Document) (sdk.DocumentBlockParam, error) {
 	return db, nil
 }
 
-func toolResultParam(b *agentctx.ToolResult) (sdk.ToolResultBlockParam, error) {
+func toolResultParam(b *transcript.ToolResult) (sdk.ToolResultBlockParam, error) {
 	cc, err := cacheControl(b.CacheControl)
 	if err != nil {
 		return sdk.ToolResultBlockParam{}, err
@@ -383,14 +384,14 @@ func toolResultParam(b *agentctx.ToolResult) (sdk.ToolResultBlockParam, error) {
 }
 
 // stringContent returns the text of a tool_result whose content is encoded as a bare string.
-func stringContent(b *agentctx.ToolResult) (string, bool) {
+func stringContent(b *transcript.ToolResult) (string, bool) {
 	switch {
 	case !b.StringContent:
 		return "", false
 	case len(b.Content) == 0:
 		return "", true
 	case len(b.Content) == 1:
-		t, ok := b.Content[0].(*agentctx.Text)
+		t, ok := b.Content[0].(*transcript.Text)
 		if ok {
 			return t.Text, true
 		}
@@ -399,18 +400,18 @@ func stringContent(b *agentctx.ToolResult) (string, bool) {
 }
 
 // resultContentParam converts a block inside a tool_result.
-func resultContentParam(b agentctx.Block) (sdk.ToolResultBlockParamContentUnion, error) {
+func resultContentParam(b transcript.Block) (sdk.ToolResultBlockParamContentUnion, error) {
 	switch b := b.(type) {
-	case *agentctx.Text:
+	case *transcript.Text:
 		tb, err := textParam(b)
 		return sdk.ToolResultBlockParamContentUnion{OfText: &tb}, err
-	case *agentctx.Image:
+	case *transcript.Image:
 		ib, err := imageParam(b)
 		return sdk.ToolResultBlockParamContentUnion{OfImage: &ib}, err
-	case *agentctx.Document:
+	case *transcript.Document:
 		db, err := documentParam(b)
 		return sdk.ToolResultBlockParamContentUnion{OfDocument: &db}, err
-	case *agentctx.ToolReference:
+	case *transcript.ToolReference:
 		tr := sdk.ToolReferenceBlockParam{ToolName: b.ToolName}
 		var ex extras
 		ex.add(b.Extra)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -28,18 +29,18 @@ func recoverSession(t *testing.T) (*agentctx.Session, *agentctx.Pipeline) {
 	n := 0
 	sess := agentctx.NewSession(agentctx.SessionOptions{ID: "s-recover", Now: func() time.Time { return clock },
 		NewUUID: func() string { n++; return "rec-" + string(rune('a'+n)) }})
-	answer := func(id string, blocks ...agentctx.Block) {
-		_, err := sess.Assistant(&agentctx.Message{ID: id, Type: "message", Role: agentctx.RoleAssistant, Model: "claude-sonnet-4-5",
-			Content: blocks, StopReason: "end_turn", Usage: &agentctx.Usage{InputTokens: 400, OutputTokens: 20}})
+	answer := func(id string, blocks ...transcript.Block) {
+		_, err := sess.Assistant(&transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: blocks, StopReason: "end_turn", Usage: &transcript.Usage{InputTokens: 400, OutputTokens: 20}})
 		require.NoError(t, err)
 	}
 	_, err = sess.User("Take a screenshot of the settings page. " + strings.Repeat("It must show the form. ", 40))
 	require.NoError(t, err)
-	answer("msg_01", &agentctx.ToolUse{ID: "toolu_01", Name: "Screenshot", Input: json.RawMessage(`{}`)})
-	_, err = sess.ToolResults(&agentctx.ToolResult{ToolUseID: "toolu_01", Content: []agentctx.Block{&agentctx.Text{Text: "taken"},
-		&agentctx.Image{Source: agentctx.MediaSource{Type: "base64", MediaType: "image/png", Data: screenshot}}}})
+	answer("msg_01", &transcript.ToolUse{ID: "toolu_01", Name: "Screenshot", Input: json.RawMessage(`{}`)})
+	_, err = sess.ToolResults(&transcript.ToolResult{ToolUseID: "toolu_01", Content: []transcript.Block{&transcript.Text{Text: "taken"},
+		&transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: screenshot}}}})
 	require.NoError(t, err)
-	answer("msg_02", &agentctx.Text{Text: "The form is in two columns. " + strings.Repeat("Each field has a label. ", 40)})
+	answer("msg_02", &transcript.Text{Text: "The form is in two columns. " + strings.Repeat("Each field has a label. ", 40)})
 	_, err = sess.User("Make it one column on narrow screens.")
 	require.NoError(t, err)
 	return sess, p
@@ -67,7 +68,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 				assert.Equal(t, 200000, d.Limit)
 				require.NotNil(t, res.Report.Compaction)
 				assert.Equal(t, agentctx.CompactCompacted, res.Report.Compaction.Outcome, res.Report.Compaction.Reason)
-				assert.Equal(t, agentctx.SubtypeCompactBoundary, res.Append[1].Subtype)
+				assert.Equal(t, transcript.SubtypeCompactBoundary, res.Append[1].Subtype)
 			},
 		},
 		{
@@ -167,7 +168,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 			}
 			require.NoError(t, rerr)
 			require.NotEmpty(t, rres.Append)
-			assert.Equal(t, agentctx.SubtypeRecovery, rres.Append[0].Subtype)
+			assert.Equal(t, transcript.SubtypeRecovery, rres.Append[0].Subtype)
 			assert.Len(t, sess.Records(), before+len(rres.Append), "the session appended the rung's records")
 			_, err = c.Send(ctx, rres.Request, anthropic.Options{})
 			require.NoError(t, err, "the recovered request is accepted")

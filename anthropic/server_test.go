@@ -16,6 +16,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/internal/providertest"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 	"github.com/stretchr/testify/assert"
@@ -90,21 +91,21 @@ func (f *fakeAPI) requests() int {
 // thinking block, a tool call, its result with an image, a cache marker, and a cache
 // edit with the beta header it needs.
 func turnRequest(maxTokens int) agentctx.Request {
-	img := &agentctx.Image{Source: agentctx.MediaSource{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}}
+	img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}}
 	return agentctx.Request{
 		Model:     "claude-sonnet-4-5",
 		MaxTokens: maxTokens,
-		System:    []*agentctx.Text{{Text: "You are a careful coding agent."}},
+		System:    []*transcript.Text{{Text: "You are a careful coding agent."}},
 		Messages: []agentctx.RequestMessage{
-			{Role: agentctx.RoleUser, Content: []agentctx.Block{&agentctx.Text{Text: "Take a screenshot."}}},
-			{Role: agentctx.RoleAssistant, Content: []agentctx.Block{
-				&agentctx.Thinking{Thinking: "The screenshot tool does it.", Signature: "EqQBCkgIARABGAIiQL7sZ0RjdXRzdW0tc2lnbmF0dXJlLWZvci10ZXN0"},
-				&agentctx.ToolUse{ID: "toolu_01", Name: "Screenshot", Input: json.RawMessage(`{}`)},
+			{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "Take a screenshot."}}},
+			{Role: transcript.RoleAssistant, Content: []transcript.Block{
+				&transcript.Thinking{Thinking: "The screenshot tool does it.", Signature: "EqQBCkgIARABGAIiQL7sZ0RjdXRzdW0tc2lnbmF0dXJlLWZvci10ZXN0"},
+				&transcript.ToolUse{ID: "toolu_01", Name: "Screenshot", Input: json.RawMessage(`{}`)},
 			}},
-			{Role: agentctx.RoleUser, Content: []agentctx.Block{
-				&agentctx.ToolResult{ToolUseID: "toolu_01", CacheReference: "toolu_01", Content: []agentctx.Block{&agentctx.Text{Text: "taken"}, img}},
-				&agentctx.CacheEdits{Edits: []agentctx.CacheEdit{{Type: "delete", CacheReference: "toolu_00"}}},
-				&agentctx.Text{Text: "What does it show?", CacheControl: &agentctx.CacheControl{Type: "ephemeral", TTL: "1h"}},
+			{Role: transcript.RoleUser, Content: []transcript.Block{
+				&transcript.ToolResult{ToolUseID: "toolu_01", CacheReference: "toolu_01", Content: []transcript.Block{&transcript.Text{Text: "taken"}, img}},
+				&transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: "toolu_00"}}},
+				&transcript.Text{Text: "What does it show?", CacheControl: &transcript.CacheControl{Type: "ephemeral", TTL: "1h"}},
 			}},
 		},
 		Tools:    []agentctx.Tool{{Name: "Screenshot", Definition: json.RawMessage(`{"name":"Screenshot","description":"Capture the screen.","input_schema":{"type":"object"}}`)}},
@@ -167,7 +168,7 @@ func TestSend(t *testing.T) {
 		opts      anthropic.Options
 		reply     func(w http.ResponseWriter, r *http.Request, n int)
 		wantBody  func(t *testing.T, body map[string]any)
-		check     func(t *testing.T, m *agentctx.Message)
+		check     func(t *testing.T, m *transcript.Message)
 	}{
 		{
 			name: "non-streaming answer", maxTokens: 4096,
@@ -175,11 +176,11 @@ func TestSend(t *testing.T) {
 			wantBody: func(t *testing.T, body map[string]any) {
 				assert.Equal(t, false, body["stream"])
 			},
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "msg_01XFDUDYJgAACzvnptvVoYEL", m.ID)
 				assert.Equal(t, "end_turn", m.StopReason)
 				require.Len(t, m.Content, 1)
-				assert.Equal(t, "A terminal with a passing build.", m.Content[0].(*agentctx.Text).Text)
+				assert.Equal(t, "A terminal with a passing build.", m.Content[0].(*transcript.Text).Text)
 				require.NotNil(t, m.Usage)
 				assert.Equal(t, 12, m.Usage.InputTokens)
 				assert.Equal(t, 40, m.Usage.CacheCreationInputTokens)
@@ -215,14 +216,14 @@ func TestSend(t *testing.T) {
 				assert.Equal(t, 0.2, body["temperature"])
 				assert.Equal(t, 0.9, body["top_p"])
 			},
-			check: func(t *testing.T, m *agentctx.Message) { assert.Equal(t, "end_turn", m.StopReason) },
+			check: func(t *testing.T, m *transcript.Message) { assert.Equal(t, "end_turn", m.StopReason) },
 		},
 		{
 			name: "an empty content list is the model's turn", maxTokens: 4096,
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 200, `{"id":"msg_empty","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":"end_turn","stop_sequence":null,"usage":{"input_tokens":3000,"output_tokens":1}}`)
 			},
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Empty(t, m.Content)
 				assert.Equal(t, 3001, m.Usage.Total())
 			},
@@ -260,15 +261,15 @@ func TestSend(t *testing.T) {
 	}
 }
 
-func checkStreamed(t *testing.T, m *agentctx.Message) {
+func checkStreamed(t *testing.T, m *transcript.Message) {
 	assert.Equal(t, "msg_stream01", m.ID)
 	assert.Equal(t, "tool_use", m.StopReason)
 	require.Len(t, m.Content, 3)
-	th := m.Content[0].(*agentctx.Thinking)
+	th := m.Content[0].(*transcript.Thinking)
 	assert.Equal(t, "Read the file first.", th.Thinking)
 	assert.Equal(t, "EqQBCgIYAhIM", th.Signature)
-	assert.Equal(t, "Let me read it.", m.Content[1].(*agentctx.Text).Text)
-	tu := m.Content[2].(*agentctx.ToolUse)
+	assert.Equal(t, "Let me read it.", m.Content[1].(*transcript.Text).Text)
+	tu := m.Content[2].(*transcript.ToolUse)
 	assert.Equal(t, "toolu_02", tu.ID)
 	assert.JSONEq(t, `{"file_path":"/src/main.go"}`, string(tu.Input))
 	assert.Equal(t, 1500, m.Usage.CacheReadInputTokens)
@@ -452,7 +453,7 @@ func TestTurnAppendsTheAnswer(t *testing.T) {
 	require.NoError(t, err)
 	rec, err := f.client().Turn(t.Context(), sess, turnRequest(4096), anthropic.Options{})
 	require.NoError(t, err)
-	assert.Equal(t, agentctx.TypeAssistant, rec.Type)
+	assert.Equal(t, transcript.TypeAssistant, rec.Type)
 	assert.Equal(t, u.UUID, rec.ParentUUID)
 	assert.Equal(t, rec.UUID, sess.Leaf())
 	assert.Equal(t, 2048, rec.Message.Usage.CacheReadInputTokens)

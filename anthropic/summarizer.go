@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Summarizer is an [agentctx.Summarizer] that sends the library's summary request
@@ -36,7 +37,7 @@ func (s Summarizer) Summarize(ctx context.Context, req agentctx.SummaryRequest) 
 	}
 	var b strings.Builder
 	for _, blk := range m.Content {
-		if t, ok := blk.(*agentctx.Text); ok {
+		if t, ok := blk.(*transcript.Text); ok {
 			b.WriteString(t.Text)
 		}
 	}

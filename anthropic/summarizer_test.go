@@ -9,6 +9,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -47,7 +48,7 @@ func TestSummarizerCompaction(t *testing.T) {
 	for _, r := range res.Append {
 		if r.IsCompactSummary && r.Message != nil {
 			for _, b := range r.Message.Content {
-				if t, ok := b.(*agentctx.Text); ok {
+				if t, ok := b.(*transcript.Text); ok {
 					summary.WriteString(t.Text)
 				}
 			}

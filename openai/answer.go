@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 )
@@ -43,7 +44,7 @@ import (
 //   - finish_reason as stop_reason: "stop" → "end_turn" ("stop_sequence" with the
 //     sequence when vLLM names the stop string it met; "tool_use" when the answer holds tool
 //     calls anyway, as some servers answer; "refusal" for a refusal), "tool_calls" and
-//     "function_call" → "tool_use", "length" → "max_tokens" (so [agentctx.Message.Truncated]
+//     "function_call" → "tool_use", "length" → "max_tokens" (so [transcript.Message.Truncated]
 //     holds and the runtime passes [agentctx.ErrOutputTruncated] to Recover),
 //     "content_filter" → "refusal"; any other value is kept as it is;
 //   - the usage with Anthropic's meaning: prompt_tokens count the cached tokens and
@@ -57,7 +58,7 @@ import (
 // with its class ([agentctx.ClassOf]). cc must be the SDK's decoding of the answer (as every
 // completion the SDK returns is): the fields it does not model (the reasoning, vLLM's
 // stop_reason, an error object) are read from it.
-func MessageFromChat(cc *sdk.ChatCompletion) (*agentctx.Message, error) {
+func MessageFromChat(cc *sdk.ChatCompletion) (*transcript.Message, error) {
 	if cc == nil {
 		return nil, malformed(agentctx.ClassFatal, "there is no chat completion", nil)
 	}
@@ -71,12 +72,12 @@ func MessageFromChat(cc *sdk.ChatCompletion) (*agentctx.Message, error) {
 	}
 	ch := cc.Choices[0]
 	msg := ch.Message
-	m := &agentctx.Message{ID: cc.ID, Type: "message", Role: agentctx.RoleAssistant, Model: cc.Model}
+	m := &transcript.Message{ID: cc.ID, Type: "message", Role: transcript.RoleAssistant, Model: cc.Model}
 	if s := chatReasoning(msg); s != "" {
-		m.Content = append(m.Content, &agentctx.Thinking{Thinking: s})
+		m.Content = append(m.Content, &transcript.Thinking{Thinking: s})
 	}
 	if strings.TrimSpace(msg.Content) != "" {
-		t := &agentctx.Text{Text: msg.Content}
+		t := &transcript.Text{Text: msg.Content}
 		if len(msg.Annotations) > 0 && msg.JSON.Annotations.Raw() != "" {
 			t.Extra = map[string]json.RawMessage{"annotations": json.RawMessage(msg.JSON.Annotations.Raw())}
 		}
@@ -84,13 +85,13 @@ func MessageFromChat(cc *sdk.ChatCompletion) (*agentctx.Message, error) {
 	}
 	refused := msg.Refusal != ""
 	if refused {
-		m.Content = append(m.Content, &agentctx.Text{Text: msg.Refusal})
+		m.Content = append(m.Content, &transcript.Text{Text: msg.Refusal})
 	}
 	cut := ch.FinishReason == "length" || ch.FinishReason == "content_filter"
 	calls := 0
 	for j, tc := range msg.ToolCalls {
 		if tc.Type != "function" && tc.Type != "" {
-			m.Content = append(m.Content, &agentctx.UnknownBlock{Type: agentctx.BlockKind(tc.Type), JSON: unknownJSON(tc.RawJSON(), tc)})
+			m.Content = append(m.Content, &transcript.UnknownBlock{Type: transcript.BlockKind(tc.Type), JSON: unknownJSON(tc.RawJSON(), tc)})
 			continue
 		}
 		at := fmt.Sprintf("choices[0].message.tool_calls[%d]", j)
@@ -140,7 +141,7 @@ func MessageFromChat(cc *sdk.ChatCompletion) (*agentctx.Message, error) {
 //     verbatim as an unknown block, which requests leave out;
 //   - status "completed" is stop_reason "end_turn", or "tool_use" when the response calls
 //     functions, or "refusal" for a refusal; "incomplete" is "max_tokens" when the reason
-//     is max_output_tokens (so [agentctx.Message.Truncated] holds), "refusal" for
+//     is max_output_tokens (so [transcript.Message.Truncated] holds), "refusal" for
 //     content_filter;
 //   - usage: InputTokens is input_tokens − input_tokens_details.cached_tokens,
 //     CacheReadInputTokens the cached tokens, OutputTokens output_tokens.
@@ -148,7 +149,7 @@ func MessageFromChat(cc *sdk.ChatCompletion) (*agentctx.Message, error) {
 // A failed response, or an error object in place of the response, gives an [*Error] with
 // its class; so does a response that has not finished (queued, in progress, cancelled). r
 // must be the SDK's decoding of the answer, as every response the SDK returns is.
-func MessageFromResponse(r *responses.Response) (*agentctx.Message, error) {
+func MessageFromResponse(r *responses.Response) (*transcript.Message, error) {
 	if r == nil {
 		return nil, malformed(agentctx.ClassFatal, "there is no response", nil)
 	}
@@ -169,7 +170,7 @@ func MessageFromResponse(r *responses.Response) (*agentctx.Message, error) {
 	default:
 		return nil, malformed(agentctx.ClassFatal, fmt.Sprintf("the response has status %q: it has not finished", r.Status), nil)
 	}
-	m := &agentctx.Message{ID: r.ID, Type: "message", Role: agentctx.RoleAssistant, Model: string(r.Model)}
+	m := &transcript.Message{ID: r.ID, Type: "message", Role: transcript.RoleAssistant, Model: string(r.Model)}
 	cut := r.Status == responses.ResponseStatusIncomplete
 	calls, refused := 0, false
 	for i, it := range r.Output {
@@ -182,16 +183,16 @@ func MessageFromResponse(r *responses.Response) (*agentctx.Message, error) {
 					if strings.TrimSpace(c.Text) == "" {
 						continue
 					}
-					t := &agentctx.Text{Text: c.Text}
+					t := &transcript.Text{Text: c.Text}
 					if len(c.Annotations) > 0 && c.JSON.Annotations.Raw() != "" {
 						t.Extra = map[string]json.RawMessage{"annotations": json.RawMessage(c.JSON.Annotations.Raw())}
 					}
 					m.Content = append(m.Content, t)
 				case "refusal":
 					refused = true
-					m.Content = append(m.Content, &agentctx.Text{Text: c.Refusal})
+					m.Content = append(m.Content, &transcript.Text{Text: c.Refusal})
 				default:
-					m.Content = append(m.Content, &agentctx.UnknownBlock{Type: agentctx.BlockKind(c.Type), JSON: unknownJSON(c.RawJSON(), c)})
+					m.Content = append(m.Content, &transcript.UnknownBlock{Type: transcript.BlockKind(c.Type), JSON: unknownJSON(c.RawJSON(), c)})
 				}
 			}
 		case "reasoning":
@@ -205,7 +206,7 @@ func MessageFromResponse(r *responses.Response) (*agentctx.Message, error) {
 					texts = append(texts, c.Text)
 				}
 			}
-			m.Content = append(m.Content, &agentctx.Thinking{Thinking: strings.Join(texts, "\n\n"), Extra: itemFields(it.RawJSON(), "type")})
+			m.Content = append(m.Content, &transcript.Thinking{Thinking: strings.Join(texts, "\n\n"), Extra: itemFields(it.RawJSON(), "type")})
 		case "function_call":
 			fc := it.AsFunctionCall()
 			tu, err := toolUse(at, fc.CallID, fc.Name, fc.Arguments, cut)
@@ -221,7 +222,7 @@ func MessageFromResponse(r *responses.Response) (*agentctx.Message, error) {
 			m.Content = append(m.Content, tu)
 			calls++
 		default:
-			m.Content = append(m.Content, &agentctx.UnknownBlock{Type: agentctx.BlockKind(it.Type), JSON: unknownJSON(it.RawJSON(), it)})
+			m.Content = append(m.Content, &transcript.UnknownBlock{Type: transcript.BlockKind(it.Type), JSON: unknownJSON(it.RawJSON(), it)})
 		}
 	}
 	switch {
@@ -244,7 +245,7 @@ func MessageFromResponse(r *responses.Response) (*agentctx.Message, error) {
 	u := r.Usage
 	if u.InputTokens != 0 || u.OutputTokens != 0 {
 		cached := int(u.InputTokensDetails.CachedTokens)
-		m.Usage = &agentctx.Usage{InputTokens: max(0, int(u.InputTokens)-cached), CacheReadInputTokens: cached, OutputTokens: int(u.OutputTokens)}
+		m.Usage = &transcript.Usage{InputTokens: max(0, int(u.InputTokens)-cached), CacheReadInputTokens: cached, OutputTokens: int(u.OutputTokens)}
 	}
 	if m.ID == "" {
 		m.ID = derivedID("resp_", int64(r.CreatedAt), m)
@@ -262,7 +263,7 @@ func malformed(class agentctx.ErrorClass, msg string, err error) *Error {
 
 // toolUse makes the tool_use block of a function call; at names the call in the answer.
 // cut says the answer stopped before its end, where a call's arguments may be cut too.
-func toolUse(at, id, name, args string, cut bool) (*agentctx.ToolUse, error) {
+func toolUse(at, id, name, args string, cut bool) (*transcript.ToolUse, error) {
 	if name == "" && !cut {
 		return nil, malformed(agentctx.ClassRetryable, fmt.Sprintf("the answer's %s.name is empty: the call names no function", at), nil)
 	}
@@ -273,7 +274,7 @@ func toolUse(at, id, name, args string, cut bool) (*agentctx.ToolUse, error) {
 		}
 		input = jsonText(args)
 	}
-	return &agentctx.ToolUse{ID: id, Name: name, Input: input}, nil
+	return &transcript.ToolUse{ID: id, Name: name, Input: input}, nil
 }
 
 // callInput is a call's arguments as a tool_use input: the JSON object compacted, as the
@@ -349,7 +350,7 @@ func chatStopReason(ch sdk.ChatCompletionChoice, calls, refused bool) (string, s
 }
 
 // chatUsage converts Chat Completions usage; nil when the answer reports none.
-func chatUsage(u sdk.CompletionUsage) *agentctx.Usage {
+func chatUsage(u sdk.CompletionUsage) *transcript.Usage {
 	if u.PromptTokens == 0 && u.CompletionTokens == 0 {
 		return nil
 	}
@@ -387,7 +388,7 @@ func unknownJSON(raw string, v any) json.RawMessage {
 
 // derivedCallID is the id of a call the server sent without one: derived from the answer's
 // id and time and the call itself, so the same answer gives the same id.
-func derivedCallID(answerID string, created int64, index int, tu *agentctx.ToolUse) string {
+func derivedCallID(answerID string, created int64, index int, tu *transcript.ToolUse) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%d\x00%d\x00%s\x00", answerID, created, index, tu.Name)
 	h.Write(tu.Input)
@@ -396,7 +397,7 @@ func derivedCallID(answerID string, created int64, index int, tu *agentctx.ToolU
 
 // derivedID is the id of an answer the server sent without one, derived from its time and
 // the message.
-func derivedID(prefix string, created int64, m *agentctx.Message) string {
+func derivedID(prefix string, created int64, m *transcript.Message) string {
 	b, _ := json.Marshal(m) // an error leaves b nil: the id is still well formed
 	h := sha256.New()
 	fmt.Fprintf(h, "%d\x00", created)

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -51,9 +52,9 @@ func ChatParams(req agentctx.Request, opts Options) (sdk.ChatCompletionNewParams
 	for i, m := range req.Messages {
 		var msgs []sdk.ChatCompletionMessageParamUnion
 		switch m.Role {
-		case agentctx.RoleAssistant:
+		case transcript.RoleAssistant:
 			msgs = chatAssistant(i, m.Content, &drops)
-		case agentctx.RoleUser:
+		case transcript.RoleUser:
 			msgs = chatUser(i, m.Content, &drops)
 		default:
 			return p, drops, fmt.Errorf("agentctx/openai: messages[%d]: role %q is neither user nor assistant", i, m.Role)
@@ -91,14 +92,14 @@ func chatToolChoice(tc *agentctx.ToolChoice) sdk.ChatCompletionToolChoiceOptionU
 
 // chatAssistant converts an assistant message: its text and its tool calls; nothing when
 // neither is left.
-func chatAssistant(i int, blocks []agentctx.Block, drops *[]Drop) []sdk.ChatCompletionMessageParamUnion {
+func chatAssistant(i int, blocks []transcript.Block, drops *[]Drop) []sdk.ChatCompletionMessageParamUnion {
 	var texts []string
 	var calls []sdk.ChatCompletionMessageToolCallUnionParam
 	for j, b := range blocks {
 		switch b := b.(type) {
-		case *agentctx.Text:
+		case *transcript.Text:
 			texts = append(texts, b.Text)
-		case *agentctx.ToolUse:
+		case *transcript.ToolUse:
 			calls = append(calls, sdk.ChatCompletionMessageToolCallUnionParam{OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
 				ID: b.ID, Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: arguments(b.Input)}}})
 		default:
@@ -117,11 +118,11 @@ func chatAssistant(i int, blocks []agentctx.Block, drops *[]Drop) []sdk.ChatComp
 
 // chatUser converts a user message: a tool message per tool_result, then a user message
 // with the media the tools returned and the message's own content.
-func chatUser(i int, blocks []agentctx.Block, drops *[]Drop) []sdk.ChatCompletionMessageParamUnion {
+func chatUser(i int, blocks []transcript.Block, drops *[]Drop) []sdk.ChatCompletionMessageParamUnion {
 	var out []sdk.ChatCompletionMessageParamUnion
 	var carried, own []sdk.ChatCompletionContentPartUnionParam
 	for j, b := range blocks {
-		r, ok := b.(*agentctx.ToolResult)
+		r, ok := b.(*transcript.ToolResult)
 		if !ok {
 			own = append(own, chatParts(b, path(i, j), drops)...)
 			continue
@@ -159,9 +160,9 @@ func chatContent(parts []sdk.ChatCompletionContentPartUnionParam) sdk.ChatComple
 
 // chatParts converts a block of a user message into content parts; none (and a drop) for
 // a block Chat Completions cannot carry.
-func chatParts(b agentctx.Block, at string, drops *[]Drop) []sdk.ChatCompletionContentPartUnionParam {
+func chatParts(b transcript.Block, at string, drops *[]Drop) []sdk.ChatCompletionContentPartUnionParam {
 	switch b := b.(type) {
-	case *agentctx.Image:
+	case *transcript.Image:
 		switch b.Source.Type {
 		case "base64":
 			return []sdk.ChatCompletionContentPartUnionParam{sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{URL: dataURL(b.Source)})}
@@ -170,7 +171,7 @@ func chatParts(b agentctx.Block, at string, drops *[]Drop) []sdk.ChatCompletionC
 		}
 		*drops = append(*drops, Drop{Path: at, Kind: b.Kind(), Reason: dropImageFile})
 		return nil
-	case *agentctx.Document:
+	case *transcript.Document:
 		switch {
 		case b.Source.Type == "base64" && b.Source.MediaType == "application/pdf":
 			f := sdk.ChatCompletionContentPartFileFileParam{FileData: sdk.String(dataURL(b.Source)), Filename: sdk.String(fileName(b))}
@@ -189,7 +190,7 @@ func chatParts(b agentctx.Block, at string, drops *[]Drop) []sdk.ChatCompletionC
 }
 
 // fileName is the name a PDF is sent under.
-func fileName(d *agentctx.Document) string {
+func fileName(d *transcript.Document) string {
 	if d.Title != "" {
 		return d.Title
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/responses"
@@ -41,7 +42,7 @@ func NewClient(c *sdk.Client) *Client {
 // the window holds an [*agentctx.PromptTooLongError] with the server's figures, so that
 // [agentctx.Session.Recover] compacts), an error object in a successful answer or in the
 // stream, and a malformed answer (see MessageFromChat).
-func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*agentctx.Message, error) {
+func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
 	p, _, err := ChatParams(req, opts)
 	if err != nil {
 		return nil, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
@@ -62,10 +63,10 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 
 // Turn sends req with [Client.Send] and appends the answer to sess as an assistant record
 // ([agentctx.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
-func (c *Client) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (agentctx.Record, error) {
+func (c *Client) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
 	m, err := c.Send(ctx, req, opts)
 	if err != nil {
-		return agentctx.Record{}, err
+		return transcript.Record{}, err
 	}
 	return sess.Assistant(m)
 }
@@ -76,7 +77,7 @@ func (c *Client) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.
 // streams and the answer is the response the stream's last event (response.completed,
 // response.incomplete or response.failed) carries; a stream that ends without one is a
 // retryable error. Errors are classified as [Client.Send]'s are.
-func (c *Client) SendResponses(ctx context.Context, req agentctx.Request, opts Options) (*agentctx.Message, error) {
+func (c *Client) SendResponses(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
 	p, _, err := ResponsesParams(req, opts)
 	if err != nil {
 		return nil, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
@@ -102,10 +103,10 @@ func (c *Client) SendResponses(ctx context.Context, req agentctx.Request, opts O
 
 // TurnResponses sends req with [Client.SendResponses] and appends the answer to sess as an
 // assistant record, which it returns. Nothing is appended when the turn fails.
-func (c *Client) TurnResponses(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (agentctx.Record, error) {
+func (c *Client) TurnResponses(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
 	m, err := c.SendResponses(ctx, req, opts)
 	if err != nil {
-		return agentctx.Record{}, err
+		return transcript.Record{}, err
 	}
 	return sess.Assistant(m)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -131,20 +132,20 @@ func TestResponsesTurnLoop(t *testing.T) {
 			assert.Equal(t, "gpt-5-mini", m.Model)
 			assert.Equal(t, "tool_use", m.StopReason)
 			require.Len(t, m.Content, 4)
-			th := m.Content[0].(*agentctx.Thinking)
+			th := m.Content[0].(*transcript.Thinking)
 			assert.Equal(t, "Two reads, at once.", th.Thinking)
 			assert.JSONEq(t, `"gAAAAB-opaque"`, string(th.Extra["encrypted_content"]), "the reasoning item is kept whole")
 			assert.JSONEq(t, `"rs_resp_1"`, string(th.Extra["id"]))
-			assert.Equal(t, "Reading both files.", m.Content[1].(*agentctx.Text).Text)
-			a, b := m.Content[2].(*agentctx.ToolUse), m.Content[3].(*agentctx.ToolUse)
+			assert.Equal(t, "Reading both files.", m.Content[1].(*transcript.Text).Text)
+			a, b := m.Content[2].(*transcript.ToolUse), m.Content[3].(*transcript.ToolUse)
 			assert.Equal(t, "call_a", a.ID)
 			assert.Equal(t, `{"path":"a.go"}`, string(a.Input))
 			assert.Equal(t, map[string]json.RawMessage{"status": json.RawMessage(`"completed"`)}, a.Extra, "the item's id is not the block's")
 			assert.Equal(t, "call_b", b.ID)
-			assert.Equal(t, &agentctx.Usage{InputTokens: 176, CacheReadInputTokens: 1024, OutputTokens: 40}, m.Usage)
+			assert.Equal(t, &transcript.Usage{InputTokens: 176, CacheReadInputTokens: 1024, OutputTokens: 40}, m.Usage)
 			assert.Equal(t, stream, s.body(0)["stream"] == true)
 
-			_, err = l.sess.ToolResults(agentctx.TextResult(a.ID, "package a\n"), agentctx.TextResult(b.ID, "package b\n"))
+			_, err = l.sess.ToolResults(transcript.TextResult(a.ID, "package a\n"), transcript.TextResult(b.ID, "package b\n"))
 			require.NoError(t, err)
 			res, err = l.sess.Prepare(ctx, l.p, l.in)
 			require.NoError(t, err)
@@ -269,21 +270,21 @@ func TestMessageFromResponse(t *testing.T) {
 	tests := []struct {
 		name  string
 		body  string
-		check func(t *testing.T, m *agentctx.Message)
+		check func(t *testing.T, m *transcript.Message)
 	}{
 		{
 			name: "a refusal",
 			body: `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"refusal","refusal":"I can't help with that."}]}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "refusal", m.StopReason)
-				assert.Equal(t, []agentctx.Block{&agentctx.Text{Text: "I can't help with that."}}, m.Content)
+				assert.Equal(t, []transcript.Block{&transcript.Text{Text: "I can't help with that."}}, m.Content)
 				assert.Nil(t, m.Usage)
 			},
 		},
 		{
 			name: "incomplete for the content filter",
 			body: `{"id":"resp_1","object":"response","created_at":1,"status":"incomplete","incomplete_details":{"reason":"content_filter"},"model":"gpt-5","output":[]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "refusal", m.StopReason)
 				assert.False(t, m.Truncated())
 			},
@@ -291,12 +292,12 @@ func TestMessageFromResponse(t *testing.T) {
 		{
 			name: "a hosted tool's call is kept as an unknown block; annotations are kept on the text",
 			body: `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"go 1.26"}},{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Go 1.26 is out.","annotations":[{"type":"url_citation","url":"https://go.dev/doc/go1.26","title":"Go 1.26","start_index":0,"end_index":7}]}]}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				require.Len(t, m.Content, 2)
-				u := m.Content[0].(*agentctx.UnknownBlock)
-				assert.Equal(t, agentctx.BlockKind("web_search_call"), u.Type)
+				u := m.Content[0].(*transcript.UnknownBlock)
+				assert.Equal(t, transcript.BlockKind("web_search_call"), u.Type)
 				assert.Contains(t, string(u.JSON), `"query":"go 1.26"`)
-				text := m.Content[1].(*agentctx.Text)
+				text := m.Content[1].(*transcript.Text)
 				assert.Contains(t, string(text.Extra["annotations"]), "go.dev/doc/go1.26")
 				assert.Equal(t, "end_turn", m.StopReason)
 			},
@@ -304,8 +305,8 @@ func TestMessageFromResponse(t *testing.T) {
 		{
 			name: "reasoning without a summary keeps its text",
 			body: `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-oss-20b","output":[{"type":"reasoning","id":"rs_1","summary":[],"content":[{"type":"reasoning_text","text":"Compute 6*7."}]},{"type":"message","id":"m","role":"assistant","status":"completed","content":[{"type":"output_text","text":"42","annotations":[]}]}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
-				assert.Equal(t, "Compute 6*7.", m.Content[0].(*agentctx.Thinking).Thinking)
+			check: func(t *testing.T, m *transcript.Message) {
+				assert.Equal(t, "Compute 6*7.", m.Content[0].(*transcript.Thinking).Thinking)
 			},
 		},
 	}
@@ -316,7 +317,7 @@ func TestMessageFromResponse(t *testing.T) {
 			m, err := openai.MessageFromResponse(&r)
 			require.NoError(t, err)
 			assert.Equal(t, "resp_1", m.ID)
-			assert.Equal(t, agentctx.RoleAssistant, m.Role)
+			assert.Equal(t, transcript.RoleAssistant, m.Role)
 			tt.check(t, m)
 			_, err = json.Marshal(m)
 			assert.NoError(t, err, "the record can be written")

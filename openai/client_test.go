@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -152,12 +153,12 @@ func newLoop(t *testing.T) *loop {
 	require.NoError(t, err)
 	return &loop{p: p, cfg: cfg, now: now,
 		sess: agentctx.NewSession(agentctx.SessionOptions{ID: "s-openai-loop", Now: now}),
-		in:   agentctx.Input{System: []*agentctx.Text{{Text: "You review Go code."}}, Tools: []agentctx.Tool{readTool}}}
+		in:   agentctx.Input{System: []*transcript.Text{{Text: "You review Go code."}}, Tools: []agentctx.Tool{readTool}}}
 }
 
 // reread returns the session's records as a new process reads them back from the
 // transcript's bytes.
-func (l *loop) reread(t *testing.T) []agentctx.Record {
+func (l *loop) reread(t *testing.T) []transcript.Record {
 	var buf bytes.Buffer
 	for _, r := range l.sess.Records() {
 		line, err := r.MarshalLine()
@@ -165,7 +166,7 @@ func (l *loop) reread(t *testing.T) []agentctx.Record {
 		buf.Write(line)
 		buf.WriteByte('\n')
 	}
-	tr, err := agentctx.ReadTranscript(&buf, "resumed.jsonl", agentctx.ReadOptions{})
+	tr, err := transcript.Read(&buf, "resumed.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
 	return tr.Records
 }
@@ -227,23 +228,23 @@ func TestChatTurnLoop(t *testing.T) {
 			require.NoError(t, err)
 			rec, err := c.Turn(ctx, l.sess, res.Request, opts)
 			require.NoError(t, err)
-			assert.Equal(t, agentctx.TypeAssistant, rec.Type)
+			assert.Equal(t, transcript.TypeAssistant, rec.Type)
 			m := rec.Message
 			assert.Equal(t, "chatcmpl-1", m.ID)
 			assert.Equal(t, "message", m.Type)
-			assert.Equal(t, agentctx.RoleAssistant, m.Role)
+			assert.Equal(t, transcript.RoleAssistant, m.Role)
 			assert.Equal(t, "Qwen/Qwen3-32B", m.Model)
 			assert.Equal(t, "tool_use", m.StopReason)
 			require.Len(t, m.Content, 4)
-			assert.Equal(t, "Both files matter; read them at once.", m.Content[0].(*agentctx.Thinking).Thinking)
-			assert.Equal(t, "Reading both files.", m.Content[1].(*agentctx.Text).Text)
-			a1, b2 := m.Content[2].(*agentctx.ToolUse), m.Content[3].(*agentctx.ToolUse)
+			assert.Equal(t, "Both files matter; read them at once.", m.Content[0].(*transcript.Thinking).Thinking)
+			assert.Equal(t, "Reading both files.", m.Content[1].(*transcript.Text).Text)
+			a1, b2 := m.Content[2].(*transcript.ToolUse), m.Content[3].(*transcript.ToolUse)
 			assert.Equal(t, "chatcmpl-tool-a1", a1.ID)
 			assert.Equal(t, "Read", a1.Name)
 			assert.Equal(t, `{"path":"a.go"}`, string(a1.Input), "compacted, as the transcript stores it")
 			assert.Equal(t, "chatcmpl-tool-b2", b2.ID)
 			assert.Equal(t, `{"path":"b.go","lines":[1,40]}`, string(b2.Input))
-			assert.Equal(t, &agentctx.Usage{InputTokens: 176, CacheReadInputTokens: 1024, OutputTokens: 40}, m.Usage,
+			assert.Equal(t, &transcript.Usage{InputTokens: 176, CacheReadInputTokens: 1024, OutputTokens: 40}, m.Usage,
 				"prompt_tokens count the cached tokens, input_tokens do not")
 			first := s.body(0)
 			assert.Equal(t, stream, first["stream"] == true)
@@ -252,7 +253,7 @@ func TestChatTurnLoop(t *testing.T) {
 			}
 
 			// Turn 2: the results go back; the answer is cut at the output cap.
-			_, err = l.sess.ToolResults(agentctx.TextResult(a1.ID, "package a\n"), agentctx.TextResult(b2.ID, "package b\n"))
+			_, err = l.sess.ToolResults(transcript.TextResult(a1.ID, "package a\n"), transcript.TextResult(b2.ID, "package b\n"))
 			require.NoError(t, err)
 			res, err = l.sess.Prepare(ctx, l.p, l.in)
 			require.NoError(t, err)
@@ -286,7 +287,7 @@ func TestChatTurnLoop(t *testing.T) {
 			rec, err = c.Turn(ctx, l.sess, res.Request, opts)
 			require.NoError(t, err)
 			assert.Equal(t, "end_turn", rec.Message.StopReason)
-			assert.Equal(t, "Both files compile; b.go lacks a test.", rec.Message.Content[0].(*agentctx.Text).Text)
+			assert.Equal(t, "Both files compile; b.go lacks a test.", rec.Message.Content[0].(*transcript.Text).Text)
 
 			third := s.body(2)
 			assert.Greater(t, third["max_completion_tokens"], second["max_completion_tokens"], "the cap is raised")
@@ -305,7 +306,7 @@ func TestChatTurnLoop(t *testing.T) {
 				}
 				kinds = append(kinds, k)
 			}
-			assert.Equal(t, []string{"user", "assistant:tool_use", "user", "assistant:max_tokens", "system/" + string(agentctx.SubtypeRecovery), "assistant:end_turn"}, kinds)
+			assert.Equal(t, []string{"user", "assistant:tool_use", "user", "assistant:max_tokens", "system/" + string(transcript.SubtypeRecovery), "assistant:end_turn"}, kinds)
 		})
 	}
 }
@@ -450,10 +451,10 @@ func TestChatCutCall(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, rec.Message.Truncated())
 			require.Len(t, rec.Message.Content, 3)
-			assert.Equal(t, `{"path":"a.go"}`, string(rec.Message.Content[1].(*agentctx.ToolUse).Input))
-			assert.Equal(t, `"{\"path\":\"<b&c>.go"`, string(rec.Message.Content[2].(*agentctx.ToolUse).Input), "kept as the model wrote it")
+			assert.Equal(t, `{"path":"a.go"}`, string(rec.Message.Content[1].(*transcript.ToolUse).Input))
+			assert.Equal(t, `"{\"path\":\"<b&c>.go"`, string(rec.Message.Content[2].(*transcript.ToolUse).Input), "kept as the model wrote it")
 			back := l.reread(t)
-			assert.Equal(t, rec.Message.Content[2].(*agentctx.ToolUse).Input, back[len(back)-1].Message.Content[2].(*agentctx.ToolUse).Input,
+			assert.Equal(t, rec.Message.Content[2].(*transcript.ToolUse).Input, back[len(back)-1].Message.Content[2].(*transcript.ToolUse).Input,
 				"the record survives the transcript")
 
 			for n, rung := range []string{agentctx.RungOutputCap, agentctx.RungContinue} {
@@ -484,21 +485,21 @@ func TestMessageFromChat(t *testing.T) {
 	tests := []struct {
 		name  string
 		body  string
-		check func(t *testing.T, m *agentctx.Message)
+		check func(t *testing.T, m *transcript.Message)
 	}{
 		{
 			name: "stop",
 			body: `{"id":"c1","object":"chat.completion","created":1,"model":"gpt-5","choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}],"usage":{"prompt_tokens":50,"completion_tokens":2,"total_tokens":52}}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "end_turn", m.StopReason)
-				assert.Equal(t, []agentctx.Block{&agentctx.Text{Text: "Done."}}, m.Content)
-				assert.Equal(t, &agentctx.Usage{InputTokens: 50, OutputTokens: 2}, m.Usage)
+				assert.Equal(t, []transcript.Block{&transcript.Text{Text: "Done."}}, m.Content)
+				assert.Equal(t, &transcript.Usage{InputTokens: 50, OutputTokens: 2}, m.Usage)
 			},
 		},
 		{
 			name: "vLLM names the stop string it met",
 			body: `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"42"},"finish_reason":"stop","stop_reason":"</answer>"}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "stop_sequence", m.StopReason)
 				assert.Equal(t, "</answer>", m.StopSequence)
 				assert.Nil(t, m.Usage, "no usage reported: none anchors the count")
@@ -507,7 +508,7 @@ func TestMessageFromChat(t *testing.T) {
 		{
 			name: "a stop token id is no stop sequence",
 			body: `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"42"},"finish_reason":"stop","stop_reason":151645}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "end_turn", m.StopReason)
 				assert.Empty(t, m.StopSequence)
 			},
@@ -515,11 +516,11 @@ func TestMessageFromChat(t *testing.T) {
 		{
 			name: "tool calls under finish_reason stop, Ollama's reasoning field, a call without an id",
 			body: `{"id":"chatcmpl-42","object":"chat.completion","created":1764500000,"model":"qwen3:8b","choices":[{"index":0,"message":{"role":"assistant","content":"","reasoning":"Need the file.","tool_calls":[{"type":"function","function":{"name":"Read","arguments":""}}]},"finish_reason":"stop"}],"usage":{"prompt_tokens":80,"completion_tokens":20,"total_tokens":100}}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "tool_use", m.StopReason)
 				require.Len(t, m.Content, 2)
-				assert.Equal(t, "Need the file.", m.Content[0].(*agentctx.Thinking).Thinking)
-				tu := m.Content[1].(*agentctx.ToolUse)
+				assert.Equal(t, "Need the file.", m.Content[0].(*transcript.Thinking).Thinking)
+				tu := m.Content[1].(*transcript.ToolUse)
 				assert.Regexp(t, `^call_[0-9a-f]{24}$`, tu.ID)
 				assert.Equal(t, `{}`, string(tu.Input), "empty arguments are no arguments")
 			},
@@ -527,10 +528,10 @@ func TestMessageFromChat(t *testing.T) {
 		{
 			name: "the deprecated function_call",
 			body: `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"function_call":{"name":"Read","arguments":"{\"path\":\"a\"}"}},"finish_reason":"function_call"}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "tool_use", m.StopReason)
 				require.Len(t, m.Content, 1)
-				tu := m.Content[0].(*agentctx.ToolUse)
+				tu := m.Content[0].(*transcript.ToolUse)
 				assert.Equal(t, "Read", tu.Name)
 				assert.Equal(t, `{"path":"a"}`, string(tu.Input))
 				assert.NotEmpty(t, tu.ID)
@@ -539,7 +540,7 @@ func TestMessageFromChat(t *testing.T) {
 		{
 			name: "content_filter",
 			body: `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Here is"},"finish_reason":"content_filter"}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "refusal", m.StopReason)
 				assert.False(t, m.Truncated())
 			},
@@ -547,27 +548,27 @@ func TestMessageFromChat(t *testing.T) {
 		{
 			name: "a refusal",
 			body: `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":"I can't help with that."},"finish_reason":"stop"}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				assert.Equal(t, "refusal", m.StopReason)
-				assert.Equal(t, []agentctx.Block{&agentctx.Text{Text: "I can't help with that."}}, m.Content)
+				assert.Equal(t, []transcript.Block{&transcript.Text{Text: "I can't help with that."}}, m.Content)
 			},
 		},
 		{
 			name:  "an unknown finish_reason is kept",
 			body:  `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"Par"},"finish_reason":"abort"}]}`,
-			check: func(t *testing.T, m *agentctx.Message) { assert.Equal(t, "abort", m.StopReason) },
+			check: func(t *testing.T, m *transcript.Message) { assert.Equal(t, "abort", m.StopReason) },
 		},
 		{
 			name: "only the first choice is read",
 			body: `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"first"},"finish_reason":"stop"},{"index":1,"message":{"role":"assistant","content":"second"},"finish_reason":"stop"}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
-				assert.Equal(t, []agentctx.Block{&agentctx.Text{Text: "first"}}, m.Content)
+			check: func(t *testing.T, m *transcript.Message) {
+				assert.Equal(t, []transcript.Block{&transcript.Text{Text: "first"}}, m.Content)
 			},
 		},
 		{
 			name: "whitespace around calls is no text; an answer without id gets one",
 			body: `{"object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"\n\n","tool_calls":[{"id":"call_1","type":"function","function":{"name":"Read","arguments":"{}"}}]},"finish_reason":"tool_calls"}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				require.Len(t, m.Content, 1)
 				assert.Regexp(t, `^chatcmpl-[0-9a-f]{24}$`, m.ID)
 			},
@@ -575,10 +576,10 @@ func TestMessageFromChat(t *testing.T) {
 		{
 			name: "a custom tool call is kept as an unknown block",
 			body: `{"id":"c1","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"call_1","type":"custom","custom":{"name":"grammar","input":"x"}}]},"finish_reason":"tool_calls"}]}`,
-			check: func(t *testing.T, m *agentctx.Message) {
+			check: func(t *testing.T, m *transcript.Message) {
 				require.Len(t, m.Content, 1)
-				u := m.Content[0].(*agentctx.UnknownBlock)
-				assert.Equal(t, agentctx.BlockKind("custom"), u.Type)
+				u := m.Content[0].(*transcript.UnknownBlock)
+				assert.Equal(t, transcript.BlockKind("custom"), u.Type)
 				assert.JSONEq(t, `{"id":"call_1","type":"custom","custom":{"name":"grammar","input":"x"}}`, string(u.JSON))
 			},
 		},
@@ -590,7 +591,7 @@ func TestMessageFromChat(t *testing.T) {
 			m, err := openai.MessageFromChat(&cc)
 			require.NoError(t, err)
 			assert.Equal(t, "message", m.Type)
-			assert.Equal(t, agentctx.RoleAssistant, m.Role)
+			assert.Equal(t, transcript.RoleAssistant, m.Role)
 			tt.check(t, m)
 			_, err = json.Marshal(m)
 			assert.NoError(t, err, "the record can be written")
@@ -610,7 +611,7 @@ func TestSummarizerStreamsWithOptions(t *testing.T) {
 	out, err := sum.Summarize(t.Context(), summaryRequest())
 	require.NoError(t, err)
 	assert.Equal(t, "<summary>ok</summary>", out.Text)
-	assert.Equal(t, &agentctx.Usage{InputTokens: 36, CacheReadInputTokens: 64, OutputTokens: 5}, out.Usage)
+	assert.Equal(t, &transcript.Usage{InputTokens: 36, CacheReadInputTokens: 64, OutputTokens: 5}, out.Usage)
 	assert.Equal(t, true, s.body(0)["stream"])
 	assert.True(t, strings.HasPrefix(out.By, "Qwen/"))
 }

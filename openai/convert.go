@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/shared"
@@ -46,7 +47,7 @@ type Drop struct {
 	// Path is where it was: "messages.3.content.0", "tools.2", "thinking".
 	Path string
 	// Kind is the block's kind, or "tool" for a tool definition.
-	Kind agentctx.BlockKind
+	Kind transcript.BlockKind
 	// Reason says why it was left out.
 	Reason string
 }
@@ -114,7 +115,7 @@ func systemText(req agentctx.Request) string {
 }
 
 // dataURL is an inline image or file as a data: URL.
-func dataURL(s agentctx.MediaSource) string {
+func dataURL(s transcript.MediaSource) string {
 	return "data:" + s.MediaType + ";base64," + s.Data
 }
 
@@ -128,12 +129,12 @@ func arguments(in json.RawMessage) string {
 
 // resultParts splits a tool_result's content into its text (joined; the error prefix when
 // it failed; a stand-in when there is none) and its media blocks.
-func resultParts(r *agentctx.ToolResult) (string, []agentctx.Block) {
+func resultParts(r *transcript.ToolResult) (string, []transcript.Block) {
 	var texts []string
-	var media []agentctx.Block
+	var media []transcript.Block
 	for _, b := range r.Content {
 		switch b := b.(type) {
-		case *agentctx.Image, *agentctx.Document:
+		case *transcript.Image, *transcript.Document:
 			media = append(media, b)
 		default:
 			if s, ok := blockText(b); ok {
@@ -156,14 +157,14 @@ func resultParts(r *agentctx.ToolResult) (string, []agentctx.Block) {
 
 // blockText is the text a text-like block stands for: a text block, a tool reference, a
 // search result.
-func blockText(b agentctx.Block) (string, bool) {
+func blockText(b transcript.Block) (string, bool) {
 	switch b := b.(type) {
-	case *agentctx.Text:
+	case *transcript.Text:
 		return b.Text, b.Text != ""
-	case *agentctx.ToolReference:
+	case *transcript.ToolReference:
 		return fmt.Sprintf(toolReferenceText, b.ToolName), true
-	case *agentctx.UnknownBlock:
-		if b.Type != agentctx.KindSearchResult {
+	case *transcript.UnknownBlock:
+		if b.Type != transcript.KindSearchResult {
 			return "", false
 		}
 		var sr struct {
@@ -186,7 +187,7 @@ func blockText(b agentctx.Block) (string, bool) {
 }
 
 // documentText is a plain-text document as text, with its title.
-func documentText(d *agentctx.Document) string {
+func documentText(d *transcript.Document) string {
 	if d.Title == "" {
 		return d.Source.Data
 	}
@@ -194,16 +195,16 @@ func documentText(d *agentctx.Document) string {
 }
 
 // dropReason says why a block that is not carried is left out.
-func dropReason(b agentctx.Block) string {
+func dropReason(b transcript.Block) string {
 	switch b.Kind() {
-	case agentctx.KindThinking, agentctx.KindRedactedThinking:
+	case transcript.KindThinking, transcript.KindRedactedThinking:
 		return dropThinking
-	case agentctx.KindServerToolUse:
+	case transcript.KindServerToolUse:
 		return dropServerTool
-	case agentctx.KindCacheEdits:
+	case transcript.KindCacheEdits:
 		return dropCacheEdits
 	}
-	if _, ok := b.(*agentctx.ServerToolResult); ok {
+	if _, ok := b.(*transcript.ServerToolResult); ok {
 		return dropServerTool
 	}
 	return dropUnknown

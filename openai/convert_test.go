@@ -7,6 +7,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/providertest"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -50,27 +51,27 @@ func TestCorpusBodies(t *testing.T) {
 	t.Logf("%d corpus requests; blocks dropped, by kind: %v", len(cases), dropped)
 }
 
-var png = agentctx.MediaSource{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgo="}
+var png = transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgo="}
 
 // conversation is a turn with what each API carries differently: a system prompt, thinking,
 // parallel calls, a failed call, a result with an image, a user image after the results.
 func conversation() agentctx.Request {
 	return agentctx.Request{
 		Model: "claude-sonnet-4-5", MaxTokens: 2048,
-		System: []*agentctx.Text{{Text: "You are terse."}, {Text: "Use tools."}},
+		System: []*transcript.Text{{Text: "You are terse."}, {Text: "Use tools."}},
 		Messages: []agentctx.RequestMessage{
-			{Role: agentctx.RoleUser, Content: []agentctx.Block{&agentctx.Text{Text: "Check the page."}}},
-			{Role: agentctx.RoleAssistant, Content: []agentctx.Block{
-				&agentctx.Thinking{Thinking: "Two calls.", Signature: "sig"},
-				&agentctx.Text{Text: "Looking."},
-				&agentctx.ToolUse{ID: "toolu_a", Name: "Screenshot", Input: json.RawMessage(`{}`)},
-				&agentctx.ToolUse{ID: "toolu_b", Name: "Fetch", Input: json.RawMessage(`{"url":"x"}`)},
+			{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "Check the page."}}},
+			{Role: transcript.RoleAssistant, Content: []transcript.Block{
+				&transcript.Thinking{Thinking: "Two calls.", Signature: "sig"},
+				&transcript.Text{Text: "Looking."},
+				&transcript.ToolUse{ID: "toolu_a", Name: "Screenshot", Input: json.RawMessage(`{}`)},
+				&transcript.ToolUse{ID: "toolu_b", Name: "Fetch", Input: json.RawMessage(`{"url":"x"}`)},
 			}},
-			{Role: agentctx.RoleUser, Content: []agentctx.Block{
-				&agentctx.ToolResult{ToolUseID: "toolu_a", Content: []agentctx.Block{&agentctx.Image{Source: png}}},
-				&agentctx.ToolResult{ToolUseID: "toolu_b", IsError: true, StringContent: true, Content: []agentctx.Block{&agentctx.Text{Text: "404"}}},
-				&agentctx.Image{Source: png},
-				&agentctx.Text{Text: "Compare with this one."},
+			{Role: transcript.RoleUser, Content: []transcript.Block{
+				&transcript.ToolResult{ToolUseID: "toolu_a", Content: []transcript.Block{&transcript.Image{Source: png}}},
+				&transcript.ToolResult{ToolUseID: "toolu_b", IsError: true, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: "404"}}},
+				&transcript.Image{Source: png},
+				&transcript.Text{Text: "Compare with this one."},
 			}},
 		},
 		Tools: []agentctx.Tool{
@@ -105,7 +106,7 @@ func TestChatParams(t *testing.T) {
 			{"type":"function","function":{"name":"Fetch","parameters":{"type":"object","properties":{"url":{"type":"string"}}}}}],
 		"tool_choice":"required"}`, string(chat))
 	assert.Equal(t, []openai.Drop{
-		{Path: "messages.1.content.0", Kind: agentctx.KindThinking, Reason: drops[0].Reason},
+		{Path: "messages.1.content.0", Kind: transcript.KindThinking, Reason: drops[0].Reason},
 		{Path: "tools.2", Kind: "tool", Reason: drops[1].Reason},
 	}, drops, "thinking and the server tool are dropped, and said so")
 }
@@ -163,9 +164,9 @@ func TestToolChoice(t *testing.T) {
 // An assistant message of nothing but thinking leaves no empty message behind.
 func TestThinkingOnlyAssistant(t *testing.T) {
 	req := agentctx.Request{Model: "m", MaxTokens: 10, Messages: []agentctx.RequestMessage{
-		{Role: agentctx.RoleUser, Content: []agentctx.Block{&agentctx.Text{Text: "a"}}},
-		{Role: agentctx.RoleAssistant, Content: []agentctx.Block{&agentctx.RedactedThinking{Data: "x"}}},
-		{Role: agentctx.RoleUser, Content: []agentctx.Block{&agentctx.Text{Text: "b"}}},
+		{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "a"}}},
+		{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.RedactedThinking{Data: "x"}}},
+		{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "b"}}},
 	}}
 	chat, resp, drops := bodies(t, "thinking only", req)
 	assert.NoError(t, validateChat(chat))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -54,9 +55,9 @@ func ExampleClient_Turn() {
 	fmt.Println("stop_reason:", m.StopReason)
 	for _, b := range m.Content {
 		switch b := b.(type) {
-		case *agentctx.Thinking:
+		case *transcript.Thinking:
 			fmt.Println("thinking:", b.Thinking)
-		case *agentctx.ToolUse:
+		case *transcript.ToolUse:
 			fmt.Printf("tool_use %s %s %s\n", b.ID, b.Name, b.Input)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
@@ -86,11 +87,11 @@ func TestRecoverProviderErrors(t *testing.T) {
 			sess := agentctx.NewSession(agentctx.SessionOptions{ID: "s-openai", Now: func() time.Time { return clock }})
 			_, err = sess.User("Profile the build. " + strings.Repeat("Every step counts. ", 60))
 			require.NoError(t, err)
-			_, err = sess.Assistant(&agentctx.Message{ID: "chatcmpl-0", Type: "message", Role: agentctx.RoleAssistant, Model: "qwen3:8b",
-				Content: []agentctx.Block{&agentctx.Text{Text: "Profiled: " + strings.Repeat("the linker dominates. ", 60)}}, Usage: &agentctx.Usage{InputTokens: 500, OutputTokens: 300}})
+			_, err = sess.Assistant(&transcript.Message{ID: "chatcmpl-0", Type: "message", Role: transcript.RoleAssistant, Model: "qwen3:8b",
+				Content: []transcript.Block{&transcript.Text{Text: "Profiled: " + strings.Repeat("the linker dominates. ", 60)}}, Usage: &transcript.Usage{InputTokens: 500, OutputTokens: 300}})
 			require.NoError(t, err)
-			_, err = sess.UserBlocks(&agentctx.Text{Text: "Here is the flame graph."},
-				&agentctx.Image{Source: agentctx.MediaSource{Type: "base64", MediaType: "image/png", Data: pixel}})
+			_, err = sess.UserBlocks(&transcript.Text{Text: "Here is the flame graph."},
+				&transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: pixel}})
 			require.NoError(t, err)
 			ctx := t.Context()
 			send := func(req agentctx.Request) error {
@@ -116,7 +117,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 				return
 			}
 			require.NoError(t, rerr)
-			assert.Equal(t, agentctx.SubtypeRecovery, rres.Append[0].Subtype)
+			assert.Equal(t, transcript.SubtypeRecovery, rres.Append[0].Subtype)
 			require.NoError(t, send(rres.Request), "the recovered request is accepted")
 			s.mu.Lock()
 			next, _ := json.Marshal(s.bodies[1])

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
@@ -50,9 +51,9 @@ func ResponsesParams(req agentctx.Request, opts Options) (responses.ResponseNewP
 	var items responses.ResponseInputParam
 	for i, m := range req.Messages {
 		switch m.Role {
-		case agentctx.RoleAssistant:
+		case transcript.RoleAssistant:
 			items = append(items, responsesAssistant(i, m.Content, &drops)...)
-		case agentctx.RoleUser:
+		case transcript.RoleUser:
 			items = append(items, responsesUser(i, m.Content, &drops)...)
 		default:
 			return p, drops, fmt.Errorf("agentctx/openai: messages[%d]: role %q is neither user nor assistant", i, m.Role)
@@ -91,14 +92,14 @@ func responsesToolChoice(tc *agentctx.ToolChoice) responses.ResponseNewParamsToo
 
 // responsesAssistant converts an assistant message: its text as one message item, then its
 // calls as function_call items.
-func responsesAssistant(i int, blocks []agentctx.Block, drops *[]Drop) []responses.ResponseInputItemUnionParam {
+func responsesAssistant(i int, blocks []transcript.Block, drops *[]Drop) []responses.ResponseInputItemUnionParam {
 	var texts []string
 	var calls []responses.ResponseInputItemUnionParam
 	for j, b := range blocks {
 		switch b := b.(type) {
-		case *agentctx.Text:
+		case *transcript.Text:
 			texts = append(texts, b.Text)
-		case *agentctx.ToolUse:
+		case *transcript.ToolUse:
 			calls = append(calls, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
 				CallID: b.ID, Name: b.Name, Arguments: arguments(b.Input)}})
 		default:
@@ -114,11 +115,11 @@ func responsesAssistant(i int, blocks []agentctx.Block, drops *[]Drop) []respons
 
 // responsesUser converts a user message: a function_call_output per tool_result, then the
 // message's own content as a message item.
-func responsesUser(i int, blocks []agentctx.Block, drops *[]Drop) []responses.ResponseInputItemUnionParam {
+func responsesUser(i int, blocks []transcript.Block, drops *[]Drop) []responses.ResponseInputItemUnionParam {
 	var out []responses.ResponseInputItemUnionParam
 	var own responses.ResponseInputMessageContentListParam
 	for j, b := range blocks {
-		r, ok := b.(*agentctx.ToolResult)
+		r, ok := b.(*transcript.ToolResult)
 		if !ok {
 			own = append(own, responsesParts(b, path(i, j), drops)...)
 			continue
@@ -143,16 +144,16 @@ func responsesUser(i int, blocks []agentctx.Block, drops *[]Drop) []responses.Re
 }
 
 // responsesParts converts a block of a user message into input content.
-func responsesParts(b agentctx.Block, at string, drops *[]Drop) []responses.ResponseInputContentUnionParam {
+func responsesParts(b transcript.Block, at string, drops *[]Drop) []responses.ResponseInputContentUnionParam {
 	switch b := b.(type) {
-	case *agentctx.Image:
+	case *transcript.Image:
 		if u, ok := imageURL(b); ok {
 			return []responses.ResponseInputContentUnionParam{{OfInputImage: &responses.ResponseInputImageParam{
 				ImageURL: sdk.String(u), Detail: responses.ResponseInputImageDetailAuto}}}
 		}
 		*drops = append(*drops, Drop{Path: at, Kind: b.Kind(), Reason: dropImageFile})
 		return nil
-	case *agentctx.Document:
+	case *transcript.Document:
 		switch {
 		case b.Source.Type == "base64" && b.Source.MediaType == "application/pdf":
 			return []responses.ResponseInputContentUnionParam{{OfInputFile: &responses.ResponseInputFileParam{
@@ -173,14 +174,14 @@ func responsesParts(b agentctx.Block, at string, drops *[]Drop) []responses.Resp
 }
 
 // outputParts converts a media block a tool returned into function_call_output content.
-func outputParts(b agentctx.Block, at string, drops *[]Drop) []responses.ResponseFunctionCallOutputItemUnionParam {
+func outputParts(b transcript.Block, at string, drops *[]Drop) []responses.ResponseFunctionCallOutputItemUnionParam {
 	switch b := b.(type) {
-	case *agentctx.Image:
+	case *transcript.Image:
 		if u, ok := imageURL(b); ok {
 			return []responses.ResponseFunctionCallOutputItemUnionParam{{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: sdk.String(u)}}}
 		}
 		*drops = append(*drops, Drop{Path: at, Kind: b.Kind(), Reason: dropImageFile})
-	case *agentctx.Document:
+	case *transcript.Document:
 		switch {
 		case b.Source.Type == "base64" && b.Source.MediaType == "application/pdf":
 			return []responses.ResponseFunctionCallOutputItemUnionParam{{OfInputFile: &responses.ResponseInputFileContentParam{
@@ -194,7 +195,7 @@ func outputParts(b agentctx.Block, at string, drops *[]Drop) []responses.Respons
 }
 
 // imageURL is an image's URL: a data URL for inline data; false for a file id.
-func imageURL(b *agentctx.Image) (string, bool) {
+func imageURL(b *transcript.Image) (string, bool) {
 	switch b.Source.Type {
 	case "base64":
 		return dataURL(b.Source), true

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
@@ -112,7 +113,7 @@ func summaryRequest() agentctx.SummaryRequest {
 	req := conversation()
 	req.ToolChoice = &agentctx.ToolChoice{Type: "none"}
 	last := &req.Messages[len(req.Messages)-1]
-	last.Content = append(last.Content, &agentctx.Text{Text: "Summarize the conversation."})
+	last.Content = append(last.Content, &transcript.Text{Text: "Summarize the conversation."})
 	return agentctx.SummaryRequest{Request: req, MaxOutputTokens: req.MaxTokens}
 }
 
@@ -138,7 +139,7 @@ func TestSummarizer(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, "<summary>Parser written; tests pass.</summary>", out.Text)
 			assert.Equal(t, "qwen3:8b", out.By)
-			assert.Equal(t, &agentctx.Usage{InputTokens: 176, CacheReadInputTokens: 1024, OutputTokens: 15}, out.Usage)
+			assert.Equal(t, &transcript.Usage{InputTokens: 176, CacheReadInputTokens: 1024, OutputTokens: 15}, out.Usage)
 			require.Len(t, s.bodies, 1)
 			assert.Equal(t, "qwen3:8b", s.bodies[0]["model"])
 			assert.Equal(t, "none", s.bodies[0]["tool_choice"])
@@ -284,7 +285,7 @@ func TestLive(t *testing.T) {
 	defer cancel()
 	req := summaryRequest()
 	req.Request.Messages = req.Request.Messages[:1]
-	req.Request.Messages[0].Content = []agentctx.Block{&agentctx.Text{Text: "Reply with <summary>ready</summary> and nothing else."}}
+	req.Request.Messages[0].Content = []transcript.Block{&transcript.Text{Text: "Reply with <summary>ready</summary> and nothing else."}}
 	out, err := openai.Summarizer{Client: &c, Options: openai.Options{Model: model}}.Summarize(ctx, req)
 	require.NoError(t, err)
 	assert.Contains(t, out.Text, "ready")

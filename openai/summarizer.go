@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 )
 
@@ -52,9 +53,9 @@ func (s Summarizer) Summarize(ctx context.Context, req agentctx.SummaryRequest) 
 
 // usage converts Chat Completions usage: the cached part of the prompt is the cache read,
 // the rest the input.
-func usage(u sdk.CompletionUsage) *agentctx.Usage {
+func usage(u sdk.CompletionUsage) *transcript.Usage {
 	cached := int(u.PromptTokensDetails.CachedTokens)
-	return &agentctx.Usage{
+	return &transcript.Usage{
 		InputTokens:          max(0, int(u.PromptTokens)-cached),
 		CacheReadInputTokens: cached,
 		OutputTokens:         int(u.CompletionTokens),

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/storetest"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // BenchmarkLoad loads the generated 2,000-turn session (and the 200-turn one) from its JSONL
@@ -20,10 +20,10 @@ func BenchmarkLoad(b *testing.B) {
 	s := openStore(b)
 	for _, turns := range []int{200, 2000} {
 		path := filepath.Join(b.TempDir(), "session.jsonl")
-		if err := agentctx.AppendFile(path, agentctx.AppendOptions{}, testkit.Generate(turns, testkit.Options{Seed: 1})...); err != nil {
+		if err := transcript.AppendFile(path, transcript.AppendOptions{}, testkit.Generate(turns, testkit.Options{Seed: 1})...); err != nil {
 			b.Fatal(err)
 		}
-		tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+		tr, err := transcript.ReadFile(path, transcript.ReadOptions{})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -39,7 +39,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.SetBytes(int64(len(file)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := agentctx.ReadFile(path, agentctx.ReadOptions{}); err != nil {
+				if _, err := transcript.ReadFile(path, transcript.ReadOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -48,7 +48,7 @@ func BenchmarkLoad(b *testing.B) {
 			b.SetBytes(int64(len(file)))
 			b.ReportAllocs()
 			for b.Loop() {
-				got, err := s.Load(b.Context(), session, agentctx.ReadOptions{})
+				got, err := s.Load(b.Context(), session, transcript.ReadOptions{})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -68,9 +68,9 @@ func BenchmarkLoad(b *testing.B) {
 func BenchmarkAppendConcurrent(b *testing.B) {
 	stores := []struct {
 		name  string
-		store agentctx.TranscriptStore
+		store transcript.Store
 	}{
-		{"dirstore", agentctx.DirStore{Root: b.TempDir()}},
+		{"dirstore", transcript.DirStore{Root: b.TempDir()}},
 		{"postgres", openStore(b)},
 	}
 	for _, st := range stores {
@@ -93,7 +93,7 @@ func BenchmarkAppendConcurrent(b *testing.B) {
 							break
 						}
 						conflicts.Add(1)
-						tr, err := st.store.Load(b.Context(), s, agentctx.ReadOptions{})
+						tr, err := st.store.Load(b.Context(), s, transcript.ReadOptions{})
 						if err != nil {
 							b.Error(err)
 							return

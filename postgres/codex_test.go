@@ -7,12 +7,12 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/storetest"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // TestAppendRefusesCodex: an imported Codex rollout is exported byte for byte, never appended
-// to, as OpenAppender refuses the file itself (agentctx.ErrCodexAppend).
+// to, as OpenAppender refuses the file itself (transcript.ErrCodexAppend).
 func TestAppendRefusesCodex(t *testing.T) {
 	for _, fixture := range []string{"all-items.jsonl", "legacy.jsonl"} {
 		t.Run(fixture, func(t *testing.T) {
@@ -26,7 +26,7 @@ func TestAppendRefusesCodex(t *testing.T) {
 			end, err := s.Import(ctx, session, f)
 			require.NoError(t, err)
 			_, err = s.Append(ctx, session, end, storetest.Record(session, "x", "hi"))
-			require.ErrorIs(t, err, agentctx.ErrCodexAppend)
+			require.ErrorIs(t, err, transcript.ErrCodexAppend)
 			var out bytes.Buffer
 			_, err = s.Export(ctx, &out, session)
 			require.NoError(t, err)

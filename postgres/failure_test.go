@@ -15,9 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/storetest"
 	"github.com/agentctx/agentctx/postgres"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // clearError reports whether err is an error a writer may retry after a failure of the
@@ -71,7 +71,7 @@ func TestWriterKilled(t *testing.T) {
 	_, err = tx.Exec(ctx, `SELECT 1`)
 	assert.Error(t, err, "the victim's connection is gone")
 
-	tr, err := s.Load(ctx, session, agentctx.ReadOptions{Strict: true})
+	tr, err := s.Load(ctx, session, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	assert.Len(t, tr.Records, 2)
 	assert.Equal(t, "u2", tr.Records[1].UUID, "nothing of the killed writer")
@@ -103,7 +103,7 @@ func TestAppendDeadline(t *testing.T) {
 	}
 	t.Logf("%d of %d appends cut short by their deadline", cut, n)
 	assert.Positive(t, cut)
-	tr, err := s.Load(ctx, session, agentctx.ReadOptions{Strict: true})
+	tr, err := s.Load(ctx, session, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	require.Len(t, tr.Records, n)
 	for i, r := range tr.Records {

@@ -1,10 +1,10 @@
 // Package postgres keeps agentctx transcripts and stored tool results in PostgreSQL, so that
 // a fleet of workers can serve any session's next turn: a [Store] is an
-// [agentctx.TranscriptStore] and an [agentctx.ResultStore] on a pgx connection pool.
+// [transcript.Store] and an [agentctx.ResultStore] on a pgx connection pool.
 //
 // Each line of a transcript is a row holding the line's exact bytes (bytea, never jsonb,
 // which would reorder keys and break byte-identical requests), its line number (seq) and its
-// record's uuid. A session loaded from the database gives the same [agentctx.Transcript] as
+// record's uuid. A session loaded from the database gives the same [transcript.File] as
 // its JSONL file, and [Store.Export] writes back the file that [Store.Import] read, byte for
 // byte.
 //
@@ -30,7 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // MaxSessionID is the longest session id a Store accepts, in bytes. PostgreSQL indexes keys
@@ -106,10 +106,10 @@ func (e noSession) Error() string {
 func (e noSession) Is(target error) bool { return target == fs.ErrNotExist }
 
 // Load reads session's transcript in line order, in one query (one snapshot: never half of
-// a batch), and decodes it as [agentctx.ReadTranscript] decodes a file, named by [Name].
-// [agentctx.Transcript.End] is the session's last line number. A session with no line is an
+// a batch), and decodes it as [transcript.Read] decodes a file, named by [Name].
+// [transcript.File.End] is the session's last line number. A session with no line is an
 // error matching [fs.ErrNotExist].
-func (s *Store) Load(ctx context.Context, session string, opts agentctx.ReadOptions) (*agentctx.Transcript, error) {
+func (s *Store) Load(ctx context.Context, session string, opts transcript.ReadOptions) (*transcript.File, error) {
 	if err := checkSession(session); err != nil {
 		return nil, fmt.Errorf("postgres: load: %w", err)
 	}
@@ -118,7 +118,7 @@ func (s *Store) Load(ctx context.Context, session string, opts agentctx.ReadOpti
 		return nil, fmt.Errorf("postgres: load session %s: %w", strconv.Quote(session), err)
 	}
 	defer lr.rows.Close()
-	tr, err := agentctx.ReadTranscript(lr, Name(session), opts)
+	tr, err := transcript.Read(lr, Name(session), opts)
 	if lr.err != nil { // the query failed: say so, not that the line it cut was bad
 		return nil, fmt.Errorf("postgres: load session %s: %w", strconv.Quote(session), lr.err)
 	}
@@ -212,16 +212,16 @@ type row struct {
 	newline bool
 }
 
-// Append stores records after line after of session, as [agentctx.TranscriptStore]
+// Append stores records after line after of session, as [transcript.Store]
 // describes: one INSERT of all the batch's rows, which fails on the primary key if another
 // writer took the position first, and inserts nothing if after is past the session's end;
 // either way the store then looks for an earlier attempt of the same batch (by its first
 // record's uuid, or its first line's bytes, among the lines after after) and returns its
-// position, or an [*agentctx.ConflictError].
+// position, or an [*transcript.ConflictError].
 //
 // An error that is no conflict (a dropped connection, a deadline) may leave the batch stored
 // or not, never in part: retry the same Append to learn which, as retries are idempotent.
-func (s *Store) Append(ctx context.Context, session string, after int, records ...agentctx.Record) (int, error) {
+func (s *Store) Append(ctx context.Context, session string, after int, records ...transcript.Record) (int, error) {
 	if err := checkSession(session); err != nil {
 		return 0, fmt.Errorf("postgres: append: %w", err)
 	}
@@ -250,10 +250,10 @@ func (s *Store) Append(ctx context.Context, session string, after int, records .
 	return s.insert(ctx, s.pool, session, after, rows)
 }
 
-// refuseCodex returns an error matching [agentctx.ErrCodexAppend] when session holds an
+// refuseCodex returns an error matching [transcript.ErrCodexAppend] when session holds an
 // imported Codex rollout: the library never writes to a rollout, in a file or here (a line
 // of ours would make the exported file unreadable to Codex). It reads the session's first
-// lines, as many as [agentctx.DetectFormat] looks at.
+// lines, as many as [transcript.DetectFormat] looks at.
 func (s *Store) refuseCodex(ctx context.Context, session string) error {
 	rows, err := s.pool.Query(ctx, `SELECT line FROM agentctx_lines WHERE session = $1 AND seq <= 8 ORDER BY seq`, session)
 	if err != nil {
@@ -263,8 +263,8 @@ func (s *Store) refuseCodex(ctx context.Context, session string) error {
 	if err != nil {
 		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), err)
 	}
-	if agentctx.DetectFormat(append(bytes.Join(lines, []byte("\n")), '\n')) == agentctx.FormatCodex {
-		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), agentctx.ErrCodexAppend)
+	if transcript.DetectFormat(append(bytes.Join(lines, []byte("\n")), '\n')) == transcript.FormatCodex {
+		return fmt.Errorf("postgres: append to session %s: %w", strconv.Quote(session), transcript.ErrCodexAppend)
 	}
 	return nil
 }
@@ -350,7 +350,7 @@ func (s *Store) resolve(ctx context.Context, q querier, session string, after in
 			return int(last), nil
 		}
 	}
-	return 0, &agentctx.ConflictError{Session: session, After: after, End: int(end)}
+	return 0, &transcript.ConflictError{Session: session, After: after, End: int(end)}
 }
 
 // holds reports whether the session's lines from first on are rows' lines, byte for byte.

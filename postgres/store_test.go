@@ -21,6 +21,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/storetest"
 	"github.com/agentctx/agentctx/postgres"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // serverURL returns the address of the test server, or skips the test when there is none.
@@ -150,7 +151,7 @@ func TestCorpus(t *testing.T) {
 		require.NoError(t, err, f)
 		assert.Equal(t, len(storetest.Lines(data)), n, "%s: lines imported", f)
 		if len(data) == 0 { // an empty file stores nothing: no session
-			_, err := s.Load(ctx, session, agentctx.ReadOptions{})
+			_, err := s.Load(ctx, session, transcript.ReadOptions{})
 			assert.ErrorIs(t, err, fs.ErrNotExist, f)
 			continue
 		}
@@ -160,9 +161,9 @@ func TestCorpus(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, bytes.Equal(data, out.Bytes()), "%s: the export differs from the file", f)
 
-		fromFile, err := agentctx.ReadFile(f, agentctx.ReadOptions{})
+		fromFile, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		require.NoError(t, err)
-		fromDB, err := s.Load(ctx, session, agentctx.ReadOptions{})
+		fromDB, err := s.Load(ctx, session, transcript.ReadOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, fromFile.End, fromDB.End, f)
 		assert.Equal(t, fromFile.Lines, fromDB.Lines, f)
@@ -216,9 +217,9 @@ func TestExportImportShapes(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.data, out.String())
 
-			want, err := agentctx.ReadTranscript(strings.NewReader(tt.data), postgres.Name(session), agentctx.ReadOptions{})
+			want, err := transcript.Read(strings.NewReader(tt.data), postgres.Name(session), transcript.ReadOptions{})
 			require.NoError(t, err)
-			got, err := s.Load(ctx, session, agentctx.ReadOptions{})
+			got, err := s.Load(ctx, session, transcript.ReadOptions{})
 			require.NoError(t, err)
 			assert.Equal(t, want, got)
 			assert.Equal(t, n, got.End)
@@ -233,7 +234,7 @@ func TestExportImportShapes(t *testing.T) {
 			require.NoError(t, err)
 			path := filepath.Join(t.TempDir(), "f.jsonl")
 			require.NoError(t, os.WriteFile(path, []byte(tt.data), 0o644))
-			require.NoError(t, agentctx.AppendFile(path, agentctx.AppendOptions{}, r))
+			require.NoError(t, transcript.AppendFile(path, transcript.AppendOptions{}, r))
 			file, err := os.ReadFile(path)
 			require.NoError(t, err)
 			out.Reset()
@@ -263,7 +264,7 @@ func TestHostileInput(t *testing.T) {
 		_, err := s.Append(ctx, b.id, 0, storetest.Record(b.id, "u", "x"))
 		require.Error(t, err)
 		assert.Contains(t, err.Error(), b.msg)
-		_, err = s.Load(ctx, b.id, agentctx.ReadOptions{})
+		_, err = s.Load(ctx, b.id, transcript.ReadOptions{})
 		assert.ErrorContains(t, err, b.msg)
 	}
 
@@ -272,7 +273,7 @@ func TestHostileInput(t *testing.T) {
 	end, err := s.Append(ctx, session, 0, big, storetest.Record(session, "next", "small"))
 	require.NoError(t, err)
 	require.Equal(t, 2, end)
-	tr, err := s.Load(ctx, session, agentctx.ReadOptions{Strict: true})
+	tr, err := s.Load(ctx, session, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	require.Len(t, tr.Records, 2)
 	want, err := big.MarshalLine()
@@ -284,12 +285,12 @@ func TestHostileInput(t *testing.T) {
 	require.NoError(t, err, "a retry of the 10 MB batch")
 	assert.Equal(t, 2, end)
 
-	_, err = s.Load(ctx, session, agentctx.ReadOptions{MaxLineBytes: 1 << 20, Strict: true})
-	var le *agentctx.LineError
+	_, err = s.Load(ctx, session, transcript.ReadOptions{MaxLineBytes: 1 << 20, Strict: true})
+	var le *transcript.LineError
 	require.ErrorAs(t, err, &le, "a line over the reader's cap")
 	assert.Equal(t, postgres.Name(session), le.File)
 	assert.Equal(t, 1, le.Line)
-	assert.ErrorIs(t, err, agentctx.ErrLineTooLong)
+	assert.ErrorIs(t, err, transcript.ErrLineTooLong)
 
 	refs := map[string]bool{}
 	for i, id := range []string{"toolu_01", "'; DROP TABLE agentctx_results; --", "../../x", strings.Repeat("i", 1<<20)} {
@@ -317,8 +318,8 @@ func TestHostileInput(t *testing.T) {
 // TestLoadMissing: a session with no line is fs.ErrNotExist, as a missing file is.
 func TestLoadMissing(t *testing.T) {
 	s := openStore(t)
-	_, err := s.Load(t.Context(), storetest.Session(t, "none"), agentctx.ReadOptions{})
+	_, err := s.Load(t.Context(), storetest.Session(t, "none"), transcript.ReadOptions{})
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 	assert.ErrorContains(t, err, "has no line in the database")
-	assert.False(t, errors.Is(err, agentctx.ErrConflict))
+	assert.False(t, errors.Is(err, transcript.ErrConflict))
 }

@@ -19,7 +19,7 @@ const importChunk = 8 << 20
 // such. It returns the number of lines stored.
 //
 // The lines go in positioned appends of up to 8 MiB, the first after line 0: importing into a
-// session that has other lines is a [*agentctx.ConflictError], and importing the same file
+// session that has other lines is a [*transcript.ConflictError], and importing the same file
 // again stores nothing again. An import cut short (a crash, a deadline) leaves the file's
 // first lines, never part of a line; running it again completes it.
 func (s *Store) Import(ctx context.Context, session string, r io.Reader) (int, error) {

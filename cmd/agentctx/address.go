@@ -12,8 +12,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/postgres"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // address is where a session is: a JSONL file, or a session in a PostgreSQL database,
@@ -140,7 +140,7 @@ func (a address) create(ctx context.Context, data []byte, resume bool) (int, err
 	}
 	defer st.Close()
 	if !resume {
-		if _, err := st.Load(ctx, a.session, agentctx.ReadOptions{}); !errors.Is(err, fs.ErrNotExist) {
+		if _, err := st.Load(ctx, a.session, transcript.ReadOptions{}); !errors.Is(err, fs.ErrNotExist) {
 			if err == nil {
 				return 0, fmt.Errorf("%s already holds another session: nothing written", a.shown)
 			}
@@ -150,7 +150,7 @@ func (a address) create(ctx context.Context, data []byte, resume bool) (int, err
 	// Import is positioned and idempotent: it completes an import cut short (the session holds
 	// a prefix of data) and refuses a session holding other lines with a conflict.
 	n, err := st.Import(ctx, a.session, bytes.NewReader(data))
-	if errors.Is(err, agentctx.ErrConflict) {
+	if errors.Is(err, transcript.ErrConflict) {
 		return 0, fmt.Errorf("%s already holds another session: nothing imported", a.shown)
 	}
 	if err != nil {
@@ -162,11 +162,11 @@ func (a address) create(ctx context.Context, data []byte, resume bool) (int, err
 // appendAfter appends records to the session: to a file as one batch, to a database after
 // line end, the end of the transcript the command read (another writer's lines since are a
 // conflict).
-func (a address) appendAfter(ctx context.Context, end int, records []agentctx.Record) error {
+func (a address) appendAfter(ctx context.Context, end int, records []transcript.Record) error {
 	if a.url == "" {
 		// After the line read, as for a database: a writer that appended since (the agent
 		// still running) is a conflict, not a fork.
-		ap, err := agentctx.OpenAppender(a.file, agentctx.AppendOptions{Sync: true})
+		ap, err := transcript.OpenAppender(a.file, transcript.AppendOptions{Sync: true})
 		if err != nil {
 			return err
 		}

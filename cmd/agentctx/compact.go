@@ -8,6 +8,7 @@ import (
 	"io"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // compact compacts a session now with the summarizer --summarizer names (the extractive one by
@@ -27,7 +28,7 @@ func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer s.close()
-	if s.tr.Format == agentctx.FormatCodex {
+	if s.tr.Format == transcript.FormatCodex {
 		return fmt.Errorf("%s is an OpenAI Codex rollout: compact appends records, and the library never writes to a rollout (inspect and request read it)", s.addr)
 	}
 	res, err := s.pipeline.Compact(ctx, s.input, agentctx.CompactOptions{Instructions: *instructions})
@@ -67,7 +68,7 @@ func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // appendTo appends records to the session (a file, or a database after the line the command
 // read last), or to a new copy of it at out (a file that must not exist, or a database
 // session that has no line yet).
-func (s *session) appendTo(ctx context.Context, out string, records []agentctx.Record) error {
+func (s *session) appendTo(ctx context.Context, out string, records []transcript.Record) error {
 	if out == "" {
 		return s.addr.appendAfter(ctx, s.tr.End, records)
 	}

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // inspection is what inspect shows; --json prints it as is.
@@ -55,12 +56,12 @@ type pressureInfo struct {
 	Anchor     int    `json:"anchor"`
 	AnchorUUID string `json:"anchorUuid,omitempty"`
 	// AnchorUsage is the usage the anchor record reports, when its parts add up to Anchor.
-	AnchorUsage *agentctx.Usage `json:"anchorUsage,omitempty"`
-	Added       int             `json:"added"`
-	Freed       int             `json:"freed"`
-	Ratio       float64         `json:"ratio"`
-	RatioSource string          `json:"ratioSource"`
-	Why         string          `json:"why"`
+	AnchorUsage *transcript.Usage `json:"anchorUsage,omitempty"`
+	Added       int               `json:"added"`
+	Freed       int               `json:"freed"`
+	Ratio       float64           `json:"ratio"`
+	RatioSource string            `json:"ratioSource"`
+	Why         string            `json:"why"`
 	// Differ says, in two sentences, why the anchored and counted figures differ.
 	Differ []string `json:"countedVsAnchored"`
 }
@@ -86,9 +87,9 @@ type chainInfo struct {
 	Unanswered []string       `json:"unansweredToolUses,omitempty"`
 	// Breaks are the broken parentUuid links the chain met, Replays the records it left out
 	// as repeats; Notes describe each on one line.
-	Breaks  []agentctx.ChainProblem `json:"breaks,omitempty"`
-	Replays []agentctx.Replay       `json:"replays,omitempty"`
-	Notes   []string                `json:"notes,omitempty"`
+	Breaks  []transcript.ChainProblem `json:"breaks,omitempty"`
+	Replays []transcript.Replay       `json:"replays,omitempty"`
+	Notes   []string                  `json:"notes,omitempty"`
 }
 
 type boundaryInfo struct {
@@ -105,7 +106,7 @@ type boundaryInfo struct {
 	FallbackReason string `json:"fallbackReason,omitempty"`
 }
 
-func boundaryOf(b *agentctx.Record) *boundaryInfo {
+func boundaryOf(b *transcript.Record) *boundaryInfo {
 	if b == nil {
 		return nil
 	}
@@ -201,7 +202,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	for _, r := range tr.Records {
 		in.RecordsByType[recordKind(&r)]++
 	}
-	if tr.Format != "" && tr.Format != agentctx.FormatClaudeCode {
+	if tr.Format != "" && tr.Format != transcript.FormatClaudeCode {
 		in.Format = string(tr.Format)
 	}
 	for _, u := range tr.Unmapped {
@@ -216,7 +217,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	if tr.Torn != nil {
 		in.Torn = tr.Torn.Error()
 	}
-	chain, err := agentctx.BuildChain(tr.Records, agentctx.ChainOptions{})
+	chain, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{})
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +291,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 
 // anchorUsage returns the usage of the pressure figure's anchor record, when its parts add up
 // to the anchor; nil otherwise.
-func (s *session) anchorUsage(pr agentctx.Pressure) *agentctx.Usage {
+func (s *session) anchorUsage(pr agentctx.Pressure) *transcript.Usage {
 	if pr.AnchorUUID == "" {
 		return nil
 	}
@@ -334,7 +335,7 @@ func differ(rep agentctx.Report, pr pressureInfo) []string {
 			"the session file does not hold) enters the figure once a response reports usage.")
 }
 
-func recordKind(r *agentctx.Record) string {
+func recordKind(r *transcript.Record) string {
 	if r.Subtype != "" {
 		return string(r.Type) + "/" + string(r.Subtype)
 	}
@@ -342,16 +343,16 @@ func recordKind(r *agentctx.Record) string {
 }
 
 // describe names what a record holds: its block kinds, and the tool for tool blocks.
-func describe(r *agentctx.Record) string {
+func describe(r *transcript.Record) string {
 	if r.Message == nil {
 		return recordKind(r)
 	}
 	var parts []string
 	for _, b := range r.Message.Content {
 		switch b := b.(type) {
-		case *agentctx.ToolUse:
+		case *transcript.ToolUse:
 			parts = append(parts, "tool_use "+b.Name)
-		case *agentctx.ToolResult:
+		case *transcript.ToolResult:
 			parts = append(parts, "tool_result "+b.ToolUseID)
 		default:
 			parts = append(parts, string(b.Kind()))

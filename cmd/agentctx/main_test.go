@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -240,7 +241,7 @@ func TestDamagedSession(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(js), &got))
 	require.Len(t, got.Chain.Breaks, 1)
 	b := got.Chain.Breaks[0]
-	assert.Equal(t, agentctx.ChainUnreadable, b.Kind)
+	assert.Equal(t, transcript.ChainUnreadable, b.Kind)
 	assert.Equal(t, broken, b.Line)
 	assert.Positive(t, b.Cut)
 	assert.NotEmpty(t, b.Bridge)
@@ -572,12 +573,12 @@ func TestAppendAfterFile(t *testing.T) {
 	f := filepath.Join(t.TempDir(), "s.jsonl")
 	require.NoError(t, os.WriteFile(f, []byte(`{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}`+"\n"+
 		`{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"ok"}]}}`+"\n"), 0o644))
-	rec := agentctx.Record{Type: agentctx.TypeSystem, UUID: "s1", ParentUUID: "a1", Content: json.RawMessage(`"note"`)}
+	rec := transcript.Record{Type: transcript.TypeSystem, UUID: "s1", ParentUUID: "a1", Content: json.RawMessage(`"note"`)}
 	addr := address{file: f, shown: f}
-	err := addr.appendAfter(t.Context(), 1, []agentctx.Record{rec})
-	require.ErrorIs(t, err, agentctx.ErrConflict, "a line was appended after the one read")
-	require.NoError(t, addr.appendAfter(t.Context(), 2, []agentctx.Record{rec}))
-	tr, err := agentctx.ReadFile(f, agentctx.ReadOptions{})
+	err := addr.appendAfter(t.Context(), 1, []transcript.Record{rec})
+	require.ErrorIs(t, err, transcript.ErrConflict, "a line was appended after the one read")
+	require.NoError(t, addr.appendAfter(t.Context(), 2, []transcript.Record{rec}))
+	tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 	require.NoError(t, err)
 	require.Equal(t, 3, tr.End)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/postgres"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // options are the flags inspect and request share.
@@ -164,7 +165,7 @@ func isBool(f *flag.Flag) bool {
 type session struct {
 	addr     address
 	db       *postgres.Store // the session's database, or nil for a file
-	tr       *agentctx.Transcript
+	tr       *transcript.File
 	model    string
 	modelSrc string // "flag", "session" or "default"
 	pipeline *agentctx.Pipeline
@@ -218,7 +219,7 @@ func (s *session) configure(o options) (*session, error) {
 		s.model, s.modelSrc = defaultModel, "default"
 		for i := len(tr.Records) - 1; i >= 0; i-- {
 			r := &tr.Records[i]
-			if r.Type == agentctx.TypeAssistant && r.Message != nil {
+			if r.Type == transcript.TypeAssistant && r.Message != nil {
 				if _, ok := models.Lookup(r.Message.Model); ok {
 					s.model, s.modelSrc = r.Message.Model, "session"
 					break
@@ -279,7 +280,7 @@ func (s *session) release() {
 	s.tr, s.input, s.pipeline, s.counter = nil, agentctx.Input{}, nil, nil
 }
 
-func sessionID(tr *agentctx.Transcript, path string) string {
+func sessionID(tr *transcript.File, path string) string {
 	for _, r := range tr.Records {
 		if r.SessionID != "" {
 			return filepath.Base(r.SessionID)
@@ -290,7 +291,7 @@ func sessionID(tr *agentctx.Transcript, path string) string {
 
 // readAddress reads the session addr names: a file, or a session in a PostgreSQL database,
 // whose open Store it returns too (the caller closes it); db is nil for a file.
-func readAddress(ctx context.Context, addr address) (tr *agentctx.Transcript, db *postgres.Store, err error) {
+func readAddress(ctx context.Context, addr address) (tr *transcript.File, db *postgres.Store, err error) {
 	if addr.url == "" {
 		tr, err = readSession(addr.file)
 		return tr, nil, err
@@ -298,7 +299,7 @@ func readAddress(ctx context.Context, addr address) (tr *agentctx.Transcript, db
 	if db, err = addr.open(ctx, false); err != nil {
 		return nil, nil, err
 	}
-	if tr, err = db.Load(ctx, addr.session, agentctx.ReadOptions{}); err != nil {
+	if tr, err = db.Load(ctx, addr.session, transcript.ReadOptions{}); err != nil {
 		return nil, db, addr.dbError(err)
 	}
 	return tr, db, nil
@@ -307,7 +308,7 @@ func readAddress(ctx context.Context, addr address) (tr *agentctx.Transcript, db
 // readSession reads the session file at path. A file that cannot be opened, a directory, a
 // device, a file over maxSessionBytes and a JSON array (a common mistake: one record per line
 // is expected) get their own errors, which name path.
-func readSession(path string) (*agentctx.Transcript, error) {
+func readSession(path string) (*transcript.File, error) {
 	f, fi, err := openFile(path)
 	if err != nil {
 		return nil, err
@@ -321,7 +322,7 @@ func readSession(path string) (*agentctx.Transcript, error) {
 	if startsJSONArray(r) {
 		return nil, fmt.Errorf("%s is a JSON array, not JSONL: one record per line expected", path)
 	}
-	tr, err := agentctx.ReadTranscript(r, path, agentctx.ReadOptions{})
+	tr, err := transcript.Read(r, path, transcript.ReadOptions{})
 	if lr.N == 0 {
 		return nil, fmt.Errorf("cannot read %s: larger than %d MiB", path, maxSessionBytes>>20)
 	}

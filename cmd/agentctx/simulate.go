@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
@@ -130,11 +131,11 @@ func progress(w io.Writer, max int) *progressbar.ProgressBar {
 }
 
 // sessionModel returns the session's last model that the model table knows, or the default.
-func sessionModel(tr *agentctx.Transcript) (string, bool) {
+func sessionModel(tr *transcript.File) (string, bool) {
 	models := agentctx.DefaultModels()
 	for i := len(tr.Records) - 1; i >= 0; i-- {
 		r := &tr.Records[i]
-		if r.Type == agentctx.TypeAssistant && r.Message != nil {
+		if r.Type == transcript.TypeAssistant && r.Message != nil {
 			if _, ok := models.Lookup(r.Message.Model); ok {
 				return r.Message.Model, true
 			}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
 )
@@ -47,7 +48,7 @@ func main() {
 // maxRounds bounds the model's tool-call rounds in one turn.
 const maxRounds = 8
 
-var system = []*agentctx.Text{{Text: "You are a helpful agent with a tool that lists directories. Be brief."}}
+var system = []*transcript.Text{{Text: "You are a helpful agent with a tool that lists directories. Be brief."}}
 
 var tools = []agentctx.Tool{{Name: "list_directory", Definition: json.RawMessage(`{"name":"list_directory",` +
 	`"description":"List the names of the entries of a directory.",` +
@@ -69,12 +70,12 @@ func run(ctx context.Context, c *anthropic.Client, p *agentctx.Pipeline, prompt 
 		if err != nil {
 			return err
 		}
-		var results []*agentctx.ToolResult
+		var results []*transcript.ToolResult
 		for _, b := range rec.Message.Content {
 			switch b := b.(type) {
-			case *agentctx.Text:
+			case *transcript.Text:
 				fmt.Fprintln(w, b.Text)
-			case *agentctx.ToolUse:
+			case *transcript.ToolUse:
 				fmt.Fprintf(w, "[%s %s]\n", b.Name, b.Input)
 				results = append(results, call(b))
 			}
@@ -91,7 +92,7 @@ func run(ctx context.Context, c *anthropic.Client, p *agentctx.Pipeline, prompt 
 
 // send sends the turn's request and, while the provider refuses it or cuts the answer at
 // max_tokens, climbs agentctx's recovery ladder: every rung is bounded, so the loop ends.
-func send(ctx context.Context, c *anthropic.Client, sess *agentctx.Session, p *agentctx.Pipeline, res agentctx.Result, w io.Writer) (agentctx.Record, error) {
+func send(ctx context.Context, c *anthropic.Client, sess *agentctx.Session, p *agentctx.Pipeline, res agentctx.Result, w io.Writer) (transcript.Record, error) {
 	for {
 		rec, err := c.Turn(ctx, sess, res.Request, anthropic.Options{})
 		if err == nil && !rec.Message.Truncated() {
@@ -99,7 +100,7 @@ func send(ctx context.Context, c *anthropic.Client, sess *agentctx.Session, p *a
 		}
 		if err == nil {
 			for _, b := range rec.Message.Content {
-				if t, ok := b.(*agentctx.Text); ok {
+				if t, ok := b.(*transcript.Text); ok {
 					fmt.Fprint(w, t.Text)
 				}
 			}
@@ -109,29 +110,29 @@ func send(ctx context.Context, c *anthropic.Client, sess *agentctx.Session, p *a
 		// is. The other classes (prompt too long, media rejected, a cut answer) get the next
 		// request, or a terminal error.
 		if res, err = sess.Recover(ctx, p, agentctx.Input{System: system, Tools: tools}, err); err != nil {
-			return agentctx.Record{}, fmt.Errorf("turn failed (%s): %w", agentctx.ClassOf(err), err)
+			return transcript.Record{}, fmt.Errorf("turn failed (%s): %w", agentctx.ClassOf(err), err)
 		}
 	}
 }
 
 // call runs a tool call and returns its result.
-func call(tu *agentctx.ToolUse) *agentctx.ToolResult {
+func call(tu *transcript.ToolUse) *transcript.ToolResult {
 	if tu.Name != "list_directory" {
-		return agentctx.ErrorResult(tu.ID, "unknown tool "+tu.Name)
+		return transcript.ErrorResult(tu.ID, "unknown tool "+tu.Name)
 	}
 	var in struct {
 		Path string `json:"path"`
 	}
 	if err := json.Unmarshal(tu.Input, &in); err != nil || in.Path == "" {
-		return agentctx.ErrorResult(tu.ID, "the input needs a path")
+		return transcript.ErrorResult(tu.ID, "the input needs a path")
 	}
 	entries, err := os.ReadDir(in.Path)
 	if err != nil {
-		return agentctx.ErrorResult(tu.ID, err.Error())
+		return transcript.ErrorResult(tu.ID, err.Error())
 	}
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	return agentctx.TextResult(tu.ID, strings.Join(names, "\n"))
+	return transcript.TextResult(tu.ID, strings.Join(names, "\n"))
 }

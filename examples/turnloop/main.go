@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 func main() {
@@ -57,13 +58,13 @@ func run(src, dir string, w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	app, err := agentctx.OpenAppender(path, agentctx.AppendOptions{Sync: true})
+	app, err := transcript.OpenAppender(path, transcript.AppendOptions{Sync: true})
 	if err != nil {
 		return err
 	}
 	defer app.Close()
 
-	tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{})
+	tr, err := transcript.ReadFile(path, transcript.ReadOptions{})
 	if err != nil {
 		return err
 	}

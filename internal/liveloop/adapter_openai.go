@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 )
@@ -27,13 +28,13 @@ type openaiAdapter struct {
 	opts openai.Options
 }
 
-func (a openaiAdapter) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request) (agentctx.Record, error) {
+func (a openaiAdapter) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request) (transcript.Record, error) {
 	return a.c.Turn(ctx, sess, req, a.opts)
 }
 
 // Truncated also takes Chat Completions' own finish reason, "length", in case the adapter
 // keeps it as the stop reason instead of mapping it onto "max_tokens".
-func (a openaiAdapter) Truncated(m *agentctx.Message) bool {
+func (a openaiAdapter) Truncated(m *transcript.Message) bool {
 	return m.Truncated() || m.StopReason == "length"
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/providertest"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // anthropicServer is an http.Handler speaking the Anthropic Messages API (POST /v1/messages,
@@ -168,7 +169,7 @@ func isSummary(req *agentctx.Request) bool {
 	}
 	last := req.Messages[len(req.Messages)-1]
 	for _, b := range last.Content {
-		if t, ok := b.(*agentctx.Text); ok && last.Role == agentctx.RoleUser && strings.Contains(t.Text, "<summary>") {
+		if t, ok := b.(*transcript.Text); ok && last.Role == transcript.RoleUser && strings.Contains(t.Text, "<summary>") {
 			return true
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Quantiles are the cumulative probabilities a [Dist] gives sizes at.
@@ -61,7 +61,7 @@ func (d Dist) Sample(r *rand.Rand) int {
 }
 
 // MeasureCorpus reads every Claude Code session (*.jsonl) under dir with
-// [agentctx.ReadFile] and returns the size distribution of the tool results of each tool of
+// [transcript.ReadFile] and returns the size distribution of the tool results of each tool of
 // [MeasuredTools]: tool names come from the tool_use blocks of the assistant records, sizes
 // from the tool_result blocks of the user records (the bytes of their text blocks). The
 // [ImageTool] entry measures every PNG image block of the sessions, in a tool result or
@@ -85,7 +85,7 @@ func MeasureCorpus(dir string) ([]Dist, error) {
 	slices.Sort(files)
 	sizes := map[string][]int{}
 	for _, f := range files {
-		tr, err := agentctx.ReadFile(f, agentctx.ReadOptions{})
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -103,14 +103,14 @@ func MeasureCorpus(dir string) ([]Dist, error) {
 }
 
 // measureSession adds the result sizes of one session's records to sizes, by tool.
-func measureSession(records []agentctx.Record, sizes map[string][]int) {
+func measureSession(records []transcript.Record, sizes map[string][]int) {
 	names := map[string]string{}
 	for _, r := range records {
-		if r.Type != agentctx.TypeAssistant || r.Message == nil {
+		if r.Type != transcript.TypeAssistant || r.Message == nil {
 			continue
 		}
 		for _, b := range r.Message.Content {
-			if tu, ok := b.(*agentctx.ToolUse); ok {
+			if tu, ok := b.(*transcript.ToolUse); ok {
 				name := tu.Name
 				if a, ok := toolAliases[name]; ok {
 					name = a
@@ -120,20 +120,20 @@ func measureSession(records []agentctx.Record, sizes map[string][]int) {
 		}
 	}
 	for _, r := range records {
-		if r.Type != agentctx.TypeUser || r.Message == nil {
+		if r.Type != transcript.TypeUser || r.Message == nil {
 			continue
 		}
 		for _, b := range r.Message.Content {
 			switch b := b.(type) {
-			case *agentctx.Image:
+			case *transcript.Image:
 				addImage(b, sizes)
-			case *agentctx.ToolResult:
+			case *transcript.ToolResult:
 				n := 0
 				for _, cb := range b.Content {
 					switch cb := cb.(type) {
-					case *agentctx.Text:
+					case *transcript.Text:
 						n += len(cb.Text)
-					case *agentctx.Image:
+					case *transcript.Image:
 						addImage(cb, sizes)
 					}
 				}
@@ -145,7 +145,7 @@ func measureSession(records []agentctx.Record, sizes map[string][]int) {
 	}
 }
 
-func addImage(img *agentctx.Image, sizes map[string][]int) {
+func addImage(img *transcript.Image, sizes map[string][]int) {
 	if img.Source.Type == "base64" && img.Source.MediaType == "image/png" {
 		sizes[ImageTool] = append(sizes[ImageTool], len(img.Source.Data))
 	}

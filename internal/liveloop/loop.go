@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/google/uuid"
 )
 
@@ -61,7 +62,7 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 	opts := agentctx.SessionOptions{Cwd: ws.dir, Now: clk.Now, NewUUID: uuids(sc.Seed)}
 	if sc.Persist {
 		cfg.Budget.Store = agentctx.FileStore{Root: filepath.Join(dir, "results")}
-		app, err := agentctx.OpenAppender(filepath.Join(dir, "session.jsonl"), agentctx.AppendOptions{})
+		app, err := transcript.OpenAppender(filepath.Join(dir, "session.jsonl"), transcript.AppendOptions{})
 		if err != nil {
 			return nil, err
 		}
@@ -162,9 +163,9 @@ func (l *loop) run(ctx context.Context) {
 		}
 		l.m.Turns++
 		l.sample()
-		var calls []*agentctx.ToolUse
+		var calls []*transcript.ToolUse
 		for _, b := range rec.Message.Content {
-			if tu, ok := b.(*agentctx.ToolUse); ok {
+			if tu, ok := b.(*transcript.ToolUse); ok {
 				calls = append(calls, tu)
 			}
 		}
@@ -172,7 +173,7 @@ func (l *loop) run(ctx context.Context) {
 		if needPrompt {
 			continue
 		}
-		results := make([]*agentctx.ToolResult, len(calls))
+		results := make([]*transcript.ToolResult, len(calls))
 		for i, tu := range calls {
 			results[i] = l.ws.run(tu)
 			l.m.Calls[tu.Name]++
@@ -193,7 +194,7 @@ func (l *loop) run(ctx context.Context) {
 // goes to Session.Recover, which answers with the next request or returns the error the run
 // ends on (a retryable error comes back as it is: the SDK's retries are off, and the fake
 // provider never answers one).
-func (l *loop) send(ctx context.Context, res agentctx.Result) (agentctx.Record, error) {
+func (l *loop) send(ctx context.Context, res agentctx.Result) (transcript.Record, error) {
 	for {
 		l.check(&res)
 		l.m.Requests++
@@ -215,9 +216,9 @@ func (l *loop) send(ctx context.Context, res agentctx.Result) (agentctx.Record, 
 		l.trace("recover", &next.Report, rerr)
 		if rerr != nil {
 			if rerr == err {
-				return agentctx.Record{}, fmt.Errorf("the provider answered %s: %w", agentctx.ClassOf(err), err)
+				return transcript.Record{}, fmt.Errorf("the provider answered %s: %w", agentctx.ClassOf(err), err)
 			}
-			return agentctx.Record{}, fmt.Errorf("recover from %q: %w", err.Error(), rerr)
+			return transcript.Record{}, fmt.Errorf("recover from %q: %w", err.Error(), rerr)
 		}
 		if truncated {
 			l.m.TruncationsRecovered++
@@ -299,10 +300,10 @@ func (l *loop) sample() {
 }
 
 // resultBytes returns the bytes of a tool result's text.
-func resultBytes(r *agentctx.ToolResult) int {
+func resultBytes(r *transcript.ToolResult) int {
 	n := 0
 	for _, b := range r.Content {
-		if t, ok := b.(*agentctx.Text); ok {
+		if t, ok := b.(*transcript.Text); ok {
 			n += len(t.Text)
 		}
 	}
@@ -330,7 +331,7 @@ func (l *loop) trace(call string, rep *agentctx.Report, err error) {
 }
 
 // traceAnswer writes a line for the provider's answer to the scenario's Trace.
-func (l *loop) traceAnswer(rec agentctx.Record, err error) {
+func (l *loop) traceAnswer(rec transcript.Record, err error) {
 	if l.sc.Trace == nil {
 		return
 	}
@@ -341,13 +342,13 @@ func (l *loop) traceAnswer(rec agentctx.Record, err error) {
 	m := rec.Message
 	calls := []string{}
 	for _, b := range m.Content {
-		if tu, ok := b.(*agentctx.ToolUse); ok {
+		if tu, ok := b.(*transcript.ToolUse); ok {
 			calls = append(calls, tu.Name)
 		}
 	}
 	u := m.Usage
 	if u == nil {
-		u = &agentctx.Usage{}
+		u = &transcript.Usage{}
 	}
 	fmt.Fprintf(l.sc.Trace, "turn %d send: %s, calls %v; usage input %d cache read %d cache write %d output %d\n",
 		l.m.Turns+1, m.StopReason, calls, u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens, u.OutputTokens)

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // openaiServer is an http.Handler speaking OpenAI's Chat Completions as vLLM serves it
@@ -190,7 +191,7 @@ func (s *openaiServer) measure(raw json.RawMessage) (chatEntry, error) {
 			if !ok {
 				return e, errors.New("content: an image_url that is no base64 data URL")
 			}
-			e.tokens += c.Block(&agentctx.Image{Source: src})
+			e.tokens += c.Block(&transcript.Image{Source: src})
 		default:
 			return e, fmt.Errorf("content: unsupported part type %q", pt.Type)
 		}
@@ -217,13 +218,13 @@ func chatContent(raw json.RawMessage) (string, []chatPart, error) {
 }
 
 // dataURL decodes a data:MEDIA;base64,DATA URL into a media source.
-func dataURL(u string) (agentctx.MediaSource, bool) {
+func dataURL(u string) (transcript.MediaSource, bool) {
 	rest, ok := strings.CutPrefix(u, "data:")
 	if !ok {
-		return agentctx.MediaSource{}, false
+		return transcript.MediaSource{}, false
 	}
 	media, data, ok := strings.Cut(rest, ";base64,")
-	return agentctx.MediaSource{Type: "base64", MediaType: media, Data: data}, ok
+	return transcript.MediaSource{Type: "base64", MediaType: media, Data: data}, ok
 }
 
 // asksSummary reports whether the last message is a user message asking for a <summary>.

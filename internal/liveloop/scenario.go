@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // The summarizers a scenario can compact with.
@@ -49,7 +49,7 @@ type Scenario struct {
 	// prompt-too-long refusal of a prompt that fits and one answer cut at max_tokens per
 	// period (a shorter run gets one of each). Zero: 300; negative: none.
 	EventEvery int
-	// Persist writes the session to a JSONL file through an [agentctx.Appender] and the
+	// Persist writes the session to a JSONL file through an [transcript.Appender] and the
 	// replaced tool results to an [agentctx.FileStore], both in a temporary directory,
 	// instead of keeping them in memory ([agentctx.MapStore]).
 	Persist bool
@@ -131,6 +131,6 @@ func Newcomer(turns int) Scenario {
 }
 
 // system is the system prompt of every run, in the harness's own words.
-var system = []*agentctx.Text{{Text: "You are a coding agent working in a Go repository on the user's behalf. " +
+var system = []*transcript.Text{{Text: "You are a coding agent working in a Go repository on the user's behalf. " +
 	"Use the tools to read, search, change and test the code; keep changes small and explain what you did. " +
 	"When a task is done, say so briefly and wait for the next one."}}

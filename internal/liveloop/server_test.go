@@ -11,6 +11,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/transcript"
 	oai "github.com/openai/openai-go/v3"
 	oaiopt "github.com/openai/openai-go/v3/option"
 	"github.com/stretchr/testify/assert"
@@ -42,8 +43,8 @@ func newFake(t *testing.T, adapter string, window int) *fake {
 // user message of about size bytes.
 func (f *fake) request(size, maxTokens int) agentctx.Request {
 	return agentctx.Request{Model: Model, MaxTokens: maxTokens, System: system, Tools: f.ws.definitions(),
-		Messages: []agentctx.RequestMessage{{Role: agentctx.RoleUser, Content: []agentctx.Block{
-			&agentctx.Text{Text: "Look at this log.\n" + logText(f.ws.callRand("prompt"), size), CacheControl: &agentctx.CacheControl{Type: "ephemeral"}}}}}}
+		Messages: []agentctx.RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{
+			&transcript.Text{Text: "Look at this log.\n" + logText(f.ws.callRand("prompt"), size), CacheControl: &transcript.CacheControl{Type: "ephemeral"}}}}}}
 }
 
 func (f *fake) anthropic() *anthropic.Client {
@@ -125,7 +126,7 @@ func TestAnthropicServerRefusals(t *testing.T) {
 
 	// A body that breaks the contract: a tool result that answers no call.
 	bad := f.request(100, 1024)
-	bad.Messages[0].Content = append(bad.Messages[0].Content, agentctx.TextResult("toolu_none", "output"))
+	bad.Messages[0].Content = append(bad.Messages[0].Content, transcript.TextResult("toolu_none", "output"))
 	_, err = c.Send(t.Context(), bad, anthropic.Options{})
 	require.Error(t, err)
 	assert.Equal(t, agentctx.ClassInvalidRequest, agentctx.ClassOf(err), "%v", err)

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // BigOutput is the size, in bytes, of the occasional huge tool output (a whole log, a file
@@ -244,71 +245,71 @@ func (ws *workspace) size(r *rand.Rand, tool string, big bool) int {
 }
 
 // run runs a tool call and returns its result.
-func (ws *workspace) run(tu *agentctx.ToolUse) *agentctx.ToolResult {
+func (ws *workspace) run(tu *transcript.ToolUse) *transcript.ToolResult {
 	r := ws.callRand(tu.ID)
 	var in map[string]string
 	if err := json.Unmarshal(tu.Input, &in); err != nil {
-		return agentctx.ErrorResult(tu.ID, "The tool input is not a JSON object of strings: "+err.Error())
+		return transcript.ErrorResult(tu.ID, "The tool input is not a JSON object of strings: "+err.Error())
 	}
 	path, ok := ws.abs(in["file_path"])
 	switch tu.Name {
 	case "Read", "Edit", "Write":
 		if !ok {
-			return agentctx.ErrorResult(tu.ID, "The path "+in["file_path"]+" is not inside the workspace.")
+			return transcript.ErrorResult(tu.ID, "The path "+in["file_path"]+" is not inside the workspace.")
 		}
 	}
 	switch tu.Name {
 	case "Read":
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return agentctx.ErrorResult(tu.ID, "Cannot read "+in["file_path"]+": "+failure(err))
+			return transcript.ErrorResult(tu.ID, "Cannot read "+in["file_path"]+": "+failure(err))
 		}
 		ws.touch(in["file_path"])
-		return agentctx.TextResult(tu.ID, numbered(string(b)))
+		return transcript.TextResult(tu.ID, numbered(string(b)))
 	case "Bash":
-		return agentctx.TextResult(tu.ID, logText(r, ws.size(r, "Bash", true)))
+		return transcript.TextResult(tu.ID, logText(r, ws.size(r, "Bash", true)))
 	case "Grep":
-		return agentctx.TextResult(tu.ID, grepText(r, ws.size(r, "Grep", true)))
+		return transcript.TextResult(tu.ID, grepText(r, ws.size(r, "Grep", true)))
 	case "Edit":
 		b, err := os.ReadFile(path)
 		if err != nil {
-			return agentctx.ErrorResult(tu.ID, "Cannot edit "+in["file_path"]+": "+failure(err))
+			return transcript.ErrorResult(tu.ID, "Cannot edit "+in["file_path"]+": "+failure(err))
 		}
 		text := strings.Replace(string(b), in["old_string"], in["new_string"], 1)
 		if text == string(b) {
 			text += in["new_string"] + "\n"
 		}
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			return agentctx.ErrorResult(tu.ID, "Cannot edit "+in["file_path"]+": "+failure(err))
+			return transcript.ErrorResult(tu.ID, "Cannot edit "+in["file_path"]+": "+failure(err))
 		}
 		ws.touch(in["file_path"])
 		head := "The file " + in["file_path"] + " was changed. The edited region now reads:\n"
-		return agentctx.TextResult(tu.ID, head+numbered(codeText(r, max(0, ws.size(r, "Edit", false)-len(head)))))
+		return transcript.TextResult(tu.ID, head+numbered(codeText(r, max(0, ws.size(r, "Edit", false)-len(head)))))
 	case "Write":
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return agentctx.ErrorResult(tu.ID, "Cannot write "+in["file_path"]+": "+failure(err))
+			return transcript.ErrorResult(tu.ID, "Cannot write "+in["file_path"]+": "+failure(err))
 		}
 		if err := os.WriteFile(path, []byte(in["content"]), 0o644); err != nil {
-			return agentctx.ErrorResult(tu.ID, "Cannot write "+in["file_path"]+": "+failure(err))
+			return transcript.ErrorResult(tu.ID, "Cannot write "+in["file_path"]+": "+failure(err))
 		}
 		ws.touch(in["file_path"])
 		head := fmt.Sprintf("Wrote %d bytes to %s.\n", len(in["content"]), in["file_path"])
 		n := ws.size(r, "Write", false)
 		if n <= len(head) {
-			return agentctx.TextResult(tu.ID, head)
+			return transcript.TextResult(tu.ID, head)
 		}
-		return agentctx.TextResult(tu.ID, head+numbered(codeText(r, n-len(head))))
+		return transcript.TextResult(tu.ID, head+numbered(codeText(r, n-len(head))))
 	case "WebFetch":
-		return agentctx.TextResult(tu.ID, proseText(r, ws.size(r, "WebFetch", false)))
+		return transcript.TextResult(tu.ID, proseText(r, ws.size(r, "WebFetch", false)))
 	case "Task":
-		return agentctx.TextResult(tu.ID, "The helper agent reports:\n\n"+proseText(r, ws.size(r, "Task", false)))
+		return transcript.TextResult(tu.ID, "The helper agent reports:\n\n"+proseText(r, ws.size(r, "Task", false)))
 	case "Glob":
-		return agentctx.TextResult(tu.ID, pathText(r, ws.size(r, "Glob", false)))
+		return transcript.TextResult(tu.ID, pathText(r, ws.size(r, "Glob", false)))
 	case ImageTool:
-		img := &agentctx.Image{Source: agentctx.MediaSource{Type: "base64", MediaType: "image/png", Data: screenshot(r, ws.size(r, ImageTool, false))}}
-		return &agentctx.ToolResult{ToolUseID: tu.ID, Content: []agentctx.Block{&agentctx.Text{Text: "Screenshot of " + in["page"] + ":"}, img}}
+		img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: screenshot(r, ws.size(r, ImageTool, false))}}
+		return &transcript.ToolResult{ToolUseID: tu.ID, Content: []transcript.Block{&transcript.Text{Text: "Screenshot of " + in["page"] + ":"}, img}}
 	}
-	return agentctx.ErrorResult(tu.ID, "There is no tool named "+tu.Name+".")
+	return transcript.ErrorResult(tu.ID, "There is no tool named "+tu.Name+".")
 }
 
 // lineOf returns a non-blank line of the file at rel, for an edit to replace; "" when it has

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,7 +22,7 @@ func TestWorkspaceHugeShare(t *testing.T) {
 		path := ws.pickFile(r, true)
 		in, err := json.Marshal(map[string]string{"file_path": path})
 		require.NoError(t, err)
-		res := ws.run(&agentctx.ToolUse{ID: "toolu_" + string(rune('a'+i%26)), Name: "Read", Input: in})
+		res := ws.run(&transcript.ToolUse{ID: "toolu_" + string(rune('a'+i%26)), Name: "Read", Input: in})
 		require.False(t, res.IsError, path)
 		if resultBytes(res) >= BigOutput {
 			huge++
@@ -37,7 +37,7 @@ func TestWorkspaceOutside(t *testing.T) {
 	require.NoError(t, err)
 	for _, p := range []string{"../secret", "/etc/passwd"} {
 		in, _ := json.Marshal(map[string]string{"file_path": p})
-		res := ws.run(&agentctx.ToolUse{ID: "toolu_x", Name: "Read", Input: in})
+		res := ws.run(&transcript.ToolUse{ID: "toolu_x", Name: "Read", Input: in})
 		assert.True(t, res.IsError, p)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Case is one request to convert and where it comes from.
@@ -60,8 +61,8 @@ func Goldens(t testing.TB, root string) []Case {
 }
 
 // DecodeRequest decodes a Messages API request body as [agentctx.Request.MarshalJSON] writes
-// it. Blocks decode with [agentctx.UnmarshalBlock], so they encode back to the same JSON;
-// a cache_edits block becomes an [*agentctx.CacheEdits].
+// it. Blocks decode with [transcript.UnmarshalBlock], so they encode back to the same JSON;
+// a cache_edits block becomes an [*transcript.CacheEdits].
 func DecodeRequest(body []byte) (agentctx.Request, error) {
 	var wire struct {
 		Model      string                  `json:"model"`
@@ -77,11 +78,11 @@ func DecodeRequest(body []byte) (agentctx.Request, error) {
 	}
 	req := agentctx.Request{Model: wire.Model, MaxTokens: wire.MaxTokens, ToolChoice: wire.ToolChoice, Thinking: wire.Thinking}
 	for i, raw := range wire.System {
-		b, err := agentctx.UnmarshalBlock(raw)
+		b, err := transcript.UnmarshalBlock(raw)
 		if err != nil {
 			return req, fmt.Errorf("system[%d]: %w", i, err)
 		}
-		t, ok := b.(*agentctx.Text)
+		t, ok := b.(*transcript.Text)
 		if !ok {
 			return req, fmt.Errorf("system[%d]: a %s block", i, b.Kind())
 		}
@@ -105,7 +106,7 @@ func DecodeRequest(body []byte) (agentctx.Request, error) {
 		}
 		var tool agentctx.Tool
 		if cc, ok := def["cache_control"]; ok {
-			tool.CacheControl = new(agentctx.CacheControl)
+			tool.CacheControl = new(transcript.CacheControl)
 			if err := json.Unmarshal(cc, tool.CacheControl); err != nil {
 				return req, fmt.Errorf("tools[%d].cache_control: %w", i, err)
 			}
@@ -124,22 +125,22 @@ func DecodeRequest(body []byte) (agentctx.Request, error) {
 }
 
 type wireMessage struct {
-	Role    agentctx.Role     `json:"role"`
+	Role    transcript.Role   `json:"role"`
 	Content []json.RawMessage `json:"content"`
 }
 
-func decodeBlock(raw json.RawMessage) (agentctx.Block, error) {
-	b, err := agentctx.UnmarshalBlock(raw)
-	if err != nil || b.Kind() != agentctx.KindCacheEdits {
+func decodeBlock(raw json.RawMessage) (transcript.Block, error) {
+	b, err := transcript.UnmarshalBlock(raw)
+	if err != nil || b.Kind() != transcript.KindCacheEdits {
 		return b, err
 	}
 	var ce struct {
-		Edits []agentctx.CacheEdit `json:"edits"`
+		Edits []transcript.CacheEdit `json:"edits"`
 	}
 	if err := json.Unmarshal(raw, &ce); err != nil {
 		return nil, err
 	}
-	return &agentctx.CacheEdits{Edits: ce.Edits}, nil
+	return &transcript.CacheEdits{Edits: ce.Edits}, nil
 }
 
 // CorpusDir returns the directory of the shared corpus's Claude Code sessions, which sits
@@ -196,7 +197,7 @@ func Corpus(t testing.TB, root string) []Case {
 			if fi, err := os.Stat(f); raceEnabled && err == nil && fi.Size() > 256<<10 {
 				continue
 			}
-			tr, err := agentctx.ReadFile(f, agentctx.ReadOptions{})
+			tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 			if err != nil {
 				t.Fatalf("%s: %v", f, err)
 			}

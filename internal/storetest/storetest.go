@@ -1,4 +1,4 @@
-// Package storetest checks an [agentctx.TranscriptStore] against the interface's contract:
+// Package storetest checks an [transcript.Store] against the interface's contract:
 // positioned appends, typed conflicts, idempotent retries, ordering under concurrent writers
 // and hostile session ids. The root package runs it on a DirStore, agentctx/postgres on a
 // PostgreSQL server.
@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Options sizes the checks. The zero value is a small run for a local store.
@@ -48,7 +48,7 @@ type Options struct {
 }
 
 // Run runs every check on the store.
-func Run(t *testing.T, store agentctx.TranscriptStore, o Options) {
+func Run(t *testing.T, store transcript.Store, o Options) {
 	t.Run("Positions", func(t *testing.T) { TestPositions(t, store) })
 	t.Run("Retry", func(t *testing.T) { TestRetry(t, store) })
 	t.Run("Hostile", func(t *testing.T) { TestHostile(t, store, o) })
@@ -62,13 +62,13 @@ func Session(t testing.TB, name string) string {
 }
 
 // Record returns a user record with the given uuid and prompt text.
-func Record(session, uuid, text string) agentctx.Record {
-	return agentctx.Record{Type: agentctx.TypeUser, UUID: uuid, SessionID: session, Timestamp: "2026-01-02T03:04:05.000Z",
-		Message: &agentctx.Message{Role: agentctx.RoleUser, StringContent: true, Content: []agentctx.Block{&agentctx.Text{Text: text}}}}
+func Record(session, uuid, text string) transcript.Record {
+	return transcript.Record{Type: transcript.TypeUser, UUID: uuid, SessionID: session, Timestamp: "2026-01-02T03:04:05.000Z",
+		Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: text}}}}
 }
 
 // uuids returns the uuids of a transcript's records in order.
-func uuids(tr *agentctx.Transcript) []string {
+func uuids(tr *transcript.File) []string {
 	out := make([]string, len(tr.Records))
 	for i, r := range tr.Records {
 		out[i] = r.UUID
@@ -79,34 +79,34 @@ func uuids(tr *agentctx.Transcript) []string {
 // TestPositions checks Load and positioned Append on one session: a missing session, the
 // first append, appends after the end, a stale position, a position past the end, a negative
 // one and an empty batch.
-func TestPositions(t *testing.T, store agentctx.TranscriptStore) {
+func TestPositions(t *testing.T, store transcript.Store) {
 	ctx := t.Context()
 	s := Session(t, "s")
-	_, err := store.Load(ctx, s, agentctx.ReadOptions{})
+	_, err := store.Load(ctx, s, transcript.ReadOptions{})
 	require.ErrorIs(t, err, os.ErrNotExist, "a session with no line")
 
 	r1, r2, r3 := Record(s, "u1", "one"), Record(s, "u2", "two"), Record(s, "u3", "three")
 	steps := []struct {
 		name    string
 		after   int
-		records []agentctx.Record
+		records []transcript.Record
 		end     int // want: 0 when a conflict is wanted
 		conEnd  int // the conflict's End
 	}{
-		{"first", 0, []agentctx.Record{r1}, 1, 0},
-		{"batch after the end", 1, []agentctx.Record{r2, r3}, 3, 0},
-		{"stale position", 1, []agentctx.Record{Record(s, "u4", "four")}, 0, 3},
-		{"past the end", 7, []agentctx.Record{Record(s, "u4", "four")}, 0, 3},
-		{"new session position on an old session", 0, []agentctx.Record{Record(s, "u4", "four")}, 0, 3},
+		{"first", 0, []transcript.Record{r1}, 1, 0},
+		{"batch after the end", 1, []transcript.Record{r2, r3}, 3, 0},
+		{"stale position", 1, []transcript.Record{Record(s, "u4", "four")}, 0, 3},
+		{"past the end", 7, []transcript.Record{Record(s, "u4", "four")}, 0, 3},
+		{"new session position on an old session", 0, []transcript.Record{Record(s, "u4", "four")}, 0, 3},
 		{"empty batch", 3, nil, 3, 0},
 	}
 	for _, st := range steps {
 		end, err := store.Append(ctx, s, st.after, st.records...)
 		if st.end == 0 {
-			ce, ok := errors.AsType[*agentctx.ConflictError](err)
+			ce, ok := errors.AsType[*transcript.ConflictError](err)
 			require.True(t, ok, "%s: want a *ConflictError, got %v", st.name, err)
-			assert.ErrorIs(t, err, agentctx.ErrConflict, st.name)
-			assert.Equal(t, agentctx.ConflictError{Session: s, After: st.after, End: st.conEnd}, *ce, st.name)
+			assert.ErrorIs(t, err, transcript.ErrConflict, st.name)
+			assert.Equal(t, transcript.ConflictError{Session: s, After: st.after, End: st.conEnd}, *ce, st.name)
 			continue
 		}
 		require.NoError(t, err, st.name)
@@ -115,12 +115,12 @@ func TestPositions(t *testing.T, store agentctx.TranscriptStore) {
 	_, err = store.Append(ctx, s, -1, Record(s, "u5", "five"))
 	assert.Error(t, err, "a negative position")
 
-	tr, err := store.Load(ctx, s, agentctx.ReadOptions{Strict: true})
+	tr, err := store.Load(ctx, s, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"u1", "u2", "u3"}, uuids(tr))
 	assert.Equal(t, []int{1, 2, 3}, tr.Lines)
 	assert.Equal(t, 3, tr.End)
-	for i, r := range []agentctx.Record{r1, r2, r3} {
+	for i, r := range []transcript.Record{r1, r2, r3} {
 		want, err := r.MarshalLine()
 		require.NoError(t, err)
 		got, err := tr.Records[i].MarshalLine()
@@ -132,35 +132,35 @@ func TestPositions(t *testing.T, store agentctx.TranscriptStore) {
 // TestRetry checks that a batch appended again after it was stored is stored once, whether
 // the retry names the position the first attempt named or a later one, and that a batch
 // matching only in part is a conflict.
-func TestRetry(t *testing.T, store agentctx.TranscriptStore) {
+func TestRetry(t *testing.T, store transcript.Store) {
 	ctx := t.Context()
 	s := Session(t, "s")
 	r1, r2, r3 := Record(s, "u1", "one"), Record(s, "u2", "two"), Record(s, "u3", "three")
 	cases := []struct {
 		name    string
 		after   int
-		records []agentctx.Record
+		records []transcript.Record
 		end     int // 0: a conflict
 	}{
-		{"first attempt", 0, []agentctx.Record{r1, r2}, 2},
-		{"retry at the same position", 0, []agentctx.Record{r1, r2}, 2},
-		{"retry of the batch's tail", 1, []agentctx.Record{r2}, 2},
-		{"retry of the batch's head", 0, []agentctx.Record{r1}, 1},
-		{"another writer's batch", 2, []agentctx.Record{r3}, 3},
-		{"retry after another writer appended", 0, []agentctx.Record{r1, r2}, 2},
-		{"same uuid, other bytes", 3, []agentctx.Record{Record(s, "u3", "three, edited")}, 4},
-		{"partly stored", 2, []agentctx.Record{r3, Record(s, "u9", "nine")}, 0},
+		{"first attempt", 0, []transcript.Record{r1, r2}, 2},
+		{"retry at the same position", 0, []transcript.Record{r1, r2}, 2},
+		{"retry of the batch's tail", 1, []transcript.Record{r2}, 2},
+		{"retry of the batch's head", 0, []transcript.Record{r1}, 1},
+		{"another writer's batch", 2, []transcript.Record{r3}, 3},
+		{"retry after another writer appended", 0, []transcript.Record{r1, r2}, 2},
+		{"same uuid, other bytes", 3, []transcript.Record{Record(s, "u3", "three, edited")}, 4},
+		{"partly stored", 2, []transcript.Record{r3, Record(s, "u9", "nine")}, 0},
 	}
 	for _, c := range cases {
 		end, err := store.Append(ctx, s, c.after, c.records...)
 		if c.end == 0 {
-			assert.ErrorIs(t, err, agentctx.ErrConflict, c.name)
+			assert.ErrorIs(t, err, transcript.ErrConflict, c.name)
 			continue
 		}
 		require.NoError(t, err, c.name)
 		assert.Equal(t, c.end, end, c.name)
 	}
-	tr, err := store.Load(ctx, s, agentctx.ReadOptions{Strict: true})
+	tr, err := store.Load(ctx, s, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"u1", "u2", "u3", "u3"}, uuids(tr))
 }
@@ -182,7 +182,7 @@ var hostileIDs = []string{
 // TestHostile checks that session ids and uuids built to inject SQL or escape a directory are
 // kept as data: each session holds exactly what was appended to it and nothing else. A huge
 // id either works the same or fails with an error naming the session id.
-func TestHostile(t *testing.T, store agentctx.TranscriptStore, o Options) {
+func TestHostile(t *testing.T, store transcript.Store, o Options) {
 	ctx := t.Context()
 	prefix := Session(t, "")
 	ids := append([]string{}, hostileIDs...)
@@ -196,10 +196,10 @@ func TestHostile(t *testing.T, store agentctx.TranscriptStore, o Options) {
 	}
 	for i, id := range ids {
 		s := prefix + id
-		tr, err := store.Load(ctx, s, agentctx.ReadOptions{Strict: true})
+		tr, err := store.Load(ctx, s, transcript.ReadOptions{Strict: true})
 		require.NoError(t, err, "session %q", s)
 		require.Equal(t, []string{id}, uuids(tr), "session %q", s)
-		text := tr.Records[0].Message.Content[0].(*agentctx.Text).Text
+		text := tr.Records[0].Message.Content[0].(*transcript.Text).Text
 		assert.Equal(t, fmt.Sprintf("hostile %d", i), text)
 	}
 	hugeUUID := strings.Repeat("u", 1<<20)
@@ -212,7 +212,7 @@ func TestHostile(t *testing.T, store agentctx.TranscriptStore, o Options) {
 		_, err = store.Append(ctx, huge, 0, Record(huge, hugeUUID, "huge"))
 	}
 	require.NoError(t, err)
-	tr, err := store.Load(ctx, huge, agentctx.ReadOptions{Strict: true})
+	tr, err := store.Load(ctx, huge, transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	assert.Equal(t, []string{hugeUUID}, uuids(tr))
 }
@@ -223,7 +223,7 @@ func TestHostile(t *testing.T, store agentctx.TranscriptStore, o Options) {
 // retries. Afterwards every acknowledged record is in its session exactly once, at the
 // position its append returned, each writer's records of a session are in the order it wrote
 // them, and the sessions hold nothing else.
-func TestConcurrent(t *testing.T, store agentctx.TranscriptStore, o Options) {
+func TestConcurrent(t *testing.T, store transcript.Store, o Options) {
 	writers, sessions, appends, timeout := o.Writers, o.Sessions, o.Appends, o.Timeout
 	if writers == 0 {
 		writers = 8
@@ -309,23 +309,23 @@ func TestConcurrent(t *testing.T, store agentctx.TranscriptStore, o Options) {
 						mu.Unlock()
 						break
 					}
-					if !errors.Is(err, agentctx.ErrConflict) {
+					if !errors.Is(err, transcript.ErrConflict) {
 						if retry(w, err) {
 							continue
 						}
 						errs <- fmt.Errorf("writer %d: append to %s: %w", w, s, err)
 						return
 					}
-					if _, ok := errors.AsType[*agentctx.ConflictError](err); !ok {
+					if _, ok := errors.AsType[*transcript.ConflictError](err); !ok {
 						errs <- fmt.Errorf("writer %d: a conflict that is no *ConflictError: %w", w, err)
 						return
 					}
 					mu.Lock()
 					conflicts++
 					mu.Unlock()
-					tr, err := store.Load(ctx, s, agentctx.ReadOptions{Strict: true})
+					tr, err := store.Load(ctx, s, transcript.ReadOptions{Strict: true})
 					for err != nil && retry(w, err) {
-						tr, err = store.Load(ctx, s, agentctx.ReadOptions{Strict: true})
+						tr, err = store.Load(ctx, s, transcript.ReadOptions{Strict: true})
 					}
 					if err != nil {
 						errs <- fmt.Errorf("writer %d: load %s: %w", w, s, err)
@@ -353,11 +353,11 @@ func TestConcurrent(t *testing.T, store agentctx.TranscriptStore, o Options) {
 	total := 0
 	for _, s := range ids {
 		want := acked[s]
-		tr, err := store.Load(t.Context(), s, agentctx.ReadOptions{Strict: true})
+		tr, err := store.Load(t.Context(), s, transcript.ReadOptions{Strict: true})
 		// A connection the drop phase killed may still sit idle in a pool: its first use
 		// fails transiently. A few retries read what is stored; they change nothing in it.
 		for try := 0; try < 3 && err != nil && o.Transient != nil && o.Transient(err); try++ {
-			tr, err = store.Load(t.Context(), s, agentctx.ReadOptions{Strict: true})
+			tr, err = store.Load(t.Context(), s, transcript.ReadOptions{Strict: true})
 		}
 		if len(want) == 0 {
 			assert.ErrorIs(t, err, os.ErrNotExist, "session %s had no append", s)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Options shapes a generated transcript. The zero value gives a typical coding session.
@@ -47,7 +47,7 @@ type Continuation struct {
 // records). Tool results are sized like real ones: mostly a few hundred bytes of code or logs,
 // one in forty between 4 and 20 KB. Assistant records carry usage, so totals can be anchored.
 // The last response has no tool calls, so the transcript ends between turns.
-func Generate(turns int, o Options) []agentctx.Record {
+func Generate(turns int, o Options) []transcript.Record {
 	g := &gen{rng: rand.New(rand.NewPCG(o.Seed, 0x5eed)), t: o.Start, maxPar: o.MaxParallel}
 	if g.t.IsZero() {
 		g.t = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -61,9 +61,9 @@ func Generate(turns int, o Options) []agentctx.Record {
 	var pending []string // uuids of the records holding the last response's tool calls
 	for i := range turns {
 		if len(pending) == 0 {
-			u := g.next(agentctx.TypeUser, g.last)
-			u.Message = &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
-				Content: []agentctx.Block{&agentctx.Text{Text: g.prose(5 + g.rng.IntN(35))}}}
+			u := g.next(transcript.TypeUser, g.last)
+			u.Message = &transcript.Message{Role: transcript.RoleUser, StringContent: true,
+				Content: []transcript.Block{&transcript.Text{Text: g.prose(5 + g.rng.IntN(35))}}}
 		} else {
 			g.results(pending)
 		}
@@ -79,7 +79,7 @@ func Generate(turns int, o Options) []agentctx.Record {
 type gen struct {
 	rng    *rand.Rand
 	t      time.Time
-	recs   []agentctx.Record
+	recs   []transcript.Record
 	n      int
 	last   string
 	msgN   int
@@ -93,10 +93,10 @@ type gen struct {
 
 var tools = []string{"Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"}
 
-func (g *gen) next(typ agentctx.RecordType, parent string) *agentctx.Record {
+func (g *gen) next(typ transcript.RecordType, parent string) *transcript.Record {
 	g.n++
 	g.t = g.t.Add(time.Duration(5+g.rng.IntN(25)) * time.Second)
-	g.recs = append(g.recs, agentctx.Record{
+	g.recs = append(g.recs, transcript.Record{
 		Type:       typ,
 		UUID:       fmt.Sprintf("%08x-0000-4000-8000-%012x", g.rng.Uint32(), g.n),
 		ParentUUID: parent,
@@ -127,13 +127,13 @@ func (g *gen) grow() int {
 }
 
 // blockBytes is the length of the text a generated block holds.
-func blockBytes(b agentctx.Block) int {
+func blockBytes(b transcript.Block) int {
 	switch b := b.(type) {
-	case *agentctx.Text:
+	case *transcript.Text:
 		return len(b.Text)
-	case *agentctx.ToolUse:
+	case *transcript.ToolUse:
 		return len(b.Name) + len(b.Input)
-	case *agentctx.ToolResult:
+	case *transcript.ToolResult:
 		n := 0
 		for _, c := range b.Content {
 			n += blockBytes(c)
@@ -146,11 +146,11 @@ func blockBytes(b agentctx.Block) int {
 // response writes one response with text and calls parallel tool calls, and returns the uuids
 // of the records holding the tool calls.
 func (g *gen) response(calls int) []string {
-	blocks := []agentctx.Block{&agentctx.Text{Text: g.prose(5 + g.rng.IntN(40))}}
+	blocks := []transcript.Block{&transcript.Text{Text: g.prose(5 + g.rng.IntN(40))}}
 	for i := range calls {
 		name := tools[g.rng.IntN(len(tools))]
 		input, _ := json.Marshal(map[string]string{"file_path": fmt.Sprintf("/src/pkg%d/file%d.go", g.rng.IntN(20), i), "pattern": g.word()})
-		blocks = append(blocks, &agentctx.ToolUse{ID: fmt.Sprintf("toolu_%06d_%d", g.n, i), Name: name, Input: input})
+		blocks = append(blocks, &transcript.ToolUse{ID: fmt.Sprintf("toolu_%06d_%d", g.n, i), Name: name, Input: input})
 	}
 	return g.assistant(blocks)[1:]
 }
@@ -158,32 +158,32 @@ func (g *gen) response(calls int) []string {
 // results writes one result record per tool call, parented on the record holding the call.
 func (g *gen) results(holders []string) {
 	for _, h := range holders {
-		var tu *agentctx.ToolUse
+		var tu *transcript.ToolUse
 		for i := len(g.recs) - 1; i >= 0; i-- {
 			if g.recs[i].UUID == h {
-				tu = g.recs[i].Message.Content[0].(*agentctx.ToolUse)
+				tu = g.recs[i].Message.Content[0].(*transcript.ToolUse)
 				break
 			}
 		}
-		r := g.next(agentctx.TypeUser, h)
+		r := g.next(transcript.TypeUser, h)
 		r.SourceToolAssistantUUID = h
-		r.Message = &agentctx.Message{Role: agentctx.RoleUser, Content: []agentctx.Block{
-			&agentctx.ToolResult{ToolUseID: tu.ID, StringContent: true, Content: []agentctx.Block{&agentctx.Text{Text: g.output()}}},
+		r.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{
+			&transcript.ToolResult{ToolUseID: tu.ID, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: g.output()}}},
 		}}
 	}
 }
 
 // assistant writes one record per block, all sharing a message id, and returns their uuids.
-func (g *gen) assistant(blocks []agentctx.Block) []string {
+func (g *gen) assistant(blocks []transcript.Block) []string {
 	g.msgN++
 	id := fmt.Sprintf("msg_%08d", g.msgN)
 	g.tokens += g.grow()
 	var uuids []string
 	for i, b := range blocks {
-		r := g.next(agentctx.TypeAssistant, g.last)
-		r.Message = &agentctx.Message{ID: id, Type: "message", Role: agentctx.RoleAssistant, Model: "claude-sonnet-4-5",
-			Content: []agentctx.Block{b},
-			Usage:   &agentctx.Usage{InputTokens: 3, CacheReadInputTokens: g.tokens, OutputTokens: 20 * (i + 1)}}
+		r := g.next(transcript.TypeAssistant, g.last)
+		r.Message = &transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+			Content: []transcript.Block{b},
+			Usage:   &transcript.Usage{InputTokens: 3, CacheReadInputTokens: g.tokens, OutputTokens: 20 * (i + 1)}}
 		uuids = append(uuids, r.UUID)
 	}
 	return uuids
@@ -227,8 +227,8 @@ func (g *gen) output() string {
 
 // Prompt is the i-th new prompt of a steady-turn benchmark or test: a user record with uuid
 // prefix-i whose parent is parent, holding one short typed question.
-func Prompt(prefix string, i int, parent string) agentctx.Record {
-	return agentctx.Record{Type: agentctx.TypeUser, UUID: fmt.Sprintf("%s-%d", prefix, i), ParentUUID: parent,
-		Message: &agentctx.Message{Role: agentctx.RoleUser, StringContent: true,
-			Content: []agentctx.Block{&agentctx.Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
+func Prompt(prefix string, i int, parent string) transcript.Record {
+	return transcript.Record{Type: transcript.TypeUser, UUID: fmt.Sprintf("%s-%d", prefix, i), ParentUUID: parent,
+		Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true,
+			Content: []transcript.Block{&transcript.Text{Text: fmt.Sprintf("next question number %d: what does the test print?", i)}}}}
 }

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 func main() {
@@ -124,21 +125,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 }
 
 // read reads the transcript at path.
-func read(path string) (*agentctx.Transcript, error) {
+func read(path string) (*transcript.File, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return agentctx.ReadTranscript(bufio.NewReaderSize(f, 64<<10), path, agentctx.ReadOptions{})
+	return transcript.Read(bufio.NewReaderSize(f, 64<<10), path, transcript.ReadOptions{})
 }
 
 // sessionModel is the model of the session's last assistant record that the model table
 // knows, else the CLI's default.
-func sessionModel(tr *agentctx.Transcript) string {
+func sessionModel(tr *transcript.File) string {
 	models := agentctx.DefaultModels()
 	for i := len(tr.Records) - 1; i >= 0; i-- {
-		if m := tr.Records[i].Message; tr.Records[i].Type == agentctx.TypeAssistant && m != nil {
+		if m := tr.Records[i].Message; tr.Records[i].Type == transcript.TypeAssistant && m != nil {
 			if _, ok := models.Lookup(m.Model); ok {
 				return m.Model
 			}
@@ -149,7 +150,7 @@ func sessionModel(tr *agentctx.Transcript) string {
 
 // sessionID names the session's tool-result directory as the CLI does: its first session
 // id, else the file's name.
-func sessionID(tr *agentctx.Transcript, path string) string {
+func sessionID(tr *transcript.File, path string) string {
 	for _, r := range tr.Records {
 		if r.SessionID != "" {
 			return filepath.Base(r.SessionID)

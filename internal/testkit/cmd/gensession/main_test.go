@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // TestRunWritesTheSession checks that the file gensession writes reads back as the generated
@@ -23,7 +23,7 @@ func TestRunWritesTheSession(t *testing.T) {
 	}{{1, 1}, {20, 1}, {20, 7}} {
 		path := filepath.Join(t.TempDir(), "s.jsonl")
 		require.NoError(t, run([]string{"-turns", itoa(tc.turns), "-seed", itoa(int(tc.seed)), "-o", path}, nil))
-		tr, err := agentctx.ReadFile(path, agentctx.ReadOptions{Strict: true})
+		tr, err := transcript.ReadFile(path, transcript.ReadOptions{Strict: true})
 		require.NoError(t, err)
 		want := testkit.Generate(tc.turns, testkit.Options{Seed: tc.seed})
 		require.Len(t, tr.Records, len(want), "turns %d seed %d", tc.turns, tc.seed)

@@ -1,0 +1,132 @@
+package transcript
+
+// BudgetDecision freezes the tool-result budget's verdict on the tool results it saw in one
+// turn. A result listed as kept is never replaced later; a replaced one is shown as Preview on
+// every later turn, byte for byte.
+type BudgetDecision struct {
+	Results []BudgetResult `json:"results"`
+}
+
+// BudgetResult is the budget's verdict on one tool result.
+type BudgetResult struct {
+	ToolUseID     string `json:"toolUseId"`
+	Replaced      bool   `json:"replaced,omitempty"`
+	OriginalChars int    `json:"originalChars,omitempty"`
+	// Ref names the full content in the ResultStore; Preview is the text the model sees instead.
+	Ref     string `json:"ref,omitempty"`
+	Preview string `json:"preview,omitempty"`
+}
+
+// SnipDecision removes records from the model's view (the transcript keeps them). The chain is
+// relinked across the gap.
+type SnipDecision struct {
+	RemovedUUIDs []string `json:"removedUuids"`
+	Reason       string   `json:"reason,omitempty"`
+	TokensFreed  int      `json:"tokensFreed,omitempty"`
+}
+
+// MicrocompactDecision records tool results whose content was cleared from the view.
+type MicrocompactDecision struct {
+	Trigger           string   `json:"trigger"` // "time", "cached", or "compact" (a compaction cleared them: see [CompactRungClearResults])
+	ClearedToolUseIDs []string `json:"clearedToolUseIds"`
+	GapMinutes        float64  `json:"gapMinutes,omitempty"`
+	TokensSaved       int      `json:"tokensSaved,omitempty"`
+	// PinnedUUID (trigger "cached") is the uuid of the user record whose message carries the
+	// cache_edits block deleting ClearedToolUseIDs; it is re-sent there on every later turn.
+	PinnedUUID string `json:"pinnedUuid,omitempty"`
+}
+
+// CollapseCommit replaces the span of conversation records from FirstUUID to LastUUID
+// (inclusive, along the chain) by one summary message.
+type CollapseCommit struct {
+	CollapseID string `json:"collapseId"`
+	FirstUUID  string `json:"firstUuid"`
+	LastUUID   string `json:"lastUuid"`
+	Summary    string `json:"summary"`
+}
+
+// CompactFailure records a compaction attempt that failed: the summarizer's error, a reply
+// without a usable summary, or prompt-too-long after every retry. The circuit breaker counts
+// the failures of the primary summarizer (see [CompactConfig]).
+type CompactFailure struct {
+	Trigger    string `json:"trigger"` // "auto" or "manual"
+	Summarizer string `json:"summarizer"`
+	// Fallback is true for a failure of the fallback summarizer, which the breaker does not
+	// count against the primary one.
+	Fallback  bool   `json:"fallback,omitempty"`
+	Reason    string `json:"reason"`
+	Attempts  int    `json:"attempts"`
+	PreTokens int    `json:"preTokens"`
+	// LeafUUID is the chain's leaf when the attempt was made.
+	LeafUUID string `json:"leafUuid"`
+}
+
+// PinDecision pins records: the text of each record named by UUIDs survives every compaction
+// verbatim, re-placed right after the summary while the record itself is no longer in the view.
+// Tokens is what the pinned text counted when pinned.
+type PinDecision struct {
+	UUIDs  []string `json:"uuids"`
+	Reason string   `json:"reason,omitempty"`
+	Tokens int      `json:"tokens"`
+}
+
+// Rehydration describes a record a compaction wrote after its summary to re-inject working
+// material: Kind is one of the Rehydrate* constants; Path names a file, Name a skill.
+type Rehydration struct {
+	Kind string `json:"kind"`
+	Path string `json:"path,omitempty"`
+	Name string `json:"name,omitempty"`
+}
+
+// The kinds of [Rehydration].
+const (
+	RehydrateFile  = "file"  // a recently read file, re-read after the compaction
+	RehydrateSkill = "skill" // the content of an invoked skill
+	RehydrateTodos = "todos" // the last todo list
+	RehydratePlan  = "plan"  // the last plan
+	RehydrateHook  = "hook"  // context a session-start hook returned after the compaction
+)
+
+// RecoveryDecision is a rung of the recovery ladder (see [Pipeline.Recover]), on a
+// [SubtypeRecovery] decision record or, for [RungContinue], on the user record of the
+// continuation turn. The records alone say which rungs a conversation already climbed, so
+// that a restart or a fork finds the same ladder.
+type RecoveryDecision struct {
+	// Rung is one of the Rung* constants.
+	Rung string `json:"rung"`
+	// LeafUUID is the chain's leaf when the provider refused the request.
+	LeafUUID string `json:"leafUuid"`
+	// Tokens, Limit and Window are the provider's figures of a prompt too long (zero when it
+	// gave none); Counted is the counted size of the request it refused.
+	Tokens  int `json:"tokens,omitempty"`
+	Limit   int `json:"limit,omitempty"`
+	Window  int `json:"window,omitempty"`
+	Counted int `json:"counted,omitempty"`
+	// Bytes is the size of the body the provider refused as too large: the session's body
+	// limit is one byte less from then on.
+	Bytes int `json:"bytes,omitempty"`
+	// Media lists the media blocks replaced by a text marker from then on.
+	Media []StrippedMedia `json:"media,omitempty"`
+	// MaxTokens is the raised output cap (RungOutputCap).
+	MaxTokens int `json:"maxTokens,omitempty"`
+	// MessageID and Withheld name the response cut at max_tokens and its records, which the
+	// view leaves out from then on (RungOutputCap: the response is asked for again).
+	MessageID string   `json:"messageId,omitempty"`
+	Withheld  []string `json:"withheld,omitempty"`
+	// Continuation counts the continuation turns of a run of cut responses, from 1
+	// (RungContinue).
+	Continuation int `json:"continuation,omitempty"`
+	// Reason is the provider's explanation, or why the rung ran.
+	Reason string `json:"reason"`
+}
+
+// StrippedMedia is one media block the provider refused, identified by the hash of its
+// source ([MediaHash]) wherever it stands in the conversation.
+type StrippedMedia struct {
+	Hash string `json:"hash"`
+	// Kind is "image" or "document".
+	Kind string `json:"kind"`
+	// Path is where the block stood in the refused request ("messages.3.content.1"), or the
+	// rule that picked it when the provider named no path.
+	Path string `json:"path,omitempty"`
+}
