@@ -23,11 +23,11 @@ type Totals struct {
 	AfterAnchor int
 }
 
-// Totals measures chain (records in conversation order, e.g. [Chain.Records]), anchored on the
+// Totals measures chain (records in conversation order, e.g. [transcript.Chain.Records]), anchored on the
 // provider's last reported usage, as Claude Code does.
 //
 // The anchor is the last assistant record with a message whose usage is non-zero, skipping
-// synthetic records ([Record.IsAPIErrorMessage] or model [SyntheticModel]). Claude Code writes
+// synthetic records ([transcript.Record.IsAPIErrorMessage] or model [transcript.SyntheticModel]). Claude Code writes
 // one record per content block of a response, all sharing message.id and carrying a snapshot
 // of the usage in which output_tokens is a running count, so the last record of the group
 // holds the response's final usage; it is the anchor. That usage covers the prompt the

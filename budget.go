@@ -104,7 +104,7 @@ func defaultToolMaxChars(tool string) (int, bool) {
 //	...
 //	</persisted-output>
 //
-// The results a turn replaces are frozen in one [SubtypeToolResultBudget] record; every later
+// The results a turn replaces are frozen in one [transcript.SubtypeToolResultBudget] record; every later
 // turn shows each as the preview stored in the record, byte for byte, so the prompt cache
 // prefix never changes. Kept results need no record: until a response follows them they are
 // decided again by each Prepare, with the same outcome under the same config, and afterwards

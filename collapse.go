@@ -15,7 +15,7 @@ import (
 //
 // The collapse stage substitutes committed span summaries at read time, before auto-compact,
 // so that the rest of the conversation survives verbatim. Each collapse commit
-// ([SubtypeCollapseCommit], [Record.Collapse]; written with [NewCollapseCommit]) is applied in
+// ([transcript.SubtypeCollapseCommit], [transcript.Record.Collapse]; written with [NewCollapseCommit]) is applied in
 // record order: the view's entries from FirstUUID through LastUUID (in view order, inclusive)
 // are replaced by one meta user message
 //
@@ -188,7 +188,7 @@ func collapseItemUUID(id string) string {
 //
 // The record's uuid and its collapse id (16 hex digits) are derived from (firstUUID, lastUUID,
 // summary), so committing the same collapse twice gives the same record; it has type system,
-// subtype [SubtypeCollapseCommit], timestamp now, the session id of the last record that has
+// subtype [transcript.SubtypeCollapseCommit], timestamp now, the session id of the last record that has
 // one and no parentUuid. NewCollapseCommit does not modify records and is safe for concurrent
 // use.
 func NewCollapseCommit(records []transcript.Record, firstUUID, lastUUID, summary string, now time.Time) (transcript.Record, error) {

@@ -60,11 +60,11 @@ const (
 //     long, the oldest rounds of the conversation (a user message with the responses and tool
 //     results that follow it, never cut inside a tool pair or a split response) are left out,
 //     enough to cover the reported excess, and it is retried, at most 3 times. A failed
-//     attempt appends a [SubtypeCompactFailure] record; the Fallback summarizer is tried next.
+//     attempt appends a [transcript.SubtypeCompactFailure] record; the Fallback summarizer is tried next.
 //  4. Installation, by appending: a compact boundary in Claude Code's shape (trigger,
 //     pre- and post-compact tokens, logicalParentUuid), the summary as a user message marked
 //     isCompactSummary, the kept tail (the most recent messages, verbatim, named by the
-//     boundary's preservedSegment so that [BuildChain] relinks them), rehydration records
+//     boundary's preservedSegment so that [transcript.BuildChain] relinks them), rehydration records
 //     (recently read files re-read, invoked skills, the last plan and todo list; see
 //     [RehydrateConfig]) and what session-start hooks return. Pinned content (see
 //     [Pipeline.Pin]) is re-placed after the summary at read time. Memoized base context is

@@ -17,7 +17,7 @@ import (
 // input verbatim and can be sent. [CompactRungPreviews] and [CompactRungSummaryOnly]
 // change what the model sees of its latest input, so they run only when nothing before them
 // can be sent at all. The rung is in the Report ([CompactReport.Rung]) and on the compact
-// boundary ([CompactMetadata.Rung]).
+// boundary ([transcript.CompactMetadata.Rung]).
 type CompactRung string
 
 // The rungs of the compaction ladder, in order.
@@ -31,13 +31,13 @@ const (
 	CompactRungNoRehydrate CompactRung = "no_rehydrate"
 	// CompactRungClearResults keeps the configured tail again, re-injects nothing, and clears
 	// the kept tail's tool results older than the latest input, as microcompact does (a
-	// [SubtypeMicrocompact] record with trigger "compact"): the conversation's turns stay, their
+	// [transcript.SubtypeMicrocompact] record with trigger "compact"): the conversation's turns stay, their
 	// bulky outputs go.
 	CompactRungClearResults CompactRung = "clear_results"
 	// CompactRungLatestOnly keeps only the latest input and the response it answers.
 	CompactRungLatestOnly CompactRung = "latest_only"
 	// CompactRungPreviews keeps the latest input with its tool results replaced by their
-	// previews, stored in full like the budget's (a [SubtypeToolResultBudget] record).
+	// previews, stored in full like the budget's (a [transcript.SubtypeToolResultBudget] record).
 	CompactRungPreviews CompactRung = "previews"
 	// CompactRungSummaryOnly keeps nothing but the summary, which covers the latest input too;
 	// never when the latest input holds a prompt the user typed.

@@ -45,7 +45,7 @@ func checkConservation(t testing.TB, name string, in Input, res Result) {
 //
 // The check runs in phases:
 //
-//  1. The expected blocks: those of the chain's messages (see [Chain.Messages]; records before
+//  1. The expected blocks: those of the chain's messages (see [transcript.Chain.Messages]; records before
 //     the latest compact boundary and API error records are not messages). Because the check
 //     must not trust the code it checks, chainViolations first verifies that the chain is
 //     closed: the leaf's whole parent walk, every record of each response on it, a result for
@@ -950,7 +950,7 @@ func (c *consCheck) pairs() {
 	}
 }
 
-// chainViolations checks that chain is closed as [BuildChain] documents, on the records alone:
+// chainViolations checks that chain is closed as [transcript.BuildChain] documents, on the records alone:
 // the leaf is the default one (when leaf is ""), the leaf's parent walk up to the latest
 // compact boundary is on the chain, so is every record of each response on it, for each of its
 // tool calls a record holding the result, and the interrupt notices written under those

@@ -250,7 +250,7 @@ func (c *Counter) Message(m *transcript.Message) int {
 }
 
 // Record returns the token count of r: the count of its message for user and assistant
-// records ([Record.IsConversation]), 0 for every other record, which the model never sees.
+// records ([transcript.Record.IsConversation]), 0 for every other record, which the model never sees.
 // The result is memoized per message content (see [Counter]).
 func (c *Counter) Record(r *transcript.Record) int {
 	return c.Breakdown(r).Total()

@@ -9,20 +9,20 @@
 //
 // # The transcript
 //
-// A transcript is an append-only JSONL file of [Record] values in Claude Code's session format
+// A transcript is an append-only JSONL file of [transcript.Record] values in Claude Code's session format
 // (~/.claude/projects/*/*.jsonl), so a Claude Code session file can be read directly with
-// [ReadFile] and extended with an [Appender]. Unknown record types, fields and content blocks
+// [transcript.ReadFile] and extended with an [transcript.Appender]. Unknown record types, fields and content blocks
 // survive a read/write round trip. A torn last line left by a crash is reported and skipped;
 // nothing already written is ever rewritten. Damage costs only what is damaged: a field that
 // cannot be read (a usage figure like 1e400) is dropped from its record, which is kept; a line
-// that is no record at all is skipped; each is named by line ([Record.Damage],
+// that is no record at all is skipped; each is named by line ([transcript.Record.Damage],
 // [Report.Damage]).
 //
-// The conversation is rebuilt from the parentUuid graph by [BuildChain]: it walks from the leaf
+// The conversation is rebuilt from the parentUuid graph by [transcript.BuildChain]: it walks from the leaf
 // to the latest compact boundary and re-attaches what a plain parent walk loses — the split
 // records of one assistant response and the results of its parallel tool calls. Where a
 // parent link breaks at an unreadable line, the walk bridges it in file order, and a record or
-// response written twice is kept once; both are reported ([ChainProblem], [Replay]).
+// response written twice is kept once; both are reported ([transcript.ChainProblem], [transcript.Replay]).
 //
 // # The turn
 //

@@ -17,7 +17,7 @@ import (
 // validates and compacts again. Its bytes are exactly those of the reference encoder
 // (marshalSlow, the blocks' MarshalBlock): the same key order, the same presence rules, the
 // same string escapes (encoding/json's, without HTML escaping) and raw JSON compacted as
-// encoding/json compacts it. Blocks are written by [AppendBlock]; a block it does not write itself — one carrying unknown fields,
+// encoding/json compacts it. Blocks are written by [transcript.AppendBlock]; a block it does not write itself — one carrying unknown fields,
 // a nil block, a kind the request cannot hold — and a block whose raw JSON does not compact
 // go through the reference encoder, which gives the same bytes or the same error.
 

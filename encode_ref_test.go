@@ -10,7 +10,7 @@ import (
 )
 
 // marshalSlow is the reference encoder, Request.MarshalJSON as it was before encode.go: each
-// block through [MarshalBlock]. The encoder of encode.go must give exactly its bytes, and
+// block through [transcript.MarshalBlock]. The encoder of encode.go must give exactly its bytes, and
 // the same errors.
 func (r Request) marshalSlow() ([]byte, error) {
 	var buf bytes.Buffer

@@ -37,7 +37,7 @@ func DefaultCompactableTools() []string {
 // MicrocompactConfig configures the microcompact stage. The zero value is the default:
 // time-based clearing after a 60-minute idle gap, keeping the 5 newest compactable results.
 //
-// Every clearing (or cache deletion) is a [SubtypeMicrocompact] decision record that Prepare
+// Every clearing (or cache deletion) is a [transcript.SubtypeMicrocompact] decision record that Prepare
 // returns in [Result.Append]; once appended it is re-applied on every later turn, whatever the
 // clock and whatever this config says, so the request prefix stays byte-stable.
 type MicrocompactConfig struct {

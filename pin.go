@@ -9,7 +9,7 @@ import (
 	"github.com/agentctx/agentctx/transcript"
 )
 
-// Pin returns a pin record ([SubtypePin]) for the runtime to append: the text of the records
+// Pin returns a pin record ([transcript.SubtypePin]) for the runtime to append: the text of the records
 // named by uuids — user constraints, key decisions — then survives every compaction verbatim.
 // While a pinned record is in the model's view it stays where it is; once a compaction has
 // summarized it, its text is re-placed right after the summary, as one meta user message

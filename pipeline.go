@@ -53,7 +53,7 @@ type Config struct {
 	Logger *slog.Logger
 
 	// NoBridge turns off the chain's bridge over unreadable records (see
-	// [ChainOptions.NoBridge]): the conversation then starts after the latest unreadable
+	// [transcript.ChainOptions.NoBridge]): the conversation then starts after the latest unreadable
 	// record that broke its parentUuid links. The break is reported either way
 	// ([Report.ChainProblems]).
 	NoBridge bool
@@ -89,7 +89,7 @@ type Pipeline struct {
 	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
 	enc *encodeMemo
 	// chains keeps the uuid index of the transcripts of the last conversations served, which
-	// the next turn of each extends by its new records (see [ChainCache]).
+	// the next turn of each extends by its new records (see [transcript.ChainCache]).
 	chains *transcript.ChainCache
 	// calib keeps the calibration fit's sums over the response pairs of the last
 	// conversations served (see [fitMemo]).
@@ -201,7 +201,7 @@ type Input struct {
 	// than built again. Records in another slice, such as a transcript read again, are
 	// compared record by record, and their chain is built anew.
 	Records []transcript.Record
-	// Leaf optionally names the uuid of the conversation's last record (see [ChainOptions]).
+	// Leaf optionally names the uuid of the conversation's last record (see [transcript.ChainOptions]).
 	Leaf string
 	// System is the system prompt. Base context providers append to it.
 	System []*transcript.Text

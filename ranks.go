@@ -11,7 +11,7 @@ import (
 
 // rankTable maps the bytes of every token of an encoding to its rank, laid out for the
 // counter's lookups, which are mostly short strings that miss or hit at random in a table of
-// 100,000 (cl100k) or 200,000 (o200k) tokens. A Go map[string]int pays a few cache misses per
+// 100,000 (cl100k) or 200,000 (o200k) tokens. A Go map[transcript.string]int pays a few cache misses per
 // lookup there (control word, key header, key bytes); this table pays about one:
 //
 //   - pairs: every two-byte string, indexed directly (the merge starts on byte pairs);

@@ -13,7 +13,7 @@ import (
 	"github.com/agentctx/agentctx/transcript"
 )
 
-// The rungs of the recovery ladder, as [RecoveryDecision.Rung] and [RecoveryReport.Rung] name
+// The rungs of the recovery ladder, as [transcript.RecoveryDecision.Rung] and [RecoveryReport.Rung] name
 // them.
 const (
 	// RungPromptTooLong: the provider's count of a prompt it refused is recorded, and one
@@ -86,7 +86,7 @@ func (e *MediaRejectedError) Error() string {
 }
 
 // ErrOutputTruncated is what a caller passes to [Pipeline.Recover] when the response it
-// appended stopped at max_tokens ([Message.Truncated]); [*OutputTruncatedError] matches it.
+// appended stopped at max_tokens ([transcript.Message.Truncated]); [*OutputTruncatedError] matches it.
 var ErrOutputTruncated = errors.New("agentctx: the response stopped at max_tokens")
 
 // OutputTruncatedError is the terminal error of the output rungs: the cap is raised and

@@ -37,7 +37,7 @@ func DefaultFileTools() []string {
 }
 
 // RehydrateConfig chooses what a compaction re-injects after its summary, as meta user records
-// of their own (see [Rehydration]): the files the conversation worked with most recently,
+// of their own (see [transcript.Rehydration]): the files the conversation worked with most recently,
 // re-read so the model sees them as they are now; the content of the skills it invoked; the
 // last plan (ExitPlanMode) and the last todo list (TodoWrite). Files and skills already in the
 // kept tail are not injected again; a text over its budget is cut at a line with a marker. The

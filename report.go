@@ -99,15 +99,15 @@ type Report struct {
 	ThinkingUnavailable bool
 	// Damage lists what reading the transcript could not take as written, in file order:
 	// lines that were no record, and fields that could not be read, whose records the view
-	// holds without them (see [Record.Damage]; records not read by a [Decoder] carry none).
+	// holds without them (see [transcript.Record.Damage]; records not read by a [transcript.Decoder] carry none).
 	// The errors are the records' own values.
 	Damage []*transcript.LineError
 	// ChainProblems lists the breaks in the parentUuid links that rebuilding the conversation
-	// met ([Chain.Problems]): unreadable records bridged in file order, dangling parents and
+	// met ([transcript.Chain.Problems]): unreadable records bridged in file order, dangling parents and
 	// cycles, each with its line and the records it cuts off.
 	ChainProblems []transcript.ChainProblem
 	// Replays lists the records left out of the view because they repeat records it holds
-	// ([Chain.Replays]).
+	// ([transcript.Chain.Replays]).
 	Replays []transcript.Replay
 	// Stages lists what each stage did, in pipeline order.
 	Stages []StageReport

@@ -12,7 +12,7 @@ import (
 	"github.com/google/uuid"
 )
 
-// RecordWriter persists transcript records in order; [*Appender] is one.
+// RecordWriter persists transcript records in order; [transcript.Appender] is one.
 type RecordWriter interface {
 	Append(records ...transcript.Record) error
 }
@@ -31,7 +31,7 @@ type SessionOptions struct {
 	// Cwd, when set, is written on every record as the session's working directory (it is
 	// where compaction re-reads files from). Empty on resume: the transcript's last cwd.
 	Cwd string
-	// Writer persists each record before the session counts it (an [*Appender] on the
+	// Writer persists each record before the session counts it (an [transcript.Appender] on the
 	// session file). Nil: records are kept in memory only.
 	Writer RecordWriter
 	// Now is the clock for record timestamps. Nil: time.Now.
@@ -78,7 +78,7 @@ func NewSession(opts SessionOptions) *Session {
 }
 
 // ResumeSession continues the conversation in records (a transcript in file order, as
-// [ReadFile] returns it) from its leaf. The session keeps its own copy of the slice.
+// [transcript.ReadFile] returns it) from its leaf. The session keeps its own copy of the slice.
 func ResumeSession(records []transcript.Record, opts SessionOptions) (*Session, error) {
 	s := newSession(opts)
 	s.records = slices.Clone(records)
@@ -204,7 +204,7 @@ func (s *Session) UserBlocks(blocks ...transcript.Block) (transcript.Record, err
 	return s.add(s.Record(transcript.TypeUser, &transcript.Message{Role: transcript.RoleUser, Content: slices.Clone(blocks)}))
 }
 
-// Assistant appends m, a response message (see [DecodeResponse]), as an assistant record.
+// Assistant appends m, a response message (see [transcript.DecodeResponse]), as an assistant record.
 func (s *Session) Assistant(m *transcript.Message) (transcript.Record, error) {
 	if m == nil || m.Role != transcript.RoleAssistant {
 		return transcript.Record{}, errors.New("agentctx: session assistant: the message's role is not assistant")
@@ -212,7 +212,7 @@ func (s *Session) Assistant(m *transcript.Message) (transcript.Record, error) {
 	return s.add(s.Record(transcript.TypeAssistant, m))
 }
 
-// Response decodes body, the provider's JSON answer, with [DecodeResponse] and appends it as
+// Response decodes body, the provider's JSON answer, with [transcript.DecodeResponse] and appends it as
 // an assistant record.
 func (s *Session) Response(body []byte) (transcript.Record, error) {
 	m, err := transcript.DecodeResponse(body)

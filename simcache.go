@@ -112,7 +112,7 @@ func (pc *promptCache) positions(req *Request) []position {
 	return out
 }
 
-// digest hashes what decides b's wire bytes apart from its cache markers ([HashBlock]),
+// digest hashes what decides b's wire bytes apart from its cache markers ([transcript.HashBlock]),
 // memoized per block. It hashes the fields, not the encoding: normalize hands each turn fresh
 // copies of most blocks, which the memo misses, and encoding them would cost most of a
 // request's encoding every turn.

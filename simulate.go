@@ -59,7 +59,7 @@ type Simulation struct {
 // SimTurn is one model request of the simulated session.
 type SimTurn struct {
 	// Turn counts from 1. Line and UUID locate the response in the file (Line is 0 for
-	// records not read by a [Decoder]).
+	// records not read by a [transcript.Decoder]).
 	Turn int    `json:"turn"`
 	Line int    `json:"line,omitzero"`
 	UUID string `json:"uuid"`

@@ -15,7 +15,7 @@ import (
 // applied and messages are not tagged.
 //
 // The snip stage removes from the model's view the records named by snip records
-// ([SubtypeSnip], [Record.Snip]); the transcript keeps them. A runtime's snip tool writes those
+// ([transcript.SubtypeSnip], [transcript.Record.Snip]); the transcript keeps them. A runtime's snip tool writes those
 // records with [NewSnip]. The removal is closed under tool pairing: removing a record that
 // holds a tool_use also removes the records holding its results, and removing a result also
 // removes the record(s) holding its tool_use (and, with them, their other results); server tool
@@ -26,7 +26,7 @@ import (
 // with). A snip whose closure reaches a protected record is refused as a whole and reported.
 type SnipConfig struct {
 	// TagMessages adds a stable "[id:xxxxxxxx]" tag to API-bound user messages so that a model
-	// can name messages to a snip tool. Off by default. See [ResolveTag].
+	// can name messages to a snip tool. Off by default. See [transcript.ResolveTag].
 	TagMessages bool
 }
 
@@ -70,11 +70,11 @@ func (p *Pipeline) snip(t *turn) error {
 // NewSnip returns a snip record that removes the records named by ids from the model's view,
 // for a runtime's snip tool to append to the transcript. Each id is a record uuid or a tag as
 // [SnipConfig.TagMessages] shows it ("[id:1a2b3c4d]", "id:1a2b3c4d" or "1a2b3c4d"; see
-// [ResolveTag]); ids naming no user or assistant record of records make NewSnip fail with an
+// [transcript.ResolveTag]); ids naming no user or assistant record of records make NewSnip fail with an
 // error that lists them all. reason is kept in the record for the audit trail.
 //
 // The record's uuid is derived from the sorted set of removed uuids, so snipping the same
-// records twice gives the same record; it has type system, subtype [SubtypeSnip], timestamp
+// records twice gives the same record; it has type system, subtype [transcript.SubtypeSnip], timestamp
 // now, the session id of the last record that has one and no parentUuid. Tool pairing closure
 // and protection are applied when the view is built (see [SnipConfig]), not here: the record
 // names exactly what was asked. NewSnip does not modify records and is safe for concurrent use.
@@ -135,7 +135,7 @@ func NewSnip(records []transcript.Record, ids []string, reason string, now time.
 // SnippedUUIDs returns the uuids of the records that snip records remove from the model's
 // view, the tool-pairing closure included and refused snips excluded: the records a UI may
 // grey out. It is computed over the whole conversation history (across compact boundaries);
-// [BuildChain] still returns every record, and only [Pipeline.Prepare] filters. The map is
+// [transcript.BuildChain] still returns every record, and only [Pipeline.Prepare] filters. The map is
 // new; records are not modified. SnippedUUIDs is safe for concurrent use.
 func SnippedUUIDs(records []transcript.Record) map[string]bool {
 	out := map[string]bool{}

@@ -25,7 +25,7 @@ func taggable(it *item) bool {
 
 // tagMessages adds the id tags to the view's user prompts. Tag lengths are decided over every
 // user and assistant record of the transcript (snipped, pre-boundary and other branches
-// included), so that [ResolveTag] finds exactly one record for every tag shown.
+// included), so that [transcript.ResolveTag] finds exactly one record for every tag shown.
 func (p *Pipeline) tagMessages(t *turn, rep *StageReport) {
 	var uuids []string
 	for i := range t.in.Records {

@@ -13,7 +13,7 @@ import (
 // hidden state that changes the result), deterministic (the same text always gives the same
 // count) and safe for concurrent use: the library calls CountTokens from many goroutines and
 // memoizes the results (see [Counter]). Exact or remote counting belongs in the embedder and
-// flows back through the provider-reported [Usage].
+// flows back through the provider-reported [transcript.Usage].
 type TokenCounter interface {
 	// CountTokens returns the number of tokens in text; 0 for "".
 	CountTokens(text string) int

@@ -66,12 +66,12 @@ func markOf(r *Record) indexMark { return indexMark{r.IsCompactBoundary(), kinds
 // compares at its address (the index holds it, so the address cannot be reused for other
 // bytes); one decoded again compares by its bytes. When records are the slice ix indexed last,
 // only its first record and one of the last few it indexed are compared: the records between
-// are the caller's append-only log (see [Input.Records]).
+// are the caller's append-only log (see [github.com/agentctx/agentctx.Input.Records]).
 func (ix *chainIndex) common(records []Record) int {
 	n := min(len(records), len(ix.uuids))
 	if n > 0 && ix.first.Value() == &records[0] && ix.sameAt(records, 0) {
 		// The slice indexed, its first record the one indexed: the caller's append-only log
-		// (see [Input.Records]), grown in place, whose records are not replaced but by a
+		// (see [github.com/agentctx/agentctx.Input.Records]), grown in place, whose records are not replaced but by a
 		// rewind, which appends new records (new uuids) from some position on. So a record
 		// among the last few indexed that holds its uuid's first occurrence, still there as
 		// it was, says that no rewind went back before it (a record without a uuid, or one
@@ -208,7 +208,7 @@ func (ix *chainIndex) reset(n int) {
 // for concurrent use.
 //
 // An index keeps only the records at the start of the records given that it indexed as they
-// are (see [Input.Records] for the append-only log a caller keeps), and is extended by the
+// are (see [github.com/agentctx/agentctx.Input.Records] for the append-only log a caller keeps), and is extended by the
 // rest; the index does not keep the caller's records alive.
 type ChainCache struct {
 	ix memo.Conv[chainIndex]

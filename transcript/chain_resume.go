@@ -15,7 +15,7 @@ import "slices"
 // The state extended from a build of the first base records can be rolled back to it (undo):
 // a turn built again — the same records with another last record or two — goes on from there.
 // It is kept in the conversation's [chainIndex], and trusted only for the slice it was last
-// built or extended over, grown in place (see [Input.Records]): the passes read more of a
+// built or extended over, grown in place (see [github.com/agentctx/agentctx.Input.Records]): the passes read more of a
 // record than the index compares. A build the state does not follow (another leaf, a walk
 // through boundaries) drops it, since the index then follows other records.
 type chainState struct {

@@ -1,7 +1,7 @@
 package transcript
 
 // Damage is what reading one record of a transcript could not take as written. The [Decoder]
-// sets it on the record ([Record.Damage]); [Pipeline.Prepare] reports it ([Report.Damage]) and
+// sets it on the record ([Record.Damage]); [github.com/agentctx/agentctx.Pipeline.Prepare] reports it ([github.com/agentctx/agentctx.Report.Damage]) and
 // [BuildChain] bridges the parent links it breaks (see [ChainOptions.NoBridge]).
 //
 // The transcript file is never changed: a record with unreadable fields writes back as it was

@@ -47,7 +47,7 @@ type CollapseCommit struct {
 
 // CompactFailure records a compaction attempt that failed: the summarizer's error, a reply
 // without a usable summary, or prompt-too-long after every retry. The circuit breaker counts
-// the failures of the primary summarizer (see [CompactConfig]).
+// the failures of the primary summarizer (see [github.com/agentctx/agentctx.CompactConfig]).
 type CompactFailure struct {
 	Trigger    string `json:"trigger"` // "auto" or "manual"
 	Summarizer string `json:"summarizer"`
@@ -87,8 +87,8 @@ const (
 	RehydrateHook  = "hook"  // context a session-start hook returned after the compaction
 )
 
-// RecoveryDecision is a rung of the recovery ladder (see [Pipeline.Recover]), on a
-// [SubtypeRecovery] decision record or, for [RungContinue], on the user record of the
+// RecoveryDecision is a rung of the recovery ladder (see [github.com/agentctx/agentctx.Pipeline.Recover]), on a
+// [SubtypeRecovery] decision record or, for [github.com/agentctx/agentctx.RungContinue], on the user record of the
 // continuation turn. The records alone say which rungs a conversation already climbed, so
 // that a restart or a fork finds the same ladder.
 type RecoveryDecision struct {
@@ -121,7 +121,7 @@ type RecoveryDecision struct {
 }
 
 // StrippedMedia is one media block the provider refused, identified by the hash of its
-// source ([MediaHash]) wherever it stands in the conversation.
+// source ([github.com/agentctx/agentctx.MediaHash]) wherever it stands in the conversation.
 type StrippedMedia struct {
 	Hash string `json:"hash"`
 	// Kind is "image" or "document".

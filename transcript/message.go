@@ -9,7 +9,7 @@ import (
 )
 
 // Role is the author of a message. Only [RoleUser] and [RoleAssistant] reach the provider; the
-// system prompt travels in [Request.System].
+// system prompt travels in [github.com/agentctx/agentctx.Request.System].
 type Role string
 
 // The message roles.
@@ -46,7 +46,7 @@ func (u *Usage) Total() int {
 }
 
 // CacheDeletedInputTokens is the provider's "cache_deleted_input_tokens": the tokens the
-// request's cache_edits deleted from its prompt cache (see [MicrocompactConfig.Cached]); 0 when
+// request's cache_edits deleted from its prompt cache (see [github.com/agentctx/agentctx.MicrocompactConfig.Cached]); 0 when
 // the usage does not report it.
 func (u *Usage) CacheDeletedInputTokens() int {
 	if u == nil {

@@ -66,7 +66,7 @@ const (
 	// [Record.Pin].
 	SubtypePin Subtype = "agentctx_pin"
 	// SubtypeRecovery records a rung of the recovery ladder run after a provider error:
-	// [Record.Recovery] (see [Pipeline.Recover]).
+	// [Record.Recovery] (see [github.com/agentctx/agentctx.Pipeline.Recover]).
 	SubtypeRecovery Subtype = "agentctx_recovery"
 )
 
@@ -113,7 +113,7 @@ type Record struct {
 	CompactFailure *CompactFailure       // SubtypeCompactFailure
 	Pin            *PinDecision          // SubtypePin
 	// Recovery is a rung of the recovery ladder: on a SubtypeRecovery decision record, or
-	// on the user record of a "continue where you stopped" turn (see [Pipeline.Recover]).
+	// on the user record of a "continue where you stopped" turn (see [github.com/agentctx/agentctx.Pipeline.Recover]).
 	Recovery *RecoveryDecision
 	// Rehydration marks a user record a compaction wrote to re-inject working material (a
 	// file, a skill, the todo list) after its summary.
@@ -276,7 +276,7 @@ type CompactMetadata struct {
 	Fallback bool
 	// MessagesSummarized is the number of view messages the summary covers.
 	MessagesSummarized int
-	// Rung names how far down its ladder the compaction went ([CompactRung]); Aggressive is
+	// Rung names how far down its ladder the compaction went ([github.com/agentctx/agentctx.CompactRung]); Aggressive is
 	// true when thrash made it start lower and aim at half its usual target; FallbackReason says
 	// why the fallback summarizer wrote the summary. Written by this library only.
 	Rung           string

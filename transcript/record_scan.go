@@ -86,7 +86,7 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 // What a record is listed under is read once, when it is scanned. The uuid index behind it
 // keeps the scan of the records it finds as they were (see [chainIndex.common]: the same uuid,
 // parentUuid and kinds at each position it compares, and in a slice it indexed before, the
-// caller's append-only log of [Input.Records] between); the scan is also kept only while the
+// caller's append-only log of [github.com/agentctx/agentctx.Input.Records] between); the scan is also kept only while the
 // records are in the same slice as before. Records read again from a file, or copied to a
 // larger slice, are scanned anew: a line edited in place may hold other damage, or another
 // subtype, under the same uuid.

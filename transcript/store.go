@@ -66,7 +66,7 @@ func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 // named by the session id followed by ".jsonl" — the layout of a Claude Code project
 // directory. The files are the files [ReadFile] reads and an [Appender] writes, byte for
 // byte. A session id that is not 1 to 128 characters of [A-Za-z0-9_-] (or that starts with
-// "id-") is hashed into the name, as [FileStore] does, so no id can name a file outside Root.
+// "id-") is hashed into the name, as [github.com/agentctx/agentctx.FileStore] does, so no id can name a file outside Root.
 //
 // Load takes a shared lock on the file and Append an exclusive one (see [Appender]), so a
 // Load never sees half of a batch and two positioned appends never both succeed. A DirStore

@@ -7,7 +7,7 @@ import (
 )
 
 // Message tags let a model name earlier messages to a snip tool. With
-// [SnipConfig.TagMessages], every user message of the view that carries a text prompt gets a
+// [github.com/agentctx/agentctx.SnipConfig.TagMessages], every user message of the view that carries a text prompt gets a
 // text block "[id:xxxxxxxx]" placed after its tool_result blocks and before its text. The tag is
 // the first 8 hex digits of the record's uuid (dashes removed, lower case), lengthened only when
 // another user or assistant record of the transcript shares that prefix (then both grow to
@@ -60,7 +60,7 @@ func commonPrefix(a, b string) int {
 }
 
 // ResolveTag returns the uuid of the user or assistant record of records that tag names. tag
-// is a tag as [SnipConfig.TagMessages] shows it ("[id:1a2b3c4d]"), the same without brackets
+// is a tag as [github.com/agentctx/agentctx.SnipConfig.TagMessages] shows it ("[id:1a2b3c4d]"), the same without brackets
 // ("id:1a2b3c4d"), its bare hex digits, or a full uuid; at least 8 hex digits are required.
 // When several records match, the ones on the active conversation chain are preferred; a tag
 // that still matches more than one record, or none, is an error. records are not modified;
