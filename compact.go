@@ -739,8 +739,8 @@ func lastChainRecord(recs []transcript.Record) string {
 // rehydration and hook records chained after the kept tail (or the summary).
 func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []attachment, trigger string, pre int) []transcript.Record {
 	leaf := t.chain.Leaf
-	stamp := decisionTime(t.now)
-	cwd := sessionCwd(t.in.Records)
+	stamp := transcript.Timestamp(t.now)
+	cwd := transcript.LastCwd(t.in.Records)
 	kept := t.items[cut:]
 	head := keptHead(t, kept)
 	h := sha256.Sum256([]byte(sum.text))
@@ -842,16 +842,6 @@ func keptHead(t *turn, kept []item) string {
 		r = byUUID[r.ParentUUID]
 	}
 	return head
-}
-
-// sessionCwd returns the working directory of the last record that names one.
-func sessionCwd(records []transcript.Record) string {
-	for i := len(records) - 1; i >= 0; i-- {
-		if c := records[i].Cwd; c != "" {
-			return c
-		}
-	}
-	return ""
 }
 
 // failureRecord returns the record of a failed compaction attempt.

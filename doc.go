@@ -99,7 +99,7 @@
 //
 // # Recovery
 //
-// When the provider refuses a request anyway, [Pipeline.Recover] (or [Session.Recover]) takes
+// When the provider refuses a request anyway, [Pipeline.Recover] (or [github.com/agentctx/agentctx/session.Session.Recover]) takes
 // its error, classified by the adapters ([ClassOf]), and climbs a bounded ladder: a prompt too
 // long records the provider's count and compacts once (a prompt that fits, refused only for
 // max_tokens on top of it, gets max_tokens lowered instead); a body too large records its size

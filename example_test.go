@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 )
 
-// session is a small Claude Code session: a prompt, a response with two parallel tool calls
+// sessionJSONL is a small Claude Code session: a prompt, a response with two parallel tool calls
 // written one record per block, their results, and a closing answer.
-const session = `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-02T10:00:00.000Z","message":{"role":"user","content":"What is in the repo?"}}
+const sessionJSONL = `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-02T10:00:00.000Z","message":{"role":"user","content":"What is in the repo?"}}
 {"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","timestamp":"2026-01-02T10:00:05.000Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":900,"output_tokens":40}}}
 {"type":"assistant","uuid":"a2","parentUuid":"a1","sessionId":"s","timestamp":"2026-01-02T10:00:05.100Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}],"usage":{"input_tokens":900,"output_tokens":80}}}
 {"type":"user","uuid":"r2","parentUuid":"a2","sessionId":"s","timestamp":"2026-01-02T10:00:06.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"module example.com/x"}]}}
@@ -25,7 +26,7 @@ const session = `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","t
 // separate records, come back as one assistant message followed by one user message with
 // both results, and one cache marker sits on the last message.
 func Example() {
-	tr, err := transcript.Read(strings.NewReader(session), "session.jsonl", transcript.ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(sessionJSONL), "session.jsonl", transcript.ReadOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -63,7 +64,7 @@ func Example() {
 // ExampleNewSnip removes an exchange from the model's view. The transcript keeps every
 // record; the snip is itself a record the runtime appends.
 func ExampleNewSnip() {
-	tr, err := transcript.Read(strings.NewReader(session), "session.jsonl", transcript.ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(sessionJSONL), "session.jsonl", transcript.ReadOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -119,59 +120,13 @@ func ExampleMemoize() {
 	// computed 2 times
 }
 
-// ExampleSession writes one turn with a tool call: the session parents each record on the one
-// before and checks that tool results answer the calls of the latest response.
-func ExampleSession() {
-	n := 0
-	s := agentctx.NewSession(agentctx.SessionOptions{
-		ID:      "sess",
-		Now:     func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) },
-		NewUUID: func() string { n++; return fmt.Sprintf("rec-%d", n) },
-	})
-	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5"})
-	if err != nil {
-		panic(err)
-	}
-	if _, err := s.User("How many lines does go.mod have?"); err != nil {
-		panic(err)
-	}
-	res, err := s.Prepare(context.Background(), p, agentctx.Input{})
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println("messages sent:", len(res.Request.Messages))
-	_, err = s.Response([]byte(`{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5",` +
-		`"content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"wc -l go.mod"}}],` +
-		`"stop_reason":"tool_use","usage":{"input_tokens":20,"output_tokens":15}}`))
-	if err != nil {
-		panic(err)
-	}
-	_, err = s.ToolResults(transcript.TextResult("toolu_9", "3 go.mod"))
-	fmt.Println(err)
-	r, err := s.ToolResults(transcript.TextResult("toolu_1", "3 go.mod"))
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println(r.UUID, "answers", r.SourceToolAssistantUUID, "after", r.ParentUUID)
-	for _, r := range s.Records() {
-		fmt.Println(r.Type, r.UUID, r.Timestamp)
-	}
-	// Output:
-	// messages sent: 1
-	// agentctx: session tool results: result 0: tool_use_id "toolu_9" answers no open tool call of the latest assistant turn
-	// rec-3 answers rec-2 after rec-2
-	// user rec-1 2026-12-01T09:00:00.000Z
-	// assistant rec-2 2026-12-01T09:00:00.000Z
-	// user rec-3 2026-12-01T09:00:00.000Z
-}
-
 // ExamplePipeline_Recover answers a provider's prompt-too-long refusal: the provider's count
 // is recorded and the conversation compacted once; refused again with no response between,
 // Recover gives up with the provider's figures.
 func ExamplePipeline_Recover() {
 	n := 0
 	clock := func() time.Time { return time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC) }
-	s := agentctx.NewSession(agentctx.SessionOptions{ID: "sess", Now: clock,
+	s := session.New(session.Options{ID: "sess", Now: clock,
 		NewUUID: func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }})
 	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 20_000, Tokens: agentctx.EstimateCounter{}, Now: clock})
 	if err != nil {

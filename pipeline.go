@@ -597,11 +597,6 @@ func decisionUUID(sub transcript.Subtype, key string) string {
 	return transcript.ContentUUID(string(sub), key)
 }
 
-// decisionTime formats a decision record's timestamp: UTC, milliseconds, as Claude Code writes.
-func decisionTime(now time.Time) string {
-	return now.UTC().Format("2006-01-02T15:04:05.000Z07:00")
-}
-
 // newDecision returns a decision record of the given subtype; key must identify the decision.
 func (t *turn) newDecision(sub transcript.Subtype, key, content string) transcript.Record {
 	return transcript.Record{
@@ -610,7 +605,7 @@ func (t *turn) newDecision(sub transcript.Subtype, key, content string) transcri
 		UUID:      decisionUUID(sub, key),
 		IsMeta:    true,
 		SessionID: t.sessionID,
-		Timestamp: decisionTime(t.now),
+		Timestamp: transcript.Timestamp(t.now),
 		Level:     "info",
 		Content:   mustJSON(content),
 	}

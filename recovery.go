@@ -456,7 +456,7 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, maxContinuations)
 	c := transcript.Record{
 		Type: transcript.TypeUser, UUID: transcript.ContentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
-		AgentID: leaf.AgentID, IsMeta: true, SessionID: r.t.sessionID, Timestamp: decisionTime(r.t.now), Cwd: sessionCwd(r.in.Records),
+		AgentID: leaf.AgentID, IsMeta: true, SessionID: r.t.sessionID, Timestamp: transcript.Timestamp(r.t.now), Cwd: transcript.LastCwd(r.in.Records),
 		Message:  &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: continueText}}},
 		Recovery: &transcript.RecoveryDecision{Rung: RungContinue, LeafUUID: leaf.UUID, MessageID: leaf.Message.ID, Continuation: n + 1, Reason: reason},
 	}

@@ -1,9 +1,6 @@
 package agentctx
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"testing"
 	"time"
 
@@ -29,234 +26,9 @@ func windowPipeline(t *testing.T, window int, compact CompactConfig) *Pipeline {
 	return p
 }
 
-// recoverConversation is a session of rounds user/answer rounds, then a user prompt.
-func recoverConversation(t *testing.T, rounds int) *Session {
-	t.Helper()
-	n := 0
-	s := NewSession(SessionOptions{ID: "s-recover", Now: func() time.Time { return recoverNow },
-		NewUUID: func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }})
-	for i := range rounds {
-		_, err := s.User(fmt.Sprintf("Round %d. ", i) + filler(1500))
-		require.NoError(t, err)
-		_, err = s.Assistant(&transcript.Message{ID: fmt.Sprintf("msg_%d", i), Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
-			Content: []transcript.Block{&transcript.Text{Text: "Done. " + filler(300)}}, StopReason: "end_turn", Usage: &transcript.Usage{InputTokens: 500 * (i + 1), OutputTokens: 80}})
-		require.NoError(t, err)
-	}
-	_, err := s.User("What is left?")
-	require.NoError(t, err)
-	return s
-}
-
 // ptlError is a prompt-too-long error as an adapter reports it.
 func ptlError(tokens int) error {
 	return &providerError{class: ClassPromptTooLong, tree: []error{&PromptTooLongError{Tokens: tokens, Limit: 12_000}}}
-}
-
-func TestRecoverPassesWhatIsNotOurs(t *testing.T) {
-	p := recoverPipeline(t, CompactConfig{})
-	s := recoverConversation(t, 1)
-	for _, err := range []error{
-		&providerError{class: ClassRetryable},
-		&providerError{class: ClassInvalidRequest},
-		&providerError{class: ClassFatal},
-		context.DeadlineExceeded,
-	} {
-		res, rerr := p.Recover(t.Context(), Input{Records: s.Records()}, err)
-		assert.True(t, err == rerr, "%v: the error goes back as it is", err)
-		assert.Empty(t, res.Append, "%v: nothing to record", err)
-		require.NotNil(t, res.Report.Recovery)
-		assert.Equal(t, RecoveryPassed, res.Report.Recovery.Outcome)
-		assert.Equal(t, ClassOf(err), res.Report.Recovery.Class)
-	}
-	_, err := p.Recover(t.Context(), Input{Records: s.Records()}, nil)
-	assert.ErrorContains(t, err, "no error to recover from")
-}
-
-// The prompt-too-long rung: once per response. Whether it ran is read from the records, so
-// a restarted process (a new Pipeline on the records read back from JSON) finds it spent,
-// and a new response resets it.
-func TestRecoverPromptTooLongRestart(t *testing.T) {
-	p := recoverPipeline(t, CompactConfig{})
-	s := recoverConversation(t, 3)
-	ctx := t.Context()
-	res, err := s.Recover(ctx, p, Input{}, ptlError(12_850))
-	require.NoError(t, err)
-	assert.Equal(t, RecoveryRecovered, res.Report.Recovery.Outcome)
-	require.NotNil(t, res.Report.Compaction)
-	assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
-	assert.Equal(t, "extractive", res.Report.Compaction.Summarizer, "without a Summarizer, what Compact uses")
-
-	// A restart: the transcript read back, a new pipeline.
-	restarted := recoverPipeline(t, CompactConfig{})
-	records := roundTrip(t, s.Records())
-	again, err := restarted.Recover(ctx, Input{Records: records}, ptlError(12_400))
-	var ptl *PromptTooLongError
-	require.ErrorAs(t, err, &ptl)
-	assert.Equal(t, 12_400, ptl.Tokens, "the provider's figures")
-	assert.Equal(t, RecoveryTerminal, again.Report.Recovery.Outcome)
-	assert.Empty(t, again.Append)
-
-	// A response, then the provider refuses again: the rung runs again.
-	r2, err := ResumeSession(records, SessionOptions{Now: func() time.Time { return recoverNow }})
-	require.NoError(t, err)
-	_, err = r2.Assistant(&transcript.Message{ID: "msg_after", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
-		Content: []transcript.Block{&transcript.Text{Text: "Nothing is left."}}, StopReason: "end_turn", Usage: &transcript.Usage{InputTokens: 900, OutputTokens: 5}})
-	require.NoError(t, err)
-	_, err = r2.User("Then " + filler(2000))
-	require.NoError(t, err)
-	third, err := restarted.Recover(ctx, Input{Records: r2.Records()}, ptlError(12_900))
-	require.NoError(t, err)
-	assert.Equal(t, RecoveryRecovered, third.Report.Recovery.Outcome)
-}
-
-// The reactive compaction counts toward the circuit breaker: a failed attempt is recorded
-// as an auto failure, and the rung ends with the prompt-too-long error.
-func TestRecoverPromptTooLongBreaker(t *testing.T) {
-	failing := SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
-		return Summary{}, errors.New("summarizer down")
-	})
-	p := recoverPipeline(t, CompactConfig{Summarizer: failing, DisableFallback: true})
-	s := recoverConversation(t, 3)
-	res, err := s.Recover(t.Context(), p, Input{}, ptlError(12_850))
-	require.ErrorIs(t, err, ErrPromptTooLong)
-	assert.Equal(t, RecoveryTerminal, res.Report.Recovery.Outcome)
-	require.Len(t, res.Append, 2)
-	assert.Equal(t, transcript.SubtypeRecovery, res.Append[0].Subtype)
-	assert.Equal(t, transcript.SubtypeCompactFailure, res.Append[1].Subtype)
-	st, err := p.CompactState(s.Records(), s.Leaf())
-	require.NoError(t, err)
-	assert.Equal(t, 1, st.ConsecutiveFailures)
-}
-
-func TestRecoverForkNeverCompacts(t *testing.T) {
-	p := recoverPipeline(t, CompactConfig{})
-	s := recoverConversation(t, 3)
-	res, err := p.Recover(t.Context(), Input{Records: s.Records(), SkipCacheWrite: true}, ptlError(12_850))
-	assert.ErrorContains(t, err, "a fork never compacts")
-	assert.Equal(t, RecoveryTerminal, res.Report.Recovery.Outcome)
-}
-
-// truncate appends a response cut at max_tokens.
-func truncate(t *testing.T, s *Session, id string) {
-	t.Helper()
-	_, err := s.Assistant(&transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
-		Content: []transcript.Block{&transcript.Text{Text: "The guide: " + id}}, StopReason: "max_tokens", Usage: &transcript.Usage{InputTokens: 900, OutputTokens: 16_000}})
-	require.NoError(t, err)
-}
-
-// The output rungs are counted from the records along the chain: a restart continues the
-// count, and a branch from before the continuations starts it again.
-func TestRecoverOutputRestartAndBranch(t *testing.T) {
-	p := windowPipeline(t, 200_000, CompactConfig{})
-	s := recoverConversation(t, 1)
-	ctx := t.Context()
-
-	_, err := s.Recover(ctx, p, Input{}, ErrOutputTruncated)
-	assert.ErrorContains(t, err, "no response that stopped at max_tokens")
-
-	truncate(t, s, "msg_cut_0")
-	res, err := s.Recover(ctx, p, Input{}, ErrOutputTruncated)
-	require.NoError(t, err)
-	assert.Equal(t, RungOutputCap, res.Report.Recovery.Rung)
-	assert.Equal(t, 64_000, res.Request.MaxTokens, "the raised cap: the model's maximum")
-	for _, m := range res.Request.Messages {
-		for _, b := range m.Content {
-			if tx, ok := b.(*transcript.Text); ok {
-				assert.NotContains(t, tx.Text, "msg_cut_0", "the cut response is asked for again, not sent")
-			}
-		}
-	}
-	truncate(t, s, "msg_cut_1")
-	branch := s.Leaf() // a response cut after the cap was raised
-	res, err = s.Recover(ctx, p, Input{}, ErrOutputTruncated)
-	require.NoError(t, err)
-	assert.Equal(t, RungContinue, res.Report.Recovery.Rung)
-	truncate(t, s, "msg_cut_2")
-
-	// A restart continues the count.
-	restarted := windowPipeline(t, 200_000, CompactConfig{})
-	records := roundTrip(t, s.Records())
-	r2, err := ResumeSession(records, SessionOptions{Now: func() time.Time { return recoverNow }})
-	require.NoError(t, err)
-	res, err = r2.Recover(ctx, restarted, Input{}, ErrOutputTruncated)
-	require.NoError(t, err)
-	assert.Equal(t, 2, res.Append[0].Recovery.Continuation)
-
-	// A branch from the first cut response after the raise has had no continuation yet; its
-	// continuation record is a new one.
-	res, err = restarted.Recover(ctx, Input{Records: r2.Records(), Leaf: branch}, ErrOutputTruncated)
-	require.NoError(t, err)
-	assert.Equal(t, 1, res.Append[0].Recovery.Continuation)
-	assert.Equal(t, res.Leaf, res.Append[0].UUID)
-	for _, r := range r2.Records() {
-		assert.NotEqual(t, r.UUID, res.Append[0].UUID, "the branch's continuation is a record of its own")
-	}
-
-	// The main line: two more cut responses use up the continuations.
-	truncate(t, r2, "msg_cut_3")
-	_, err = r2.Recover(ctx, restarted, Input{}, ErrOutputTruncated)
-	require.NoError(t, err)
-	truncate(t, r2, "msg_cut_4")
-	res, err = r2.Recover(ctx, restarted, Input{}, ErrOutputTruncated)
-	var ote *OutputTruncatedError
-	require.ErrorAs(t, err, &ote)
-	assert.Equal(t, maxContinuations, ote.Continuations)
-	assert.ErrorIs(t, err, ErrOutputTruncated)
-	assert.Equal(t, RecoveryTerminal, res.Report.Recovery.Outcome)
-}
-
-// A stripped image stays out of every later request: the next turns, a compaction's summary
-// request, and the request after the compaction, wherever the same bytes come back.
-func TestRecoverMediaStaysStripped(t *testing.T) {
-	var summaries []SummaryRequest
-	sum := SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
-		summaries = append(summaries, req)
-		return Summary{Text: "<summary>The user sent screenshots.</summary>", By: "fake"}, nil
-	})
-	p := recoverPipeline(t, CompactConfig{Summarizer: sum})
-	s := recoverConversation(t, 1)
-	big := imageSpec{Bytes: 3000, Seed: 9}.block()
-	_, err := s.UserBlocks(&transcript.Text{Text: "The crash dialog."}, big)
-	require.NoError(t, err)
-	ctx := t.Context()
-	res, err := s.Prepare(ctx, p, Input{})
-	require.NoError(t, err)
-	path := ""
-	for _, m := range mediaOf(&res.Request) {
-		path = m.path
-	}
-	require.NotEmpty(t, path)
-	rejected := &providerError{class: ClassMediaRejected, tree: []error{&MediaRejectedError{Paths: []string{path}, Message: "image exceeds 5 MB maximum"}}}
-	res, err = s.Recover(ctx, p, Input{}, rejected)
-	require.NoError(t, err)
-	hash := MediaHash(big.Source)
-	noImage := func(what string, req Request) {
-		t.Helper()
-		for _, m := range mediaOf(&req) {
-			assert.NotEqual(t, hash, MediaHash(m.src), "%s: the refused image at %s", what, m.path)
-		}
-		assert.Contains(t, string(requestBytes(t, req)), "image removed", what)
-	}
-	noImage("after the decision", res.Request)
-	// The same bytes again, in a tool result this time.
-	_, err = s.Assistant(&transcript.Message{ID: "msg_shot", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
-		Content: []transcript.Block{&transcript.ToolUse{ID: "toolu_shot", Name: "Screenshot", Input: []byte(`{}`)}}, Usage: &transcript.Usage{InputTokens: 900, OutputTokens: 5}})
-	require.NoError(t, err)
-	_, err = s.ToolResults(&transcript.ToolResult{ToolUseID: "toolu_shot", Content: []transcript.Block{&transcript.Text{Text: "taken"}, big}})
-	require.NoError(t, err)
-	res, err = s.Prepare(ctx, p, Input{})
-	require.NoError(t, err)
-	noImage("the same bytes in a tool result", res.Request)
-	res, err = p.Compact(ctx, Input{Records: s.Records(), Leaf: s.Leaf()}, CompactOptions{})
-	require.NoError(t, err)
-	require.NotEmpty(t, summaries)
-	for _, m := range mediaOf(&summaries[len(summaries)-1].Request) {
-		assert.NotEqual(t, hash, MediaHash(m.src), "the summary request holds the refused image")
-	}
-	require.NoError(t, s.Append(res.Append...))
-	// A second refusal naming the same (now replaced) position is terminal.
-	_, err = p.Recover(ctx, Input{Records: s.Records()}, rejected)
-	assert.ErrorContains(t, err, "media rejected again")
 }
 
 func TestPickMedia(t *testing.T) {
@@ -300,14 +72,15 @@ func TestPickMedia(t *testing.T) {
 // compaction's records; the request fits, and the next Prepare builds the same one.
 func TestRecoverRequestTooLargeStrips(t *testing.T) {
 	p := recoverPipeline(t, CompactConfig{})
-	s := recoverConversation(t, 0)
+	k := newTK()
+	k.user("What is left?")
 	small, big := imageSpec{Bytes: 200, Seed: 4}.block(), imageSpec{Bytes: 9000, Seed: 5}.block()
-	_, err := s.UserBlocks(&transcript.Text{Text: "Both captures."}, small, big)
-	require.NoError(t, err)
+	k.userBlocks(&transcript.Text{Text: "Both captures."}, small, big)
 	ctx := t.Context()
-	_, err = s.Prepare(ctx, p, Input{})
+	res, err := p.Prepare(ctx, Input{Records: k.recs})
 	require.NoError(t, err)
-	res, err := s.Recover(ctx, p, Input{}, &providerError{class: ClassRequestTooLarge})
+	records := append(k.recs, res.Append...)
+	res, err = p.Recover(ctx, Input{Records: records}, &providerError{class: ClassRequestTooLarge})
 	require.NoError(t, err, "%v", res.Report.Recovery)
 	assert.Equal(t, RungRequestTooLarge, res.Report.Recovery.Rung)
 	require.NotNil(t, res.Report.Compaction)
@@ -324,28 +97,12 @@ func TestRecoverRequestTooLargeStrips(t *testing.T) {
 	body := requestBytes(t, res.Request)
 	assert.Less(t, len(body), limit, "the body fits the lowered limit")
 	assert.Contains(t, string(body), small.Source.Data, "the small image stays")
-	before := s.Records()[:len(s.Records())-len(res.Append)]
-	cin, cres := recoveredInput(before, res)
+	cin, cres := recoveredInput(records, res)
+	records = append(records, res.Append...)
 	checkConservation(t, "413 strip", cin, cres)
 
-	again, err := p.Prepare(ctx, Input{Records: s.Records(), Leaf: s.Leaf()})
+	again, err := p.Prepare(ctx, Input{Records: records, Leaf: res.Leaf})
 	require.NoError(t, err)
 	assert.Equal(t, string(body), string(requestBytes(t, again.Request)))
 	assert.Empty(t, again.Append)
-}
-
-// A recovery cut short by the caller's context records nothing: the rung was not tried.
-func TestRecoverCanceledRecordsNothing(t *testing.T) {
-	ctx, cancel := context.WithCancel(t.Context())
-	sum := SummarizerFunc(func(ctx context.Context, _ SummaryRequest) (Summary, error) {
-		cancel()
-		return Summary{}, ctx.Err()
-	})
-	p := recoverPipeline(t, CompactConfig{Summarizer: sum, DisableFallback: true})
-	s := recoverConversation(t, 3)
-	before := len(s.Records())
-	res, err := s.Recover(ctx, p, Input{}, ptlError(12_850))
-	assert.ErrorIs(t, err, context.Canceled)
-	assert.Empty(t, res.Append)
-	assert.Len(t, s.Records(), before)
 }

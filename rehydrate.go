@@ -316,7 +316,7 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 	if tools == nil {
 		tools = DefaultFileTools()
 	}
-	cwd := sessionCwd(t.in.Records)
+	cwd := transcript.LastCwd(t.in.Records)
 	src := c.Files
 	if src == nil {
 		if cwd == "" {

@@ -124,8 +124,8 @@ func NewSnip(records []transcript.Record, ids []string, reason string, now time.
 		Subtype:   transcript.SubtypeSnip,
 		UUID:      decisionUUID(transcript.SubtypeSnip, strings.Join(uuids, "\n")),
 		IsMeta:    true,
-		SessionID: lastSessionID(records),
-		Timestamp: decisionTime(now),
+		SessionID: transcript.LastSessionID(records),
+		Timestamp: transcript.Timestamp(now),
 		Level:     "info",
 		Content:   mustJSON(content),
 		Snip:      &transcript.SnipDecision{RemovedUUIDs: uuids, Reason: reason},
@@ -385,14 +385,4 @@ func hasToolReference(blocks []transcript.Block) bool {
 		}
 	}
 	return false
-}
-
-// lastSessionID returns the session id of the last record that has one.
-func lastSessionID(records []transcript.Record) string {
-	for i := len(records) - 1; i >= 0; i-- {
-		if s := records[i].SessionID; s != "" {
-			return s
-		}
-	}
-	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -66,8 +67,8 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 }
 
 // Turn sends req with [Client.Send] and appends the answer to sess as an assistant record
-// ([agentctx.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
-func (c *Client) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
+// ([session.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
+func (c *Client) Turn(ctx context.Context, sess *session.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
 	m, err := c.Send(ctx, req, opts)
 	if err != nil {
 		return transcript.Record{}, err

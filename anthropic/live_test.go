@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/stretchr/testify/assert"
@@ -30,7 +31,7 @@ func TestLive(t *testing.T) {
 	}
 	p, err := agentctx.New(agentctx.Config{Model: liveModel(), MaxOutputTokens: 256, Tokens: agentctx.EstimateCounter{}})
 	require.NoError(t, err)
-	sess := agentctx.NewSession(agentctx.SessionOptions{})
+	sess := session.New(session.Options{})
 	_, err = sess.User("Reply with the single word: ready.")
 	require.NoError(t, err)
 	res, err := sess.Prepare(t.Context(), p, agentctx.Input{System: []*transcript.Text{{Text: "You answer in one word."}}})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,14 +21,14 @@ const screenshot = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk
 
 // recoverSession is a conversation of two rounds whose first tool result holds an image: the
 // request Prepare builds from it has the image at messages.2.content.0.content.1.
-func recoverSession(t *testing.T) (*agentctx.Session, *agentctx.Pipeline) {
+func recoverSession(t *testing.T) (*session.Session, *agentctx.Pipeline) {
 	t.Helper()
 	clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", MaxOutputTokens: 16_000, Tokens: agentctx.EstimateCounter{},
 		Now: func() time.Time { return clock }})
 	require.NoError(t, err)
 	n := 0
-	sess := agentctx.NewSession(agentctx.SessionOptions{ID: "s-recover", Now: func() time.Time { return clock },
+	sess := session.New(session.Options{ID: "s-recover", Now: func() time.Time { return clock },
 		NewUUID: func() string { n++; return "rec-" + string(rune('a'+n)) }})
 	answer := func(id string, blocks ...transcript.Block) {
 		_, err := sess.Assistant(&transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",

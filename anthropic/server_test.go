@@ -16,6 +16,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/internal/providertest"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -448,7 +449,7 @@ func TestSendRetriesAreTheSDKs(t *testing.T) {
 
 func TestTurnAppendsTheAnswer(t *testing.T) {
 	f := newFakeAPI(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, answer) })
-	sess := agentctx.NewSession(agentctx.SessionOptions{})
+	sess := session.New(session.Options{})
 	u, err := sess.User("What does the screenshot show?")
 	require.NoError(t, err)
 	rec, err := f.client().Turn(t.Context(), sess, turnRequest(4096), anthropic.Options{})

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -40,7 +41,7 @@ func NewClient(c *sdk.Client) *Client {
 //
 // Errors are [*Error] values with their class ([agentctx.ClassOf]): the SDK's (a prompt over
 // the window holds an [*agentctx.PromptTooLongError] with the server's figures, so that
-// [agentctx.Session.Recover] compacts), an error object in a successful answer or in the
+// [session.Session.Recover] compacts), an error object in a successful answer or in the
 // stream, and a malformed answer (see MessageFromChat).
 func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
 	p, _, err := ChatParams(req, opts)
@@ -62,8 +63,8 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 }
 
 // Turn sends req with [Client.Send] and appends the answer to sess as an assistant record
-// ([agentctx.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
-func (c *Client) Turn(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
+// ([session.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
+func (c *Client) Turn(ctx context.Context, sess *session.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
 	m, err := c.Send(ctx, req, opts)
 	if err != nil {
 		return transcript.Record{}, err
@@ -103,7 +104,7 @@ func (c *Client) SendResponses(ctx context.Context, req agentctx.Request, opts O
 
 // TurnResponses sends req with [Client.SendResponses] and appends the answer to sess as an
 // assistant record, which it returns. Nothing is appended when the turn fails.
-func (c *Client) TurnResponses(ctx context.Context, sess *agentctx.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
+func (c *Client) TurnResponses(ctx context.Context, sess *session.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
 	m, err := c.SendResponses(ctx, req, opts)
 	if err != nil {
 		return transcript.Record{}, err

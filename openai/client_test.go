@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/stretchr/testify/assert"
@@ -139,7 +140,7 @@ var readTool = agentctx.Tool{Name: "Read", Definition: json.RawMessage(
 // loop is what a turn loop needs: a pipeline, a session and a clock, all deterministic.
 type loop struct {
 	p    *agentctx.Pipeline
-	sess *agentctx.Session
+	sess *session.Session
 	in   agentctx.Input
 	cfg  agentctx.Config
 	now  func() time.Time
@@ -152,7 +153,7 @@ func newLoop(t *testing.T) *loop {
 	p, err := agentctx.New(cfg)
 	require.NoError(t, err)
 	return &loop{p: p, cfg: cfg, now: now,
-		sess: agentctx.NewSession(agentctx.SessionOptions{ID: "s-openai-loop", Now: now}),
+		sess: session.New(session.Options{ID: "s-openai-loop", Now: now}),
 		in:   agentctx.Input{System: []*transcript.Text{{Text: "You review Go code."}}, Tools: []agentctx.Tool{readTool}}}
 }
 
@@ -174,7 +175,7 @@ func (l *loop) reread(t *testing.T) []transcript.Record {
 // resumed prepares the next request of a session rebuilt from its transcript's bytes, as a
 // new process would after a restart.
 func (l *loop) resumed(t *testing.T) agentctx.Request {
-	sess, err := agentctx.ResumeSession(l.reread(t), agentctx.SessionOptions{Now: l.now})
+	sess, err := session.Resume(l.reread(t), session.Options{Now: l.now})
 	require.NoError(t, err)
 	p, err := agentctx.New(l.cfg)
 	require.NoError(t, err)

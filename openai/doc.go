@@ -45,7 +45,7 @@
 // Every error [Client] and [Summarizer] return is an [*Error] carrying its
 // [agentctx.ErrorClass] (read it with [agentctx.ClassOf]): context_length_exceeded and the
 // compatible servers' equivalents give an [*agentctx.PromptTooLongError] with the figures
-// the message states, so that [agentctx.Session.Recover] compacts; a 413 is
+// the message states, so that [session.Session.Recover] compacts; a 413 is
 // request-too-large; a refused image is media-rejected; rate limits, server errors and
 // transport failures are retryable — which is the SDK's retry policy's business
 // ([option.WithMaxRetries]), not this package's. An error object in a successful answer or

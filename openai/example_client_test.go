@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -36,7 +37,7 @@ func ExampleClient_Turn() {
 	if err != nil {
 		panic(err)
 	}
-	sess := agentctx.NewSession(agentctx.SessionOptions{})
+	sess := session.New(session.Options{})
 	tools := []agentctx.Tool{{Name: "Read", Definition: json.RawMessage(
 		`{"name":"Read","description":"Read a file.","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}`)}}
 

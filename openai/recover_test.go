@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -84,7 +85,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 			p, err := agentctx.New(agentctx.Config{Model: "qwen3:8b", ContextWindow: 32_768, MaxOutputTokens: 4096,
 				Tokens: agentctx.EstimateCounter{}, Now: func() time.Time { return clock }})
 			require.NoError(t, err)
-			sess := agentctx.NewSession(agentctx.SessionOptions{ID: "s-openai", Now: func() time.Time { return clock }})
+			sess := session.New(session.Options{ID: "s-openai", Now: func() time.Time { return clock }})
 			_, err = sess.User("Profile the build. " + strings.Repeat("Every step counts. ", 60))
 			require.NoError(t, err)
 			_, err = sess.Assistant(&transcript.Message{ID: "chatcmpl-0", Type: "message", Role: transcript.RoleAssistant, Model: "qwen3:8b",

@@ -10,7 +10,7 @@ import (
 // ExampleBuildChain rebuilds the conversation a plain parentUuid walk would break: walking up
 // from a3 passes r1 and a1 only, missing the second tool call and its result.
 func ExampleBuildChain() {
-	tr, err := transcript.Read(strings.NewReader(session), "session.jsonl", transcript.ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(sessionJSONL), "session.jsonl", transcript.ReadOptions{})
 	if err != nil {
 		panic(err)
 	}
@@ -26,9 +26,9 @@ func ExampleBuildChain() {
 	// u1 a1 a2 r2 r1 a3 u2
 }
 
-// session is a small Claude Code session: a prompt, a response with two parallel tool calls
+// sessionJSONL is a small Claude Code session: a prompt, a response with two parallel tool calls
 // written one record per block, their results, and a closing answer.
-const session = `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-02T10:00:00.000Z","message":{"role":"user","content":"What is in the repo?"}}
+const sessionJSONL = `{"type":"user","uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"2026-01-02T10:00:00.000Z","message":{"role":"user","content":"What is in the repo?"}}
 {"type":"assistant","uuid":"a1","parentUuid":"u1","sessionId":"s","timestamp":"2026-01-02T10:00:05.000Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}],"usage":{"input_tokens":900,"output_tokens":40}}}
 {"type":"assistant","uuid":"a2","parentUuid":"a1","sessionId":"s","timestamp":"2026-01-02T10:00:05.100Z","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}],"usage":{"input_tokens":900,"output_tokens":80}}}
 {"type":"user","uuid":"r2","parentUuid":"a2","sessionId":"s","timestamp":"2026-01-02T10:00:06.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_2","content":"module example.com/x"}]}}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -27,14 +27,14 @@ func ExampleDirStore() {
 	ids := []string{"u1", "u2", "u3"}
 	next := func() string { id := ids[0]; ids = ids[1:]; return id }
 	end := 0
-	writer := agentctx.RecordWriterFunc(func(records ...transcript.Record) error {
+	writer := session.RecordWriterFunc(func(records ...transcript.Record) error {
 		n, err := store.Append(ctx, "s1", end, records...)
 		if err == nil {
 			end = n
 		}
 		return err
 	})
-	sess := agentctx.NewSession(agentctx.SessionOptions{ID: "s1", Writer: writer, NewUUID: next})
+	sess := session.New(session.Options{ID: "s1", Writer: writer, NewUUID: next})
 	if _, err := sess.User("What is in the repo?"); err != nil {
 		panic(err)
 	}

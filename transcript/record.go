@@ -356,3 +356,28 @@ var decisionNamespace = uuid.MustParse("6f1d2c0e-8a4b-4f5e-9c3d-2b7a1e0f9d84")
 func ContentUUID(kind, key string) string {
 	return uuid.NewSHA1(decisionNamespace, []byte(kind+"\x00"+key)).String()
 }
+
+// LastCwd returns the working directory of the last record that names one.
+func LastCwd(records []Record) string {
+	for i := len(records) - 1; i >= 0; i-- {
+		if c := records[i].Cwd; c != "" {
+			return c
+		}
+	}
+	return ""
+}
+
+// LastSessionID returns the session id of the last record that has one.
+func LastSessionID(records []Record) string {
+	for i := len(records) - 1; i >= 0; i-- {
+		if s := records[i].SessionID; s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
+// Timestamp formats t as a record's timestamp: UTC, milliseconds, as Claude Code writes.
+func Timestamp(now time.Time) string {
+	return now.UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -57,7 +58,7 @@ var tools = []agentctx.Tool{{Name: "list_directory", Definition: json.RawMessage
 // run plays one user turn: the prompt, then requests and answers until the model stops
 // calling tools. It prints the model's text and the tool calls to w.
 func run(ctx context.Context, c *anthropic.Client, p *agentctx.Pipeline, prompt string, w io.Writer) error {
-	sess := agentctx.NewSession(agentctx.SessionOptions{})
+	sess := session.New(session.Options{})
 	if _, err := sess.User(prompt); err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func run(ctx context.Context, c *anthropic.Client, p *agentctx.Pipeline, prompt 
 
 // send sends the turn's request and, while the provider refuses it or cuts the answer at
 // max_tokens, climbs agentctx's recovery ladder: every rung is bounded, so the loop ends.
-func send(ctx context.Context, c *anthropic.Client, sess *agentctx.Session, p *agentctx.Pipeline, res agentctx.Result, w io.Writer) (transcript.Record, error) {
+func send(ctx context.Context, c *anthropic.Client, sess *session.Session, p *agentctx.Pipeline, res agentctx.Result, w io.Writer) (transcript.Record, error) {
 	for {
 		rec, err := c.Turn(ctx, sess, res.Request, anthropic.Options{})
 		if err == nil && !rec.Message.Truncated() {

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -69,7 +70,7 @@ func run(src, dir string, w io.Writer) error {
 		return err
 	}
 	// The session continues the transcript from its leaf and writes through the Appender.
-	sess, err := agentctx.ResumeSession(tr.Records, agentctx.SessionOptions{Writer: app, Now: func() time.Time { return clock }})
+	sess, err := session.Resume(tr.Records, session.Options{Writer: app, Now: func() time.Time { return clock }})
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,7 @@
 //
 // # The loop
 //
-// [Run] drives an [agentctx.Session] with the library's defaults (Config sets only Model,
+// [Run] drives an [session.Session] with the library's defaults (Config sets only Model,
 // ContextWindow, MaxOutputTokens, Compact.Summarizer, Budget.Store, Now and Validate). Each
 // turn: Session.Prepare, agentctx.Validate on the request (window and counted input), the
 // adapter's Turn (which sends the request and appends the answer), the answer's tool calls

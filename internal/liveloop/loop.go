@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/google/uuid"
 )
@@ -59,7 +60,7 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 	}
 	cfg := agentctx.Config{Model: Model, ContextWindow: sc.Window, MaxOutputTokens: MaxOutputTokens,
 		Compact: agentctx.CompactConfig{Summarizer: summarizer}, Now: clk.Now}
-	opts := agentctx.SessionOptions{Cwd: ws.dir, Now: clk.Now, NewUUID: uuids(sc.Seed)}
+	opts := session.Options{Cwd: ws.dir, Now: clk.Now, NewUUID: uuids(sc.Seed)}
 	if sc.Persist {
 		cfg.Budget.Store = agentctx.FileStore{Root: filepath.Join(dir, "results")}
 		app, err := transcript.OpenAppender(filepath.Join(dir, "session.jsonl"), transcript.AppendOptions{})
@@ -75,7 +76,7 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &loop{sc: sc, p: p, ad: ad, ws: ws, clk: clk, sess: agentctx.NewSession(opts),
+	l := &loop{sc: sc, p: p, ad: ad, ws: ws, clk: clk, sess: session.New(opts),
 		in: agentctx.Input{System: system, Tools: ws.definitions()}, r: rand.New(rand.NewPCG(sc.Seed, 0x100f)),
 		m: &Metrics{Scenario: sc, Calls: map[string]int{}}}
 	began := time.Now()
@@ -124,7 +125,7 @@ type loop struct {
 	ad   Adapter
 	ws   *workspace
 	clk  *clock
-	sess *agentctx.Session
+	sess *session.Session
 	in   agentctx.Input
 	r    *rand.Rand // the user's pace and prompts
 	m    *Metrics

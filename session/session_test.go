@@ -1,4 +1,4 @@
-package agentctx
+package session_test
 
 import (
 	"bytes"
@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentctx/agentctx"
+
+	"github.com/agentctx/agentctx/session"
 
 	"github.com/agentctx/agentctx/transcript"
 
@@ -38,9 +42,9 @@ func response(id string, blocks ...string) []byte {
 // from the clock, the cwd, the response kept field for field, and the results' source.
 func TestSessionWritesClaudeCodeRecords(t *testing.T) {
 	var written []transcript.Record
-	s := NewSession(SessionOptions{
+	s := session.New(session.Options{
 		ID: "sess", Cwd: "/repo", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
-		Writer: RecordWriterFunc(func(rs ...transcript.Record) error { written = append(written, rs...); return nil }),
+		Writer: session.RecordWriterFunc(func(rs ...transcript.Record) error { written = append(written, rs...); return nil }),
 	})
 	_, err := s.User("list the files")
 	require.NoError(t, err)
@@ -73,8 +77,8 @@ func TestSessionWritesClaudeCodeRecords(t *testing.T) {
 // TestSessionRefuses lists what a Session will not write, and requires that a refused record
 // is neither written nor counted.
 func TestSessionRefuses(t *testing.T) {
-	turn := func(t *testing.T) *Session {
-		s := NewSession(SessionOptions{NewUUID: seqUUIDs()})
+	turn := func(t *testing.T) *session.Session {
+		s := session.New(session.Options{NewUUID: seqUUIDs()})
 		_, err := s.User("go")
 		require.NoError(t, err)
 		// One response written as two split records, Claude Code style: both calls are open.
@@ -90,31 +94,31 @@ func TestSessionRefuses(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		do   func(s *Session) error
+		do   func(s *session.Session) error
 		want string
 	}{
-		{"empty prompt", func(s *Session) error { _, err := s.User(""); return err }, "empty prompt"},
-		{"no blocks", func(s *Session) error { _, err := s.UserBlocks(); return err }, "no content blocks"},
-		{"tool result as a user block", func(s *Session) error { _, err := s.UserBlocks(transcript.TextResult("t1", "x")); return err }, "use ToolResults"},
-		{"nil block", func(s *Session) error { _, err := s.UserBlocks(nil); return err }, "block 0 is nil"},
-		{"user message as assistant", func(s *Session) error {
+		{"empty prompt", func(s *session.Session) error { _, err := s.User(""); return err }, "empty prompt"},
+		{"no blocks", func(s *session.Session) error { _, err := s.UserBlocks(); return err }, "no content blocks"},
+		{"tool result as a user block", func(s *session.Session) error { _, err := s.UserBlocks(transcript.TextResult("t1", "x")); return err }, "use ToolResults"},
+		{"nil block", func(s *session.Session) error { _, err := s.UserBlocks(nil); return err }, "block 0 is nil"},
+		{"user message as assistant", func(s *session.Session) error {
 			_, err := s.Assistant(&transcript.Message{Role: transcript.RoleUser})
 			return err
 		}, "role is not assistant"},
-		{"no results", func(s *Session) error { _, err := s.ToolResults(); return err }, "no results"},
-		{"unknown call", func(s *Session) error { _, err := s.ToolResults(transcript.TextResult("t9", "x")); return err }, `tool_use_id "t9"`},
-		{"one call answered twice", func(s *Session) error {
+		{"no results", func(s *session.Session) error { _, err := s.ToolResults(); return err }, "no results"},
+		{"unknown call", func(s *session.Session) error { _, err := s.ToolResults(transcript.TextResult("t9", "x")); return err }, `tool_use_id "t9"`},
+		{"one call answered twice", func(s *session.Session) error {
 			_, err := s.ToolResults(transcript.TextResult("t1", "x"), transcript.TextResult("t1", "y"))
 			return err
 		}, `result 1: tool_use_id "t1"`},
-		{"a call already answered", func(s *Session) error {
+		{"a call already answered", func(s *session.Session) error {
 			if _, err := s.ToolResults(transcript.TextResult("t1", "x")); err != nil {
 				return err
 			}
 			_, err := s.ToolResults(transcript.TextResult("t1", "again"))
 			return err
 		}, `tool_use_id "t1"`},
-		{"a call of an earlier turn", func(s *Session) error {
+		{"a call of an earlier turn", func(s *session.Session) error {
 			if _, err := s.ToolResults(transcript.TextResult("t1", "x"), transcript.TextResult("t2", "y")); err != nil {
 				return err
 			}
@@ -124,13 +128,13 @@ func TestSessionRefuses(t *testing.T) {
 			_, err := s.ToolResults(transcript.TextResult("t1", "late"))
 			return err
 		}, `tool_use_id "t1"`},
-		{"duplicate uuid", func(s *Session) error { return s.Append(s.Records()[0]) }, "already in the transcript"},
-		{"unknown parent", func(s *Session) error {
+		{"duplicate uuid", func(s *session.Session) error { return s.Append(s.Records()[0]) }, "already in the transcript"},
+		{"unknown parent", func(s *session.Session) error {
 			r := s.Record(transcript.TypeUser, &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "x"}}})
 			r.ParentUUID = "nowhere"
 			return s.Append(r)
 		}, "parentUuid nowhere is not in the transcript"},
-		{"error response", func(s *Session) error {
+		{"error response", func(s *session.Session) error {
 			_, err := s.Response([]byte(`{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`))
 			return err
 		}, "overloaded_error: Overloaded"},
@@ -153,7 +157,7 @@ func TestSessionRefuses(t *testing.T) {
 
 	t.Run("writer failure", func(t *testing.T) {
 		fail := errors.New("disk full")
-		s := NewSession(SessionOptions{NewUUID: seqUUIDs(), Writer: RecordWriterFunc(func(...transcript.Record) error { return fail })})
+		s := session.New(session.Options{NewUUID: seqUUIDs(), Writer: session.RecordWriterFunc(func(...transcript.Record) error { return fail })})
 		_, err := s.User("go")
 		require.ErrorIs(t, err, fail)
 		assert.Empty(t, s.Records(), "a record the writer refused is not counted")
@@ -206,18 +210,18 @@ func TestSessionLoop(t *testing.T) {
 	require.NoError(t, err)
 	defer app.Close()
 	clock := stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))
-	s := NewSession(SessionOptions{ID: "sess", Writer: app, Now: clock, NewUUID: seqUUIDs()})
+	s := session.New(session.Options{ID: "sess", Writer: app, Now: clock, NewUUID: seqUUIDs()})
 	cfg := normConfig()
 	cfg.ContextWindow = 20000
-	cfg.Compact.Summarizer = Extractive{}
+	cfg.Compact.Summarizer = agentctx.Extractive{}
 	cfg.Validate = true
 	p := newTestPipeline(t, cfg, normNow)
-	tools := []Tool{valReadTool}
+	tools := []agentctx.Tool{valReadTool}
 
 	compactions := 0
-	var last Result
-	prepare := func(i int) Result {
-		res, err := s.Prepare(t.Context(), p, Input{Tools: tools})
+	var last agentctx.Result
+	prepare := func(i int) agentctx.Result {
+		res, err := s.Prepare(t.Context(), p, agentctx.Input{Tools: tools})
 		require.NoError(t, err, "turn %d", i)
 		if res.Report.Compaction != nil {
 			compactions++
@@ -255,11 +259,11 @@ func TestSessionLoop(t *testing.T) {
 		require.Equal(t, string(b), string(a), "record %d reads back as written", i)
 	}
 	// The last turn again, from the file: the records before its answer give the same bytes.
-	again, err := p.Prepare(t.Context(), Input{Records: tr.Records[:len(tr.Records)-1], Tools: tools})
+	again, err := p.Prepare(t.Context(), agentctx.Input{Records: tr.Records[:len(tr.Records)-1], Tools: tools})
 	require.NoError(t, err)
 	assert.True(t, bytes.Equal(requestBytes(t, last.Request), requestBytes(t, again.Request)), "a resume prepares the same request")
 
-	r, err := ResumeSession(tr.Records, SessionOptions{NewUUID: seqUUIDs()})
+	r, err := session.Resume(tr.Records, session.Options{NewUUID: seqUUIDs()})
 	require.NoError(t, err)
 	assert.Equal(t, "sess", r.ID())
 	assert.Equal(t, s.Leaf(), r.Leaf())
@@ -268,17 +272,17 @@ func TestSessionLoop(t *testing.T) {
 // TestSessionPending reads what a conversation waits for at each point of a loop, and after a
 // resume from its records.
 func TestSessionPending(t *testing.T) {
-	s := NewSession(SessionOptions{ID: "sess", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))})
+	s := session.New(session.Options{ID: "sess", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))})
 	type step struct {
 		name string
 		do   func() error
-		want Pending
+		want session.Pending
 	}
 	var uses []*transcript.ToolUse
 	do := func(_ transcript.Record, err error) error { return err }
 	steps := []step{
-		{"a new session", func() error { return nil }, Pending{Waiting: WaitingUser}},
-		{"a prompt", func() error { return do(s.User("list the files")) }, Pending{Waiting: WaitingModel}},
+		{"a new session", func() error { return nil }, session.Pending{Waiting: session.WaitingUser}},
+		{"a prompt", func() error { return do(s.User("list the files")) }, session.Pending{Waiting: session.WaitingModel}},
 		{"two tool calls", func() error {
 			r, err := s.Response(response("msg_1", `{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"ls"}}`,
 				`{"type":"tool_use","id":"toolu_2","name":"Read","input":{"file_path":"go.mod"}}`))
@@ -286,15 +290,15 @@ func TestSessionPending(t *testing.T) {
 				uses = append(uses, b.(*transcript.ToolUse))
 			}
 			return err
-		}, Pending{Waiting: WaitingTools}},
-		{"one result of two", func() error { return do(s.ToolResults(transcript.TextResult("toolu_2", "module x"))) }, Pending{Waiting: WaitingTools}},
-		{"both results", func() error { return do(s.ToolResults(transcript.TextResult("toolu_1", "go.mod"))) }, Pending{Waiting: WaitingModel}},
+		}, session.Pending{Waiting: session.WaitingTools}},
+		{"one result of two", func() error { return do(s.ToolResults(transcript.TextResult("toolu_2", "module x"))) }, session.Pending{Waiting: session.WaitingTools}},
+		{"both results", func() error { return do(s.ToolResults(transcript.TextResult("toolu_1", "go.mod"))) }, session.Pending{Waiting: session.WaitingModel}},
 		{"an answer cut at max_tokens", func() error {
 			return do(s.Response([]byte(`{"id":"msg_2","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"The files a"}],"stop_reason":"max_tokens","usage":{"input_tokens":30,"output_tokens":4}}`)))
-		}, Pending{Waiting: WaitingUser, Truncated: true}},
+		}, session.Pending{Waiting: session.WaitingUser, Truncated: true}},
 		{"a finished answer", func() error {
 			return do(s.Response([]byte(`{"id":"msg_3","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[{"type":"text","text":"Two files."}],"stop_reason":"end_turn","usage":{"input_tokens":30,"output_tokens":4}}`)))
-		}, Pending{Waiting: WaitingUser}},
+		}, session.Pending{Waiting: session.WaitingUser}},
 	}
 	for i, st := range steps {
 		require.NoError(t, st.do(), st.name)
@@ -306,7 +310,7 @@ func TestSessionPending(t *testing.T) {
 			want.ToolUses = uses[:1] // toolu_1 still open
 		}
 		assert.Equal(t, want, s.Pending(), st.name)
-		resumed, err := ResumeSession(s.Records(), SessionOptions{})
+		resumed, err := session.Resume(s.Records(), session.Options{})
 		require.NoError(t, err)
 		assert.Equal(t, want, resumed.Pending(), "%s, after a resume", st.name)
 	}
@@ -316,8 +320,8 @@ func TestSessionPending(t *testing.T) {
 // follows the compaction, so the next record is parented on it and the next Prepare builds
 // on the summary; a compaction that cannot help returns a typed error and appends nothing.
 func TestSessionCompact(t *testing.T) {
-	p := newTestPipeline(t, Config{ContextWindow: 32_000, Tokens: EstimateCounter{}}, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	s := NewSession(SessionOptions{ID: "sess", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))})
+	p := newTestPipeline(t, agentctx.Config{ContextWindow: 32_000, Tokens: agentctx.EstimateCounter{}}, time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	s := session.New(session.Options{ID: "sess", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC))})
 	for i := range 6 {
 		_, err := s.User(fmt.Sprintf("step %d: %s", i, strings.Repeat("the parser keeps every token ", 100)))
 		require.NoError(t, err)
@@ -325,26 +329,26 @@ func TestSessionCompact(t *testing.T) {
 		require.NoError(t, err)
 	}
 	before := len(s.Records())
-	res, err := s.Compact(t.Context(), p, Input{}, CompactOptions{Instructions: "keep the step numbers"})
+	res, err := s.Compact(t.Context(), p, agentctx.Input{}, agentctx.CompactOptions{Instructions: "keep the step numbers"})
 	require.NoError(t, err)
 	require.NotNil(t, res.Report.Compaction)
-	assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
+	assert.Equal(t, agentctx.CompactCompacted, res.Report.Compaction.Outcome)
 	assert.Equal(t, before+len(res.Append), len(s.Records()), "the compaction's records are in the session")
 	assert.Equal(t, res.Leaf, s.Leaf(), "the leaf follows the compaction")
 	rec, err := s.User("and now?")
 	require.NoError(t, err)
 	assert.Equal(t, res.Leaf, rec.ParentUUID)
-	next, err := s.Prepare(t.Context(), p, Input{})
+	next, err := s.Prepare(t.Context(), p, agentctx.Input{})
 	require.NoError(t, err)
 	assert.Nil(t, next.Report.Compaction, "nothing left to compact")
 	assert.Contains(t, transcript.TextOf(next.Request.Messages[0].Content), "<summary>", "the next request starts with the summary")
-	assert.Equal(t, Pending{Waiting: WaitingModel}, s.Pending())
+	assert.Equal(t, session.Pending{Waiting: session.WaitingModel}, s.Pending())
 
 	// A system prompt over the window: no rung can help, and the error says so in its type.
 	huge := []*transcript.Text{{Text: strings.Repeat("rule ", 40_000)}}
 	n := len(s.Records())
-	_, err = s.Compact(t.Context(), p, Input{System: huge}, CompactOptions{})
-	var ptl *PromptTooLongError
+	_, err = s.Compact(t.Context(), p, agentctx.Input{System: huge}, agentctx.CompactOptions{})
+	var ptl *agentctx.PromptTooLongError
 	require.ErrorAs(t, err, &ptl)
 	assert.Contains(t, ptl.Reason, "manual compaction skipped")
 	assert.Equal(t, n, len(s.Records()), "a skipped compaction appends nothing")

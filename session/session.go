@@ -1,4 +1,4 @@
-package agentctx
+package session
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/google/uuid"
@@ -23,10 +24,10 @@ type RecordWriterFunc func(records ...transcript.Record) error
 // Append calls f.
 func (f RecordWriterFunc) Append(records ...transcript.Record) error { return f(records...) }
 
-// SessionOptions configures a [Session]. The zero value is a new session kept in memory.
-type SessionOptions struct {
-	// ID is the session id every record carries. Empty: a new uuid for [NewSession]; the
-	// transcript's session id for [ResumeSession].
+// Options configures a [Session]. The zero value is a new session kept in memory.
+type Options struct {
+	// ID is the session id every record carries. Empty: a new uuid for [New]; the
+	// transcript's session id for [Resume].
 	ID string
 	// Cwd, when set, is written on every record as the session's working directory (it is
 	// where compaction re-reads files from). Empty on resume: the transcript's last cwd.
@@ -53,7 +54,7 @@ type SessionOptions struct {
 //	s.Response(body)                       // the provider's JSON answer
 //	s.ToolResults(transcript.TextResult(id, output))
 //
-// Each method persists through [SessionOptions.Writer] first and returns its error; a record
+// Each method persists through [Options.Writer] first and returns its error; a record
 // the writer refused is not counted. A Session is not safe for concurrent use: one per
 // conversation, like the transcript it writes.
 type Session struct {
@@ -68,8 +69,8 @@ type Session struct {
 	leaf      string
 }
 
-// NewSession starts a conversation with no records.
-func NewSession(opts SessionOptions) *Session {
+// New starts a conversation with no records.
+func New(opts Options) *Session {
 	s := newSession(opts)
 	if s.id == "" {
 		s.id = s.newUUID()
@@ -77,9 +78,9 @@ func NewSession(opts SessionOptions) *Session {
 	return s
 }
 
-// ResumeSession continues the conversation in records (a transcript in file order, as
+// Resume continues the conversation in records (a transcript in file order, as
 // [transcript.ReadFile] returns it) from its leaf. The session keeps its own copy of the slice.
-func ResumeSession(records []transcript.Record, opts SessionOptions) (*Session, error) {
+func Resume(records []transcript.Record, opts Options) (*Session, error) {
 	s := newSession(opts)
 	s.records = slices.Clone(records)
 	for i := range s.records {
@@ -98,18 +99,18 @@ func ResumeSession(records []transcript.Record, opts SessionOptions) (*Session, 
 		}
 	}
 	if s.id == "" {
-		s.id = lastSessionID(s.records)
+		s.id = transcript.LastSessionID(s.records)
 	}
 	if s.id == "" {
 		s.id = s.newUUID()
 	}
 	if s.cwd == "" {
-		s.cwd = sessionCwd(s.records)
+		s.cwd = transcript.LastCwd(s.records)
 	}
 	return s, nil
 }
 
-func newSession(opts SessionOptions) *Session {
+func newSession(opts Options) *Session {
 	s := &Session{id: opts.ID, cwd: opts.Cwd, w: opts.Writer, now: opts.Now, newUUID: opts.NewUUID, byUUID: map[string]int{}}
 	if s.now == nil {
 		s.now = time.Now
@@ -135,7 +136,7 @@ func (s *Session) Records() []transcript.Record { return s.records[:len(s.record
 func (s *Session) Record(typ transcript.RecordType, m *transcript.Message) transcript.Record {
 	return transcript.Record{
 		Type: typ, UUID: s.newUUID(), ParentUUID: s.leaf, IsSidechain: s.sidechain, AgentID: s.agentID,
-		SessionID: s.id, Timestamp: decisionTime(s.now()), Cwd: s.cwd, Message: m,
+		SessionID: s.id, Timestamp: transcript.Timestamp(s.now()), Cwd: s.cwd, Message: m,
 	}
 }
 
@@ -253,14 +254,14 @@ func (s *Session) ToolResults(results ...*transcript.ToolResult) (transcript.Rec
 // Prepare runs p.Prepare on the session's records from its leaf (in.Records and in.Leaf are
 // set by the session), appends the records the turn made — also when Prepare fails with
 // records to append, such as a failed compaction the circuit breaker counts — and moves the
-// leaf to [Result.Leaf], so that the next record follows a compaction's summary.
-func (s *Session) Prepare(ctx context.Context, p *Pipeline, in Input) (Result, error) {
-	return s.turn(in, func(in Input) (Result, error) { return p.Prepare(ctx, in) })
+// leaf to [agentctx.Result.Leaf], so that the next record follows a compaction's summary.
+func (s *Session) Prepare(ctx context.Context, p *agentctx.Pipeline, in agentctx.Input) (agentctx.Result, error) {
+	return s.turn(in, func(in agentctx.Input) (agentctx.Result, error) { return p.Prepare(ctx, in) })
 }
 
-// turn runs one of the Pipeline's calls on the session's records from its leaf, appends the
-// records it made (also with an error) and moves the leaf to [Result.Leaf].
-func (s *Session) turn(in Input, call func(Input) (Result, error)) (Result, error) {
+// turn runs one of the agentctx.Pipeline's calls on the session's records from its leaf, appends the
+// records it made (also with an error) and moves the leaf to [agentctx.Result.Leaf].
+func (s *Session) turn(in agentctx.Input, call func(agentctx.Input) (agentctx.Result, error)) (agentctx.Result, error) {
 	in.Records, in.Leaf = s.Records(), s.leaf
 	res, err := call(in)
 	if aerr := s.Append(res.Append...); aerr != nil {
@@ -274,19 +275,19 @@ func (s *Session) turn(in Input, call func(Input) (Result, error)) (Result, erro
 
 // Recover runs p.Recover on the session's records from its leaf with err, the provider's
 // error for the request of the last Prepare (or Recover), appends the records the rung made —
-// also with a terminal error — and moves the leaf to [Result.Leaf], as Prepare does. Send
-// Result.Request when the error is nil.
-func (s *Session) Recover(ctx context.Context, p *Pipeline, in Input, err error) (Result, error) {
-	return s.turn(in, func(in Input) (Result, error) { return p.Recover(ctx, in, err) })
+// also with a terminal error — and moves the leaf to [agentctx.Result.Leaf], as Prepare does. Send
+// agentctx.Result.Request when the error is nil.
+func (s *Session) Recover(ctx context.Context, p *agentctx.Pipeline, in agentctx.Input, err error) (agentctx.Result, error) {
+	return s.turn(in, func(in agentctx.Input) (agentctx.Result, error) { return p.Recover(ctx, in, err) })
 }
 
 // Compact runs p.Compact on the session's records from its leaf — a manual compaction, as
 // "/compact" asks for, with optional instructions — appends the records it made (also with an
-// error: a failed attempt is a record) and moves the leaf to [Result.Leaf], as Prepare does.
-// Send Result.Request next, or keep it for the next Prepare: the next record follows the
+// error: a failed attempt is a record) and moves the leaf to [agentctx.Result.Leaf], as Prepare does.
+// Send agentctx.Result.Request next, or keep it for the next Prepare: the next record follows the
 // compaction's summary either way.
-func (s *Session) Compact(ctx context.Context, p *Pipeline, in Input, opts CompactOptions) (Result, error) {
-	return s.turn(in, func(in Input) (Result, error) { return p.Compact(ctx, in, opts) })
+func (s *Session) Compact(ctx context.Context, p *agentctx.Pipeline, in agentctx.Input, opts agentctx.CompactOptions) (agentctx.Result, error) {
+	return s.turn(in, func(in agentctx.Input) (agentctx.Result, error) { return p.Compact(ctx, in, opts) })
 }
 
 // Waiting names what a conversation waits for (see [Session.Pending]).
