@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/agentctx/agentctx/tiktoken"
 )
 
 // Limit is a token figure given either absolutely or as a fraction of the context window. The
@@ -144,7 +146,8 @@ type PressureConfig struct {
 	// it. Zero: fitted.
 	Ratio float64
 	// DefaultRatio is the ratio used when the session has too little data to fit one. Zero:
-	// 1.25 when the pipeline counts with the default tiktoken counter, 1 otherwise.
+	// 1.25 when the pipeline counts with a [tiktoken.Encoding] (as the default counter does), 1
+	// otherwise.
 	DefaultRatio float64
 	// MinOutputTokens is the floor of max_tokens: a request whose window leaves less room for
 	// output is not squeezed in; Prepare compacts or returns a [*PromptTooLongError]. Zero:
@@ -365,7 +368,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 	def := c.DefaultRatio
 	if def == 0 {
 		def = 1
-		if _, ok := p.counter.TokenCounter().(*TiktokenCounter); ok {
+		if _, ok := p.counter.TokenCounter().(*tiktoken.Encoding); ok {
 			def = 1.25
 		}
 	}
