@@ -132,9 +132,10 @@
 //
 // # Tokens
 //
-// Counting goes through the one-method [TokenCounter] interface. The default counts with
-// tiktoken's cl100k_base tables, embedded in the binary (the library never touches the
-// network), through its own pre-tokenizer and byte-pair merge: the counts are tiktoken-go's,
-// at many times its speed and without its allocations. Long unbroken runs, which make the
-// merge quadratic, are split at safe boundaries.
+// Counting goes through the one-method [TokenCounter] interface. The default
+// ([DefaultTokenCounter]) counts with tiktoken's cl100k_base tables, embedded in the binary
+// (the library never touches the network), through the pre-tokenizer and byte-pair merge of
+// package [github.com/agentctx/agentctx/tiktoken]: the counts are tiktoken-go's, at many times
+// its speed and without its allocations. Long unbroken runs, which make the merge quadratic,
+// are split at safe boundaries.
 package agentctx

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/tiktoken"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -146,7 +147,8 @@ type PressureConfig struct {
 	// it. Zero: fitted. New rejects a ratio outside [0.5, 2], the bounds of a fitted one.
 	Ratio float64
 	// DefaultRatio is the ratio used when the session has too little data to fit one, in
-	// [0.5, 2]. Zero: 1.25 when the pipeline counts with the default tiktoken counter, 1
+	// [0.5, 2]. Zero: 1.25 when the pipeline counts with a [tiktoken.Encoding] (as the default
+	// counter does), 1
 	// otherwise.
 	DefaultRatio float64
 	// MinOutputTokens is the floor of max_tokens: a request whose window leaves less room for
@@ -368,7 +370,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 	def := c.DefaultRatio
 	if def == 0 {
 		def = 1
-		if _, ok := p.counter.TokenCounter().(*TiktokenCounter); ok {
+		if _, ok := p.counter.TokenCounter().(*tiktoken.Encoding); ok {
 			def = 1.25
 		}
 	}

@@ -786,7 +786,7 @@ func pickMedia(req *Request, e *MediaRejectedError) ([]transcript.StrippedMedia,
 }
 
 // decodedLen is the decoded size of standard base64 data.
-func decodedLen[T string | []byte](data T) int {
+func decodedLen(data string) int {
 	n := len(data) / 4 * 3
 	for i := len(data) - 1; i >= max(0, len(data)-2); i-- {
 		if data[i] == '=' {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/providererr"
 	"github.com/agentctx/agentctx/internal/transport"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 )
@@ -51,21 +51,8 @@ type Error struct {
 
 // Error describes the failure.
 func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "agentctx/anthropic: %s", e.Class)
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, ": %d", e.StatusCode)
-	}
-	if e.Type != "" {
-		fmt.Fprintf(&b, " %s", e.Type)
-	}
-	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
-	}
-	if e.RequestID != "" {
-		fmt.Fprintf(&b, " (request %s)", e.RequestID)
-	}
-	return b.String()
+	return providererr.Description{Adapter: "agentctx/anthropic", Class: e.Class, StatusCode: e.StatusCode,
+		Kind: e.Type, Message: e.Message, RequestID: e.RequestID}.String()
 }
 
 // ErrorClass returns e.Class.
@@ -74,25 +61,11 @@ func (e *Error) ErrorClass() agentctx.ErrorClass { return e.Class }
 // Unwrap returns the underlying error and, for a prompt that is too long, the
 // [*agentctx.PromptTooLongError] with the figures; for rejected media, the
 // [*agentctx.MediaRejectedError].
-func (e *Error) Unwrap() []error {
-	var errs []error
-	if e.Err != nil {
-		errs = append(errs, e.Err)
-	}
-	if e.PromptTooLong != nil {
-		errs = append(errs, e.PromptTooLong)
-	}
-	if e.Media != nil {
-		errs = append(errs, e.Media)
-	}
-	return errs
-}
+func (e *Error) Unwrap() []error { return providererr.Unwrap(e.Err, e.PromptTooLong, e.Media) }
 
 // Is makes errors.Is(err, agentctx.ErrRequestTooLarge) hold for a request-too-large error
 // (a prompt-too-long one holds its [*agentctx.PromptTooLongError]).
-func (e *Error) Is(target error) bool {
-	return target == agentctx.ErrRequestTooLarge && e.Class == agentctx.ClassRequestTooLarge
-}
+func (e *Error) Is(target error) bool { return providererr.IsRequestTooLarge(e.Class, target) }
 
 // Classify returns err as an [*Error] with its class, or nil for nil; ctx is the context
 // the failed call ran under, which tells a caller's deadline (fatal) from a per-attempt

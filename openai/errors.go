@@ -2,10 +2,10 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"regexp"
@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/providererr"
 	"github.com/agentctx/agentctx/internal/transport"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
@@ -46,45 +47,19 @@ type Error struct {
 
 // Error describes the failure.
 func (e *Error) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "agentctx/openai: %s", e.Class)
-	if e.StatusCode != 0 {
-		fmt.Fprintf(&b, ": %d", e.StatusCode)
-	}
-	if e.Code != "" {
-		fmt.Fprintf(&b, " %s", e.Code)
-	} else if e.Type != "" {
-		fmt.Fprintf(&b, " %s", e.Type)
-	}
-	if e.Message != "" {
-		fmt.Fprintf(&b, ": %s", e.Message)
-	}
-	return b.String()
+	return providererr.Description{Adapter: "agentctx/openai", Class: e.Class, StatusCode: e.StatusCode,
+		Kind: cmp.Or(e.Code, e.Type), Message: e.Message}.String()
 }
 
 // ErrorClass returns e.Class.
 func (e *Error) ErrorClass() agentctx.ErrorClass { return e.Class }
 
 // Unwrap returns the underlying error and, for a prompt that is too long, the
-// [*agentctx.PromptTooLongError].
-func (e *Error) Unwrap() []error {
-	var errs []error
-	if e.Err != nil {
-		errs = append(errs, e.Err)
-	}
-	if e.PromptTooLong != nil {
-		errs = append(errs, e.PromptTooLong)
-	}
-	if e.Media != nil {
-		errs = append(errs, e.Media)
-	}
-	return errs
-}
+// [*agentctx.PromptTooLongError]; for rejected media, the [*agentctx.MediaRejectedError].
+func (e *Error) Unwrap() []error { return providererr.Unwrap(e.Err, e.PromptTooLong, e.Media) }
 
 // Is makes errors.Is(err, agentctx.ErrRequestTooLarge) hold for a request-too-large error.
-func (e *Error) Is(target error) bool {
-	return target == agentctx.ErrRequestTooLarge && e.Class == agentctx.ClassRequestTooLarge
-}
+func (e *Error) Is(target error) bool { return providererr.IsRequestTooLarge(e.Class, target) }
 
 // Classify returns err as an [*Error] with its class, or nil for nil; ctx is the context
 // the failed call ran under. An error that already is an [*Error] is returned as is; an

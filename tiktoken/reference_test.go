@@ -1,10 +1,10 @@
-package agentctx
+package tiktoken
 
 import (
 	"sync"
 	"testing"
 
-	"github.com/pkoukk/tiktoken-go"
+	tiktokengo "github.com/pkoukk/tiktoken-go"
 	tiktoken_loader "github.com/pkoukk/tiktoken-go-loader"
 	"github.com/stretchr/testify/require"
 )
@@ -15,43 +15,43 @@ import (
 // referenceSpecial holds the special tokens of each encoding. They are only registered so that
 // tiktoken-go's CoreBPE can be built: EncodeOrdinary never interprets them.
 var referenceSpecial = map[string]map[string]int{
-	EncodingCL100K: {
-		tiktoken.ENDOFTEXT:   100257,
-		tiktoken.FIM_PREFIX:  100258,
-		tiktoken.FIM_MIDDLE:  100259,
-		tiktoken.FIM_SUFFIX:  100260,
-		tiktoken.ENDOFPROMPT: 100276,
+	CL100K: {
+		tiktokengo.ENDOFTEXT:   100257,
+		tiktokengo.FIM_PREFIX:  100258,
+		tiktokengo.FIM_MIDDLE:  100259,
+		tiktokengo.FIM_SUFFIX:  100260,
+		tiktokengo.ENDOFPROMPT: 100276,
 	},
-	EncodingO200K: {
-		tiktoken.ENDOFTEXT:   199999,
-		tiktoken.ENDOFPROMPT: 200018,
+	O200K: {
+		tiktokengo.ENDOFTEXT:   199999,
+		tiktokengo.ENDOFPROMPT: 200018,
 	},
 }
 
-var referencePatterns = map[string]string{EncodingCL100K: cl100kPattern, EncodingO200K: o200kPattern}
+var referencePatterns = map[string]string{CL100K: cl100kPattern, O200K: o200kPattern}
 
 // referenceEncoders builds each encoding's tiktoken-go encoder once per test binary.
-var referenceEncoders sync.Map // encoding name → func() (*tiktoken.Tiktoken, error)
+var referenceEncoders sync.Map // encoding name → func() (*tiktokengo.Tiktoken, error)
 
-// reference returns the tiktoken-go encoder built on t's own rank table.
-func (t *TiktokenCounter) reference(tb testing.TB) *tiktoken.Tiktoken {
+// reference returns the tiktoken-go encoder of e's encoding.
+func (e *Encoding) reference(tb testing.TB) *tiktokengo.Tiktoken {
 	tb.Helper()
-	enc, err := t.referenceOrErr()
+	enc, err := e.referenceOrErr()
 	require.NoError(tb, err)
 	return enc
 }
 
 // referenceOrErr is reference for callers without a testing.TB.
-func (t *TiktokenCounter) referenceOrErr() (*tiktoken.Tiktoken, error) {
-	build, _ := referenceEncoders.LoadOrStore(t.name, sync.OnceValues(func() (*tiktoken.Tiktoken, error) {
-		return buildReference(t.name)
+func (e *Encoding) referenceOrErr() (*tiktokengo.Tiktoken, error) {
+	build, _ := referenceEncoders.LoadOrStore(e.name, sync.OnceValues(func() (*tiktokengo.Tiktoken, error) {
+		return buildReference(e.name)
 	}))
-	return build.(func() (*tiktoken.Tiktoken, error))()
+	return build.(func() (*tiktokengo.Tiktoken, error))()
 }
 
 // countReference counts text chunk by chunk with tiktoken-go, as CountTokens did before.
-func (t *TiktokenCounter) countReference(tb testing.TB, text string) int {
-	enc := t.reference(tb)
+func (e *Encoding) countReference(tb testing.TB, text string) int {
+	enc := e.reference(tb)
 	n := 0
 	for chunk := range splitChunks(text) {
 		n += len(enc.EncodeOrdinary(chunk))
@@ -61,8 +61,8 @@ func (t *TiktokenCounter) countReference(tb testing.TB, text string) int {
 
 // countUnsplit encodes text in one tiktoken-go call. It is quadratic on long runs; tests use it
 // as the reference for the splitter's accuracy.
-func (t *TiktokenCounter) countUnsplit(text string) int {
-	enc, err := t.referenceOrErr()
+func (e *Encoding) countUnsplit(text string) int {
+	enc, err := e.referenceOrErr()
 	if err != nil {
 		panic(err)
 	}
@@ -72,13 +72,13 @@ func (t *TiktokenCounter) countUnsplit(text string) int {
 // buildReference builds tiktoken-go's encoder for the named encoding, as the library did
 // before: the loader's table, then CoreBPE (which compiles the pattern with regexp2 and keeps a
 // decoder map and a sorted token list besides the ranks).
-func buildReference(name string) (*tiktoken.Tiktoken, error) {
+func buildReference(name string) (*tiktokengo.Tiktoken, error) {
 	special := referenceSpecial[name]
 	ranks, err := tiktoken_loader.NewOfflineLoader().LoadTiktokenBpe(name + ".tiktoken")
 	if err != nil {
 		return nil, err
 	}
-	bpe, err := tiktoken.NewCoreBPE(ranks, special, referencePatterns[name])
+	bpe, err := tiktokengo.NewCoreBPE(ranks, special, referencePatterns[name])
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +86,7 @@ func buildReference(name string) (*tiktoken.Tiktoken, error) {
 	for k := range special {
 		specialSet[k] = true
 	}
-	return tiktoken.NewTiktoken(bpe, &tiktoken.Encoding{
+	return tiktokengo.NewTiktoken(bpe, &tiktokengo.Encoding{
 		Name:           name,
 		PatStr:         referencePatterns[name],
 		MergeableRanks: ranks,

@@ -1,4 +1,4 @@
-package agentctx
+package tiktoken
 
 import (
 	"runtime"
@@ -15,12 +15,12 @@ func BenchmarkTokenCounterBuild(b *testing.B) {
 		runtime.ReadMemStats(&m)
 		return m.HeapAlloc
 	}
-	for _, name := range []string{EncodingCL100K, EncodingO200K} {
+	for _, name := range []string{CL100K, O200K} {
 		for _, mode := range []struct {
 			name  string
 			build func() (any, error)
 		}{
-			{"new", func() (any, error) { return buildTiktoken(name) }},
+			{"new", func() (any, error) { return New(name) }},
 			{"reference", func() (any, error) { return buildReference(name) }},
 		} {
 			b.Run(name+"/"+mode.name, func(b *testing.B) {

@@ -1,4 +1,4 @@
-package agentctx
+package tiktoken
 
 import (
 	"bytes"
@@ -77,12 +77,12 @@ func newRankTableFile(name string, data []byte) (*rankTable, error) {
 		var k int
 		k, err = base64.StdEncoding.Decode(buf, tok)
 		if err != nil || k == 0 {
-			err = fmt.Errorf("agentctx: %s line %d: field token: %q is not a token in base64", name, n, tok)
+			err = fmt.Errorf("tiktoken: %s line %d: field token: %q is not a token in base64", name, n, tok)
 			break
 		}
 		r, perr := strconv.ParseInt(string(rank), 10, 32)
 		if perr != nil || r < 0 {
-			err = fmt.Errorf("agentctx: %s line %d: field rank: %q is not a rank", name, n, rank)
+			err = fmt.Errorf("tiktoken: %s line %d: field rank: %q is not a rank", name, n, rank)
 			break
 		}
 		if b := buf[:k]; k > shortMax {
@@ -173,4 +173,16 @@ func (t *rankTable) rank(s string) (int, bool) {
 			return int(slot.rank), true
 		}
 	}
+}
+
+// decodedLen is the length of the bytes that the standard base64 text tok decodes to, read
+// from its length and padding without decoding it.
+func decodedLen(tok []byte) int {
+	n := len(tok) / 4 * 3
+	for i := len(tok) - 1; i >= max(0, len(tok)-2); i-- {
+		if tok[i] == '=' {
+			n--
+		}
+	}
+	return n
 }
