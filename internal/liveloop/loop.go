@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/simulate"
 	"github.com/google/uuid"
 )
 
@@ -90,7 +91,7 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 	if in := stats.Input + stats.CacheRead + stats.CacheWrite; in > 0 {
 		l.m.ProviderCacheShare = float64(stats.CacheRead) / float64(in)
 	}
-	sim, err := agentctx.Simulate(ctx, l.sess.Records(), cfg, agentctx.SimOptions{System: system, Tools: l.in.Tools})
+	sim, err := simulate.Run(ctx, l.sess.Records(), cfg, simulate.Options{System: system, Tools: l.in.Tools})
 	switch {
 	case err != nil:
 		l.m.SimError = err.Error()
