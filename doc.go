@@ -130,6 +130,10 @@
 // sums of the last few conversations) carry a steady turn's work over from the previous turn; they are derivable
 // from the records and change nothing but time.
 //
+// The same property lets package simulate (github.com/agentctx/agentctx/simulate) replay a
+// recorded session under any Config, turn by turn, and measure what the policy would have sent
+// and what the provider's prompt cache would have charged for it.
+//
 // # Tokens
 //
 // Counting goes through the one-method [TokenCounter] interface. The default

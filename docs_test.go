@@ -19,7 +19,7 @@ import (
 func libraryComments(t *testing.T) map[string][]string {
 	t.Helper()
 	var files []string
-	for _, pattern := range []string{"*.go", "tiktoken/*.go", "cmd/*/*.go", "internal/*/*.go", "examples/*/*.go"} {
+	for _, pattern := range []string{"*.go", "*/*.go", "cmd/*/*.go", "internal/*/*.go", "examples/*/*.go"} {
 		m, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		files = append(files, m...)

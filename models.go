@@ -16,7 +16,7 @@ type Model struct {
 	MaxOutput int
 	// MinCacheTokens is the shortest prefix the provider's prompt cache stores for the
 	// model: a cache breakpoint on a shorter prefix writes nothing, and the prompt is billed
-	// as uncached input ([Simulate] models it). Zero: 1,024, the smallest any current Claude model has.
+	// as uncached input (package simulate models it). Zero: 1,024, the smallest any current Claude model has.
 	MinCacheTokens int
 }
 

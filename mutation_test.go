@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -131,7 +132,7 @@ var mutants = []mutant{
 		"head := fmt.Sprintf(fileHead, path)\n\t\troom := min(each, total-used)",
 		"head := fmt.Sprintf(fileHead, path)\n\t\troom := 2 * min(each, total-used)",
 		"a re-read file may take twice its room"},
-	{"simcache-min-prefix-edge", "simcache.go",
+	{"simcache-min-prefix-edge", "simulate/simcache.go",
 		"if ttl == 0 || pos[m].tokens < pc.minTokens {",
 		"if ttl == 0 || pos[m].tokens <= pc.minTokens {",
 		"the simulated cache refuses a prefix of exactly the minimum cacheable size"},
@@ -174,9 +175,20 @@ func TestMutation(t *testing.T) {
 	if *mutationRev != "" {
 		what = "revision " + *mutationRev
 	}
+	var pkgs []string // the packages of the mutants' files
+	for _, m := range mutants {
+		if !only.MatchString(m.name) {
+			continue
+		}
+		for _, pkg := range mutantPackage(m) {
+			if !slices.Contains(pkgs, pkg) {
+				pkgs = append(pkgs, pkg)
+			}
+		}
+	}
 	report := t.Logf
 	start := time.Now()
-	if failed, out, err := runMutantTests(dir); err != nil || len(failed) > 0 {
+	if failed, out, err := runMutantTests(dir, pkgs...); err != nil || len(failed) > 0 {
 		t.Fatalf("the tests of %s fail before any mutation (%v, %v):\n%s", what, failed, err, out)
 	}
 	report("mutation check of %s: unmutated tests pass (%s)", what, time.Since(start).Round(time.Second))
@@ -199,7 +211,7 @@ func TestMutation(t *testing.T) {
 			t.Fatal(err)
 		}
 		start := time.Now()
-		failed, out, err := runMutantTests(dir)
+		failed, out, err := runMutantTests(dir, mutantPackage(m)...)
 		if werr := os.WriteFile(path, orig, 0o644); werr != nil {
 			t.Fatal(werr)
 		}
@@ -218,14 +230,25 @@ func TestMutation(t *testing.T) {
 	report("mutation score of %s: %d of %d mutants caught", what, caught, ran)
 }
 
-// runMutantTests runs the tests of the root package and of transcript in dir and returns the top-level tests that
-// failed. err is set when go test failed without a failing test (a build error, a timeout).
-func runMutantTests(dir string) (failed []string, out []byte, err error) {
+// mutantPackage is the package of m's file, as go test names it from the tree's root. The
+// root package's tests exercise the packages below it too (a chain mutant is caught by the
+// Pipeline's tests as well as the chain's), so a mutant of another package runs both.
+func mutantPackage(m mutant) []string {
+	if dir := path.Dir(m.file); dir != "." {
+		return []string{".", "./" + dir}
+	}
+	return []string{"."}
+}
+
+// runMutantTests runs the tests of the packages pkgs of the tree in dir and returns the
+// top-level tests that failed. err is set when go test failed without a failing test (a build
+// error, a timeout).
+func runMutantTests(dir string, pkgs ...string) (failed []string, out []byte, err error) {
 	args := []string{"test", "-count=1", "-timeout=20m"}
 	if *mutationRun != "" {
 		args = append(args, "-run", *mutationRun)
 	}
-	cmd := exec.Command("go", append(args, ".", "./transcript")...)
+	cmd := exec.Command("go", append(args, pkgs...)...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), mutantEnv+"=1") // TestMutantsApply stands aside
 	out, err = cmd.CombinedOutput()

@@ -180,7 +180,7 @@ func (p *Pipeline) Levels() Levels { return p.levels }
 
 // MinCacheTokens returns the model's minimum cacheable prefix: the shortest prompt prefix the
 // provider's prompt cache stores ([Model.MinCacheTokens] of the model table's entry for
-// Config.Model, or [DefaultMinCacheTokens]).
+// Config.Model, or 1,024 tokens).
 func (p *Pipeline) MinCacheTokens() int { return p.minCache }
 
 // Input is one turn's input.

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	simulation "github.com/agentctx/agentctx/simulate"
 )
 
 // The chart's geometry, in SVG user units.
@@ -18,7 +19,7 @@ const (
 // input tokens of each turn's request as a line over a shaded area for the part read from
 // the prompt cache, the auto-compact threshold as a dashed line, each compaction as a
 // vertical marker, and each request that could not be sent as a cross.
-func chart(sim *agentctx.Simulation, path string) []byte {
+func chart(sim *simulation.Result, path string) []byte {
 	top := sim.Threshold
 	for _, t := range sim.Turns {
 		top = max(top, t.InputTokens)

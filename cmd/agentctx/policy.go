@@ -8,6 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agentctx/agentctx"
+	simulation "github.com/agentctx/agentctx/simulate"
 )
 
 // policy is the simulate command's config file (TOML): every stage's knobs, and the price
@@ -179,10 +180,10 @@ func (p *policy) apply(cfg *agentctx.Config) {
 }
 
 // prices returns the default price table with the file's entries.
-func (p *policy) prices() agentctx.Prices {
-	ps := agentctx.DefaultPrices()
+func (p *policy) prices() simulation.Prices {
+	ps := simulation.DefaultPrices()
 	for name, pr := range p.Prices {
-		ps[name] = agentctx.Price{Input: pr.Input, CacheWrite5m: pr.CacheWrite5m, CacheWrite1h: pr.CacheWrite1h, CacheRead: pr.CacheRead, Output: pr.Output}
+		ps[name] = simulation.Price{Input: pr.Input, CacheWrite5m: pr.CacheWrite5m, CacheWrite1h: pr.CacheWrite1h, CacheRead: pr.CacheRead, Output: pr.Output}
 	}
 	return ps
 }

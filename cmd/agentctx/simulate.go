@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	simulation "github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -85,7 +86,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if _, ok := agentctx.DefaultModels().Lookup(cfg.Model); !ok && cfg.ContextWindow == 0 {
 		return usageError{fmt.Sprintf("model %q is not in the model table, so its context window is unknown: pass --window", cfg.Model)}
 	}
-	opts := agentctx.SimOptions{Prices: pol.prices()}
+	opts := simulation.Options{Prices: pol.prices()}
 	if opts.Tools, err = readTools(tools); err != nil {
 		return err
 	}
@@ -96,7 +97,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			_ = bar.Set(done)
 		}
 	}
-	sim, err := agentctx.Simulate(ctx, tr.Records, cfg, opts)
+	sim, err := simulation.Run(ctx, tr.Records, cfg, opts)
 	if bar != nil {
 		_ = bar.Finish()
 	}
@@ -146,7 +147,7 @@ func sessionModel(tr *transcript.File) (string, bool) {
 
 // simText formats a simulation for people: a header, one line per turn, and the totals of
 // the policy beside the real ones.
-func simText(sim *agentctx.Simulation, path string) string {
+func simText(sim *simulation.Result, path string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "session %s: %d records, %d responses replayed", path, sim.Records, sim.Responses)
 	if sim.Skipped > 0 {
@@ -169,7 +170,7 @@ func simText(sim *agentctx.Simulation, path string) string {
 			t.CacheWrite5m+t.CacheWrite1h, t.Uncached, t.Output, t.Cost, turnNotes(t))
 	}
 	real := sim.Real
-	col := func(f func(*agentctx.SimTotals) string) string {
+	col := func(f func(*simulation.Totals) string) string {
 		if real == nil {
 			return "-"
 		}
@@ -177,21 +178,21 @@ func simText(sim *agentctx.Simulation, path string) string {
 	}
 	tot := &sim.Totals
 	fmt.Fprintf(&b, "\n%-22s %16s %16s\n", "", "policy", "real")
-	row := func(name string, f func(*agentctx.SimTotals) string) {
+	row := func(name string, f func(*simulation.Totals) string) {
 		fmt.Fprintf(&b, "%-22s %16s %16s\n", name, f(tot), col(f))
 	}
-	num := func(f func(*agentctx.SimTotals) int) func(*agentctx.SimTotals) string {
-		return func(t *agentctx.SimTotals) string { return fmt.Sprint(f(t)) }
+	num := func(f func(*simulation.Totals) int) func(*simulation.Totals) string {
+		return func(t *simulation.Totals) string { return fmt.Sprint(f(t)) }
 	}
-	row("turns", num(func(t *agentctx.SimTotals) int { return t.Turns }))
-	row("input tokens", num(func(t *agentctx.SimTotals) int { return t.InputTokens }))
-	row("peak (turn)", func(t *agentctx.SimTotals) string { return fmt.Sprintf("%d (%d)", t.PeakTokens, t.PeakTurn) })
-	row("cache read", num(func(t *agentctx.SimTotals) int { return t.CacheRead }))
-	row("cache write 5m", num(func(t *agentctx.SimTotals) int { return t.CacheWrite5m }))
-	row("cache write 1h", num(func(t *agentctx.SimTotals) int { return t.CacheWrite1h }))
-	row("uncached input", num(func(t *agentctx.SimTotals) int { return t.Uncached }))
-	row("output tokens", num(func(t *agentctx.SimTotals) int { return t.Output }))
-	row("cost (USD)", func(t *agentctx.SimTotals) string { return fmt.Sprintf("%.4f", t.Cost) })
+	row("turns", num(func(t *simulation.Totals) int { return t.Turns }))
+	row("input tokens", num(func(t *simulation.Totals) int { return t.InputTokens }))
+	row("peak (turn)", func(t *simulation.Totals) string { return fmt.Sprintf("%d (%d)", t.PeakTokens, t.PeakTurn) })
+	row("cache read", num(func(t *simulation.Totals) int { return t.CacheRead }))
+	row("cache write 5m", num(func(t *simulation.Totals) int { return t.CacheWrite5m }))
+	row("cache write 1h", num(func(t *simulation.Totals) int { return t.CacheWrite1h }))
+	row("uncached input", num(func(t *simulation.Totals) int { return t.Uncached }))
+	row("output tokens", num(func(t *simulation.Totals) int { return t.Output }))
+	row("cost (USD)", func(t *simulation.Totals) string { return fmt.Sprintf("%.4f", t.Cost) })
 	fmt.Fprintf(&b, "%-22s %16d %16s\n", "compactions", tot.Compactions, "-")
 	if tot.CompactFailures > 0 || tot.Failed > 0 {
 		fmt.Fprintf(&b, "%-22s %16d %16s\n", "failed compactions", tot.CompactFailures, "-")
@@ -204,7 +205,7 @@ func simText(sim *agentctx.Simulation, path string) string {
 }
 
 // turnNotes lists what the stages did in a turn, a compaction, an expired cache and an error.
-func turnNotes(t agentctx.SimTurn) string {
+func turnNotes(t simulation.Turn) string {
 	var notes []string
 	for _, s := range t.Stages {
 		if s.Actions == 0 || s.Stage == "cache" || s.Stage == "compact" {

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentctx/agentctx"
+	simulation "github.com/agentctx/agentctx/simulate"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -38,7 +38,7 @@ func TestSimulateBundled(t *testing.T) {
 			code, again, _ := runCmd(t, "simulate", "--json", "--window=40000", f)
 			require.Equal(t, 0, code)
 			assert.Equal(t, js, again, "the same file and flags give the same bytes")
-			var sim agentctx.Simulation
+			var sim simulation.Result
 			require.NoError(t, json.Unmarshal([]byte(js), &sim))
 			assert.Equal(t, 40000, sim.ContextWindow)
 			assert.Len(t, sim.Turns, sim.Responses)
@@ -71,11 +71,11 @@ func TestSimulateConfig(t *testing.T) {
 		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
 		return p
 	}
-	sim := func(args ...string) agentctx.Simulation {
+	sim := func(args ...string) simulation.Result {
 		t.Helper()
 		code, js, errOut := runCmd(t, append(append([]string{"simulate", "--json"}, args...), f)...)
 		require.Equal(t, 0, code, errOut)
-		var s agentctx.Simulation
+		var s simulation.Result
 		require.NoError(t, json.Unmarshal([]byte(js), &s))
 		return s
 	}
@@ -86,7 +86,7 @@ func TestSimulateConfig(t *testing.T) {
 	hour := sim("--config="+write("hour.toml", "# Claude Code's own cache lifetime\n[cache]\nttl = \"1h\"\n"), "--window=16000")
 	assert.Zero(t, hour.Totals.CacheWrite5m)
 	assert.Equal(t, base.Totals.CacheWrite5m+base.Totals.CacheRead, hour.Totals.CacheWrite1h+hour.Totals.CacheRead, "the same input, split by the cache")
-	expired := func(s agentctx.Simulation) (n int) {
+	expired := func(s simulation.Result) (n int) {
 		for _, tu := range s.Turns {
 			if tu.Expired {
 				n++
@@ -160,7 +160,7 @@ func TestSimulateSVG(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "chart.svg")
 	code, js, errOut := runCmd(t, "simulate", "--json", "--window=16000", "--svg="+out, f)
 	require.Equal(t, 0, code, errOut)
-	var sim agentctx.Simulation
+	var sim simulation.Result
 	require.NoError(t, json.Unmarshal([]byte(js), &sim))
 	data, err := os.ReadFile(out)
 	require.NoError(t, err)

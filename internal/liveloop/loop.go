@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/session"
+	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/google/uuid"
 )
@@ -92,7 +93,7 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 	if in := stats.Input + stats.CacheRead + stats.CacheWrite; in > 0 {
 		l.m.ProviderCacheShare = float64(stats.CacheRead) / float64(in)
 	}
-	sim, err := agentctx.Simulate(ctx, l.sess.Records(), cfg, agentctx.SimOptions{System: system, Tools: l.in.Tools})
+	sim, err := simulate.Run(ctx, l.sess.Records(), cfg, simulate.Options{System: system, Tools: l.in.Tools})
 	switch {
 	case err != nil:
 		l.m.SimError = err.Error()

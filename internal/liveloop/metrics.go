@@ -43,7 +43,7 @@ type Metrics struct {
 	// stopping auto-compact.
 	Fallbacks, BreakerOpen, Thrash int
 	// CacheReadShare is the share of the input tokens read from the prompt cache when
-	// agentctx.Simulate replays the finished transcript under the run's Config; SimError is
+	// simulate.Run replays the finished transcript under the run's Config; SimError is
 	// why the replay failed, if it did. ProviderCacheShare is the share the fake provider
 	// reported for the conversation's requests.
 	CacheReadShare, ProviderCacheShare float64

@@ -1,20 +1,23 @@
-package agentctx_test
+package simulate_test
 
 import (
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	. "github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
-	. "github.com/agentctx/agentctx/transcript"
+	"github.com/agentctx/agentctx/simulate"
+	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -22,21 +25,21 @@ import (
 // checkSimulation asserts what holds for every simulation: each sent turn's cache parts sum
 // to its input tokens, a failed turn reads, writes and costs nothing, and the totals are the
 // sums of the turns (the real ones of the turns with usage).
-func checkSimulation(t *testing.T, sim *Simulation, name string) {
+func checkSimulation(t *testing.T, sim *simulate.Result, name string) {
 	t.Helper()
-	var want, real SimTotals
+	var want, real simulate.Totals
 	for _, tu := range sim.Turns {
 		if tu.Error != "" {
 			want.Failed++
-			assert.Zero(t, tu.SimUsage, "%s turn %d: a failed turn sends nothing", name, tu.Turn)
+			assert.Zero(t, tu.Usage, "%s turn %d: a failed turn sends nothing", name, tu.Turn)
 		} else {
 			assert.Equal(t, tu.InputTokens, tu.Input(), "%s turn %d: uncached + writes + read = input", name, tu.Turn)
 			assert.InDelta(t, sim.Price.Cost(tu.Uncached, tu.CacheWrite5m, tu.CacheWrite1h, tu.CacheRead, tu.Output), tu.Cost, 1e-12, name)
-			sum(&want, tu.Turn, tu.SimUsage)
+			sum(&want, tu.Turn, tu.Usage)
 		}
-		if c := tu.Compaction; c != nil && c.Outcome == CompactCompacted {
+		if c := tu.Compaction; c != nil && c.Outcome == agentctx.CompactCompacted {
 			want.Compactions++
-		} else if c != nil && c.Outcome == CompactFailed {
+		} else if c != nil && c.Outcome == agentctx.CompactFailed {
 			want.CompactFailures++
 		}
 		if tu.Real != nil {
@@ -53,7 +56,7 @@ func checkSimulation(t *testing.T, sim *Simulation, name string) {
 }
 
 // sum adds a turn's usage to totals, as a reader of the per-turn figures would.
-func sum(tot *SimTotals, turn int, u SimUsage) {
+func sum(tot *simulate.Totals, turn int, u simulate.Usage) {
 	tot.Turns++
 	tot.Uncached += u.Uncached
 	tot.CacheWrite5m += u.CacheWrite5m
@@ -68,7 +71,7 @@ func sum(tot *SimTotals, turn int, u SimUsage) {
 }
 
 // simJSON is the simulation as the CLI's --json prints it.
-func simJSON(t *testing.T, sim *Simulation) []byte {
+func simJSON(t *testing.T, sim *simulate.Result) []byte {
 	t.Helper()
 	b, err := json.MarshalIndent(sim, "", "  ")
 	require.NoError(t, err)
@@ -81,45 +84,45 @@ func simJSON(t *testing.T, sim *Simulation) []byte {
 // prefix with a 1-hour TTL, which also writes at the 1-hour price.
 func TestSimulateCache(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	var recs []Record
-	add := func(role Role, text string, at time.Duration) {
-		r := Record{Type: RecordType(role), UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", len(recs)+1),
+	var recs []transcript.Record
+	add := func(role transcript.Role, text string, at time.Duration) {
+		r := transcript.Record{Type: transcript.RecordType(role), UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", len(recs)+1),
 			SessionID: "11111111-1111-4111-8111-111111111111", Timestamp: t0.Add(at).Format(time.RFC3339Nano),
-			Message: &Message{Role: role, Content: []Block{&Text{Text: text}}}}
+			Message: &transcript.Message{Role: role, Content: []transcript.Block{&transcript.Text{Text: text}}}}
 		if len(recs) > 0 {
 			r.ParentUUID = recs[len(recs)-1].UUID
 		}
-		if role == RoleAssistant {
+		if role == transcript.RoleAssistant {
 			r.Message.ID, r.Message.Model = fmt.Sprintf("msg_%d", len(recs)), "claude-sonnet-4-5"
-			r.Message.Usage = &Usage{InputTokens: 10, OutputTokens: 5}
+			r.Message.Usage = &transcript.Usage{InputTokens: 10, OutputTokens: 5}
 		}
 		recs = append(recs, r)
 	}
 	// The first prompt holds a spec long enough to be cached (Sonnet 4.5 caches prefixes of
 	// 1,024 tokens and more).
-	add(RoleUser, strings.Repeat("The config format has sections, keys and values. ", 70)+"Write a parser for the config format.", 0)
-	add(RoleAssistant, "Here is a first parser.", 20*time.Second)
-	add(RoleUser, "Now add tests for it.", time.Minute)
-	add(RoleAssistant, "Tests added.", 80*time.Second)
-	add(RoleUser, "And a benchmark, please.", 11*time.Minute)
-	add(RoleAssistant, "Benchmark added.", 12*time.Minute)
+	add(transcript.RoleUser, strings.Repeat("The config format has sections, keys and values. ", 70)+"Write a parser for the config format.", 0)
+	add(transcript.RoleAssistant, "Here is a first parser.", 20*time.Second)
+	add(transcript.RoleUser, "Now add tests for it.", time.Minute)
+	add(transcript.RoleAssistant, "Tests added.", 80*time.Second)
+	add(transcript.RoleUser, "And a benchmark, please.", 11*time.Minute)
+	add(transcript.RoleAssistant, "Benchmark added.", 12*time.Minute)
 
 	for _, tc := range []struct {
 		ttl     string
 		expired bool
 	}{{"", true}, {"5m", true}, {"1h", false}} {
 		t.Run("ttl="+tc.ttl, func(t *testing.T) {
-			cfg := Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}, Cache: CacheConfig{TTL: tc.ttl}}
-			sim, err := Simulate(t.Context(), recs, cfg, SimOptions{})
+			cfg := agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}, Cache: agentctx.CacheConfig{TTL: tc.ttl}}
+			sim, err := simulate.Run(t.Context(), recs, cfg, simulate.Options{})
 			require.NoError(t, err)
 			checkSimulation(t, sim, "ttl "+tc.ttl)
 			require.Len(t, sim.Turns, 3)
 			t1, t2, t3 := sim.Turns[0], sim.Turns[1], sim.Turns[2]
-			write := func(u SimUsage) int { return u.CacheWrite5m + u.CacheWrite1h }
+			write := func(u simulate.Usage) int { return u.CacheWrite5m + u.CacheWrite1h }
 			assert.Zero(t, t1.CacheRead)
-			assert.Equal(t, t1.InputTokens, write(t1.SimUsage), "the first request writes all of itself")
+			assert.Equal(t, t1.InputTokens, write(t1.Usage), "the first request writes all of itself")
 			assert.Equal(t, t1.InputTokens, t2.CacheRead, "the second reads the first")
-			assert.Equal(t, t2.InputTokens-t1.InputTokens, write(t2.SimUsage))
+			assert.Equal(t, t2.InputTokens-t1.InputTokens, write(t2.Usage))
 			assert.Equal(t, tc.expired, t3.Expired)
 			if tc.expired {
 				assert.Zero(t, t3.CacheRead, "ten idle minutes expire a 5-minute entry")
@@ -132,7 +135,7 @@ func TestSimulateCache(t *testing.T) {
 			assert.Equal(t, 5, t3.Output, "the output is the response's reported output")
 			assert.Equal(t, recs[4].Time(), t3.Time, "the clock is the prompt's timestamp")
 			assert.Zero(t, sim.Skipped)
-			price := DefaultPrices()["claude-sonnet-4-5"]
+			price := simulate.DefaultPrices()["claude-sonnet-4-5"]
 			assert.Equal(t, price, sim.Price)
 			assert.True(t, sim.Priced)
 			require.NotNil(t, sim.Real)
@@ -153,9 +156,9 @@ func TestSimulateSkips(t *testing.T) {
 {"type":"assistant","uuid":"e1","parentUuid":"u2","isApiErrorMessage":true,"timestamp":"2026-03-01T10:01:01Z","message":{"id":"msg_e","role":"assistant","content":[{"type":"text","text":"API Error: overloaded"}]}}
 {"type":"assistant","uuid":"a2","parentUuid":"u2","timestamp":"2026-03-01T10:01:30Z","message":{"id":"msg_2","role":"assistant","content":[{"type":"text","text":"Going on."}]}}
 `
-	tr, err := Read(strings.NewReader(session), "skips.jsonl", ReadOptions{})
+	tr, err := transcript.Read(strings.NewReader(session), "skips.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
-	sim, err := Simulate(t.Context(), tr.Records, Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}}, SimOptions{})
+	sim, err := simulate.Run(t.Context(), tr.Records, agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}}, simulate.Options{})
 	require.NoError(t, err)
 	checkSimulation(t, sim, "skips")
 	assert.Equal(t, 2, sim.Skipped)
@@ -174,17 +177,17 @@ func TestSimulateCompactionRelinks(t *testing.T) {
 	recs := testkit.Generate(120, testkit.Options{Seed: 7})
 	// The generator's tools, declared up front: otherwise normalize declares the tools the
 	// view uses, a list that changes after a compaction and with it the cached prefix.
-	var opts SimOptions
+	var opts simulate.Options
 	for _, name := range []string{"Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"} {
-		opts.Tools = append(opts.Tools, Tool{Name: name, Definition: json.RawMessage(
+		opts.Tools = append(opts.Tools, agentctx.Tool{Name: name, Definition: json.RawMessage(
 			`{"name":"` + name + `","description":"The ` + name + ` tool.","input_schema":{"type":"object"}}`)})
 	}
-	full, err := Simulate(t.Context(), recs, Config{Model: "claude-sonnet-4-5", Tokens: EstimateCounter{}}, opts)
+	full, err := simulate.Run(t.Context(), recs, agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}}, opts)
 	require.NoError(t, err)
 	checkSimulation(t, full, "200k")
 	assert.Zero(t, full.Totals.Compactions)
 
-	small, err := Simulate(t.Context(), recs, Config{Model: "claude-sonnet-4-5", ContextWindow: 30000, Tokens: EstimateCounter{}}, opts)
+	small, err := simulate.Run(t.Context(), recs, agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 30000, Tokens: agentctx.EstimateCounter{}}, opts)
 	require.NoError(t, err)
 	checkSimulation(t, small, "30k")
 	require.Positive(t, small.Totals.Compactions)
@@ -194,7 +197,7 @@ func TestSimulateCompactionRelinks(t *testing.T) {
 	assert.Less(t, small.Totals.PeakTokens, 30000)
 	checked := 0
 	for i, tu := range small.Turns[:last] {
-		if tu.Compaction == nil || tu.Compaction.Outcome != CompactCompacted {
+		if tu.Compaction == nil || tu.Compaction.Outcome != agentctx.CompactCompacted {
 			continue
 		}
 		assert.Positive(t, tu.Appended, "a compaction appends records")
@@ -207,23 +210,20 @@ func TestSimulateCompactionRelinks(t *testing.T) {
 	assert.Positive(t, checked)
 }
 
-// updating reports whether the golden files are being rewritten (golden_test.go's -update).
-func updating() bool {
-	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
-}
+var update = flag.Bool("update", false, "rewrite testdata/*.json")
 
-// TestSimulateGolden replays three bundled sessions — one with a real compaction in the
-// file and an idle gap that expires the cache, one whose first prompts are under the
-// minimum cacheable prefix, one compacted by the simulation's small window — and compares the JSON of the simulation with testdata/simulate (rewritten by
+// TestSimulateGolden replays three sessions the root package bundles (../testdata/sessions) —
+// one with a real compaction in the file and an idle gap that expires the cache, one whose
+// first prompts are under the minimum cacheable prefix, one compacted by the simulation's
+// small window — and compares the JSON of the simulation with testdata/NAME.json (rewritten by
 // go test -run Golden -update). The same records give the same bytes twice.
 func TestSimulateGolden(t *testing.T) {
 	for _, tc := range []struct {
 		file   string
 		window int
-		check  func(t *testing.T, sim *Simulation)
+		check  func(t *testing.T, sim *simulate.Result)
 	}{
-		{"codemie-code/compacted-624a4a58.jsonl", 0, func(t *testing.T, sim *Simulation) {
+		{"codemie-code/compacted-624a4a58.jsonl", 0, func(t *testing.T, sim *simulate.Result) {
 			require.NotNil(t, sim.Real)
 			expired := 0
 			for _, tu := range sim.Turns {
@@ -234,10 +234,10 @@ func TestSimulateGolden(t *testing.T) {
 			}
 			assert.Positive(t, expired, "an idle gap expires the cache")
 		}},
-		{"codemie-code/mid-call-turn-1.jsonl", 0, func(t *testing.T, sim *Simulation) {
-			short, minCache := 0, DefaultModels()["claude-sonnet-4-5"].MinCacheTokens
+		{"codemie-code/mid-call-turn-1.jsonl", 0, func(t *testing.T, sim *simulate.Result) {
+			short := 0
 			for _, tu := range sim.Turns {
-				if tu.InputTokens < minCache {
+				if tu.InputTokens < agentctx.DefaultModels()["claude-sonnet-4-5"].MinCacheTokens { // Sonnet 4.5's minimum cacheable prefix
 					short++
 					assert.Zero(t, tu.CacheWrite5m+tu.CacheWrite1h+tu.CacheRead, "turn %d: a prefix under the minimum is not cached", tu.Turn)
 					assert.Equal(t, tu.InputTokens, tu.Uncached, "turn %d", tu.Turn)
@@ -245,28 +245,28 @@ func TestSimulateGolden(t *testing.T) {
 			}
 			assert.Positive(t, short, "the session starts under the minimum cacheable prefix")
 		}},
-		{"claude-code-log/worktrees-ef958aa1.jsonl", 16000, func(t *testing.T, sim *Simulation) {
+		{"claude-code-log/worktrees-ef958aa1.jsonl", 16000, func(t *testing.T, sim *simulate.Result) {
 			assert.Positive(t, sim.Totals.Compactions)
 		}},
 	} {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
-			if RaceDetector && tc.window == 0 && strings.Contains(tc.file, "compacted") {
+			if raceEnabled && tc.window == 0 && strings.Contains(tc.file, "compacted") {
 				t.Skip("a 55-turn replay; the plain run compares it, the race detector has nothing concurrent to find in it")
 			}
-			tr, err := ReadFile(filepath.Join("testdata", "sessions", tc.file), ReadOptions{})
+			tr, err := transcript.ReadFile(filepath.Join("..", "testdata", "sessions", tc.file), transcript.ReadOptions{})
 			require.NoError(t, err)
-			cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: tc.window}
-			sim, err := Simulate(t.Context(), tr.Records, cfg, SimOptions{})
+			cfg := agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: tc.window}
+			sim, err := simulate.Run(t.Context(), tr.Records, cfg, simulate.Options{})
 			require.NoError(t, err)
 			checkSimulation(t, sim, tc.file)
 			tc.check(t, sim)
 			got := simJSON(t, sim)
-			again, err := Simulate(t.Context(), tr.Records, cfg, SimOptions{})
+			again, err := simulate.Run(t.Context(), tr.Records, cfg, simulate.Options{})
 			require.NoError(t, err)
 			require.Equal(t, string(got), string(simJSON(t, again)), "the same records give the same bytes")
 
-			path := filepath.Join("testdata", "simulate", strings.TrimSuffix(filepath.Base(tc.file), ".jsonl")+".json")
-			if updating() {
+			path := filepath.Join("testdata", strings.TrimSuffix(filepath.Base(tc.file), ".jsonl")+".json")
+			if *update {
 				require.NoError(t, os.WriteFile(path, got, 0o644))
 				t.Logf("updated %s", path)
 				return
@@ -282,22 +282,11 @@ func TestSimulateGolden(t *testing.T) {
 // detector's quarter of that): every simulation holds its invariants, and the simulated cache
 // figures are shown beside the real ones where the file has usage.
 func TestSimulateCorpus(t *testing.T) {
-	// One Claude Code session in three of the shared corpus list (which is itself a quarter
-	// of the corpus under the race detector), and every Codex rollout outside it.
-	var files []string
-	for i, f := range CorpusFiles(t) {
-		if i%3 == 0 {
-			files = append(files, f)
-		}
-	}
-	if !RaceDetector {
-		files = append(files, CodexCorpusFiles(t)...)
-	}
 	compared := 0
-	for _, f := range files {
-		tr, err := ReadFile(f, ReadOptions{})
+	for _, f := range corpusSample(t) {
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		require.NoError(t, err)
-		sim, err := Simulate(t.Context(), tr.Records, Config{Model: "claude-sonnet-4-5"}, SimOptions{})
+		sim, err := simulate.Run(t.Context(), tr.Records, agentctx.Config{Model: "claude-sonnet-4-5"}, simulate.Options{})
 		require.NoError(t, err, f)
 		checkSimulation(t, sim, f)
 		if r := sim.Real; r != nil {
@@ -314,7 +303,7 @@ func TestSimulateCorpus(t *testing.T) {
 // TestPrices: dated and provider-prefixed ids find their price by longest prefix, unknown
 // models none; a negative price in the table is refused naming the model and the field.
 func TestPrices(t *testing.T) {
-	ps := DefaultPrices()
+	ps := simulate.DefaultPrices()
 	for _, tc := range []struct {
 		model string
 		input float64
@@ -335,17 +324,17 @@ func TestPrices(t *testing.T) {
 			assert.Equal(t, p.Input/10, p.CacheRead, tc.model)
 		}
 	}
-	bad := DefaultPrices()
-	bad["claude-sonnet-4-5"] = Price{Input: 3, CacheRead: -1}
-	_, err := Simulate(t.Context(), nil, Config{Model: "claude-sonnet-4-5"}, SimOptions{Prices: bad})
-	require.EqualError(t, err, `agentctx: price of "claude-sonnet-4-5": CacheRead -1 is not a finite price of zero or more`)
-	bad["claude-haiku-4-5"] = Price{Input: math.NaN()}
-	bad["claude-opus-4-1"] = Price{Output: math.Inf(1)}
+	bad := simulate.DefaultPrices()
+	bad["claude-sonnet-4-5"] = simulate.Price{Input: 3, CacheRead: -1}
+	_, err := simulate.Run(t.Context(), nil, agentctx.Config{Model: "claude-sonnet-4-5"}, simulate.Options{Prices: bad})
+	require.EqualError(t, err, `simulate: price of "claude-sonnet-4-5": CacheRead -1 is not a finite price of zero or more`)
+	bad["claude-haiku-4-5"] = simulate.Price{Input: math.NaN()}
+	bad["claude-opus-4-1"] = simulate.Price{Output: math.Inf(1)}
 	for range 5 { // several bad prices: the same one, by name, every time
-		_, err = Simulate(t.Context(), nil, Config{Model: "claude-sonnet-4-5"}, SimOptions{Prices: bad})
-		require.EqualError(t, err, `agentctx: price of "claude-haiku-4-5": Input NaN is not a finite price of zero or more`)
+		_, err = simulate.Run(t.Context(), nil, agentctx.Config{Model: "claude-sonnet-4-5"}, simulate.Options{Prices: bad})
+		require.EqualError(t, err, `simulate: price of "claude-haiku-4-5": Input NaN is not a finite price of zero or more`)
 	}
-	sim, err := Simulate(t.Context(), nil, Config{Model: "gpt-5", ContextWindow: 100000}, SimOptions{})
+	sim, err := simulate.Run(t.Context(), nil, agentctx.Config{Model: "gpt-5", ContextWindow: 100000}, simulate.Options{})
 	require.NoError(t, err)
 	assert.False(t, sim.Priced, "an unknown model is not priced")
 	assert.Empty(t, sim.Turns)
@@ -359,24 +348,24 @@ func TestPrices(t *testing.T) {
 func BenchmarkSimulate(b *testing.B) {
 	for _, turns := range []int{200, 2000, 5000} {
 		recs := testkit.Generate(turns, testkit.Options{Seed: 1})
-		cfg := Config{Model: "claude-sonnet-4-5"}
+		cfg := agentctx.Config{Model: "claude-sonnet-4-5"}
 		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Simulate(b.Context(), recs, cfg, SimOptions{}); err != nil {
+				if _, err := simulate.Run(b.Context(), recs, cfg, simulate.Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
 		b.Run(fmt.Sprintf("turns=%d/prepare-last", turns), func(b *testing.B) {
-			p, err := New(Config{Model: "claude-sonnet-4-5", Compact: CompactConfig{Summarizer: Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}}})
+			p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{}}, Budget: agentctx.BudgetConfig{Store: &agentctx.MapStore{}}})
 			if err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := p.Prepare(b.Context(), Input{Records: recs}); err != nil && !errors.Is(err, ErrNoMessages) {
-					var ptl *PromptTooLongError
+				if _, err := p.Prepare(b.Context(), agentctx.Input{Records: recs}); err != nil && !errors.Is(err, agentctx.ErrNoMessages) {
+					var ptl *agentctx.PromptTooLongError
 					if !errors.As(err, &ptl) {
 						b.Fatal(err)
 					}
@@ -384,4 +373,43 @@ func BenchmarkSimulate(b *testing.B) {
 			}
 		})
 	}
+}
+
+// corpusSample returns one Claude Code session in three of the shared corpus
+// (../../shared/corpus, sorted; one in twelve under the race detector), and every Codex
+// rollout outside the race detector; it skips the test when the corpus is absent.
+func corpusSample(t *testing.T) []string {
+	t.Helper()
+	root := filepath.Join("..", "..", "shared", "corpus")
+	walk := func(dir string) []string {
+		var files []string
+		err := filepath.WalkDir(filepath.Join(root, dir), func(path string, d fs.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(path, ".jsonl") {
+				files = append(files, path)
+			}
+			return err
+		})
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			t.Fatal(err)
+		}
+		slices.Sort(files)
+		return files
+	}
+	stride := 3
+	if raceEnabled {
+		stride = 12
+	}
+	var files []string
+	for i, f := range walk("claude-code") {
+		if i%stride == 0 {
+			files = append(files, f)
+		}
+	}
+	if len(files) == 0 {
+		t.Skip("no .jsonl files under ../../shared/corpus/claude-code; whole-corpus tests skipped")
+	}
+	if !raceEnabled {
+		files = append(files, walk("codex")...)
+	}
+	return files
 }

@@ -1,40 +1,43 @@
-package agentctx
+package simulate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"slices"
 	"time"
 
+	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/jsonobj"
 	"github.com/agentctx/agentctx/transcript"
 )
 
-// SimOptions configures [Simulate]. The zero value is ready to use.
-type SimOptions struct {
+// Options configures [Run]. The zero value is ready to use.
+type Options struct {
 	// Prices is the price table. Nil: [DefaultPrices].
 	Prices Prices
-	// System is the system prompt every simulated request carries, as [Input.System] (a
+	// System is the system prompt every simulated request carries, as [agentctx.Input.System] (a
 	// session file holds none).
 	System []*transcript.Text
-	// Tools are the tool definitions every simulated request carries, as [Input.Tools]. Nil:
-	// every tool the session's responses call, in name order, declared up front the way
-	// normalize declares a tool the history uses without a definition (an empty schema, a
-	// description saying it is unavailable), so that the tool list — the start of the cached
-	// prefix — stays the same over the whole session, as a real agent's does. An empty
-	// non-nil slice declares none up front: normalize then declares the tools as the view
-	// uses them, and the list changes whenever that set does.
-	Tools []Tool
+	// Tools are the tool definitions every simulated request carries, as
+	// [agentctx.Input.Tools]. Nil: every tool the session's responses call, in name order,
+	// declared up front the way normalize declares a tool the history uses without a definition
+	// (an empty schema, a description saying it is unavailable), so that the tool list — the
+	// start of the cached prefix — stays the same over the whole session, as a real agent's
+	// does. An empty non-nil slice declares none up front: normalize then declares the tools as
+	// the view uses them, and the list changes whenever that set does.
+	Tools []agentctx.Tool
 	// Progress, when set, is called after each simulated turn with the turns done and the
 	// total. It runs on the caller's goroutine.
 	Progress func(done, total int)
 }
 
-// Simulation is what [Simulate] found: each turn of the session under the policy, and the
+// Result is what [Run] found: each turn of the session under the policy, and the
 // totals, beside what the provider really reported where the file holds its usage. It
 // encodes to the JSON schema of docs/simulate.md.
-type Simulation struct {
+type Result struct {
 	Model         string `json:"model"`
 	ContextWindow int    `json:"context_window"`
 	Threshold     int    `json:"auto_compact_threshold"`
@@ -49,49 +52,49 @@ type Simulation struct {
 	Responses int `json:"responses"`
 	Skipped   int `json:"skipped"`
 	// Turns holds one entry per replayed response, in file order.
-	Turns []SimTurn `json:"turns"`
+	Turns []Turn `json:"turns"`
 	// Totals sums the policy's turns; Real the provider's reported usage over the turns that
 	// carry it (nil when none does).
-	Totals SimTotals  `json:"totals"`
-	Real   *SimTotals `json:"real,omitempty"`
+	Totals Totals  `json:"totals"`
+	Real   *Totals `json:"real,omitempty"`
 }
 
-// SimTurn is one model request of the simulated session.
-type SimTurn struct {
+// Turn is one model request of the simulated session.
+type Turn struct {
 	// Turn counts from 1. Line and UUID locate the response in the file (Line is 0 for
-	// records not read by a [transcript.Decoder]).
+	// records not read by an [transcript.Decoder]).
 	Turn int    `json:"turn"`
 	Line int    `json:"line,omitzero"`
 	UUID string `json:"uuid"`
 	// Time is when the request was sent: the latest timestamp of the records before the
 	// response (the response's own when none has one). It is the turn's clock.
 	Time time.Time `json:"time,omitzero"`
-	// InputTokens, MaxTokens and Messages are the request's figures ([Report]);
+	// InputTokens, MaxTokens and Messages are the request's figures ([agentctx.Report]);
 	// Pressure is its pressure figure, which auto-compact compares with the threshold.
 	InputTokens int `json:"input_tokens"`
 	Pressure    int `json:"pressure"`
 	MaxTokens   int `json:"max_tokens"`
 	Messages    int `json:"messages"`
-	// SimUsage is the cache's part of the request and the output, and their cost.
-	SimUsage
+	// Usage is the cache's part of the request and the output, and their cost.
+	Usage
 	// Expired reports that cache entries expired since the previous request (an idle gap
 	// over their time to live).
 	Expired bool `json:"cache_expired,omitzero"`
 	// Stages says what each stage did; Compaction what a compaction this turn did.
-	Stages     []SimStage     `json:"stages"`
-	Compaction *SimCompaction `json:"compaction,omitempty"`
+	Stages     []Stage     `json:"stages"`
+	Compaction *Compaction `json:"compaction,omitempty"`
 	// Appended is the number of records the turn appended to the simulated transcript.
 	Appended int `json:"appended,omitzero"`
 	// Error is why the request could not be built or sent (prompt too long, no messages);
 	// such a turn reads and writes no cache and costs nothing.
 	Error string `json:"error,omitempty"`
 	// Real is the provider's reported usage of the response, when the file holds it.
-	Real *SimUsage `json:"real,omitempty"`
+	Real *Usage `json:"real,omitempty"`
 }
 
-// SimUsage is one request's input split by the prompt cache, its output, and what they cost:
+// Usage is one request's input split by the prompt cache, its output, and what they cost:
 // Uncached + CacheWrite5m + CacheWrite1h + CacheRead is the request's input.
-type SimUsage struct {
+type Usage struct {
 	Uncached     int     `json:"uncached"`
 	CacheWrite5m int     `json:"cache_write_5m"`
 	CacheWrite1h int     `json:"cache_write_1h"`
@@ -101,27 +104,27 @@ type SimUsage struct {
 }
 
 // Input returns the request's input tokens: the sum of the cache's parts.
-func (u SimUsage) Input() int { return u.Uncached + u.CacheWrite5m + u.CacheWrite1h + u.CacheRead }
+func (u Usage) Input() int { return u.Uncached + u.CacheWrite5m + u.CacheWrite1h + u.CacheRead }
 
-// SimStage is what one stage did in a turn: its actions and the tokens it freed.
-type SimStage struct {
+// Stage is what one stage did in a turn: its actions and the tokens it freed.
+type Stage struct {
 	Stage       string `json:"stage"`
 	Actions     int    `json:"actions"`
 	TokensFreed int    `json:"tokens_freed"`
 }
 
-// SimCompaction is a compaction one turn attempted.
-type SimCompaction struct {
-	Trigger    string         `json:"trigger"`
-	Outcome    CompactOutcome `json:"outcome"`
-	Reason     string         `json:"reason,omitempty"`
-	Summarizer string         `json:"summarizer,omitempty"`
-	PreTokens  int            `json:"pre_tokens"`
-	PostTokens int            `json:"post_tokens"`
+// Compaction is a compaction one turn attempted.
+type Compaction struct {
+	Trigger    string                  `json:"trigger"`
+	Outcome    agentctx.CompactOutcome `json:"outcome"`
+	Reason     string                  `json:"reason,omitempty"`
+	Summarizer string                  `json:"summarizer,omitempty"`
+	PreTokens  int                     `json:"pre_tokens"`
+	PostTokens int                     `json:"post_tokens"`
 }
 
-// SimTotals sums a simulation's turns.
-type SimTotals struct {
+// Totals sums a simulation's turns.
+type Totals struct {
 	// Turns is the number of turns summed; Failed those whose request could not be sent.
 	Turns  int `json:"turns"`
 	Failed int `json:"failed,omitzero"`
@@ -133,10 +136,10 @@ type SimTotals struct {
 	PeakTurn   int `json:"peak_turn"`
 	// InputTokens sums the requests' input: Uncached + the writes + CacheRead.
 	InputTokens int `json:"input_tokens"`
-	SimUsage
+	Usage
 }
 
-func (t *SimTotals) add(turn int, u SimUsage) {
+func (t *Totals) add(turn int, u Usage) {
 	t.Turns++
 	t.Uncached += u.Uncached
 	t.CacheWrite5m += u.CacheWrite5m
@@ -151,43 +154,44 @@ func (t *SimTotals) add(turn int, u SimUsage) {
 	}
 }
 
-// Simulate replays a recorded session as a live agent would have run it under cfg: at each
-// assistant response in records (the file's records in file order), it calls
-// [Pipeline.Prepare] on the transcript as it stood when the agent sent that request — the
-// file's records before the response, plus the decision and compaction records the
-// simulation appended on earlier turns — appends the turn's records and moves on. The file's
-// records after a simulated compaction are linked to the compaction's leaf, as a runtime
-// following [Result.Leaf] would have written them. The records of one response (Claude Code
-// writes one per content block, sharing message.id) are one turn.
+// Run replays a recorded session as a live agent would have run it under cfg: at each assistant
+// response in records (the file's records in file order), it calls [agentctx.Pipeline.Prepare]
+// on the transcript as it stood when the agent sent that request — the file's records before
+// the response, plus the decision and compaction records the simulation appended on earlier
+// turns — appends the turn's records and moves on. The file's records after a simulated
+// compaction are linked to the compaction's leaf, as a runtime following [agentctx.Result.Leaf]
+// would have written them. The records of one response (Claude Code writes one per content
+// block, sharing message.id) are one turn.
 //
 // For each turn it measures the request, says what each stage did, and plays the request
-// against a model of the provider's prompt cache: the longest byte-identical prefix an
-// earlier request wrote at a breakpoint and that is still alive (within its time to live of
-// [DefaultCacheTTL], or [LongCacheTTL] for Cache.TTL "1h", measured on the records'
-// timestamps, and within [CacheLookbackBlocks] of a breakpoint) is read; the rest up to the
-// request's last breakpoint is written; what follows it is uncached. The output of each turn
-// is the response's reported output tokens, or its counted size without usage. Costs use
-// opts.Prices for cfg.Model; the real figures use the price of each response's own model.
+// against a model of the provider's prompt cache: the longest byte-identical prefix an earlier
+// request wrote at a breakpoint and that is still alive (within its time to live, 5 minutes or
+// an hour for Cache.TTL "1h", since it was last written or read, measured on the records'
+// timestamps, and within 20 blocks of a breakpoint, the provider's lookback) is read; the rest
+// up to the request's last breakpoint is written; what follows it is uncached. The output of
+// each turn is the response's reported output tokens, or its counted size without usage. Costs
+// use opts.Prices for cfg.Model; the real figures use the price of each response's own model.
 //
 // The clock is the records' timestamps: cfg.Now is ignored, and the same records and config
-// give the same Simulation. When cfg.Compact.Summarizer is nil the extractive summarizer
+// give the same Result. When cfg.Compact.Summarizer is nil the extractive summarizer
 // writes the summaries (set Compact.DisableAuto for none), and when cfg.Budget.Store is nil
 // the replaced tool results are kept in memory: a simulation sends nothing and writes no file
 // unless cfg says so. records are not modified.
 //
-// A turn whose request cannot be built (a [*PromptTooLongError], [ErrNoMessages]) is
-// reported in its SimTurn.Error and the replay goes on; Simulate fails on a config New
-// rejects, on ctx's end, and on a stage's error ([*StageError]).
-func Simulate(ctx context.Context, records []transcript.Record, cfg Config, opts SimOptions) (*Simulation, error) {
+// A turn whose request cannot be built (a [*agentctx.PromptTooLongError],
+// [agentctx.ErrNoMessages]) is reported in its Turn.Error and the replay goes on; Run fails on
+// a config [agentctx.New] rejects, on ctx's end, and on a stage's error
+// ([*agentctx.StageError]).
+func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, opts Options) (*Result, error) {
 	var clock time.Time
 	cfg.Now = func() time.Time { return clock }
 	if cfg.Compact.Summarizer == nil {
-		cfg.Compact.Summarizer = Extractive{}
+		cfg.Compact.Summarizer = agentctx.Extractive{}
 	}
 	if cfg.Budget.Store == nil {
-		cfg.Budget.Store = &MapStore{}
+		cfg.Budget.Store = &agentctx.MapStore{}
 	}
-	p, err := New(cfg)
+	p, err := agentctx.New(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -200,7 +204,7 @@ func Simulate(ctx context.Context, records []transcript.Record, cfg Config, opts
 			return nil, err
 		}
 	}
-	sim := &Simulation{Model: cfg.Model, ContextWindow: p.window, Threshold: p.levels.Threshold, Records: len(records)}
+	sim := &Result{Model: cfg.Model, ContextWindow: p.Window(), Threshold: p.Levels().Threshold, Records: len(records)}
 	sim.Price, sim.Priced = prices.Lookup(cfg.Model)
 
 	points, groups, groupOf := recordedResponses(records)
@@ -220,14 +224,14 @@ func Simulate(ctx context.Context, records []transcript.Record, cfg Config, opts
 	if tools == nil {
 		tools = sessionTools(records)
 	}
-	cache := newPromptCache(p.counter, p.minCache)
+	cache := newPromptCache(p.Counter(), p.MinCacheTokens())
 	var (
 		replay     = make([]transcript.Record, 0, len(records)+len(records)/8)
 		relink     = map[string]string{} // a leaf a compaction replaced → the compaction's leaf
 		seen       = map[string]bool{}
 		last       time.Time // the latest timestamp copied so far
 		next       int       // records copied so far
-		realTotals SimTotals
+		realTotals Totals
 		// simulated usage of each replayed response, by the index of its first record
 		usages = map[int]*transcript.Usage{}
 	)
@@ -266,54 +270,54 @@ func Simulate(ctx context.Context, records []transcript.Record, cfg Config, opts
 		if !seen[leaf] {
 			leaf = ""
 		}
-		res, perr := p.Prepare(ctx, Input{Records: replay, Leaf: leaf, System: opts.System, Tools: tools})
+		res, perr := p.Prepare(ctx, agentctx.Input{Records: replay, Leaf: leaf, System: opts.System, Tools: tools})
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
-		if se, ok := errors.AsType[*StageError](perr); ok {
+		if se, ok := errors.AsType[*agentctx.StageError](perr); ok {
 			return nil, fmt.Errorf("turn %d (line %d): %w", k+1, resp.Line, se)
 		}
 		replay = append(replay, res.Append...)
 		for _, r := range res.Append {
 			seen[r.UUID] = true
 		}
-		turn := SimTurn{Turn: k + 1, Line: resp.Line, UUID: resp.UUID, Time: clock,
+		turn := Turn{Turn: k + 1, Line: resp.Line, UUID: resp.UUID, Time: clock,
 			InputTokens: res.Report.InputTokens, Pressure: res.Report.Pressure.Tokens,
 			MaxTokens: res.Report.MaxTokens, Messages: res.Report.Messages, Appended: len(res.Append)}
 		for _, s := range res.Report.Stages {
-			turn.Stages = append(turn.Stages, SimStage{Stage: s.Stage, Actions: len(s.Actions), TokensFreed: s.TokensFreed})
+			turn.Stages = append(turn.Stages, Stage{Stage: s.Stage, Actions: len(s.Actions), TokensFreed: s.TokensFreed})
 		}
 		if c := res.Report.Compaction; c != nil {
-			turn.Compaction = &SimCompaction{Trigger: c.Trigger, Outcome: c.Outcome, Reason: c.Reason,
+			turn.Compaction = &Compaction{Trigger: c.Trigger, Outcome: c.Outcome, Reason: c.Reason,
 				Summarizer: c.Summarizer, PreTokens: c.PreTokens, PostTokens: c.PostTokens}
 			switch c.Outcome {
-			case CompactCompacted:
+			case agentctx.CompactCompacted:
 				sim.Totals.Compactions++
 				if base := follow(relink, resp.ParentUUID); base != "" && res.Leaf != "" && res.Leaf != base {
 					relink[base] = res.Leaf
 				}
-			case CompactFailed:
+			case agentctx.CompactFailed:
 				sim.Totals.CompactFailures++
 			}
 		}
 		group := groups[at]
-		output := group.output(p.counter)
+		output := group.output(p.Counter())
 		if perr != nil {
 			turn.Error = perr.Error()
 			sim.Totals.Failed++
 		} else {
 			use := cache.send(&res.Request, clock, res.Report.CacheDeletedTokens)
-			turn.SimUsage = SimUsage{Uncached: use.uncached, CacheWrite5m: use.write5m, CacheWrite1h: use.write1h,
+			turn.Usage = Usage{Uncached: use.uncached, CacheWrite5m: use.write5m, CacheWrite1h: use.write1h,
 				CacheRead: use.read, Output: output}
 			turn.Cost = sim.Price.Cost(use.uncached, use.write5m, use.write1h, use.read, output)
 			turn.Expired = use.expired
-			sim.Totals.add(turn.Turn, turn.SimUsage)
+			sim.Totals.add(turn.Turn, turn.Usage)
 			usages[at] = &transcript.Usage{InputTokens: use.uncached, CacheCreationInputTokens: use.write5m + use.write1h,
 				CacheReadInputTokens: use.read, OutputTokens: output}
 		}
 		if u := group.usage; u != nil {
 			w5, w1 := realWrites(u)
-			real := SimUsage{Uncached: u.InputTokens, CacheWrite5m: w5, CacheWrite1h: w1, CacheRead: u.CacheReadInputTokens, Output: u.OutputTokens}
+			real := Usage{Uncached: u.InputTokens, CacheWrite5m: w5, CacheWrite1h: w1, CacheRead: u.CacheReadInputTokens, Output: u.OutputTokens}
 			price, ok := prices.Lookup(group.model)
 			if !ok {
 				price = sim.Price
@@ -334,8 +338,8 @@ func Simulate(ctx context.Context, records []transcript.Record, cfg Config, opts
 }
 
 // sessionTools declares every tool the records' assistant messages call, in name order (see
-// [SimOptions.Tools]).
-func sessionTools(records []transcript.Record) []Tool {
+// [Options.Tools]).
+func sessionTools(records []transcript.Record) []agentctx.Tool {
 	var names []string
 	seen := map[string]bool{}
 	for i := range records {
@@ -351,11 +355,26 @@ func sessionTools(records []transcript.Record) []Tool {
 		}
 	}
 	slices.Sort(names)
-	tools := make([]Tool, 0, len(names))
+	tools := make([]agentctx.Tool, 0, len(names))
 	for _, n := range names {
 		tools = append(tools, stubTool(n))
 	}
 	return tools
+}
+
+// stubDescription is the description of a [stubTool].
+const stubDescription = "Not available in this session: declared only because earlier messages of the conversation call it. Do not call it."
+
+// stubTool is the definition normalize declares for a tool the history calls but the turn's
+// tools lack — an empty schema and a description telling the model not to call it — byte for
+// byte, so that declaring it up front gives the request normalize would have built.
+func stubTool(name string) agentctx.Tool {
+	def, _ := jsonobj.Marshal(struct { // strings and raw JSON: it cannot fail
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		InputSchema json.RawMessage `json:"input_schema"`
+	}{name, stubDescription, json.RawMessage(`{"type":"object"}`)})
+	return agentctx.Tool{Name: name, Definition: def}
 }
 
 // follow resolves uuid through the relinks of earlier compactions.
@@ -378,7 +397,7 @@ type recordedResponse struct {
 }
 
 // output is the response's output tokens: its reported figure, or its counted size.
-func (r *recordedResponse) output(c *Counter) int {
+func (r *recordedResponse) output(c *agentctx.Counter) int {
 	if r.usage != nil {
 		return r.usage.OutputTokens
 	}

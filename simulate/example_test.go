@@ -1,4 +1,4 @@
-package agentctx_test
+package simulate_test
 
 import (
 	"context"
@@ -6,12 +6,13 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 )
 
 // A recorded session of two requests replayed under the default policy: the second request
 // reads the first from the prompt cache, and the real usage stands beside the simulated one.
-func ExampleSimulate() {
+func Example() {
 	// The first prompt carries a long document: a prefix shorter than the model's minimum
 	// cacheable length (1,024 tokens for Sonnet 4.5) is never cached.
 	doc := strings.Repeat("Caches keep what was said, so it need not be read again. ", 60)
@@ -25,7 +26,7 @@ func ExampleSimulate() {
 		panic(err)
 	}
 	cfg := agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}}
-	sim, err := agentctx.Simulate(context.Background(), tr.Records, cfg, agentctx.SimOptions{})
+	sim, err := simulate.Run(context.Background(), tr.Records, cfg, simulate.Options{})
 	if err != nil {
 		panic(err)
 	}

@@ -1,26 +1,27 @@
-package agentctx
+package simulate
 
 import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/transcript"
 )
 
-// CacheLookbackBlocks is how many block boundaries before a cache breakpoint the provider
-// checks for an earlier cache entry, as the Anthropic prompt-caching documentation describes
-// it ("about 20 blocks"): a prefix written further back than that from every breakpoint of a
-// request is not read, even when it is still in the cache. [Simulate]'s cache model uses it.
-const CacheLookbackBlocks = 20
+// lookbackBlocks is how many block boundaries before a cache breakpoint the provider checks
+// for an earlier cache entry, as the Anthropic prompt-caching documentation describes it
+// ("about 20 blocks"): a prefix written further back than that from every breakpoint of a
+// request is not read, even when it is still in the cache.
+const lookbackBlocks = 20
 
-// DefaultCacheTTL and LongCacheTTL are the prompt cache's times to live: the default, and
-// the one a marker with ttl "1h" asks for. An entry lives that long after it was last
-// written or read.
+// defaultTTL and longTTL are the prompt cache's times to live: the default, and the one a
+// marker with ttl "1h" asks for. An entry lives that long after it was last written or read.
 const (
-	DefaultCacheTTL = 5 * time.Minute
-	LongCacheTTL    = time.Hour
+	defaultTTL = 5 * time.Minute
+	longTTL    = time.Hour
 )
 
 // promptCache models the provider's prompt cache over a simulated session: entries are
@@ -28,7 +29,7 @@ const (
 // its last write or read. Positions are blocks in the order the provider caches them: tool
 // definitions, system blocks, then the messages' blocks.
 type promptCache struct {
-	counter *Counter
+	counter *agentctx.Counter
 	last    [32]byte // the prefix the previous request read or wrote last
 	sent    bool     // a request was sent
 	entries map[[32]byte]cacheEntry
@@ -53,7 +54,7 @@ type cacheUse struct {
 	expired                          bool // the previous request's entry expired before this one
 }
 
-func newPromptCache(c *Counter, minTokens int) *promptCache {
+func newPromptCache(c *agentctx.Counter, minTokens int) *promptCache {
 	return &promptCache{counter: c, minTokens: minTokens, entries: map[[32]byte]cacheEntry{}, digests: map[transcript.Block][32]byte{}}
 }
 
@@ -67,7 +68,7 @@ type position struct {
 
 // positions lays out req's prefix hashes. cache_control markers are left out of the hashed
 // bytes: moving a breakpoint does not change what the prefix holds.
-func (pc *promptCache) positions(req *Request) []position {
+func (pc *promptCache) positions(req *agentctx.Request) []position {
 	var out []position
 	var h [32]byte
 	tokens := 0
@@ -81,7 +82,7 @@ func (pc *promptCache) positions(req *Request) []position {
 		out = append(out, position{hash: h, tokens: tokens, ttl: markerTTL(cc)})
 	}
 	for _, t := range req.Tools {
-		step('t', sha256.Sum256(t.Definition), pc.counter.textBytes(t.Definition), t.CacheControl)
+		step('t', sha256.Sum256(t.Definition), pc.counter.Text(string(t.Definition)), t.CacheControl)
 	}
 	for _, s := range req.System {
 		step('s', pc.digest(s), pc.counter.Block(s), s.CacheControl)
@@ -101,7 +102,7 @@ func (pc *promptCache) positions(req *Request) []position {
 		for j, b := range m.Content {
 			kind, n := byte('c'), pc.counter.Block(b)
 			if j == 0 { // a message starts here: its role and framing are part of the prefix
-				kind, n = 'u', n+MessageOverheadTokens
+				kind, n = 'u', n+agentctx.MessageOverheadTokens
 				if m.Role == transcript.RoleAssistant {
 					kind = 'a'
 				}
@@ -112,10 +113,10 @@ func (pc *promptCache) positions(req *Request) []position {
 	return out
 }
 
-// digest hashes what decides b's wire bytes apart from its cache markers ([transcript.HashBlock]),
-// memoized per block. It hashes the fields, not the encoding: normalize hands each turn fresh
-// copies of most blocks, which the memo misses, and encoding them would cost most of a
-// request's encoding every turn.
+// digest hashes what decides b's wire bytes apart from its cache markers
+// ([transcript.HashBlock]), memoized per block. It hashes the fields, not the encoding: normalize
+// hands each turn fresh copies of most blocks, which the memo misses, and encoding them would
+// cost most of a request's encoding every turn.
 func (pc *promptCache) digest(b transcript.Block) [32]byte {
 	if d, ok := pc.digests[b]; ok {
 		return d
@@ -124,16 +125,40 @@ func (pc *promptCache) digest(b transcript.Block) [32]byte {
 		pc.digests[b] = d
 		return d
 	}
-	stripped, n := stripCacheControl(b)
+	stripped, marked := unmarked(b)
 	h := sha256.New()
 	transcript.HashBlock(h, stripped)
 	var d [32]byte
 	h.Sum(d[:0])
-	if n == 0 { // a marked block is the cache stage's copy of this turn: it never comes back
+	if !marked { // a marked block is the cache stage's copy of this turn: it never comes back
 		pc.digests[b] = d
 	}
 	return d
 }
+
+// unmarked returns b without its cache_control markers, also those inside a tool result's
+// content, and whether it had any.
+func unmarked(b transcript.Block) (transcript.Block, bool) {
+	marked := transcript.CacheControlOf(b) != nil
+	if marked {
+		b = transcript.WithCacheControl(b, nil)
+	}
+	tr, ok := b.(*transcript.ToolResult)
+	if !ok || !slices.ContainsFunc(tr.Content, hasMarker) {
+		return b, marked
+	}
+	c := *tr
+	c.Content = make([]transcript.Block, len(tr.Content))
+	for i, cb := range tr.Content {
+		if hasMarker(cb) {
+			cb = transcript.WithCacheControl(cb, nil)
+		}
+		c.Content[i] = cb
+	}
+	return &c, true
+}
+
+func hasMarker(b transcript.Block) bool { return transcript.CacheControlOf(b) != nil }
 
 // blockMarker returns the marker on b or, for a tool result, on its content; nil for none.
 func blockMarker(b transcript.Block) *transcript.CacheControl {
@@ -165,16 +190,16 @@ func markerTTL(cc *transcript.CacheControl) time.Duration {
 	case cc == nil:
 		return 0
 	case cc.TTL == "1h":
-		return LongCacheTTL
+		return longTTL
 	}
-	return DefaultCacheTTL
+	return defaultTTL
 }
 
 // send plays a request sent at now against the cache: expired entries go, the longest live
-// prefix within [CacheLookbackBlocks] of a breakpoint is read (and refreshed), and every
+// prefix within lookbackBlocks of a breakpoint is read (and refreshed), and every
 // breakpoint beyond it writes an entry with its marker's time to live. deleted is what the
 // request's cache_edits delete from the cached prefix: it leaves the read first.
-func (pc *promptCache) send(req *Request, now time.Time, deleted int) cacheUse {
+func (pc *promptCache) send(req *agentctx.Request, now time.Time, deleted int) cacheUse {
 	pc.prevDigests, pc.digests = pc.digests, make(map[transcript.Block][32]byte, len(pc.digests))
 	pos := pc.positions(req)
 	var use cacheUse
@@ -189,7 +214,7 @@ func (pc *promptCache) send(req *Request, now time.Time, deleted int) cacheUse {
 		if pos[m].ttl == 0 {
 			continue
 		}
-		for i := m; i >= 0 && i > m-CacheLookbackBlocks && i > read; i-- {
+		for i := m; i >= 0 && i > m-lookbackBlocks && i > read; i-- {
 			if _, ok := pc.entries[pos[i].hash]; ok {
 				read = i
 				break
@@ -212,7 +237,7 @@ func (pc *promptCache) send(req *Request, now time.Time, deleted int) cacheUse {
 		if ttl == 0 || pos[m].tokens < pc.minTokens {
 			continue // no breakpoint, or a prefix too short for the provider to cache
 		}
-		if n := pos[m].tokens - covered; ttl == LongCacheTTL {
+		if n := pos[m].tokens - covered; ttl == longTTL {
 			use.write1h += n
 		} else {
 			use.write5m += n

@@ -1,9 +1,11 @@
-package agentctx
+package simulate
 
 import (
 	"fmt"
 	"maps"
 	"math"
+
+	"github.com/agentctx/agentctx"
 )
 
 // Price is what a model's tokens cost, in US dollars per million tokens. The zero Price makes
@@ -35,21 +37,22 @@ func (p Price) validate(name string) error {
 		v     float64
 	}{{"Input", p.Input}, {"CacheWrite5m", p.CacheWrite5m}, {"CacheWrite1h", p.CacheWrite1h}, {"CacheRead", p.CacheRead}, {"Output", p.Output}} {
 		if !(f.v >= 0) || math.IsInf(f.v, 1) { // NaN fails the first test
-			return fmt.Errorf("agentctx: price of %q: %s %v is not a finite price of zero or more", name, f.field, f.v)
+			return fmt.Errorf("simulate: price of %q: %s %v is not a finite price of zero or more", name, f.field, f.v)
 		}
 	}
 	return nil
 }
 
 // Prices maps a model id prefix to its price, with the keys and the matching rule of
-// [Models]: [Prices.Lookup] resolves dated and provider-prefixed ids by longest prefix. Like
-// Models it is an ordinary map that callers copy from [DefaultPrices] and change.
+// [agentctx.Models]: [Prices.Lookup] resolves dated and provider-prefixed ids by longest
+// prefix. Like Models it is an ordinary map that callers copy from [DefaultPrices] and change.
 type Prices map[string]Price
 
-// DefaultPrices returns a new table of the list prices of the models in [DefaultModels], as
-// the Anthropic pricing page gives them in late 2026 (standard rates: no batch discount, no
-// long-context or regional surcharge). A cache write costs 1.25 times the input price with a
-// 5-minute time to live and twice with 1 hour; a cache read a tenth.
+// DefaultPrices returns a new table of the list prices of the models in
+// [agentctx.DefaultModels], as the Anthropic pricing page gives them in late 2026 (standard
+// rates: no batch discount, no long-context or regional surcharge). A cache write costs 1.25
+// times the input price with a 5-minute time to live and twice with 1 hour; a cache read a
+// tenth.
 func DefaultPrices() Prices {
 	tier := func(in, out float64) Price {
 		return Price{Input: in, CacheWrite5m: in * 1.25, CacheWrite1h: in * 2, CacheRead: in / 10, Output: out}
@@ -73,12 +76,12 @@ func DefaultPrices() Prices {
 // Clone returns a copy of ps that can be changed independently.
 func (ps Prices) Clone() Prices { return maps.Clone(ps) }
 
-// Lookup returns the price of the named model, matched as [Models.Lookup] matches (the
+// Lookup returns the price of the named model, matched as [agentctx.Models.Lookup] matches (the
 // "[1m]" suffix is ignored: the table holds standard rates).
 func (ps Prices) Lookup(name string) (Price, bool) {
-	ms := make(Models, len(ps))
+	ms := make(agentctx.Models, len(ps))
 	for k := range ps {
-		ms[k] = Model{Name: k}
+		ms[k] = agentctx.Model{Name: k}
 	}
 	m, ok := ms.Lookup(name)
 	if !ok {
