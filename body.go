@@ -3,8 +3,6 @@ package agentctx
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
-	"fmt"
 
 	"github.com/agentctx/agentctx/transcript"
 
@@ -13,29 +11,6 @@ import (
 
 // DefaultMaxBodyBytes is the largest request body the Messages API accepts: 32 MB.
 const DefaultMaxBodyBytes = 32_000_000
-
-// ErrRequestTooLarge is the sentinel a [*RequestTooLargeError] matches with errors.Is.
-var ErrRequestTooLarge = errors.New("agentctx: request body too large")
-
-// RequestTooLargeError reports a request whose JSON body is over the provider's size limit
-// ([PressureConfig.MaxBodyBytes]) however few tokens it holds — base64 images and documents
-// weigh far more in bytes than in tokens. [Pipeline.Prepare] compacts such a request when it
-// can (the summary replaces the media of the history) and returns this error when it cannot
-// or the compacted request is still over; the Result returned with it holds the Report and the
-// records to append, as with [*PromptTooLongError].
-type RequestTooLargeError struct {
-	// Bytes is the size of the body, Limit the most it may be.
-	Bytes, Limit int
-	// Reason says why compaction did not bring it under.
-	Reason string
-}
-
-func (e *RequestTooLargeError) Error() string {
-	return fmt.Sprintf("agentctx: request body too large: %d bytes > %d maximum: %s", e.Bytes, e.Limit, e.Reason)
-}
-
-// Is makes errors.Is(err, ErrRequestTooLarge) hold.
-func (e *RequestTooLargeError) Is(target error) bool { return target == ErrRequestTooLarge }
 
 func (c PressureConfig) maxBody() int { return cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes) }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -116,8 +118,8 @@ func TestRequestTooLarge(t *testing.T) {
 		c := cfg(nil)
 		c.Compact.DisableAuto = true
 		res, err := newTestPipeline(t, c, k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
-		require.ErrorIs(t, err, ErrRequestTooLarge)
-		e, ok := errors.AsType[*RequestTooLargeError](err)
+		require.ErrorIs(t, err, provider.ErrRequestTooLarge)
+		e, ok := errors.AsType[*provider.RequestTooLargeError](err)
 		require.True(t, ok)
 		assert.Greater(t, e.Bytes, limit)
 		assert.Equal(t, limit, e.Limit)
@@ -142,7 +144,7 @@ func TestRequestTooLarge(t *testing.T) {
 	t.Run("the kept prompt alone is over", func(t *testing.T) {
 		k := session(1_600_000)
 		res, err := newTestPipeline(t, cfg(Extractive{}), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
-		require.ErrorIs(t, err, ErrRequestTooLarge)
+		require.ErrorIs(t, err, provider.ErrRequestTooLarge)
 		assert.Contains(t, err.Error(), "compacted, and the request still is over the limit")
 		assert.NotEmpty(t, res.Append, "the compaction's records come with the error")
 	})

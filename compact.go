@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -435,7 +437,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		if manual != nil {
 			rep.Outcome, rep.Reason = CompactSkipped, reason
 			st.add(Action{Kind: ActionSkipped, Detail: "compaction skipped: " + reason})
-			return t, &PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window, Reason: "manual compaction skipped: " + reason}
+			return t, &provider.PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window, Reason: "manual compaction skipped: " + reason}
 		}
 		return end(CompactSkipped, reason)
 	case trigger == TriggerAuto && !bodyOver && tail.floor >= pr.Levels.Threshold && pr.Tokens < pr.Levels.Blocking:

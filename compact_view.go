@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -408,7 +410,7 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 		calls++
 		out, err := callSummarizer(ctx, s, SummaryRequest{Request: req, View: vm, Instructions: instructions(custom),
 			Custom: strings.TrimSpace(custom), MaxOutputTokens: req.MaxTokens, Trigger: trigger, Attempt: calls, Omitted: skip - from})
-		if ptl, isPTL := errors.AsType[*PromptTooLongError](err); isPTL {
+		if ptl, isPTL := errors.AsType[*provider.PromptTooLongError](err); isPTL {
 			if calls > maxPTLRetries {
 				return nil, calls, fmt.Errorf("prompt too long after %d retries: %w", maxPTLRetries, err)
 			}

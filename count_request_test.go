@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -56,7 +58,7 @@ func TestBreakdown(t *testing.T) {
 				p := newTestPipeline(t, Config{ContextWindow: tc.window, Budget: BudgetConfig{Store: &MapStore{}},
 					Compact: CompactConfig{Summarizer: Extractive{}}, Context: tc.context}, now)
 				res, err := p.Prepare(t.Context(), Input{Records: tr.Records, System: tc.system, Tools: tc.tools})
-				if err != nil && !errors.Is(err, ErrPromptTooLong) {
+				if err != nil && !errors.Is(err, provider.ErrPromptTooLong) {
 					require.NoError(t, err, f)
 				}
 				if c := res.Report.Compaction; c != nil && c.Outcome == CompactCompacted {

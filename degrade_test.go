@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -141,7 +143,7 @@ func TestSummaryPromptTooLongRetries(t *testing.T) {
 	var omitted []int
 	p := newTestPipeline(t, Config{ContextWindow: 30_000, Compact: CompactConfig{DisableFallback: true, Summarizer: SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
 		omitted = append(omitted, req.Omitted)
-		return Summary{}, &PromptTooLongError{}
+		return Summary{}, &provider.PromptTooLongError{}
 	})}}, degradeNow)
 	k := newTK()
 	for range 16 {
@@ -168,10 +170,10 @@ func TestNoRungCanHelp(t *testing.T) {
 	k.user("go on")
 	in := Input{Records: k.recs, System: []*transcript.Text{{Text: filler(30_000)}}}
 	_, err := p.Prepare(t.Context(), in)
-	var ptl *PromptTooLongError
+	var ptl *provider.PromptTooLongError
 	require.ErrorAs(t, err, &ptl)
 	assert.Contains(t, ptl.Reason, "no compaction can make the request fit")
 	_, err = p.Compact(t.Context(), in, CompactOptions{})
 	require.ErrorAs(t, err, &ptl, "a manual compaction skipped for the floor returns the typed error")
-	assert.True(t, errors.Is(err, ErrPromptTooLong))
+	assert.True(t, errors.Is(err, provider.ErrPromptTooLong))
 }

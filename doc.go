@@ -49,7 +49,7 @@
 // re-injected — and builds the request from the compacted view, in the same call. Without a
 // Summarizer it waits for the blocking limit and compacts with [Extractive] rather than refuse
 // the request. When compaction is disabled, failed or cannot help, it returns a
-// [*PromptTooLongError] instead of a request that cannot fit. [Pipeline.Compact] compacts on
+// [*provider.PromptTooLongError] instead of a request that cannot fit. [Pipeline.Compact] compacts on
 // request, with optional instructions.
 //
 // A typical turn:
@@ -93,18 +93,18 @@
 // ladder of smaller kept tails, no re-injected files, cleared older results, and as a last
 // resort the latest input's tool results as previews (see [CompactRung]). Only a request whose
 // system prompt, tools, pinned context and newest typed prompt alone are over the blocking
-// limit gets a [*PromptTooLongError]. Each rung, a fallback summary, an open circuit breaker
+// limit gets a [*provider.PromptTooLongError]. Each rung, a fallback summary, an open circuit breaker
 // and the aggressive mode after thrash are reported ([Report.Degradations]) and logged
 // ([Config.Logger]).
 //
 // # Recovery
 //
 // When the provider refuses a request anyway, [Pipeline.Recover] (or [github.com/agentctx/agentctx/session.Session.Recover]) takes
-// its error, classified by the adapters ([ClassOf]), and climbs a bounded ladder: a prompt too
+// its error, classified by the adapters ([provider.ClassOf]), and climbs a bounded ladder: a prompt too
 // long records the provider's count and compacts once (a prompt that fits, refused only for
 // max_tokens on top of it, gets max_tokens lowered instead); a body too large records its size
 // and compacts once; refused images and documents are replaced by a text marker from then on; a
-// response cut at max_tokens ([ErrOutputTruncated]) gets the output cap raised for its retry
+// response cut at max_tokens ([provider.ErrOutputTruncated]) gets the output cap raised for its retry
 // (and the retry's continuations), then at most 3 "continue" turns. Each rung
 // is a record, so a restart or a fork climbs the same ladder, and a second refusal right after
 // a rung is terminal. Rate limits, overload, server and transport errors are the caller's retry

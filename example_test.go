@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -141,7 +142,7 @@ func ExamplePipeline_Recover() {
 	ctx := context.Background()
 	// The provider answered 400 "prompt is too long: 21000 tokens > 20000 maximum"; the
 	// adapters' errors carry these figures.
-	refused := &agentctx.PromptTooLongError{Tokens: 21_000, Limit: 20_000}
+	refused := &provider.PromptTooLongError{Tokens: 21_000, Limit: 20_000}
 	res, err := s.Recover(ctx, p, agentctx.Input{}, refused)
 	fmt.Println(err, "|", res.Report.Recovery.Rung, res.Report.Recovery.Outcome)
 	for _, r := range res.Append {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/require"
 )
@@ -156,7 +158,7 @@ func FuzzPrepareInvariants(f *testing.F) {
 				}
 			}()
 			res, err := p.Prepare(ctx, in)
-			if ptl, ok := errors.AsType[*PromptTooLongError](err); ok {
+			if ptl, ok := errors.AsType[*provider.PromptTooLongError](err); ok {
 				// The request cannot be sent: the figures must say so, and the result is
 				// still deterministic and replayable.
 				if pr := res.Report.Pressure; pr.Level != LevelBlocking && res.Request.MaxTokens >= p.cfg.Pressure.minOutput(p.window, p.maxOutput) {

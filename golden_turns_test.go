@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -93,7 +95,7 @@ func (c *compactSpec) apply(cfg *Config) {
 			sc.next++
 			switch {
 			case r.PTL != nil:
-				return Summary{}, &PromptTooLongError{Tokens: r.PTL.Tokens, Limit: r.PTL.Limit}
+				return Summary{}, &provider.PromptTooLongError{Tokens: r.PTL.Tokens, Limit: r.PTL.Limit}
 			case r.Error != "":
 				return Summary{}, errors.New(r.Error)
 			}
@@ -192,37 +194,37 @@ func (s imageSpec) block() *transcript.Image {
 
 // recoverSpec is the provider error of a recovery turn, as an adapter reports it.
 type recoverSpec struct {
-	Class     ErrorClass `json:"class"`
-	Tokens    int        `json:"tokens"`
-	Limit     int        `json:"limit"`
-	Window    int        `json:"window"`
-	Paths     []string   `json:"paths"`
-	MaxBytes  int        `json:"maxBytes"`
-	MaxImages int        `json:"maxImages"`
-	Message   string     `json:"message"`
+	Class     provider.ErrorClass `json:"class"`
+	Tokens    int                 `json:"tokens"`
+	Limit     int                 `json:"limit"`
+	Window    int                 `json:"window"`
+	Paths     []string            `json:"paths"`
+	MaxBytes  int                 `json:"maxBytes"`
+	MaxImages int                 `json:"maxImages"`
+	Message   string              `json:"message"`
 }
 
 // providerError is an adapter's classified error, as agentctx/anthropic builds one.
 type providerError struct {
-	class ErrorClass
+	class provider.ErrorClass
 	tree  []error
 }
 
-func (e *providerError) Error() string          { return "provider: " + string(e.class) }
-func (e *providerError) ErrorClass() ErrorClass { return e.class }
-func (e *providerError) Unwrap() []error        { return e.tree }
+func (e *providerError) Error() string                   { return "provider: " + string(e.class) }
+func (e *providerError) ErrorClass() provider.ErrorClass { return e.class }
+func (e *providerError) Unwrap() []error                 { return e.tree }
 func (e *providerError) Is(target error) bool {
-	return target == ErrRequestTooLarge && e.class == ClassRequestTooLarge
+	return target == provider.ErrRequestTooLarge && e.class == provider.ClassRequestTooLarge
 }
 func (s *recoverSpec) err() error {
 	e := &providerError{class: s.Class}
 	switch s.Class {
-	case ClassOutputTruncated:
-		return ErrOutputTruncated
-	case ClassPromptTooLong:
-		e.tree = append(e.tree, &PromptTooLongError{Tokens: s.Tokens, Limit: s.Limit, Window: s.Window, Reason: "the provider refused the prompt"})
-	case ClassMediaRejected:
-		e.tree = append(e.tree, &MediaRejectedError{Paths: s.Paths, MaxBytes: s.MaxBytes, MaxImages: s.MaxImages, Message: s.Message})
+	case provider.ClassOutputTruncated:
+		return provider.ErrOutputTruncated
+	case provider.ClassPromptTooLong:
+		e.tree = append(e.tree, &provider.PromptTooLongError{Tokens: s.Tokens, Limit: s.Limit, Window: s.Window, Reason: "the provider refused the prompt"})
+	case provider.ClassMediaRejected:
+		e.tree = append(e.tree, &provider.MediaRejectedError{Paths: s.Paths, MaxBytes: s.MaxBytes, MaxImages: s.MaxImages, Message: s.Message})
 	}
 	return e
 }
@@ -426,8 +428,8 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		resumed := append(append([]transcript.Record(nil), rec.records...), roundTrip(t, res.Append)...)
 		sc.turn, sc.next, sc.calls = turn, 0, nil
 		next, nerr := p.Prepare(ctx, spec.input(resumed))
-		if turn.WantErr == "" || errors.Is(err, ErrPromptTooLong) {
-			if !errors.Is(err, ErrPromptTooLong) {
+		if turn.WantErr == "" || errors.Is(err, provider.ErrPromptTooLong) {
+			if !errors.Is(err, provider.ErrPromptTooLong) {
 				require.NoError(t, nerr, "%s: resume", name)
 			}
 			assert.Equal(t, body, string(requestBytes(t, next.Request)), "%s: after appending Result.Append", name)

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -265,8 +267,8 @@ type baseMark struct {
 //
 // Errors: ctx's error when it is done; a [*StageError] when a stage fails (a store write, a
 // context provider); [ErrNoMessages], with the Report filled in, when nothing is left to send;
-// a [*PromptTooLongError] when the request's pressure is at or above the blocking limit (or the
-// window leaves max_tokens below its floor), or a [*RequestTooLargeError] when its body is over
+// a [*provider.PromptTooLongError] when the request's pressure is at or above the blocking limit (or the
+// window leaves max_tokens below its floor), or a [*provider.RequestTooLargeError] when its body is over
 // the provider's size limit, and compaction is off, failed or could not bring it under — then
 // Result.Report and Result.Append are filled in too, and Append must still be
 // appended (it records the failed attempts the circuit breaker counts); with [Config.Validate],
@@ -356,9 +358,9 @@ func (p *Pipeline) result(t *turn) Result {
 	return res
 }
 
-// fits returns a [*PromptTooLongError] when the turn's request cannot be sent: its pressure is
+// fits returns a [*provider.PromptTooLongError] when the turn's request cannot be sent: its pressure is
 // at or above the blocking limit, or the window leaves max_tokens below its floor; or a
-// [*RequestTooLargeError] when its body is over the provider's size limit.
+// [*provider.RequestTooLargeError] when its body is over the provider's size limit.
 func (p *Pipeline) fits(t *turn) error {
 	pr := &t.report.Pressure
 	floor := p.cfg.Pressure.minOutput(p.window, p.maxOutput)
@@ -371,11 +373,11 @@ func (p *Pipeline) fits(t *turn) error {
 	}
 	if problem == "" {
 		if limit := t.maxBody; t.report.BodyBytes > limit {
-			return &RequestTooLargeError{Bytes: t.report.BodyBytes, Limit: limit, Reason: p.whyNotCompacted(t, "is over the limit")}
+			return &provider.RequestTooLargeError{Bytes: t.report.BodyBytes, Limit: limit, Reason: p.whyNotCompacted(t, "is over the limit")}
 		}
 		return nil
 	}
-	return &PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window,
+	return &provider.PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window,
 		Reason: fmt.Sprintf("the request %s; %s", problem, p.whyNotCompacted(t, problem))}
 }
 

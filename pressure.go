@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/agentctx/agentctx/tiktoken"
 	"github.com/agentctx/agentctx/transcript"
@@ -58,7 +57,7 @@ const (
 	// LevelCompact: at or above the auto-compact threshold: auto-compact is due.
 	LevelCompact Level = "compact"
 	// LevelBlocking: at or above the blocking limit: the request is not sent (Prepare returns
-	// a [*PromptTooLongError]) unless compaction brings it under.
+	// a [*provider.PromptTooLongError]) unless compaction brings it under.
 	LevelBlocking Level = "blocking"
 )
 
@@ -152,11 +151,11 @@ type PressureConfig struct {
 	// otherwise.
 	DefaultRatio float64
 	// MinOutputTokens is the floor of max_tokens: a request whose window leaves less room for
-	// output is not squeezed in; Prepare compacts or returns a [*PromptTooLongError]. Zero:
+	// output is not squeezed in; Prepare compacts or returns a [*provider.PromptTooLongError]. Zero:
 	// min(max output, 4,096, window/8).
 	MinOutputTokens int
 	// MaxBodyBytes is the largest request body, in bytes, the provider accepts: a request over
-	// it is compacted or refused with a [*RequestTooLargeError]. Zero: [DefaultMaxBodyBytes].
+	// it is compacted or refused with a [*provider.RequestTooLargeError]. Zero: [DefaultMaxBodyBytes].
 	MaxBodyBytes int
 }
 
@@ -656,46 +655,3 @@ func (p *Pipeline) freedBeforeAnchor(t *turn, a responseMark) int {
 	}
 	return freed
 }
-
-// ErrPromptTooLong is the sentinel a [*PromptTooLongError] matches with errors.Is.
-var ErrPromptTooLong = errors.New("agentctx: prompt too long")
-
-// PromptTooLongError reports a prompt that does not fit. [Pipeline.Prepare] returns it when the
-// request's pressure figure is at or above the blocking limit (or leaves max_tokens below its
-// floor) and compaction is off, failed or could not bring it under; the Result returned with it
-// still holds the Report and the records to append (failed compaction attempts among them —
-// append them so the circuit breaker counts them). A [Summarizer] returns it when the provider
-// rejected the summary request as too long, with the provider's figures when it gave them.
-type PromptTooLongError struct {
-	// Tokens is the prompt size: the pressure figure, or the provider's count.
-	Tokens int
-	// Limit is the most the prompt may hold: the blocking limit, or the provider's maximum.
-	// Zero when unknown.
-	Limit int
-	// Window is the context window; zero when unknown.
-	Window int
-	// Reason says why the prompt could not be brought under the limit.
-	Reason string
-}
-
-// Error describes the figures and the reason.
-func (e *PromptTooLongError) Error() string {
-	var b strings.Builder
-	b.WriteString("agentctx: prompt too long")
-	if e.Tokens > 0 {
-		fmt.Fprintf(&b, ": %d tokens", e.Tokens)
-		if e.Limit > 0 {
-			fmt.Fprintf(&b, " > %d maximum", e.Limit)
-		}
-	}
-	if e.Window > 0 {
-		fmt.Fprintf(&b, " (window %d)", e.Window)
-	}
-	if e.Reason != "" {
-		b.WriteString(": " + e.Reason)
-	}
-	return b.String()
-}
-
-// Is reports whether target is [ErrPromptTooLong].
-func (e *PromptTooLongError) Is(target error) bool { return target == ErrPromptTooLong }

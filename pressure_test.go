@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -251,9 +253,9 @@ func TestPrepareBlocking(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := newTestPipeline(t, tt.cfg, k.at(time.Second))
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
-			var ptl *PromptTooLongError
+			var ptl *provider.PromptTooLongError
 			require.ErrorAs(t, err, &ptl)
-			assert.ErrorIs(t, err, ErrPromptTooLong)
+			assert.ErrorIs(t, err, provider.ErrPromptTooLong)
 			assert.Contains(t, ptl.Error(), tt.reason)
 			assert.Equal(t, res.Report.Pressure.Tokens, ptl.Tokens)
 			assert.Equal(t, p.Levels().Blocking, ptl.Limit)

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -62,53 +64,10 @@ const strippedMediaText = "[%s removed: the provider refused it, so it is no lon
 // continueText is the user turn of [RungContinue].
 const continueText = "Your previous reply was cut off at the output token limit. Carry on from the exact point where it stopped, without repeating or summarizing what you already wrote. If much remains, work in smaller steps."
 
-// MediaRejectedError is the part of a provider error that says which media it refused: the
-// adapters put one in the error tree of a [ClassMediaRejected] error. Paths are the block
-// positions in the request when the provider named them; MaxBytes and MaxImages the limits
-// its message names when it named no block.
-type MediaRejectedError struct {
-	// Paths are positions in the request: "messages.3.content.1", or
-	// "messages.3.content.0.content.1" inside a tool_result.
-	Paths []string
-	// MaxBytes is the largest image the provider takes, in decoded bytes, when the message
-	// says so ("image exceeds 5 MB maximum: N bytes > M bytes").
-	MaxBytes int
-	// MaxImages is the most images the request may hold for the limit the message names
-	// (the many-image dimension limit applies above 20 images).
-	MaxImages int
-	// Message is the provider's explanation.
-	Message string
-}
-
-// Error describes the refusal.
-func (e *MediaRejectedError) Error() string {
-	return "agentctx: media rejected: " + e.Message
-}
-
-// ErrOutputTruncated is what a caller passes to [Pipeline.Recover] when the response it
-// appended stopped at max_tokens ([transcript.Message.Truncated]); [*OutputTruncatedError] matches it.
-var ErrOutputTruncated = errors.New("agentctx: the response stopped at max_tokens")
-
-// OutputTruncatedError is the terminal error of the output rungs: the cap is raised and
-// 3 continuations did not finish the answer.
-type OutputTruncatedError struct {
-	// MaxTokens is the output cap of the last request; Continuations the continuation turns
-	// already sent.
-	MaxTokens, Continuations int
-}
-
-// Error describes the figures.
-func (e *OutputTruncatedError) Error() string {
-	return fmt.Sprintf("agentctx: the response stopped at max_tokens %d again after %d continuations", e.MaxTokens, e.Continuations)
-}
-
-// Is makes errors.Is(err, ErrOutputTruncated) hold.
-func (e *OutputTruncatedError) Is(target error) bool { return target == ErrOutputTruncated }
-
 // RecoveryReport says what [Pipeline.Recover] did with a provider error.
 type RecoveryReport struct {
-	// Class is the error's class ([ClassOf]).
-	Class ErrorClass
+	// Class is the error's class ([provider.ClassOf]).
+	Class provider.ErrorClass
 	// Rung is the rung that ran (a Rung* constant), or "" when none did.
 	Rung string
 	// Outcome is "recovered" (Result.Request is the next request), "terminal" (the rung is
@@ -129,41 +88,41 @@ const (
 )
 
 // Recover answers err, the provider's error for the request built from in (in.Records as
-// they were when it was sent; classified with [ClassOf]), with the next request and the
+// they were when it was sent; classified with [provider.ClassOf]), with the next request and the
 // records that make the fix durable (Result.Append, appended like Prepare's), or with a
 // terminal error. Each rung is bounded, and whether it already ran is read from the records,
 // so that a restart or a fork climbs the same ladder:
 //
-//   - [ClassPromptTooLong]: the provider's figures are recorded (a [RungPromptTooLong]
+//   - [provider.ClassPromptTooLong]: the provider's figures are recorded (a [RungPromptTooLong]
 //     decision: the pressure figure is at least the provider's count, and at least the
 //     blocking limit, until the next compaction; the calibration ratio is at least the
 //     provider's count over the counted size from then on), and one reactive compaction
 //     runs — the Summarizer's, counted by the circuit breaker, or [Extractive] when none is
 //     configured. The provider refusing the prompt again with no response since is terminal:
-//     a [*PromptTooLongError] with its figures.
+//     a [*provider.PromptTooLongError] with its figures.
 //     When the provider's figures say the prompt fits its window and only max_tokens on top
 //     of it did not (and the prompt is under the blocking limit), a [RungOutputRoom] decision
 //     records its count instead, and the request goes again with max_tokens lowered to the
 //     room left, without compacting; a second such refusal with no response since compacts.
-//   - [ClassRequestTooLarge]: the same by bytes: the refused body's size is recorded (the
+//   - [provider.ClassRequestTooLarge]: the same by bytes: the refused body's size is recorded (the
 //     session's body limit drops one byte below it) and one reactive compaction runs; when the
 //     body is still over (what every compaction keeps, the latest input, holds that much
 //     media), the largest media blocks of the request are stripped too, by a
 //     [RungMediaRejected] decision. A second refusal with no response since is terminal: a
-//     [*RequestTooLargeError].
-//   - [ClassMediaRejected]: the refused blocks — named by the error's request paths (see
-//     [MediaRejectedError]), or else the images over the size it names, the oldest images
+//     [*provider.RequestTooLargeError].
+//   - [provider.ClassMediaRejected]: the refused blocks — named by the error's request paths (see
+//     [provider.MediaRejectedError]), or else the images over the size it names, the oldest images
 //     beyond the count it implies, or the media of the latest message that holds any — are
 //     recorded by [MediaHash] and replaced by a text marker in every later request. An error
 //     that names no block still sent is terminal.
-//   - [ClassOutputTruncated] ([ErrOutputTruncated]; the chain's leaf is the response cut at
+//   - [provider.ClassOutputTruncated] ([provider.ErrOutputTruncated]; the chain's leaf is the response cut at
 //     max_tokens): the output cap is raised to 64,000 tokens or the model's maximum (a
 //     [RungOutputCap] decision that also withholds the cut response, so the request asks for
 //     it again), then at most 3 user turns ask the model to continue where it
-//     stopped; then terminal: an [*OutputTruncatedError]. The raise applies to the retried
+//     stopped; then terminal: an [*provider.OutputTruncatedError]. The raise applies to the retried
 //     request and its continuations only: once a response stops other than at max_tokens,
 //     requests carry the configured cap again, and a later cut answer climbs the rung anew.
-//   - [ClassRetryable] (429, 529, 5xx, timeouts, transport) and every other class: nothing is
+//   - [provider.ClassRetryable] (429, 529, 5xx, timeouts, transport) and every other class: nothing is
 //     recorded and err is returned as it is: retrying, after the delay the provider asked
 //     for, is the caller's retry policy (the SDKs have one); an invalid or fatal request is
 //     the caller's to fix.
@@ -185,12 +144,12 @@ func (p *Pipeline) recover(ctx context.Context, in Input, err error) (Result, er
 	if err == nil {
 		return Result{}, errors.New("agentctx: recover: no error to recover from")
 	}
-	class := ClassOf(err)
+	class := provider.ClassOf(err)
 	switch class {
-	case ClassPromptTooLong, ClassRequestTooLarge, ClassMediaRejected, ClassOutputTruncated:
+	case provider.ClassPromptTooLong, provider.ClassRequestTooLarge, provider.ClassMediaRejected, provider.ClassOutputTruncated:
 	default:
 		why := "not the context's to fix: the caller acts on the error"
-		if class == ClassRetryable {
+		if class == provider.ClassRetryable {
 			why = "retryable: the caller's retry policy sends the same request again, after the delay the provider asked for"
 		}
 		return Result{Report: Report{Recovery: &RecoveryReport{Class: class, Outcome: RecoveryPassed, Reason: why}}}, err
@@ -205,11 +164,11 @@ func (p *Pipeline) recover(ctx context.Context, in Input, err error) (Result, er
 	}
 	r := &recovery{p: p, in: in, t: t, class: class, state: readRecovery(in.Records, t.chain.Scan(), t.chain.Leaf)}
 	switch class {
-	case ClassPromptTooLong:
+	case provider.ClassPromptTooLong:
 		return r.promptTooLong(ctx, err)
-	case ClassRequestTooLarge:
+	case provider.ClassRequestTooLarge:
 		return r.requestTooLarge(ctx, err)
-	case ClassMediaRejected:
+	case provider.ClassMediaRejected:
 		return r.media(ctx, err)
 	}
 	return r.output(ctx)
@@ -217,7 +176,7 @@ func (p *Pipeline) recover(ctx context.Context, in Input, err error) (Result, er
 
 // cutShort is the result of a Recover call whose context ended before its rung was done:
 // nothing is recorded, and the caller acts on the context's error.
-func cutShort(class ErrorClass, rung string) Result {
+func cutShort(class provider.ErrorClass, rung string) Result {
 	return Result{Report: Report{Recovery: &RecoveryReport{Class: class, Rung: rung, Outcome: RecoveryPassed,
 		Reason: "the caller's context ended before the rung was done: nothing is recorded"}}}
 }
@@ -228,7 +187,7 @@ type recovery struct {
 	p     *Pipeline
 	in    Input
 	t     *turn
-	class ErrorClass
+	class provider.ErrorClass
 	state recoveryState
 }
 
@@ -313,9 +272,9 @@ func (p *Pipeline) reactive(ctx context.Context, in *Input) (Result, error) {
 }
 
 func (r *recovery) promptTooLong(ctx context.Context, err error) (Result, error) {
-	figures, _ := errors.AsType[*PromptTooLongError](err)
+	figures, _ := errors.AsType[*provider.PromptTooLongError](err)
 	if figures == nil {
-		figures = &PromptTooLongError{}
+		figures = &provider.PromptTooLongError{}
 	}
 	st := &r.state
 	floor := r.p.cfg.Pressure.minOutput(r.p.window, r.p.maxOutput)
@@ -331,7 +290,7 @@ func (r *recovery) promptTooLong(ctx context.Context, err error) (Result, error)
 	}
 	if d := st.ptl; d != nil && st.ptlPos > st.responsePos {
 		return r.terminal(RungPromptTooLong, "the provider refused the prompt again after the reactive compaction of record "+d.UUID+", with no response between",
-			&PromptTooLongError{Tokens: figures.Tokens, Limit: figures.Limit, Window: figures.Window,
+			&provider.PromptTooLongError{Tokens: figures.Tokens, Limit: figures.Limit, Window: figures.Window,
 				Reason: "the provider refused the prompt again after a reactive compaction (record " + d.UUID + ")"})
 	}
 	reason := "the provider refused the prompt as too long"
@@ -353,12 +312,12 @@ func (r *recovery) requestTooLarge(ctx context.Context, err error) (Result, erro
 	}
 	if d := r.state.large; d != nil && r.state.largePos > r.state.responsePos {
 		return r.terminal(RungRequestTooLarge, "the provider refused the body again after the reactive compaction of record "+d.UUID+", with no response between",
-			&RequestTooLargeError{Bytes: len(body), Limit: r.t.maxBody, Reason: "the provider refused the body again after a reactive compaction (record " + d.UUID + ")"})
+			&provider.RequestTooLargeError{Bytes: len(body), Limit: r.t.maxBody, Reason: "the provider refused the body again after a reactive compaction (record " + d.UUID + ")"})
 	}
 	reason := fmt.Sprintf("the provider refused a body of %d bytes as too large: the body limit is %d bytes from now on", len(body), len(body)-1)
 	d := r.decision(transcript.RecoveryDecision{Rung: RungRequestTooLarge, LeafUUID: r.leafUUID(), Bytes: len(body), Counted: r.t.report.InputTokens, Reason: reason})
 	res, nerr := r.next(ctx, RungRequestTooLarge, reason+"; one reactive compaction", true, d)
-	if !errors.Is(nerr, ErrRequestTooLarge) {
+	if !errors.Is(nerr, provider.ErrRequestTooLarge) {
 		return res, nerr
 	}
 	return r.stripLargest(ctx, res, nerr, len(body)-1, reason)
@@ -413,9 +372,9 @@ func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limi
 }
 
 func (r *recovery) media(ctx context.Context, err error) (Result, error) {
-	me, _ := errors.AsType[*MediaRejectedError](err)
+	me, _ := errors.AsType[*provider.MediaRejectedError](err)
 	if me == nil {
-		me = &MediaRejectedError{Message: err.Error()}
+		me = &provider.MediaRejectedError{Message: err.Error()}
 	}
 	picked, rule := pickMedia(&r.t.req, me)
 	if len(picked) == 0 {
@@ -430,7 +389,7 @@ func (r *recovery) media(ctx context.Context, err error) (Result, error) {
 func (r *recovery) output(ctx context.Context) (Result, error) {
 	leaf := r.t.chain.Leaf
 	if leaf == nil || leaf.Type != transcript.TypeAssistant || !leaf.Message.Truncated() {
-		return r.terminal("", "the chain's leaf is no response cut at max_tokens", fmt.Errorf("agentctx: recover: %w, but the chain's leaf is no response that stopped at max_tokens", ErrOutputTruncated))
+		return r.terminal("", "the chain's leaf is no response cut at max_tokens", fmt.Errorf("agentctx: recover: %w, but the chain's leaf is no response that stopped at max_tokens", provider.ErrOutputTruncated))
 	}
 	raised := raisedOutputCap
 	if r.p.modelMax > 0 {
@@ -451,7 +410,7 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	n := continuations(r.t.chain)
 	if n >= maxContinuations {
 		return r.terminal(RungContinue, fmt.Sprintf("%d continuations already followed responses cut at max_tokens %d", n, r.t.maxOutput),
-			&OutputTruncatedError{MaxTokens: r.t.maxOutput, Continuations: n})
+			&provider.OutputTruncatedError{MaxTokens: r.t.maxOutput, Continuations: n})
 	}
 	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, maxContinuations)
 	c := transcript.Record{
@@ -730,7 +689,7 @@ func mediaOf(req *Request) []requestMedia {
 
 // pickMedia returns the media blocks of req the error refused, each once, and the rule that
 // picked them.
-func pickMedia(req *Request, e *MediaRejectedError) ([]transcript.StrippedMedia, string) {
+func pickMedia(req *Request, e *provider.MediaRejectedError) ([]transcript.StrippedMedia, string) {
 	media := mediaOf(req)
 	var picked []requestMedia
 	rule := ""

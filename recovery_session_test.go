@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/session"
 
@@ -60,7 +61,7 @@ func TestRecoverPromptTooLongRestart(t *testing.T) {
 	restarted := recoverPipeline(t, agentctx.CompactConfig{})
 	records := roundTrip(t, s.Records())
 	again, err := restarted.Recover(ctx, agentctx.Input{Records: records}, ptlError(12_400))
-	var ptl *agentctx.PromptTooLongError
+	var ptl *provider.PromptTooLongError
 	require.ErrorAs(t, err, &ptl)
 	assert.Equal(t, 12_400, ptl.Tokens, "the provider's figures")
 	assert.Equal(t, agentctx.RecoveryTerminal, again.Report.Recovery.Outcome)
@@ -94,11 +95,11 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 	s := recoverConversation(t, 1)
 	ctx := t.Context()
 
-	_, err := s.Recover(ctx, p, agentctx.Input{}, agentctx.ErrOutputTruncated)
+	_, err := s.Recover(ctx, p, agentctx.Input{}, provider.ErrOutputTruncated)
 	assert.ErrorContains(t, err, "no response that stopped at max_tokens")
 
 	truncate(t, s, "msg_cut_0")
-	res, err := s.Recover(ctx, p, agentctx.Input{}, agentctx.ErrOutputTruncated)
+	res, err := s.Recover(ctx, p, agentctx.Input{}, provider.ErrOutputTruncated)
 	require.NoError(t, err)
 	assert.Equal(t, agentctx.RungOutputCap, res.Report.Recovery.Rung)
 	assert.Equal(t, 64_000, res.Request.MaxTokens, "the raised cap: the model's maximum")
@@ -111,7 +112,7 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 	}
 	truncate(t, s, "msg_cut_1")
 	branch := s.Leaf() // a response cut after the cap was raised
-	res, err = s.Recover(ctx, p, agentctx.Input{}, agentctx.ErrOutputTruncated)
+	res, err = s.Recover(ctx, p, agentctx.Input{}, provider.ErrOutputTruncated)
 	require.NoError(t, err)
 	assert.Equal(t, agentctx.RungContinue, res.Report.Recovery.Rung)
 	truncate(t, s, "msg_cut_2")
@@ -121,13 +122,13 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 	records := roundTrip(t, s.Records())
 	r2, err := session.Resume(records, session.Options{Now: func() time.Time { return recoverNow }})
 	require.NoError(t, err)
-	res, err = r2.Recover(ctx, restarted, agentctx.Input{}, agentctx.ErrOutputTruncated)
+	res, err = r2.Recover(ctx, restarted, agentctx.Input{}, provider.ErrOutputTruncated)
 	require.NoError(t, err)
 	assert.Equal(t, 2, res.Append[0].Recovery.Continuation)
 
 	// A branch from the first cut response after the raise has had no continuation yet; its
 	// continuation record is a new one.
-	res, err = restarted.Recover(ctx, agentctx.Input{Records: r2.Records(), Leaf: branch}, agentctx.ErrOutputTruncated)
+	res, err = restarted.Recover(ctx, agentctx.Input{Records: r2.Records(), Leaf: branch}, provider.ErrOutputTruncated)
 	require.NoError(t, err)
 	assert.Equal(t, 1, res.Append[0].Recovery.Continuation)
 	assert.Equal(t, res.Leaf, res.Append[0].UUID)
@@ -137,14 +138,14 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 
 	// The main line: two more cut responses use up the continuations.
 	truncate(t, r2, "msg_cut_3")
-	_, err = r2.Recover(ctx, restarted, agentctx.Input{}, agentctx.ErrOutputTruncated)
+	_, err = r2.Recover(ctx, restarted, agentctx.Input{}, provider.ErrOutputTruncated)
 	require.NoError(t, err)
 	truncate(t, r2, "msg_cut_4")
-	res, err = r2.Recover(ctx, restarted, agentctx.Input{}, agentctx.ErrOutputTruncated)
-	var ote *agentctx.OutputTruncatedError
+	res, err = r2.Recover(ctx, restarted, agentctx.Input{}, provider.ErrOutputTruncated)
+	var ote *provider.OutputTruncatedError
 	require.ErrorAs(t, err, &ote)
 	assert.Equal(t, 3, ote.Continuations, "at most three continuation turns")
-	assert.ErrorIs(t, err, agentctx.ErrOutputTruncated)
+	assert.ErrorIs(t, err, provider.ErrOutputTruncated)
 	assert.Equal(t, agentctx.RecoveryTerminal, res.Report.Recovery.Outcome)
 }
 
@@ -159,7 +160,7 @@ func TestRegressRequestTooLargeSingleMessage(t *testing.T) {
 	require.NoError(t, err)
 	_, err = s.Prepare(t.Context(), p, agentctx.Input{})
 	require.NoError(t, err)
-	res, err := s.Recover(t.Context(), p, agentctx.Input{}, &providerError{class: agentctx.ClassRequestTooLarge})
+	res, err := s.Recover(t.Context(), p, agentctx.Input{}, &providerError{class: provider.ClassRequestTooLarge})
 	require.NoError(t, err, "%+v", res.Report.Recovery)
 	require.NotContains(t, string(requestBytes(t, res.Request)), big.Source.Data)
 }
@@ -168,9 +169,9 @@ func TestRecoverPassesWhatIsNotOurs(t *testing.T) {
 	p := recoverPipeline(t, agentctx.CompactConfig{})
 	s := recoverConversation(t, 1)
 	for _, err := range []error{
-		&providerError{class: agentctx.ClassRetryable},
-		&providerError{class: agentctx.ClassInvalidRequest},
-		&providerError{class: agentctx.ClassFatal},
+		&providerError{class: provider.ClassRetryable},
+		&providerError{class: provider.ClassInvalidRequest},
+		&providerError{class: provider.ClassFatal},
 		context.DeadlineExceeded,
 	} {
 		res, rerr := p.Recover(t.Context(), agentctx.Input{Records: s.Records()}, err)
@@ -178,7 +179,7 @@ func TestRecoverPassesWhatIsNotOurs(t *testing.T) {
 		assert.Empty(t, res.Append, "%v: nothing to record", err)
 		require.NotNil(t, res.Report.Recovery)
 		assert.Equal(t, agentctx.RecoveryPassed, res.Report.Recovery.Outcome)
-		assert.Equal(t, agentctx.ClassOf(err), res.Report.Recovery.Class)
+		assert.Equal(t, provider.ClassOf(err), res.Report.Recovery.Class)
 	}
 	_, err := p.Recover(t.Context(), agentctx.Input{Records: s.Records()}, nil)
 	assert.ErrorContains(t, err, "no error to recover from")
@@ -193,7 +194,7 @@ func TestRecoverPromptTooLongBreaker(t *testing.T) {
 	p := recoverPipeline(t, agentctx.CompactConfig{Summarizer: failing, DisableFallback: true})
 	s := recoverConversation(t, 3)
 	res, err := s.Recover(t.Context(), p, agentctx.Input{}, ptlError(12_850))
-	require.ErrorIs(t, err, agentctx.ErrPromptTooLong)
+	require.ErrorIs(t, err, provider.ErrPromptTooLong)
 	assert.Equal(t, agentctx.RecoveryTerminal, res.Report.Recovery.Outcome)
 	require.Len(t, res.Append, 2)
 	assert.Equal(t, transcript.SubtypeRecovery, res.Append[0].Subtype)
@@ -236,7 +237,7 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, path)
-	rejected := &providerError{class: agentctx.ClassMediaRejected, tree: []error{&agentctx.MediaRejectedError{Paths: []string{path}, Message: "image exceeds 5 MB maximum"}}}
+	rejected := &providerError{class: provider.ClassMediaRejected, tree: []error{&provider.MediaRejectedError{Paths: []string{path}, Message: "image exceeds 5 MB maximum"}}}
 	res, err = s.Recover(ctx, p, agentctx.Input{}, rejected)
 	require.NoError(t, err)
 	hash := agentctx.MediaHash(big.Source)
@@ -303,7 +304,7 @@ func TestRegressStripLargestCanceledPanics(t *testing.T) {
 					t.Fatalf("Err cancelled on call %d: Recover panics: %v\n%s", n+1, r, debug.Stack())
 				}
 			}()
-			res, err := p.Recover(ctx, in, &providerError{class: agentctx.ClassRequestTooLarge})
+			res, err := p.Recover(ctx, in, &providerError{class: provider.ClassRequestTooLarge})
 			if errors.Is(err, context.Canceled) {
 				require.Empty(t, res.Append, "cut short at Err call %d: nothing is recorded", n+1)
 				require.NotNil(t, res.Report.Recovery)
@@ -323,7 +324,7 @@ func TestRegressRecoverConcurrent(t *testing.T) {
 		in := agentctx.Input{Records: s.Records(), Leaf: s.Leaf()}
 		wg.Go(func() {
 			if g%2 == 1 {
-				_, _ = p.Recover(context.Background(), in, agentctx.ErrOutputTruncated)
+				_, _ = p.Recover(context.Background(), in, provider.ErrOutputTruncated)
 			} else {
 				_, _ = p.Recover(context.Background(), in, ptlError(12_850))
 			}
@@ -366,7 +367,7 @@ func TestRegressOutputCapRaiseHasNoEffect(t *testing.T) {
 	first, err := s.Prepare(t.Context(), p, agentctx.Input{NoCompact: true})
 	t.Logf("first max_tokens %d, pressure %d, err %v", first.Request.MaxTokens, first.Report.Pressure.Tokens, err)
 	truncate(t, s, "msg_cut")
-	res, err := s.Recover(t.Context(), p, agentctx.Input{NoCompact: true}, agentctx.ErrOutputTruncated)
+	res, err := s.Recover(t.Context(), p, agentctx.Input{NoCompact: true}, provider.ErrOutputTruncated)
 	t.Logf("rung %s outcome %s: max_tokens %d (err %v)", res.Report.Recovery.Rung, res.Report.Recovery.Outcome, res.Request.MaxTokens, err)
 	require.NoError(t, err)
 	require.Equal(t, agentctx.RungContinue, res.Report.Recovery.Rung, "no raise that raises nothing")
@@ -399,7 +400,7 @@ func recoverPipeline(t *testing.T, compact agentctx.CompactConfig) *agentctx.Pip
 
 // ptlError is a prompt-too-long error as an adapter reports it.
 func ptlError(tokens int) error {
-	return &providerError{class: agentctx.ClassPromptTooLong, tree: []error{&agentctx.PromptTooLongError{Tokens: tokens, Limit: 12_000}}}
+	return &providerError{class: provider.ClassPromptTooLong, tree: []error{&provider.PromptTooLongError{Tokens: tokens, Limit: 12_000}}}
 }
 
 // roundTrip sends records through their JSONL encoding, as a resume does.
@@ -432,18 +433,18 @@ func (s imageSpec) block() *transcript.Image {
 
 // providerError is an adapter's classified error, as agentctx/anthropic builds one.
 type providerError struct {
-	class agentctx.ErrorClass
+	class provider.ErrorClass
 	tree  []error
 }
 
 func (e *providerError) Error() string { return "provider: " + string(e.class) }
 
-func (e *providerError) ErrorClass() agentctx.ErrorClass { return e.class }
+func (e *providerError) ErrorClass() provider.ErrorClass { return e.class }
 
 func (e *providerError) Unwrap() []error { return e.tree }
 
 func (e *providerError) Is(target error) bool {
-	return target == agentctx.ErrRequestTooLarge && e.class == agentctx.ClassRequestTooLarge
+	return target == provider.ErrRequestTooLarge && e.class == provider.ClassRequestTooLarge
 }
 
 // requestBytes returns the request body.

@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -28,7 +30,7 @@ func windowPipeline(t *testing.T, window int, compact CompactConfig) *Pipeline {
 
 // ptlError is a prompt-too-long error as an adapter reports it.
 func ptlError(tokens int) error {
-	return &providerError{class: ClassPromptTooLong, tree: []error{&PromptTooLongError{Tokens: tokens, Limit: 12_000}}}
+	return &providerError{class: provider.ClassPromptTooLong, tree: []error{&provider.PromptTooLongError{Tokens: tokens, Limit: 12_000}}}
 }
 
 func TestPickMedia(t *testing.T) {
@@ -47,14 +49,14 @@ func TestPickMedia(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		e    MediaRejectedError
+		e    provider.MediaRejectedError
 		want []string
 	}{
-		{"paths", MediaRejectedError{Paths: []string{"messages.2.content.0.content.0"}}, []string{"messages.2.content.0.content.0"}},
-		{"a path naming no media", MediaRejectedError{Paths: []string{"messages.2.content.1"}}, nil},
-		{"size", MediaRejectedError{MaxBytes: 5000}, []string{"messages.0.content.1"}},
-		{"count: the oldest beyond it, each block once", MediaRejectedError{MaxImages: 2}, []string{"messages.0.content.0", "messages.0.content.1"}},
-		{"nothing named: the latest message's media", MediaRejectedError{}, []string{"messages.2.content.0.content.0", "messages.2.content.0.content.1"}},
+		{"paths", provider.MediaRejectedError{Paths: []string{"messages.2.content.0.content.0"}}, []string{"messages.2.content.0.content.0"}},
+		{"a path naming no media", provider.MediaRejectedError{Paths: []string{"messages.2.content.1"}}, nil},
+		{"size", provider.MediaRejectedError{MaxBytes: 5000}, []string{"messages.0.content.1"}},
+		{"count: the oldest beyond it, each block once", provider.MediaRejectedError{MaxImages: 2}, []string{"messages.0.content.0", "messages.0.content.1"}},
+		{"nothing named: the latest message's media", provider.MediaRejectedError{}, []string{"messages.2.content.0.content.0", "messages.2.content.0.content.1"}},
 	}
 	for _, tt := range tests {
 		got, rule := pickMedia(&req, &tt.e)
@@ -62,7 +64,7 @@ func TestPickMedia(t *testing.T) {
 	}
 	// A source met twice is one block to strip: the count rule's oldest image (seed 1) also
 	// stands in the last message, and is listed once.
-	got, _ := pickMedia(&Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{img(1, 100), img(1, 100)}}}}, &MediaRejectedError{})
+	got, _ := pickMedia(&Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{img(1, 100), img(1, 100)}}}}, &provider.MediaRejectedError{})
 	assert.Len(t, got, 1)
 	assert.Equal(t, "image", got[0].Kind)
 }
@@ -80,7 +82,7 @@ func TestRecoverRequestTooLargeStrips(t *testing.T) {
 	res, err := p.Prepare(ctx, Input{Records: k.recs})
 	require.NoError(t, err)
 	records := append(k.recs, res.Append...)
-	res, err = p.Recover(ctx, Input{Records: records}, &providerError{class: ClassRequestTooLarge})
+	res, err = p.Recover(ctx, Input{Records: records}, &providerError{class: provider.ClassRequestTooLarge})
 	require.NoError(t, err, "%v", res.Report.Recovery)
 	assert.Equal(t, RungRequestTooLarge, res.Report.Recovery.Rung)
 	require.NotNil(t, res.Report.Compaction)

@@ -14,7 +14,7 @@ import (
 // once per attempt, and must be safe for concurrent use when one Pipeline serves several
 // conversations. A model-backed Summarizer sends req.Request (or builds its own prompt from
 // req.View and req.Instructions) with no tools allowed and one turn, and returns the model's
-// text. When the provider rejects the request as too long it returns a [*PromptTooLongError]
+// text. When the provider rejects the request as too long it returns a [*provider.PromptTooLongError]
 // (with the provider's figures when it gave them): the library then leaves out the oldest
 // rounds of the conversation and calls again, at most 3 times. Any other error fails the
 // attempt, which is recorded (see [CompactConfig]).

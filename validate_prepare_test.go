@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -60,10 +62,10 @@ func TestPrepareValidate(t *testing.T) {
 			}
 			off, err := newTestPipeline(t, cfg, normNow).Prepare(t.Context(), in)
 			if tt.tooLong {
-				require.ErrorIs(t, err, ErrPromptTooLong)
+				require.ErrorIs(t, err, provider.ErrPromptTooLong)
 				cfg.Validate = true
 				_, err = newTestPipeline(t, cfg, normNow).Prepare(t.Context(), in)
-				require.ErrorIs(t, err, ErrPromptTooLong, "the pressure check comes before validation")
+				require.ErrorIs(t, err, provider.ErrPromptTooLong, "the pressure check comes before validation")
 				_, isStage := errors.AsType[*StageError](err)
 				assert.False(t, isStage, "%v", err)
 				return

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -40,7 +41,7 @@ func NewClient(c *sdk.Client) *Client {
 func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
 	params, err := Params(req, opts)
 	if err != nil {
-		return nil, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
+		return nil, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
 	}
 	ropts := slices.Concat(BetaOptions(req), opts.RequestOptions)
 	var raw []byte
@@ -61,7 +62,7 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 			// An error object in a 200 answer: classify it as the API's own error.
 			return nil, classifyAPIError(ae)
 		}
-		return nil, &Error{Class: agentctx.ClassFatal, StatusCode: 200, Message: err.Error(), Err: err}
+		return nil, &Error{Class: provider.ClassFatal, StatusCode: 200, Message: err.Error(), Err: err}
 	}
 	return m, nil
 }
@@ -117,13 +118,13 @@ func classifyAPIError(ae *transcript.APIError) *Error {
 	e := &Error{StatusCode: 200, Type: ae.Type, Message: ae.Message, Err: ae}
 	switch ae.Type {
 	case "overloaded_error", "rate_limit_error", "api_error", "timeout_error":
-		e.Class = agentctx.ClassRetryable
+		e.Class = provider.ClassRetryable
 	case "request_too_large":
-		e.Class = agentctx.ClassRequestTooLarge
+		e.Class = provider.ClassRequestTooLarge
 	case "invalid_request_error":
 		e.Class = classifyInvalid(e, "")
 	default:
-		e.Class = agentctx.ClassFatal
+		e.Class = provider.ClassFatal
 	}
 	return e
 }

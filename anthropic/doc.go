@@ -8,7 +8,7 @@
 //
 //	c := anthropic.NewClient(sdkClient)
 //	res, err := sess.Prepare(ctx, pipeline, agentctx.Input{System: system, Tools: tools})
-//	// handle err (see agentctx.ClassOf)
+//	// handle err (see provider.ClassOf)
 //	rec, err := c.Turn(ctx, sess, res.Request, anthropic.Options{})
 //
 // [Params] is the conversion on its own: the SDK's parameters for a request, which marshal to
@@ -27,8 +27,8 @@
 // # Errors
 //
 // Every error [Client.Send] and [Summarizer] return is an [*Error] carrying its
-// [agentctx.ErrorClass] (read it with [agentctx.ClassOf]): a 400 "prompt is too long: N
-// tokens > M maximum" holds an [*agentctx.PromptTooLongError] with both figures; a 413 is
+// [provider.ErrorClass] (read it with [provider.ClassOf]): a 400 "prompt is too long: N
+// tokens > M maximum" holds an [*provider.PromptTooLongError] with both figures; a 413 is
 // request-too-large; a rejected image or document is media-rejected, with the paths of the
 // offending blocks when the provider names them; overloaded (529), rate limited (429, with
 // the provider's retry-after), server errors and transport failures are retryable — which

@@ -10,17 +10,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/providererr"
 	"github.com/agentctx/agentctx/internal/transport"
+	"github.com/agentctx/agentctx/provider"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 )
 
 // Error is a failed turn, classified for recovery: what [Client.Send], [Client.Turn] and
-// [Summarizer] return for any failure. [agentctx.ClassOf] reads its class.
+// [Summarizer] return for any failure. [provider.ClassOf] reads its class.
 type Error struct {
-	// Class says what the failure means for the conversation (see [agentctx.ErrorClass]).
-	Class agentctx.ErrorClass
+	// Class says what the failure means for the conversation (see [provider.ErrorClass]).
+	Class provider.ErrorClass
 	// StatusCode is the HTTP status of the provider's answer: 200 for an error event of a
 	// stream, 0 when there was no answer (a transport failure).
 	StatusCode int
@@ -34,17 +34,17 @@ type Error struct {
 	// RetryAfter is how long the provider asked the caller to wait (retry-after or
 	// retry-after-ms); zero when it did not say.
 	RetryAfter time.Duration
-	// Paths are the positions of the media blocks a [agentctx.ClassMediaRejected] error
+	// Paths are the positions of the media blocks a [provider.ClassMediaRejected] error
 	// names, as the provider writes them: "messages.3.content.1", or
 	// "messages.3.content.0.content.1" for a block inside a tool_result.
 	Paths []string
-	// PromptTooLong holds the provider's figures for a [agentctx.ClassPromptTooLong] error:
+	// PromptTooLong holds the provider's figures for a [provider.ClassPromptTooLong] error:
 	// Tokens the prompt's size, Limit the most it may hold (when the provider counted
 	// max_tokens in, the window less max_tokens), Window the window when known.
-	PromptTooLong *agentctx.PromptTooLongError
-	// Media says which media a [agentctx.ClassMediaRejected] error refused: Paths, and the
+	PromptTooLong *provider.PromptTooLongError
+	// Media says which media a [provider.ClassMediaRejected] error refused: Paths, and the
 	// size or count limit its message names, for [agentctx.Pipeline.Recover].
-	Media *agentctx.MediaRejectedError
+	Media *provider.MediaRejectedError
 	// Err is the underlying error: the SDK's *sdk.Error, a transport error, the context's.
 	Err error
 }
@@ -56,15 +56,15 @@ func (e *Error) Error() string {
 }
 
 // ErrorClass returns e.Class.
-func (e *Error) ErrorClass() agentctx.ErrorClass { return e.Class }
+func (e *Error) ErrorClass() provider.ErrorClass { return e.Class }
 
 // Unwrap returns the underlying error and, for a prompt that is too long, the
-// [*agentctx.PromptTooLongError] with the figures; for rejected media, the
-// [*agentctx.MediaRejectedError].
+// [*provider.PromptTooLongError] with the figures; for rejected media, the
+// [*provider.MediaRejectedError].
 func (e *Error) Unwrap() []error { return providererr.Unwrap(e.Err, e.PromptTooLong, e.Media) }
 
-// Is makes errors.Is(err, agentctx.ErrRequestTooLarge) hold for a request-too-large error
-// (a prompt-too-long one holds its [*agentctx.PromptTooLongError]).
+// Is makes errors.Is(err, provider.ErrRequestTooLarge) hold for a request-too-large error
+// (a prompt-too-long one holds its [*provider.PromptTooLongError]).
 func (e *Error) Is(target error) bool { return providererr.IsRequestTooLarge(e.Class, target) }
 
 // Classify returns err as an [*Error] with its class, or nil for nil; ctx is the context
@@ -100,50 +100,50 @@ func classifyAPI(ae *sdk.Error) *Error {
 	}
 	switch {
 	case e.StatusCode == http.StatusRequestEntityTooLarge || e.Type == "request_too_large" || e.Code == string(sdk.ErrorCodeRequestBodyTooLargeAfterDecoding):
-		e.Class = agentctx.ClassRequestTooLarge
+		e.Class = provider.ClassRequestTooLarge
 	case e.StatusCode == http.StatusTooManyRequests || e.StatusCode == 529 || e.StatusCode >= 500 ||
 		e.Type == "rate_limit_error" || e.Type == "overloaded_error" || e.Type == "api_error" || e.Type == "timeout_error":
-		e.Class = agentctx.ClassRetryable
+		e.Class = provider.ClassRetryable
 	case e.StatusCode == http.StatusBadRequest || e.Type == "invalid_request_error":
 		e.Class = classifyInvalid(e, ae.RawJSON())
 	case e.StatusCode == http.StatusNotFound || e.Type == "not_found_error":
-		e.Class = agentctx.ClassInvalidRequest
+		e.Class = provider.ClassInvalidRequest
 	default:
-		e.Class = agentctx.ClassFatal
+		e.Class = provider.ClassFatal
 	}
 	return e
 }
 
 // classifyInvalid classifies a 400: a prompt too long, rejected media, or another invalid
 // request.
-func classifyInvalid(e *Error, raw string) agentctx.ErrorClass {
+func classifyInvalid(e *Error, raw string) provider.ErrorClass {
 	if m := promptTooLongRE.FindStringSubmatch(e.Message); m != nil {
 		tokens, _ := strconv.Atoi(m[1])
 		limit, _ := strconv.Atoi(m[2])
-		e.PromptTooLong = &agentctx.PromptTooLongError{Tokens: tokens, Limit: limit, Reason: "the provider refused the prompt"}
-		return agentctx.ClassPromptTooLong
+		e.PromptTooLong = &provider.PromptTooLongError{Tokens: tokens, Limit: limit, Reason: "the provider refused the prompt"}
+		return provider.ClassPromptTooLong
 	}
 	if m := inputAndMaxRE.FindStringSubmatch(e.Message); m != nil {
 		input, _ := strconv.Atoi(m[1])
 		maxTokens, _ := strconv.Atoi(m[2])
 		window, _ := strconv.Atoi(m[3])
-		e.PromptTooLong = &agentctx.PromptTooLongError{Tokens: input, Limit: max(0, window-maxTokens), Window: window,
+		e.PromptTooLong = &provider.PromptTooLongError{Tokens: input, Limit: max(0, window-maxTokens), Window: window,
 			Reason: "the provider refused the prompt with max_tokens on top of it"}
-		return agentctx.ClassPromptTooLong
+		return provider.ClassPromptTooLong
 	}
 	if e.Code == string(sdk.ErrorCodeImageDimensionsTooLarge) {
 		e.Paths = detailPaths(raw)
 		e.Media = mediaRejected(e)
-		return agentctx.ClassMediaRejected
+		return provider.ClassMediaRejected
 	}
 	if mediaMessage(e.Message) {
 		if p := blockPath(e.Message); p != "" {
 			e.Paths = []string{p}
 		}
 		e.Media = mediaRejected(e)
-		return agentctx.ClassMediaRejected
+		return provider.ClassMediaRejected
 	}
-	return agentctx.ClassInvalidRequest
+	return provider.ClassInvalidRequest
 }
 
 // The limits a media error's message names: an image's size, and the dimension limit of
@@ -158,8 +158,8 @@ var (
 const manyImages = 20
 
 // mediaRejected returns what a media error says of the blocks it refused.
-func mediaRejected(e *Error) *agentctx.MediaRejectedError {
-	m := &agentctx.MediaRejectedError{Paths: e.Paths, Message: e.Message}
+func mediaRejected(e *Error) *provider.MediaRejectedError {
+	m := &provider.MediaRejectedError{Paths: e.Paths, Message: e.Message}
 	if s := imageBytesRE.FindStringSubmatch(e.Message); s != nil {
 		m.MaxBytes, _ = strconv.Atoi(s[1])
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
@@ -156,7 +157,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 			rc := rres.Report.Recovery
 			assert.Equal(t, tt.rung, rc.Rung, rc.Reason)
 			assert.Equal(t, tt.outcome, rc.Outcome, rc.Reason)
-			assert.Equal(t, agentctx.ClassOf(sendErr), rc.Class)
+			assert.Equal(t, provider.ClassOf(sendErr), rc.Class)
 			switch tt.outcome {
 			case agentctx.RecoveryPassed:
 				assert.Same(t, sendErr, rerr, "the error goes back as it is, for the caller's retry policy")
@@ -209,10 +210,10 @@ func TestRecoverMaxTokens(t *testing.T) {
 		rec, err := c.Turn(ctx, sess, res.Request, anthropic.Options{Stream: true})
 		require.NoError(t, err)
 		require.True(t, rec.Message.Truncated())
-		res, err = sess.Recover(ctx, p, agentctx.Input{}, agentctx.ErrOutputTruncated)
+		res, err = sess.Recover(ctx, p, agentctx.Input{}, provider.ErrOutputTruncated)
 		rungs = append(rungs, res.Report.Recovery.Rung+" "+res.Report.Recovery.Outcome)
 		if err != nil {
-			var ote *agentctx.OutputTruncatedError
+			var ote *provider.OutputTruncatedError
 			require.ErrorAs(t, err, &ote)
 			assert.Equal(t, 3, ote.Continuations)
 			break

@@ -16,6 +16,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/internal/providertest"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -284,7 +285,7 @@ func TestSendErrors(t *testing.T) {
 		opts    anthropic.Options
 		timeout time.Duration
 		reply   func(w http.ResponseWriter, r *http.Request, n int)
-		class   agentctx.ErrorClass
+		class   provider.ErrorClass
 		check   func(t *testing.T, e *anthropic.Error)
 	}{
 		{
@@ -292,13 +293,13 @@ func TestSendErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"},"request_id":"req_011CTest"}`)
 			},
-			class: agentctx.ClassPromptTooLong,
+			class: provider.ClassPromptTooLong,
 			check: func(t *testing.T, e *anthropic.Error) {
-				ptl, ok := errors.AsType[*agentctx.PromptTooLongError](e)
+				ptl, ok := errors.AsType[*provider.PromptTooLongError](e)
 				require.True(t, ok)
 				assert.Equal(t, 208310, ptl.Tokens)
 				assert.Equal(t, 200000, ptl.Limit)
-				assert.ErrorIs(t, e, agentctx.ErrPromptTooLong)
+				assert.ErrorIs(t, e, provider.ErrPromptTooLong)
 				assert.Equal(t, "req_011CTest", e.RequestID)
 			},
 		},
@@ -307,9 +308,9 @@ func TestSendErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"input length and `+"`max_tokens`"+` exceed context limit: 178959 + 64000 > 200000, decrease input length or `+"`max_tokens`"+` and try again"}}`)
 			},
-			class: agentctx.ClassPromptTooLong,
+			class: provider.ClassPromptTooLong,
 			check: func(t *testing.T, e *anthropic.Error) {
-				assert.Equal(t, &agentctx.PromptTooLongError{Tokens: 178959, Limit: 136000, Window: 200000, Reason: e.PromptTooLong.Reason}, e.PromptTooLong)
+				assert.Equal(t, &provider.PromptTooLongError{Tokens: 178959, Limit: 136000, Window: 200000, Reason: e.PromptTooLong.Reason}, e.PromptTooLong)
 			},
 		},
 		{
@@ -317,15 +318,15 @@ func TestSendErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 413, `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`)
 			},
-			class: agentctx.ClassRequestTooLarge,
-			check: func(t *testing.T, e *anthropic.Error) { assert.ErrorIs(t, e, agentctx.ErrRequestTooLarge) },
+			class: provider.ClassRequestTooLarge,
+			check: func(t *testing.T, e *anthropic.Error) { assert.ErrorIs(t, e, provider.ErrRequestTooLarge) },
 		},
 		{
 			name: "an image over 5 MB, inside a tool result",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages.2.content.0.tool_result.content.1.image.source.base64: image exceeds 5 MB maximum: 5649924 bytes > 5242880 bytes"}}`)
 			},
-			class: agentctx.ClassMediaRejected,
+			class: provider.ClassMediaRejected,
 			check: func(t *testing.T, e *anthropic.Error) {
 				assert.Equal(t, []string{"messages.2.content.0.content.1"}, e.Paths)
 			},
@@ -335,7 +336,7 @@ func TestSendErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"One or more images exceed the maximum side length.","details":{"error_code":"image_dimensions_too_large","max_side_length_pixels":8000,"paths":["messages.2.content.0.content.1"]}}}`)
 			},
-			class: agentctx.ClassMediaRejected,
+			class: provider.ClassMediaRejected,
 			check: func(t *testing.T, e *anthropic.Error) {
 				assert.Equal(t, "image_dimensions_too_large", e.Code)
 				assert.Equal(t, []string{"messages.2.content.0.content.1"}, e.Paths)
@@ -346,14 +347,14 @@ func TestSendErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"type":"error","error":{"type":"invalid_request_error","message":"messages.1.content.1: `+"`tool_use`"+` ids must be unique"}}`)
 			},
-			class: agentctx.ClassInvalidRequest,
+			class: provider.ClassInvalidRequest,
 		},
 		{
 			name: "429 with retry-after",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 429, `{"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed the rate limit for your organization of 50,000 input tokens per minute."}}`, "Retry-After", "17")
 			},
-			class: agentctx.ClassRetryable,
+			class: provider.ClassRetryable,
 			check: func(t *testing.T, e *anthropic.Error) {
 				assert.Equal(t, 17*time.Second, e.RetryAfter)
 				assert.Equal(t, 429, e.StatusCode)
@@ -364,7 +365,7 @@ func TestSendErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 529, `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 			},
-			class: agentctx.ClassRetryable,
+			class: provider.ClassRetryable,
 			check: func(t *testing.T, e *anthropic.Error) { assert.Equal(t, "overloaded_error", e.Type) },
 		},
 		{
@@ -372,39 +373,39 @@ func TestSendErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				sse(w, streamed[0], streamed[1], "error", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`)
 			},
-			class: agentctx.ClassRetryable,
+			class: provider.ClassRetryable,
 			check: func(t *testing.T, e *anthropic.Error) { assert.Equal(t, "overloaded_error", e.Type) },
 		},
 		{
 			name: "a stream cut off before its end", opts: anthropic.Options{Stream: true},
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) { sse(w, streamed[:8]...) },
-			class: agentctx.ClassRetryable,
+			class: provider.ClassRetryable,
 		},
 		{
 			name: "malformed JSON",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 200, `{"id":"msg_01","type":"message","content":[{"type":"te`)
 			},
-			class: agentctx.ClassFatal,
+			class: provider.ClassFatal,
 		},
 		{
 			name: "401",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 401, `{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)
 			},
-			class: agentctx.ClassFatal,
+			class: provider.ClassFatal,
 		},
 		{
 			name: "a hung connection ends with the caller's deadline", timeout: 200 * time.Millisecond,
 			reply: func(_ http.ResponseWriter, r *http.Request, _ int) { <-r.Context().Done() },
-			class: agentctx.ClassFatal,
+			class: provider.ClassFatal,
 			check: func(t *testing.T, e *anthropic.Error) { assert.ErrorIs(t, e, context.DeadlineExceeded) },
 		},
 		{
 			name:  "a hung connection past the SDK's attempt timeout is retryable",
 			opts:  anthropic.Options{RequestOptions: []option.RequestOption{option.WithRequestTimeout(200 * time.Millisecond)}},
 			reply: func(_ http.ResponseWriter, r *http.Request, _ int) { <-r.Context().Done() },
-			class: agentctx.ClassRetryable,
+			class: provider.ClassRetryable,
 		},
 	}
 	for _, tt := range tests {
@@ -421,7 +422,7 @@ func TestSendErrors(t *testing.T) {
 			require.Error(t, err)
 			assert.Nil(t, m)
 			assert.Less(t, time.Since(start), 5*time.Second)
-			assert.Equal(t, tt.class, agentctx.ClassOf(err), "%v", err)
+			assert.Equal(t, tt.class, provider.ClassOf(err), "%v", err)
 			e, ok := errors.AsType[*anthropic.Error](err)
 			require.True(t, ok, "%T", err)
 			if tt.check != nil {

@@ -13,7 +13,7 @@ import (
 // messages with one cache marker at the end of the shared prefix, so that it reads the
 // conversation's prompt cache) and returns the text of the answer with its usage. A prompt
 // the provider refuses as too long gives an [*Error] holding an
-// [*agentctx.PromptTooLongError] with the provider's figures, so that the pipeline leaves out
+// [*provider.PromptTooLongError] with the provider's figures, so that the pipeline leaves out
 // the oldest rounds and asks again. It is safe for concurrent use.
 type Summarizer struct {
 	// Client sends the request. It must be set.

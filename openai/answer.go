@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -33,7 +33,7 @@ import (
 //     the transcript stores JSON, so that the next request sends back the same call live
 //     and after a resume. Arguments that are not a JSON object cannot be carried faithfully
 //     (a tool_use input is an object, and a request repairs any other input to {}), so they
-//     make an [*Error] of class [agentctx.ClassRetryable] naming the field
+//     make an [*Error] of class [provider.ClassRetryable] naming the field
 //     ("choices[0].message.tool_calls[1].function.arguments"): the request was fine, and
 //     another answer to it usually is. Empty arguments are {}. In an answer cut short
 //     (finish_reason "length" or "content_filter") the last call is usually cut too: its
@@ -45,7 +45,7 @@ import (
 //     sequence when vLLM names the stop string it met; "tool_use" when the answer holds tool
 //     calls anyway, as some servers answer; "refusal" for a refusal), "tool_calls" and
 //     "function_call" → "tool_use", "length" → "max_tokens" (so [transcript.Message.Truncated]
-//     holds and the runtime passes [agentctx.ErrOutputTruncated] to Recover),
+//     holds and the runtime passes [provider.ErrOutputTruncated] to Recover),
 //     "content_filter" → "refusal"; any other value is kept as it is;
 //   - the usage with Anthropic's meaning: prompt_tokens count the cached tokens and
 //     input_tokens do not, so InputTokens is prompt_tokens − cached_tokens,
@@ -55,12 +55,12 @@ import (
 //
 // Only the first choice is read: the conversions never ask for more than one (n). An
 // answer with no choice, or an error object in place of the completion, gives an [*Error]
-// with its class ([agentctx.ClassOf]). cc must be the SDK's decoding of the answer (as every
+// with its class ([provider.ClassOf]). cc must be the SDK's decoding of the answer (as every
 // completion the SDK returns is): the fields it does not model (the reasoning, vLLM's
 // stop_reason, an error object) are read from it.
 func MessageFromChat(cc *sdk.ChatCompletion) (*transcript.Message, error) {
 	if cc == nil {
-		return nil, malformed(agentctx.ClassFatal, "there is no chat completion", nil)
+		return nil, malformed(provider.ClassFatal, "there is no chat completion", nil)
 	}
 	if raw := cc.RawJSON(); raw != "" {
 		if e := answerError([]byte(raw)); e != nil {
@@ -68,7 +68,7 @@ func MessageFromChat(cc *sdk.ChatCompletion) (*transcript.Message, error) {
 		}
 	}
 	if len(cc.Choices) == 0 {
-		return nil, malformed(agentctx.ClassFatal, "the answer has no choices", nil)
+		return nil, malformed(provider.ClassFatal, "the answer has no choices", nil)
 	}
 	ch := cc.Choices[0]
 	msg := ch.Message
@@ -151,7 +151,7 @@ func MessageFromChat(cc *sdk.ChatCompletion) (*transcript.Message, error) {
 // must be the SDK's decoding of the answer, as every response the SDK returns is.
 func MessageFromResponse(r *responses.Response) (*transcript.Message, error) {
 	if r == nil {
-		return nil, malformed(agentctx.ClassFatal, "there is no response", nil)
+		return nil, malformed(provider.ClassFatal, "there is no response", nil)
 	}
 	if raw := r.RawJSON(); raw != "" {
 		if e := answerError([]byte(raw)); e != nil {
@@ -166,9 +166,9 @@ func MessageFromResponse(r *responses.Response) (*transcript.Message, error) {
 			e.classify(codeStatus("", e.Code), nil)
 			return nil, e
 		}
-		return nil, malformed(agentctx.ClassFatal, "the response failed without an error", nil)
+		return nil, malformed(provider.ClassFatal, "the response failed without an error", nil)
 	default:
-		return nil, malformed(agentctx.ClassFatal, fmt.Sprintf("the response has status %q: it has not finished", r.Status), nil)
+		return nil, malformed(provider.ClassFatal, fmt.Sprintf("the response has status %q: it has not finished", r.Status), nil)
 	}
 	m := &transcript.Message{ID: r.ID, Type: "message", Role: transcript.RoleAssistant, Model: string(r.Model)}
 	cut := r.Status == responses.ResponseStatusIncomplete
@@ -254,7 +254,7 @@ func MessageFromResponse(r *responses.Response) (*transcript.Message, error) {
 }
 
 // malformed is the error of an answer the library cannot turn into a message.
-func malformed(class agentctx.ErrorClass, msg string, err error) *Error {
+func malformed(class provider.ErrorClass, msg string, err error) *Error {
 	if err == nil {
 		err = errors.New(msg)
 	}
@@ -265,12 +265,12 @@ func malformed(class agentctx.ErrorClass, msg string, err error) *Error {
 // cut says the answer stopped before its end, where a call's arguments may be cut too.
 func toolUse(at, id, name, args string, cut bool) (*transcript.ToolUse, error) {
 	if name == "" && !cut {
-		return nil, malformed(agentctx.ClassRetryable, fmt.Sprintf("the answer's %s.name is empty: the call names no function", at), nil)
+		return nil, malformed(provider.ClassRetryable, fmt.Sprintf("the answer's %s.name is empty: the call names no function", at), nil)
 	}
 	input, err := callInput(args)
 	if err != nil {
 		if !cut {
-			return nil, malformed(agentctx.ClassRetryable, fmt.Sprintf("the answer's %s.arguments are not a JSON object (%v): %s", at, err, excerpt(args)), err)
+			return nil, malformed(provider.ClassRetryable, fmt.Sprintf("the answer's %s.arguments are not a JSON object (%v): %s", at, err, excerpt(args)), err)
 		}
 		input = jsonText(args)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
@@ -39,14 +40,14 @@ func NewClient(c *sdk.Client) *Client {
 // assembled into the same answer; a stream that ends before the choice's finish_reason is
 // a retryable error. When the answer names no model, the message carries the requested one.
 //
-// Errors are [*Error] values with their class ([agentctx.ClassOf]): the SDK's (a prompt over
-// the window holds an [*agentctx.PromptTooLongError] with the server's figures, so that
+// Errors are [*Error] values with their class ([provider.ClassOf]): the SDK's (a prompt over
+// the window holds an [*provider.PromptTooLongError] with the server's figures, so that
 // [session.Session.Recover] compacts), an error object in a successful answer or in the
 // stream, and a malformed answer (see MessageFromChat).
 func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
 	p, _, err := ChatParams(req, opts)
 	if err != nil {
-		return nil, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
+		return nil, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
 	}
 	cc, err := chatCompletion(ctx, c.chat, p, opts.Stream, opts.RequestOptions)
 	if err != nil {
@@ -81,7 +82,7 @@ func (c *Client) Turn(ctx context.Context, sess *session.Session, req agentctx.R
 func (c *Client) SendResponses(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
 	p, _, err := ResponsesParams(req, opts)
 	if err != nil {
-		return nil, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
+		return nil, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
 	}
 	var r *responses.Response
 	if opts.Stream {
@@ -129,7 +130,7 @@ func chatCompletion(ctx context.Context, svc *sdk.ChatCompletionService, p sdk.C
 	}
 	cc := new(sdk.ChatCompletion)
 	if err := json.Unmarshal(raw, cc); err != nil {
-		return nil, malformed(agentctx.ClassFatal, "the answer is not a chat completion: "+err.Error(), err)
+		return nil, malformed(provider.ClassFatal, "the answer is not a chat completion: "+err.Error(), err)
 	}
 	return cc, nil
 }
@@ -143,7 +144,7 @@ func streamChat(ctx context.Context, svc *sdk.ChatCompletionService, p sdk.ChatC
 	var acc chatAccumulator
 	for st.Next() {
 		if err := acc.add([]byte(st.Current().RawJSON())); err != nil {
-			return nil, malformed(agentctx.ClassFatal, "a chunk of the stream: "+err.Error(), err)
+			return nil, malformed(provider.ClassFatal, "a chunk of the stream: "+err.Error(), err)
 		}
 	}
 	if err := st.Err(); err != nil {
@@ -160,7 +161,7 @@ func streamChat(ctx context.Context, svc *sdk.ChatCompletionService, p sdk.ChatC
 			return cc, nil
 		}
 	}
-	return nil, malformed(agentctx.ClassFatal, "the stream does not make a chat completion: "+err.Error(), err)
+	return nil, malformed(provider.ClassFatal, "the stream does not make a chat completion: "+err.Error(), err)
 }
 
 // response sends p and decodes the answer, as chatCompletion does.
@@ -174,7 +175,7 @@ func (c *Client) response(ctx context.Context, p responses.ResponseNewParams, ro
 	}
 	r := new(responses.Response)
 	if err := json.Unmarshal(raw, r); err != nil {
-		return nil, malformed(agentctx.ClassFatal, "the answer is not a response: "+err.Error(), err)
+		return nil, malformed(provider.ClassFatal, "the answer is not a response: "+err.Error(), err)
 	}
 	return r, nil
 }
@@ -194,7 +195,7 @@ func (c *Client) streamResponse(ctx context.Context, p responses.ResponseNewPara
 			if e := answerError([]byte(ev.RawJSON())); e != nil {
 				return nil, e
 			}
-			return nil, malformed(agentctx.ClassFatal, "the stream sent an error event without a message", nil)
+			return nil, malformed(provider.ClassFatal, "the stream sent an error event without a message", nil)
 		}
 	}
 	if err := st.Err(); err != nil {

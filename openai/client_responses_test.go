@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/stretchr/testify/assert"
@@ -171,7 +172,7 @@ func TestResponsesTurnLoop(t *testing.T) {
 				"no reasoning item goes back")
 			assert.NotContains(t, mustJSON(second), "gAAAAB-opaque")
 
-			res, err = l.sess.Recover(ctx, l.p, l.in, agentctx.ErrOutputTruncated)
+			res, err = l.sess.Recover(ctx, l.p, l.in, provider.ErrOutputTruncated)
 			require.NoError(t, err)
 			assert.Equal(t, agentctx.RungOutputCap, res.Report.Recovery.Rung)
 			rec, err = c.TurnResponses(ctx, l.sess, res.Request, opts)
@@ -191,7 +192,7 @@ func TestResponsesTurnErrors(t *testing.T) {
 		name     string
 		stream   bool
 		reply    func(w http.ResponseWriter)
-		class    agentctx.ErrorClass
+		class    provider.ErrorClass
 		contains string
 	}{
 		{
@@ -199,35 +200,35 @@ func TestResponsesTurnErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter) {
 				writeJSON(w, 200, respAnswer{id: "resp_f", status: "failed", errCode: "server_error", errMessage: "The model failed to generate a response."}.json())
 			},
-			class: agentctx.ClassRetryable, contains: "failed to generate",
+			class: provider.ClassRetryable, contains: "failed to generate",
 		},
 		{
 			name:   "a failed response, streamed",
 			stream: true,
 			reply: respAnswer{id: "resp_f", status: "failed", errCode: "invalid_image_format",
 				errMessage: "The image is not in a supported format."}.stream,
-			class: agentctx.ClassMediaRejected, contains: "supported format",
+			class: provider.ClassMediaRejected, contains: "supported format",
 		},
 		{
 			name: "arguments that are not JSON",
 			reply: func(w http.ResponseWriter) {
 				writeJSON(w, 200, respAnswer{id: "resp_b", text: "Reading.", status: "completed", calls: []call{{"call_a", "Read", `{"path":`}}}.json())
 			},
-			class: agentctx.ClassRetryable, contains: "output[1].arguments",
+			class: provider.ClassRetryable, contains: "output[1].arguments",
 		},
 		{
 			name: "a response that has not finished",
 			reply: func(w http.ResponseWriter) {
 				writeJSON(w, 200, respAnswer{id: "resp_q", status: "queued"}.json())
 			},
-			class: agentctx.ClassFatal, contains: `status "queued"`,
+			class: provider.ClassFatal, contains: `status "queued"`,
 		},
 		{
 			name: "an error object in a 200 answer",
 			reply: func(w http.ResponseWriter) {
 				writeJSON(w, 200, `{"error":{"message":"Rate limit reached.","type":"requests","param":null,"code":"rate_limit_exceeded"}}`)
 			},
-			class: agentctx.ClassRetryable, contains: "Rate limit",
+			class: provider.ClassRetryable, contains: "Rate limit",
 		},
 		{
 			name:   "an error event in the stream",
@@ -236,13 +237,13 @@ func TestResponsesTurnErrors(t *testing.T) {
 				w.Header().Set("Content-Type", "text/event-stream")
 				fmt.Fprintf(w, "event: error\ndata: %s\n\n", `{"type":"error","code":"context_length_exceeded","message":"Your input exceeds the context window of this model.","param":"input","sequence_number":1}`)
 			},
-			class: agentctx.ClassPromptTooLong, contains: "context window",
+			class: provider.ClassPromptTooLong, contains: "context window",
 		},
 		{
 			name:   "a stream that ends before the response is done",
 			stream: true,
 			reply:  respAnswer{id: "resp_c", text: "Half an answer", status: "completed", streamEndsBeforeCompletion: true}.stream,
-			class:  agentctx.ClassRetryable, contains: "response.completed",
+			class:  provider.ClassRetryable, contains: "response.completed",
 		},
 	}
 	for _, tt := range tests {
@@ -257,7 +258,7 @@ func TestResponsesTurnErrors(t *testing.T) {
 			_, err = openai.NewClient(s.sdkClient()).TurnResponses(t.Context(), l.sess, res.Request, openai.Options{Stream: tt.stream})
 			require.Error(t, err)
 			assert.Len(t, l.sess.Records(), before, "nothing is appended")
-			assert.Equal(t, tt.class, agentctx.ClassOf(err), "%v", err)
+			assert.Equal(t, tt.class, provider.ClassOf(err), "%v", err)
 			_, ok := errors.AsType[*openai.Error](err)
 			assert.True(t, ok, "%T", err)
 			assert.Contains(t, err.Error(), tt.contains)
@@ -324,5 +325,5 @@ func TestMessageFromResponse(t *testing.T) {
 		})
 	}
 	_, err := openai.MessageFromResponse(nil)
-	assert.Equal(t, agentctx.ClassFatal, agentctx.ClassOf(err))
+	assert.Equal(t, provider.ClassFatal, provider.ClassOf(err))
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
@@ -281,7 +282,7 @@ func TestChatTurnLoop(t *testing.T) {
 
 			// The runtime passes the cut answer to Recover, which asks for it again with a
 			// higher cap.
-			res, err = l.sess.Recover(ctx, l.p, l.in, agentctx.ErrOutputTruncated)
+			res, err = l.sess.Recover(ctx, l.p, l.in, provider.ErrOutputTruncated)
 			require.NoError(t, err)
 			require.NotNil(t, res.Report.Recovery)
 			assert.Equal(t, agentctx.RungOutputCap, res.Report.Recovery.Rung, res.Report.Recovery.Reason)
@@ -322,27 +323,27 @@ func TestChatTurnErrors(t *testing.T) {
 		name     string
 		stream   bool
 		reply    func(w http.ResponseWriter)
-		class    agentctx.ErrorClass
+		class    provider.ErrorClass
 		contains string
-		ptl      *agentctx.PromptTooLongError
+		ptl      *provider.PromptTooLongError
 	}{
 		{
 			name: "no choices",
 			reply: func(w http.ResponseWriter) {
 				writeJSON(w, 200, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"m","choices":[]}`)
 			},
-			class: agentctx.ClassFatal, contains: "no choices",
+			class: provider.ClassFatal, contains: "no choices",
 		},
 		{
 			name:  "arguments that are not JSON",
 			reply: func(w http.ResponseWriter) { writeJSON(w, 200, badArgs.json()) },
-			class: agentctx.ClassRetryable, contains: "choices[0].message.tool_calls[1].function.arguments",
+			class: provider.ClassRetryable, contains: "choices[0].message.tool_calls[1].function.arguments",
 		},
 		{
 			name:   "arguments that are not JSON, streamed",
 			stream: true,
 			reply:  badArgs.stream,
-			class:  agentctx.ClassRetryable, contains: "choices[0].message.tool_calls[1].function.arguments",
+			class:  provider.ClassRetryable, contains: "choices[0].message.tool_calls[1].function.arguments",
 		},
 		{
 			name: "arguments that are JSON but no object",
@@ -351,7 +352,7 @@ func TestChatTurnErrors(t *testing.T) {
 				a.calls = []call{{"call_1", "Read", `["a.go"]`}}
 				writeJSON(w, 200, a.json())
 			},
-			class: agentctx.ClassRetryable, contains: "tool_calls[0].function.arguments are not a JSON object (valid JSON, but not an object)",
+			class: provider.ClassRetryable, contains: "tool_calls[0].function.arguments are not a JSON object (valid JSON, but not an object)",
 		},
 		{
 			name: "a call without a name",
@@ -360,38 +361,38 @@ func TestChatTurnErrors(t *testing.T) {
 				a.calls = []call{{"call_1", "", `{}`}}
 				writeJSON(w, 200, a.json())
 			},
-			class: agentctx.ClassRetryable, contains: "tool_calls[0].function.name is empty",
+			class: provider.ClassRetryable, contains: "tool_calls[0].function.name is empty",
 		},
 		{
 			name: "an error object in a 200 answer",
 			reply: func(w http.ResponseWriter) {
 				writeJSON(w, 200, `{"error":{"message":"The server had an error while processing your request.","type":"server_error","param":null,"code":null}}`)
 			},
-			class: agentctx.ClassRetryable, contains: "The server had an error",
+			class: provider.ClassRetryable, contains: "The server had an error",
 		},
 		{
 			name: "vLLM's error object in a 200 answer, prompt too long",
 			reply: func(w http.ResponseWriter) {
 				writeJSON(w, 200, `{"object":"error","message":"This model's maximum context length is 32768 tokens. However, your messages resulted in 40001 tokens. Please reduce the length of the messages.","type":"BadRequestError","param":null,"code":400}`)
 			},
-			class: agentctx.ClassPromptTooLong, ptl: &agentctx.PromptTooLongError{Tokens: 40001, Limit: 32768, Window: 32768},
+			class: provider.ClassPromptTooLong, ptl: &provider.PromptTooLongError{Tokens: 40001, Limit: 32768, Window: 32768},
 		},
 		{
 			name:  "a body that is not JSON",
 			reply: func(w http.ResponseWriter) { writeJSON(w, 200, `<html>bad gateway</html>`) },
-			class: agentctx.ClassFatal, contains: "not a chat completion",
+			class: provider.ClassFatal, contains: "not a chat completion",
 		},
 		{
 			name:   "an error event in the stream",
 			stream: true,
 			reply:  chatAnswer{id: "chatcmpl-7", reasoning: "Thinking it over.", streamErrorAfterFirstChunks: ptlEvent}.stream,
-			class:  agentctx.ClassPromptTooLong, ptl: &agentctx.PromptTooLongError{Tokens: 32768, Limit: 24576, Window: 32768},
+			class:  provider.ClassPromptTooLong, ptl: &provider.PromptTooLongError{Tokens: 32768, Limit: 24576, Window: 32768},
 		},
 		{
 			name:   "a stream cut before its finish_reason",
 			stream: true,
 			reply:  chatAnswer{id: "chatcmpl-8", content: "Half an ans", streamCutBeforeFinish: true}.stream,
-			class:  agentctx.ClassRetryable, contains: "finish_reason",
+			class:  provider.ClassRetryable, contains: "finish_reason",
 		},
 	}
 	for _, tt := range tests {
@@ -406,12 +407,12 @@ func TestChatTurnErrors(t *testing.T) {
 			_, err = openai.NewClient(s.sdkClient()).Turn(t.Context(), l.sess, res.Request, openai.Options{Stream: tt.stream})
 			require.Error(t, err)
 			assert.Len(t, l.sess.Records(), before, "nothing is appended")
-			assert.Equal(t, tt.class, agentctx.ClassOf(err), "%v", err)
+			assert.Equal(t, tt.class, provider.ClassOf(err), "%v", err)
 			_, ok := errors.AsType[*openai.Error](err)
 			assert.True(t, ok, "%T", err)
 			assert.Contains(t, err.Error(), tt.contains)
 			if tt.ptl != nil {
-				ptl, ok := errors.AsType[*agentctx.PromptTooLongError](err)
+				ptl, ok := errors.AsType[*provider.PromptTooLongError](err)
 				require.True(t, ok, "%v", err)
 				assert.Equal(t, tt.ptl.Tokens, ptl.Tokens)
 				assert.Equal(t, tt.ptl.Limit, ptl.Limit)
@@ -459,7 +460,7 @@ func TestChatCutCall(t *testing.T) {
 				"the record survives the transcript")
 
 			for n, rung := range []string{agentctx.RungOutputCap, agentctx.RungContinue} {
-				res, err = l.sess.Recover(ctx, l.p, l.in, agentctx.ErrOutputTruncated)
+				res, err = l.sess.Recover(ctx, l.p, l.in, provider.ErrOutputTruncated)
 				require.NoError(t, err)
 				assert.Equal(t, rung, res.Report.Recovery.Rung)
 				rec, err = c.Turn(ctx, l.sess, res.Request, opts)
@@ -599,7 +600,7 @@ func TestMessageFromChat(t *testing.T) {
 		})
 	}
 	_, err := openai.MessageFromChat(nil)
-	assert.Equal(t, agentctx.ClassFatal, agentctx.ClassOf(err))
+	assert.Equal(t, provider.ClassFatal, provider.ClassOf(err))
 }
 
 // TestSummarizerStreamsWithOptions: Options.Stream makes the Summarizer stream too.

@@ -9,9 +9,9 @@
 //
 //	c := openai.NewClient(sdkClient)
 //	res, err := sess.Prepare(ctx, pipeline, agentctx.Input{System: system, Tools: tools})
-//	// handle err (see agentctx.ClassOf)
+//	// handle err (see provider.ClassOf)
 //	rec, err := c.Turn(ctx, sess, res.Request, openai.Options{Model: "qwen3:8b"})
-//	// rec.Message.Truncated(): pass agentctx.ErrOutputTruncated to sess.Recover;
+//	// rec.Message.Truncated(): pass provider.ErrOutputTruncated to sess.Recover;
 //	// an error: pass it to sess.Recover, which compacts after a prompt too long
 //
 // [Client.Turn] and [Client.Send] speak Chat Completions, the API every compatible server
@@ -43,8 +43,8 @@
 // # Errors
 //
 // Every error [Client] and [Summarizer] return is an [*Error] carrying its
-// [agentctx.ErrorClass] (read it with [agentctx.ClassOf]): context_length_exceeded and the
-// compatible servers' equivalents give an [*agentctx.PromptTooLongError] with the figures
+// [provider.ErrorClass] (read it with [provider.ClassOf]): context_length_exceeded and the
+// compatible servers' equivalents give an [*provider.PromptTooLongError] with the figures
 // the message states, so that [session.Session.Recover] compacts; a 413 is
 // request-too-large; a refused image is media-rejected; rate limits, server errors and
 // transport failures are retryable — which is the SDK's retry policy's business

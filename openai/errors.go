@@ -13,19 +13,19 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/providererr"
 	"github.com/agentctx/agentctx/internal/transport"
+	"github.com/agentctx/agentctx/provider"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
 // Error is a failed call, classified for recovery: what [Summarizer] returns for any
-// failure, and what [Classify] makes of the SDK's errors. [agentctx.ClassOf] reads its
+// failure, and what [Classify] makes of the SDK's errors. [provider.ClassOf] reads its
 // class.
 type Error struct {
-	// Class says what the failure means for the conversation (see [agentctx.ErrorClass]).
-	Class agentctx.ErrorClass
+	// Class says what the failure means for the conversation (see [provider.ErrorClass]).
+	Class provider.ErrorClass
 	// StatusCode is the HTTP status of the answer; 0 when there was none.
 	StatusCode int
 	// Type, Code and Param are the error object's fields, e.g. "invalid_request_error",
@@ -35,12 +35,12 @@ type Error struct {
 	Message string
 	// RetryAfter is how long the provider asked the caller to wait; zero when it did not say.
 	RetryAfter time.Duration
-	// PromptTooLong holds the figures of a [agentctx.ClassPromptTooLong] error, as far as
+	// PromptTooLong holds the figures of a [provider.ClassPromptTooLong] error, as far as
 	// the message or the body gives them.
-	PromptTooLong *agentctx.PromptTooLongError
-	// Media is set for a [agentctx.ClassMediaRejected] error: OpenAI names no block, so
+	PromptTooLong *provider.PromptTooLongError
+	// Media is set for a [provider.ClassMediaRejected] error: OpenAI names no block, so
 	// [agentctx.Pipeline.Recover] strips the media of the latest message that holds any.
-	Media *agentctx.MediaRejectedError
+	Media *provider.MediaRejectedError
 	// Err is the underlying error: the SDK's *sdk.Error, a transport error, the context's.
 	Err error
 }
@@ -52,13 +52,13 @@ func (e *Error) Error() string {
 }
 
 // ErrorClass returns e.Class.
-func (e *Error) ErrorClass() agentctx.ErrorClass { return e.Class }
+func (e *Error) ErrorClass() provider.ErrorClass { return e.Class }
 
 // Unwrap returns the underlying error and, for a prompt that is too long, the
-// [*agentctx.PromptTooLongError]; for rejected media, the [*agentctx.MediaRejectedError].
+// [*provider.PromptTooLongError]; for rejected media, the [*provider.MediaRejectedError].
 func (e *Error) Unwrap() []error { return providererr.Unwrap(e.Err, e.PromptTooLong, e.Media) }
 
-// Is makes errors.Is(err, agentctx.ErrRequestTooLarge) hold for a request-too-large error.
+// Is makes errors.Is(err, provider.ErrRequestTooLarge) hold for a request-too-large error.
 func (e *Error) Is(target error) bool { return providererr.IsRequestTooLarge(e.Class, target) }
 
 // Classify returns err as an [*Error] with its class, or nil for nil; ctx is the context
@@ -117,20 +117,20 @@ func classifyAPI(ae *sdk.Error) *Error {
 func (e *Error) classify(status int, raw []byte) {
 	switch {
 	case promptTooLong(e, raw):
-		e.Class = agentctx.ClassPromptTooLong
+		e.Class = provider.ClassPromptTooLong
 	case status == http.StatusRequestEntityTooLarge:
-		e.Class = agentctx.ClassRequestTooLarge
+		e.Class = provider.ClassRequestTooLarge
 	case e.Code == "insufficient_quota":
-		e.Class = agentctx.ClassFatal // a 429 no retry fixes: the account is out of credit
+		e.Class = provider.ClassFatal // a 429 no retry fixes: the account is out of credit
 	case status == http.StatusTooManyRequests || status >= 500 || status == http.StatusRequestTimeout:
-		e.Class = agentctx.ClassRetryable
+		e.Class = provider.ClassRetryable
 	case status == http.StatusBadRequest && mediaError(e):
-		e.Class = agentctx.ClassMediaRejected
-		e.Media = &agentctx.MediaRejectedError{Message: e.Message}
+		e.Class = provider.ClassMediaRejected
+		e.Media = &provider.MediaRejectedError{Message: e.Message}
 	case status == http.StatusBadRequest || status == http.StatusNotFound || status == http.StatusUnprocessableEntity:
-		e.Class = agentctx.ClassInvalidRequest
+		e.Class = provider.ClassInvalidRequest
 	default:
-		e.Class = agentctx.ClassFatal
+		e.Class = provider.ClassFatal
 	}
 }
 
@@ -220,14 +220,14 @@ func promptTooLong(e *Error, raw []byte) bool {
 		window, _ := strconv.Atoi(m[1])
 		input, _ := strconv.Atoi(m[3])
 		completion, _ := strconv.Atoi(m[4])
-		e.PromptTooLong = &agentctx.PromptTooLongError{Tokens: input, Limit: max(0, window-completion), Window: window,
+		e.PromptTooLong = &provider.PromptTooLongError{Tokens: input, Limit: max(0, window-completion), Window: window,
 			Reason: "the provider refused the prompt with the completion on top of it"}
 		return true
 	}
 	if m := resultedRE.FindStringSubmatch(e.Message); m != nil {
 		window, _ := strconv.Atoi(m[1])
 		tokens, _ := strconv.Atoi(m[2])
-		e.PromptTooLong = &agentctx.PromptTooLongError{Tokens: tokens, Limit: window, Window: window, Reason: "the provider refused the prompt"}
+		e.PromptTooLong = &provider.PromptTooLongError{Tokens: tokens, Limit: window, Window: window, Reason: "the provider refused the prompt"}
 		return true
 	}
 	var body struct {
@@ -238,12 +238,12 @@ func promptTooLong(e *Error, raw []byte) bool {
 		} `json:"error"`
 	}
 	if json.Unmarshal(raw, &body) == nil && body.Error.Type == "exceed_context_size_error" {
-		e.PromptTooLong = &agentctx.PromptTooLongError{Tokens: body.Error.NPromptTokens, Limit: body.Error.NCtx, Window: body.Error.NCtx,
+		e.PromptTooLong = &provider.PromptTooLongError{Tokens: body.Error.NPromptTokens, Limit: body.Error.NCtx, Window: body.Error.NCtx,
 			Reason: "the server refused the prompt"}
 		return true
 	}
 	if e.Code == "context_length_exceeded" {
-		e.PromptTooLong = &agentctx.PromptTooLongError{Reason: "the provider refused the prompt"}
+		e.PromptTooLong = &provider.PromptTooLongError{Reason: "the provider refused the prompt"}
 		return true
 	}
 	return false

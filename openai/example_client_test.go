@@ -50,7 +50,7 @@ func ExampleClient_Turn() {
 	}
 	rec, err := c.Turn(ctx, sess, res.Request, openai.Options{})
 	if err != nil {
-		panic(err) // a runtime passes it to sess.Recover (see agentctx.ClassOf)
+		panic(err) // a runtime passes it to sess.Recover (see provider.ClassOf)
 	}
 	m := rec.Message
 	fmt.Println("stop_reason:", m.StopReason)

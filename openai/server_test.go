@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -154,8 +155,8 @@ func TestSummarizerErrors(t *testing.T) {
 		name    string
 		timeout time.Duration
 		reply   func(w http.ResponseWriter, r *http.Request, n int)
-		class   agentctx.ErrorClass
-		ptl     *agentctx.PromptTooLongError
+		class   provider.ErrorClass
+		ptl     *provider.PromptTooLongError
 		check   func(t *testing.T, e *openai.Error)
 	}{
 		{
@@ -163,42 +164,42 @@ func TestSummarizerErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130415 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`)
 			},
-			class: agentctx.ClassPromptTooLong, ptl: &agentctx.PromptTooLongError{Tokens: 130415, Limit: 128000, Window: 128000},
+			class: provider.ClassPromptTooLong, ptl: &provider.PromptTooLongError{Tokens: 130415, Limit: 128000, Window: 128000},
 		},
 		{
 			name: "vLLM, with the completion counted in",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 40960 tokens (32768 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`)
 			},
-			class: agentctx.ClassPromptTooLong, ptl: &agentctx.PromptTooLongError{Tokens: 32768, Limit: 24576, Window: 32768},
+			class: provider.ClassPromptTooLong, ptl: &provider.PromptTooLongError{Tokens: 32768, Limit: 24576, Window: 32768},
 		},
 		{
 			name: "llama.cpp exceed_context_size_error",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5120,"n_ctx":4096}}`)
 			},
-			class: agentctx.ClassPromptTooLong, ptl: &agentctx.PromptTooLongError{Tokens: 5120, Limit: 4096, Window: 4096},
+			class: provider.ClassPromptTooLong, ptl: &provider.PromptTooLongError{Tokens: 5120, Limit: 4096, Window: 4096},
 		},
 		{
 			name: "413",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 413, `{"error":{"message":"Request too large","type":"invalid_request_error"}}`)
 			},
-			class: agentctx.ClassRequestTooLarge,
+			class: provider.ClassRequestTooLarge,
 		},
 		{
 			name: "an invalid image",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 400, `{"error":{"message":"You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ['png', 'jpeg', 'gif', 'webp'].","type":"invalid_request_error","param":null,"code":"invalid_image_format"}}`)
 			},
-			class: agentctx.ClassMediaRejected,
+			class: provider.ClassMediaRejected,
 		},
 		{
 			name: "429 with retry-after",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 429, `{"error":{"message":"Rate limit reached for gpt-5 on tokens per min (TPM): Limit 30000, Used 30000, Requested 1200.","type":"tokens","param":null,"code":"rate_limit_exceeded"}}`, "Retry-After", "3")
 			},
-			class: agentctx.ClassRetryable,
+			class: provider.ClassRetryable,
 			check: func(t *testing.T, e *openai.Error) { assert.Equal(t, 3*time.Second, e.RetryAfter) },
 		},
 		{
@@ -206,40 +207,40 @@ func TestSummarizerErrors(t *testing.T) {
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 429, `{"error":{"message":"You exceeded your current quota, please check your plan and billing details.","type":"insufficient_quota","param":null,"code":"insufficient_quota"}}`)
 			},
-			class: agentctx.ClassFatal,
+			class: provider.ClassFatal,
 		},
 		{
 			name: "503 overloaded",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 503, `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error"}}`)
 			},
-			class: agentctx.ClassRetryable,
+			class: provider.ClassRetryable,
 		},
 		{
 			name: "malformed JSON",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 200, `{"id":"chatcmpl-1","choices":[{"mess`)
 			},
-			class: agentctx.ClassFatal,
+			class: provider.ClassFatal,
 		},
 		{
 			name: "an error object in a 200 answer",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 200, `{"error":{"message":"The server is overloaded or not ready yet.","type":"server_error","param":null,"code":null}}`)
 			},
-			class: agentctx.ClassRetryable,
+			class: provider.ClassRetryable,
 		},
 		{
 			name: "no choices",
 			reply: func(w http.ResponseWriter, _ *http.Request, _ int) {
 				writeJSON(w, 200, `{"id":"chatcmpl-1","object":"chat.completion","created":1,"model":"qwen3:8b","choices":[]}`)
 			},
-			class: agentctx.ClassFatal,
+			class: provider.ClassFatal,
 		},
 		{
 			name: "a hung connection ends with the caller's deadline", timeout: 200 * time.Millisecond,
 			reply: func(_ http.ResponseWriter, r *http.Request, _ int) { <-r.Context().Done() },
-			class: agentctx.ClassFatal,
+			class: provider.ClassFatal,
 			check: func(t *testing.T, e *openai.Error) { assert.ErrorIs(t, e, context.DeadlineExceeded) },
 		},
 	}
@@ -254,11 +255,11 @@ func TestSummarizerErrors(t *testing.T) {
 			}
 			_, err := s.summarizer(false).Summarize(ctx, summaryRequest())
 			require.Error(t, err)
-			assert.Equal(t, tt.class, agentctx.ClassOf(err), "%v", err)
+			assert.Equal(t, tt.class, provider.ClassOf(err), "%v", err)
 			e, ok := errors.AsType[*openai.Error](err)
 			require.True(t, ok, "%T", err)
 			if tt.ptl != nil {
-				ptl, ok := errors.AsType[*agentctx.PromptTooLongError](err)
+				ptl, ok := errors.AsType[*provider.PromptTooLongError](err)
 				require.True(t, ok)
 				assert.Equal(t, tt.ptl.Tokens, ptl.Tokens)
 				assert.Equal(t, tt.ptl.Limit, ptl.Limit)

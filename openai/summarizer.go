@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 )
@@ -17,7 +18,7 @@ import (
 //	s := agentctxopenai.Summarizer{Client: &c, Options: agentctxopenai.Options{Model: "qwen3:8b"}}
 //
 // A prompt over the server's window gives an [*Error] holding an
-// [*agentctx.PromptTooLongError] with the figures the server reported, so that the pipeline
+// [*provider.PromptTooLongError] with the figures the server reported, so that the pipeline
 // leaves out the oldest rounds and asks again. It is safe for concurrent use.
 type Summarizer struct {
 	// Client sends the request; it carries the server's base URL, key and retry policy. It
@@ -35,14 +36,14 @@ type Summarizer struct {
 func (s Summarizer) Summarize(ctx context.Context, req agentctx.SummaryRequest) (agentctx.Summary, error) {
 	p, _, err := ChatParams(req.Request, s.Options)
 	if err != nil {
-		return agentctx.Summary{}, &Error{Class: agentctx.ClassFatal, Message: err.Error(), Err: err}
+		return agentctx.Summary{}, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
 	}
 	cc, err := chatCompletion(ctx, &s.Client.Chat.Completions, p, s.Stream || s.Options.Stream, s.Options.RequestOptions)
 	if err != nil {
 		return agentctx.Summary{}, err
 	}
 	if len(cc.Choices) == 0 {
-		return agentctx.Summary{}, malformed(agentctx.ClassFatal, "the answer has no choices", nil)
+		return agentctx.Summary{}, malformed(provider.ClassFatal, "the answer has no choices", nil)
 	}
 	by := cc.Model
 	if by == "" {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/session"
 
@@ -348,7 +349,7 @@ func TestSessionCompact(t *testing.T) {
 	huge := []*transcript.Text{{Text: strings.Repeat("rule ", 40_000)}}
 	n := len(s.Records())
 	_, err = s.Compact(t.Context(), p, agentctx.Input{System: huge}, agentctx.CompactOptions{})
-	var ptl *agentctx.PromptTooLongError
+	var ptl *provider.PromptTooLongError
 	require.ErrorAs(t, err, &ptl)
 	assert.Contains(t, ptl.Reason, "manual compaction skipped")
 	assert.Equal(t, n, len(s.Records()), "a skipped compaction appends nothing")

@@ -178,7 +178,7 @@ func (t *Totals) add(turn int, u Usage) {
 // the replaced tool results are kept in memory: a simulation sends nothing and writes no file
 // unless cfg says so. records are not modified.
 //
-// A turn whose request cannot be built (a [*agentctx.PromptTooLongError],
+// A turn whose request cannot be built (a [*provider.PromptTooLongError],
 // [agentctx.ErrNoMessages]) is reported in its Turn.Error and the replay goes on; Run fails on
 // a config [agentctx.New] rejects, on ctx's end, and on a stage's error
 // ([*agentctx.StageError]).

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
@@ -365,7 +366,7 @@ func BenchmarkSimulate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				if _, err := p.Prepare(b.Context(), agentctx.Input{Records: recs}); err != nil && !errors.Is(err, agentctx.ErrNoMessages) {
-					var ptl *agentctx.PromptTooLongError
+					var ptl *provider.PromptTooLongError
 					if !errors.As(err, &ptl) {
 						b.Fatal(err)
 					}

@@ -158,5 +158,5 @@ func TextOf(bs []Block) string {
 }
 
 // Truncated reports whether the response stopped at its output cap (stop_reason
-// "max_tokens"): an agent passes agentctx.ErrOutputTruncated to Pipeline.Recover then.
+// "max_tokens"): an agent passes provider.ErrOutputTruncated to Pipeline.Recover then.
 func (m *Message) Truncated() bool { return m != nil && m.StopReason == "max_tokens" }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -254,7 +255,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	in.Largest = large[:min(10, len(large))]
 
 	res, err := s.prepare(ctx)
-	if err != nil && !errors.Is(err, agentctx.ErrNoMessages) && !errors.Is(err, agentctx.ErrPromptTooLong) {
+	if err != nil && !errors.Is(err, agentctx.ErrNoMessages) && !errors.Is(err, provider.ErrPromptTooLong) {
 		return nil, err
 	}
 	rep := res.Report
@@ -266,7 +267,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	in.Pressure.Differ = differ(rep, in.Pressure)
 	in.Compaction.Next = rep.Compaction
 	in.Compaction.Degraded = rep.Degradations
-	if err != nil && errors.Is(err, agentctx.ErrPromptTooLong) {
+	if err != nil && errors.Is(err, provider.ErrPromptTooLong) {
 		in.Request.Error = strings.TrimPrefix(err.Error(), "agentctx: ")
 	}
 	in.Model = modelInfo{Name: s.model, Source: s.modelSrc, ContextWindow: rep.ContextWindow, AutoCompactThreshold: rep.AutoCompactThreshold}

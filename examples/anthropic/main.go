@@ -21,6 +21,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -105,13 +106,13 @@ func send(ctx context.Context, c *anthropic.Client, sess *session.Session, p *ag
 					fmt.Fprint(w, t.Text)
 				}
 			}
-			err = agentctx.ErrOutputTruncated
+			err = provider.ErrOutputTruncated
 		}
 		// A retryable error already went through the SDK's retries: Recover returns it as it
 		// is. The other classes (prompt too long, media rejected, a cut answer) get the next
 		// request, or a terminal error.
 		if res, err = sess.Recover(ctx, p, agentctx.Input{System: system, Tools: tools}, err); err != nil {
-			return transcript.Record{}, fmt.Errorf("turn failed (%s): %w", agentctx.ClassOf(err), err)
+			return transcript.Record{}, fmt.Errorf("turn failed (%s): %w", provider.ClassOf(err), err)
 		}
 	}
 }

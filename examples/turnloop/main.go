@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -108,7 +109,7 @@ func run(src, dir string, w io.Writer) error {
 				if !rec.Message.Truncated() {
 					break
 				}
-				stop = agentctx.ErrOutputTruncated
+				stop = provider.ErrOutputTruncated
 			} else {
 				stop = perr
 			}
@@ -132,7 +133,7 @@ func run(src, dir string, w io.Writer) error {
 // the second turn at max_tokens, and otherwise answers.
 func standIn(turn, try int, res agentctx.Result) ([]byte, error) {
 	if turn == 0 && try == 0 {
-		return nil, &agentctx.PromptTooLongError{Tokens: res.Report.Pressure.Levels.Window + 1_000, Limit: res.Report.Pressure.Levels.Window,
+		return nil, &provider.PromptTooLongError{Tokens: res.Report.Pressure.Levels.Window + 1_000, Limit: res.Report.Pressure.Levels.Window,
 			Reason: "the provider refused the prompt"}
 	}
 	stop := "end_turn"

@@ -49,7 +49,7 @@ func newAdapter(name, baseURL string) (Adapter, error) {
 }
 
 // newHandler returns the fake server's handler for the adapter's wire protocol.
-func newHandler(name string, pv *provider) http.Handler {
+func newHandler(name string, pv *fakeProvider) http.Handler {
 	if name == AdapterOpenAI {
 		return newOpenAIServer(pv)
 	}

@@ -21,7 +21,7 @@ import (
 // a JSON answer or, when the request says "stream": true, server-sent events) for the fake
 // provider.
 type anthropicServer struct {
-	pv  *provider
+	pv  *fakeProvider
 	ids atomic.Int64
 
 	mu   sync.Mutex
@@ -31,7 +31,7 @@ type anthropicServer struct {
 	decoded map[msgKey]agentctx.RequestMessage
 }
 
-func newAnthropicServer(pv *provider) *anthropicServer {
+func newAnthropicServer(pv *fakeProvider) *anthropicServer {
 	return &anthropicServer{pv: pv, seed: maphash.MakeSeed()}
 }
 

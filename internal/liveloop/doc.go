@@ -10,7 +10,7 @@
 // adapter's Turn (which sends the request and appends the answer), the answer's tool calls
 // run by scripted tools and appended with Session.ToolResults; after an answer that ends
 // the model's turn, a new user prompt. A prompt-too-long refusal goes to Session.Recover,
-// and so does an answer cut at max_tokens (agentctx.ErrOutputTruncated). Any error Recover
+// and so does an answer cut at max_tokens (provider.ErrOutputTruncated). Any error Recover
 // returns, and any other error, ends the run: the harness retries nothing the library does
 // not ask for.
 //

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
@@ -28,7 +29,7 @@ import (
 // the adapter (whose Turn appends the answer), runs the tool calls the answer makes and
 // appends their results; after an answer that ends the model's turn the user sends a new
 // prompt. A prompt-too-long refusal goes to Session.Recover, and so does an answer cut at
-// max_tokens (with agentctx.ErrOutputTruncated); any error Recover returns, and any other
+// max_tokens (with provider.ErrOutputTruncated); any error Recover returns, and any other
 // error, ends the run and is reported. The loop retries nothing the library does not ask
 // for. Run's own error is for a run that could not be set up; the run's failures are in the
 // Metrics.
@@ -209,8 +210,8 @@ func (l *loop) send(ctx context.Context, res agentctx.Result) (transcript.Record
 			return rec, nil
 		case truncated:
 			l.m.Truncations++
-			err = agentctx.ErrOutputTruncated
-		case agentctx.ClassOf(err) == agentctx.ClassPromptTooLong:
+			err = provider.ErrOutputTruncated
+		case provider.ClassOf(err) == provider.ClassPromptTooLong:
 			l.m.Refusals++
 		}
 		next, rerr := l.sess.Recover(ctx, l.p, l.in, err)
@@ -218,7 +219,7 @@ func (l *loop) send(ctx context.Context, res agentctx.Result) (transcript.Record
 		l.trace("recover", &next.Report, rerr)
 		if rerr != nil {
 			if rerr == err {
-				return transcript.Record{}, fmt.Errorf("the provider answered %s: %w", agentctx.ClassOf(err), err)
+				return transcript.Record{}, fmt.Errorf("the provider answered %s: %w", provider.ClassOf(err), err)
 			}
 			return transcript.Record{}, fmt.Errorf("recover from %q: %w", err.Error(), rerr)
 		}

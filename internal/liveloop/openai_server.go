@@ -20,7 +20,7 @@ import (
 // ending in [DONE]) for the fake provider. Prefix caching is automatic: the cached part of a
 // prompt is reported as prompt_tokens_details.cached_tokens.
 type openaiServer struct {
-	pv  *provider
+	pv  *fakeProvider
 	ids atomic.Int64
 
 	mu   sync.Mutex
@@ -30,7 +30,7 @@ type openaiServer struct {
 	decoded map[msgKey]chatEntry
 }
 
-func newOpenAIServer(pv *provider) *openaiServer {
+func newOpenAIServer(pv *fakeProvider) *openaiServer {
 	return &openaiServer{pv: pv, seed: maphash.MakeSeed()}
 }
 

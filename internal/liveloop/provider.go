@@ -65,10 +65,10 @@ type providerStats struct {
 	Input, CacheRead, CacheWrite int
 }
 
-// provider is the model and the prompt cache behind the fake servers: it counts prompts with
+// fakeProvider is the model and the prompt cache behind the fake servers: it counts prompts with
 // its own tokenizer, enforces the window, reports usage with the cache's share, and answers
 // from the scripted model. Safe for concurrent use.
-type provider struct {
+type fakeProvider struct {
 	window  int
 	counter *agentctx.Counter
 	now     func() time.Time
@@ -81,8 +81,8 @@ type provider struct {
 	stats  providerStats
 }
 
-func newProvider(window int, now func() time.Time, m *model) *provider {
-	return &provider{window: window, counter: agentctx.NewCounter(nil), now: now, model: m, seed: maphash.MakeSeed()}
+func newProvider(window int, now func() time.Time, m *model) *fakeProvider {
+	return &fakeProvider{window: window, counter: agentctx.NewCounter(nil), now: now, model: m, seed: maphash.MakeSeed()}
 }
 
 // scaled returns the provider's count for n tokens of the library's counter.
@@ -90,7 +90,7 @@ func scaled(n int) int { return int(math.Round(float64(n) * TokenizerFactor)) }
 
 // newPart returns the part of raw (cache markers already left out) counting n tokens of the
 // library's counter.
-func (pv *provider) newPart(raw []byte, n int) part {
+func (pv *fakeProvider) newPart(raw []byte, n int) part {
 	return part{key: maphash.Bytes(pv.seed, raw), n: len(raw), tokens: scaled(n)}
 }
 
@@ -105,7 +105,7 @@ const (
 
 // judge decides what to do with p and, for a request it answers, what usage it reports for
 // the prompt (the output is added once the answer is known).
-func (pv *provider) judge(p *prompt) (verdict, usage) {
+func (pv *fakeProvider) judge(p *prompt) (verdict, usage) {
 	for _, pt := range p.parts {
 		p.tokens += pt.tokens
 	}
@@ -163,7 +163,7 @@ func (pv *provider) judge(p *prompt) (verdict, usage) {
 }
 
 // reject counts a body refused as invalid.
-func (pv *provider) reject(why string) {
+func (pv *fakeProvider) reject(why string) {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	pv.stats.Requests++
@@ -174,7 +174,7 @@ func (pv *provider) reject(why string) {
 }
 
 // answered counts how an answer was sent.
-func (pv *provider) answered(a answer, streamed bool) {
+func (pv *fakeProvider) answered(a answer, streamed bool) {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	if a.stop == "max_tokens" {
@@ -187,7 +187,7 @@ func (pv *provider) answered(a answer, streamed bool) {
 
 // reply returns the answer to p: a summary for a summary request, else the scripted model's
 // next answer; and its output tokens as the provider bills them.
-func (pv *provider) reply(p *prompt) (answer, int) {
+func (pv *fakeProvider) reply(p *prompt) (answer, int) {
 	if p.summary {
 		a := answer{text: pv.model.summary(p.tokens, p.maxTokens), stop: "end_turn"}
 		return a, min(p.maxTokens, pv.outputTokens(a))
@@ -200,7 +200,7 @@ func (pv *provider) reply(p *prompt) (answer, int) {
 }
 
 // outputTokens counts an answer with the provider's tokenizer.
-func (pv *provider) outputTokens(a answer) int {
+func (pv *fakeProvider) outputTokens(a answer) int {
 	n := pv.counter.Text(a.text)
 	for _, c := range a.calls {
 		n += pv.counter.Text(c.name) + pv.counter.Text(string(c.input))
@@ -209,7 +209,7 @@ func (pv *provider) outputTokens(a answer) int {
 }
 
 // snapshot returns the counts so far.
-func (pv *provider) snapshot() providerStats {
+func (pv *fakeProvider) snapshot() providerStats {
 	pv.mu.Lock()
 	defer pv.mu.Unlock()
 	return pv.stats

@@ -11,6 +11,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	oai "github.com/openai/openai-go/v3"
 	oaiopt "github.com/openai/openai-go/v3/option"
@@ -20,7 +21,7 @@ import (
 
 // fake is a fake provider on a test server, with its clock.
 type fake struct {
-	pv  *provider
+	pv  *fakeProvider
 	srv *httptest.Server
 	clk *clock
 	ws  *workspace
@@ -100,8 +101,8 @@ func TestAnthropicServerRefusals(t *testing.T) {
 	// Prompt and max_tokens over the window: the provider's real message, classified.
 	_, err := c.Send(t.Context(), f.request(40_000, 8192), anthropic.Options{})
 	require.Error(t, err)
-	assert.Equal(t, agentctx.ClassPromptTooLong, agentctx.ClassOf(err), "%v", err)
-	ptl, ok := errors.AsType[*agentctx.PromptTooLongError](err)
+	assert.Equal(t, provider.ClassPromptTooLong, provider.ClassOf(err), "%v", err)
+	ptl, ok := errors.AsType[*provider.PromptTooLongError](err)
 	require.True(t, ok)
 	assert.Greater(t, ptl.Tokens, 10_000)
 
@@ -109,7 +110,7 @@ func TestAnthropicServerRefusals(t *testing.T) {
 	_, err = c.Send(t.Context(), f.request(120_000, 1024), anthropic.Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "prompt is too long")
-	assert.Equal(t, agentctx.ClassPromptTooLong, agentctx.ClassOf(err))
+	assert.Equal(t, provider.ClassPromptTooLong, provider.ClassOf(err))
 
 	// The scripted refusal of a prompt that fits, once it takes three quarters of the window.
 	f.pv.model.ptlAt = []int{0}
@@ -117,7 +118,7 @@ func TestAnthropicServerRefusals(t *testing.T) {
 	require.NoError(t, err, "a small prompt is not refused")
 	_, err = c.Send(t.Context(), f.request(36_000, 1024), anthropic.Options{})
 	require.Error(t, err)
-	ptl, ok = errors.AsType[*agentctx.PromptTooLongError](err)
+	ptl, ok = errors.AsType[*provider.PromptTooLongError](err)
 	require.True(t, ok, "%v", err)
 	assert.Greater(t, ptl.Tokens, 20_000)
 	assert.Equal(t, 20_000, ptl.Limit)
@@ -129,7 +130,7 @@ func TestAnthropicServerRefusals(t *testing.T) {
 	bad.Messages[0].Content = append(bad.Messages[0].Content, transcript.TextResult("toolu_none", "output"))
 	_, err = c.Send(t.Context(), bad, anthropic.Options{})
 	require.Error(t, err)
-	assert.Equal(t, agentctx.ClassInvalidRequest, agentctx.ClassOf(err), "%v", err)
+	assert.Equal(t, provider.ClassInvalidRequest, provider.ClassOf(err), "%v", err)
 	st := f.pv.snapshot()
 	assert.Equal(t, 1, st.Rejected)
 	assert.Equal(t, 2, st.OverWindow)
@@ -198,7 +199,7 @@ func TestOpenAIServer(t *testing.T) {
 	_, err = openai.Summarizer{Client: c, Options: openai.Options{Model: "qwen3-coder-30b"}}.Summarize(t.Context(),
 		agentctx.SummaryRequest{Request: sum, MaxOutputTokens: 45_000})
 	require.Error(t, err)
-	ptl, ok := errors.AsType[*agentctx.PromptTooLongError](err)
+	ptl, ok := errors.AsType[*provider.PromptTooLongError](err)
 	require.True(t, ok, "%v", err)
 	assert.Equal(t, 50_000, ptl.Window)
 	assert.Equal(t, 5_000, ptl.Limit, "the window less the completion asked for")
@@ -211,7 +212,7 @@ func TestOpenAIServer(t *testing.T) {
 	_, err = c.Chat.Completions.New(t.Context(), bp)
 	require.Error(t, err)
 	ce := openai.Classify(t.Context(), err)
-	assert.Equal(t, agentctx.ClassPromptTooLong, agentctx.ClassOf(ce), "%v", ce)
+	assert.Equal(t, provider.ClassPromptTooLong, provider.ClassOf(ce), "%v", ce)
 	oe, ok := errors.AsType[*openai.Error](ce)
 	require.True(t, ok)
 	assert.Equal(t, "context_length_exceeded", oe.Code)

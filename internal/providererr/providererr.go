@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 )
 
 // Description is what an adapter error's message says.
@@ -15,7 +15,7 @@ type Description struct {
 	// Adapter names the adapter, e.g. "agentctx/anthropic"; the message starts with it.
 	Adapter string
 	// Class is the error's class.
-	Class agentctx.ErrorClass
+	Class provider.ErrorClass
 	// StatusCode is the HTTP status of the provider's answer; 0 leaves it out.
 	StatusCode int
 	// Kind is the provider's name for the error (its type or code); "" leaves it out.
@@ -49,7 +49,7 @@ func (d Description) String() string {
 // Unwrap returns what an adapter error wraps, in this order and each only when set: the
 // underlying error, the figures of a prompt that is too long, the media the provider
 // rejected.
-func Unwrap(err error, tooLong *agentctx.PromptTooLongError, media *agentctx.MediaRejectedError) []error {
+func Unwrap(err error, tooLong *provider.PromptTooLongError, media *provider.MediaRejectedError) []error {
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
@@ -64,9 +64,9 @@ func Unwrap(err error, tooLong *agentctx.PromptTooLongError, media *agentctx.Med
 }
 
 // IsRequestTooLarge reports whether an error of class matches target as a request that is
-// too large: target is [agentctx.ErrRequestTooLarge] and class is
-// [agentctx.ClassRequestTooLarge]. An adapter error's Is method returns it, so that
-// errors.Is(err, agentctx.ErrRequestTooLarge) holds for such an error.
-func IsRequestTooLarge(class agentctx.ErrorClass, target error) bool {
-	return target == agentctx.ErrRequestTooLarge && class == agentctx.ClassRequestTooLarge
+// too large: target is [provider.ErrRequestTooLarge] and class is
+// [provider.ClassRequestTooLarge]. An adapter error's Is method returns it, so that
+// errors.Is(err, provider.ErrRequestTooLarge) holds for such an error.
+func IsRequestTooLarge(class provider.ErrorClass, target error) bool {
+	return target == provider.ErrRequestTooLarge && class == provider.ClassRequestTooLarge
 }

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -15,14 +15,14 @@ func TestDescription(t *testing.T) {
 		d    Description
 		want string
 	}{
-		{"class only", Description{Adapter: "agentctx/openai", Class: agentctx.ClassFatal}, "agentctx/openai: fatal"},
-		{"transport failure", Description{Adapter: "agentctx/anthropic", Class: agentctx.ClassRetryable, Message: "dial tcp: connection refused"},
+		{"class only", Description{Adapter: "agentctx/openai", Class: provider.ClassFatal}, "agentctx/openai: fatal"},
+		{"transport failure", Description{Adapter: "agentctx/anthropic", Class: provider.ClassRetryable, Message: "dial tcp: connection refused"},
 			"agentctx/anthropic: retryable: dial tcp: connection refused"},
-		{"every part", Description{Adapter: "agentctx/anthropic", Class: agentctx.ClassRetryable, StatusCode: 529, Kind: "overloaded_error",
+		{"every part", Description{Adapter: "agentctx/anthropic", Class: provider.ClassRetryable, StatusCode: 529, Kind: "overloaded_error",
 			Message: "Overloaded", RequestID: "req_1"}, "agentctx/anthropic: retryable: 529 overloaded_error: Overloaded (request req_1)"},
-		{"kind without status", Description{Adapter: "agentctx/openai", Class: agentctx.ClassInvalidRequest, Kind: "invalid_prompt", Message: "no"},
+		{"kind without status", Description{Adapter: "agentctx/openai", Class: provider.ClassInvalidRequest, Kind: "invalid_prompt", Message: "no"},
 			"agentctx/openai: invalid_request invalid_prompt: no"},
-		{"request id alone", Description{Adapter: "agentctx/anthropic", Class: agentctx.ClassFatal, RequestID: "req_2"}, "agentctx/anthropic: fatal (request req_2)"},
+		{"request id alone", Description{Adapter: "agentctx/anthropic", Class: provider.ClassFatal, RequestID: "req_2"}, "agentctx/anthropic: fatal (request req_2)"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, tt.d.String())
@@ -32,13 +32,13 @@ func TestDescription(t *testing.T) {
 
 func TestUnwrap(t *testing.T) {
 	base := errors.New("base")
-	tooLong := &agentctx.PromptTooLongError{Tokens: 10, Limit: 5}
-	media := &agentctx.MediaRejectedError{Message: "image"}
+	tooLong := &provider.PromptTooLongError{Tokens: 10, Limit: 5}
+	media := &provider.MediaRejectedError{Message: "image"}
 	for _, tt := range []struct {
 		name    string
 		err     error
-		tooLong *agentctx.PromptTooLongError
-		media   *agentctx.MediaRejectedError
+		tooLong *provider.PromptTooLongError
+		media   *provider.MediaRejectedError
 		want    []error
 	}{
 		{"nothing", nil, nil, nil, nil},
@@ -55,14 +55,14 @@ func TestUnwrap(t *testing.T) {
 
 func TestIsRequestTooLarge(t *testing.T) {
 	for _, tt := range []struct {
-		class  agentctx.ErrorClass
+		class  provider.ErrorClass
 		target error
 		want   bool
 	}{
-		{agentctx.ClassRequestTooLarge, agentctx.ErrRequestTooLarge, true},
-		{agentctx.ClassRequestTooLarge, fmt.Errorf("wrapped: %w", agentctx.ErrRequestTooLarge), false},
-		{agentctx.ClassPromptTooLong, agentctx.ErrRequestTooLarge, false},
-		{agentctx.ClassRequestTooLarge, errors.New("other"), false},
+		{provider.ClassRequestTooLarge, provider.ErrRequestTooLarge, true},
+		{provider.ClassRequestTooLarge, fmt.Errorf("wrapped: %w", provider.ErrRequestTooLarge), false},
+		{provider.ClassPromptTooLong, provider.ErrRequestTooLarge, false},
+		{provider.ClassRequestTooLarge, errors.New("other"), false},
 	} {
 		assert.Equal(t, tt.want, IsRequestTooLarge(tt.class, tt.target), "%s %v", tt.class, tt.target)
 	}

@@ -11,23 +11,23 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 )
 
 // Class is the class of a failure that is no provider answer: fatal when the caller's
 // context ended the call (ctx is the call's context), retryable for a timeout of one
 // attempt, a connection or body cut off, or another network error; fatal otherwise.
-func Class(ctx context.Context, err error) agentctx.ErrorClass {
+func Class(ctx context.Context, err error) provider.ErrorClass {
 	if ctx.Err() != nil {
-		return agentctx.ClassFatal
+		return provider.ClassFatal
 	}
 	if _, ok := errors.AsType[net.Error](err); ok {
-		return agentctx.ClassRetryable
+		return provider.ClassRetryable
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return agentctx.ClassRetryable
+		return provider.ClassRetryable
 	}
-	return agentctx.ClassFatal
+	return provider.ClassFatal
 }
 
 // RetryAfter reads the delay an answer asked for: retry-after-ms (milliseconds), else

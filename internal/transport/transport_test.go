@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/stretchr/testify/assert"
 )
 
@@ -40,13 +40,13 @@ func TestClass(t *testing.T) {
 		name string
 		ctx  context.Context
 		err  error
-		want agentctx.ErrorClass
+		want provider.ErrorClass
 	}{
-		{"the caller's context ended", done, context.Canceled, agentctx.ClassFatal},
-		{"an attempt timed out", t.Context(), fmt.Errorf("post: %w", context.DeadlineExceeded), agentctx.ClassRetryable},
-		{"a body cut off", t.Context(), fmt.Errorf("read: %w", io.ErrUnexpectedEOF), agentctx.ClassRetryable},
-		{"a refused connection", t.Context(), &net.OpError{Op: "dial", Err: errors.New("connection refused")}, agentctx.ClassRetryable},
-		{"anything else", t.Context(), errors.New("boom"), agentctx.ClassFatal},
+		{"the caller's context ended", done, context.Canceled, provider.ClassFatal},
+		{"an attempt timed out", t.Context(), fmt.Errorf("post: %w", context.DeadlineExceeded), provider.ClassRetryable},
+		{"a body cut off", t.Context(), fmt.Errorf("read: %w", io.ErrUnexpectedEOF), provider.ClassRetryable},
+		{"a refused connection", t.Context(), &net.OpError{Op: "dial", Err: errors.New("connection refused")}, provider.ClassRetryable},
+		{"anything else", t.Context(), errors.New("boom"), provider.ClassFatal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
