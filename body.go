@@ -9,10 +9,10 @@ import (
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
-// DefaultMaxBodyBytes is the largest request body the Messages API accepts: 32 MB.
-const DefaultMaxBodyBytes = 32_000_000
+// defaultMaxBodyBytes is the largest request body the Messages API accepts: 32 MB.
+const defaultMaxBodyBytes = 32_000_000
 
-func (c PressureConfig) maxBody() int { return cmp.Or(c.MaxBodyBytes, DefaultMaxBodyBytes) }
+func (c PressureConfig) maxBody() int { return cmp.Or(c.MaxBodyBytes, defaultMaxBodyBytes) }
 
 // bodyBytes returns the size of the request's body when it may be over limit, or 0 when it
 // is surely under. Two upper bounds of the encoded size come first, and the body is measured

@@ -13,9 +13,9 @@ import (
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
-// MaxCacheMarkers is the provider's limit on cache_control markers in one request
+// maxCacheMarkers is the provider's limit on cache_control markers in one request
 // (Anthropic: "A maximum of 4 blocks with cache_control may be provided").
-const MaxCacheMarkers = 4
+const maxCacheMarkers = 4
 
 // CacheConfig configures the cache breakpoint stage (Claude Code's addCacheBreakpoints). The
 // zero value is the default: one 5-minute marker on the last message, none on the system
@@ -27,7 +27,7 @@ const MaxCacheMarkers = 4
 // the last block of the last message that can carry one (not thinking, redacted_thinking,
 // empty text or cache_edits), or of the penultimate message when [Input.SkipCacheWrite] is
 // set, plus the optional system and tools markers. A request never carries more than
-// [MaxCacheMarkers] markers, and since all markers share one TTL, the provider's rule that
+// 4 markers, and since all markers share one TTL, the provider's rule that
 // 1h markers precede 5m ones holds.
 //
 // It also keeps cached microcompact valid: a tool_result may carry a cache_reference only
@@ -67,8 +67,8 @@ func (c CacheConfig) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("agentctx: Cache.TTL %q is not \"\", \"5m\" or \"1h\"", c.TTL))
 	}
-	if n := c.maxMarkers(); n > MaxCacheMarkers {
-		errs = append(errs, fmt.Errorf("agentctx: Cache config places up to %d markers, more than the provider's %d", n, MaxCacheMarkers))
+	if n := c.maxMarkers(); n > maxCacheMarkers {
+		errs = append(errs, fmt.Errorf("agentctx: Cache config places up to %d markers, more than the provider's %d", n, maxCacheMarkers))
 	}
 	return errors.Join(errs...)
 }
@@ -190,8 +190,8 @@ func (p *Pipeline) cacheBreakpoint(t *turn) error {
 		rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("tools[%d] (%s), ttl %s", i, tools[i].Name, c.ttlName())})
 	}
 	t.req.Tools = tools
-	if n := countMarkers(&t.req, t.system); n > MaxCacheMarkers {
-		return fmt.Errorf("request carries %d cache_control markers, more than %d", n, MaxCacheMarkers)
+	if n := countMarkers(&t.req, t.system); n > maxCacheMarkers {
+		return fmt.Errorf("request carries %d cache_control markers, more than %d", n, maxCacheMarkers)
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ func TestCacheBreakpoints(t *testing.T) {
 			mcValid(t, res.Request)
 			got := cacheMarkers(t, res.Request)
 			assert.Equal(t, tc.want, got)
-			assert.LessOrEqual(t, len(got), MaxCacheMarkers)
+			assert.LessOrEqual(t, len(got), maxCacheMarkers)
 			// The caller's values are not modified.
 			assert.Nil(t, system[1].CacheControl)
 			assert.Nil(t, tools[1].CacheControl)
@@ -326,7 +326,7 @@ func TestCacheConfigValidate(t *testing.T) {
 		_, err := New(Config{ContextWindow: 1000, Tokens: EstimateCounter{}, Cache: tc.cfg})
 		if tc.ok {
 			assert.NoError(t, err, "%+v", tc.cfg)
-			assert.LessOrEqual(t, tc.cfg.maxMarkers(), MaxCacheMarkers)
+			assert.LessOrEqual(t, tc.cfg.maxMarkers(), maxCacheMarkers)
 		} else {
 			assert.ErrorContains(t, err, "agentctx: Cache.TTL", "%+v", tc.cfg)
 		}

@@ -212,7 +212,7 @@ func TestPreservedSegmentRealSession(t *testing.T) {
 	}
 	boundary := mk(transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCompactBoundary, UUID: "9b0c1a11-0000-4000-8000-000000000001",
 		LogicalParentUUID: leaf.UUID, Content: mustJSON("Conversation compacted"), Level: "info",
-		CompactMetadata: &transcript.CompactMetadata{Trigger: TriggerAuto, PreTokens: 66_000}})
+		CompactMetadata: &transcript.CompactMetadata{Trigger: transcript.TriggerAuto, PreTokens: 66_000}})
 	summary := mk(transcript.Record{Type: transcript.TypeUser, UUID: "9b0c1a11-0000-4000-8000-000000000002", ParentUUID: boundary.UUID,
 		IsCompactSummary: true, IsVisibleInTranscriptOnly: true,
 		Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: "This session is being continued from a previous conversation that ran out of context. Summary: three teammates researched and merged their documents."}}}})

@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentctx/agentctx/provider"
-
 	"github.com/agentctx/agentctx/transcript"
+
+	"github.com/agentctx/agentctx/provider"
 )
 
 // Compaction defaults. The token budgets are their values at a window of 200,000 tokens and
@@ -342,9 +342,9 @@ func answeredSince(items []item, pos int) bool {
 // the error to give the caller.
 func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions) (*turn, error) {
 	c := p.cfg.Compact
-	trigger, custom := TriggerAuto, ""
+	trigger, custom := transcript.TriggerAuto, ""
 	if manual != nil {
-		trigger, custom = TriggerManual, manual.Instructions
+		trigger, custom = transcript.TriggerManual, manual.Instructions
 	}
 	rep := &CompactReport{Trigger: trigger, PreTokens: t.report.Pressure.Tokens}
 	t.report.Compaction = rep
@@ -376,7 +376,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	}
 	if primary == nil {
 		primary, fallback = Extractive{}, nil
-		if trigger == TriggerAuto {
+		if trigger == transcript.TriggerAuto {
 			t.report.degrade(DegradedFallback, "no Summarizer is configured and the request is at the blocking limit: Extractive writes the summary rather than the request be refused", "")
 		}
 	}
@@ -384,7 +384,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		fallback = nil
 	}
 	aggressive := false
-	if trigger == TriggerAuto {
+	if trigger == transcript.TriggerAuto {
 		if h.failedHere && !t.reactive {
 			// Preparing the same turn again must not call the summarizer again, nor count a
 			// second failure: the next turn tries anew.
@@ -440,9 +440,9 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 			return t, &provider.PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window, Reason: "manual compaction skipped: " + reason}
 		}
 		return end(CompactSkipped, reason)
-	case trigger == TriggerAuto && !bodyOver && tail.floor >= pr.Levels.Threshold && pr.Tokens < pr.Levels.Blocking:
+	case trigger == transcript.TriggerAuto && !bodyOver && tail.floor >= pr.Levels.Threshold && pr.Tokens < pr.Levels.Blocking:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) is at or above the threshold %d: compacting would not bring the request under it, and it fits as it is", tail.floor, tail.floorParts, pr.Levels.Threshold))
-	case trigger == TriggerAuto && !bodyOver && tail.floor*20 >= pr.Tokens*19 && pr.Tokens < pr.Levels.Blocking:
+	case trigger == transcript.TriggerAuto && !bodyOver && tail.floor*20 >= pr.Tokens*19 && pr.Tokens < pr.Levels.Blocking:
 		return end(CompactSkipped, fmt.Sprintf("the irreducible floor %d (%s) leaves less than 5%% to gain on %d", tail.floor, tail.floorParts, pr.Tokens))
 	}
 	target := c.target(pr.Levels.Threshold)
@@ -492,7 +492,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		return t, err
 	}
 	for _, f := range failures {
-		if counts(f.CompactFailure) && trigger == TriggerAuto {
+		if counts(f.CompactFailure) && trigger == transcript.TriggerAuto {
 			rep.ConsecutiveFailures++
 		}
 	}
@@ -503,7 +503,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	if sum == nil {
 		return end(CompactFailed, strings.Join(rep.Failures, "; "))
 	}
-	if !sum.fallback || trigger == TriggerManual {
+	if !sum.fallback || trigger == transcript.TriggerManual {
 		rep.ConsecutiveFailures, rep.BreakerOpen = 0, false // the summarizer works again
 	}
 	if sum.fallback {

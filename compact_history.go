@@ -1,11 +1,7 @@
 package agentctx
 
-import "github.com/agentctx/agentctx/transcript"
-
-// Compaction triggers, as Claude Code writes them in compactMetadata.trigger.
-const (
-	TriggerAuto   = "auto"
-	TriggerManual = "manual"
+import (
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // compactHistory is what a transcript says about the past compactions of one thread: the
@@ -54,7 +50,7 @@ func readHistory(records []transcript.Record, sc *transcript.Scan, leaf *transcr
 				from = i + 1
 			}
 			m := r.CompactMetadata
-			manual := m != nil && m.Trigger == TriggerManual
+			manual := m != nil && m.Trigger == transcript.TriggerManual
 			switch {
 			case manual:
 				h.refills = 0
@@ -72,11 +68,11 @@ func readHistory(records []transcript.Record, sc *transcript.Scan, leaf *transcr
 			clear(responses)
 		case r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCompactFailure && r.CompactFailure != nil:
 			f := r.CompactFailure
-			if leaf != nil && f.LeafUUID == leaf.UUID && f.Trigger == TriggerAuto && i > boundaryIdx {
+			if leaf != nil && f.LeafUUID == leaf.UUID && f.Trigger == transcript.TriggerAuto && i > boundaryIdx {
 				h.failedHere = true
 			}
 			switch {
-			case f.Trigger == TriggerManual:
+			case f.Trigger == transcript.TriggerManual:
 				h.failures = 0
 			case counts(f):
 				h.failures++

@@ -1,6 +1,10 @@
 package agentctx
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
+)
 
 // summaryPrompt is the instruction that ends a summary request. The library's own wording.
 const summaryPrompt = `Your task now is to write a handoff summary of this conversation so far. The conversation will be replaced by your summary, so whoever continues the work — you, later — must be able to do so from the summary alone.
@@ -50,7 +54,7 @@ func summaryMessage(summary string, kept bool, trigger string) string {
 	b.WriteString("\n\n<summary>\n")
 	b.WriteString(summary)
 	b.WriteString("\n</summary>")
-	if trigger == TriggerAuto {
+	if trigger == transcript.TriggerAuto {
 		b.WriteString(summaryAutoResume)
 	}
 	return b.String()

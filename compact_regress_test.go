@@ -219,7 +219,7 @@ func TestExtractiveCarriesHeadings(t *testing.T) {
 		body, err := extractSummary(s1.Text)
 		require.NoError(t, err)
 		s2, err := Extractive{}.Summarize(t.Context(), SummaryRequest{MaxOutputTokens: 20_000, View: []ViewMessage{
-			{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(body, false, TriggerAuto))}},
+			{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(body, false, transcript.TriggerAuto))}},
 			{UUID: "u2", Role: transcript.RoleUser, Content: []transcript.Block{text("next")}}}})
 		require.NoError(t, err)
 		return s2.Text

@@ -80,7 +80,7 @@ func TestExtractiveSummarizer(t *testing.T) {
 	require.NoError(t, err)
 	_ = res
 	tt := p.mustTurn(t, k.recs)
-	req := SummaryRequest{View: viewOf(tt.items), MaxOutputTokens: 20_000, Trigger: TriggerManual}
+	req := SummaryRequest{View: viewOf(tt.items), MaxOutputTokens: 20_000, Trigger: transcript.TriggerManual}
 	a, err := Extractive{}.Summarize(t.Context(), req)
 	require.NoError(t, err)
 	b, err := Extractive{}.Summarize(t.Context(), req)
@@ -103,7 +103,7 @@ func TestExtractiveSummarizer(t *testing.T) {
 
 	// An earlier extractive summary is merged: its user messages come first.
 	first, _ := extractSummary(a.Text)
-	view := append([]ViewMessage{{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(first, false, TriggerAuto))}}},
+	view := append([]ViewMessage{{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(first, false, transcript.TriggerAuto))}}},
 		ViewMessage{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("one more prompt")}})
 	c, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
 	require.NoError(t, err)
@@ -212,7 +212,7 @@ func TestCompactRecordsAndRehydration(t *testing.T) {
 	require.NotNil(t, s)
 	assert.Empty(t, b.ParentUUID, "a boundary is a chain root")
 	assert.Equal(t, k.recs[len(k.recs)-1].UUID, b.LogicalParentUUID)
-	assert.Equal(t, TriggerAuto, b.CompactMetadata.Trigger)
+	assert.Equal(t, transcript.TriggerAuto, b.CompactMetadata.Trigger)
 	assert.Equal(t, c.PreTokens, b.CompactMetadata.PreTokens)
 	assert.Equal(t, c.PostTokens, b.CompactMetadata.PostTokens)
 	assert.Equal(t, "extractive", b.CompactMetadata.Summarizer)
@@ -258,30 +258,30 @@ func TestCompactHistory(t *testing.T) {
 			k.assistant(text("a"))
 		}
 	}
-	failure(TriggerAuto, false)
-	boundary(TriggerAuto, true, "extractive") // the fallback succeeded: the primary's count stays
+	failure(transcript.TriggerAuto, false)
+	boundary(transcript.TriggerAuto, true, "extractive") // the fallback succeeded: the primary's count stays
 	turns(1)
-	failure(TriggerAuto, false)
-	failure(TriggerAuto, true) // the fallback's own failure does not count
+	failure(transcript.TriggerAuto, false)
+	failure(transcript.TriggerAuto, true) // the fallback's own failure does not count
 	// Nor does a summary request the library could not fit: the summarizer was not called.
 	k.decision(transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCompactFailure, UUID: fmt.Sprintf("f%d", len(k.recs)),
-		CompactFailure: &transcript.CompactFailure{Trigger: TriggerAuto, Attempts: 0}})
+		CompactFailure: &transcript.CompactFailure{Trigger: transcript.TriggerAuto, Attempts: 0}})
 	h := readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 2, h.failures)
 	assert.Equal(t, 1, h.compactions)
 
-	boundary(TriggerAuto, true, "extractive") // one response after the previous: a refill
+	boundary(transcript.TriggerAuto, true, "extractive") // one response after the previous: a refill
 	turns(2)
-	boundary(TriggerAuto, false, "scripted") // the primary succeeded: breaker reset
+	boundary(transcript.TriggerAuto, false, "scripted") // the primary succeeded: breaker reset
 	h = readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 0, h.failures)
 	assert.Equal(t, 2, h.refills)
 	turns(5)
-	boundary(TriggerAuto, false, "scripted") // five responses later: not a refill
+	boundary(transcript.TriggerAuto, false, "scripted") // five responses later: not a refill
 	h = readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 0, h.refills)
-	failure(TriggerAuto, false)
-	failure(TriggerManual, false) // a manual attempt re-arms the breaker
+	failure(transcript.TriggerAuto, false)
+	failure(transcript.TriggerManual, false) // a manual attempt re-arms the breaker
 	h = readHistory(k.recs, nil, leaf, len(k.recs), 3)
 	assert.Equal(t, 0, h.failures)
 	assert.Equal(t, 4, h.compactions)
@@ -340,7 +340,7 @@ func TestCompactHooksAndMemory(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "Focus on the lexer.\n\nKeep the parser's API names.", custom)
 		assert.True(t, hasAction(&res.Report, ActionSkipped, "pre-compact hook 0 failed, ignored: hook crashed"))
-		assert.Equal(t, TriggerManual, res.Report.Compaction.Trigger)
+		assert.Equal(t, transcript.TriggerManual, res.Report.Compaction.Trigger)
 	})
 	t.Run("a nil hook is skipped", func(t *testing.T) {
 		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: recording,

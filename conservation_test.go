@@ -326,7 +326,7 @@ func consMedia(c *consCheck) {
 	stripped := map[string]string{} // media hash → the decision record naming it first
 	for _, recs := range [][]transcript.Record{c.in.Records, c.res.Append} {
 		for _, r := range recs {
-			if r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeRecovery && r.Recovery != nil && r.Recovery.Rung == RungMediaRejected {
+			if r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeRecovery && r.Recovery != nil && r.Recovery.Rung == transcript.RungMediaRejected {
 				for _, m := range r.Recovery.Media {
 					if _, ok := stripped[m.Hash]; !ok {
 						stripped[m.Hash] = r.UUID
@@ -345,7 +345,7 @@ func consMedia(c *consCheck) {
 		default:
 			return nil, false
 		}
-		if _, ok := stripped[MediaHash(src)]; !ok {
+		if _, ok := stripped[transcript.MediaHash(src)]; !ok {
 			return nil, false
 		}
 		return strippedMarker(transcript.KindOf(b)), true

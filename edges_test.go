@@ -54,7 +54,7 @@ func TestThrashWindowEdge(t *testing.T) {
 		boundary := func() {
 			b := k.next(transcript.TypeSystem)
 			b.Subtype, b.ParentUUID = transcript.SubtypeCompactBoundary, ""
-			b.CompactMetadata = &transcript.CompactMetadata{Trigger: TriggerAuto, Summarizer: "scripted"}
+			b.CompactMetadata = &transcript.CompactMetadata{Trigger: transcript.TriggerAuto, Summarizer: "scripted"}
 			k.add(b)
 		}
 		boundary()

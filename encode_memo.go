@@ -14,7 +14,7 @@ import (
 // memo from one turn to the next), between these two.
 const (
 	minEncodeMemo = 8 << 20
-	maxEncodeMemo = 2 * DefaultMaxBodyBytes
+	maxEncodeMemo = 2 * defaultMaxBodyBytes
 )
 
 // Memo kinds: the parts of a request memoized on their own.

@@ -138,7 +138,7 @@ func normMixed(turns int, seed uint64) []transcript.Record {
 			case 7: // a compaction
 				b := k.next(transcript.TypeSystem)
 				b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", k.recs[len(k.recs)-1].UUID
-				b.CompactMetadata = &transcript.CompactMetadata{Trigger: TriggerAuto}
+				b.CompactMetadata = &transcript.CompactMetadata{Trigger: transcript.TriggerAuto}
 				k.add(b)
 				s := k.user(fmt.Sprintf("summary %d", i))
 				s.IsCompactSummary = true

@@ -155,7 +155,7 @@ type PressureConfig struct {
 	// min(max output, 4,096, window/8).
 	MinOutputTokens int
 	// MaxBodyBytes is the largest request body, in bytes, the provider accepts: a request over
-	// it is compacted or refused with a [*provider.RequestTooLargeError]. Zero: [DefaultMaxBodyBytes].
+	// it is compacted or refused with a [*provider.RequestTooLargeError]. Zero: 32,000,000 bytes.
 	MaxBodyBytes int
 }
 

@@ -152,7 +152,7 @@ func runScanTurns(t *testing.T, all []transcript.Record, seed uint64) {
 			if n < len(all) {
 				orig := buf[n]
 				buf[n] = transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeRecovery, UUID: fmt.Sprintf("other-%d", turn),
-					Recovery: &transcript.RecoveryDecision{Rung: RungRequestTooLarge, Bytes: 1000 + turn}}
+					Recovery: &transcript.RecoveryDecision{Rung: transcript.RungRequestTooLarge, Bytes: 1000 + turn}}
 				records = buf[:n+1]
 				restore = func() { buf[n] = orig }
 			}

@@ -2,41 +2,15 @@ package agentctx
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/agentctx/agentctx/provider"
-
 	"github.com/agentctx/agentctx/transcript"
-)
 
-// The rungs of the recovery ladder, as [transcript.RecoveryDecision.Rung] and [RecoveryReport.Rung] name
-// them.
-const (
-	// RungPromptTooLong: the provider's count of a prompt it refused is recorded, and one
-	// reactive compaction runs.
-	RungPromptTooLong = "prompt_too_long"
-	// RungOutputRoom: the provider refused a prompt that fits its window with max_tokens on
-	// top of it; its count of the prompt is recorded and the request is sent again with
-	// max_tokens lowered to the room the prompt leaves, without compacting.
-	RungOutputRoom = "output_room"
-	// RungRequestTooLarge: the size of a body the provider refused is recorded (the
-	// session's body limit drops below it), and one reactive compaction runs.
-	RungRequestTooLarge = "request_too_large"
-	// RungMediaRejected: the media blocks the provider refused are replaced by a text marker
-	// in every later request.
-	RungMediaRejected = "media_rejected"
-	// RungOutputCap: the output cap is raised and the response cut at max_tokens is asked for
-	// again; the raise covers that request and its continuations, and ends with the first
-	// response that stops otherwise.
-	RungOutputCap = "output_cap"
-	// RungContinue: a user turn asks the model to continue where its cut response stopped.
-	RungContinue = "continue"
+	"github.com/agentctx/agentctx/provider"
 )
 
 // maxContinuations bounds the "continue where you stopped" turns [Pipeline.Recover] adds
@@ -47,21 +21,10 @@ const maxContinuations = 3
 // maximum output from the model table when that is lower.
 const raisedOutputCap = 64_000
 
-// MediaHash identifies a media block by its source (type, data, URL, file id — not the media
-// type, which normalize may correct): a hex SHA-256.
-func MediaHash(s transcript.MediaSource) string {
-	h := sha256.New()
-	for _, part := range []string{s.Type, s.Data, s.URL, s.FileID} {
-		h.Write([]byte(part))
-		h.Write([]byte{0})
-	}
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // strippedMediaText replaces a media block the provider refused.
 const strippedMediaText = "[%s removed: the provider refused it, so it is no longer sent]"
 
-// continueText is the user turn of [RungContinue].
+// continueText is the user turn of [transcript.RungContinue].
 const continueText = "Your previous reply was cut off at the output token limit. Carry on from the exact point where it stopped, without repeating or summarizing what you already wrote. If much remains, work in smaller steps."
 
 // RecoveryReport says what [Pipeline.Recover] did with a provider error.
@@ -93,7 +56,7 @@ const (
 // terminal error. Each rung is bounded, and whether it already ran is read from the records,
 // so that a restart or a fork climbs the same ladder:
 //
-//   - [provider.ClassPromptTooLong]: the provider's figures are recorded (a [RungPromptTooLong]
+//   - [provider.ClassPromptTooLong]: the provider's figures are recorded (a [transcript.RungPromptTooLong]
 //     decision: the pressure figure is at least the provider's count, and at least the
 //     blocking limit, until the next compaction; the calibration ratio is at least the
 //     provider's count over the counted size from then on), and one reactive compaction
@@ -101,23 +64,23 @@ const (
 //     configured. The provider refusing the prompt again with no response since is terminal:
 //     a [*provider.PromptTooLongError] with its figures.
 //     When the provider's figures say the prompt fits its window and only max_tokens on top
-//     of it did not (and the prompt is under the blocking limit), a [RungOutputRoom] decision
+//     of it did not (and the prompt is under the blocking limit), a [transcript.RungOutputRoom] decision
 //     records its count instead, and the request goes again with max_tokens lowered to the
 //     room left, without compacting; a second such refusal with no response since compacts.
 //   - [provider.ClassRequestTooLarge]: the same by bytes: the refused body's size is recorded (the
 //     session's body limit drops one byte below it) and one reactive compaction runs; when the
 //     body is still over (what every compaction keeps, the latest input, holds that much
 //     media), the largest media blocks of the request are stripped too, by a
-//     [RungMediaRejected] decision. A second refusal with no response since is terminal: a
+//     [transcript.RungMediaRejected] decision. A second refusal with no response since is terminal: a
 //     [*provider.RequestTooLargeError].
 //   - [provider.ClassMediaRejected]: the refused blocks — named by the error's request paths (see
 //     [provider.MediaRejectedError]), or else the images over the size it names, the oldest images
 //     beyond the count it implies, or the media of the latest message that holds any — are
-//     recorded by [MediaHash] and replaced by a text marker in every later request. An error
+//     recorded by [transcript.MediaHash] and replaced by a text marker in every later request. An error
 //     that names no block still sent is terminal.
 //   - [provider.ClassOutputTruncated] ([provider.ErrOutputTruncated]; the chain's leaf is the response cut at
 //     max_tokens): the output cap is raised to 64,000 tokens or the model's maximum (a
-//     [RungOutputCap] decision that also withholds the cut response, so the request asks for
+//     [transcript.RungOutputCap] decision that also withholds the cut response, so the request asks for
 //     it again), then at most 3 user turns ask the model to continue where it
 //     stopped; then terminal: an [*provider.OutputTruncatedError]. The raise applies to the retried
 //     request and its continuations only: once a response stops other than at max_tokens,
@@ -284,12 +247,12 @@ func (r *recovery) promptTooLong(ctx context.Context, err error) (Result, error)
 		// only the provider's count of this very prompt.
 		reason := fmt.Sprintf("the provider counted the prompt at %d tokens, which leaves %d of its window of %d for output, less than max_tokens %d: max_tokens is lowered to that room",
 			figures.Tokens, w-figures.Tokens, w, r.t.req.MaxTokens)
-		d := r.decision(transcript.RecoveryDecision{Rung: RungOutputRoom, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
+		d := r.decision(transcript.RecoveryDecision{Rung: transcript.RungOutputRoom, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
 			Window: w, Counted: r.t.report.InputTokens, Reason: reason})
-		return r.next(ctx, RungOutputRoom, reason, false, d)
+		return r.next(ctx, transcript.RungOutputRoom, reason, false, d)
 	}
 	if d := st.ptl; d != nil && st.ptlPos > st.responsePos {
-		return r.terminal(RungPromptTooLong, "the provider refused the prompt again after the reactive compaction of record "+d.UUID+", with no response between",
+		return r.terminal(transcript.RungPromptTooLong, "the provider refused the prompt again after the reactive compaction of record "+d.UUID+", with no response between",
 			&provider.PromptTooLongError{Tokens: figures.Tokens, Limit: figures.Limit, Window: figures.Window,
 				Reason: "the provider refused the prompt again after a reactive compaction (record " + d.UUID + ")"})
 	}
@@ -300,9 +263,9 @@ func (r *recovery) promptTooLong(ctx context.Context, err error) (Result, error)
 			reason += fmt.Sprintf(" > %d maximum", figures.Limit)
 		}
 	}
-	d := r.decision(transcript.RecoveryDecision{Rung: RungPromptTooLong, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
+	d := r.decision(transcript.RecoveryDecision{Rung: transcript.RungPromptTooLong, LeafUUID: r.leafUUID(), Tokens: figures.Tokens, Limit: figures.Limit,
 		Window: figures.Window, Counted: r.t.report.InputTokens, Reason: reason})
-	return r.next(ctx, RungPromptTooLong, reason+"; one reactive compaction", true, d)
+	return r.next(ctx, transcript.RungPromptTooLong, reason+"; one reactive compaction", true, d)
 }
 
 func (r *recovery) requestTooLarge(ctx context.Context, err error) (Result, error) {
@@ -311,12 +274,12 @@ func (r *recovery) requestTooLarge(ctx context.Context, err error) (Result, erro
 		return Result{}, merr
 	}
 	if d := r.state.large; d != nil && r.state.largePos > r.state.responsePos {
-		return r.terminal(RungRequestTooLarge, "the provider refused the body again after the reactive compaction of record "+d.UUID+", with no response between",
+		return r.terminal(transcript.RungRequestTooLarge, "the provider refused the body again after the reactive compaction of record "+d.UUID+", with no response between",
 			&provider.RequestTooLargeError{Bytes: len(body), Limit: r.t.maxBody, Reason: "the provider refused the body again after a reactive compaction (record " + d.UUID + ")"})
 	}
 	reason := fmt.Sprintf("the provider refused a body of %d bytes as too large: the body limit is %d bytes from now on", len(body), len(body)-1)
-	d := r.decision(transcript.RecoveryDecision{Rung: RungRequestTooLarge, LeafUUID: r.leafUUID(), Bytes: len(body), Counted: r.t.report.InputTokens, Reason: reason})
-	res, nerr := r.next(ctx, RungRequestTooLarge, reason+"; one reactive compaction", true, d)
+	d := r.decision(transcript.RecoveryDecision{Rung: transcript.RungRequestTooLarge, LeafUUID: r.leafUUID(), Bytes: len(body), Counted: r.t.report.InputTokens, Reason: reason})
+	res, nerr := r.next(ctx, transcript.RungRequestTooLarge, reason+"; one reactive compaction", true, d)
 	if !errors.Is(nerr, provider.ErrRequestTooLarge) {
 		return res, nerr
 	}
@@ -338,7 +301,7 @@ func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limi
 		if over <= 0 {
 			break
 		}
-		h := MediaHash(m.src)
+		h := transcript.MediaHash(m.src)
 		if seen[h] {
 			continue
 		}
@@ -358,8 +321,8 @@ func (r *recovery) stripLargest(ctx context.Context, res Result, err error, limi
 		in.Leaf = res.Leaf
 	}
 	sr := &recovery{p: r.p, in: in, t: r.t, class: r.class}
-	md := sr.decision(transcript.RecoveryDecision{Rung: RungMediaRejected, LeafUUID: res.Leaf, Media: picked, Reason: reason})
-	next, nerr := sr.next(ctx, RungRequestTooLarge, why+"; one reactive compaction; "+reason, false, md)
+	md := sr.decision(transcript.RecoveryDecision{Rung: transcript.RungMediaRejected, LeafUUID: res.Leaf, Media: picked, Reason: reason})
+	next, nerr := sr.next(ctx, transcript.RungRequestTooLarge, why+"; one reactive compaction; "+reason, false, md)
 	if ctx.Err() != nil {
 		return next, nerr // cut short: not even the compaction's records are kept
 	}
@@ -379,11 +342,11 @@ func (r *recovery) media(ctx context.Context, err error) (Result, error) {
 	picked, rule := pickMedia(&r.t.req, me)
 	if len(picked) == 0 {
 		why := "the error names no media block the request still sends (" + rule + ")"
-		return r.terminal(RungMediaRejected, why, fmt.Errorf("agentctx: recover: media rejected again: %s: %w", why, err))
+		return r.terminal(transcript.RungMediaRejected, why, fmt.Errorf("agentctx: recover: media rejected again: %s: %w", why, err))
 	}
 	reason := fmt.Sprintf("the provider refused media, %d blocks (%s): %s", len(picked), rule, me.Message)
-	d := r.decision(transcript.RecoveryDecision{Rung: RungMediaRejected, LeafUUID: r.leafUUID(), Media: picked, Reason: reason})
-	return r.next(ctx, RungMediaRejected, reason+"; replaced by a text marker from now on", false, d)
+	d := r.decision(transcript.RecoveryDecision{Rung: transcript.RungMediaRejected, LeafUUID: r.leafUUID(), Media: picked, Reason: reason})
+	return r.next(ctx, transcript.RungMediaRejected, reason+"; replaced by a text marker from now on", false, d)
 }
 
 func (r *recovery) output(ctx context.Context) (Result, error) {
@@ -397,9 +360,9 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	}
 	if (r.state.outputCap == nil || r.state.capDone) && raised > r.t.maxOutput {
 		reason := fmt.Sprintf("response %s stopped at max_tokens %d: the output cap is raised to %d and the response asked for again", leaf.Message.ID, r.t.maxOutput, raised)
-		d := r.decision(transcript.RecoveryDecision{Rung: RungOutputCap, LeafUUID: leaf.UUID, MaxTokens: raised, MessageID: leaf.Message.ID,
+		d := r.decision(transcript.RecoveryDecision{Rung: transcript.RungOutputCap, LeafUUID: leaf.UUID, MaxTokens: raised, MessageID: leaf.Message.ID,
 			Withheld: responseRecords(r.t.chain, leaf), Reason: reason})
-		res, err := r.next(ctx, RungOutputCap, reason, false, d)
+		res, err := r.next(ctx, transcript.RungOutputCap, reason, false, d)
 		if err != nil || res.Request.MaxTokens > r.t.maxOutput {
 			return res, err
 		}
@@ -409,7 +372,7 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	}
 	n := continuations(r.t.chain)
 	if n >= maxContinuations {
-		return r.terminal(RungContinue, fmt.Sprintf("%d continuations already followed responses cut at max_tokens %d", n, r.t.maxOutput),
+		return r.terminal(transcript.RungContinue, fmt.Sprintf("%d continuations already followed responses cut at max_tokens %d", n, r.t.maxOutput),
 			&provider.OutputTruncatedError{MaxTokens: r.t.maxOutput, Continuations: n})
 	}
 	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, maxContinuations)
@@ -417,9 +380,9 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 		Type: transcript.TypeUser, UUID: transcript.ContentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
 		AgentID: leaf.AgentID, IsMeta: true, SessionID: r.t.sessionID, Timestamp: transcript.Timestamp(r.t.now), Cwd: transcript.LastCwd(r.in.Records),
 		Message:  &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: continueText}}},
-		Recovery: &transcript.RecoveryDecision{Rung: RungContinue, LeafUUID: leaf.UUID, MessageID: leaf.Message.ID, Continuation: n + 1, Reason: reason},
+		Recovery: &transcript.RecoveryDecision{Rung: transcript.RungContinue, LeafUUID: leaf.UUID, MessageID: leaf.Message.ID, Continuation: n + 1, Reason: reason},
 	}
-	return r.next(ctx, RungContinue, reason, false, c)
+	return r.next(ctx, transcript.RungContinue, reason, false, c)
 }
 
 // responseRecords returns the uuids of the chain's records of the response leaf ends.
@@ -445,7 +408,7 @@ func continuations(chain *transcript.Chain) int {
 		r := chain.Records[i]
 		switch {
 		case r.Type == transcript.TypeAssistant:
-		case r.Type == transcript.TypeUser && r.Recovery != nil && r.Recovery.Rung == RungContinue:
+		case r.Type == transcript.TypeUser && r.Recovery != nil && r.Recovery.Rung == transcript.RungContinue:
 			n++
 		case !r.IsConversation():
 		default:
@@ -526,8 +489,8 @@ func (s *recoveryState) decision(i int, r *transcript.Record) {
 	}
 	d := r.Recovery
 	switch d.Rung {
-	case RungPromptTooLong, RungOutputRoom:
-		if d.Rung == RungPromptTooLong {
+	case transcript.RungPromptTooLong, transcript.RungOutputRoom:
+		if d.Rung == transcript.RungPromptTooLong {
 			s.ptl, s.ptlPos = r, i
 		} else {
 			s.room, s.roomPos = r, i
@@ -535,12 +498,12 @@ func (s *recoveryState) decision(i int, r *transcript.Record) {
 		if d.Tokens > 0 && d.Counted > 0 {
 			s.ratio, s.ratioRec = float64(d.Tokens)/float64(d.Counted), r.UUID
 		}
-	case RungRequestTooLarge:
+	case transcript.RungRequestTooLarge:
 		s.large, s.largePos = r, i
 		if d.Bytes > 1 && (s.bodyLimit == 0 || d.Bytes-1 < s.bodyLimit) {
 			s.bodyLimit, s.bodyRec = d.Bytes-1, r.UUID
 		}
-	case RungMediaRejected:
+	case transcript.RungMediaRejected:
 		for _, m := range d.Media {
 			if s.stripped == nil {
 				s.stripped = map[string]string{}
@@ -549,7 +512,7 @@ func (s *recoveryState) decision(i int, r *transcript.Record) {
 				s.stripped[m.Hash] = r.UUID
 			}
 		}
-	case RungOutputCap:
+	case transcript.RungOutputCap:
 		s.outputCap, s.outputCapPos, s.capDone = r, i, false
 		for _, u := range d.Withheld {
 			if s.withheld == nil {
@@ -608,7 +571,7 @@ func (p *Pipeline) stripMedia(t *turn) {
 		default:
 			return nil, "", false
 		}
-		rec, ok := t.recovery.stripped[MediaHash(src)]
+		rec, ok := t.recovery.stripped[transcript.MediaHash(src)]
 		if !ok {
 			return nil, "", false
 		}
@@ -733,7 +696,7 @@ func pickMedia(req *Request, e *provider.MediaRejectedError) ([]transcript.Strip
 	var out []transcript.StrippedMedia
 	seen := map[string]bool{}
 	for _, m := range picked {
-		h := MediaHash(m.src)
+		h := transcript.MediaHash(m.src)
 		if seen[h] {
 			continue
 		}

@@ -101,7 +101,7 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 	truncate(t, s, "msg_cut_0")
 	res, err := s.Recover(ctx, p, agentctx.Input{}, provider.ErrOutputTruncated)
 	require.NoError(t, err)
-	assert.Equal(t, agentctx.RungOutputCap, res.Report.Recovery.Rung)
+	assert.Equal(t, transcript.RungOutputCap, res.Report.Recovery.Rung)
 	assert.Equal(t, 64_000, res.Request.MaxTokens, "the raised cap: the model's maximum")
 	for _, m := range res.Request.Messages {
 		for _, b := range m.Content {
@@ -114,7 +114,7 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 	branch := s.Leaf() // a response cut after the cap was raised
 	res, err = s.Recover(ctx, p, agentctx.Input{}, provider.ErrOutputTruncated)
 	require.NoError(t, err)
-	assert.Equal(t, agentctx.RungContinue, res.Report.Recovery.Rung)
+	assert.Equal(t, transcript.RungContinue, res.Report.Recovery.Rung)
 	truncate(t, s, "msg_cut_2")
 
 	// A restart continues the count.
@@ -240,11 +240,11 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 	rejected := &providerError{class: provider.ClassMediaRejected, tree: []error{&provider.MediaRejectedError{Paths: []string{path}, Message: "image exceeds 5 MB maximum"}}}
 	res, err = s.Recover(ctx, p, agentctx.Input{}, rejected)
 	require.NoError(t, err)
-	hash := agentctx.MediaHash(big.Source)
+	hash := transcript.MediaHash(big.Source)
 	noImage := func(what string, req agentctx.Request) {
 		t.Helper()
 		for _, img := range imagesOf(req) {
-			assert.NotEqual(t, hash, agentctx.MediaHash(img.Source), "%s: the refused image", what)
+			assert.NotEqual(t, hash, transcript.MediaHash(img.Source), "%s: the refused image", what)
 		}
 		assert.Contains(t, string(requestBytes(t, req)), "image removed", what)
 	}
@@ -262,7 +262,7 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 	require.NoError(t, err)
 	require.NotEmpty(t, summaries)
 	for _, img := range imagesOf(summaries[len(summaries)-1].Request) {
-		assert.NotEqual(t, hash, agentctx.MediaHash(img.Source), "the summary request holds the refused image")
+		assert.NotEqual(t, hash, transcript.MediaHash(img.Source), "the summary request holds the refused image")
 	}
 	require.NoError(t, s.Append(res.Append...))
 	// A second refusal naming the same (now replaced) position is terminal.
@@ -370,10 +370,10 @@ func TestRegressOutputCapRaiseHasNoEffect(t *testing.T) {
 	res, err := s.Recover(t.Context(), p, agentctx.Input{NoCompact: true}, provider.ErrOutputTruncated)
 	t.Logf("rung %s outcome %s: max_tokens %d (err %v)", res.Report.Recovery.Rung, res.Report.Recovery.Outcome, res.Request.MaxTokens, err)
 	require.NoError(t, err)
-	require.Equal(t, agentctx.RungContinue, res.Report.Recovery.Rung, "no raise that raises nothing")
+	require.Equal(t, transcript.RungContinue, res.Report.Recovery.Rung, "no raise that raises nothing")
 	require.Len(t, res.Append, 1)
 	require.NotNil(t, res.Append[0].Recovery)
-	require.Equal(t, agentctx.RungContinue, res.Append[0].Recovery.Rung)
+	require.Equal(t, transcript.RungContinue, res.Append[0].Recovery.Rung)
 	require.NotEqual(t, first.Request.Messages, res.Request.Messages, "the request asks for the rest")
 }
 

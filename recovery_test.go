@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctx/agentctx/provider"
-
 	"github.com/agentctx/agentctx/transcript"
+
+	"github.com/agentctx/agentctx/provider"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,7 +84,7 @@ func TestRecoverRequestTooLargeStrips(t *testing.T) {
 	records := append(k.recs, res.Append...)
 	res, err = p.Recover(ctx, Input{Records: records}, &providerError{class: provider.ClassRequestTooLarge})
 	require.NoError(t, err, "%v", res.Report.Recovery)
-	assert.Equal(t, RungRequestTooLarge, res.Report.Recovery.Rung)
+	assert.Equal(t, transcript.RungRequestTooLarge, res.Report.Recovery.Rung)
 	require.NotNil(t, res.Report.Compaction)
 	assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome, "the earlier prompt is summarized; the latest input stays")
 	var subtypes []string
@@ -94,7 +94,7 @@ func TestRecoverRequestTooLargeStrips(t *testing.T) {
 	assert.Equal(t, []string{"agentctx_recovery", "compact_boundary", "", "agentctx_recovery"}, subtypes)
 	last := res.Append[len(res.Append)-1].Recovery
 	require.Len(t, last.Media, 1, "only the largest image goes")
-	assert.Equal(t, MediaHash(big.Source), last.Media[0].Hash)
+	assert.Equal(t, transcript.MediaHash(big.Source), last.Media[0].Hash)
 	limit := res.Append[0].Recovery.Bytes - 1
 	body := requestBytes(t, res.Request)
 	assert.Less(t, len(body), limit, "the body fits the lowered limit")

@@ -23,17 +23,17 @@ type TokenCounterFunc func(text string) int
 // CountTokens calls f(text).
 func (f TokenCounterFunc) CountTokens(text string) int { return f(text) }
 
-// EstimateBytesPerToken is the divisor of [EstimateTokens]. The measured mean on the agent
+// estimateBytesPerToken is the divisor of [EstimateTokens]. The measured mean on the agent
 // transcript mix (Go source, JSON tool output, shell logs, prose) is 2.9 bytes per cl100k token:
 // code 2.75, JSON 2.65, logs 3.0, prose 4.3. Dividing by 3 is within a few percent on that
 // mix, overcounts prose and undercounts JSON slightly; bytes/4 undercounts the mix by 27 %.
-const EstimateBytesPerToken = 3
+const estimateBytesPerToken = 3
 
 // EstimateTokens is a dependency-free estimate: ceil(len(text) / 3) tokens, counting bytes, not
 // runes. It is exact for nothing, fast, and stable across versions, which makes it the counter
 // for golden tests.
 func EstimateTokens(text string) int {
-	return (len(text) + EstimateBytesPerToken - 1) / EstimateBytesPerToken
+	return (len(text) + estimateBytesPerToken - 1) / estimateBytesPerToken
 }
 
 // EstimateCounter is a [TokenCounter] using [EstimateTokens]. Its zero value is ready to use

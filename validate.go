@@ -53,9 +53,9 @@ type ValidateOptions struct {
 	// InputTokens is the request's input size in tokens (counted or estimated, e.g.
 	// [Report.InputTokens]). Zero skips the window check.
 	InputTokens int
-	// MaxCacheMarkers is the number of cache_control markers allowed in the request
-	// (system, tools and messages together). Zero: [MaxCacheMarkers] (4).
-	MaxCacheMarkers int
+	// maxCacheMarkers is the number of cache_control markers allowed in the request
+	// (system, tools and messages together). Zero: 4 (4).
+	maxCacheMarkers int
 	// MaxImageBytes caps one base64 image's data, in bytes of base64 text. Zero: 5 MiB.
 	MaxImageBytes int
 	// MaxImages caps the number of images in the request. Zero: 100.
@@ -230,7 +230,7 @@ func (c *checker) toolID(path, id string) {
 
 // cacheMarkers checks the number, shape and TTL order of the cache_control markers.
 func (c *checker) cacheMarkers() {
-	if limit := or(c.opts.MaxCacheMarkers, MaxCacheMarkers); len(c.markers) > limit {
+	if limit := or(c.opts.maxCacheMarkers, maxCacheMarkers); len(c.markers) > limit {
 		c.add("3.2", "", "%d blocks with cache_control, at most %d allowed", len(c.markers), limit)
 	}
 	short := ""
@@ -298,7 +298,7 @@ func (c *checker) settings(r *Request) {
 		c.add("6.1", "", "request does not encode: %v", err)
 		return
 	}
-	if limit := or(c.opts.MaxBodyBytes, DefaultMaxBodyBytes); len(body) > limit {
+	if limit := or(c.opts.MaxBodyBytes, defaultMaxBodyBytes); len(body) > limit {
 		c.add("6.1", "", "request body is %d bytes, over %d", len(body), limit)
 	}
 	if !validText(body) {

@@ -63,7 +63,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "400 prompt too long", status: 400,
 			body: `{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 208310 tokens > 200000 maximum"},"request_id":"req_011CTest"}`,
-			rung: agentctx.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, res agentctx.Result, _ map[string]any) {
 				d := res.Append[0].Recovery
 				assert.Equal(t, 208310, d.Tokens)
@@ -76,7 +76,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "400 input and max_tokens over the window", status: 400,
 			body: `{"type":"error","error":{"type":"invalid_request_error","message":"input length and ` + "`max_tokens`" + ` exceed context limit: 188959 + 16000 > 200000, decrease input length or ` + "`max_tokens`" + ` and try again"}}`,
-			rung: agentctx.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, res agentctx.Result, _ map[string]any) {
 				assert.Equal(t, 184000, res.Append[0].Recovery.Limit)
 				assert.Equal(t, 200000, res.Append[0].Recovery.Window)
@@ -85,7 +85,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "413 request too large", status: 413,
 			body: `{"type":"error","error":{"type":"request_too_large","message":"Request exceeds the maximum allowed number of bytes."}}`,
-			rung: agentctx.RungRequestTooLarge, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungRequestTooLarge, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, res agentctx.Result, _ map[string]any) {
 				assert.Positive(t, res.Append[0].Recovery.Bytes)
 				assert.Equal(t, agentctx.CompactCompacted, res.Report.Compaction.Outcome, res.Report.Compaction.Reason)
@@ -94,7 +94,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "an image over 5 MB inside a tool result", status: 400,
 			body: `{"type":"error","error":{"type":"invalid_request_error","message":"messages.2.content.0.tool_result.content.1.image.source.base64: image exceeds 5 MB maximum: 5649924 bytes > 5242880 bytes"}}`,
-			rung: agentctx.RungMediaRejected, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungMediaRejected, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, res agentctx.Result, next map[string]any) {
 				require.Len(t, res.Append[0].Recovery.Media, 1)
 				assert.Equal(t, "messages.2.content.0.content.1", res.Append[0].Recovery.Media[0].Path)
@@ -106,7 +106,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "image dimensions, with the paths in the details", status: 400,
 			body: `{"type":"error","error":{"type":"invalid_request_error","message":"One or more images exceed the maximum side length.","details":{"error_code":"image_dimensions_too_large","max_side_length_pixels":8000,"paths":["messages.2.content.0.content.1"]}}}`,
-			rung: agentctx.RungMediaRejected, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungMediaRejected, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, _ agentctx.Result, next map[string]any) {
 				body, _ := json.Marshal(next)
 				assert.NotContains(t, string(body), screenshot)
@@ -115,13 +115,13 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "many-image dimension limit with a single image: no block to strip", status: 400,
 			body:    `{"type":"error","error":{"type":"invalid_request_error","message":"At least one of the image dimensions exceed max allowed size for many-image requests: 2000 pixels"}}`,
-			rung:    agentctx.RungMediaRejected,
+			rung:    transcript.RungMediaRejected,
 			outcome: agentctx.RecoveryTerminal,
 		},
 		{
 			name: "an invalid image with no path", status: 400,
 			body: `{"type":"error","error":{"type":"invalid_request_error","message":"Could not process image"}}`,
-			rung: agentctx.RungMediaRejected, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungMediaRejected, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, res agentctx.Result, next map[string]any) {
 				assert.Contains(t, res.Report.Recovery.Reason, "the media of the latest message that holds any")
 				body, _ := json.Marshal(next)

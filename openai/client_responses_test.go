@@ -174,7 +174,7 @@ func TestResponsesTurnLoop(t *testing.T) {
 
 			res, err = l.sess.Recover(ctx, l.p, l.in, provider.ErrOutputTruncated)
 			require.NoError(t, err)
-			assert.Equal(t, agentctx.RungOutputCap, res.Report.Recovery.Rung)
+			assert.Equal(t, transcript.RungOutputCap, res.Report.Recovery.Rung)
 			rec, err = c.TurnResponses(ctx, l.sess, res.Request, opts)
 			require.NoError(t, err)
 			assert.Equal(t, "end_turn", rec.Message.StopReason)

@@ -285,7 +285,7 @@ func TestChatTurnLoop(t *testing.T) {
 			res, err = l.sess.Recover(ctx, l.p, l.in, provider.ErrOutputTruncated)
 			require.NoError(t, err)
 			require.NotNil(t, res.Report.Recovery)
-			assert.Equal(t, agentctx.RungOutputCap, res.Report.Recovery.Rung, res.Report.Recovery.Reason)
+			assert.Equal(t, transcript.RungOutputCap, res.Report.Recovery.Rung, res.Report.Recovery.Reason)
 			rec, err = c.Turn(ctx, l.sess, res.Request, opts)
 			require.NoError(t, err)
 			assert.Equal(t, "end_turn", rec.Message.StopReason)
@@ -459,7 +459,7 @@ func TestChatCutCall(t *testing.T) {
 			assert.Equal(t, rec.Message.Content[2].(*transcript.ToolUse).Input, back[len(back)-1].Message.Content[2].(*transcript.ToolUse).Input,
 				"the record survives the transcript")
 
-			for n, rung := range []string{agentctx.RungOutputCap, agentctx.RungContinue} {
+			for n, rung := range []string{transcript.RungOutputCap, transcript.RungContinue} {
 				res, err = l.sess.Recover(ctx, l.p, l.in, provider.ErrOutputTruncated)
 				require.NoError(t, err)
 				assert.Equal(t, rung, res.Report.Recovery.Rung)

@@ -35,7 +35,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "OpenAI context_length_exceeded", status: 400,
 			body: `{"error":{"message":"This model's maximum context length is 128000 tokens. However, your messages resulted in 130415 tokens. Please reduce the length of the messages.","type":"invalid_request_error","param":"messages","code":"context_length_exceeded"}}`,
-			rung: agentctx.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, res agentctx.Result, _ string) {
 				assert.Equal(t, 130415, res.Append[0].Recovery.Tokens)
 				assert.Equal(t, agentctx.CompactCompacted, res.Report.Compaction.Outcome, res.Report.Compaction.Reason)
@@ -44,7 +44,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "vLLM, with the completion counted in", status: 400,
 			body: `{"object":"error","message":"This model's maximum context length is 32768 tokens. However, you requested 40960 tokens (32768 in the messages, 8192 in the completion). Please reduce the length of the messages or completion.","type":"BadRequestError","param":null,"code":400}`,
-			rung: agentctx.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, res agentctx.Result, _ string) {
 				assert.Equal(t, 24576, res.Append[0].Recovery.Limit)
 			},
@@ -52,17 +52,17 @@ func TestRecoverProviderErrors(t *testing.T) {
 		{
 			name: "llama.cpp exceed_context_size_error", status: 400,
 			body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5120,"n_ctx":4096}}`,
-			rung: agentctx.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungPromptTooLong, outcome: agentctx.RecoveryRecovered,
 		},
 		{
 			name: "413", status: 413,
 			body: `{"error":{"message":"Request too large","type":"invalid_request_error"}}`,
-			rung: agentctx.RungRequestTooLarge, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungRequestTooLarge, outcome: agentctx.RecoveryRecovered,
 		},
 		{
 			name: "an unsupported image: no path, the latest message's media go", status: 400,
 			body: `{"error":{"message":"You uploaded an unsupported image. Please make sure your image is below 20 MB in size and is of one the following formats: ['png', 'jpeg', 'gif', 'webp'].","type":"invalid_request_error","param":null,"code":"invalid_image_format"}}`,
-			rung: agentctx.RungMediaRejected, outcome: agentctx.RecoveryRecovered,
+			rung: transcript.RungMediaRejected, outcome: agentctx.RecoveryRecovered,
 			check: func(t *testing.T, _ agentctx.Result, next string) {
 				assert.NotContains(t, next, pixel, "the refused image is not sent again")
 			},

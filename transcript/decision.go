@@ -1,5 +1,10 @@
 package transcript
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
 // BudgetDecision freezes the tool-result budget's verdict on the tool results it saw in one
 // turn. A result listed as kept is never replaced later; a replaced one is shown as Preview on
 // every later turn, byte for byte.
@@ -27,7 +32,7 @@ type SnipDecision struct {
 
 // MicrocompactDecision records tool results whose content was cleared from the view.
 type MicrocompactDecision struct {
-	Trigger           string   `json:"trigger"` // "time", "cached", or "compact" (a compaction cleared them: see [CompactRungClearResults])
+	Trigger           string   `json:"trigger"` // "time", "cached", or "compact" (a compaction cleared them: see [github.com/agentctx/agentctx.CompactRungClearResults])
 	ClearedToolUseIDs []string `json:"clearedToolUseIds"`
 	GapMinutes        float64  `json:"gapMinutes,omitempty"`
 	TokensSaved       int      `json:"tokensSaved,omitempty"`
@@ -88,7 +93,7 @@ const (
 )
 
 // RecoveryDecision is a rung of the recovery ladder (see [github.com/agentctx/agentctx.Pipeline.Recover]), on a
-// [SubtypeRecovery] decision record or, for [github.com/agentctx/agentctx.RungContinue], on the user record of the
+// [SubtypeRecovery] decision record or, for [RungContinue], on the user record of the
 // continuation turn. The records alone say which rungs a conversation already climbed, so
 // that a restart or a fork finds the same ladder.
 type RecoveryDecision struct {
@@ -129,4 +134,45 @@ type StrippedMedia struct {
 	// Path is where the block stood in the refused request ("messages.3.content.1"), or the
 	// rule that picked it when the provider named no path.
 	Path string `json:"path,omitempty"`
+}
+
+// Compaction triggers, as Claude Code writes them in compactMetadata.trigger.
+const (
+	TriggerAuto   = "auto"
+	TriggerManual = "manual"
+)
+
+// The rungs of the recovery ladder, as [RecoveryDecision.Rung] and [github.com/agentctx/agentctx.RecoveryReport.Rung] name
+// them.
+const (
+	// RungPromptTooLong: the provider's count of a prompt it refused is recorded, and one
+	// reactive compaction runs.
+	RungPromptTooLong = "prompt_too_long"
+	// RungOutputRoom: the provider refused a prompt that fits its window with max_tokens on
+	// top of it; its count of the prompt is recorded and the request is sent again with
+	// max_tokens lowered to the room the prompt leaves, without compacting.
+	RungOutputRoom = "output_room"
+	// RungRequestTooLarge: the size of a body the provider refused is recorded (the
+	// session's body limit drops below it), and one reactive compaction runs.
+	RungRequestTooLarge = "request_too_large"
+	// RungMediaRejected: the media blocks the provider refused are replaced by a text marker
+	// in every later request.
+	RungMediaRejected = "media_rejected"
+	// RungOutputCap: the output cap is raised and the response cut at max_tokens is asked for
+	// again; the raise covers that request and its continuations, and ends with the first
+	// response that stops otherwise.
+	RungOutputCap = "output_cap"
+	// RungContinue: a user turn asks the model to continue where its cut response stopped.
+	RungContinue = "continue"
+)
+
+// MediaHash identifies a media block by its source (type, data, URL, file id — not the media
+// type, which normalize may correct): a hex SHA-256.
+func MediaHash(s MediaSource) string {
+	h := sha256.New()
+	for _, part := range []string{s.Type, s.Data, s.URL, s.FileID} {
+		h.Write([]byte(part))
+		h.Write([]byte{0})
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
