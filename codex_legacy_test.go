@@ -223,7 +223,7 @@ func FuzzReadCodexLegacy(f *testing.F) {
 	})
 }
 
-// TestReadCodexLegacyIdempotent reads the fixture twice through ReadTranscript from bytes:
+// TestReadCodexLegacyIdempotent reads the fixture twice through transcript.Read from bytes:
 // the mapping is deterministic.
 func TestReadCodexLegacyIdempotent(t *testing.T) {
 	data, err := os.ReadFile(codexLegacyFixture)

@@ -35,7 +35,7 @@ type AppendOptions struct {
 //
 // If the file does not end with a newline when a batch is written (a line torn by a crash, or
 // a file written without a final newline), the batch is preceded by "\n", so that it starts on
-// a line of its own and the torn line stays a separate, skippable line (see [ReadTranscript]).
+// a line of its own and the torn line stays a separate, skippable line (see [Read]).
 //
 // Before each batch, under the lock, the Appender checks that the file at its path is still the
 // file it opened ([os.SameFile]). If the transcript was removed, renamed away or replaced (a
@@ -142,7 +142,7 @@ func (a *Appender) Append(records ...Record) error {
 //
 // The check and the write happen under the file lock (see [Appender]), so two positioned
 // appends after the same line never both succeed on platforms with an inter-process lock.
-// Lines are counted as [ReadTranscript] counts them: every "\n", plus a last line without one.
+// Lines are counted as [Read] counts them: every "\n", plus a last line without one.
 func (a *Appender) AppendAfter(after int, records ...Record) (int, error) {
 	if after < 0 {
 		return 0, fmt.Errorf("agentctx: append to %s: line %d: a position is a line count, never negative", a.path, after)

@@ -76,7 +76,7 @@ type codexReader struct {
 }
 
 // readCodex reads a Codex rollout into a transcript of records in the library's terms; see
-// [ReadTranscript] and docs/codex.md.
+// [Read] and docs/codex.md.
 func readCodex(r io.Reader, name string, opts ReadOptions, variant string) (*File, error) {
 	c := &codexReader{d: NewDecoder(r, name, opts), t: &File{Name: name, Format: FormatCodex, Variant: variant}, respLast: -1}
 	c.legacy = variant == CodexLegacy

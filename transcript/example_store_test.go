@@ -10,7 +10,7 @@ import (
 	"github.com/agentctx/agentctx/transcript"
 )
 
-// ExampleDirStore shows the turn of a fleet worker on a TranscriptStore: load the session,
+// ExampleDirStore shows the turn of a fleet worker on a Store: load the session,
 // resume it, write through a RecordWriter that appends after the position last written, and
 // meet the conflict another worker's append causes. agentctx/postgres's Store is used the
 // same way.

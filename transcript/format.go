@@ -9,7 +9,7 @@ import (
 // Format is the format of a transcript file, as [DetectFormat] tells it from the content.
 type Format string
 
-// The transcript formats [ReadTranscript] reads.
+// The transcript formats [Read] reads.
 const (
 	// FormatClaudeCode is Claude Code's session format, which is also the library's own: one
 	// record per line, written back as read. It is the default for content that is not

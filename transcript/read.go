@@ -27,7 +27,7 @@ var ErrLineTooLong = errors.New("agentctx: line too long")
 // crash in the middle of a write. Torn lines are skipped and reported, never fatal.
 var ErrTornLine = errors.New("agentctx: torn line (incomplete JSON)")
 
-// ReadOptions configures [ReadTranscript], [ReadFile] and [NewDecoder]. The zero value is the
+// ReadOptions configures [Read], [ReadFile] and [NewDecoder]. The zero value is the
 // default: a 64 MiB line cap, bad lines reported in [Transcript.Problems] and skipped, and
 // records with fields that cannot be read kept without those fields and reported in
 // [Transcript.Dropped].
@@ -118,7 +118,7 @@ type File struct {
 	Unmapped []*LineError
 	// End is the number of lines read, blank and bad ones included: the position just after
 	// the transcript's last line, which an append made after reading it names (see
-	// [TranscriptStore]).
+	// [Store]).
 	End int
 }
 
@@ -149,13 +149,13 @@ func (t *File) Err() error {
 	return errors.Join(errs...)
 }
 
-// ReadTranscript reads a whole transcript from r. name labels errors (usually the path).
+// Read reads a whole transcript from r. name labels errors (usually the path).
 //
 // Blank lines are skipped, "\r\n" line ends are accepted, and a final line without a newline is
 // read like any other. A torn line is skipped and reported in Torn (when it is the last line)
 // or Problems. Other bad lines are skipped and reported in Problems, and a record's fields
 // that cannot be read are dropped and reported in Dropped; with opts.Strict either makes
-// ReadTranscript fail with a [*LineError]. Each record's [Record.Damage] names what was
+// Read fail with a [*LineError]. Each record's [Record.Damage] names what was
 // dropped of it and the lines skipped before it; the last record's names the lines skipped
 // after it too. A read error from r is returned as a *LineError too. On error the transcript
 // is nil.
@@ -199,7 +199,7 @@ func Read(r io.Reader, name string, opts ReadOptions) (*File, error) {
 	return t, nil
 }
 
-// recordChunk and maxRecordChunk bound the chunks ReadTranscript decodes records into: the
+// recordChunk and maxRecordChunk bound the chunks Read decodes records into: the
 // first is small, for short transcripts, and each next one doubles up to the maximum.
 const (
 	recordChunk    = 64
@@ -222,7 +222,7 @@ func finish(t *File, d *Decoder) {
 	}
 }
 
-// ReadFile reads the transcript at path, naming it by path in errors. See [ReadTranscript].
+// ReadFile reads the transcript at path, naming it by path in errors. See [Read].
 func ReadFile(path string, opts ReadOptions) (*File, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -233,7 +233,7 @@ func ReadFile(path string, opts ReadOptions) (*File, error) {
 }
 
 // Decoder reads records from a transcript stream one at a time, holding at most one line in
-// memory. It is the streaming form of [ReadTranscript] and follows the same rules. A Decoder
+// memory. It is the streaming form of [Read] and follows the same rules. A Decoder
 // is not safe for concurrent use.
 type Decoder struct {
 	r      *bufio.Reader

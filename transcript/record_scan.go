@@ -95,7 +95,7 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 // record listed, as the full pass over the records did. That keeps its result exact for a
 // record whose damage changed after it was listed, and damageOf reads the last record
 // whether listed or not: a caller reading a growing file on into the same slice may set
-// Damage.Trailing on its last record, as [ReadTranscript] does, when the line after it is
+// Damage.Trailing on its last record, as [Read] does, when the line after it is
 // torn.
 type Scan struct {
 	pos [numScanKinds][]int

@@ -10,7 +10,7 @@ import (
 	"github.com/agentctx/agentctx/internal/fsname"
 )
 
-// TranscriptStore keeps the transcripts of many sessions, so that any worker of a fleet can
+// Store keeps the transcripts of many sessions, so that any worker of a fleet can
 // serve the next turn of any session. [DirStore] keeps them as JSONL files;
 // agentctx/postgres keeps them in PostgreSQL.
 //
@@ -24,7 +24,7 @@ import (
 // appended again after it was stored (a retry after a timeout whose answer was lost) is not
 // stored twice.
 type Store interface {
-	// Load reads the transcript of session, as [ReadTranscript] reads a file: records in
+	// Load reads the transcript of session, as [Read] reads a file: records in
 	// order, bad lines reported by line number, End set. A session that has no line yet is
 	// an error matching [os.ErrNotExist].
 	Load(ctx context.Context, session string, opts ReadOptions) (*File, error)
@@ -44,7 +44,7 @@ type Store interface {
 // ErrConflict is matched (with [errors.Is]) by a [*ConflictError].
 var ErrConflict = errors.New("agentctx: the transcript changed since it was read")
 
-// ConflictError is the error of a positioned append ([TranscriptStore.Append],
+// ConflictError is the error of a positioned append ([Store.Append],
 // [Appender.AppendAfter]) made after a position that is no longer the transcript's end:
 // another writer appended first. Nothing was stored. Read the transcript again (its records
 // after position After are the other writer's) and decide the turn anew.
@@ -62,7 +62,7 @@ func (e *ConflictError) Error() string {
 // Is reports whether target is ErrConflict.
 func (e *ConflictError) Is(target error) bool { return target == ErrConflict }
 
-// DirStore is a [TranscriptStore] keeping each session in a JSONL file of its own under Root,
+// DirStore is a [Store] keeping each session in a JSONL file of its own under Root,
 // named by the session id followed by ".jsonl" — the layout of a Claude Code project
 // directory. The files are the files [ReadFile] reads and an [Appender] writes, byte for
 // byte. A session id that is not 1 to 128 characters of [A-Za-z0-9_-] (or that starts with
