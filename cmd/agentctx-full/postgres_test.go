@@ -21,7 +21,7 @@ func database(t *testing.T) string {
 	t.Helper()
 	u := os.Getenv("AGENTCTX_POSTGRES_URL")
 	if u == "" {
-		t.Skip("AGENTCTX_POSTGRES_URL is not set: the CLI's PostgreSQL tests need a server (.ci/postgres go test ./cmd/agentctx starts a throwaway one)")
+		t.Skip("AGENTCTX_POSTGRES_URL is not set: the CLI's PostgreSQL tests need a server (.ci/postgres go test ./cmd/agentctx-full starts a throwaway one)")
 	}
 	return u
 }
@@ -34,7 +34,7 @@ func TestImportExport(t *testing.T) {
 	dir := t.TempDir()
 	run := strings.ToLower(rand.Text()[:8])
 	store := "--store=" + filepath.Join(dir, "store")
-	for i, f := range sessions(t, false) {
+	for i, f := range sessions(t) {
 		session := "cli-" + run + "-" + filepath.Base(f)
 		addr := db + "#" + url.PathEscape(session)
 		code, out, errOut := runCmd(t, "import", f, addr)
@@ -77,7 +77,7 @@ func TestImportExport(t *testing.T) {
 		}
 	}
 	// Without #SESSION, each file goes under its file name.
-	f := sessions(t, false)[0]
+	f := sessions(t)[0]
 	tmp := filepath.Join(dir, "cli-"+run+"-byname.jsonl")
 	data, err := os.ReadFile(f)
 	require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestImportExport(t *testing.T) {
 // a file.
 func TestCompactDatabase(t *testing.T) {
 	db := database(t)
-	src := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	src := worktrees
 	orig, err := os.ReadFile(src)
 	require.NoError(t, err)
 	run := strings.ToLower(rand.Text()[:8])

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"cmp"
@@ -176,9 +176,9 @@ type stageInfo struct {
 }
 
 // inspect prints what the model sees of a session.
-func inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) inspect(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var asJSON *bool
-	s, err := open(ctx, "inspect", args, func(fs *flag.FlagSet) {
+	s, err := a.open(ctx, "inspect", args, func(fs *flag.FlagSet) {
 		asJSON = fs.Bool("json", false, "print the inspection as JSON instead of text")
 	})
 	if err != nil {

@@ -20,7 +20,7 @@ import (
 // conversation's messages, and what they leave out is listed on stderr, naming where it was.
 func TestRequestProvider(t *testing.T) {
 	store := "--store=" + t.TempDir()
-	files := sessions(t, false)
+	files := sessions(t)
 	if raceEnabled {
 		files = files[:1] // the plain run covers every bundled session; one is enough to look for races
 	}
@@ -60,7 +60,7 @@ func TestRequestProvider(t *testing.T) {
 			assert.Contains(t, ind, "\n  \"messages\": [")
 		})
 	}
-	code, _, errOut := runCmd(t, "request", "--provider=gemini", now, store, sessions(t, false)[0])
+	code, _, errOut := runCmd(t, "request", "--provider=gemini", now, store, sessions(t)[0])
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errOut, `--provider "gemini": want anthropic, openai-chat or openai-responses`)
 }
@@ -96,7 +96,7 @@ func newFakeAPI(t *testing.T, answer string) *fakeAPI {
 // summary; a missing key is a clear error before anything is sent; a wrong name is a usage
 // error.
 func TestCompactSummarizer(t *testing.T) {
-	src := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	src := worktrees
 	const summary = "The user is moving the project to git worktrees; the scripts are written."
 	anth := newFakeAPI(t, `{"id":"msg_1","type":"message","role":"assistant","model":"claude-sonnet-4-5-20250929",`+
 		`"content":[{"type":"text","text":"<summary>`+summary+`</summary>"}],"stop_reason":"end_turn","stop_sequence":null,`+

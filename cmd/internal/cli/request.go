@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -10,11 +10,14 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
+	"strings"
 
 	"github.com/agentctx/agentctx"
-	"github.com/agentctx/agentctx/anthropic"
-	agentctxopenai "github.com/agentctx/agentctx/openai"
 )
+
+// providerNames are the values of --provider, each a [Provider] of agentctx-full.
+var providerNames = []string{"anthropic", "openai-chat", "openai-responses"}
 
 // damageNotes says on w what the session's damage did to the request: the lines skipped and
 // fields dropped, the broken parent links and the repeated records left out.
@@ -35,26 +38,31 @@ func damageNotes(w io.Writer, rep *agentctx.Report) {
 }
 
 // request prints the request body for the session's next turn.
-func request(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) request(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var indent *bool
 	var provider *string
-	s, err := openWith(ctx, "request", args, func(fs *flag.FlagSet) {
+	s, err := a.openWith(ctx, "request", args, func(fs *flag.FlagSet) {
 		indent = fs.Bool("indent", false, "indent the JSON for reading (the bytes sent are the compact form)")
 		provider = fs.String("provider", "", "print the body for this `API`: anthropic (the Anthropic SDK's parameters, the same JSON as the default), "+
 			"openai-chat (Chat Completions) or openai-responses (Responses); the parts OpenAI cannot carry are listed on stderr "+
-			"(default: the library's own Messages API body)")
+			"(default: the library's own Messages API body)"+onlyFull(len(a.Providers) == 0))
 	}, func(*options) error {
-		switch *provider {
-		case "", "anthropic", "openai-chat", "openai-responses":
+		if *provider == "" {
 			return nil
 		}
-		return usageError{fmt.Sprintf("--provider %q: want anthropic, openai-chat or openai-responses", *provider)}
+		if !slices.Contains(providerNames, *provider) {
+			return UsageError{fmt.Sprintf("--provider %q: want %s", *provider, orList(providerNames))}
+		}
+		if a.Providers[*provider] == nil {
+			return needsFull{"--provider " + *provider}
+		}
+		return nil
 	})
 	if err != nil {
 		return err
 	}
 	defer s.close()
-	limitMemory(s.addr.file)
+	a.limitMemory(s.addr.file)
 	s.clockNote(stderr)
 	for _, u := range s.tr.Unmapped {
 		fmt.Fprintf(stderr, "agentctx: %v\n", u)
@@ -74,13 +82,21 @@ func request(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *provider == "" {
 		body, err = res.Request.Indent()
 	} else {
-		body, err = providerBody(stderr, *provider, res.Request, *indent)
+		body, err = providerBody(stderr, *provider, a.Providers[*provider], res.Request, *indent)
 	}
 	if err != nil {
 		return err
 	}
 	_, err = stdout.Write(body)
 	return err
+}
+
+// orList joins names as "a, b or c".
+func orList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
 }
 
 // writeBody writes req's compact body and a newline to w, in pieces.
@@ -96,32 +112,19 @@ func writeBody(w io.Writer, req agentctx.Request) error {
 }
 
 // providerBody converts req with the provider's adapter and encodes the SDK parameters, as the
-// SDK sends them. The anthropic-beta header values the request needs, and what an OpenAI body
-// leaves out, go to stderr.
-func providerBody(stderr io.Writer, provider string, req agentctx.Request, indent bool) ([]byte, error) {
-	var params any
-	var drops []agentctxopenai.Drop
-	var err error
-	switch provider {
-	case "anthropic":
-		params, err = anthropic.Params(req, anthropic.Options{})
-		for _, b := range req.Betas {
-			fmt.Fprintf(stderr, "agentctx: the request needs the header anthropic-beta: %s\n", b)
-		}
-	case "openai-chat":
-		params, drops, err = agentctxopenai.ChatParams(req, agentctxopenai.Options{})
-	case "openai-responses":
-		params, drops, err = agentctxopenai.ResponsesParams(req, agentctxopenai.Options{})
+// SDK sends them. What the body needs (the anthropic-beta header values) or leaves out (what
+// an OpenAI body cannot carry) goes to stderr.
+func providerBody(stderr io.Writer, name string, provider Provider, req agentctx.Request, indent bool) ([]byte, error) {
+	params, notes, err := provider(req)
+	for _, n := range notes {
+		fmt.Fprintf(stderr, "agentctx: %s\n", n)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("--provider %s: %w", provider, err)
-	}
-	for _, d := range drops {
-		fmt.Fprintf(stderr, "agentctx: %s: dropped %s: %s\n", d.Path, d.Kind, d.Reason)
+		return nil, fmt.Errorf("--provider %s: %w", name, err)
 	}
 	body, err := json.Marshal(params)
 	if err != nil {
-		return nil, fmt.Errorf("--provider %s: %w", provider, err)
+		return nil, fmt.Errorf("--provider %s: %w", name, err)
 	}
 	if indent {
 		var b bytes.Buffer
@@ -135,14 +138,11 @@ func providerBody(stderr io.Writer, provider string, req agentctx.Request, inden
 
 // limitMemory, when the process is the agentctx command (not a test calling its commands),
 // gives it the soft memory limit memoryLimit computes for the session file at path.
-func limitMemory(path string) {
-	if n, ok := memoryLimit(path); ok && processIsCommand {
+func (a *app) limitMemory(path string) {
+	if n, ok := memoryLimit(path); ok && a.process {
 		debug.SetMemoryLimit(n)
 	}
 }
-
-// processIsCommand is set by main: the process runs one command and exits.
-var processIsCommand bool
 
 // memoryLimit is the soft memory limit of a process that builds its one request from the
 // session file at path: false when GOMEMLIMIT sets one, or path is no regular file (a

@@ -1,22 +1,21 @@
-module github.com/agentctx/agentctx/cmd/agentctx
+module github.com/agentctx/agentctx/cmd/agentctx-full
 
 go 1.26.0
 
 require (
-	github.com/BurntSushi/toml v1.6.0
 	github.com/agentctx/agentctx v0.0.0-00010101000000-000000000000
 	github.com/agentctx/agentctx/anthropic v0.0.0-00010101000000-000000000000
+	github.com/agentctx/agentctx/cmd v0.0.0-00010101000000-000000000000
 	github.com/agentctx/agentctx/openai v0.0.0-00010101000000-000000000000
 	github.com/agentctx/agentctx/postgres v0.0.0-00010101000000-000000000000
 	github.com/anthropics/anthropic-sdk-go/v2 v2.16.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/openai/openai-go/v3 v3.100.0
-	github.com/schollz/progressbar/v3 v3.19.1
 	github.com/stretchr/testify v1.12.1
-	golang.org/x/term v0.44.0
 )
 
 require (
+	github.com/BurntSushi/toml v1.6.0 // indirect
 	github.com/bahlo/generic-list-go v0.2.0 // indirect
 	github.com/buger/jsonparser v1.1.2 // indirect
 	github.com/coder/websocket v1.8.15 // indirect
@@ -31,6 +30,7 @@ require (
 	github.com/pb33f/ordered-map/v2 v2.3.1 // indirect
 	github.com/pkoukk/tiktoken-go-loader v0.0.2 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
+	github.com/schollz/progressbar/v3 v3.19.1 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
 	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.1.1 // indirect
@@ -44,12 +44,15 @@ require (
 	go.yaml.in/yaml/v4 v4.0.0-rc.2 // indirect
 	golang.org/x/sync v0.23.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/term v0.44.0 // indirect
 	golang.org/x/text v0.42.0 // indirect
 )
 
 // Development builds use the modules of this tree (go.work does the same); a release replaces
 // these with their tags (see README, "Modules").
 replace github.com/agentctx/agentctx => ../../
+
+replace github.com/agentctx/agentctx/cmd => ../
 
 replace github.com/agentctx/agentctx/anthropic => ../../anthropic
 

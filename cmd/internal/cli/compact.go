@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -13,16 +13,24 @@ import (
 
 // compact compacts a session now with the summarizer --summarizer names (the extractive one by
 // default) and appends the compaction's records: to FILE, or to a copy of it at --out (FILE's bytes are never changed).
-func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) compact(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var instructions, out *string
 	var sf summarizerFlags
-	s, err := openWith(ctx, "compact", args, func(fs *flag.FlagSet) {
+	var dst *address // --out's, or nil
+	s, err := a.openWith(ctx, "compact", args, func(fs *flag.FlagSet) {
 		instructions = fs.String("instructions", "", "extra instructions for the summary, e.g. \"focus on the parser\"")
 		out = fs.String("out", "", "write the compacted session to this new `file` or postgres:// session (a copy of FILE plus the records) instead of appending to FILE")
-		sf.register(fs)
+		sf.register(fs, a)
 	}, func(o *options) (err error) {
-		o.summarizer, err = sf.summarizer()
-		return err
+		if o.summarizer, err = sf.summarizer(a.Summarizers); err != nil || *out == "" {
+			return err
+		}
+		d, err := parseAddress(*out, true, a.Database)
+		if err != nil {
+			return fmt.Errorf("--out: %w", err)
+		}
+		dst = &d
+		return nil
 	})
 	if err != nil {
 		return err
@@ -36,20 +44,17 @@ func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	c := res.Report.Compaction
 	if err != nil && (c == nil || c.Outcome != agentctx.CompactCompacted) {
 		if len(res.Append) > 0 { // the failed attempt is recorded, so that the breaker counts it
-			if werr := s.appendTo(ctx, *out, res.Append); werr != nil {
+			if werr := s.appendTo(ctx, dst, res.Append); werr != nil {
 				return errors.Join(err, werr)
 			}
 		}
 		return err
 	}
-	dest := s.addr.String()
-	if *out != "" {
-		dest = *out
-		if a, err := parseAddress(*out, true); err == nil {
-			dest = a.String()
-		}
+	dest := s.addr
+	if dst != nil {
+		dest = *dst
 	}
-	if err := s.appendTo(ctx, *out, res.Append); err != nil {
+	if err := s.appendTo(ctx, dst, res.Append); err != nil {
 		return err
 	}
 	s.clockNote(stderr)
@@ -66,15 +71,11 @@ func compact(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // appendTo appends records to the session (a file, or a database after the line the command
-// read last), or to a new copy of it at out (a file that must not exist, or a database
-// session that has no line yet).
-func (s *session) appendTo(ctx context.Context, out string, records []transcript.Record) error {
-	if out == "" {
+// read last), or to a new copy of it at dst when dst is not nil (a file that must not exist,
+// or a database session that has no line yet).
+func (s *session) appendTo(ctx context.Context, dst *address, records []transcript.Record) error {
+	if dst == nil {
 		return s.addr.appendAfter(ctx, s.tr.End, records)
-	}
-	dst, err := parseAddress(out, true)
-	if err != nil {
-		return fmt.Errorf("--out: %w", err)
 	}
 	data, err := s.addr.raw(ctx)
 	if err != nil {

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
-	"github.com/agentctx/agentctx/postgres"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -47,13 +46,13 @@ func (o *options) register(fs *flag.FlagSet) {
 // open parses a command's flags (the shared ones, plus those extra registers) and loads the
 // one session FILE it names. Flags may come before or after FILE. --help returns a
 // [helpRequest] holding the command's usage.
-func open(ctx context.Context, name string, args []string, extra func(*flag.FlagSet)) (*session, error) {
-	return openWith(ctx, name, args, extra, nil)
+func (a *app) open(ctx context.Context, name string, args []string, extra func(*flag.FlagSet)) (*session, error) {
+	return a.openWith(ctx, name, args, extra, nil)
 }
 
-// openWith is [open] with a step between parsing and loading: prep may complete the options
+// openWith is [app.open] with a step between parsing and loading: prep may complete the options
 // from the command's own flags (the summarizer), and its error is the command's.
-func openWith(ctx context.Context, name string, args []string, extra func(*flag.FlagSet), prep func(*options) error) (*session, error) {
+func (a *app) openWith(ctx context.Context, name string, args []string, extra func(*flag.FlagSet), prep func(*options) error) (*session, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var o options
@@ -64,28 +63,28 @@ func openWith(ctx context.Context, name string, args []string, extra func(*flag.
 		return nil, helpRequest{flagUsage(fs)}
 	}
 	if err != nil {
-		return nil, usageError{flagMessage(err)}
+		return nil, UsageError{flagMessage(err)}
 	}
 	if len(files) != 1 {
-		return nil, usageError{fmt.Sprintf("%s needs exactly one session FILE, got %d", name, len(files))}
+		return nil, UsageError{fmt.Sprintf("%s needs exactly one session FILE, got %d", name, len(files))}
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["window"] && o.window <= 0 {
-		return nil, usageError{fmt.Sprintf("--window must be positive, got %d", o.window)}
+		return nil, UsageError{fmt.Sprintf("--window must be positive, got %d", o.window)}
 	}
 	if set["max-tokens"] && o.maxTokens <= 0 {
-		return nil, usageError{fmt.Sprintf("--max-tokens must be positive, got %d", o.maxTokens)}
+		return nil, UsageError{fmt.Sprintf("--max-tokens must be positive, got %d", o.maxTokens)}
 	}
 	if _, ok := agentctx.DefaultModels().Lookup(o.model); o.model != "" && !ok && o.window == 0 {
-		return nil, usageError{fmt.Sprintf("--model %q is not in the model table, so its context window is unknown: pass --window", o.model)}
+		return nil, UsageError{fmt.Sprintf("--model %q is not in the model table, so its context window is unknown: pass --window", o.model)}
 	}
 	if prep != nil {
 		if err := prep(&o); err != nil {
 			return nil, err
 		}
 	}
-	return load(ctx, files[0], o)
+	return a.load(ctx, files[0], o)
 }
 
 // parse parses args with fs, letting flags follow the positional arguments too ("inspect
@@ -164,7 +163,7 @@ func isBool(f *flag.Flag) bool {
 // session is a read transcript and the pipeline configured for it.
 type session struct {
 	addr     address
-	db       *postgres.Store // the session's database, or nil for a file
+	db       Store // the session's database, or nil for a file
 	tr       *transcript.File
 	model    string
 	modelSrc string // "flag", "session" or "default"
@@ -185,8 +184,8 @@ func (s *session) clockNote(w io.Writer) {
 // defaultModel is used when neither --model nor the session names a known model.
 const defaultModel = "claude-sonnet-4-5"
 
-func load(ctx context.Context, arg string, o options) (*session, error) {
-	addr, err := parseAddress(arg, true)
+func (a *app) load(ctx context.Context, arg string, o options) (*session, error) {
+	addr, err := parseAddress(arg, true, a.Database)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +230,7 @@ func (s *session) configure(o options) (*session, error) {
 	if o.now != "" {
 		now, err = time.Parse(time.RFC3339Nano, o.now)
 		if err != nil {
-			return nil, usageError{fmt.Sprintf("--now: %v", err)}
+			return nil, UsageError{fmt.Sprintf("--now: %v", err)}
 		}
 	}
 	tools, err := readTools(o.tools)
@@ -291,7 +290,7 @@ func sessionID(tr *transcript.File, path string) string {
 
 // readAddress reads the session addr names: a file, or a session in a PostgreSQL database,
 // whose open Store it returns too (the caller closes it); db is nil for a file.
-func readAddress(ctx context.Context, addr address) (tr *transcript.File, db *postgres.Store, err error) {
+func readAddress(ctx context.Context, addr address) (tr *transcript.File, db Store, err error) {
 	if addr.url == "" {
 		tr, err = readSession(addr.file)
 		return tr, nil, err

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -17,20 +17,33 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// runCmd runs the light agentctx's command line, the zero Build.
 func runCmd(t *testing.T, args ...string) (code int, stdout, stderr string) {
 	t.Helper()
+	return runWith(t, Build{}, args...)
+}
+
+// runWith runs the command line of b.
+func runWith(t *testing.T, b Build, args ...string) (code int, stdout, stderr string) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code = run(t.Context(), args, &out, &errb)
+	code = Run(t.Context(), b, args, &out, &errb)
 	return code, out.String(), errb.String()
 }
 
-// sessions returns the bundled sessions, and the corpus's when ../../../shared/corpus exists.
+// repo is the repository's root, seen from this package's directory.
+var repo = filepath.Join("..", "..", "..")
+
+// worktrees is the bundled session the README's first command shows.
+var worktrees = filepath.Join(repo, "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+
+// sessions returns the bundled sessions, and the corpus's when ../shared/corpus exists beside the repository.
 func sessions(t *testing.T, corpus bool) []string {
 	t.Helper()
 	var files []string
-	root := filepath.Join("..", "..", "testdata", "sessions")
+	root := filepath.Join(repo, "testdata", "sessions")
 	if corpus {
-		root = filepath.Join("..", "..", "..", "shared", "corpus", "claude-code")
+		root = filepath.Join(repo, "..", "shared", "corpus", "claude-code")
 		if _, err := os.Stat(root); err != nil {
 			t.Skip("../shared/corpus not found; whole-corpus tests skipped (clone without shared/)")
 		}
@@ -129,7 +142,7 @@ func TestInspectCategories(t *testing.T) {
 // TestInspectClock: without --now, the clock line and every clock-dependent stage line (the
 // microcompact clearings, which measure the idle gap to now) say they used the wall clock.
 func TestInspectClock(t *testing.T) {
-	f := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	f := worktrees
 	store := "--store=" + t.TempDir()
 	code, out, errOut := runCmd(t, "inspect", store, f)
 	require.Equal(t, 0, code, errOut)
@@ -163,7 +176,7 @@ func TestInspectCorpus(t *testing.T) {
 }
 
 func TestRequestBundled(t *testing.T) {
-	f := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	f := worktrees
 	tools := filepath.Join(t.TempDir(), "tools.json")
 	require.NoError(t, os.WriteFile(tools, []byte(`[{"name":"Bash","description":"Run a command.","input_schema":{"type":"object"}}]`), 0o644))
 	code, out, errOut := runCmd(t, "request", now, "--window=40000", "--tools="+tools, "--store="+t.TempDir(), f)
@@ -200,7 +213,7 @@ func TestRequestBundled(t *testing.T) {
 // figure too large for an int, and returns its path and the two line numbers.
 func damagedCopy(t *testing.T) (path string, broken, dropped int) {
 	t.Helper()
-	src := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	src := worktrees
 	data, err := os.ReadFile(src)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
@@ -263,7 +276,7 @@ func TestDamagedSession(t *testing.T) {
 		Messages []json.RawMessage `json:"messages"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(body), &req))
-	_, clean, _ := runCmd(t, "request", now, store, filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl"))
+	_, clean, _ := runCmd(t, "request", now, store, worktrees)
 	var cleanReq struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
@@ -324,7 +337,7 @@ func TestHelp(t *testing.T) {
 }
 
 // small is a small bundled session.
-var small = filepath.Join("..", "..", "testdata", "sessions", "spotter", "tool-heavy.jsonl")
+var small = filepath.Join(repo, "testdata", "sessions", "spotter", "tool-heavy.jsonl")
 
 // TestUsageAndErrors: exit codes, and error messages on stderr that start with one
 // "agentctx: " and name flags as the command line spells them, never a Go field.
@@ -412,7 +425,7 @@ func TestFlagsAfterFile(t *testing.T) {
 // is the original plus the compaction's records, and the request built from the copy is the one
 // `request` printed for the overflowing original (compacted in memory), under the threshold.
 func TestCompactCommand(t *testing.T) {
-	src := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	src := worktrees
 	dir := t.TempDir()
 	f := filepath.Join(dir, "session.jsonl")
 	orig, err := os.ReadFile(src)
@@ -476,7 +489,7 @@ func TestInspectNotSendable(t *testing.T) {
 // the system prompt, what cannot be mapped reported), compact refuses to write to it, and the
 // file is never changed.
 func TestCodexRollout(t *testing.T) {
-	src := filepath.Join("..", "..", "testdata", "codex", "all-items.jsonl")
+	src := filepath.Join(repo, "testdata", "codex", "all-items.jsonl")
 	orig, err := os.ReadFile(src)
 	require.NoError(t, err)
 	f := filepath.Join(t.TempDir(), "session.jsonl")
@@ -542,7 +555,7 @@ func TestCodexCorpus(t *testing.T) {
 	if raceEnabled {
 		t.Skip("Codex corpus tests run without the race detector only")
 	}
-	root := filepath.Join("..", "..", "..", "shared", "corpus", "codex")
+	root := filepath.Join(repo, "..", "shared", "corpus", "codex")
 	files, _ := filepath.Glob(filepath.Join(root, "*", "*.jsonl"))
 	if len(files) == 0 {
 		t.Skip("../shared/corpus/codex not found; Codex corpus tests skipped")
@@ -640,7 +653,6 @@ func TestFileBounds(t *testing.T) {
 			{"config device", []string{"simulate", "--config=/dev/zero", small}, "--config: cannot read /dev/zero: it is a device, not a file"},
 			{"tools device", []string{"simulate", "--tools=/dev/zero", small}, "--tools: cannot read /dev/zero: it is a device, not a file"},
 			{"session device", []string{"inspect", "/dev/zero"}, "cannot read /dev/zero: it is a device, not a file"},
-			{"import device", []string{"import", "/dev/zero", "postgres://localhost/agentctx"}, "cannot read /dev/zero: it is a device, not a file"},
 		}...)
 	}
 	for _, tt := range tests {

@@ -1,29 +1,56 @@
-package main
+package cli
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
-
-	"github.com/agentctx/agentctx/postgres"
+	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/transcript"
 )
+
+// Database is where postgres:// addresses lead: agentctx-full's is agentctx/postgres.
+type Database interface {
+	// Open connects to the database at url (the address without its #SESSION).
+	Open(ctx context.Context, url string) (Store, error)
+	// Schema returns the SQL that creates the database's tables, for the schema command.
+	Schema() string
+	// MissingTables reports whether err says that the database has no agentctx tables: the
+	// schema was never applied.
+	MissingTables(err error) bool
+}
+
+// Store is an open database, as agentctx/postgres's Store is: the transcripts of its
+// sessions and the tool results the budget stage replaced.
+type Store interface {
+	transcript.Store
+	agentctx.ResultStore
+	// Import stores the lines r holds as session's, byte for byte, completing an import cut
+	// short, and returns the session's line count.
+	Import(ctx context.Context, session string, r io.Reader) (int, error)
+	// Export writes session's lines to w, byte for byte.
+	Export(ctx context.Context, w io.Writer, session string) (int64, error)
+	// Migrate applies the schema's migrations the database lacks.
+	Migrate(ctx context.Context) ([]int, error)
+	// Close closes the connections.
+	Close()
+}
 
 // address is where a session is: a JSONL file, or a session in a PostgreSQL database,
 // written postgres://user@host/db?options#SESSION-ID (postgresql:// too; the session id
 // percent-encoded where it needs to be).
 type address struct {
-	file    string // the file's path, when url is ""
-	url     string // the connection URL, without the fragment
-	session string // the session id, for a database
-	shown   string // how messages name the address: the password, if any, hidden
+	file    string   // the file's path, when url is ""
+	url     string   // the connection URL, without the fragment
+	session string   // the session id, for a database
+	shown   string   // how messages name the address: the password, if any, hidden
+	db      Database // the database's driver, for a database
 }
 
 // isDatabase reports whether arg is a PostgreSQL address.
@@ -32,16 +59,19 @@ func isDatabase(arg string) bool {
 }
 
 // parseAddress reads a FILE argument: a path, or a postgres:// address naming a session
-// (needSession) or a database only.
-func parseAddress(arg string, needSession bool) (address, error) {
+// (needSession) or a database only, which db opens; without db, an address is refused.
+func parseAddress(arg string, needSession bool, db Database) (address, error) {
 	if !isDatabase(arg) {
 		return address{file: arg, shown: arg}, nil
+	}
+	if db == nil {
+		return address{}, needsFull{"the PostgreSQL address " + hidePassword(arg)}
 	}
 	u, err := url.Parse(arg)
 	if err != nil {
 		return address{}, fmt.Errorf("%s: not a PostgreSQL address: %v", redact(arg), err)
 	}
-	a := address{url: arg, session: u.Fragment}
+	a := address{url: arg, session: u.Fragment, db: db}
 	if before, _, ok := strings.Cut(arg, "#"); ok {
 		a.url = before
 	}
@@ -69,11 +99,19 @@ func redact(arg string) string {
 	return arg
 }
 
+// hidePassword returns a database address with its password, if any, replaced by xxxxx.
+func hidePassword(arg string) string {
+	if u, err := url.Parse(arg); err == nil {
+		return u.Redacted()
+	}
+	return redact(arg)
+}
+
 func (a address) String() string { return a.shown }
 
 // open connects to the address's database, applying the schema when migrate is set.
-func (a address) open(ctx context.Context, migrate bool) (*postgres.Store, error) {
-	st, err := postgres.Open(ctx, a.url)
+func (a address) open(ctx context.Context, migrate bool) (Store, error) {
+	st, err := a.db.Open(ctx, a.url)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", a.shown, err)
 	}
@@ -88,8 +126,8 @@ func (a address) open(ctx context.Context, migrate bool) (*postgres.Store, error
 
 // dbError explains a database error; a missing table means the schema was never applied.
 func (a address) dbError(err error) error {
-	if pe, ok := errors.AsType[*pgconn.PgError](err); ok && pe.Code == "42P01" {
-		return fmt.Errorf("%s: the database has no agentctx tables: import a session into it first (agentctx import), or apply the schema agentctx schema prints: %w", a.shown, err)
+	if a.db.MissingTables(err) {
+		return fmt.Errorf("%s: the database has no agentctx tables: import a session into it first ("+fullName+" import), or apply the schema "+fullName+" schema prints: %w", a.shown, err)
 	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("cannot read %s: no such session in the database", a.shown)

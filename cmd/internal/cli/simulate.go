@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 )
 
 // simulate replays a session under a policy and reports its tokens, cache and cost.
-func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func (a *app) simulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
@@ -33,23 +33,23 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.BoolVar(&asJSON, "json", false, "print the simulation as JSON (the schema is in docs/simulate.md)")
 	fs.StringVar(&svg, "svg", "", "also write a chart of the input tokens per turn to this `file`: the threshold, the compactions, the cached share")
 	fs.StringVar(&tools, "tools", "", "a JSON `file` holding the tool definitions every request carries (default: the tools the session calls, declared up front with empty schemas)")
-	sf.register(fs)
+	sf.register(fs, a)
 	files, err := parse(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return helpRequest{flagUsage(fs)}
 	}
 	if err != nil {
-		return usageError{flagMessage(err)}
+		return UsageError{flagMessage(err)}
 	}
 	if len(files) != 1 {
-		return usageError{fmt.Sprintf("simulate needs exactly one session FILE, got %d", len(files))}
+		return UsageError{fmt.Sprintf("simulate needs exactly one session FILE, got %d", len(files))}
 	}
 	set := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["window"] && window <= 0 {
-		return usageError{fmt.Sprintf("--window must be positive, got %d", window)}
+		return UsageError{fmt.Sprintf("--window must be positive, got %d", window)}
 	}
-	summarizer, err := sf.summarizer()
+	summarizer, err := sf.summarizer(a.Summarizers)
 	if err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		pol = *p
 	}
-	addr, err := parseAddress(files[0], true)
+	addr, err := parseAddress(files[0], true, a.Database)
 	if err != nil {
 		return err
 	}
@@ -84,7 +84,7 @@ func simulate(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		cfg.ContextWindow = window
 	}
 	if _, ok := agentctx.DefaultModels().Lookup(cfg.Model); !ok && cfg.ContextWindow == 0 {
-		return usageError{fmt.Sprintf("model %q is not in the model table, so its context window is unknown: pass --window", cfg.Model)}
+		return UsageError{fmt.Sprintf("model %q is not in the model table, so its context window is unknown: pass --window", cfg.Model)}
 	}
 	opts := simulation.Options{Prices: pol.prices()}
 	if opts.Tools, err = readTools(tools); err != nil {

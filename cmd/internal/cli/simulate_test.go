@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"encoding/json"
@@ -64,7 +64,7 @@ func TestSimulateBundled(t *testing.T) {
 // leaves requests unsent — and flags override the file; errors name the file, the line and
 // the key.
 func TestSimulateConfig(t *testing.T) {
-	f := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	f := worktrees
 	dir := t.TempDir()
 	write := func(name, body string) string {
 		p := filepath.Join(dir, name)
@@ -156,7 +156,7 @@ type svgDoc struct {
 // (a point per turn), the cached area, the threshold line and one marker per compaction; it is
 // rendered with headless Chromium when the machine has it.
 func TestSimulateSVG(t *testing.T) {
-	f := filepath.Join("..", "..", "testdata", "sessions", "claude-code-log", "worktrees-ef958aa1.jsonl")
+	f := worktrees
 	out := filepath.Join(t.TempDir(), "chart.svg")
 	code, js, errOut := runCmd(t, "simulate", "--json", "--window=16000", "--svg="+out, f)
 	require.Equal(t, 0, code, errOut)

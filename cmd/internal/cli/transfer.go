@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -10,13 +10,11 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
-
-	"github.com/agentctx/agentctx/postgres"
 )
 
-// flags parses a command that has no flags of its own beyond --help, and returns its
-// positional arguments.
-func flags(name string, args []string) ([]string, error) {
+// databaseArgs parses a database command, which has no flags of its own beyond --help, and
+// returns its positional arguments; a build without a Database refuses the command.
+func (a *app) databaseArgs(name string, args []string) ([]string, error) {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	pos, err := parse(fs, args)
@@ -24,35 +22,38 @@ func flags(name string, args []string) ([]string, error) {
 		return nil, helpRequest{"  (none)\n"}
 	}
 	if err != nil {
-		return nil, usageError{flagMessage(err)}
+		return nil, UsageError{flagMessage(err)}
+	}
+	if a.Database == nil {
+		return nil, needsFull{name}
 	}
 	return pos, nil
 }
 
 // importCmd copies session files into a database, byte for byte: each under the session id
 // the address names, or else its file name without ".jsonl".
-func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	pos, err := flags("import", args)
+func (a *app) importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	pos, err := a.databaseArgs("import", args)
 	if err != nil {
 		return err
 	}
 	if len(pos) < 2 {
-		return usageError{fmt.Sprintf("import needs one or more FILEs and a postgres:// ADDRESS, got %d arguments", len(pos))}
+		return UsageError{fmt.Sprintf("import needs one or more FILEs and a postgres:// ADDRESS, got %d arguments", len(pos))}
 	}
 	files, dest := pos[:len(pos)-1], pos[len(pos)-1]
 	if !isDatabase(dest) {
-		return usageError{fmt.Sprintf("import: the last argument must be a postgres:// ADDRESS, got %q", dest)}
+		return UsageError{fmt.Sprintf("import: the last argument must be a postgres:// ADDRESS, got %q", dest)}
 	}
-	db, err := parseAddress(dest, false)
+	db, err := parseAddress(dest, false, a.Database)
 	if err != nil {
 		return err
 	}
 	if db.session != "" && len(files) > 1 {
-		return usageError{fmt.Sprintf("import: %s names one session, for %d FILEs: drop #SESSION to import each under its file name", db, len(files))}
+		return UsageError{fmt.Sprintf("import: %s names one session, for %d FILEs: drop #SESSION to import each under its file name", db, len(files))}
 	}
 	for _, f := range files {
 		if isDatabase(f) {
-			return usageError{fmt.Sprintf("import: FILE %s is a database address; use export to get a file", redact(f))}
+			return UsageError{fmt.Sprintf("import: FILE %s is a database address; use export to get a file", redact(f))}
 		}
 		to := db
 		if to.session == "" {
@@ -78,18 +79,18 @@ func importCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 // exportCmd writes a session from a database as its JSONL file, byte for byte: to FILE (which
 // must not exist) or to standard output.
-func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	pos, err := flags("export", args)
+func (a *app) exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	pos, err := a.databaseArgs("export", args)
 	if err != nil {
 		return err
 	}
 	if len(pos) < 1 || len(pos) > 2 {
-		return usageError{fmt.Sprintf("export needs a postgres:// ADDRESS#SESSION and at most one FILE, got %d arguments", len(pos))}
+		return UsageError{fmt.Sprintf("export needs a postgres:// ADDRESS#SESSION and at most one FILE, got %d arguments", len(pos))}
 	}
 	if !isDatabase(pos[0]) {
-		return usageError{fmt.Sprintf("export: the first argument must be a postgres:// ADDRESS#SESSION, got %q", pos[0])}
+		return UsageError{fmt.Sprintf("export: the first argument must be a postgres:// ADDRESS#SESSION, got %q", pos[0])}
 	}
-	src, err := parseAddress(pos[0], true)
+	src, err := parseAddress(pos[0], true, a.Database)
 	if err != nil {
 		return err
 	}
@@ -109,14 +110,14 @@ func exportCmd(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // schema prints the SQL of the database schema.
-func schema(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	pos, err := flags("schema", args)
+func (a *app) schema(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	pos, err := a.databaseArgs("schema", args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageError{fmt.Sprintf("schema takes no arguments, got %d", len(pos))}
+		return UsageError{fmt.Sprintf("schema takes no arguments, got %d", len(pos))}
 	}
-	_, err = io.WriteString(stdout, postgres.Schema())
+	_, err = io.WriteString(stdout, a.Database.Schema())
 	return err
 }
