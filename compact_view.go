@@ -293,7 +293,7 @@ func viewMessage(it *item) ViewMessage {
 	case it.rec != nil && it.rec.IsCompactSummary:
 		m.Source, m.Meta = ViewCompactSummary, true
 	case it.rec == nil:
-		m.Source, m.Meta = it.origin, true
+		m.Source, m.Meta = ViewSource(it.origin), true
 	}
 	return m
 }

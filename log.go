@@ -28,7 +28,7 @@ func (p *Pipeline) logTurn(ctx context.Context, rep *Report, err error) {
 	}
 	if r := rep.Recovery; r != nil {
 		l.LogAttrs(ctx, slog.LevelInfo, "agentctx: recovery",
-			slog.String("class", string(r.Class)), slog.String("rung", r.Rung), slog.String("outcome", r.Outcome), slog.String("reason", r.Reason))
+			slog.String("class", string(r.Class)), slog.String("rung", r.Rung), slog.String("outcome", string(r.Outcome)), slog.String("reason", r.Reason))
 	}
 	if err != nil {
 		l.LogAttrs(ctx, slog.LevelWarn, "agentctx: turn failed", slog.String("error", err.Error()))

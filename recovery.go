@@ -36,18 +36,21 @@ type RecoveryReport struct {
 	// Outcome is "recovered" (Result.Request is the next request), "terminal" (the rung is
 	// spent: the error says why) or "passed" (not the context's to fix: the caller's retry
 	// policy or the caller acts on the error).
-	Outcome string
+	Outcome RecoveryOutcome
 	// Record names the record that makes the fix durable.
 	Record string
 	// Reason says why, in one line.
 	Reason string
 }
 
+// RecoveryOutcome is what [Pipeline.Recover] made of an error ([RecoveryReport.Outcome]).
+type RecoveryOutcome string
+
 // The outcomes of [RecoveryReport].
 const (
-	RecoveryRecovered = "recovered"
-	RecoveryTerminal  = "terminal"
-	RecoveryPassed    = "passed"
+	RecoveryRecovered RecoveryOutcome = "recovered"
+	RecoveryTerminal  RecoveryOutcome = "terminal"
+	RecoveryPassed    RecoveryOutcome = "passed"
 )
 
 // Recover answers err, the provider's error for the request built from in (in.Records as

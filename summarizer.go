@@ -78,7 +78,7 @@ type ViewMessage struct {
 	Role transcript.Role
 	// Source says where the message comes from: "" for a message of the transcript, or one of
 	// the View* constants.
-	Source string
+	Source ViewSource
 	// Meta is true for messages the runtime injected rather than a person or the model wrote:
 	// isMeta records (hook context, reminders), summaries, base context.
 	Meta bool
@@ -88,13 +88,17 @@ type ViewMessage struct {
 	Content []transcript.Block
 }
 
+// ViewSource says where a [ViewMessage] that does not come from the transcript as written
+// comes from.
+type ViewSource string
+
 // The Source values of a [ViewMessage] that does not come from the transcript as written.
 const (
-	ViewCompactSummary = "compact_summary" // the summary of an earlier compaction
-	ViewCollapse       = "collapse"        // a collapse commit's summary
-	ViewContext        = "context"         // the base user context
-	ViewPinned         = "pinned"          // pinned content re-placed after a summary
-	ViewOmitted        = "omitted"         // the marker for messages left out to fit
+	ViewCompactSummary ViewSource = "compact_summary" // the summary of an earlier compaction
+	ViewCollapse       ViewSource = "collapse"        // a collapse commit's summary
+	ViewContext        ViewSource = "context"         // the base user context
+	ViewPinned         ViewSource = "pinned"          // pinned content re-placed after a summary
+	ViewOmitted        ViewSource = "omitted"         // the marker for messages left out to fit
 )
 
 // errSummaryFormat is the failure of a reply that holds no usable summary.

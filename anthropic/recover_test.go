@@ -57,7 +57,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		status  int
 		body    string
 		rung    string
-		outcome string
+		outcome agentctx.RecoveryOutcome
 		check   func(t *testing.T, res agentctx.Result, next map[string]any)
 	}{
 		{
@@ -211,7 +211,7 @@ func TestRecoverMaxTokens(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, rec.Message.Truncated())
 		res, err = sess.Recover(ctx, p, agentctx.Input{}, provider.ErrOutputTruncated)
-		rungs = append(rungs, res.Report.Recovery.Rung+" "+res.Report.Recovery.Outcome)
+		rungs = append(rungs, res.Report.Recovery.Rung+" "+string(res.Report.Recovery.Outcome))
 		if err != nil {
 			var ote *provider.OutputTruncatedError
 			require.ErrorAs(t, err, &ote)

@@ -29,7 +29,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 		status  int
 		body    string
 		rung    string
-		outcome string
+		outcome agentctx.RecoveryOutcome
 		check   func(t *testing.T, res agentctx.Result, next string)
 	}{
 		{
