@@ -27,14 +27,17 @@ var (
 	compactKeys   = keyIndex((&CompactMetadata{}).fields(), map[string]share{"trigger": shareVocab, "summarizer": shareVocab})
 	segmentKeys   = keyIndex((&PreservedSegment{}).fields(), map[string]share{"headUuid": shareParent, "anchorUuid": shareParent, "tailUuid": shareParent})
 	mediaKeys     = keyIndex((&MediaSource{}).fields(), map[string]share{"type": shareVocab, "media_type": shareVocab})
-	blockKeys     = map[BlockKind]map[string]fieldKey{}
+	blockKeys     = blockKeyIndexes()
 	serverResKeys = keyIndex(blockFields(&ServerToolResult{}, new(string)), blockShare)
 )
 
-func init() {
+// blockKeyIndexes returns the key index of each known block kind.
+func blockKeyIndexes() map[BlockKind]map[string]fieldKey {
+	out := make(map[BlockKind]map[string]fieldKey, len(knownBlocks))
 	for kind, b := range knownBlocks {
-		blockKeys[kind] = keyIndex(blockFields(b(), new(string)), blockShare)
+		out[kind] = keyIndex(blockFields(b(), new(string)), blockShare)
 	}
+	return out
 }
 
 // share says whether, and with what, a decoder shares a string field's value between the
