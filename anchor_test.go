@@ -25,7 +25,7 @@ func usage(in, created, read, out int) *transcript.Usage {
 
 func TestAnchorTotals(t *testing.T) {
 	c := NewCounter(byteCounter)
-	// Sizes with byteCounter: a user text record is len(text)+MessageOverheadTokens.
+	// Sizes with byteCounter: a user text record is len(text)+messageOverheadTokens.
 	u1 := anchorUser("u1", &transcript.Text{Text: "first question"})
 	// Response msg_1, split into three records; output_tokens is a running count; the tool
 	// result of t1 was written between the response's records.

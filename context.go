@@ -247,7 +247,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 		origin: "context",
 	}
 	t.items = slices.Insert(t.items, 0, it)
-	rep.add(Action{Kind: ActionInjected, UUID: it.uuid, Tokens: MessageOverheadTokens + p.counter.Block(b),
+	rep.add(Action{Kind: ActionInjected, UUID: it.uuid, Tokens: messageOverheadTokens + p.counter.Block(b),
 		Detail: fmt.Sprintf("user context: %d sections", n)})
 	return nil
 }

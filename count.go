@@ -22,12 +22,12 @@ import (
 
 // Fixed costs used by [Counter], in tokens.
 const (
-	// MessageOverheadTokens is added once per user or assistant record for the message framing
+	// messageOverheadTokens is added once per user or assistant record for the message framing
 	// (role and separators) that the provider adds around the content. OpenAI's chat format
 	// costs 3–4 tokens per message; Anthropic does not publish its framing, so 3 is a
 	// reasoned guess that the provider-anchored total ([Counter.Totals]) absorbs. Claude Code
 	// writes one assistant record per content block, so a split response pays it per block.
-	MessageOverheadTokens = 3
+	messageOverheadTokens = 3
 
 	// toolOverheadTokens is added per tool_use and tool_result block for the tool-call
 	// framing (ids, names, delimiters) the provider renders around the payload.
@@ -238,7 +238,7 @@ func (c *Counter) Blocks(bs []transcript.Block) int {
 	return n
 }
 
-// Message returns the token count of m: [MessageOverheadTokens] plus its blocks. A nil message
+// Message returns the token count of m: [Counter.MessageOverhead] plus its blocks. A nil message
 // counts 0.
 func (c *Counter) Message(m *transcript.Message) int {
 	if m == nil {
@@ -263,7 +263,7 @@ func (c *Counter) Breakdown(r *transcript.Record) Breakdown {
 		return Breakdown{}
 	}
 	bd := c.content(r.Message.Role, r.Message.Content)
-	bd.Other += MessageOverheadTokens
+	bd.Other += messageOverheadTokens
 	return bd
 }
 
@@ -304,7 +304,7 @@ func (c *Counter) keyed(k msgKey, role transcript.Role, blocks []transcript.Bloc
 }
 
 func (c *Counter) addMessage(bd *Breakdown, m *transcript.Message) {
-	bd.Other += MessageOverheadTokens
+	bd.Other += messageOverheadTokens
 	for _, b := range m.Content {
 		c.addBlock(bd, m.Role, b)
 	}
@@ -706,3 +706,10 @@ func (b Breakdown) Get(cat Category) int {
 	}
 	return 0
 }
+
+// MessageOverhead returns the tokens the Counter adds once per user or assistant message for
+// the framing (role and separators) the provider adds around its content: 3. Anthropic does
+// not publish its framing (OpenAI's chat format costs 3–4 tokens a message), so this is a
+// reasoned guess that the provider-anchored total ([Counter.Totals]) absorbs. Claude Code
+// writes one assistant record per content block, so a split response pays it per block.
+func (c *Counter) MessageOverhead() int { return messageOverheadTokens }

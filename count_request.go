@@ -3,7 +3,7 @@ package agentctx
 import "github.com/agentctx/agentctx/transcript"
 
 // Request counts a request's input: system blocks, tool definitions and messages (each with
-// [MessageOverheadTokens] of framing). The result is an estimate of what the provider will
+// [Counter.MessageOverhead] of framing). The result is an estimate of what the provider will
 // bill as input (it cannot know the provider's own tokenizer); it is what the report's figures
 // and the max_tokens clamp use.
 func (c *Counter) Request(r *Request) int {
@@ -18,7 +18,7 @@ func (c *Counter) Request(r *Request) int {
 	counts := countScratch(len(msgs))
 	c.sequence(seqRequest, len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content }, *counts)
 	for _, k := range *counts {
-		n += MessageOverheadTokens + k
+		n += messageOverheadTokens + k
 	}
 	putCountScratch(counts)
 	return n
@@ -36,7 +36,7 @@ type RequestBreakdown struct {
 	Tools int
 	// BaseContext is what the context stage injected ([ContextConfig]): the system context
 	// block appended to the system prompt and the user context message, with its framing
-	// ([MessageOverheadTokens]) when it is a message of its own rather than merged into the
+	// ([Counter.MessageOverhead]) when it is a message of its own rather than merged into the
 	// first user message.
 	BaseContext int
 	// Messages is the rest of the messages by [Category]; its System is 0 and its Other holds
@@ -111,9 +111,9 @@ func (p *Pipeline) Breakdown(res *Result) RequestBreakdown {
 			c.addBlock(&mb, m.Role, blk)
 		}
 		if base > 0 && !rest {
-			base += MessageOverheadTokens
+			base += messageOverheadTokens
 		} else {
-			mb.Other += MessageOverheadTokens
+			mb.Other += messageOverheadTokens
 		}
 		b.BaseContext += base
 		b.Messages = b.Messages.Add(mb)

@@ -87,7 +87,7 @@ func TestBreakdown(t *testing.T) {
 					continue
 				}
 				assert.Positive(t, bd.BaseContext, f)
-				assert.GreaterOrEqual(t, bd.BaseContext, injected-MessageOverheadTokens, f)
+				assert.GreaterOrEqual(t, bd.BaseContext, injected-messageOverheadTokens, f)
 				assert.LessOrEqual(t, bd.BaseContext, injected, f)
 			}
 			if tc.compact {

@@ -33,7 +33,7 @@ func seqMessages(n int) []RequestMessage {
 func requestByBlocks(c *Counter, r *Request) int {
 	n := 0
 	for _, m := range r.Messages {
-		n += MessageOverheadTokens + c.Blocks(m.Content)
+		n += messageOverheadTokens + c.Blocks(m.Content)
 	}
 	return n
 }

@@ -127,9 +127,9 @@ func TestCounterBreakdown(t *testing.T) {
 		{"system", &transcript.Record{Type: transcript.TypeSystem, UUID: "s", Content: json.RawMessage(`"x"`)}, Breakdown{}},
 		{"user without message", &transcript.Record{Type: transcript.TypeUser, UUID: "u"}, Breakdown{}},
 		{"user", user, Breakdown{UserText: 5, ToolResult: 3 + toolOverheadTokens, Media: 2 * defaultImageTokens,
-			Other: 2 + MessageOverheadTokens}},
+			Other: 2 + messageOverheadTokens}},
 		{"assistant", asst, Breakdown{AssistantText: 6, Thinking: 3 + 2, ToolUse: 4 + 2 + toolOverheadTokens,
-			Other: MessageOverheadTokens}},
+			Other: messageOverheadTokens}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got := c.Breakdown(tt.r)

@@ -584,7 +584,7 @@ func (p *Pipeline) viewTokens(t *turn) int {
 		n += p.counter.Text(string(tool.Definition))
 	}
 	for i := range t.items {
-		n += MessageOverheadTokens + p.counter.Blocks(t.items[i].blocks)
+		n += messageOverheadTokens + p.counter.Blocks(t.items[i].blocks)
 	}
 	return n
 }

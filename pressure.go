@@ -351,7 +351,7 @@ func lastResponse(items []item, boundaryPos int) (responseMark, bool) {
 
 // itemTokens is the counted size of one view item as a request message part.
 func (p *Pipeline) itemTokens(it *item) int {
-	return MessageOverheadTokens + p.counter.Blocks(it.blocks)
+	return messageOverheadTokens + p.counter.Blocks(it.blocks)
 }
 
 // fitRatio fits the calibration ratio on the chain's responses after the latest compact
@@ -451,7 +451,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 			u := records[(*fit)[k]].Message.Usage
 			grown := 0
 			for q := from; q < k; q++ {
-				grown += MessageOverheadTokens + (*own)[q-from0]
+				grown += messageOverheadTokens + (*own)[q-from0]
 			}
 			// A deletion by cache_edits shrank the context the provider reports: the
 			// growth is what it reports plus what it deleted.

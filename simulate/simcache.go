@@ -102,7 +102,7 @@ func (pc *promptCache) positions(req *agentctx.Request) []position {
 		for j, b := range m.Content {
 			kind, n := byte('c'), pc.counter.Block(b)
 			if j == 0 { // a message starts here: its role and framing are part of the prefix
-				kind, n = 'u', n+agentctx.MessageOverheadTokens
+				kind, n = 'u', n+pc.counter.MessageOverhead()
 				if m.Role == transcript.RoleAssistant {
 					kind = 'a'
 				}

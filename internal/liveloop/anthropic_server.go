@@ -153,7 +153,7 @@ func (s *anthropicServer) prompt(req *agentctx.Request, messages []json.RawMessa
 	}
 	for i, raw := range messages {
 		raw, marked := unmarked(raw)
-		add(raw, marked, agentctx.MessageOverheadTokens+c.Blocks(req.Messages[i].Content))
+		add(raw, marked, c.MessageOverhead()+c.Blocks(req.Messages[i].Content))
 	}
 	return p
 }

@@ -11,7 +11,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -181,7 +180,7 @@ func (s *openaiServer) measure(raw json.RawMessage) (chatEntry, error) {
 	if err != nil {
 		return e, fmt.Errorf("content: %w", err)
 	}
-	e.tokens = agentctx.MessageOverheadTokens + c.Text(text)
+	e.tokens = c.MessageOverhead() + c.Text(text)
 	for _, pt := range parts {
 		switch pt.Type {
 		case "text":
