@@ -1,3 +1,6 @@
+// The recovery tests that drive a session.Session: external tests, since session imports the
+// root package. The helpers at the end are copies of the internal tests' ones they use.
+
 package agentctx_test
 
 import (
@@ -16,11 +19,8 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
-
 	"github.com/agentctx/agentctx/session"
-
 	"github.com/agentctx/agentctx/transcript"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

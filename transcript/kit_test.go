@@ -1,3 +1,8 @@
+// The record builder and corpus walk of this package's internal tests. The root package's
+// tests have the same helpers (testkit_test.go, corpus_test.go); an internal test cannot share
+// them through a package that imports transcript, since Go refuses that import cycle, so the
+// few this package needs are kept here.
+
 package transcript
 
 import (
