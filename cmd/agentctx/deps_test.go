@@ -14,10 +14,12 @@ import (
 // SDK and no database driver, so that its first build compiles the library and little else.
 // Neither its packages (in the workspace, and in its module alone, as go install resolves it)
 // nor its module alone's graph hold the SDKs, pgx, or this repository's adapters and store:
-// agentctx-full links those.
+// agentctx-full links those. Nor does it link net/http (and with it crypto/tls), which no
+// command of agentctx needs: a progress bar module brought them in once.
 func TestLinksNoSDK(t *testing.T) {
 	banned := []string{"github.com/anthropics/", "github.com/openai/", "github.com/jackc/",
-		"github.com/agentctx/agentctx/anthropic", "github.com/agentctx/agentctx/openai", "github.com/agentctx/agentctx/postgres"}
+		"github.com/agentctx/agentctx/anthropic", "github.com/agentctx/agentctx/openai", "github.com/agentctx/agentctx/postgres",
+		"net/http"}
 	tests := []struct {
 		name string
 		env  []string

@@ -13,8 +13,6 @@ import (
 	"github.com/agentctx/agentctx"
 	simulation "github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
 )
 
 // simulate replays a session under a policy and reports its tokens, cache and cost.
@@ -90,17 +88,11 @@ func (a *app) simulate(ctx context.Context, args []string, stdout, stderr io.Wri
 	if opts.Tools, err = readTools(tools); err != nil {
 		return err
 	}
-	bar := progress(stderr, len(tr.Records))
-	opts.Progress = func(done, total int) {
-		if bar != nil {
-			bar.ChangeMax(total)
-			_ = bar.Set(done)
-		}
+	if line := newProgress(stderr); line != nil {
+		opts.Progress = line.set
+		defer line.clear()
 	}
 	sim, err := simulation.Run(ctx, tr.Records, cfg, opts)
-	if bar != nil {
-		_ = bar.Finish()
-	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", addr, err)
 	}
@@ -119,16 +111,6 @@ func (a *app) simulate(ctx context.Context, args []string, stdout, stderr io.Wri
 	}
 	_, err = io.WriteString(stdout, simText(sim, addr.String()))
 	return err
-}
-
-// progress returns a progress bar on w when w is a terminal, else nil (no output at all).
-func progress(w io.Writer, max int) *progressbar.ProgressBar {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return nil
-	}
-	return progressbar.NewOptions(max, progressbar.OptionSetWriter(w), progressbar.OptionSetDescription("simulate"),
-		progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionSetPredictTime(false))
 }
 
 // sessionModel returns the session's last model that the model table knows, or the default.
