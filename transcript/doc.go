@@ -23,8 +23,8 @@
 // record is skipped; each is named by file, line and field ([Record.Damage], [LineError]),
 // and a torn last line left by a crash is reported, never rewritten. An [Appender] adds
 // records under a file lock (durably with [AppendOptions].Sync) and never changes a byte
-// already written; a [Store] such as
-// [DirStore] keeps the sessions of a fleet, with positioned appends that refuse a conflict.
+// already written; a [Store] such as [DirStore] keeps the sessions of a fleet, with
+// positioned appends that refuse a conflict.
 //
 // # The conversation
 //
