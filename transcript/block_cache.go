@@ -76,8 +76,8 @@ func forgetField(b fielder, key string) {
 // WithoutCacheReference returns a copy of b without its cache_reference, leaving no
 // "cache_reference" key in its encoding.
 func (b *ToolResult) WithoutCacheReference() *ToolResult {
-	c := *b
+	c := shallowCopy(b)
 	c.CacheReference = ""
-	forgetField(&c, "cache_reference")
-	return &c
+	forgetField(c, "cache_reference")
+	return c
 }

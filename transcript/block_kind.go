@@ -2,8 +2,6 @@ package transcript
 
 import (
 	"reflect"
-
-	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // KindOf returns b's kind, or "" for a nil block (typed or not), where b.Kind() would
@@ -35,6 +33,12 @@ func IsNilBlock(b Block) bool {
 		return b == nil
 	case *Document:
 		return b == nil
+	case *ToolReference:
+		return b == nil
+	case *ServerToolUse:
+		return b == nil
+	case *ServerToolResult:
+		return b == nil
 	}
 	v := reflect.ValueOf(b)
 	return v.Kind() == reflect.Pointer && v.IsNil()
@@ -47,53 +51,10 @@ func IsNilBlock(b Block) bool {
 // fields (an [UnknownBlock], a [CacheEdits]) give zero. A hash of what a block encodes to must
 // include them.
 func FieldBits(b Block) (present, null uint64) {
-	var p *jsonobj.Presence
-	switch b := b.(type) {
-	case *Text:
-		if b != nil {
-			p = &b.presence
-		}
-	case *Image:
-		if b != nil {
-			p = &b.presence
-		}
-	case *Document:
-		if b != nil {
-			p = &b.presence
-		}
-	case *ToolUse:
-		if b != nil {
-			p = &b.presence
-		}
-	case *ToolResult:
-		if b != nil {
-			p = &b.presence
-		}
-	case *Thinking:
-		if b != nil {
-			p = &b.presence
-		}
-	case *RedactedThinking:
-		if b != nil {
-			p = &b.presence
-		}
-	case *ToolReference:
-		if b != nil {
-			p = &b.presence
-		}
-	case *ServerToolUse:
-		if b != nil {
-			p = &b.presence
-		}
-	case *ServerToolResult:
-		if b != nil {
-			p = &b.presence
-		}
+	if f, ok := b.(fielder); ok && !IsNilBlock(b) {
+		return f.pres().Bits()
 	}
-	if p == nil {
-		return 0, 0
-	}
-	return p.Bits()
+	return 0, 0
 }
 
 // FieldBits returns which of the source's fields the line it was read from held, and which of
