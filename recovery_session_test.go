@@ -1,19 +1,14 @@
 // The recovery tests that drive a session.Session: external tests, since session imports the
-// root package. The helpers at the end are copies of the internal tests' ones they use.
+// root package. It reaches the internal tests' helpers through recovery_export_test.go.
 
 package agentctx_test
 
 import (
-	"bytes"
 	"context"
-	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -29,13 +24,13 @@ import (
 func recoverConversation(t *testing.T, rounds int) *session.Session {
 	t.Helper()
 	n := 0
-	s := session.New(session.Options{ID: "s-recover", Now: func() time.Time { return recoverNow },
+	s := session.New(session.Options{ID: "s-recover", Now: func() time.Time { return agentctx.RecoverNow },
 		NewUUID: func() string { n++; return fmt.Sprintf("00000000-0000-4000-8000-%012d", n) }})
 	for i := range rounds {
-		_, err := s.User(fmt.Sprintf("Round %d. ", i) + filler(1500))
+		_, err := s.User(fmt.Sprintf("Round %d. ", i) + agentctx.Filler(1500))
 		require.NoError(t, err)
 		_, err = s.Assistant(&transcript.Message{ID: fmt.Sprintf("msg_%d", i), Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
-			Content: []transcript.Block{&transcript.Text{Text: "Done. " + filler(300)}}, StopReason: "end_turn", Usage: &transcript.Usage{InputTokens: 500 * (i + 1), OutputTokens: 80}})
+			Content: []transcript.Block{&transcript.Text{Text: "Done. " + agentctx.Filler(300)}}, StopReason: "end_turn", Usage: &transcript.Usage{InputTokens: 500 * (i + 1), OutputTokens: 80}})
 		require.NoError(t, err)
 	}
 	_, err := s.User("What is left?")
@@ -47,10 +42,10 @@ func recoverConversation(t *testing.T, rounds int) *session.Session {
 // a restarted process (a new Pipeline on the records read back from JSON) finds it spent,
 // and a new response resets it.
 func TestRecoverPromptTooLongRestart(t *testing.T) {
-	p := recoverPipeline(t, agentctx.CompactConfig{})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
 	s := recoverConversation(t, 3)
 	ctx := t.Context()
-	res, err := s.Recover(ctx, p, agentctx.Input{}, ptlError(12_850))
+	res, err := s.Recover(ctx, p, agentctx.Input{}, agentctx.PTLError(12_850))
 	require.NoError(t, err)
 	assert.Equal(t, agentctx.RecoveryRecovered, res.Report.Recovery.Outcome)
 	require.NotNil(t, res.Report.Compaction)
@@ -58,9 +53,9 @@ func TestRecoverPromptTooLongRestart(t *testing.T) {
 	assert.Equal(t, "extractive", res.Report.Compaction.Summarizer, "without a Summarizer, what Compact uses")
 
 	// A restart: the transcript read back, a new pipeline.
-	restarted := recoverPipeline(t, agentctx.CompactConfig{})
-	records := roundTrip(t, s.Records())
-	again, err := restarted.Recover(ctx, agentctx.Input{Records: records}, ptlError(12_400))
+	restarted := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
+	records := agentctx.RoundTrip(t, s.Records())
+	again, err := restarted.Recover(ctx, agentctx.Input{Records: records}, agentctx.PTLError(12_400))
 	var ptl *provider.PromptTooLongError
 	require.ErrorAs(t, err, &ptl)
 	assert.Equal(t, 12_400, ptl.Tokens, "the provider's figures")
@@ -68,14 +63,14 @@ func TestRecoverPromptTooLongRestart(t *testing.T) {
 	assert.Empty(t, again.Append)
 
 	// A response, then the provider refuses again: the rung runs again.
-	r2, err := session.Resume(records, session.Options{Now: func() time.Time { return recoverNow }})
+	r2, err := session.Resume(records, session.Options{Now: func() time.Time { return agentctx.RecoverNow }})
 	require.NoError(t, err)
 	_, err = r2.Assistant(&transcript.Message{ID: "msg_after", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
 		Content: []transcript.Block{&transcript.Text{Text: "Nothing is left."}}, StopReason: "end_turn", Usage: &transcript.Usage{InputTokens: 900, OutputTokens: 5}})
 	require.NoError(t, err)
-	_, err = r2.User("Then " + filler(2000))
+	_, err = r2.User("Then " + agentctx.Filler(2000))
 	require.NoError(t, err)
-	third, err := restarted.Recover(ctx, agentctx.Input{Records: r2.Records()}, ptlError(12_900))
+	third, err := restarted.Recover(ctx, agentctx.Input{Records: r2.Records()}, agentctx.PTLError(12_900))
 	require.NoError(t, err)
 	assert.Equal(t, agentctx.RecoveryRecovered, third.Report.Recovery.Outcome)
 }
@@ -91,7 +86,7 @@ func truncate(t *testing.T, s *session.Session, id string) {
 // The output rungs are counted from the records along the chain: a restart continues the
 // count, and a branch from before the continuations starts it again.
 func TestRecoverOutputRestartAndBranch(t *testing.T) {
-	p := windowPipeline(t, 200_000, agentctx.CompactConfig{})
+	p := agentctx.WindowPipeline(t, 200_000, agentctx.CompactConfig{})
 	s := recoverConversation(t, 1)
 	ctx := t.Context()
 
@@ -118,9 +113,9 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 	truncate(t, s, "msg_cut_2")
 
 	// A restart continues the count.
-	restarted := windowPipeline(t, 200_000, agentctx.CompactConfig{})
-	records := roundTrip(t, s.Records())
-	r2, err := session.Resume(records, session.Options{Now: func() time.Time { return recoverNow }})
+	restarted := agentctx.WindowPipeline(t, 200_000, agentctx.CompactConfig{})
+	records := agentctx.RoundTrip(t, s.Records())
+	r2, err := session.Resume(records, session.Options{Now: func() time.Time { return agentctx.RecoverNow }})
 	require.NoError(t, err)
 	res, err = r2.Recover(ctx, restarted, agentctx.Input{}, provider.ErrOutputTruncated)
 	require.NoError(t, err)
@@ -153,25 +148,25 @@ func TestRecoverOutputRestartAndBranch(t *testing.T) {
 // doc says the largest media blocks are stripped when the body is still over after the
 // reactive compaction.
 func TestRegressRequestTooLargeSingleMessage(t *testing.T) {
-	p := recoverPipeline(t, agentctx.CompactConfig{})
-	s := session.New(session.Options{ID: "s-413", Now: func() time.Time { return recoverNow }})
-	big := imageSpec{Bytes: 9000, Seed: 5}.block()
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
+	s := session.New(session.Options{ID: "s-413", Now: func() time.Time { return agentctx.RecoverNow }})
+	big := agentctx.ImageSpec{Bytes: 9000, Seed: 5}.Block()
 	_, err := s.UserBlocks(&transcript.Text{Text: "One capture."}, big)
 	require.NoError(t, err)
 	_, err = s.Prepare(t.Context(), p, agentctx.Input{})
 	require.NoError(t, err)
-	res, err := s.Recover(t.Context(), p, agentctx.Input{}, &providerError{class: provider.ClassRequestTooLarge})
+	res, err := s.Recover(t.Context(), p, agentctx.Input{}, agentctx.NewProviderError(provider.ClassRequestTooLarge))
 	require.NoError(t, err, "%+v", res.Report.Recovery)
-	require.NotContains(t, string(requestBytes(t, res.Request)), big.Source.Data)
+	require.NotContains(t, string(agentctx.RequestBytes(t, res.Request)), big.Source.Data)
 }
 
 func TestRecoverPassesWhatIsNotOurs(t *testing.T) {
-	p := recoverPipeline(t, agentctx.CompactConfig{})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
 	s := recoverConversation(t, 1)
 	for _, err := range []error{
-		&providerError{class: provider.ClassRetryable},
-		&providerError{class: provider.ClassInvalidRequest},
-		&providerError{class: provider.ClassFatal},
+		agentctx.NewProviderError(provider.ClassRetryable),
+		agentctx.NewProviderError(provider.ClassInvalidRequest),
+		agentctx.NewProviderError(provider.ClassFatal),
 		context.DeadlineExceeded,
 	} {
 		res, rerr := p.Recover(t.Context(), agentctx.Input{Records: s.Records()}, err)
@@ -191,9 +186,9 @@ func TestRecoverPromptTooLongBreaker(t *testing.T) {
 	failing := agentctx.SummarizerFunc(func(context.Context, agentctx.SummaryRequest) (agentctx.Summary, error) {
 		return agentctx.Summary{}, errors.New("summarizer down")
 	})
-	p := recoverPipeline(t, agentctx.CompactConfig{Summarizer: failing, DisableFallback: true})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{Summarizer: failing, DisableFallback: true})
 	s := recoverConversation(t, 3)
-	res, err := s.Recover(t.Context(), p, agentctx.Input{}, ptlError(12_850))
+	res, err := s.Recover(t.Context(), p, agentctx.Input{}, agentctx.PTLError(12_850))
 	require.ErrorIs(t, err, provider.ErrPromptTooLong)
 	assert.Equal(t, agentctx.RecoveryTerminal, res.Report.Recovery.Outcome)
 	require.Len(t, res.Append, 2)
@@ -205,9 +200,9 @@ func TestRecoverPromptTooLongBreaker(t *testing.T) {
 }
 
 func TestRecoverForkNeverCompacts(t *testing.T) {
-	p := recoverPipeline(t, agentctx.CompactConfig{})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
 	s := recoverConversation(t, 3)
-	res, err := p.Recover(t.Context(), agentctx.Input{Records: s.Records(), SkipCacheWrite: true}, ptlError(12_850))
+	res, err := p.Recover(t.Context(), agentctx.Input{Records: s.Records(), SkipCacheWrite: true}, agentctx.PTLError(12_850))
 	assert.ErrorContains(t, err, "a fork never compacts")
 	assert.Equal(t, agentctx.RecoveryTerminal, res.Report.Recovery.Outcome)
 }
@@ -220,9 +215,9 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 		summaries = append(summaries, req)
 		return agentctx.Summary{Text: "<summary>The user sent screenshots.</summary>", By: "fake"}, nil
 	})
-	p := recoverPipeline(t, agentctx.CompactConfig{Summarizer: sum})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{Summarizer: sum})
 	s := recoverConversation(t, 1)
-	big := imageSpec{Bytes: 3000, Seed: 9}.block()
+	big := agentctx.ImageSpec{Bytes: 3000, Seed: 9}.Block()
 	_, err := s.UserBlocks(&transcript.Text{Text: "The crash dialog."}, big)
 	require.NoError(t, err)
 	ctx := t.Context()
@@ -237,7 +232,7 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, path)
-	rejected := &providerError{class: provider.ClassMediaRejected, tree: []error{&provider.MediaRejectedError{Paths: []string{path}, Message: "image exceeds 5 MB maximum"}}}
+	rejected := agentctx.NewProviderError(provider.ClassMediaRejected, &provider.MediaRejectedError{Paths: []string{path}, Message: "image exceeds 5 MB maximum"})
 	res, err = s.Recover(ctx, p, agentctx.Input{}, rejected)
 	require.NoError(t, err)
 	hash := transcript.MediaHash(big.Source)
@@ -246,7 +241,7 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 		for _, img := range imagesOf(req) {
 			assert.NotEqual(t, hash, transcript.MediaHash(img.Source), "%s: the refused image", what)
 		}
-		assert.Contains(t, string(requestBytes(t, req)), "image removed", what)
+		assert.Contains(t, string(agentctx.RequestBytes(t, req)), "image removed", what)
 	}
 	noImage("after the decision", res.Request)
 	// The same bytes again, in a tool result this time.
@@ -277,10 +272,10 @@ func TestRecoverCanceledRecordsNothing(t *testing.T) {
 		cancel()
 		return agentctx.Summary{}, ctx.Err()
 	})
-	p := recoverPipeline(t, agentctx.CompactConfig{Summarizer: sum, DisableFallback: true})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{Summarizer: sum, DisableFallback: true})
 	s := recoverConversation(t, 3)
 	before := len(s.Records())
-	res, err := s.Recover(ctx, p, agentctx.Input{}, ptlError(12_850))
+	res, err := s.Recover(ctx, p, agentctx.Input{}, agentctx.PTLError(12_850))
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Empty(t, res.Append)
 	assert.Len(t, s.Records(), before)
@@ -290,21 +285,21 @@ func TestRecoverCanceledRecordsNothing(t *testing.T) {
 // (the reactive compaction, then the media strip): Recover never panics and, cut short,
 // records nothing.
 func TestRegressStripLargestCanceledPanics(t *testing.T) {
-	p := recoverPipeline(t, agentctx.CompactConfig{})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
 	s := recoverConversation(t, 0)
-	small, big := imageSpec{Bytes: 200, Seed: 4}.block(), imageSpec{Bytes: 9000, Seed: 5}.block()
+	small, big := agentctx.ImageSpec{Bytes: 200, Seed: 4}.Block(), agentctx.ImageSpec{Bytes: 9000, Seed: 5}.Block()
 	_, err := s.UserBlocks(&transcript.Text{Text: "Both captures."}, small, big)
 	require.NoError(t, err)
 	in := agentctx.Input{Records: s.Records(), Leaf: s.Leaf()}
 	for n := range int64(400) {
-		ctx := &cancelAfter{n: n, done: make(chan struct{})}
+		ctx := agentctx.NewCancelAfter(n)
 		func() {
 			defer func() {
 				if r := recover(); r != nil {
 					t.Fatalf("Err cancelled on call %d: Recover panics: %v\n%s", n+1, r, debug.Stack())
 				}
 			}()
-			res, err := p.Recover(ctx, in, &providerError{class: provider.ClassRequestTooLarge})
+			res, err := p.Recover(ctx, in, agentctx.NewProviderError(provider.ClassRequestTooLarge))
 			if errors.Is(err, context.Canceled) {
 				require.Empty(t, res.Append, "cut short at Err call %d: nothing is recorded", n+1)
 				require.NotNil(t, res.Report.Recovery)
@@ -314,7 +309,7 @@ func TestRegressStripLargestCanceledPanics(t *testing.T) {
 }
 
 func TestRegressRecoverConcurrent(t *testing.T) {
-	p := recoverPipeline(t, agentctx.CompactConfig{})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
 	var wg sync.WaitGroup
 	for g := range 4 {
 		s := recoverConversation(t, 3)
@@ -326,7 +321,7 @@ func TestRegressRecoverConcurrent(t *testing.T) {
 			if g%2 == 1 {
 				_, _ = p.Recover(context.Background(), in, provider.ErrOutputTruncated)
 			} else {
-				_, _ = p.Recover(context.Background(), in, ptlError(12_850))
+				_, _ = p.Recover(context.Background(), in, agentctx.PTLError(12_850))
 			}
 		})
 	}
@@ -337,9 +332,9 @@ func TestRegressRecoverConcurrent(t *testing.T) {
 // TestRegressRecoverReportOnBuildError: the report is there when the records cannot rebuild
 // the refused request.
 func TestRegressRecoverReportOnBuildError(t *testing.T) {
-	p := recoverPipeline(t, agentctx.CompactConfig{})
+	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
 	s := recoverConversation(t, 1)
-	res, err := p.Recover(t.Context(), agentctx.Input{Records: s.Records(), Leaf: "no-such-uuid"}, ptlError(12_850))
+	res, err := p.Recover(t.Context(), agentctx.Input{Records: s.Records(), Leaf: "no-such-uuid"}, agentctx.PTLError(12_850))
 	require.Error(t, err)
 	require.NotNil(t, res.Report.Recovery, "err: %v", err)
 	require.Equal(t, agentctx.RecoveryPassed, res.Report.Recovery.Outcome)
@@ -351,12 +346,12 @@ func TestRegressRecoverReportOnBuildError(t *testing.T) {
 // Recover goes straight to a continuation and keeps the raise unspent.
 func TestRegressOutputCapRaiseHasNoEffect(t *testing.T) {
 	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 200_000, MaxOutputTokens: 32_000, Tokens: agentctx.EstimateCounter{},
-		Now: func() time.Time { return recoverNow }})
+		Now: func() time.Time { return agentctx.RecoverNow }})
 	require.NoError(t, err)
 	s := recoverConversation(t, 1)
 	// a long conversation: little room left under the window
 	for i := range 43 {
-		_, err := s.User(fmt.Sprintf("More %d ", i) + filler(12000))
+		_, err := s.User(fmt.Sprintf("More %d ", i) + agentctx.Filler(12000))
 		require.NoError(t, err)
 		_, err = s.Assistant(&transcript.Message{ID: fmt.Sprintf("m_%d", i), Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
 			Content: []transcript.Block{&transcript.Text{Text: "ok"}}, StopReason: "end_turn"})
@@ -377,84 +372,6 @@ func TestRegressOutputCapRaiseHasNoEffect(t *testing.T) {
 	require.NotEqual(t, first.Request.Messages, res.Request.Messages, "the request asks for the rest")
 }
 
-var recoverNow = time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-
-// filler returns n characters of varied prose.
-func filler(n int) string {
-	words := strings.Fields("the parser keeps every token of the input while the lexer reports line and column for each error it meets in the grammar")
-	var b strings.Builder
-	for i := 0; b.Len() < n; i++ {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		fmt.Fprintf(&b, "%s%d", words[i%len(words)], i%97)
-	}
-	return b.String()[:n]
-}
-
-// recoverPipeline is a small-window pipeline with cfg's compaction settings.
-func recoverPipeline(t *testing.T, compact agentctx.CompactConfig) *agentctx.Pipeline {
-	t.Helper()
-	return windowPipeline(t, 12_000, compact)
-}
-
-// ptlError is a prompt-too-long error as an adapter reports it.
-func ptlError(tokens int) error {
-	return &providerError{class: provider.ClassPromptTooLong, tree: []error{&provider.PromptTooLongError{Tokens: tokens, Limit: 12_000}}}
-}
-
-// roundTrip sends records through their JSONL encoding, as a resume does.
-func roundTrip(t testing.TB, recs []transcript.Record) []transcript.Record {
-	t.Helper()
-	tr, err := transcript.Read(strings.NewReader(encodeRecords(t, recs)), "appended", transcript.ReadOptions{Strict: true})
-	require.NoError(t, err)
-	require.True(t, tr.Clean(), "every record reads back")
-	return tr.Records
-}
-
-func windowPipeline(t *testing.T, window int, compact agentctx.CompactConfig) *agentctx.Pipeline {
-	t.Helper()
-	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window, MaxOutputTokens: 16_000, Tokens: agentctx.EstimateCounter{},
-		Compact: compact, Now: func() time.Time { return recoverNow }})
-	require.NoError(t, err)
-	return p
-}
-
-// imageSpec is a PNG image of Bytes bytes of data (after its header), filled with Seed.
-type imageSpec struct {
-	Bytes int  `json:"bytes"`
-	Seed  byte `json:"seed"`
-}
-
-func (s imageSpec) block() *transcript.Image {
-	data := append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{s.Seed}, s.Bytes)...)
-	return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(data)}}
-}
-
-// providerError is an adapter's classified error, as agentctx/anthropic builds one.
-type providerError struct {
-	class provider.ErrorClass
-	tree  []error
-}
-
-func (e *providerError) Error() string { return "provider: " + string(e.class) }
-
-func (e *providerError) ErrorClass() provider.ErrorClass { return e.class }
-
-func (e *providerError) Unwrap() []error { return e.tree }
-
-func (e *providerError) Is(target error) bool {
-	return target == provider.ErrRequestTooLarge && e.class == provider.ClassRequestTooLarge
-}
-
-// requestBytes returns the request body.
-func requestBytes(t testing.TB, req agentctx.Request) []byte {
-	t.Helper()
-	b, err := req.MarshalJSON()
-	require.NoError(t, err)
-	return b
-}
-
 // imagesOf returns the images of req, those inside tool results included.
 func imagesOf(req agentctx.Request) []*transcript.Image {
 	var out []*transcript.Image
@@ -472,39 +389,4 @@ func imagesOf(req agentctx.Request) []*transcript.Image {
 		}
 	}
 	return out
-}
-
-// cancelAfter is a context cancelled (Done closed, Err Canceled) on its n-th Err call, as a
-// caller's cancel from another goroutine can land at any point.
-type cancelAfter struct {
-	n    int64
-	once sync.Once
-	done chan struct{}
-}
-
-func (c *cancelAfter) Deadline() (time.Time, bool) { return time.Time{}, false }
-
-func (c *cancelAfter) Value(any) any { return nil }
-
-func (c *cancelAfter) Done() <-chan struct{} { return c.done }
-
-func (c *cancelAfter) Err() error {
-	if atomic.AddInt64(&c.n, -1) < 0 {
-		c.once.Do(func() { close(c.done) })
-		return context.Canceled
-	}
-	return nil
-}
-
-// encodeRecords encodes records as transcript lines.
-func encodeRecords(t testing.TB, recs []transcript.Record) string {
-	t.Helper()
-	var b strings.Builder
-	for _, r := range recs {
-		enc, err := json.Marshal(r)
-		require.NoError(t, err)
-		b.Write(enc)
-		b.WriteByte('\n')
-	}
-	return b.String()
 }
