@@ -269,7 +269,7 @@ func (n *normalizer) tools(prefix []nameUse, msgs []nmsg, stubs map[string]stub)
 		nb := firstUse[name]
 		st, ok := stubs[name]
 		if !ok {
-			st = stub{stubTool(name), "tool " + name + " is used in the history but not in Input.Tools: declared as unavailable, with an empty schema"}
+			st = stub{StubTool(name), "tool " + name + " is used in the history but not in Input.Tools: declared as unavailable, with an empty schema"}
 			if stubs != nil {
 				stubs[name] = st
 			}
@@ -287,11 +287,13 @@ type stub struct {
 	detail string
 }
 
-// stubTool is the definition normalize declares for a tool the history uses but Input.Tools
-// lacks: an empty schema and a description telling the model not to call it. It is the JSON
-// jsonobj.Marshal gives for the object {name, description, input_schema}, written directly: a
-// turn declares its stubs anew.
-func stubTool(name string) Tool {
+// StubTool is the definition normalize declares for a tool the history uses but Input.Tools
+// lacks: an empty schema and a description telling the model not to call it. A caller that
+// declares such tools up front with it (as the simulator does) keeps the tool list, the start
+// of the cached prefix, the same from turn to turn, and gets the request normalize would have
+// built. It is the JSON jsonobj.Marshal gives for the object {name, description,
+// input_schema}, written directly: a turn declares its stubs anew.
+func StubTool(name string) Tool {
 	def := make([]byte, 0, len(`{"name":`)+len(name)+2+len(stubToolRest))
 	def = append(def, `{"name":`...)
 	def = jsonobj.AppendString(def, name)

@@ -23,7 +23,7 @@ func TestStubToolBytes(t *testing.T) {
 			InputSchema json.RawMessage `json:"input_schema"`
 		}{name, stubToolDescription, json.RawMessage(`{"type":"object"}`)})
 		require.NoError(t, err)
-		got := stubTool(name)
+		got := StubTool(name)
 		assert.Equal(t, string(want), string(got.Definition), "%q", name)
 		assert.Equal(t, name, got.Name)
 	}

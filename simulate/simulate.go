@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
-	"github.com/agentctx/agentctx/internal/jsonobj"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -357,24 +355,9 @@ func sessionTools(records []transcript.Record) []agentctx.Tool {
 	slices.Sort(names)
 	tools := make([]agentctx.Tool, 0, len(names))
 	for _, n := range names {
-		tools = append(tools, stubTool(n))
+		tools = append(tools, agentctx.StubTool(n))
 	}
 	return tools
-}
-
-// stubDescription is the description of a [stubTool].
-const stubDescription = "Not available in this session: declared only because earlier messages of the conversation call it. Do not call it."
-
-// stubTool is the definition normalize declares for a tool the history calls but the turn's
-// tools lack — an empty schema and a description telling the model not to call it — byte for
-// byte, so that declaring it up front gives the request normalize would have built.
-func stubTool(name string) agentctx.Tool {
-	def, _ := jsonobj.Marshal(struct { // strings and raw JSON: it cannot fail
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"input_schema"`
-	}{name, stubDescription, json.RawMessage(`{"type":"object"}`)})
-	return agentctx.Tool{Name: name, Definition: def}
 }
 
 // follow resolves uuid through the relinks of earlier compactions.
