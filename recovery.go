@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentctx/agentctx/internal/b64"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/provider"
@@ -670,7 +672,7 @@ func pickMedia(req *Request, e *provider.MediaRejectedError) ([]transcript.Strip
 	case e.MaxBytes > 0:
 		rule = fmt.Sprintf("the images over the %d bytes the error names", e.MaxBytes)
 		for _, m := range media {
-			if m.kind == transcript.KindImage && m.src.Type == "base64" && decodedLen(m.src.Data) > e.MaxBytes {
+			if m.kind == transcript.KindImage && m.src.Type == "base64" && b64.DecodedLen(m.src.Data) > e.MaxBytes {
 				picked = append(picked, m)
 			}
 		}
@@ -708,15 +710,4 @@ func pickMedia(req *Request, e *provider.MediaRejectedError) ([]transcript.Strip
 		out = append(out, transcript.StrippedMedia{Hash: h, Kind: string(m.kind), Path: path})
 	}
 	return out, rule
-}
-
-// decodedLen is the decoded size of standard base64 data.
-func decodedLen(data string) int {
-	n := len(data) / 4 * 3
-	for i := len(data) - 1; i >= max(0, len(data)-2); i-- {
-		if data[i] == '=' {
-			n--
-		}
-	}
-	return n
 }

@@ -7,6 +7,8 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+
+	"github.com/agentctx/agentctx/internal/b64"
 )
 
 // rankTable maps the bytes of every token of an encoding to its rank, laid out for the
@@ -62,7 +64,7 @@ func newRankTableFile(name string, data []byte) (*rankTable, error) {
 	// First pass: the sizes, from the base64 lengths.
 	nShort, nLong := 0, 0
 	for _, line := range lines {
-		if tok, _, _ := bytes.Cut(line, []byte{' '}); decodedLen(tok) <= shortMax {
+		if tok, _, _ := bytes.Cut(line, []byte{' '}); b64.DecodedLen(tok) <= shortMax {
 			nShort++
 		} else {
 			nLong++
@@ -173,16 +175,4 @@ func (t *rankTable) rank(s string) (int, bool) {
 			return int(slot.rank), true
 		}
 	}
-}
-
-// decodedLen is the length of the bytes that the standard base64 text tok decodes to, read
-// from its length and padding without decoding it.
-func decodedLen(tok []byte) int {
-	n := len(tok) / 4 * 3
-	for i := len(tok) - 1; i >= max(0, len(tok)-2); i-- {
-		if tok[i] == '=' {
-			n--
-		}
-	}
-	return n
 }
