@@ -246,12 +246,22 @@ func (e *budgetEntry) chars() int {
 	return e.measure()
 }
 
-// budget runs the tool-result budget stage (see [BudgetConfig]); the results it replaces are
+// budgetStage is the tool-result budget (see [BudgetConfig]): it caps each new tool result and
+// the last user message's results together, storing what it replaces.
+type budgetStage struct {
+	cfg     BudgetConfig
+	counter *Counter
+	window  int
+}
+
+func (*budgetStage) name() string { return "budget" }
+
+// run runs the tool-result budget stage (see [BudgetConfig]); the results it replaces are
 // never tokenized, here or by the pressure figure, which counts the view. Reported tokens are
 // measured against the transcript's content: a re-applied replacement reports the tokens its
 // preview saves, like a new one.
-func (p *Pipeline) budget(t *turn) error {
-	cfg := p.cfg.Budget
+func (st *budgetStage) run(t *turn) error {
+	cfg := st.cfg
 	frozen := frozenBudget(t.in.Records, t.chain.Scan())
 
 	// Collect the tool results that matter, per tool_use_id: those of the last API user message
@@ -331,7 +341,7 @@ func (p *Pipeline) budget(t *turn) error {
 	// Decide on the new results, and freeze the replaced ones in one decision record.
 	var fresh []*budgetEntry
 	if !cfg.Disable && len(last) > 0 {
-		if err := p.budgetMessage(t, last); err != nil {
+		if err := st.budgetMessage(t, last); err != nil {
 			return err
 		}
 		for _, e := range last {
@@ -373,7 +383,7 @@ func (p *Pipeline) budget(t *turn) error {
 		}
 		for _, s := range e.slots {
 			nb := replacedResult(s.tr, e.res.Preview)
-			freed := est.Block(s.tr) - p.counter.Block(nb)
+			freed := est.Block(s.tr) - st.counter.Block(nb)
 			t.items[s.item].setBlock(s.block, nb)
 			sr.add(Action{Kind: kind, UUID: t.items[s.item].uuid, ToolUseID: e.id, Record: e.record, Detail: detail, Tokens: -freed})
 		}
@@ -398,8 +408,8 @@ func (t *turn) budgetRecord(d *transcript.BudgetDecision, content string) (trans
 
 // budgetMessage decides on the new results of the last API user message g: first each one's
 // cap, then the message's cap, largest first. Replaced results are stored.
-func (p *Pipeline) budgetMessage(t *turn, g []*budgetEntry) error {
-	cfg := p.cfg.Budget
+func (st *budgetStage) budgetMessage(t *turn, g []*budgetEntry) error {
+	cfg := st.cfg
 	var cands []*budgetEntry
 	for _, e := range g {
 		if !e.frozen {
@@ -417,10 +427,10 @@ func (p *Pipeline) budgetMessage(t *turn, g []*budgetEntry) error {
 	slices.SortStableFunc(cands, func(a, b *budgetEntry) int {
 		return cmp.Or(cmp.Compare(b.size, a.size), cmp.Compare(a.id, b.id))
 	})
-	w := p.window
+	w := st.window
 	maxMsg := cfg.maxMessage(w)
 	replace := func(e *budgetEntry) error {
-		ok, err := p.replaceResult(t, e)
+		ok, err := st.replaceResult(t, e)
 		if ok {
 			total += e.chars() - e.size
 		}
@@ -483,14 +493,14 @@ func capText(n int) string {
 
 // replaceResult stores e's content and sets its verdict to replaced, unless the preview would
 // not be shorter than the content.
-func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
-	cfg := p.cfg.Budget
+func (st *budgetStage) replaceResult(t *turn, e *budgetEntry) (bool, error) {
+	cfg := st.cfg
 	s := e.slots[0]
 	if slices.ContainsFunc(s.tr.Content, isMedia) {
 		return false, nil // a text preview cannot stand in for an image or a document
 	}
 	full := resultContent(s.tr)
-	if head, _ := previewHead(full, cfg.preview(p.window)); utf8.RuneCountInString(head) >= e.size {
+	if head, _ := previewHead(full, cfg.preview(st.window)); utf8.RuneCountInString(head) >= e.size {
 		return false, nil // the preview alone would be as long as the result
 	}
 	ref := "transcript:" + fsname.Safe(t.items[s.item].uuid)
@@ -500,7 +510,7 @@ func (p *Pipeline) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 			return false, fmt.Errorf("store tool result %q: %w", e.id, err)
 		}
 	}
-	pv := persistedPreview(full, e.size, ref, cfg.preview(p.window))
+	pv := persistedPreview(full, e.size, ref, cfg.preview(st.window))
 	if utf8.RuneCountInString(pv) >= e.size {
 		return false, nil
 	}

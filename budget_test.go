@@ -453,7 +453,7 @@ func TestBudgetCopyOnWrite(t *testing.T) {
 	require.NoError(t, err)
 	tn := p.newTurn(context.Background(), &in, chain)
 	tn.report.stage("budget")
-	require.NoError(t, p.budget(tn))
+	require.NoError(t, p.stages.budget.run(tn))
 	assert.Equal(t, before, k.jsonl(t))
 
 	var owned, shared int

@@ -124,9 +124,16 @@ func stripCacheControl(b transcript.Block) (transcript.Block, int) {
 	return b, n
 }
 
-// cacheBreakpoint removes stale markers and places the request's markers (see [CacheConfig]).
-func (p *Pipeline) cacheBreakpoint(t *turn) error {
-	c := p.cfg.Cache
+// cacheStage is the cache-breakpoint stage (see [CacheConfig]).
+type cacheStage struct {
+	cfg CacheConfig
+}
+
+func (*cacheStage) name() string { return "cache" }
+
+// run removes stale markers and places the request's markers (see [CacheConfig]).
+func (st *cacheStage) run(t *turn) error {
+	c := st.cfg
 	rep := t.report.stage("cache")
 	msgs := t.req.Messages
 	ed := &msgEditor{msgs: msgs, owned: make([]bool, len(msgs))}
@@ -147,7 +154,7 @@ func (p *Pipeline) cacheBreakpoint(t *turn) error {
 			rep.add(Action{Kind: ActionRepaired, Detail: fmt.Sprintf("removed cache_control from system[%d]", i)})
 		}
 	}
-	tools, err := p.stripToolMarkers(t, rep)
+	tools, err := st.stripToolMarkers(t, rep)
 	if err != nil {
 		return err
 	}
@@ -217,7 +224,7 @@ func (e *msgEditor) set(i, j int, b transcript.Block) {
 
 // stripToolMarkers returns a copy of the request's tools without markers (on the Tool or in
 // its definition), or the tools themselves when none carries one.
-func (p *Pipeline) stripToolMarkers(t *turn, rep *StageReport) ([]Tool, error) {
+func (st *cacheStage) stripToolMarkers(t *turn, rep *StageReport) ([]Tool, error) {
 	tools := t.req.Tools
 	copied := false
 	for i, tool := range tools {
@@ -229,7 +236,7 @@ func (p *Pipeline) stripToolMarkers(t *turn, rep *StageReport) ([]Tool, error) {
 			}
 		}
 		_, inDef := m["cache_control"]
-		if tool.CacheControl == nil && !inDef && !p.cfg.Cache.ToolsMarker {
+		if tool.CacheControl == nil && !inDef && !st.cfg.ToolsMarker {
 			continue
 		}
 		if !copied {

@@ -221,7 +221,7 @@ func TestCacheMarkerPlacement(t *testing.T) {
 				orig[i] = RequestMessage{m.Role, append([]transcript.Block(nil), m.Content...)}
 			}
 			tn := &turn{in: &Input{SkipCacheWrite: tc.skip}, report: &Report{}, req: Request{Messages: tc.msgs}}
-			require.NoError(t, p.cacheBreakpoint(tn))
+			require.NoError(t, p.stages.cache.run(tn))
 			var at [2]int = [2]int{-1, -1}
 			n := 0
 			for i, m := range tn.req.Messages {
@@ -264,7 +264,7 @@ func TestCacheStripsMessageMarkers(t *testing.T) {
 	}
 	p := cachePipeline(t, CacheConfig{})
 	tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs}}
-	require.NoError(t, p.cacheBreakpoint(tn))
+	require.NoError(t, p.stages.cache.run(tn))
 	assert.Equal(t, []cacheMarker{{"messages", 2, 2, ""}}, cacheMarkers(t, tn.req))
 	enc := string(requestBytes(t, tn.req))
 	assert.NotContains(t, enc, "null")
@@ -290,7 +290,7 @@ func TestCacheReferencesAfterMarker(t *testing.T) {
 	t.Run("enabled", func(t *testing.T) {
 		p := cachePipeline(t, CacheConfig{})
 		tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs()}}
-		require.NoError(t, p.cacheBreakpoint(tn))
+		require.NoError(t, p.stages.cache.run(tn))
 		ms := tn.req.Messages
 		assert.Equal(t, "a", ms[2].Content[0].(*transcript.ToolResult).CacheReference)
 		assert.Empty(t, ms[4].Content[0].(*transcript.ToolResult).CacheReference, "not before the marker")
@@ -302,7 +302,7 @@ func TestCacheReferencesAfterMarker(t *testing.T) {
 	t.Run("disabled drops all cache editing", func(t *testing.T) {
 		p := cachePipeline(t, CacheConfig{Disable: true})
 		tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs()}}
-		require.NoError(t, p.cacheBreakpoint(tn))
+		require.NoError(t, p.stages.cache.run(tn))
 		ms := tn.req.Messages
 		assert.Empty(t, ms[2].Content[0].(*transcript.ToolResult).CacheReference)
 		assert.Len(t, ms[4].Content, 2, "cache_edits dropped")

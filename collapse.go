@@ -36,9 +36,18 @@ type CollapseConfig struct {
 
 func (c CollapseConfig) validate() error { return nil }
 
-// collapse applies the transcript's collapse commits in record order.
-func (p *Pipeline) collapse(t *turn) error {
-	if p.cfg.Collapse.Disable {
+// collapseStage is the collapse stage (see [CollapseConfig]): it replaces each committed span with its
+// summary.
+type collapseStage struct {
+	cfg     CollapseConfig
+	counter *Counter
+}
+
+func (*collapseStage) name() string { return "collapse" }
+
+// run applies the transcript's collapse commits in record order.
+func (st *collapseStage) run(t *turn) error {
+	if st.cfg.Disable {
 		return nil
 	}
 	rep := t.report.stage("collapse")
@@ -50,13 +59,13 @@ func (p *Pipeline) collapse(t *turn) error {
 			rep.add(Action{Kind: ActionSkipped, UUID: r.UUID, Detail: "collapse commit without collapseCommit metadata"})
 			return
 		}
-		p.applyCollapse(t, rep, r)
+		st.applyCollapse(t, rep, r)
 	})
 	return nil
 }
 
 // applyCollapse substitutes one commit's span, or reports why it cannot.
-func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *transcript.Record) {
+func (st *collapseStage) applyCollapse(t *turn, rep *StageReport, r *transcript.Record) {
 	c := r.Collapse
 	id := collapseID(r)
 	first, last := -1, -1
@@ -94,7 +103,7 @@ func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *transcript.Record
 	freed := 0
 	var superseded []string
 	for i := range span {
-		freed += p.counter.Blocks(span[i].blocks)
+		freed += st.counter.Blocks(span[i].blocks)
 		if span[i].origin == "collapse" {
 			superseded = append(superseded, span[i].uuid)
 		}
@@ -113,7 +122,7 @@ func (p *Pipeline) applyCollapse(t *turn, rep *StageReport, r *transcript.Record
 	if len(superseded) > 0 {
 		detail += "; supersedes " + strings.Join(superseded, ", ")
 	}
-	rep.add(Action{Kind: ActionCollapsed, UUID: r.UUID, Record: r.UUID, Detail: detail, Tokens: p.counter.Blocks(sum.blocks) - freed})
+	rep.add(Action{Kind: ActionCollapsed, UUID: r.UUID, Record: r.UUID, Detail: detail, Tokens: st.counter.Blocks(sum.blocks) - freed})
 	t.items = slices.Concat(t.items[:lo], []item{sum}, t.items[hi+1:])
 }
 

@@ -49,7 +49,7 @@ func collapseRecord(t testing.TB, recs []transcript.Record, first, last int, sum
 func runCollapse(t testing.TB, p *Pipeline, recs []transcript.Record) *turn {
 	t.Helper()
 	tt := runSnip(t, p, recs)
-	require.NoError(t, p.collapse(tt))
+	require.NoError(t, p.stages.collapse.run(tt))
 	return tt
 }
 

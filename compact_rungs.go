@@ -215,7 +215,7 @@ func (p *Pipeline) previewRecord(t *turn, from int) (*transcript.Record, error) 
 	var d transcript.BudgetDecision
 	for _, e := range previewCandidates(t, from) {
 		e.measure()
-		ok, err := p.replaceResult(t, e)
+		ok, err := p.stages.budget.replaceResult(t, e)
 		if err != nil {
 			return nil, err
 		}

@@ -247,10 +247,10 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 	}
 	st := &turn{ctx: t.ctx, now: t.now, in: t.in, chain: t.chain, boundaryPos: t.boundaryPos, levels: t.levels,
 		items: items, toolNames: t.toolNameMap(), sessionID: t.sessionID, system: slices.Clone(t.system), report: &Report{}}
-	if err := p.normalize(st); err != nil {
+	if err := p.stages.normalize.run(st); err != nil {
 		return Request{}, nil, err
 	}
-	if err := p.cacheBreakpoint(st); err != nil {
+	if err := p.stages.cache.run(st); err != nil {
 		return Request{}, nil, err
 	}
 	req := st.req

@@ -194,10 +194,19 @@ func renderSections(sections []ContextSection) (string, int) {
 	return b.String(), n
 }
 
-// baseContext appends the system context to the system prompt and puts the user context in a
+// contextStage is the base-context stage (see [ContextConfig]): the system and user context the
+// providers give.
+type contextStage struct {
+	cfg     ContextConfig
+	counter *Counter
+}
+
+func (*contextStage) name() string { return "context" }
+
+// run appends the system context to the system prompt and puts the user context in a
 // meta user message at the start of the view.
-func (p *Pipeline) baseContext(t *turn) error {
-	c := cmp.Or(t.in.Context, &p.cfg.Context)
+func (st *contextStage) run(t *turn) error {
+	c := cmp.Or(t.in.Context, &st.cfg)
 	rep := t.report.stage("context")
 	if c.System != nil {
 		sections, err := c.System.Context(t.ctx)
@@ -208,7 +217,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 			b := &transcript.Text{Text: text}
 			t.system = append(t.system, b)
 			t.base.system = len(t.system)
-			rep.add(Action{Kind: ActionInjected, Tokens: p.counter.Block(b),
+			rep.add(Action{Kind: ActionInjected, Tokens: st.counter.Block(b),
 				Detail: fmt.Sprintf("system context: %d sections", n)})
 		}
 	}
@@ -247,7 +256,7 @@ func (p *Pipeline) baseContext(t *turn) error {
 		origin: "context",
 	}
 	t.items = slices.Insert(t.items, 0, it)
-	rep.add(Action{Kind: ActionInjected, UUID: it.uuid, Tokens: messageOverheadTokens + p.counter.Block(b),
+	rep.add(Action{Kind: ActionInjected, UUID: it.uuid, Tokens: messageOverheadTokens + st.counter.Block(b),
 		Detail: fmt.Sprintf("user context: %d sections", n)})
 	return nil
 }

@@ -138,7 +138,7 @@ func TestContextStageItem(t *testing.T) {
 	require.NoError(t, err)
 	tn := p.newTurn(t.Context(), in, chain)
 	n := len(tn.items)
-	require.NoError(t, p.baseContext(tn))
+	require.NoError(t, p.stages.context.run(tn))
 	require.Len(t, tn.items, n+1)
 	it := tn.items[0]
 	assert.Nil(t, it.rec)
@@ -149,7 +149,7 @@ func TestContextStageItem(t *testing.T) {
 	assert.Equal(t, k.recs[0].UUID, tn.items[1].uuid)
 
 	tn2 := p.newTurn(t.Context(), in, chain)
-	require.NoError(t, p.baseContext(tn2))
+	require.NoError(t, p.stages.context.run(tn2))
 	assert.Equal(t, it.uuid, tn2.items[0].uuid, "content-derived uuid")
 }
 

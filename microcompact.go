@@ -209,10 +209,21 @@ func withCacheReference(tr *transcript.ToolResult) *transcript.ToolResult {
 	return &c
 }
 
-// microcompact re-applies recorded clearings and cache deletions, then decides new ones:
+// microcompactStage is the microcompact stage (see [MicrocompactConfig]): it clears old tool
+// results, by time or through the provider's cache edits.
+type microcompactStage struct {
+	cfg     MicrocompactConfig
+	cache   CacheConfig
+	counter *Counter
+	window  int
+}
+
+func (*microcompactStage) name() string { return "microcompact" }
+
+// run re-applies recorded clearings and cache deletions, then decides new ones:
 // time-based clearing after an idle gap, or cache editing above a token trigger (Cached).
-func (p *Pipeline) microcompact(t *turn) error {
-	c := p.cfg.Microcompact
+func (st *microcompactStage) run(t *turn) error {
+	c := st.cfg
 	rep := t.report.stage("microcompact")
 	l := loadMicrocompact(t.in.Records, t.chain.Scan())
 	// A turn with nothing recorded to re-apply and nothing to decide (no cache editing, no
@@ -248,7 +259,7 @@ func (p *Pipeline) microcompact(t *turn) error {
 		nb := clearedResult(old)
 		t.items[r.item].setBlock(r.block, nb)
 		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id, Record: by,
-			Detail: "tool result cleared (recorded)", Tokens: p.counter.Block(nb) - p.counter.Block(old)})
+			Detail: "tool result cleared (recorded)", Tokens: st.counter.Block(nb) - st.counter.Block(old)})
 	}
 	// Re-apply recorded cache deletions: mark the results; cache_edits are emitted below.
 	marked := map[string]int{} // id → tokens the provider no longer holds
@@ -261,7 +272,7 @@ func (p *Pipeline) microcompact(t *turn) error {
 		if _, dup := marked[r.id]; dup {
 			continue // a duplicated id: marked everywhere, counted once
 		}
-		n := p.counter.Block(old)
+		n := st.counter.Block(old)
 		marked[r.id] = n
 		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id, Record: l.by[r.id],
 			Detail: "tool result deleted from the provider cache (recorded)", Tokens: -n})
@@ -290,14 +301,14 @@ func (p *Pipeline) microcompact(t *turn) error {
 				}
 			}
 			if gap, last := idleGap(t); c.Cached && (last < 0 || gap <= c.gap()) {
-				p.cacheDelete(t, l, cands, marked)
+				st.cacheDelete(t, l, cands, marked)
 			} else {
-				p.timeClear(t, l, cands)
+				st.timeClear(t, l, cands)
 			}
 		}
 	}
 
-	p.emitCacheEdits(t, l, marked)
+	st.emitCacheEdits(t, l, marked)
 	return nil
 }
 
@@ -321,8 +332,8 @@ func idleGap(t *turn) (time.Duration, int) {
 
 // timeClear clears the candidates when the idle gap since the last assistant message exceeds
 // the configured gap, and records the clearing.
-func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
-	c := p.cfg.Microcompact
+func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) {
+	c := st.cfg
 	gap, lastAsst := idleGap(t)
 	if lastAsst < 0 || gap <= c.gap() {
 		return
@@ -355,7 +366,7 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 		freed := 0
 		for _, r := range byID[id] {
 			old := t.items[r.item].blocks[r.block].(*transcript.ToolResult)
-			freed += p.counter.Block(old) - p.counter.Block(clearedResult(old))
+			freed += st.counter.Block(old) - st.counter.Block(clearedResult(old))
 		}
 		if freed <= 0 {
 			continue // already as small as the placeholder: clearing would not shrink it
@@ -367,7 +378,7 @@ func (p *Pipeline) timeClear(t *turn, l *mcLedger, cands []resultRef) {
 			old := it.blocks[r.block].(*transcript.ToolResult)
 			nb := clearedResult(old)
 			it.setBlock(r.block, nb)
-			rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: r.id, Tokens: p.counter.Block(nb) - p.counter.Block(old),
+			rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: r.id, Tokens: st.counter.Block(nb) - st.counter.Block(old),
 				Detail: fmt.Sprintf("idle %s > %s", gap.Round(time.Second), c.gap())})
 		}
 	}
@@ -396,16 +407,16 @@ func setRecord(actions []Action, record string) {
 
 // cacheDelete marks the candidates for deletion from the provider's cache when the live
 // context exceeds the cached trigger, and records the deletion pinned to the last user record.
-func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked map[string]int) {
-	c := p.cfg.Microcompact
-	if p.cfg.Cache.Disable {
+func (st *microcompactStage) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked map[string]int) {
+	c := st.cfg
+	if st.cache.Disable {
 		return // no cached prefix to edit: the cache stage would drop the deletion
 	}
-	live := p.viewTokens(t)
+	live := st.viewTokens(t)
 	for _, n := range marked {
 		live -= n
 	}
-	if live <= c.cachedTrigger(p.window) {
+	if live <= c.cachedTrigger(st.window) {
 		return
 	}
 	// The cache marker goes on the last message (the penultimate with SkipCacheWrite); a
@@ -435,7 +446,7 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 		}
 		it := &t.items[r.item]
 		old := it.blocks[r.block].(*transcript.ToolResult)
-		n := p.counter.Block(old)
+		n := st.counter.Block(old)
 		it.setBlock(r.block, withCacheReference(old))
 		if slices.Contains(ids, r.id) {
 			continue // a duplicated id: marked everywhere, deleted once
@@ -468,7 +479,7 @@ func (p *Pipeline) cacheDelete(t *turn, l *mcLedger, cands []resultRef, marked m
 // marked in this view. A pin whose record left the view (snipped, or on another branch) moves
 // to the first user item after it in file order, so the deletion is still sent after the
 // results it names.
-func (p *Pipeline) emitCacheEdits(t *turn, l *mcLedger, marked map[string]int) {
+func (st *microcompactStage) emitCacheEdits(t *turn, l *mcLedger, marked map[string]int) {
 	if len(l.pins) == 0 || len(marked) == 0 {
 		return
 	}
@@ -575,16 +586,16 @@ func markerItemStart(items []item, skipWrite bool) int {
 
 // viewTokens counts the request as built so far: system prompt, tool definitions and the
 // view's messages (with the per-message framing).
-func (p *Pipeline) viewTokens(t *turn) int {
+func (st *microcompactStage) viewTokens(t *turn) int {
 	n := 0
 	for _, b := range t.system {
-		n += p.counter.Block(b)
+		n += st.counter.Block(b)
 	}
 	for _, tool := range t.in.Tools {
-		n += p.counter.Text(string(tool.Definition))
+		n += st.counter.Text(string(tool.Definition))
 	}
 	for i := range t.items {
-		n += messageOverheadTokens + p.counter.Blocks(t.items[i].blocks)
+		n += messageOverheadTokens + st.counter.Blocks(t.items[i].blocks)
 	}
 	return n
 }

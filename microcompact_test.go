@@ -396,7 +396,7 @@ func TestMicrocompactCachedItems(t *testing.T) {
 	chain, err := transcript.BuildChain(in.Records, transcript.ChainOptions{})
 	require.NoError(t, err)
 	tn := p.newTurn(t.Context(), in, chain)
-	require.NoError(t, p.microcompact(tn))
+	require.NoError(t, p.stages.microcompact.run(tn))
 	last := tn.items[len(tn.items)-1]
 	require.Equal(t, k.recs[len(k.recs)-1].UUID, last.uuid)
 	require.True(t, last.owned)

@@ -66,7 +66,7 @@ type nmsg struct {
 
 // normalizer holds one turn's normalize state.
 type normalizer struct {
-	p        *Pipeline
+	s        *normalizeStage
 	t        *turn
 	sc       *normScratch
 	cfg      NormalizeConfig
@@ -84,7 +84,20 @@ type normalizer struct {
 	suffix, crossed bool
 }
 
-// normalize turns t.items into t.req.Messages and t.req.Tools. It makes no decision records:
+// normalizeStage is the normalize stage (see [NormalizeConfig]), with the memos that carry its
+// work from one turn to the next: the cleaned blocks ([cleanMemo]) and the settled prefixes
+// of the last conversations served ([normPrefixes]).
+type normalizeStage struct {
+	cfg      NormalizeConfig
+	thinking *ThinkingParam
+	counter  *Counter
+	clean    *cleanMemo
+	prefixes *normPrefixes
+}
+
+func (*normalizeStage) name() string { return "normalize" }
+
+// run turns t.items into t.req.Messages and t.req.Tools. It makes no decision records:
 // every repair is a pure function of the view, reported as ActionRepaired or ActionDropped.
 //
 // The steps, in order (rule ids are those of the provider contract, docs/contract.md):
@@ -136,20 +149,20 @@ type normalizer struct {
 // the Pipeline's memo (see [cleanMemo]), so requests of successive turns share blocks:
 // no block of a request may be modified. A view that starts with the settled prefix of its
 // conversation's previous turn is read from there on only (see [normPrefix]).
-func (p *Pipeline) normalize(t *turn) error {
+func (st *normalizeStage) run(t *turn) error {
 	sc := normScratchPool.Get().(*normScratch)
 	defer sc.release()
 	n := &normalizer{
-		p: p, t: t, sc: sc, cfg: p.cfg.Normalize, st: t.report.stage("normalize"),
+		s: st, t: t, sc: sc, cfg: st.cfg, st: t.report.stage("normalize"),
 		declared: map[string]bool{}, ids: map[string]string{}, names: map[string]string{},
 	}
 	for _, tl := range t.in.Tools {
 		n.declared[tl.Name] = true
 	}
 	var pre *normPrefix
-	if first := firstRecordItem(t.items); t.memoView && p.prefixes != nil && first != "" {
-		pre = p.prefixes.take(first)
-		defer p.prefixes.keep(pre)
+	if first := firstRecordItem(t.items); t.memoView && st.prefixes != nil && first != "" {
+		pre = st.prefixes.take(first)
+		defer st.prefixes.keep(pre)
 	}
 	col := n.collect(pre)
 	msgs, names, from := n.passes(pre, &col)
@@ -229,7 +242,7 @@ func (n *normalizer) act(kind ActionKind, uuid, toolUseID, detail string, tokens
 
 // drop reports a dropped block, with the tokens it took.
 func (n *normalizer) drop(nb nblock, detail string) {
-	n.act(ActionDropped, nb.uuid, toolID(nb.b), detail, -n.p.counter.Block(nb.b))
+	n.act(ActionDropped, nb.uuid, toolID(nb.b), detail, -n.s.counter.Block(nb.b))
 }
 
 // collected is what collect made of the view: the messages of the items after the settled
@@ -299,7 +312,7 @@ func (n *normalizer) collect(pre *normPrefix) collected {
 			}
 		}
 	}
-	memo := n.p.cleanMemo
+	memo := n.s.clean
 	found := grow(sc.found, len(keys))
 	if memo != nil {
 		memo.lookup(keys, found)
@@ -313,7 +326,7 @@ func (n *normalizer) collect(pre *normPrefix) collected {
 	for i, it := range order {
 		before := len(n.st.Actions)
 		if why[i] != skipNone {
-			n.act(ActionDropped, it.uuid, "", skipReason(why[i], it.role), -n.p.counter.Blocks(it.blocks))
+			n.act(ActionDropped, it.uuid, "", skipReason(why[i], it.role), -n.s.counter.Blocks(it.blocks))
 			continue
 		}
 		if len(it.blocks) == 0 {

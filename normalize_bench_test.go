@@ -25,7 +25,7 @@ func BenchmarkNormalizeSteady(b *testing.B) {
 				t.report.stage("normalize")
 				return t
 			}
-			if err := p.normalize(newTurn()); err != nil {
+			if err := p.stages.normalize.run(newTurn()); err != nil {
 				b.Fatal(err)
 			}
 			b.ReportAllocs()
@@ -33,7 +33,7 @@ func BenchmarkNormalizeSteady(b *testing.B) {
 				b.StopTimer()
 				t := newTurn()
 				b.StartTimer()
-				if err := p.normalize(t); err != nil {
+				if err := p.stages.normalize.run(t); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -156,7 +156,7 @@ func (n *normalizer) cleanResult(b *transcript.ToolResult, uuid string) *transcr
 			content = append(content, &transcript.Text{Text: fmt.Sprintf(unsupportedBlockText, cb.Kind())})
 			continue
 		}
-		n.act(ActionDropped, uuid, id, fmt.Sprintf("unsupported %s block in tool_result", cb.Kind()), -n.p.counter.Block(cb))
+		n.act(ActionDropped, uuid, id, fmt.Sprintf("unsupported %s block in tool_result", cb.Kind()), -n.s.counter.Block(cb))
 	}
 	if len(content) == 0 {
 		n.act(ActionRepaired, uuid, id, "empty tool_result content replaced by "+emptyResultText, 0)

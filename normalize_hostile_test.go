@@ -113,7 +113,7 @@ func normalizeAlloc(t *testing.T, recs []transcript.Record, want []int) uint64 {
 	tn.report.stage("normalize")
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	require.NoError(t, p.normalize(tn))
+	require.NoError(t, p.stages.normalize.run(tn))
 	runtime.ReadMemStats(&after)
 	got := make([]int, len(tn.req.Messages))
 	for i, m := range tn.req.Messages {

@@ -55,7 +55,7 @@ func (n *normalizer) cleanDocument(b *transcript.Document, uuid, id string) tran
 
 func (n *normalizer) mediaMarker(b transcript.Block, marker, why, uuid, id string) transcript.Block {
 	t := &transcript.Text{Text: marker}
-	n.act(ActionRepaired, uuid, id, why+": replaced by a text marker", n.p.counter.Block(t)-n.p.counter.Block(b))
+	n.act(ActionRepaired, uuid, id, why+": replaced by a text marker", n.s.counter.Block(t)-n.s.counter.Block(b))
 	return t
 }
 

@@ -270,10 +270,10 @@ func TestNormalizeSteadyAllocs(t *testing.T) {
 			turnsIn[i] = p.newTurn(t.Context(), &Input{Records: recs}, chain)
 			turnsIn[i].report.stage("normalize")
 		}
-		require.NoError(t, p.normalize(turnsIn[runs+1])) // warms the memo
+		require.NoError(t, p.stages.normalize.run(turnsIn[runs+1])) // warms the memo
 		i := 0
 		return testing.AllocsPerRun(runs, func() {
-			if err := p.normalize(turnsIn[i]); err != nil {
+			if err := p.stages.normalize.run(turnsIn[i]); err != nil {
 				t.Fatal(err)
 			}
 			i++
@@ -293,7 +293,7 @@ func TestNormalizeMemoBounded(t *testing.T) {
 		_, err := p.Prepare(t.Context(), Input{Records: recs[:end]})
 		require.NoError(t, err)
 	}
-	m := p.cleanMemo
+	m := p.stages.normalize.clean
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	looked := len(m.lastKeys)

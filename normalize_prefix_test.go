@@ -247,8 +247,8 @@ func prefixLen(p *Pipeline) int {
 // prefixStats is how many view items the settled prefixes p keeps cover, and how many turns
 // started from them since they were last emptied, in all.
 func prefixStats(p *Pipeline) (items, hits int) {
-	for i := 0; p.prefixes.Entry(i) != nil; i++ {
-		e := p.prefixes.Entry(i)
+	for i := 0; p.stages.normalize.prefixes.Entry(i) != nil; i++ {
+		e := p.stages.normalize.prefixes.Entry(i)
 		items, hits = items+len(e.items), hits+e.hits
 	}
 	return items, hits

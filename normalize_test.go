@@ -64,7 +64,7 @@ func normalizeItems(t *testing.T, cfg Config, items []item, tools []Tool) (Reque
 	tn := p.newTurn(t.Context(), &Input{Tools: tools}, &transcript.Chain{})
 	tn.items = items
 	tn.report.stage("normalize")
-	require.NoError(t, p.normalize(tn))
+	require.NoError(t, p.stages.normalize.run(tn))
 	p.finish(tn)
 	req := tn.req
 	if tn.report.ThinkingUnavailable {

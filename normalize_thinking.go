@@ -45,7 +45,7 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 		return msgs
 	}
 	why := "thinking is disabled: the final assistant turn cannot contain thinking"
-	if n.p.cfg.Thinking.Enabled() {
+	if n.s.thinking.Enabled() {
 		if len(msgs[start].blocks) > 0 && isThinking(msgs[start].blocks[0].b) {
 			return msgs
 		}

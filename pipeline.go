@@ -96,12 +96,12 @@ type Pipeline struct {
 	// calib keeps the calibration fit's sums over the response pairs of the last
 	// conversations served (see [fitMemo]).
 	calib *fitMemo
-	// cleanMemo keeps the request form of the blocks normalize has cleaned (see
-	// [cleanMemo]), bounded by twice the largest view.
-	cleanMemo *cleanMemo
-	// prefixes keeps normalize's settled prefixes of the views of the last conversations
-	// served (see [normPrefix]).
-	prefixes *normPrefixes
+	// stages are the view's stages, each holding what it uses: normalize holds the request
+	// form of the blocks it has cleaned ([cleanMemo]), bounded by twice the largest view, and
+	// its settled prefixes of the views of the last conversations served ([normPrefix]).
+	stages stages
+	// order is stages in the order a turn runs them.
+	order []stage
 }
 
 // New validates cfg and returns a Pipeline.
@@ -165,8 +165,8 @@ func New(cfg Config) (*Pipeline, error) {
 	p.enc = newEncodeMemo()
 	p.chains = &transcript.ChainCache{}
 	p.calib = &fitMemo{}
-	p.cleanMemo = newCleanMemo()
-	p.prefixes = &normPrefixes{}
+	p.stages = newStages(&cfg, p.window, p.counter)
+	p.order = p.stages.order()
 	return p, nil
 }
 
@@ -325,24 +325,13 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 	}
 	t := p.newTurn(ctx, in, chain)
 	p.stripMedia(t)
-	for _, s := range []struct {
-		name string
-		run  func(*turn) error
-	}{
-		{"budget", p.budget},
-		{"snip", p.snip},
-		{"microcompact", p.microcompact},
-		{"collapse", p.collapse},
-		{"context", p.baseContext},
-		{"normalize", p.normalize},
-		{"cache", p.cacheBreakpoint},
-	} {
+	for _, s := range p.order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		t.report.stage(s.name)
+		t.report.stage(s.name())
 		if err := s.run(t); err != nil {
-			return nil, &StageError{Stage: s.name, Err: err}
+			return nil, &StageError{Stage: s.name(), Err: err}
 		}
 	}
 	p.finish(t)

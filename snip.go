@@ -32,8 +32,17 @@ type SnipConfig struct {
 
 func (c SnipConfig) validate() error { return nil }
 
-// snip applies every snip record of the transcript to the view, then tags user messages.
-func (p *Pipeline) snip(t *turn) error {
+// snipStage is the snip stage (see [SnipConfig]): it removes the messages the transcript's snip records name,
+// and tags user messages with their ids when asked to.
+type snipStage struct {
+	cfg     SnipConfig
+	counter *Counter
+}
+
+func (*snipStage) name() string { return "snip" }
+
+// run applies every snip record of the transcript to the view, then tags user messages.
+func (st *snipStage) run(t *turn) error {
 	rep := t.report.stage("snip")
 	if req := snipRequests(t.in.Records, t.chain.Scan()); len(req) > 0 {
 		units := make([]snipUnit, len(t.items))
@@ -56,13 +65,13 @@ func (p *Pipeline) snip(t *turn) error {
 				if why.expanded != "" {
 					rep.add(Action{Kind: ActionExpanded, UUID: it.uuid, ToolUseID: why.toolUseID, Record: why.by, Detail: why.expanded})
 				}
-				rep.add(Action{Kind: ActionSnipped, UUID: it.uuid, Record: why.by, Detail: why.detail, Tokens: -p.counter.Blocks(it.blocks)})
+				rep.add(Action{Kind: ActionSnipped, UUID: it.uuid, Record: why.by, Detail: why.detail, Tokens: -st.counter.Blocks(it.blocks)})
 			}
 			t.items = keep
 		}
 	}
-	if p.cfg.Snip.TagMessages {
-		p.tagMessages(t, rep)
+	if st.cfg.TagMessages {
+		st.tagMessages(t, rep)
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ func runSnip(t testing.TB, p *Pipeline, recs []transcript.Record) *turn {
 	chain, err := transcript.BuildChain(recs, transcript.ChainOptions{})
 	require.NoError(t, err)
 	tt := p.newTurn(context.Background(), &Input{Records: recs}, chain)
-	require.NoError(t, p.snip(tt))
+	require.NoError(t, p.stages.snip.run(tt))
 	return tt
 }
 

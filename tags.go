@@ -26,7 +26,7 @@ func taggable(it *item) bool {
 // tagMessages adds the id tags to the view's user prompts. Tag lengths are decided over every
 // user and assistant record of the transcript (snipped, pre-boundary and other branches
 // included), so that [transcript.ResolveTag] finds exactly one record for every tag shown.
-func (p *Pipeline) tagMessages(t *turn, rep *StageReport) {
+func (st *snipStage) tagMessages(t *turn, rep *StageReport) {
 	var uuids []string
 	for i := range t.in.Records {
 		if r := &t.in.Records[i]; r.IsConversation() {
@@ -49,7 +49,7 @@ func (p *Pipeline) tagMessages(t *turn, rep *StageReport) {
 		it.blocks = slices.Insert(slices.Clip(it.blocks), pos, transcript.Block(b))
 		it.owned = true
 		n++
-		tokens += p.counter.Block(b)
+		tokens += st.counter.Block(b)
 	}
 	if n > 0 {
 		rep.add(Action{Kind: ActionTagged, Detail: fmt.Sprintf("%d user messages tagged with [id:…]", n), Tokens: tokens})
