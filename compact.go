@@ -700,7 +700,7 @@ func (p *Pipeline) keptSize(t *turn, cut int) (int, int) {
 		if t.items[i].rec != nil {
 			n++
 		}
-		tokens += p.itemTokens(&t.items[i])
+		tokens += p.counter.itemTokens(&t.items[i])
 	}
 	return n, calibration{ratio: t.report.Pressure.Ratio}.scale(tokens)
 }

@@ -88,7 +88,7 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	suffix := make([]int, len(items)+1)
 	texts := make([]int, len(items)+1)
 	for i := len(items) - 1; i >= 0; i-- {
-		suffix[i] = suffix[i+1] + p.itemTokens(&items[i])
+		suffix[i] = suffix[i+1] + p.counter.itemTokens(&items[i])
 		texts[i] = texts[i+1]
 		if hasText(items[i].blocks) {
 			texts[i]++
@@ -129,7 +129,7 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	ctx := 0
 	for i := 0; i < pl.lowest; i++ {
 		if it := &items[i]; it.origin == "context" || it.origin == "pinned" {
-			ctx += p.itemTokens(it)
+			ctx += p.counter.itemTokens(it)
 		}
 	}
 	latestIn := suffix[pl.minCut]
@@ -317,7 +317,7 @@ func (p *Pipeline) dropFor(view []item, skip, gap int) int {
 	}
 	any, n := -1, 0
 	for c := skip + 1; c <= last; c++ {
-		n += p.itemTokens(&view[c-1])
+		n += p.counter.itemTokens(&view[c-1])
 		if !ok[c] || n < gap {
 			continue
 		}
@@ -419,7 +419,7 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 				gap = int(float64(ptl.Tokens-ptl.Limit)/cal.ratio) + 1
 			} else {
 				for i := skip; i < len(view); i++ {
-					gap += p.itemTokens(&view[i])
+					gap += p.counter.itemTokens(&view[i])
 				}
 				gap /= 5 // no figures: a fifth of what is left
 			}

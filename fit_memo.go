@@ -9,7 +9,7 @@ import (
 )
 
 // fitMemo keeps, for the conversations a Pipeline served last, the calibration fit's running
-// sums over their response pairs (see [Pipeline.fitRatio]). A steady turn's chain is the
+// sums over their response pairs (see [gauge.fitRatio]). A steady turn's chain is the
 // previous turn's and the records written since, so every pair but the newest is the one the
 // previous turn summed: the turn sums only the pairs whose records it does not hold as they
 // were. It changes only time.

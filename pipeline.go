@@ -93,9 +93,9 @@ type Pipeline struct {
 	// chains keeps the uuid index of the transcripts of the last conversations served, which
 	// the next turn of each extends by its new records (see [transcript.ChainCache]).
 	chains *transcript.ChainCache
-	// calib keeps the calibration fit's sums over the response pairs of the last
-	// conversations served (see [fitMemo]).
-	calib *fitMemo
+	// gauge measures the pressure, and keeps the calibration fit's sums over the response
+	// pairs of the last conversations served (see [fitMemo]).
+	gauge *gauge
 	// stages are the view's stages, each holding what it uses: normalize holds the request
 	// form of the blocks it has cleaned ([cleanMemo]), bounded by twice the largest view, and
 	// its settled prefixes of the views of the last conversations served ([normPrefix]).
@@ -164,7 +164,7 @@ func New(cfg Config) (*Pipeline, error) {
 	p.counter = NewCounter(cfg.Tokens)
 	p.enc = newEncodeMemo()
 	p.chains = &transcript.ChainCache{}
-	p.calib = &fitMemo{}
+	p.gauge = &gauge{cfg: cfg.Pressure, counter: p.counter, calib: &fitMemo{}}
 	p.stages = newStages(&cfg, p.window, p.counter)
 	p.order = p.stages.order()
 	return p, nil
@@ -661,7 +661,7 @@ func (p *Pipeline) size(t *turn) {
 	in := p.counter.Request(&t.req) - deleted
 	t.report.InputTokens = in
 	t.report.Messages = len(t.req.Messages)
-	pr := p.pressure(t)
+	pr := p.gauge.measure(t)
 	t.report.Pressure = pr
 	t.report.AnchoredTokens = 0
 	if pr.AnchorUUID != "" {

@@ -350,8 +350,8 @@ func lastResponse(items []item, boundaryPos int) (responseMark, bool) {
 }
 
 // itemTokens is the counted size of one view item as a request message part.
-func (p *Pipeline) itemTokens(it *item) int {
-	return messageOverheadTokens + p.counter.Blocks(it.blocks)
+func (c *Counter) itemTokens(it *item) int {
+	return messageOverheadTokens + c.Blocks(it.blocks)
 }
 
 // fitRatio fits the calibration ratio on the chain's responses after the latest compact
@@ -360,16 +360,16 @@ func (p *Pipeline) itemTokens(it *item) int {
 // response that followed it (a replacement decided later, like this turn's, or a clearing
 // after an idle gap, came after the provider saw the result whole). The fit thus depends on
 // the transcript's records alone, not on what this turn decides, and the pairs an earlier turn
-// summed on the same records are taken from the Pipeline's fit memo (see [fitMemo]).
-func (p *Pipeline) fitRatio(t *turn) calibration {
-	c := p.cfg.Pressure
+// summed on the same records are taken from the gauge's fit memo (see [fitMemo]).
+func (g *gauge) fitRatio(t *turn) calibration {
+	c := g.cfg
 	if c.Ratio != 0 {
 		return calibration{c.Ratio, "configured"}
 	}
 	def := c.DefaultRatio
 	if def == 0 {
 		def = 1
-		if _, ok := p.counter.TokenCounter().(*tiktoken.Encoding); ok {
+		if _, ok := g.counter.TokenCounter().(*tiktoken.Encoding); ok {
 			def = 1.25
 		}
 	}
@@ -385,7 +385,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 	start := countScratch(0) // the indices into fit of the response starts
 	prevID := ""
 	for i := range records {
-		if !p.fitsFit(t, i) {
+		if !g.fitsFit(t, i) {
 			continue
 		}
 		if r := records[i]; r.Type == transcript.TypeAssistant && r.Message.ID != prevID {
@@ -403,7 +403,7 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 		first, last := (*start)[0], (*start)[n-1]
 		// The pairs the memo summed on records this turn holds as they were: pair j reads
 		// the records from start j-1 to start j.
-		e := p.calib.take(records[(*fit)[first]])
+		e := g.calib.take(records[(*fit)[first]])
 		c := 0 // the measured records the entry holds as they are
 		for c < e.len() && first+c <= last && e.same(c, records[(*fit)[first+c]], t.chain.Index((*fit)[first+c])) {
 			c++
@@ -433,16 +433,16 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 				s++
 			}
 			r := records[(*fit)[q]]
-			roles[q-from0], sent[q-from0] = r.Message.Role, p.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records, t.chain.Scan())
+			roles[q-from0], sent[q-from0] = r.Message.Role, g.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records, t.chain.Scan())
 		}
 		own := countScratch(last - from0) // their counts as sent, without the framing
 		if j0 == 0 {
-			p.counter.sequence(seqRecords, last-from0, func(k int) (transcript.Role, []transcript.Block) { return roles[k], sent[k] }, *own)
+			g.counter.sequence(seqRecords, last-from0, func(k int) (transcript.Role, []transcript.Block) { return roles[k], sent[k] }, *own)
 		} else {
 			// A few new pairs: the message memo counts them without the sequence memo
 			// taking this shorter sequence for the conversation's.
 			for k := range sent {
-				(*own)[k] = p.counter.keyed(p.counter.messageKey(roles[k], sent[k]), roles[k], sent[k]).bd.Total()
+				(*own)[k] = g.counter.keyed(g.counter.messageKey(roles[k], sent[k]), roles[k], sent[k]).bd.Total()
 			}
 		}
 		for j := j0 + 1; j < n; j++ {
@@ -464,22 +464,22 @@ func (p *Pipeline) fitRatio(t *turn) calibration {
 			e.starts, e.sums = append(e.starts, k-first), append(e.sums, sums)
 		}
 		putCountScratch(own)
-		p.calib.keep(e)
+		g.calib.keep(e)
 	}
 	reported, counted, pairs := sums.reported, sums.counted, sums.pairs
 	putCountScratch(fit)
 	putCountScratch(start)
 	if pairs < minFitPairs || counted < minFitTokens {
-		return p.providerRatio(t, calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))})
+		return g.providerRatio(t, calibration{def, fmt.Sprintf("default (%d usable response pairs, %d counted tokens of growth: too few to fit)", pairs, int(counted))})
 	}
 	r := math.Round(reported/counted*1000) / 1000
 	r = min(max(r, minRatio), maxRatio)
-	return p.providerRatio(t, calibration{r, fmt.Sprintf("fitted on %d response pairs", pairs)})
+	return g.providerRatio(t, calibration{r, fmt.Sprintf("fitted on %d response pairs", pairs)})
 }
 
 // fitsFit reports whether chain record i takes part in the calibration fit: a message the
 // provider was sent, after the latest compact boundary.
-func (p *Pipeline) fitsFit(t *turn, i int) bool {
+func (g *gauge) fitsFit(t *turn, i int) bool {
 	r := t.chain.Records[i]
 	return r.IsConversation() && !r.IsAPIErrorMessage && t.chain.Index(i) > t.boundaryPos
 }
@@ -487,7 +487,7 @@ func (p *Pipeline) fitsFit(t *turn, i int) bool {
 // providerRatio raises a fitted or default calibration to the ratio of the provider's count
 // to the counted size of the latest prompt the provider refused as too long, when that is
 // higher: the provider counted that very request.
-func (p *Pipeline) providerRatio(t *turn, c calibration) calibration {
+func (g *gauge) providerRatio(t *turn, c calibration) calibration {
 	s := &t.recovery
 	r := min(math.Round(s.ratio*1000)/1000, maxRatio)
 	if r <= c.ratio {
@@ -523,7 +523,7 @@ func budgetPreviews(records []transcript.Record, sc *transcript.Scan) map[string
 // file position before: a tool result whose replacement was recorded before that is its
 // preview. The content itself when nothing in it was replaced. replaced is read from records
 // on first need (see budgetPreviews).
-func (p *Pipeline) sentBlocks(r *transcript.Record, before int, replaced *map[string]frozenAt, records []transcript.Record, sc *transcript.Scan) []transcript.Block {
+func (g *gauge) sentBlocks(r *transcript.Record, before int, replaced *map[string]frozenAt, records []transcript.Record, sc *transcript.Scan) []transcript.Block {
 	content := r.Message.Content
 	if r.Type != transcript.TypeUser || !slices.ContainsFunc(content, func(b transcript.Block) bool { return b.Kind() == transcript.KindToolResult }) {
 		return content
@@ -560,11 +560,20 @@ func sentAsPreview(b transcript.Block, before int, replaced map[string]frozenAt)
 // scale converts counted tokens into the provider's, rounding up.
 func (c calibration) scale(n int) int { return int(math.Ceil(float64(n) * c.ratio)) }
 
-// pressure computes the turn's pressure figure from the view (t.items after the stages), the
+// gauge measures a turn's pressure (see [PressureConfig]): the counted request scaled by the
+// calibration ratio it fits on the chain's responses, or anchored on the latest response's
+// usage. It keeps the fit's sums of the last conversations served (see [fitMemo]).
+type gauge struct {
+	cfg     PressureConfig
+	counter *Counter
+	calib   *fitMemo
+}
+
+// measure computes the turn's pressure figure from the view (t.items after the stages), the
 // stages' actions and the counted request size.
-func (p *Pipeline) pressure(t *turn) Pressure {
+func (g *gauge) measure(t *turn) Pressure {
 	a, hasAnchor := lastResponse(t.items, t.boundaryPos)
-	cal := p.fitRatio(t)
+	cal := g.fitRatio(t)
 	pr := Pressure{Levels: t.levels, Counted: t.report.InputTokens, Ratio: cal.ratio, RatioSource: cal.source}
 	anchored := cal.scale(pr.Counted)
 	why := "no provider usage after the latest compact boundary: the counted request times the ratio"
@@ -573,11 +582,11 @@ func (p *Pipeline) pressure(t *turn) Pressure {
 		added := 0
 		for i := a.first + 1; i < len(t.items); i++ {
 			if it := &t.items[i]; it.msgID != a.msgID || it.role != transcript.RoleAssistant {
-				added += p.itemTokens(it)
+				added += g.counter.itemTokens(it)
 			}
 		}
 		pr.Added = cal.scale(added)
-		pr.Freed = cal.scale(p.freedBeforeAnchor(t, a))
+		pr.Freed = cal.scale(g.freedBeforeAnchor(t, a))
 		anchored = max(0, pr.Anchor+pr.Added-pr.Freed)
 		why = fmt.Sprintf("anchored on the usage of response %s", a.msgID)
 	}
@@ -610,7 +619,7 @@ func (p *Pipeline) pressure(t *turn) Pressure {
 // freedBeforeAnchor sums the tokens freed by the reduction stages' actions that the anchor's
 // request did not have yet (decisions made this turn, or recorded after the anchor's first
 // record) on items the anchor covers (at or before its first record).
-func (p *Pipeline) freedBeforeAnchor(t *turn, a responseMark) int {
+func (g *gauge) freedBeforeAnchor(t *turn, a responseMark) int {
 	var appended map[string]bool // the records this turn appends, read on first need
 	fresh := func(uuid string) bool {
 		if appended == nil {

@@ -553,7 +553,7 @@ func (p *Pipeline) applyRecovery(t *turn) {
 		if st == nil {
 			st = t.report.stage("recovery")
 		}
-		st.add(Action{Kind: ActionSnipped, UUID: it.uuid, Record: rec, Tokens: -p.itemTokens(&it),
+		st.add(Action{Kind: ActionSnipped, UUID: it.uuid, Record: rec, Tokens: -p.counter.itemTokens(&it),
 			Detail: "response cut at max_tokens, asked for again with a higher output cap"})
 		return true
 	})
