@@ -213,8 +213,28 @@ func (c CompactConfig) summaryMax(window, maxOutput int) int {
 	return max(1, min(maxOutput, scaled(defaultSummaryMaxTokens, min(1_024, window/8), window)))
 }
 
+// compactor runs the compaction transaction (see [CompactConfig]): it plans the kept tail,
+// has the summary written, installs the boundary, summary and rehydration records, and builds
+// the view again from them. It holds the stages a summary request reuses (normalize, cache)
+// and whose replacements its lower rungs apply (budget), and builds a turn through build.
+type compactor struct {
+	cfg       CompactConfig
+	pressure  PressureConfig
+	context   ContextConfig
+	model     string
+	thinking  *ThinkingParam
+	window    int
+	maxOutput int
+	counter   *Counter
+	budget    *budgetStage
+	normalize *normalizeStage
+	cache     *cacheStage
+	// build builds the turn of an input: the pipeline's, run again on the compacted records.
+	build func(context.Context, *Input) (*turn, error)
+}
+
 // summaryMax is the summary's output cap for the pipeline.
-func (p *Pipeline) summaryMax() int { return p.cfg.Compact.summaryMax(p.window, p.maxOutput) }
+func (co *compactor) summaryMax() int { return co.cfg.summaryMax(co.window, co.maxOutput) }
 
 // CompactOptions are the options of a manual compaction.
 type CompactOptions struct {
@@ -294,17 +314,17 @@ type CompactReport struct {
 	Aggressive          bool
 }
 
-// autoCompactDue reports whether this turn should compact automatically. When it should not
+// due reports whether this turn should compact automatically. When it should not
 // although the pressure calls for it, the reason is left in the Report.
-func (p *Pipeline) autoCompactDue(t *turn) bool {
+func (co *compactor) due(t *turn) bool {
 	pr := &t.report.Pressure
-	tooSmall := t.req.MaxTokens < p.cfg.Pressure.minOutput(p.window, p.maxOutput)
+	tooSmall := t.req.MaxTokens < co.pressure.minOutput(co.window, co.maxOutput)
 	tooBig := t.report.BodyBytes > t.maxBody
 	if pr.Tokens < pr.Levels.Threshold && !tooSmall && !tooBig {
 		return false
 	}
 	why := ""
-	switch c := p.cfg.Compact; {
+	switch c := co.cfg; {
 	case c.Summarizer == nil && pr.Tokens < pr.Levels.Blocking && !tooSmall && !tooBig:
 		// Without a Summarizer the threshold compacts nothing; a request that cannot be sent
 		// is compacted with Extractive rather than refused.
@@ -340,8 +360,8 @@ func answeredSince(items []item, pos int) bool {
 // the one built from the compacted records, or t itself (with failure records appended) when
 // no compaction was installed. For a manual compaction that installed nothing it also returns
 // the error to give the caller.
-func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions) (*turn, error) {
-	c := p.cfg.Compact
+func (co *compactor) compact(ctx context.Context, t *turn, manual *CompactOptions) (*turn, error) {
+	c := co.cfg
 	trigger, custom := transcript.TriggerAuto, ""
 	if manual != nil {
 		trigger, custom = transcript.TriggerManual, manual.Instructions
@@ -412,13 +432,13 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	}
 
 	// 1. Pre-compact hooks.
-	custom, veto := p.preCompact(ctx, t, st, trigger, custom)
+	custom, veto := co.preCompact(ctx, t, st, trigger, custom)
 	if veto != "" {
 		return end(CompactVetoed, veto)
 	}
 
 	// 2. The progress contract: the floor picks the rung the ladder starts from.
-	tail := p.planTail(t, len(t.items))
+	tail := co.planTail(t, len(t.items))
 	pr := t.report.Pressure
 	start := tail.startRung(pr.Levels.Blocking, aggressive)
 	rep.Floor = tail.floorOf(start)
@@ -437,7 +457,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		if manual != nil {
 			rep.Outcome, rep.Reason = CompactSkipped, reason
 			st.add(Action{Kind: ActionSkipped, Detail: "compaction skipped: " + reason})
-			return t, &provider.PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: p.window, Reason: "manual compaction skipped: " + reason}
+			return t, &provider.PromptTooLongError{Tokens: pr.Tokens, Limit: pr.Levels.Blocking, Window: co.window, Reason: "manual compaction skipped: " + reason}
 		}
 		return end(CompactSkipped, reason)
 	case trigger == transcript.TriggerAuto && !bodyOver && tail.floor >= pr.Levels.Threshold && pr.Tokens < pr.Levels.Blocking:
@@ -449,13 +469,13 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	if aggressive {
 		target /= 2
 	}
-	p.invalidateContext(t)
+	co.invalidateContext(t)
 	// Session-start hooks run once a summary is written, once.
 	var hooks []attachment
 	hooksRan := false
 	sessionStart := func() []attachment {
 		if !hooksRan {
-			hooks, hooksRan = p.sessionStart(ctx, t, trigger), true
+			hooks, hooksRan = co.sessionStart(ctx, t, trigger), true
 		}
 		return hooks
 	}
@@ -466,10 +486,10 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	var sm *summary
 	why := ""
 	if !start.lossy() {
-		sm, why = p.memorySummary(ctx, t, custom)
+		sm, why = co.memorySummary(ctx, t, custom)
 	}
 	if sm != nil {
-		done, err := p.install(ctx, t, sm, p.planTail(t, sm.through), start, target, sessionStart(), trigger, rep.PreTokens)
+		done, err := co.install(ctx, t, sm, co.planTail(t, sm.through), start, target, sessionStart(), trigger, rep.PreTokens)
 		if err != nil {
 			return t, err
 		}
@@ -477,7 +497,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 		case done.post == nil:
 			st.add(Action{Kind: ActionSkipped, Detail: "session memory: no kept tail could be installed after it: the summarizer writes the summary instead"})
 		case done.under() && !done.step.rung.lossy():
-			return p.installed(ctx, t, rep, sm, done, tail), nil
+			return co.installed(ctx, t, rep, sm, done, tail), nil
 		default:
 			st.add(Action{Kind: ActionSkipped, Detail: fmt.Sprintf("session memory would leave the request at %d tokens, not under the compaction's target %d: the summarizer writes the summary instead",
 				done.post.report.Pressure.Tokens, target)})
@@ -485,7 +505,7 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	} else if why != "" {
 		st.add(Action{Kind: ActionSkipped, Detail: why})
 	}
-	sum, failures, errs, err := p.writeSummary(ctx, t, rep, trigger, custom, primary, fallback, h.failures)
+	sum, failures, errs, err := co.writeSummary(ctx, t, rep, trigger, custom, primary, fallback, h.failures)
 	t.appended = append(t.appended, failures...)
 	failed = errs
 	if err != nil {
@@ -514,11 +534,11 @@ func (p *Pipeline) compact(ctx context.Context, t *turn, manual *CompactOptions)
 	}
 
 	// 4. and 5. Install, verify, shrink.
-	done, err := p.install(ctx, t, sum, tail, start, target, sessionStart(), trigger, rep.PreTokens)
+	done, err := co.install(ctx, t, sum, tail, start, target, sessionStart(), trigger, rep.PreTokens)
 	if err != nil {
 		return t, err
 	}
-	return p.installed(ctx, t, rep, sum, done, tail), nil
+	return co.installed(ctx, t, rep, sum, done, tail), nil
 }
 
 // counts reports whether the circuit breaker counts a failed attempt: one of the primary
@@ -569,7 +589,7 @@ func (in installation) bodyOver() bool { return in.post.report.BodyBytes > in.ma
 // takes the first rung whose request is under target; when none is, the smallest rung that
 // keeps the latest input verbatim and can be sent, and only when none can, the first lossy
 // rung that can.
-func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tailPlan, start CompactRung, target int, hooks []attachment, trigger string, pre int) (installation, error) {
+func (co *compactor) install(ctx context.Context, t *turn, sum *summary, tail tailPlan, start CompactRung, target int, hooks []attachment, trigger string, pre int) (installation, error) {
 	var done, fits installation
 	steps := tail.ladder(start, len(t.items))
 	if n := len(steps); n == 0 || steps[n-1].cut != len(t.items) {
@@ -581,15 +601,15 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 		if step.rung.lossy() && fits.post != nil || step.resort && done.post != nil {
 			break // something verbatim can be sent; or the last resort, and a tail was installed
 		}
-		atts, notes := p.rehydrate(ctx, t, step.cut, step.rehydrate)
-		recs := p.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
+		atts, notes := co.rehydrate(ctx, t, step.cut, step.rehydrate)
+		recs := co.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
 		if step.clear {
-			if r := p.clearRecord(t, step.cut, tail.latest); r != nil {
+			if r := co.clearRecord(t, step.cut, tail.latest); r != nil {
 				recs = append(recs, *r)
 			}
 		}
 		if step.previews {
-			r, err := p.previewRecord(t, tail.latest)
+			r, err := co.previewRecord(t, tail.latest)
 			if err != nil {
 				return done, err
 			}
@@ -602,7 +622,7 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 		if in.Leaf != "" {
 			in.Leaf = lastChainRecord(recs)
 		}
-		post, err := p.build(ctx, &in)
+		post, err := co.build(ctx, &in)
 		if err != nil {
 			return done, err
 		}
@@ -613,7 +633,7 @@ func (p *Pipeline) install(ctx context.Context, t *turn, sum *summary, tail tail
 			done.notes = append(done.notes, notes...)
 			continue
 		}
-		step.records, step.tokens = p.keptSize(t, step.cut)
+		step.records, step.tokens = co.keptSize(t, step.cut)
 		done = installation{post: post, recs: recs, step: step, names: rehydratedNames(atts, hooks), notes: append(done.notes, notes...), maxBody: post.maxBody, target: target}
 		switch {
 		case done.under():
@@ -648,7 +668,7 @@ func missingKept(kept, post []item) string {
 
 // installed completes the Report and the records of an installed compaction and runs the
 // post-compact hooks; it returns the turn to send.
-func (p *Pipeline) installed(ctx context.Context, t *turn, rep *CompactReport, sum *summary, done installation, tail tailPlan) *turn {
+func (co *compactor) installed(ctx context.Context, t *turn, rep *CompactReport, sum *summary, done installation, tail tailPlan) *turn {
 	post, recs := done.post, done.recs
 	rep.Outcome = CompactCompacted
 	rep.PostTokens = post.report.Pressure.Tokens
@@ -689,18 +709,18 @@ func (p *Pipeline) installed(ctx context.Context, t *turn, rep *CompactReport, s
 	// The pre-compact view's own decisions are dropped: the request is built from the
 	// compacted records, and a resume must build the same one. Failed attempts stay.
 	post.appended = slices.Concat(failureRecords(t.appended), recs, post.appended)
-	p.postCompact(ctx, post, rep, sum)
+	co.postCompact(ctx, post, rep, sum)
 	return post
 }
 
 // keptSize returns the number of records and the calibrated size of the tail items[cut:].
-func (p *Pipeline) keptSize(t *turn, cut int) (int, int) {
+func (co *compactor) keptSize(t *turn, cut int) (int, int) {
 	n, tokens := 0, 0
 	for i := cut; i < len(t.items); i++ {
 		if t.items[i].rec != nil {
 			n++
 		}
-		tokens += p.counter.itemTokens(&t.items[i])
+		tokens += co.counter.itemTokens(&t.items[i])
 	}
 	return n, calibration{ratio: t.report.Pressure.Ratio}.scale(tokens)
 }
@@ -739,7 +759,7 @@ func lastChainRecord(recs []transcript.Record) string {
 
 // compactionRecords builds the records a compaction appends: boundary, summary, then the
 // rehydration and hook records chained after the kept tail (or the summary).
-func (p *Pipeline) compactionRecords(t *turn, sum *summary, cut int, atts []attachment, trigger string, pre int) []transcript.Record {
+func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []attachment, trigger string, pre int) []transcript.Record {
 	leaf := t.chain.Leaf
 	stamp := transcript.Timestamp(t.now)
 	cwd := transcript.LastCwd(t.in.Records)
@@ -847,7 +867,7 @@ func keptHead(t *turn, kept []item) string {
 }
 
 // failureRecord returns the record of a failed compaction attempt.
-func (p *Pipeline) failureRecord(t *turn, f transcript.CompactFailure, n int) transcript.Record {
+func (co *compactor) failureRecord(t *turn, f transcript.CompactFailure, n int) transcript.Record {
 	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%d", f.LeafUUID, f.Trigger, n, f.Summarizer, len(t.in.Records))
 	r := t.newDecision(transcript.SubtypeCompactFailure, key, "Compaction failed: "+f.Reason)
 	r.IsSidechain = t.chain.Leaf != nil && t.chain.Leaf.IsSidechain
@@ -857,8 +877,8 @@ func (p *Pipeline) failureRecord(t *turn, f transcript.CompactFailure, n int) tr
 
 // invalidateContext drops memoized base context after a compaction, so that the first request
 // after it reads memory files, the date and the repository state again.
-func (p *Pipeline) invalidateContext(t *turn) {
-	c := cmp.Or(t.in.Context, &p.cfg.Context)
+func (co *compactor) invalidateContext(t *turn) {
+	c := cmp.Or(t.in.Context, &co.context)
 	for _, cp := range []ContextProvider{c.System, c.User} {
 		if inv, ok := cp.(interface{ Invalidate() }); ok {
 			inv.Invalidate()

@@ -61,8 +61,8 @@ type PostCompactEvent struct {
 }
 
 // preCompact runs the pre-compact hooks and returns the merged instructions, or a veto reason.
-func (p *Pipeline) preCompact(ctx context.Context, t *turn, st *StageReport, trigger, custom string) (string, string) {
-	for i, h := range p.cfg.Compact.Hooks.Pre {
+func (co *compactor) preCompact(ctx context.Context, t *turn, st *StageReport, trigger, custom string) (string, string) {
+	for i, h := range co.cfg.Hooks.Pre {
 		if h == nil {
 			continue
 		}
@@ -91,9 +91,9 @@ func (p *Pipeline) preCompact(ctx context.Context, t *turn, st *StageReport, tri
 }
 
 // sessionStart runs the session-start hooks and returns their context as attachments.
-func (p *Pipeline) sessionStart(ctx context.Context, t *turn, trigger string) []attachment {
+func (co *compactor) sessionStart(ctx context.Context, t *turn, trigger string) []attachment {
 	var out []attachment
-	for i, h := range p.cfg.Compact.Hooks.SessionStart {
+	for i, h := range co.cfg.Hooks.SessionStart {
 		if h == nil {
 			continue
 		}
@@ -114,8 +114,8 @@ func (p *Pipeline) sessionStart(ctx context.Context, t *turn, trigger string) []
 const hookHead = "Context a session-start hook provided after the conversation was compacted:\n"
 
 // postCompact runs the post-compact hooks.
-func (p *Pipeline) postCompact(ctx context.Context, post *turn, rep *CompactReport, sum *summary) {
-	for i, h := range p.cfg.Compact.Hooks.Post {
+func (co *compactor) postCompact(ctx context.Context, post *turn, rep *CompactReport, sum *summary) {
+	for i, h := range co.cfg.Hooks.Post {
 		if h == nil {
 			continue
 		}

@@ -143,7 +143,7 @@ func clearable(b transcript.Block) bool {
 
 // clearRecord returns the microcompact decision that clears the tool results of
 // items[from:to], or nil when there are none.
-func (p *Pipeline) clearRecord(t *turn, from, to int) *transcript.Record {
+func (co *compactor) clearRecord(t *turn, from, to int) *transcript.Record {
 	var ids []string
 	for i := from; i < to; i++ {
 		if t.items[i].role != transcript.RoleUser {
@@ -192,9 +192,9 @@ func previewCandidates(t *turn, from int) []*budgetEntry {
 
 // previewSavings estimates, in counted tokens, what replacing the latest input's tool results
 // (the user items from from on) by their previews saves: the floor of [CompactRungPreviews].
-func (p *Pipeline) previewSavings(t *turn, from int) int {
+func (co *compactor) previewSavings(t *turn, from int) int {
 	saved := 0
-	n := p.cfg.Budget.preview(p.window)
+	n := co.budget.cfg.preview(co.window)
 	for _, e := range previewCandidates(t, from) {
 		tr := e.slots[0].tr
 		full := resultContent(tr)
@@ -203,7 +203,7 @@ func (p *Pipeline) previewSavings(t *turn, from int) int {
 		if len(pv) >= len(full) {
 			continue
 		}
-		saved += max(0, p.counter.Block(tr)-p.counter.Block(replacedResult(tr, pv)))
+		saved += max(0, co.counter.Block(tr)-co.counter.Block(replacedResult(tr, pv)))
 	}
 	return saved
 }
@@ -211,11 +211,11 @@ func (p *Pipeline) previewSavings(t *turn, from int) int {
 // previewRecord stores the latest input's tool results (the user items from from on) in full
 // and returns the budget decision that replaces each by its preview, or nil when none has a
 // shorter one.
-func (p *Pipeline) previewRecord(t *turn, from int) (*transcript.Record, error) {
+func (co *compactor) previewRecord(t *turn, from int) (*transcript.Record, error) {
 	var d transcript.BudgetDecision
 	for _, e := range previewCandidates(t, from) {
 		e.measure()
-		ok, err := p.stages.budget.replaceResult(t, e)
+		ok, err := co.budget.replaceResult(t, e)
 		if err != nil {
 			return nil, err
 		}

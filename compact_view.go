@@ -62,7 +62,7 @@ type tailPlan struct {
 // planTail chooses the kept tail of a compaction of t's view (see [TailConfig]) and computes
 // the irreducible floor. The tail starts at or before limit: the items from limit on are not
 // covered by the summary (len(t.items) when the summary covers the whole view).
-func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
+func (co *compactor) planTail(t *turn, limit int) tailPlan {
 	items := t.items
 	ok := safeCuts(items)
 	cal := calibration{ratio: t.report.Pressure.Ratio}
@@ -88,17 +88,17 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	suffix := make([]int, len(items)+1)
 	texts := make([]int, len(items)+1)
 	for i := len(items) - 1; i >= 0; i-- {
-		suffix[i] = suffix[i+1] + p.counter.itemTokens(&items[i])
+		suffix[i] = suffix[i+1] + co.counter.itemTokens(&items[i])
 		texts[i] = texts[i+1]
 		if hasText(items[i].blocks) {
 			texts[i]++
 		}
 	}
-	tc := p.cfg.Compact.Tail
+	tc := co.cfg.Tail
 	// Small windows scale the budgets: a tail holds at most half the threshold. And it holds
 	// at most half of what the summary covers, or the summary would replace next to nothing.
 	th := t.levels.Threshold
-	minTok, maxTok := min(tc.minTokens(p.window), th/4), min(tc.maxTokens(p.window), th/2, cal.scale(suffix[pl.lowest])/2)
+	minTok, maxTok := min(tc.minTokens(co.window), th/4), min(tc.maxTokens(co.window), th/2, cal.scale(suffix[pl.lowest])/2)
 	grow := func(minTok, minText, maxTok int) int {
 		cut := pl.minCut
 		if tc.Disable {
@@ -122,20 +122,20 @@ func (p *Pipeline) planTail(t *turn, limit int) tailPlan {
 	pl.half = grow(minTok/2, (tc.minText()+1)/2, maxTok/2)
 
 	// The irreducible floor.
-	fixed := p.counter.Blocks(asBlocks(t.system))
+	fixed := co.counter.Blocks(asBlocks(t.system))
 	for _, tl := range t.req.Tools {
-		fixed += p.counter.textBytes(tl.Definition)
+		fixed += co.counter.textBytes(tl.Definition)
 	}
 	ctx := 0
 	for i := 0; i < pl.lowest; i++ {
 		if it := &items[i]; it.origin == "context" || it.origin == "pinned" {
-			ctx += p.counter.itemTokens(it)
+			ctx += co.counter.itemTokens(it)
 		}
 	}
 	latestIn := suffix[pl.minCut]
-	sumCap := p.summaryMax()
+	sumCap := co.summaryMax()
 	pl.floor = cal.scale(fixed+ctx+latestIn) + sumCap
-	pl.floorPreviews = cal.scale(fixed+ctx+latestIn-p.previewSavings(t, max(pl.minCut, latest))) + sumCap
+	pl.floorPreviews = cal.scale(fixed+ctx+latestIn-co.previewSavings(t, max(pl.minCut, latest))) + sumCap
 	pl.floorBare, pl.bare = cal.scale(fixed+ctx)+sumCap, !slices.ContainsFunc(items[max(pl.minCut, latest):], func(it item) bool { return typedPrompt(&it) })
 	pl.floorParts = fmt.Sprintf("system and tools %d, base and pinned context %d, latest input %d, summary cap %d",
 		cal.scale(fixed), cal.scale(ctx), cal.scale(latestIn), sumCap)
@@ -237,7 +237,7 @@ func leadingKept(view []item, boundaryPos int) int {
 
 // summaryRequest builds the request a Summarizer gets for view with items[from:skip) left out
 // (replaced by a marker), and the matching view messages.
-func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom string) (Request, []ViewMessage, error) {
+func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom string) (Request, []ViewMessage, error) {
 	items := view
 	if skip > from {
 		marker := item{uuid: transcript.ContentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
@@ -247,17 +247,17 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 	}
 	st := &turn{ctx: t.ctx, now: t.now, in: t.in, chain: t.chain, boundaryPos: t.boundaryPos, levels: t.levels,
 		items: items, toolNames: t.toolNameMap(), sessionID: t.sessionID, system: slices.Clone(t.system), report: &Report{}}
-	if err := p.stages.normalize.run(st); err != nil {
+	if err := co.normalize.run(st); err != nil {
 		return Request{}, nil, err
 	}
-	if err := p.stages.cache.run(st); err != nil {
+	if err := co.cache.run(st); err != nil {
 		return Request{}, nil, err
 	}
 	req := st.req
 	if len(req.Messages) == 0 {
 		return Request{}, nil, errors.New("nothing to summarize")
 	}
-	req.Model = p.cfg.Model
+	req.Model = co.model
 	req.System = st.system
 	instr := &transcript.Text{Text: instructions(custom)}
 	if last := &req.Messages[len(req.Messages)-1]; last.Role == transcript.RoleUser {
@@ -265,19 +265,19 @@ func (p *Pipeline) summaryRequest(t *turn, view []item, from, skip int, custom s
 	} else {
 		req.Messages = append(req.Messages, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{instr}})
 	}
-	req.MaxTokens = p.summaryMax()
+	req.MaxTokens = co.summaryMax()
 	if len(req.Tools) > 0 {
 		req.ToolChoice = &ToolChoice{Type: "none"}
 	}
 	// Thinking stays as the conversation has it, so the prompt cache is shared, unless its
 	// budget would take more than half the summary's output: then the summary goes without.
-	if th := p.cfg.Thinking; th != nil && !st.report.ThinkingUnavailable && (th.Type != "enabled" || th.BudgetTokens*2 <= req.MaxTokens) {
+	if th := co.thinking; th != nil && !st.report.ThinkingUnavailable && (th.Type != "enabled" || th.BudgetTokens*2 <= req.MaxTokens) {
 		req.Thinking = th
 	}
 	if req.Thinking == nil {
 		// Sent without thinking, the final turn may not hold any (rule 4.5); normalize kept
 		// it when the conversation has thinking on.
-		dropFinalTurnThinking(req.Messages, p.counter)
+		dropFinalTurnThinking(req.Messages, co.counter)
 	}
 	vm := make([]ViewMessage, len(items))
 	for i := range items {
@@ -303,7 +303,7 @@ func viewMessage(it *item) ViewMessage {
 // user message a person typed — leaving out whole user turns with the responses and tool
 // results they caused — unless that leaves out more than twice the gap, then ends at any safe
 // cut (between API rounds). It returns skip when nothing more can go.
-func (p *Pipeline) dropFor(view []item, skip, gap int) int {
+func (co *compactor) dropFor(view []item, skip, gap int) int {
 	ok := safeCuts(view)
 	last := -1 // the last round stays: it starts at the last safe cut
 	for c := len(view) - 1; c > skip; c-- {
@@ -317,7 +317,7 @@ func (p *Pipeline) dropFor(view []item, skip, gap int) int {
 	}
 	any, n := -1, 0
 	for c := skip + 1; c <= last; c++ {
-		n += p.counter.itemTokens(&view[c-1])
+		n += co.counter.itemTokens(&view[c-1])
 		if !ok[c] || n < gap {
 			continue
 		}
@@ -371,7 +371,7 @@ func summarizerName(s Summarizer, by string) string {
 // the last round does not fit, sending every tool result and tool input as a short head. It
 // returns the summary and the number of calls made: 0 when the request could not be made to
 // fit (the summarizer was never called).
-func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger, custom string) (*summary, int, error) {
+func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigger, custom string) (*summary, int, error) {
 	full := summaryView(t.items)
 	view := full
 	from := leadingKept(view, t.boundaryPos)
@@ -380,27 +380,27 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 	_, noWindow := s.(windowless)
 	calls, shrunk := 0, false
 	for {
-		req, vm, err := p.summaryRequest(t, view, from, skip, custom)
+		req, vm, err := co.summaryRequest(t, view, from, skip, custom)
 		if err != nil {
 			return nil, calls, err
 		}
-		counted := p.counter.Request(&req)
+		counted := co.counter.Request(&req)
 		if !noWindow {
-			if over := cal.scale(counted) + req.MaxTokens - p.window; over > 0 {
-				if next := p.dropFor(view, skip, int(float64(over)/cal.ratio)+1); next > skip {
+			if over := cal.scale(counted) + req.MaxTokens - co.window; over > 0 {
+				if next := co.dropFor(view, skip, int(float64(over)/cal.ratio)+1); next > skip {
 					skip = next
 					continue
 				}
 				if !shrunk {
 					// Even the last round does not fit: every tool result and input goes as
 					// its head, and the rounds are left out again from the oldest.
-					view, skip, shrunk = shortView(full, p.cfg.Budget.preview(p.window)), from, true
+					view, skip, shrunk = shortView(full, co.budget.cfg.preview(co.window)), from, true
 					continue
 				}
-				return nil, calls, fmt.Errorf("the summary request does not fit the window %d even with all but the last round left out and every tool result cut to its head: %w", p.window, errNotSized)
+				return nil, calls, fmt.Errorf("the summary request does not fit the window %d even with all but the last round left out and every tool result cut to its head: %w", co.window, errNotSized)
 			}
 		}
-		vo := ValidateOptions{ContextWindow: p.window, InputTokens: counted}
+		vo := ValidateOptions{ContextWindow: co.window, InputTokens: counted}
 		if noWindow {
 			vo.ContextWindow = 0 // no model reads it: the window does not apply
 		}
@@ -419,11 +419,11 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 				gap = int(float64(ptl.Tokens-ptl.Limit)/cal.ratio) + 1
 			} else {
 				for i := skip; i < len(view); i++ {
-					gap += p.counter.itemTokens(&view[i])
+					gap += co.counter.itemTokens(&view[i])
 				}
 				gap /= 5 // no figures: a fifth of what is left
 			}
-			next := p.dropFor(view, skip, gap)
+			next := co.dropFor(view, skip, gap)
 			if next <= skip {
 				return nil, calls, fmt.Errorf("prompt too long, and nothing more can be left out: %w", err)
 			}
@@ -438,7 +438,7 @@ func (p *Pipeline) summarize(ctx context.Context, t *turn, s Summarizer, trigger
 			return nil, calls, err
 		}
 		sum := &summary{text: text, by: summarizerName(s, out.By), through: len(view) - (skip - from), omitted: skip - from, usage: out.Usage}
-		if cut, n := p.capSummary(text, req.MaxTokens, cal); cut != text {
+		if cut, n := co.capSummary(text, req.MaxTokens, cal); cut != text {
 			sum.text, sum.cutFrom = cut, n
 		}
 		return sum, calls, nil
@@ -479,14 +479,14 @@ const summaryCutNote = "\n[The summary ran past its limit of %d tokens and was c
 // size before the cut in calibrated tokens; text itself when it is within a tenth of limit (the
 // provider's tokenizer is not the counter's). A text too long to count cheaply is cut by bytes
 // first.
-func (p *Pipeline) capSummary(text string, limit int, cal calibration) (string, int) {
+func (co *compactor) capSummary(text string, limit int, cal calibration) (string, int) {
 	n := len(text) / 3 // an estimate: the text is too long to count
 	if len(text) <= limit*8 {
-		if n = cal.scale(p.counter.Text(text)); n*10 <= limit*11 {
+		if n = cal.scale(co.counter.Text(text)); n*10 <= limit*11 {
 			return text, n
 		}
 	}
-	out, _ := p.fitNoted(text, limit, cal, func(lines int) string { return fmt.Sprintf(summaryCutNote, limit, lines) })
+	out, _ := co.fitNoted(text, limit, cal, func(lines int) string { return fmt.Sprintf(summaryCutNote, limit, lines) })
 	if out == "" {
 		out = fmt.Sprintf(strings.TrimPrefix(summaryCutNote, "\n"), limit, strings.Count(text, "\n")+1)
 	}
@@ -550,7 +550,7 @@ func mustJSONObject(key, value string) json.RawMessage {
 
 // writeSummary gets the summary from the primary summarizer, then from the fallback; each
 // failed attempt yields a failure record and its error. A done ctx ends it with ctx's error.
-func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback Summarizer, prior int) (*summary, []transcript.Record, []error, error) {
+func (co *compactor) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback Summarizer, prior int) (*summary, []transcript.Record, []error, error) {
 	var failures []transcript.Record
 	var errs []error
 	for i, s := range []Summarizer{primary, fallback} {
@@ -558,12 +558,12 @@ func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport
 			continue
 		}
 		isFallback := rep.Fallback || i == 1
-		sum, calls, err := p.summarize(ctx, t, s, trigger, custom)
+		sum, calls, err := co.summarize(ctx, t, s, trigger, custom)
 		rep.Attempts += calls
 		if err == nil {
 			sum.fallback = isFallback
 			if sum.cutFrom > 0 {
-				t.report.degrade(DegradedSummaryCut, fmt.Sprintf("the summary by %s held about %d tokens, over its cap of %d: it was cut to the cap", sum.by, sum.cutFrom, p.summaryMax()), "")
+				t.report.degrade(DegradedSummaryCut, fmt.Sprintf("the summary by %s held about %d tokens, over its cap of %d: it was cut to the cap", sum.by, sum.cutFrom, co.summaryMax()), "")
 			}
 			return sum, failures, errs, nil
 		}
@@ -576,7 +576,7 @@ func (p *Pipeline) writeSummary(ctx context.Context, t *turn, rep *CompactReport
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		rep.Failures = append(rep.Failures, name+": "+err.Error())
-		failures = append(failures, p.failureRecord(t, transcript.CompactFailure{Trigger: trigger, Summarizer: name, Fallback: isFallback,
+		failures = append(failures, co.failureRecord(t, transcript.CompactFailure{Trigger: trigger, Summarizer: name, Fallback: isFallback,
 			Reason: err.Error(), Attempts: calls, PreTokens: rep.PreTokens, LeafUUID: t.chain.Leaf.UUID}, prior+len(failures)))
 	}
 	return nil, failures, errs, nil

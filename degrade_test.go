@@ -105,7 +105,7 @@ func TestSummaryOverCapIsCut(t *testing.T) {
 			summary = transcript.TextOf(r.Message.Content)
 		}
 	}
-	capTokens := p.summaryMax()
+	capTokens := p.compactor.summaryMax()
 	assert.LessOrEqual(t, p.Counter().Text(summary), capTokens+200, "the summary holds at most its cap, with the note and the wrapper")
 	assert.Contains(t, summary, "ran past its limit")
 	assert.Contains(t, kinds(res.Report.Degradations), DegradedSummaryCut)

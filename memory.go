@@ -44,8 +44,8 @@ type Memory struct {
 
 // memorySummary returns the session memory's summary of t's view when it is fresh, with the
 // cut the kept tail must not go past (the messages after Through are not in it), or nil.
-func (p *Pipeline) memorySummary(ctx context.Context, t *turn, custom string) (*summary, string) {
-	mem := p.cfg.Compact.Memory
+func (co *compactor) memorySummary(ctx context.Context, t *turn, custom string) (*summary, string) {
+	mem := co.cfg.Memory
 	if mem == nil || strings.TrimSpace(custom) != "" {
 		return nil, ""
 	}

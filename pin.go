@@ -121,7 +121,7 @@ const (
 
 // injectPinned re-places, right after the compact summary, the text of the pinned records the
 // view no longer holds (they are before the latest compact boundary).
-func (p *Pipeline) injectPinned(t *turn) {
+func (co *compactor) injectPinned(t *turn) {
 	if t.chain.Boundary == nil {
 		return
 	}

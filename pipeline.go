@@ -102,6 +102,8 @@ type Pipeline struct {
 	stages stages
 	// order is stages in the order a turn runs them.
 	order []stage
+	// compactor compacts a turn's conversation when it is due, asked for, or recovering.
+	compactor *compactor
 }
 
 // New validates cfg and returns a Pipeline.
@@ -167,6 +169,11 @@ func New(cfg Config) (*Pipeline, error) {
 	p.gauge = &gauge{cfg: cfg.Pressure, counter: p.counter, calib: &fitMemo{}}
 	p.stages = newStages(&cfg, p.window, p.counter)
 	p.order = p.stages.order()
+	p.compactor = &compactor{
+		cfg: cfg.Compact, pressure: cfg.Pressure, context: cfg.Context, model: cfg.Model, thinking: cfg.Thinking,
+		window: p.window, maxOutput: p.maxOutput, counter: p.counter,
+		budget: p.stages.budget, normalize: p.stages.normalize, cache: p.stages.cache, build: p.build,
+	}
 	return p, nil
 }
 
@@ -293,8 +300,8 @@ func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOption
 		t.release()
 		first.release()
 	}()
-	if manual != nil || p.autoCompactDue(t) {
-		if t, err = p.compact(ctx, t, manual); err != nil {
+	if manual != nil || p.compactor.due(t) {
+		if t, err = p.compactor.compact(ctx, t, manual); err != nil {
 			return p.result(t), err
 		}
 	}
@@ -324,7 +331,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 		return nil, err
 	}
 	t := p.newTurn(ctx, in, chain)
-	p.stripMedia(t)
+	stripMedia(t, p.counter)
 	for _, s := range p.order {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -525,8 +532,8 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Cha
 	}
 	// The counter's memos follow the session: room for this turn's records and blocks.
 	p.counter.reserve(len(t.items), blocks)
-	p.injectPinned(t)
-	p.applyRecovery(t)
+	p.compactor.injectPinned(t)
+	applyRecovery(t, p.cfg.Pressure.maxBody(), p.maxOutput, p.counter)
 	return t
 }
 

@@ -226,7 +226,7 @@ func (p *Pipeline) reactive(ctx context.Context, in *Input) (Result, error) {
 		return p.result(t), errors.New("agentctx: recover: compaction is off for this request (NoCompact)")
 	}
 	t.reactive = true
-	if t, err = p.compact(ctx, t, nil); err != nil {
+	if t, err = p.compactor.compact(ctx, t, nil); err != nil {
 		return p.result(t), err
 	}
 	res := p.result(t)
@@ -530,14 +530,14 @@ func (s *recoveryState) decision(i int, r *transcript.Record) {
 
 // applyRecovery sets the turn's limits from the recovery decisions and withholds the cut
 // responses an output-cap decision asks for again; newTurn calls it before the stages run.
-func (p *Pipeline) applyRecovery(t *turn) {
+func applyRecovery(t *turn, maxBody, maxOutput int, c *Counter) {
 	s := readRecovery(t.in.Records, t.chain.Scan(), t.chain.Leaf)
 	t.recovery = s
-	t.maxBody = p.cfg.Pressure.maxBody()
+	t.maxBody = maxBody
 	if s.bodyLimit > 0 && s.bodyLimit < t.maxBody {
 		t.maxBody = s.bodyLimit
 	}
-	t.maxOutput = p.maxOutput
+	t.maxOutput = maxOutput
 	if d := s.outputCap; d != nil && !s.capDone && d.Recovery.MaxTokens > t.maxOutput {
 		t.maxOutput = d.Recovery.MaxTokens // the retried request, and its continuations
 	}
@@ -553,7 +553,7 @@ func (p *Pipeline) applyRecovery(t *turn) {
 		if st == nil {
 			st = t.report.stage("recovery")
 		}
-		st.add(Action{Kind: ActionSnipped, UUID: it.uuid, Record: rec, Tokens: -p.counter.itemTokens(&it),
+		st.add(Action{Kind: ActionSnipped, UUID: it.uuid, Record: rec, Tokens: -c.itemTokens(&it),
 			Detail: "response cut at max_tokens, asked for again with a higher output cap"})
 		return true
 	})
@@ -561,7 +561,7 @@ func (p *Pipeline) applyRecovery(t *turn) {
 
 // stripMedia replaces the media blocks a recovery decision names by a text marker; it runs
 // before the other stages and reports as stage "media" only when a decision names any.
-func (p *Pipeline) stripMedia(t *turn) {
+func stripMedia(t *turn, c *Counter) {
 	if len(t.recovery.stripped) == 0 {
 		return
 	}
@@ -586,7 +586,7 @@ func (p *Pipeline) stripMedia(t *turn) {
 		it := &t.items[i]
 		for j, b := range it.blocks {
 			if m, rec, ok := marker(b); ok {
-				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, Record: rec, Tokens: p.counter.Block(m) - p.counter.Block(b),
+				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, Record: rec, Tokens: c.Block(m) - c.Block(b),
 					Detail: fmt.Sprintf("%s the provider refused, replaced by a text marker", transcript.KindOf(b))})
 				it.setBlock(j, m)
 				continue
@@ -605,7 +605,7 @@ func (p *Pipeline) stripMedia(t *turn) {
 					content = slices.Clone(tr.Content)
 				}
 				content[k] = m
-				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, ToolUseID: tr.ToolUseID, Record: rec, Tokens: p.counter.Block(m) - p.counter.Block(cb),
+				st.add(Action{Kind: ActionReplaced, UUID: it.uuid, ToolUseID: tr.ToolUseID, Record: rec, Tokens: c.Block(m) - c.Block(cb),
 					Detail: fmt.Sprintf("%s in tool_result %s the provider refused, replaced by a text marker", transcript.KindOf(cb), tr.ToolUseID)})
 			}
 			if content != nil {

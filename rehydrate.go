@@ -249,25 +249,25 @@ const (
 
 // rehydrate returns what to re-inject after a summary when the view is kept from items[cut:],
 // with share of the budgets, and notes on what was skipped.
-func (p *Pipeline) rehydrate(ctx context.Context, t *turn, cut int, share float64) ([]attachment, []string) {
+func (co *compactor) rehydrate(ctx context.Context, t *turn, cut int, share float64) ([]attachment, []string) {
 	if share <= 0 {
 		return nil, nil
 	}
-	c := p.cfg.Compact.Rehydrate
+	c := co.cfg.Rehydrate
 	cal := calibration{ratio: t.report.Pressure.Ratio}
-	w := p.window
+	w := co.window
 	budget := func(v int) int { return int(float64(v) * share) }
 	var out []attachment
 	var notes []string
 	if !c.DisableFiles {
-		files, n := p.rehydrateFiles(ctx, t, cut, cal, budget(c.maxFileTokens(w)), budget(c.maxFilesTokens(w)))
+		files, n := co.rehydrateFiles(ctx, t, cut, cal, budget(c.maxFileTokens(w)), budget(c.maxFilesTokens(w)))
 		out, notes = append(out, files...), append(notes, n...)
 	}
 	if !c.DisableSkills {
-		out = append(out, p.rehydrateSkills(t, cut, cal, budget(c.maxSkillTokens(w)), budget(c.maxSkillsTokens(w)))...)
+		out = append(out, co.rehydrateSkills(t, cut, cal, budget(c.maxSkillTokens(w)), budget(c.maxSkillsTokens(w)))...)
 	}
 	if !c.DisableTodos {
-		out = append(out, p.rehydrateState(t, cut, cal, budget(c.maxSkillTokens(w)))...)
+		out = append(out, co.rehydrateState(t, cut, cal, budget(c.maxSkillTokens(w)))...)
 	}
 	return out, notes
 }
@@ -310,8 +310,8 @@ func inputString(input json.RawMessage, keys ...string) string {
 }
 
 // rehydrateFiles re-reads the files the view worked with most recently.
-func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal calibration, each, total int) ([]attachment, []string) {
-	c := p.cfg.Compact.Rehydrate
+func (co *compactor) rehydrateFiles(ctx context.Context, t *turn, cut int, cal calibration, each, total int) ([]attachment, []string) {
+	c := co.cfg.Rehydrate
 	tools := c.FileTools
 	if tools == nil {
 		tools = DefaultFileTools()
@@ -400,8 +400,8 @@ func (p *Pipeline) rehydrateFiles(ctx context.Context, t *turn, cut int, cal cal
 			continue
 		}
 		head := fmt.Sprintf(fileHead, path)
-		room := min(each, total-used) - cal.scale(p.counter.Text(head+tailNote))
-		body, n := p.fitText(string(data), room, cal)
+		room := min(each, total-used) - cal.scale(co.counter.Text(head+tailNote))
+		body, n := co.fitText(string(data), room, cal)
 		if body == "" {
 			continue
 		}
@@ -423,7 +423,7 @@ func fileKey(path, cwd string) string {
 }
 
 // rehydrateSkills re-injects the content of the skills the view invoked, newest first.
-func (p *Pipeline) rehydrateSkills(t *turn, cut int, cal calibration, each, total int) []attachment {
+func (co *compactor) rehydrateSkills(t *turn, cut int, cal calibration, each, total int) []attachment {
 	names := map[string]string{} // Skill tool_use id → skill name
 	for _, tc := range toolCalls(t.items) {
 		if tc.tu.Name == "Skill" {
@@ -471,8 +471,8 @@ func (p *Pipeline) rehydrateSkills(t *turn, cut int, cal calibration, each, tota
 	used := 0
 	for _, name := range order {
 		head := fmt.Sprintf(skillHead, name)
-		room := min(each, total-used) - cal.scale(p.counter.Text(head+tailNote))
-		body, n := p.fitText(latest[name].text, room, cal)
+		room := min(each, total-used) - cal.scale(co.counter.Text(head+tailNote))
+		body, n := co.fitText(latest[name].text, room, cal)
 		if body == "" {
 			continue
 		}
@@ -484,7 +484,7 @@ func (p *Pipeline) rehydrateSkills(t *turn, cut int, cal calibration, each, tota
 
 // rehydrateState re-injects the last plan and the last todo list, unless the kept tail shows
 // them, each within each calibrated tokens.
-func (p *Pipeline) rehydrateState(t *turn, cut int, cal calibration, each int) []attachment {
+func (co *compactor) rehydrateState(t *turn, cut int, cal calibration, each int) []attachment {
 	var out []attachment
 	for _, k := range []struct {
 		kind, tool, head string
@@ -508,7 +508,7 @@ func (p *Pipeline) rehydrateState(t *turn, cut int, cal calibration, each int) [
 		}
 		if at >= 0 && at < cut {
 			body := strings.TrimSuffix(strings.TrimPrefix(text, k.head), tailNote)
-			if fitted, _ := p.fitText(body, each-cal.scale(p.counter.Text(k.head+tailNote)), cal); fitted != "" {
+			if fitted, _ := co.fitText(body, each-cal.scale(co.counter.Text(k.head+tailNote)), cal); fitted != "" {
 				out = append(out, attachment{kind: k.kind, text: k.head + fitted + tailNote})
 			}
 		}
@@ -537,12 +537,12 @@ func renderTodos(input json.RawMessage) string {
 // fitText returns text cut at a line (at a space, when the text's last half holds no line
 // break) so that it holds at most room calibrated tokens (with a marker saying how many lines
 // were left out), and its size; "" when room is too small for a useful part.
-func (p *Pipeline) fitText(text string, room int, cal calibration) (string, int) {
-	return p.fitNoted(text, room, cal, func(lines int) string { return fmt.Sprintf(cutNote, lines) })
+func (co *compactor) fitText(text string, room int, cal calibration) (string, int) {
+	return co.fitNoted(text, room, cal, func(lines int) string { return fmt.Sprintf(cutNote, lines) })
 }
 
 // fitNoted is fitText with the note a cut text ends with, given the number of lines cut.
-func (p *Pipeline) fitNoted(text string, room int, cal calibration, note func(lines int) string) (string, int) {
+func (co *compactor) fitNoted(text string, room int, cal calibration, note func(lines int) string) (string, int) {
 	if room < 50 {
 		return "", 0
 	}
@@ -569,7 +569,7 @@ func (p *Pipeline) fitNoted(text string, room int, cal calibration, note func(li
 		if len(body) < len(text) {
 			out += note(strings.Count(text[len(body):], "\n") + 1)
 		}
-		n := cal.scale(p.counter.Text(out))
+		n := cal.scale(co.counter.Text(out))
 		if n <= room {
 			return out, n
 		}
