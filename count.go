@@ -10,7 +10,6 @@ import (
 	"image/jpeg"
 	"image/png"
 	"io"
-	"math/bits"
 	"strings"
 	"sync"
 	"unsafe"
@@ -99,9 +98,9 @@ type identKey struct {
 // A Counter is safe for concurrent use. Create it with [NewCounter]; the zero value is not
 // usable.
 type Counter struct {
-	tc    TokenCounter
-	seed  maphash.Seed
-	fold0 uint64 // the state a msgKey starts from, derived from seed
+	tc   TokenCounter
+	seed maphash.Seed
+	fold memo.Fold // the start of a msgKey
 
 	mu       sync.Mutex
 	texts    memo.Gen[textKey, int]
@@ -119,7 +118,7 @@ func NewCounter(tc TokenCounter) *Counter {
 	return &Counter{
 		tc:     tc,
 		seed:   seed,
-		fold0:  maphash.Comparable(seed, uint64(foldK1)),
+		fold:   memo.NewFold(seed),
 		texts:  memo.NewGen[textKey, int](maxTextMemo),
 		idents: memo.NewGen[identKey, int](maxTextMemo),
 
@@ -295,7 +294,7 @@ func (c *Counter) keyed(k msgKey, role transcript.Role, blocks []transcript.Bloc
 	// Hash once more, keeping the strings the key holds by identity.
 	var h fieldHasher
 	h.init(c)
-	h.keep = &e.keep
+	h.Keep = &e.keep
 	h.message(role, blocks)
 	c.mu.Lock()
 	c.messages.Put(k, e)
@@ -482,63 +481,26 @@ type msgEntry struct {
 	keep []string
 }
 
-// fieldHasher builds a msgKey. When keep is set, it appends the strings it hashes by identity.
-type fieldHasher struct {
-	seed maphash.Seed
-	h    uint64
-	n    int
-	keep *[]string
-}
+// fieldHasher builds a msgKey from the fields the count of a message reads (see
+// [memo.Fold]); the encode memo's hasher folds those that decide the encoding, a superset.
+type fieldHasher struct{ memo.Fold }
 
-// The odd constants of the fold (wyhash's).
-const (
-	foldK0 = 0xa0761d6478bd642f
-	foldK1 = 0xe7037ed1a0b428db
-)
+func (h *fieldHasher) init(c *Counter) { h.Fold = c.fold }
 
-func (h *fieldHasher) init(c *Counter) {
-	h.seed, h.h, h.n = c.seed, c.fold0, 0
-}
-
-func (h *fieldHasher) key() msgKey { return msgKey{hash: h.h, n: h.n} }
-
-// word folds v into the hash: the 128-bit product of the state and v, each mixed with a
-// constant, folded to 64 bits.
-func (h *fieldHasher) word(v uint64) {
-	hi, lo := bits.Mul64(h.h^foldK0, v^foldK1)
-	h.h = hi ^ lo
-	h.n++
-}
-
-// str hashes s's length and, unless s is empty, the address of its bytes.
-func (h *fieldHasher) str(s string) {
-	h.word(uint64(len(s)))
-	if s == "" {
-		return
-	}
-	h.word(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
-	if h.keep != nil {
-		*h.keep = append(*h.keep, s)
-	}
-}
-
-// raw hashes raw JSON by a hash of its bytes: a caller could rewrite them in place.
-func (h *fieldHasher) raw(b []byte) {
-	h.word(uint64(len(b)))
-	if len(b) > 0 {
-		h.word(maphash.Bytes(h.seed, b))
-	}
+func (h *fieldHasher) key() msgKey {
+	hash, n := h.Key()
+	return msgKey{hash: hash, n: n}
 }
 
 // message hashes what the count of blocks in a message of role reads: the role decides
 // between user and assistant text.
 func (h *fieldHasher) message(role transcript.Role, blocks []transcript.Block) {
 	if role == transcript.RoleAssistant {
-		h.word(1)
+		h.Word(1)
 	} else {
-		h.word(0)
+		h.Word(0)
 	}
-	h.word(uint64(len(blocks)))
+	h.Word(uint64(len(blocks)))
 	for _, b := range blocks {
 		h.block(b)
 	}
@@ -549,41 +511,41 @@ func (h *fieldHasher) block(b transcript.Block) {
 	switch b := b.(type) {
 	case *transcript.Text:
 		if b != nil {
-			h.word(1)
-			h.str(b.Text)
-			h.raw(b.Citations)
+			h.Word(1)
+			h.Str(b.Text)
+			h.Raw(b.Citations)
 			return
 		}
 	case *transcript.Thinking:
 		if b != nil {
-			h.word(2)
-			h.str(b.Thinking)
+			h.Word(2)
+			h.Str(b.Thinking)
 			return
 		}
 	case *transcript.RedactedThinking:
 		if b != nil {
-			h.word(3)
-			h.word(uint64(len(b.Data)))
+			h.Word(3)
+			h.Word(uint64(len(b.Data)))
 			return
 		}
 	case *transcript.ToolUse:
 		if b != nil {
-			h.word(4)
-			h.str(b.Name)
-			h.raw(b.Input)
+			h.Word(4)
+			h.Str(b.Name)
+			h.Raw(b.Input)
 			return
 		}
 	case *transcript.ServerToolUse:
 		if b != nil {
-			h.word(5)
-			h.str(b.Name)
-			h.raw(b.Input)
+			h.Word(5)
+			h.Str(b.Name)
+			h.Raw(b.Input)
 			return
 		}
 	case *transcript.ToolResult:
 		if b != nil {
-			h.word(6)
-			h.word(uint64(len(b.Content)))
+			h.Word(6)
+			h.Word(uint64(len(b.Content)))
 			for _, cb := range b.Content {
 				h.block(cb)
 			}
@@ -591,43 +553,43 @@ func (h *fieldHasher) block(b transcript.Block) {
 		}
 	case *transcript.ServerToolResult:
 		if b != nil {
-			h.word(7)
-			h.raw(b.Content)
+			h.Word(7)
+			h.Raw(b.Content)
 			return
 		}
 	case *transcript.ToolReference:
 		if b != nil {
-			h.word(8)
-			h.str(b.ToolName)
+			h.Word(8)
+			h.Str(b.ToolName)
 			return
 		}
 	case *transcript.Image:
 		if b != nil {
-			h.word(9)
-			h.str(b.Source.Type)
-			h.str(b.Source.Data)
+			h.Word(9)
+			h.Str(b.Source.Type)
+			h.Str(b.Source.Data)
 			return
 		}
 	case *transcript.Document:
 		if b != nil {
-			h.word(10)
-			h.str(b.Title)
-			h.str(b.Context)
-			h.str(b.Source.Type)
-			h.str(b.Source.Data)
-			h.raw(b.Source.Extra["content"])
+			h.Word(10)
+			h.Str(b.Title)
+			h.Str(b.Context)
+			h.Str(b.Source.Type)
+			h.Str(b.Source.Data)
+			h.Raw(b.Source.Extra["content"])
 			return
 		}
 	case *transcript.UnknownBlock:
 		if b != nil {
-			h.word(11)
-			h.raw(b.JSON)
+			h.Word(11)
+			h.Raw(b.JSON)
 			return
 		}
 	}
 	// A nil block and the kinds addBlock does not count (cache_edits) count nothing; the
 	// kind still goes in, so that a message of more blocks never hashes as a shorter one.
-	h.word(0)
+	h.Word(0)
 }
 
 // Category is a bucket of the token breakdown the command-line tool shows.

@@ -364,9 +364,9 @@ func (e *encoder) store(kind byte, k encodeKey, hash func(*memoHasher) bool, enc
 	// Hash once more, keeping the strings the key holds by identity.
 	p := encodedPart{b: bytes.Clone(e.buf[start:])}
 	e.h.reset(kind)
-	e.h.keep = &p.keep
+	e.h.Keep = &p.keep
 	hash(&e.h)
-	e.h.keep = nil
+	e.h.Keep = nil
 	e.memo.put(k, p)
 	return nil
 }

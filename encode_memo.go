@@ -2,10 +2,9 @@ package agentctx
 
 import (
 	"hash/maphash"
-	"math/bits"
 	"sync"
-	"unsafe"
 
+	"github.com/agentctx/agentctx/internal/memo"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -123,76 +122,29 @@ func (m *encodeMemo) observe(n int) {
 	m.mu.Unlock()
 }
 
-// memoHasher feeds the content of a request part to a hash, field by field, with lengths and
-// kinds so that different parts cannot feed the same stream. Each method returns false for
-// content the memo does not key (unknown fields, nil blocks): such a part is encoded every
-// time. When keep is set, str appends the strings it hashes by identity.
-type memoHasher struct {
-	seed maphash.Seed
-	h0   uint64 // the state a part starts from
-	h    uint64
-	n    int
-	keep *[]string
-}
+// memoHasher folds the content of a request part by identity (see [memo.Fold]): each field
+// its encoding depends on. Each method returns false for content the memo does not key
+// (unknown fields, nil blocks): such a part is encoded every time. When Keep is set, the
+// strings it folds are appended to it.
+type memoHasher struct{ memo.Fold }
 
-func (h *memoHasher) init(m *encodeMemo) {
-	h.seed = m.seed
-	h.h0 = maphash.Comparable(m.seed, uint64(foldK1))
-}
+func (h *memoHasher) init(m *encodeMemo) { h.Fold = memo.NewFold(m.seed) }
 
 func (h *memoHasher) reset(kind byte) {
-	h.h, h.n = h.h0, 0
+	h.Reset()
 	h.byte(kind)
 }
 
-func (h *memoHasher) key() encodeKey { return encodeKey{hash: h.h, n: h.n} }
-
-func (h *memoHasher) byte(b byte) { h.uint(uint64(b)) }
-
-// uint folds v into the hash, as fieldHasher.word does.
-func (h *memoHasher) uint(v uint64) {
-	hi, lo := bits.Mul64(h.h^foldK0, v^foldK1)
-	h.h = hi ^ lo
-	h.n++
+func (h *memoHasher) key() encodeKey {
+	hash, n := h.Key()
+	return encodeKey{hash: hash, n: n}
 }
 
-// str hashes s's length and, unless s is empty, the address of its bytes.
-func (h *memoHasher) str(s string) {
-	h.uint(uint64(len(s)))
-	if s == "" {
-		return
-	}
-	h.uint(uint64(uintptr(unsafe.Pointer(unsafe.StringData(s)))))
-	if h.keep != nil {
-		*h.keep = append(*h.keep, s)
-	}
-}
-
-// raw hashes raw JSON by a hash of its bytes, telling nil from empty (they encode
-// differently).
-func (h *memoHasher) raw(b []byte) {
-	if b == nil {
-		h.byte(0)
-		return
-	}
-	h.byte(1)
-	h.uint(uint64(len(b)))
-	if len(b) > 0 {
-		h.uint(maphash.Bytes(h.seed, b))
-	}
-}
-
-func (h *memoHasher) flag(v bool) {
-	if v {
-		h.byte(1)
-	} else {
-		h.byte(0)
-	}
-}
+func (h *memoHasher) byte(b byte) { h.Word(uint64(b)) }
 
 func (h *memoHasher) presence(present, null uint64) {
-	h.uint(present)
-	h.uint(null)
+	h.Word(present)
+	h.Word(null)
 }
 
 func (h *memoHasher) cacheControl(c *transcript.CacheControl) {
@@ -201,12 +153,12 @@ func (h *memoHasher) cacheControl(c *transcript.CacheControl) {
 		return
 	}
 	h.byte(1)
-	h.str(c.Type)
-	h.str(c.TTL)
+	h.Str(c.Type)
+	h.Str(c.TTL)
 }
 
 func (h *memoHasher) system(sys []*transcript.Text) bool {
-	h.uint(uint64(len(sys)))
+	h.Word(uint64(len(sys)))
 	for _, b := range sys {
 		if b == nil || !h.block(b) {
 			return false
@@ -216,8 +168,8 @@ func (h *memoHasher) system(sys []*transcript.Text) bool {
 }
 
 func (h *memoHasher) message(m *RequestMessage) bool {
-	h.str(string(m.Role))
-	h.uint(uint64(len(m.Content)))
+	h.Str(string(m.Role))
+	h.Word(uint64(len(m.Content)))
 	for _, b := range m.Content {
 		if !h.block(b) {
 			return false
@@ -227,10 +179,10 @@ func (h *memoHasher) message(m *RequestMessage) bool {
 }
 
 func (h *memoHasher) tools(ts []Tool) bool {
-	h.uint(uint64(len(ts)))
+	h.Word(uint64(len(ts)))
 	for _, t := range ts {
-		h.str(t.Name)
-		h.raw(t.Definition)
+		h.Str(t.Name)
+		h.Raw(t.Definition)
 		h.cacheControl(t.CacheControl)
 	}
 	return true
@@ -245,8 +197,8 @@ func (h *memoHasher) block(b transcript.Block) bool {
 		}
 		h.byte(1)
 		h.presence(transcript.FieldBits(b))
-		h.str(b.Text)
-		h.raw(b.Citations)
+		h.Str(b.Text)
+		h.Raw(b.Citations)
 		h.cacheControl(b.CacheControl)
 	case *transcript.ToolUse:
 		if b == nil || len(b.Extra) > 0 {
@@ -254,9 +206,9 @@ func (h *memoHasher) block(b transcript.Block) bool {
 		}
 		h.byte(2)
 		h.presence(transcript.FieldBits(b))
-		h.str(b.ID)
-		h.str(b.Name)
-		h.raw(b.Input)
+		h.Str(b.ID)
+		h.Str(b.Name)
+		h.Raw(b.Input)
 		h.cacheControl(b.CacheControl)
 	case *transcript.ToolResult:
 		if b == nil || len(b.Extra) > 0 {
@@ -264,12 +216,12 @@ func (h *memoHasher) block(b transcript.Block) bool {
 		}
 		h.byte(3)
 		h.presence(transcript.FieldBits(b))
-		h.str(b.ToolUseID)
-		h.flag(b.StringContent)
-		h.flag(b.IsError)
+		h.Str(b.ToolUseID)
+		h.Flag(b.StringContent)
+		h.Flag(b.IsError)
 		h.cacheControl(b.CacheControl)
-		h.str(b.CacheReference)
-		h.uint(uint64(len(b.Content)))
+		h.Str(b.CacheReference)
+		h.Word(uint64(len(b.Content)))
 		for _, c := range b.Content {
 			if !h.block(c) {
 				return false
@@ -281,15 +233,15 @@ func (h *memoHasher) block(b transcript.Block) bool {
 		}
 		h.byte(4)
 		h.presence(transcript.FieldBits(b))
-		h.str(b.Thinking)
-		h.str(b.Signature)
+		h.Str(b.Thinking)
+		h.Str(b.Signature)
 	case *transcript.RedactedThinking:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(5)
 		h.presence(transcript.FieldBits(b))
-		h.str(b.Data)
+		h.Str(b.Data)
 	case *transcript.Image:
 		if b == nil || len(b.Extra) > 0 {
 			return false
@@ -309,9 +261,9 @@ func (h *memoHasher) block(b transcript.Block) bool {
 			return false
 		}
 		h.presence(transcript.FieldBits(b))
-		h.str(b.Title)
-		h.str(b.Context)
-		h.raw(b.Citations)
+		h.Str(b.Title)
+		h.Str(b.Context)
+		h.Raw(b.Citations)
 		h.cacheControl(b.CacheControl)
 	case *transcript.ToolReference:
 		if b == nil || len(b.Extra) > 0 {
@@ -319,16 +271,16 @@ func (h *memoHasher) block(b transcript.Block) bool {
 		}
 		h.byte(8)
 		h.presence(transcript.FieldBits(b))
-		h.str(b.ToolName)
+		h.Str(b.ToolName)
 	case *transcript.ServerToolUse:
 		if b == nil || len(b.Extra) > 0 {
 			return false
 		}
 		h.byte(9)
 		h.presence(transcript.FieldBits(b))
-		h.str(b.ID)
-		h.str(b.Name)
-		h.raw(b.Input)
+		h.Str(b.ID)
+		h.Str(b.Name)
+		h.Raw(b.Input)
 		h.cacheControl(b.CacheControl)
 	case *transcript.ServerToolResult:
 		if b == nil || len(b.Extra) > 0 {
@@ -336,28 +288,28 @@ func (h *memoHasher) block(b transcript.Block) bool {
 		}
 		h.byte(10)
 		h.presence(transcript.FieldBits(b))
-		h.str(string(b.Type))
-		h.str(b.ToolUseID)
-		h.raw(b.Content)
+		h.Str(string(b.Type))
+		h.Str(b.ToolUseID)
+		h.Raw(b.Content)
 		h.cacheControl(b.CacheControl)
 	case *transcript.CacheEdits:
 		if b == nil {
 			return false
 		}
 		h.byte(11)
-		h.flag(b.Edits == nil)
-		h.uint(uint64(len(b.Edits)))
+		h.Flag(b.Edits == nil)
+		h.Word(uint64(len(b.Edits)))
 		for _, ed := range b.Edits {
-			h.str(ed.Type)
-			h.str(ed.CacheReference)
+			h.Str(ed.Type)
+			h.Str(ed.CacheReference)
 		}
 	case *transcript.UnknownBlock:
 		if b == nil {
 			return false
 		}
 		h.byte(12)
-		h.str(string(b.Type))
-		h.raw(b.JSON)
+		h.Str(string(b.Type))
+		h.Raw(b.JSON)
 	default:
 		return false
 	}
@@ -369,12 +321,12 @@ func (h *memoHasher) source(s *transcript.MediaSource) bool {
 	if len(s.Extra) > 0 {
 		return false
 	}
-	h.flag(s.Extra == nil)
+	h.Flag(s.Extra == nil)
 	h.presence(s.FieldBits())
-	h.str(s.Type)
-	h.str(s.MediaType)
-	h.str(s.Data)
-	h.str(s.URL)
-	h.str(s.FileID)
+	h.Str(s.Type)
+	h.Str(s.MediaType)
+	h.Str(s.Data)
+	h.Str(s.URL)
+	h.Str(s.FileID)
 	return true
 }
