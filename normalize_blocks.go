@@ -68,6 +68,10 @@ func (n *normalizer) clean(b transcript.Block, role transcript.Role, uuid string
 			n.drop(nb, "thinking text is not valid UTF-8, so it is not what the provider signed")
 			return nb, false
 		}
+		if !n.s.thinking.Enabled() {
+			n.drop(nb, thinkingOff)
+			return nb, false
+		}
 		nb.b = cleanThinking(b)
 	case *transcript.RedactedThinking:
 		if !asst {
@@ -79,6 +83,10 @@ func (n *normalizer) clean(b transcript.Block, role transcript.Role, uuid string
 		}
 		if !utf8.ValidString(b.Data) {
 			n.drop(nb, "redacted_thinking data is not valid UTF-8, so it is not what the provider sent")
+			return nb, false
+		}
+		if !n.s.thinking.Enabled() {
+			n.drop(nb, thinkingOff)
 			return nb, false
 		}
 		if len(b.Extra) > 0 {

@@ -336,21 +336,24 @@ func TestNormalizeTranscripts(t *testing.T) {
 			check:   func(t *testing.T, res Result) { assert.True(t, res.Report.ThinkingUnavailable) },
 		},
 		{
-			name: "thinking disabled: final turn loses thinking, earlier turns keep it",
+			// The final turn must not hold thinking with thinking disabled (4.5); the earlier
+			// turns lose theirs too, so that a message is sent the same way once it is no
+			// longer final and the cached prefix holds.
+			name: "thinking disabled: no turn keeps thinking",
 			build: func(k *tk) {
 				k.user("one")
 				k.assistant(thinking("first"), text("answer one"))
 				k.user("two")
-				k.assistant(thinking("second"), toolUse("t1", "Read"))
+				k.assistant(&transcript.RedactedThinking{Data: "opaque=="}, thinking("second"), toolUse("t1", "Read"))
 				k.results(result("t1", "r1"))
 			},
 			want: normLines(
 				"user: text(one)",
-				"assistant: thinking text(answer one)",
+				"assistant: text(answer one)",
 				"user: text(two)",
 				"assistant: tool_use(t1)",
 				"user: tool_result(t1 text(r1))"),
-			actions: []string{"dropped: thinking is disabled: the final assistant turn cannot contain thinking"},
+			actions: []string{"dropped: " + thinkingOff},
 		},
 		{
 			name: "thinking-only response is dropped",
@@ -367,6 +370,7 @@ func TestNormalizeTranscripts(t *testing.T) {
 		},
 		{
 			name: "redacted_thinking passes through unchanged",
+			cfg:  normThinkingOn,
 			build: func(k *tk) {
 				k.user("q")
 				k.assistant(&transcript.RedactedThinking{Data: "opaque=="}, text("a"))

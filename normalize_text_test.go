@@ -125,7 +125,7 @@ func TestNormalizeInvalidRedactedThinking(t *testing.T) {
 	k.user("q")
 	k.assistant(&transcript.RedactedThinking{Data: "abc\xff"}, text("a"))
 	k.user("next")
-	res := normPrepare(t, normConfig(), Input{Records: k.recs})
+	res := normPrepare(t, normThinkingOn(normConfig()), Input{Records: k.recs})
 	assert.Equal(t, normLines("user: text(q)", "assistant: text(a)", "user: text(next)"), normSketch(res.Request.Messages))
 	assert.True(t, normHasAction(&res.Report, ActionDropped, "redacted_thinking data is not valid UTF-8"))
 }

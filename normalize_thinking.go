@@ -31,8 +31,18 @@ func cleanThinking(b *transcript.Thinking) transcript.Block {
 	return out
 }
 
-// finalTurnThinking applies the thinking rules of the final assistant turn (4.2, 4.5).
+// thinkingOff is why a thinking or redacted_thinking block is not sent when thinking is off.
+// The provider refuses thinking in the final assistant turn then (4.5), and the final turn is
+// a position: a rule for that turn alone would send a message's thinking once it is no longer
+// final, changing a prefix the provider has cached. No thinking is sent, in any message.
+const thinkingOff = "thinking is disabled: no thinking block is sent, in any message"
+
+// finalTurnThinking applies the thinking rules of the final assistant turn (4.2). With thinking
+// disabled, clean has dropped every thinking block already (see thinkingOff).
 func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
+	if !n.s.thinking.Enabled() {
+		return msgs
+	}
 	var buf []transcript.Block
 	start := finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) {
 		buf = buf[:0]
@@ -44,16 +54,13 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 	if start >= len(msgs) {
 		return msgs
 	}
-	why := "thinking is disabled: the final assistant turn cannot contain thinking"
-	if n.s.thinking.Enabled() {
-		if len(msgs[start].blocks) > 0 && isThinking(msgs[start].blocks[0].b) {
-			return msgs
-		}
-		n.t.report.ThinkingUnavailable = true
-		n.act(ActionRepaired, msgs[start].blocks[0].uuid, "",
-			"thinking is enabled but the assistant turn in flight does not start with replayable thinking: this request is sent with thinking disabled", 0)
-		why = "thinking unavailable for the assistant turn in flight"
+	if len(msgs[start].blocks) > 0 && isThinking(msgs[start].blocks[0].b) {
+		return msgs
 	}
+	n.t.report.ThinkingUnavailable = true
+	n.act(ActionRepaired, msgs[start].blocks[0].uuid, "",
+		"thinking is enabled but the assistant turn in flight does not start with replayable thinking: this request is sent with thinking disabled", 0)
+	why := "thinking unavailable for the assistant turn in flight"
 	for i := start; i < len(msgs); i++ {
 		if msgs[i].role != transcript.RoleAssistant || !slices.ContainsFunc(msgs[i].blocks, func(nb nblock) bool { return isThinking(nb.b) }) {
 			continue
