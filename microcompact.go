@@ -163,14 +163,20 @@ func loadMicrocompact(records []transcript.Record, sc *transcript.Scan) *mcLedge
 					l.cleared[id] = r.UUID
 				}
 			}
-			// A clearing after an idle gap means the provider's cache expired: the deletions
-			// before it edit nothing any more, so their cache_edits are no longer sent.
-			if len(l.deleted) > 0 {
-				l.by, l.deleted, l.pins, l.pinEdits = map[string]string{}, map[string]string{}, nil, map[string][]string{}
-			}
+			l.expire()
 		}
 	})
 	return l
+}
+
+// expire forgets the cache deletions: a clearing after an idle gap means the provider's cache
+// expired, so the deletions before it edit nothing any more and their cache_edits are no
+// longer sent. A clearing read from the records and one decided this turn expire them alike,
+// so that the turn that decides it sends what the next turns send.
+func (l *mcLedger) expire() {
+	if len(l.deleted) > 0 {
+		l.by, l.deleted, l.pins, l.pinEdits = map[string]string{}, map[string]string{}, nil, map[string][]string{}
+	}
 }
 
 func (l *mcLedger) addDeleted(id, pin, record string) {
@@ -261,23 +267,10 @@ func (st *microcompactStage) run(t *turn) error {
 		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id, Record: by,
 			Detail: "tool result cleared (recorded)", Tokens: st.counter.Block(nb) - st.counter.Block(old)})
 	}
-	// Re-apply recorded cache deletions: mark the results; cache_edits are emitted below.
-	marked := map[string]int{} // id → tokens the provider no longer holds
-	for _, r := range refs {
-		if _, ok := l.deleted[r.id]; !ok {
-			continue
-		}
-		old := cur(r)
-		t.items[r.item].setBlock(r.block, withCacheReference(old))
-		if _, dup := marked[r.id]; dup {
-			continue // a duplicated id: marked everywhere, counted once
-		}
-		n := st.counter.Block(old)
-		marked[r.id] = n
-		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id, Record: l.by[r.id],
-			Detail: "tool result deleted from the provider cache (recorded)", Tokens: -n})
-	}
-
+	// The new decision: cache editing when the prefix is warm, else a clearing after the idle
+	// gap, which expires the recorded deletions before they are re-applied.
+	var cands []resultRef
+	cached := false
 	if decide {
 		// Compactable results in view order; the newest KeepRecent (by tool_use id) stay.
 		tools := c.tools()
@@ -294,18 +287,37 @@ func (st *microcompactStage) run(t *turn) error {
 			for _, id := range ids[len(ids)-k:] {
 				keep[id] = true
 			}
-			var cands []resultRef
 			for _, r := range refs {
 				if seen[r.id] && !keep[r.id] {
 					cands = append(cands, r)
 				}
 			}
-			if gap, last := idleGap(t); c.Cached && (last < 0 || gap <= c.gap()) {
-				st.cacheDelete(t, l, cands, marked)
-			} else {
-				st.timeClear(t, l, cands)
+			gap, last := idleGap(t)
+			cached = c.Cached && (last < 0 || gap <= c.gap())
+			if !cached && st.timeClear(t, l, cands) {
+				l.expire()
 			}
 		}
+	}
+
+	// Re-apply recorded cache deletions: mark the results; cache_edits are emitted below.
+	marked := map[string]int{} // id → tokens the provider no longer holds
+	for _, r := range refs {
+		if _, ok := l.deleted[r.id]; !ok {
+			continue
+		}
+		old := cur(r)
+		t.items[r.item].setBlock(r.block, withCacheReference(old))
+		if _, dup := marked[r.id]; dup {
+			continue // a duplicated id: marked everywhere, counted once
+		}
+		n := st.counter.Block(old)
+		marked[r.id] = n
+		rep.add(Action{Kind: ActionReapplied, UUID: t.items[r.item].uuid, ToolUseID: r.id, Record: l.by[r.id],
+			Detail: "tool result deleted from the provider cache (recorded)", Tokens: -n})
+	}
+	if cached {
+		st.cacheDelete(t, l, cands, marked)
 	}
 
 	st.emitCacheEdits(t, l, marked)
@@ -331,12 +343,12 @@ func idleGap(t *turn) (time.Duration, int) {
 }
 
 // timeClear clears the candidates when the idle gap since the last assistant message exceeds
-// the configured gap, and records the clearing.
-func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) {
+// the configured gap, and records the clearing; it reports whether it recorded one.
+func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) bool {
 	c := st.cfg
 	gap, lastAsst := idleGap(t)
 	if lastAsst < 0 || gap <= c.gap() {
-		return
+		return false
 	}
 	rep := t.report.stage("microcompact")
 	first := len(rep.Actions)
@@ -384,7 +396,7 @@ func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) 
 	}
 	ids = kept
 	if len(ids) == 0 {
-		return
+		return false
 	}
 	rec := t.newDecision(transcript.SubtypeMicrocompact, mcTriggerTime+"\x00"+strings.Join(ids, "\x00"),
 		fmt.Sprintf("Cleared %d old tool results after %s idle", len(ids), gap.Round(time.Second)))
@@ -396,6 +408,7 @@ func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) 
 	}
 	setRecord(rep.Actions[first:], rec.UUID)
 	t.appended = append(t.appended, rec)
+	return true
 }
 
 // setRecord names record as the decision the actions carry out.

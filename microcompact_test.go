@@ -643,6 +643,52 @@ func TestMicrocompactCachedIdle(t *testing.T) {
 	assert.Empty(t, mcAppend(again))
 }
 
+// TestMicrocompactCachedIdleSmallResult: a result deleted from the cache while it was warm but
+// too small for a clearing to shrink keeps no cache_reference and gets no cache_edits on the
+// turn whose idle gap clears the others, as on every turn after it: the clearing decided this
+// turn expires the deletions as the recorded one does (the prefix cached by that turn is the
+// next turn's).
+func TestMicrocompactCachedIdleSmallResult(t *testing.T) {
+	k := newTK()
+	k.user("please look around")
+	for i := 1; i <= 7; i++ {
+		id := fmt.Sprintf("mc_%02d", i)
+		body := mcBody(id)
+		if i == 1 {
+			body = "ok" // smaller than the clearing placeholder
+		}
+		k.assistant(text("calling Read"), toolUse(id, "Read"))
+		k.results(result(id, body))
+	}
+	k.assistant(text("done"))
+	k.user("next question")
+	cfg := MicrocompactConfig{Cached: true, CacheEditingBeta: testCacheBeta, CachedTriggerTokens: 500}
+	warm, err := mcPipeline(t, k.at(0), cfg).Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.Len(t, mcAppend(warm), 1)
+	require.Contains(t, mcAppend(warm)[0].Microcompact.ClearedToolUseIDs, "mc_01", "the small result is deleted while the cache is warm")
+	recs := append(slices.Clone(k.recs), warm.Append...)
+
+	p := mcPipeline(t, k.at(3*time.Hour), cfg)
+	res, err := p.Prepare(t.Context(), Input{Records: recs})
+	require.NoError(t, err)
+	require.Len(t, mcAppend(res), 1)
+	d := mcAppend(res)[0].Microcompact
+	assert.Equal(t, "time", d.Trigger)
+	assert.NotContains(t, d.ClearedToolUseIDs, "mc_01", "clearing would not shrink it")
+	got, _ := toolResults(res.Request)
+	assert.Empty(t, got["mc_01"].CacheReference, "the expired deletion is not re-applied")
+	edits, _ := mcCacheEdits(res.Request)
+	assert.Empty(t, edits, "the expired cache is not edited")
+	assert.Nil(t, res.Request.Betas)
+	mcValid(t, res.Request)
+
+	again, err := p.Prepare(t.Context(), Input{Records: append(recs, res.Append...)})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, res.Request)), string(requestBytes(t, again.Request)), "the next turn sends the same bytes")
+	assert.Empty(t, mcAppend(again))
+}
+
 // The provider's cache_deleted_input_tokens is read from usage.
 func TestUsageCacheDeleted(t *testing.T) {
 	for _, tc := range []struct {
