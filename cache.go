@@ -26,7 +26,9 @@ const maxCacheMarkers = 4
 // blocks and on tool definitions — then places its own: exactly one message-level marker, on
 // the last block of the last message that can carry one (not thinking, redacted_thinking,
 // empty text or cache_edits), or of the penultimate message when [Input.SkipCacheWrite] is
-// set, plus the optional system and tools markers. A request never carries more than
+// set, plus the optional system and tools markers. The user continuation normalize appends
+// after a trailing assistant message (see [NormalizeConfig]) never carries the marker: the
+// next request sends the user's own message in its place, so the marker goes before it. A request never carries more than
 // 4 markers, and since all markers share one TTL, the provider's rule that
 // 1h markers precede 5m ones holds.
 //
@@ -163,6 +165,12 @@ func (st *cacheStage) run(t *turn) error {
 	markerMsg := -1
 	if !c.Disable {
 		start := len(msgs) - 1
+		if t.continued {
+			// The continuation normalize appended is this request's alone: the next turn
+			// sends the user's own message in its place. A marker on it would cache a
+			// prefix no later request sends.
+			start--
+		}
 		if t.in.SkipCacheWrite {
 			start--
 		}

@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -86,6 +87,41 @@ func cacheSession() *tk {
 	k.assistant(text("x says hi"))
 	k.user("thanks, now y")
 	return k
+}
+
+// TestCacheMarkerBeforeContinuation: a request that ends on an assistant message gets
+// normalize's user continuation, and the marker goes on the assistant message before it: the
+// next turn sends the user's own message in the continuation's place, and reads the prefix the
+// first request cached (with SkipCacheWrite, the marker moves one message further back).
+func TestCacheMarkerBeforeContinuation(t *testing.T) {
+	k := cacheSession()
+	k.assistant(text("y says bye"))
+	p := cachePipeline(t, CacheConfig{})
+	first, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	msgs := first.Request.Messages
+	require.Len(t, msgs, 7)
+	assert.Equal(t, text(defaultContinuation).Text, msgs[6].Content[0].(*transcript.Text).Text)
+	assert.Equal(t, []cacheMarker{{"messages", 5, 0, ""}}, cacheMarkers(t, first.Request), "on the assistant message, not the continuation")
+
+	fork, err := p.Prepare(t.Context(), Input{Records: k.recs, SkipCacheWrite: true})
+	require.NoError(t, err)
+	assert.Equal(t, []cacheMarker{{"messages", 4, 0, ""}}, cacheMarkers(t, fork.Request))
+
+	k.user("and z?")
+	next, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.Len(t, next.Request.Messages, 7)
+	for i := range 6 {
+		want := slices.Clone(msgs[i].Content)
+		for j, b := range want {
+			if transcript.CacheControlOf(b) != nil {
+				want[j] = transcript.WithCacheControl(b, nil)
+			}
+		}
+		assert.Equal(t, string(requestBytes(t, Request{Messages: []RequestMessage{{msgs[i].Role, want}}})),
+			string(requestBytes(t, Request{Messages: next.Request.Messages[i : i+1]})), "message %d is sent again", i)
+	}
 }
 
 func TestCacheBreakpoints(t *testing.T) {

@@ -554,6 +554,7 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 			text = defaultContinuation
 		}
 		n.act(ActionRepaired, uuid, "", "ended on an assistant message: appended a user continuation", 0)
+		n.t.continued = true
 		return append(msgs, nmsg{role: transcript.RoleUser, blocks: []nblock{{b: &transcript.Text{Text: text}}}})
 	}
 	// A prefill cannot end with whitespace.

@@ -495,6 +495,9 @@ type turn struct {
 	// memoView: the turn's view is a conversation's, which normalize may find starting with
 	// the settled prefix of the conversation's last turn (not a summary's view).
 	memoView bool
+	// continued: normalize appended a user continuation after a trailing assistant message;
+	// the next turn's request will not send it, so the cache marker goes before it.
+	continued bool
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Chain) *turn {
