@@ -404,7 +404,7 @@ func TestNewSnip(t *testing.T) {
 		{"no ids", nil, []string{"names no records"}},
 		{"unknown uuids are all named", []string{tkUUID(3), "00000000-0000-4000-8000-000000000099", "nope"}, []string{`"00000000-0000-4000-8000-000000000099"`, `"nope"`}},
 		{"system record", []string{tkUUID(11)}, []string{tkUUID(11), "not a user or assistant record"}},
-		{"ambiguous tag", []string{"[id:00000000]"}, []string{"ambiguous"}},
+		{"ambiguous tag", []string{"[id:000000000000]"}, []string{"ambiguous"}}, // a prefix of all, no record's tag
 		{"unknown tag", []string{"[id:deadbeef]"}, []string{"[id:deadbeef]", "no message has tag"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -545,16 +545,20 @@ func TestSnipTagPlacementAndCollisions(t *testing.T) {
 	res := snipPrepare(t, p, recs)
 	tags, _ := requestTags(res.Request)
 	require.Len(t, tags, 3)
-	assert.Equal(t, "[id:abcdef01234540]", tags[0], "lengthened one digit past the shared prefix")
-	assert.Equal(t, "[id:abcdef01234541]", tags[1])
+	assert.Equal(t, "[id:abcdef01]", tags[0], "the earlier record keeps its short tag: a later one never changes it")
+	assert.Equal(t, "[id:abcdef01234541]", tags[1], "the later one is lengthened one digit past the prefix it shares")
 	assert.Equal(t, "[id:"+strings.ToLower(strings.ReplaceAll(tagUUID(tkUUID(5)), "-", ""))[:8]+"]", tags[2])
 	for i, tag := range tags[:2] {
 		got, err := transcript.ResolveTag(recs, tag)
 		require.NoError(t, err)
 		assert.Equal(t, recs[[]int{0, 2}[i]].UUID, got)
 	}
-	_, err := transcript.ResolveTag(recs, "[id:abcdef01]")
-	assert.ErrorContains(t, err, "ambiguous")
+	// Before the second record was written, the first had the same tag.
+	before := snipPrepare(t, p, recs[:2])
+	first, _ := requestTags(before.Request)
+	assert.Equal(t, tags[:1], first)
+	_, err := transcript.ResolveTag(recs, "[id:abcdef0123]")
+	assert.ErrorContains(t, err, "ambiguous", "a prefix of both that is no record's tag")
 
 	// The tool_result stays first in its message; the tag comes before the record's text.
 	var msg []transcript.Block
