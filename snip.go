@@ -23,7 +23,10 @@ import (
 // blocks loses those too. Two kinds of records are protected and never removed: records
 // carrying a tool_reference inside a tool_result (the tools they load would vanish), and the
 // latest user input (the records after the last assistant record, which the request must end
-// with). A snip whose closure reaches a protected record is refused as a whole and reported.
+// with), also when it was the latest input at the time the snip record was written, or came
+// after it with no answer between (a result of a call in flight): such a snip stays refused
+// once an answer comes, so that it never changes a prefix already sent. A snip whose closure reaches a protected record is
+// refused as a whole and reported.
 type SnipConfig struct {
 	// TagMessages adds a stable "[id:xxxxxxxx]" tag to API-bound user messages so that a model
 	// can name messages to a snip tool. Off by default. See [transcript.ResolveTag].
@@ -158,8 +161,12 @@ func SnippedUUIDs(records []transcript.Record) map[string]bool {
 	}
 	msgs := chain.Messages()
 	units := make([]snipUnit, len(msgs))
+	pos := make(map[string]int, len(records))
+	for i := range records {
+		pos[records[i].UUID] = i
+	}
 	for i, r := range msgs {
-		units[i] = snipUnit{uuid: r.UUID, role: transcript.RoleUser, blocks: r.Message.Content, orig: r.Message.Content}
+		units[i] = snipUnit{uuid: r.UUID, role: transcript.RoleUser, pos: pos[r.UUID], blocks: r.Message.Content, orig: r.Message.Content}
 		if r.Type == transcript.TypeAssistant {
 			units[i].role, units[i].msgID = transcript.RoleAssistant, r.Message.ID
 		}
@@ -174,6 +181,7 @@ func SnippedUUIDs(records []transcript.Record) map[string]bool {
 type snipRequest struct {
 	by     string // uuid of the (first) snip record naming it
 	reason string
+	pos    int // the snip record's position in the transcript
 }
 
 // snipRequests collects the uuids named by the snip records of records, in file order; a uuid
@@ -181,13 +189,13 @@ type snipRequest struct {
 // (nil: every record is read).
 func snipRequests(records []transcript.Record, sc *transcript.Scan) map[string]snipRequest {
 	req := map[string]snipRequest{}
-	sc.Each(records, transcript.ScanSnip, func(_ int, r *transcript.Record) {
+	sc.Each(records, transcript.ScanSnip, func(pos int, r *transcript.Record) {
 		if r.Type != transcript.TypeSystem || r.Subtype != transcript.SubtypeSnip || r.Snip == nil {
 			return
 		}
 		for _, u := range r.Snip.RemovedUUIDs {
 			if _, ok := req[u]; !ok {
-				req[u] = snipRequest{by: r.UUID, reason: r.Snip.Reason}
+				req[u] = snipRequest{by: r.UUID, reason: r.Snip.Reason, pos: pos}
 			}
 		}
 	})
@@ -199,12 +207,13 @@ type snipUnit struct {
 	uuid   string
 	role   transcript.Role
 	msgID  string
+	pos    int                // the record's position in the transcript; -1: none
 	blocks []transcript.Block // the view's blocks
 	orig   []transcript.Block // the record's own blocks (protection is judged on them)
 }
 
 func unitOfItem(it *item) snipUnit {
-	u := snipUnit{uuid: it.uuid, role: it.role, msgID: it.msgID, blocks: it.blocks, orig: it.blocks}
+	u := snipUnit{uuid: it.uuid, role: it.role, msgID: it.msgID, pos: it.pos, blocks: it.blocks, orig: it.blocks}
 	if it.rec != nil && it.rec.Message != nil {
 		u.orig = it.rec.Message.Content
 	}
@@ -252,6 +261,24 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 		}
 		return ""
 	}
+	// latestAt reports whether unit i was, or was still to come in, the latest user input
+	// when the snip record at position s was written: a user record after the last assistant
+	// record of the view before s (a result that came after the snip among them). Such a snip
+	// is refused for good, not only while the record is the latest: a snip that took effect
+	// once a later answer came would change a prefix already sent, with no decision of that
+	// turn to say so.
+	latestAt := func(i, s int) bool {
+		u := units[i]
+		if u.role != transcript.RoleUser || u.pos < 0 {
+			return false
+		}
+		for _, v := range units {
+			if v.role == transcript.RoleAssistant && v.pos > u.pos && v.pos < s {
+				return false
+			}
+		}
+		return true
+	}
 
 	seen := make([]bool, len(units))
 	for start := range units {
@@ -277,19 +304,31 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 			}
 		}
 		slices.Sort(comp)
-		block := -1
+		block, why := -1, ""
 		for _, i := range comp {
-			if protected(i) != "" {
+			if why = protected(i); why != "" {
 				block = i
 				break
+			}
+		}
+		for _, i := range comp {
+			rr, ok := req[units[i].uuid]
+			if block >= 0 || !ok {
+				continue
+			}
+			for _, j := range comp {
+				if latestAt(j, rr.pos) {
+					block, why = j, "was the latest user input when snip "+rr.by+" was written"
+					break
+				}
 			}
 		}
 		if block >= 0 {
 			for _, i := range comp {
 				if rr, ok := req[units[i].uuid]; ok {
-					d := fmt.Sprintf("snip %s refused: the record %s", rr.by, protected(block))
+					d := fmt.Sprintf("snip %s refused: the record %s", rr.by, why)
 					if block != i {
-						d = fmt.Sprintf("snip %s refused: the record is tool-paired with %s, which %s", rr.by, units[block].uuid, protected(block))
+						d = fmt.Sprintf("snip %s refused: the record is tool-paired with %s, which %s", rr.by, units[block].uuid, why)
 					}
 					plan.skipped = append(plan.skipped, snipSkip{uuid: units[i].uuid, detail: d})
 				}

@@ -288,6 +288,48 @@ func TestSnipProtected(t *testing.T) {
 	}
 }
 
+// TestSnipRefusedForGood: a snip that named the latest user input, or a call whose result had
+// not come yet, stays refused once answers and prompts follow: applied later, it would change
+// messages a request already sent, with no decision of that turn to say why.
+func TestSnipRefusedForGood(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		snip int
+	}{
+		{"the latest prompt", 6},
+		{"a call in flight", 7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			k := newTK()
+			k.user("read a")                   // 1
+			k.assistant(toolUse("r0", "Read")) // 2
+			k.results(result("r0", "A"))       // 3
+			k.assistant(text("a says hi"))     // 4
+			k.user("old prompt")               // 5
+			k.user("now read b")               // 6
+			k.assistant(toolUse("r1", "Read")) // 7
+			if tc.snip == 6 {
+				k.recs = k.recs[:len(k.recs)-1] // the snip comes before the call
+				k.last = tkUUID(6)
+			}
+			k.decision(snipRecord(t, k.recs, "", tkUUID(tc.snip)))
+			if tc.snip == 6 {
+				k.assistant(toolUse("r1", "Read")) // 8
+			}
+			k.results(result("r1", "B"))    // the call's result
+			k.assistant(text("b says bye")) // the answer
+			k.user("thanks")
+			p := snipPipeline(t, Config{})
+			tt := runSnip(t, p, k.recs)
+			assert.Contains(t, viewUUIDs(tt), tkUUID(tc.snip), "still in the view")
+			skipped := actionsOf(tt.report.Stage("snip"), ActionSkipped)
+			require.NotEmpty(t, skipped)
+			assert.Contains(t, skipped[0].Detail, "was the latest user input when snip")
+			snipPrepare(t, p, k.recs)
+		})
+	}
+}
+
 func TestSnipThinkingRemainder(t *testing.T) {
 	k := newTK()
 	k.user("think")                                                                          // 1
