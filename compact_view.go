@@ -277,7 +277,7 @@ func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom
 	if req.Thinking == nil {
 		// Sent without thinking, the final turn may not hold any (rule 4.5); normalize kept
 		// it when the conversation has thinking on.
-		dropFinalTurnThinking(req.Messages, co.counter)
+		dropThinking(req.Messages, finalTurn(req.Messages), co.counter)
 	}
 	vm := make([]ViewMessage, len(items))
 	for i := range items {

@@ -57,7 +57,7 @@ func checkConservation(t testing.TB, name string, in Input, res Result) {
 //  3. Matching: each expected block consumes one equal block of the request.
 //  4. Normalize: each block still unmatched needs a normalize action naming its record (and
 //     tool id): a repair whose changed form is in the request, or a drop. One absence needs
-//     no action of its own: the final turn's thinking when Report.ThinkingUnavailable is set.
+//     no action of its own: thinking, when Report.ThinkingUnavailable is set.
 //  5. Pairs: a decision removes a tool_use and its results together or not at all, and
 //     normalize may drop a tool block only when the chain itself breaks its pair (a drop of
 //     a block whose pair was whole means that a stage split it).
@@ -123,7 +123,7 @@ const (
 	kept        goneKind = iota
 	byDecision           // a recorded decision (snip, collapse, compaction)
 	byNormalize          // normalize: a record never sent, or a reported drop
-	byContract           // thinking unavailable: the final turn's thinking is not sent
+	byContract           // thinking unavailable: no thinking is sent
 )
 
 // consRecord is one message of the chain and what the check learnt about it.
@@ -857,8 +857,8 @@ func (c *consCheck) resolve() {
 			c.remove(bl, byNormalize, "dropped by normalize: "+a.Detail)
 			continue
 		}
-		if c.res.Report.ThinkingUnavailable && isThinking(bl.b) && bl.r.pos > lastPrompt {
-			c.remove(bl, byContract, "thinking unavailable: the final turn's thinking is not sent")
+		if c.res.Report.ThinkingUnavailable && isThinking(bl.b) {
+			c.remove(bl, byContract, "thinking unavailable: no thinking block is sent")
 			continue
 		}
 		what := "is missing from the request"
@@ -1351,10 +1351,13 @@ func TestConservation(t *testing.T) {
 }
 
 // TestConservationThinkingUnavailable checks the one absence without an action of its own:
-// when the window leaves no room for a thinking budget, the final turn's thinking is dropped
-// and Report.ThinkingUnavailable says so; without the flag the same request loses a block.
+// when the window leaves no room for a thinking budget, the request goes without thinking,
+// every turn's thinking is dropped and Report.ThinkingUnavailable says so; without the flag the
+// same request loses blocks.
 func TestConservationThinkingUnavailable(t *testing.T) {
 	k := newTK()
+	k.user("first?")
+	k.assistant(&transcript.Thinking{Thinking: "easy", Signature: normSig}, text("first answer"))
 	k.user(strings.Repeat("context ", 250) + "question?")
 	k.assistant(&transcript.Thinking{Thinking: "plan", Signature: normSig}, toolUse("t1", "Read"))
 	k.results(result("t1", "ok"))
@@ -1364,10 +1367,13 @@ func TestConservationThinkingUnavailable(t *testing.T) {
 	res, err := p.Prepare(t.Context(), in)
 	require.NoError(t, err)
 	require.True(t, res.Report.ThinkingUnavailable)
+	assert.NotContains(t, string(requestBytes(t, res.Request)), `"thinking"`, "no turn keeps its thinking")
 	assert.Empty(t, conservation(in, res))
 	res.Report.ThinkingUnavailable = false
-	assert.Equal(t, []string{"record " + tkUUID(2) + " block 0 (thinking) is missing from the request, and no decision or normalize action explains it"},
-		conservation(in, res))
+	assert.Equal(t, []string{
+		"record " + tkUUID(2) + " block 0 (thinking) is missing from the request, and no decision or normalize action explains it",
+		"record " + tkUUID(5) + " block 0 (thinking) is missing from the request, and no decision or normalize action explains it",
+	}, conservation(in, res))
 }
 
 // TestConservationReportsThroughTB checks the testing.TB wrapper: a violation fails the test

@@ -336,6 +336,27 @@ func TestNormalizeTranscripts(t *testing.T) {
 			check:   func(t *testing.T, res Result) { assert.True(t, res.Report.ThinkingUnavailable) },
 		},
 		{
+			// Sent without thinking, the request holds none, in any turn: the turn's next
+			// request goes without thinking too and sends this one's messages again.
+			name: "thinking unavailable strips the earlier turns' thinking too",
+			build: func(k *tk) {
+				k.user("one")
+				k.assistant(thinking("first"), text("answer one"))
+				k.user("two")
+				k.assistant(toolUse("t1", "Read"))
+				k.results(result("t1", "r1"))
+			},
+			cfg: normThinkingOn,
+			want: normLines(
+				"user: text(one)",
+				"assistant: text(answer one)",
+				"user: text(two)",
+				"assistant: tool_use(t1)",
+				"user: tool_result(t1 text(r1))"),
+			actions: []string{"dropped: thinking unavailable for the assistant turn in flight: no thinking block is sent, in any message"},
+			check:   func(t *testing.T, res Result) { assert.True(t, res.Report.ThinkingUnavailable) },
+		},
+		{
 			// The final turn must not hold thinking with thinking disabled (4.5); the earlier
 			// turns lose theirs too, so that a message is sent the same way once it is no
 			// longer final and the cached prefix holds.

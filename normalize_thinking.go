@@ -37,8 +37,10 @@ func cleanThinking(b *transcript.Thinking) transcript.Block {
 // final, changing a prefix the provider has cached. No thinking is sent, in any message.
 const thinkingOff = "thinking is disabled: no thinking block is sent, in any message"
 
-// finalTurnThinking applies the thinking rules of the final assistant turn (4.2). With thinking
-// disabled, clean has dropped every thinking block already (see thinkingOff).
+// finalTurnThinking applies the thinking rules of the final assistant turn (4.2): when the turn
+// in flight does not start with thinking, the request goes without thinking, and no message
+// keeps any. With thinking disabled, clean has dropped every thinking block already (see
+// thinkingOff).
 func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 	if !n.s.thinking.Enabled() {
 		return msgs
@@ -60,8 +62,11 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 	n.t.report.ThinkingUnavailable = true
 	n.act(ActionRepaired, msgs[start].blocks[0].uuid, "",
 		"thinking is enabled but the assistant turn in flight does not start with replayable thinking: this request is sent with thinking disabled", 0)
-	why := "thinking unavailable for the assistant turn in flight"
-	for i := start; i < len(msgs); i++ {
+	why := "thinking unavailable for the assistant turn in flight: no thinking block is sent, in any message"
+	// Every message loses its thinking, not only the turn in flight's: the next request of
+	// that turn goes without thinking too, and sends this one's messages again (see
+	// thinkingOff).
+	for i := range msgs {
 		if msgs[i].role != transcript.RoleAssistant || !slices.ContainsFunc(msgs[i].blocks, func(nb nblock) bool { return isThinking(nb.b) }) {
 			continue
 		}

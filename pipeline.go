@@ -641,7 +641,9 @@ func (p *Pipeline) finish(t *turn) {
 		}
 		t.req.Thinking = nil
 		t.report.ThinkingUnavailable = true
-		freed := dropFinalTurnThinking(t.req.Messages, p.counter)
+		// Sent without thinking, as with thinking off, no message holds any: the next turn,
+		// sent the same way, then sends this one's messages again (see thinkingOff).
+		freed := dropThinking(t.req.Messages, 0, p.counter)
 		t.report.stage("normalize").add(Action{Kind: ActionRepaired, Tokens: -freed,
 			Detail: fmt.Sprintf("max_tokens %d leaves no room for a thinking budget of at least %d: this request is sent with thinking disabled", t.req.MaxTokens, minThinkingBudget)})
 		p.size(t)
@@ -688,12 +690,17 @@ func (p *Pipeline) size(t *turn) {
 	t.report.BodyBytes, _ = bodyBytes(&t.req, t.maxBody)
 }
 
-// dropFinalTurnThinking removes the thinking blocks of the final assistant turn (contract
-// 4.5: with thinking disabled they are rejected there) and returns the tokens they counted.
-// normalize guarantees no assistant message holds thinking alone, so none becomes empty.
-func dropFinalTurnThinking(msgs []RequestMessage, c *Counter) int {
+// finalTurn returns the index of the first message of the final assistant turn of msgs.
+func finalTurn(msgs []RequestMessage) int {
+	return finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
+}
+
+// dropThinking removes the thinking blocks of the assistant messages from msgs[start] on
+// (contract 4.5: with thinking disabled they are rejected in the final assistant turn) and
+// returns the tokens they counted. normalize guarantees no assistant message holds thinking
+// alone, so none becomes empty.
+func dropThinking(msgs []RequestMessage, start int, c *Counter) int {
 	freed := 0
-	start := finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
 	for i := start; i < len(msgs); i++ {
 		if msgs[i].Role != transcript.RoleAssistant {
 			continue
