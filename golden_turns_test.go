@@ -247,6 +247,8 @@ type resultSpec struct {
 }
 
 type answerSpec struct {
+	// Thinking, when set, opens the response with a signed thinking block of that text.
+	Thinking string `json:"thinking"`
 	// StopReason is the response's stop_reason ("max_tokens": cut at the output cap).
 	StopReason string          `json:"stopReason"`
 	Text       string          `json:"text"`
@@ -345,6 +347,8 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		spec.Compact.script = sc
 	}
 	ctx := t.Context()
+	var sent *Request // the last turn's request that could be sent
+	sentAt := 0       // len(rec.records) after that turn's records
 	for i := range spec.Turns {
 		turn := &spec.Turns[i]
 		name := fmt.Sprintf("turn-%d", i+1)
@@ -417,6 +421,15 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 			checkConservation(t, name, cin, cres) // no block lost without a reason
 		}
 		body := string(requestBytes(t, res.Request))
+		if err == nil {
+			// The prefix the last request marked is sent again byte for byte, unless a
+			// decision since explains the change.
+			since := slices.Concat(rec.records[sentAt:], res.Append)
+			if sent != nil && !slices.ContainsFunc(since, changesView) {
+				assert.NoError(t, samePrefix(sent, &res.Request), "%s: the previous request's cached prefix", name)
+			}
+			sent, sentAt = &res.Request, len(rec.records)+len(res.Append)
+		}
 
 		// Twice: the same bytes and records.
 		again, _ := run(rec.records)
@@ -463,6 +476,9 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 			rec.msgN++
 			id := fmt.Sprintf("msg_%s_%03d", rec.name, rec.msgN)
 			blocks := []transcript.Block{}
+			if a.Thinking != "" {
+				blocks = append(blocks, &transcript.Thinking{Thinking: a.Thinking, Signature: fmt.Sprintf("sig%s%03dabcdefghijklmnopqrstuvwxyz0123456789", rec.name, rec.msgN)})
+			}
 			if text := a.Text + filler(a.Fill); text != "" {
 				blocks = append(blocks, &transcript.Text{Text: text})
 			}
@@ -512,4 +528,64 @@ func recoveredInput(records []transcript.Record, res Result) (Input, Result) {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// changesView reports whether r is a record that may change a view's earlier messages: a
+// compaction's boundary, or a decision other than a failed compaction.
+func changesView(r transcript.Record) bool {
+	return r.IsCompactBoundary() || r.IsDecision() && r.Subtype != transcript.SubtypeCompactFailure
+}
+
+// samePrefix checks that cur sends prev's prefix up to prev's last cache marker again: the same
+// tools, system blocks and thinking parameter, and the same messages and blocks, cache markers
+// aside.
+func samePrefix(prev, cur *Request) error {
+	mi, bi := -1, -1
+	for i, m := range prev.Messages {
+		for j, b := range m.Content {
+			if transcript.CacheControlOf(b) != nil {
+				mi, bi = i, j
+			}
+		}
+	}
+	if mi < 0 {
+		return nil
+	}
+	enc := func(b transcript.Block) string {
+		if transcript.CacheControlOf(b) != nil {
+			b = transcript.WithCacheControl(b, nil)
+		}
+		out, err := transcript.MarshalBlock(b)
+		if err != nil {
+			return "error: " + err.Error()
+		}
+		return string(out)
+	}
+	if !slices.EqualFunc(prev.Tools, cur.Tools, func(a, b Tool) bool { return a.Name == b.Name && bytes.Equal(a.Definition, b.Definition) }) {
+		return errors.New("the tools changed")
+	}
+	if !slices.EqualFunc(prev.System, cur.System, func(a, b *transcript.Text) bool { return enc(a) == enc(b) }) {
+		return errors.New("the system prompt changed")
+	}
+	if (prev.Thinking == nil) != (cur.Thinking == nil) || prev.Thinking != nil && *prev.Thinking != *cur.Thinking {
+		return errors.New("the thinking parameter changed")
+	}
+	for i := 0; i <= mi; i++ {
+		if i >= len(cur.Messages) || cur.Messages[i].Role != prev.Messages[i].Role {
+			return fmt.Errorf("messages[%d] is gone or changed role", i)
+		}
+		last := len(prev.Messages[i].Content) - 1
+		if i == mi {
+			last = bi
+		}
+		for j := 0; j <= last; j++ {
+			if j >= len(cur.Messages[i].Content) {
+				return fmt.Errorf("messages[%d].content[%d] is gone", i, j)
+			}
+			if a, b := enc(prev.Messages[i].Content[j]), enc(cur.Messages[i].Content[j]); a != b {
+				return fmt.Errorf("messages[%d].content[%d] changed: %s → %s", i, j, a, b)
+			}
+		}
+	}
+	return nil
 }

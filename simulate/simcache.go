@@ -40,6 +40,9 @@ type promptCache struct {
 	// minTokens is the model's minimum cacheable prefix: a breakpoint on a shorter prefix
 	// writes nothing.
 	minTokens int
+	// prev is the previous request's positions: the prefix up to its last breakpoint is the
+	// one the next request should send again (see prefixBreak).
+	prev []position
 }
 
 type cacheEntry struct {
@@ -52,6 +55,36 @@ type cacheEntry struct {
 type cacheUse struct {
 	read, write5m, write1h, uncached int
 	expired                          bool // the previous request's entry expired before this one
+	brk                              *prefixBreakAt
+}
+
+// prefixBreakAt is where a request stops sending again the prefix the previous request marked:
+// the index of the first position that differs, and the tokens before it and up to the
+// previous request's last breakpoint.
+type prefixBreakAt struct {
+	block        int
+	kept, marked int
+}
+
+// prefixBreak compares a request's positions with the previous request's: nil when the
+// request starts with the previous one's prefix up to its last breakpoint (or there is no
+// previous request, or it had no breakpoint).
+func prefixBreak(prev, pos []position) *prefixBreakAt {
+	m := lastMarker(prev)
+	if m < 0 {
+		return nil
+	}
+	for i := 0; i <= m; i++ {
+		if i < len(pos) && pos[i].hash == prev[i].hash {
+			continue
+		}
+		kept := 0
+		if i > 0 {
+			kept = prev[i-1].tokens
+		}
+		return &prefixBreakAt{block: i, kept: kept, marked: prev[m].tokens}
+	}
+	return nil
 }
 
 func newPromptCache(c *agentctx.Counter, minTokens int) *promptCache {
@@ -203,6 +236,8 @@ func (pc *promptCache) send(req *agentctx.Request, now time.Time, deleted int) c
 	pc.prevDigests, pc.digests = pc.digests, make(map[transcript.Block][32]byte, len(pc.digests))
 	pos := pc.positions(req)
 	var use cacheUse
+	use.brk = prefixBreak(pc.prev, pos)
+	pc.prev = pos
 	for k, e := range pc.entries {
 		if now.Sub(e.last) > e.ttl {
 			delete(pc.entries, k)

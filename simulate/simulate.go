@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/agentctx/agentctx"
@@ -78,6 +79,9 @@ type Turn struct {
 	// Expired reports that cache entries expired since the previous request (an idle gap
 	// over their time to live).
 	Expired bool `json:"cache_expired,omitzero"`
+	// PrefixBreak says where the request stopped sending again the prefix the previous
+	// request marked for the cache, and what explains it; nil when it sent it whole.
+	PrefixBreak *PrefixBreak `json:"prefix_break,omitempty"`
 	// Stages says what each stage did; Compaction what a compaction this turn did.
 	Stages     []Stage     `json:"stages"`
 	Compaction *Compaction `json:"compaction,omitempty"`
@@ -103,6 +107,85 @@ type Usage struct {
 
 // Input returns the request's input tokens: the sum of the cache's parts.
 func (u Usage) Input() int { return u.Uncached + u.CacheWrite5m + u.CacheWrite1h + u.CacheRead }
+
+// PrefixBreak is where a turn's request stopped sending again, byte for byte, the prefix the
+// previous sent request marked with its last cache breakpoint. The library changes that prefix
+// only on a decision (a compaction, a budget replacement, a clearing, a snip, a collapse, a
+// pin, a recovery rung), recorded since the previous request, when the conversation itself
+// went back (a rewind), or when the provider's thinking rules leave it no choice: Cause names
+// them, and an empty Cause is a break nothing explains,
+// which the prefix invariant says is a bug.
+type PrefixBreak struct {
+	// Block is the index of the first block that differs, in the cache's order: tool
+	// definitions, system blocks, then the messages' blocks.
+	Block int `json:"block"`
+	// Kept is the tokens of the previous prefix the request still sends; Lost those up to
+	// the previous request's last breakpoint that it does not send again.
+	Kept int `json:"kept"`
+	Lost int `json:"lost"`
+	// Cause names the kinds of decision records written since the previous sent request,
+	// comma-separated in name order ("budget", "collapse", "compaction", "microcompact",
+	// "pin", "recovery", "snip"), or, when there is none, "rewind" for a conversation that
+	// went back to an earlier message and goes on from there (the previous request's leaf is
+	// not on the new chain), or "thinking unavailable" when thinking is enabled and one of the
+	// two requests had to go without it (the provider's rule for an assistant turn in flight
+	// that does not start with thinking: see [agentctx.Report.ThinkingUnavailable]), which
+	// changes the request's thinking parameter; empty when nothing explains the break.
+	Cause string `json:"cause,omitempty"`
+}
+
+// onChain reports whether the parentUuid links of records lead from leaf to uuid: false when
+// the conversation went back to an earlier message and goes on from there (a rewind).
+func onChain(records []transcript.Record, leaf, uuid string) bool {
+	parent := make(map[string]string, len(records))
+	for i := range records {
+		if r := &records[i]; r.UUID != "" {
+			parent[r.UUID] = r.ParentUUID
+		}
+	}
+	for u, steps := leaf, 0; u != "" && steps <= len(records); u, steps = parent[u], steps+1 {
+		if u == uuid {
+			return true
+		}
+	}
+	return false
+}
+
+// decisionCause names the decisions among records that may change a view's prefix: a
+// compaction (the boundary), and each decision record but a compaction failure's, which
+// changes nothing in the view.
+func decisionCause(records []transcript.Record) string {
+	var kinds []string
+	for i := range records {
+		r := &records[i]
+		var kind string
+		switch {
+		case r.IsCompactBoundary():
+			kind = "compaction"
+		case !r.IsDecision():
+			continue
+		case r.Subtype == transcript.SubtypeToolResultBudget:
+			kind = "budget"
+		case r.Subtype == transcript.SubtypeSnip:
+			kind = "snip"
+		case r.Subtype == transcript.SubtypeMicrocompact:
+			kind = "microcompact"
+		case r.Subtype == transcript.SubtypeCollapseCommit:
+			kind = "collapse"
+		case r.Subtype == transcript.SubtypePin:
+			kind = "pin"
+		case r.Subtype == transcript.SubtypeRecovery:
+			kind = "recovery"
+		default:
+			continue
+		}
+		if !slices.Contains(kinds, kind) {
+			kinds = append(kinds, kind)
+		}
+	}
+	slices.Sort(kinds)
+	return strings.Join(kinds, ", ")
+}
 
 // Stage is what one stage did in a turn: its actions and the tokens it freed.
 type Stage struct {
@@ -134,6 +217,10 @@ type Totals struct {
 	PeakTurn   int `json:"peak_turn"`
 	// InputTokens sums the requests' input: Uncached + the writes + CacheRead.
 	InputTokens int `json:"input_tokens"`
+	// PrefixBreaks counts the turns whose request did not send the previous request's
+	// marked prefix again (see [PrefixBreak]); Unexplained those no decision explains.
+	PrefixBreaks int `json:"prefix_breaks,omitzero"`
+	Unexplained  int `json:"unexplained_breaks,omitzero"`
 	Usage
 }
 
@@ -224,12 +311,17 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	}
 	cache := newPromptCache(p.Counter(), p.MinCacheTokens())
 	var (
-		replay     = make([]transcript.Record, 0, len(records)+len(records)/8)
-		relink     = map[string]string{} // a leaf a compaction replaced → the compaction's leaf
-		seen       = map[string]bool{}
-		last       time.Time // the latest timestamp copied so far
-		next       int       // records copied so far
-		realTotals Totals
+		replay   = make([]transcript.Record, 0, len(records)+len(records)/8)
+		relink   = map[string]string{} // a leaf a compaction replaced → the compaction's leaf
+		seen     = map[string]bool{}
+		last     time.Time // the latest timestamp copied so far
+		next     int       // records copied so far
+		sentAt   int       // len(replay) after the last sent turn's records: what came since may explain a prefix break
+		sentLeaf string    // the last sent turn's leaf: a turn whose chain leaves it out went back (a rewind)
+		// sentUnthinking: the last sent turn went without thinking, thinking being
+		// unavailable for its assistant turn in flight (see [agentctx.Report.ThinkingUnavailable])
+		sentUnthinking bool
+		realTotals     Totals
 		// simulated usage of each replayed response, by the index of its first record
 		usages = map[int]*transcript.Usage{}
 	)
@@ -309,6 +401,22 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 				CacheRead: use.read, Output: output}
 			turn.Cost = sim.Price.Cost(use.uncached, use.write5m, use.write1h, use.read, output)
 			turn.Expired = use.expired
+			if b := use.brk; b != nil {
+				cause := decisionCause(replay[sentAt:])
+				switch {
+				case cause != "":
+				case sentLeaf != "" && !onChain(replay, res.Leaf, sentLeaf):
+					cause = "rewind"
+				case res.Report.ThinkingUnavailable != sentUnthinking:
+					cause = "thinking unavailable"
+				}
+				turn.PrefixBreak = &PrefixBreak{Block: b.block, Kept: b.kept, Lost: b.marked - b.kept, Cause: cause}
+				sim.Totals.PrefixBreaks++
+				if turn.PrefixBreak.Cause == "" {
+					sim.Totals.Unexplained++
+				}
+			}
+			sentAt, sentLeaf, sentUnthinking = len(replay), res.Leaf, res.Report.ThinkingUnavailable
 			sim.Totals.add(turn.Turn, turn.Usage)
 			usages[at] = &transcript.Usage{InputTokens: use.uncached, CacheCreationInputTokens: use.write5m + use.write1h,
 				CacheReadInputTokens: use.read, OutputTokens: output}

@@ -46,6 +46,15 @@ func checkSimulation(t *testing.T, sim *simulate.Result, name string) {
 		if tu.Real != nil {
 			sum(&real, tu.Turn, *tu.Real)
 		}
+		if b := tu.PrefixBreak; b != nil {
+			assert.Empty(t, tu.Error, "%s turn %d: only a sent request breaks a prefix", name, tu.Turn)
+			assert.GreaterOrEqual(t, b.Kept, 0, name)
+			assert.Positive(t, b.Kept+b.Lost, "%s turn %d: a break is in a marked prefix", name, tu.Turn)
+			want.PrefixBreaks++
+			if b.Cause == "" {
+				want.Unexplained++
+			}
+		}
 	}
 	assert.Equal(t, want, sim.Totals, "%s: the totals sum the turns", name)
 	assert.Equal(t, sim.Responses, len(sim.Turns), name)
@@ -381,6 +390,18 @@ func BenchmarkSimulate(b *testing.B) {
 // rollout outside the race detector; it skips the test when the corpus is absent.
 func corpusSample(t *testing.T) []string {
 	t.Helper()
+	stride := 3
+	if raceEnabled {
+		stride = 12
+	}
+	return corpusFiles(t, stride)
+}
+
+// corpusFiles returns one Claude Code session in stride of the shared corpus
+// (../../shared/corpus, sorted), and every Codex rollout outside the race detector; it skips
+// the test when the corpus is absent.
+func corpusFiles(t *testing.T, stride int) []string {
+	t.Helper()
 	root := filepath.Join("..", "..", "shared", "corpus")
 	walk := func(dir string) []string {
 		var files []string
@@ -395,10 +416,6 @@ func corpusSample(t *testing.T) []string {
 		}
 		slices.Sort(files)
 		return files
-	}
-	stride := 3
-	if raceEnabled {
-		stride = 12
 	}
 	var files []string
 	for i, f := range walk("claude-code") {

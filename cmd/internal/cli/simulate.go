@@ -176,6 +176,10 @@ func simText(sim *simulation.Result, path string) string {
 	row("output tokens", num(func(t *simulation.Totals) int { return t.Output }))
 	row("cost (USD)", func(t *simulation.Totals) string { return fmt.Sprintf("%.4f", t.Cost) })
 	fmt.Fprintf(&b, "%-22s %16d %16s\n", "compactions", tot.Compactions, "-")
+	fmt.Fprintf(&b, "%-22s %16d %16s\n", "prefix breaks", tot.PrefixBreaks, "-")
+	if tot.Unexplained > 0 {
+		fmt.Fprintf(&b, "%-22s %16d %16s\n", "unexplained breaks", tot.Unexplained, "-")
+	}
 	if tot.CompactFailures > 0 || tot.Failed > 0 {
 		fmt.Fprintf(&b, "%-22s %16d %16s\n", "failed compactions", tot.CompactFailures, "-")
 		fmt.Fprintf(&b, "%-22s %16d %16s\n", "turns not sendable", tot.Failed, "-")
@@ -204,6 +208,13 @@ func turnNotes(t simulation.Turn) string {
 	}
 	if t.Expired {
 		notes = append(notes, "cache expired")
+	}
+	if b := t.PrefixBreak; b != nil {
+		cause := b.Cause
+		if cause == "" {
+			cause = "UNEXPLAINED"
+		}
+		notes = append(notes, fmt.Sprintf("prefix break (%s, %d tokens lost)", cause, b.Lost))
 	}
 	if t.Error != "" {
 		notes = append(notes, "NOT SENT: "+t.Error)
