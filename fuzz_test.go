@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -233,6 +234,39 @@ func FuzzPrepareInvariants(f *testing.F) {
 		if len(next.Append) > 0 {
 			t.Fatalf("invariant 4: Prepare after appending Result.Append makes new decisions\nappended:\n%s\nnew:\n%s%s",
 				app1, encodeRecords(t, next.Append), dump())
+		}
+
+		// 7. The next turn (an answer, a prompt) sends this turn's marked prefix again, byte
+		// for byte, unless a decision it records, or the thinking rule of a turn in flight,
+		// explains the change. Known exceptions are left out, each a rule of one assistant
+		// message that a later response merged into it (across user messages that hold
+		// nothing to send) changes: a message of unsupported blocks alone sent as a
+		// placeholder, and thinking at its end dropped or, with thinking on, moved to the
+		// front of the merged message; and, with cache editing, a recorded deletion whose
+		// cache_reference the cache stage held back because normalize left the result at or
+		// after the marker (a prompt with nothing to send after it), sent once the marker moves.
+		placeholder := slices.ContainsFunc(res.Report.Stage("normalize").Actions, func(a Action) bool {
+			return strings.HasSuffix(a.Detail, "replaced by a text placeholder") || strings.HasSuffix(a.Detail, "cannot end with thinking") ||
+				strings.HasSuffix(a.Detail, "moved to the front of a merged assistant message")
+		}) || slices.ContainsFunc(res.Report.Stage("cache").Actions, func(a Action) bool {
+			return strings.HasSuffix(a.Detail, "not before the cache marker")
+		})
+		if body != "" && res.Report.Pressure.Level != LevelBlocking && !placeholder {
+			k2 := *k
+			k2.recs = slices.Clone(resumed)
+			if res.Leaf != "" {
+				k2.last = res.Leaf
+			}
+			k2.assistant(&transcript.Text{Text: "noted"})
+			k2.user("go on")
+			nres, nbody := prepare("the next turn", prog.input(k2.recs))
+			if nbody != "" && nres.Report.Pressure.Level != LevelBlocking && !slices.ContainsFunc(nres.Append, changesView) &&
+				nres.Report.ThinkingUnavailable == res.Report.ThinkingUnavailable {
+				if err := samePrefix(&res.Request, &nres.Request); err != nil {
+					t.Fatalf("invariant 7: the next turn breaks the cached prefix: %v\nfirst:\n%s\nnext:\n%s\nnext report:\n%s%s",
+						err, indentJSON(body), indentJSON(nbody), nres.Report.String(), dump())
+				}
+			}
 		}
 
 		// 6. A manual compaction of the same records: no panic; when it installs, the records
