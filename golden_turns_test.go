@@ -435,6 +435,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		again, _ := run(rec.records)
 		assert.Equal(t, body, string(requestBytes(t, again.Request)), "%s: twice", name)
 		assert.Equal(t, encodeRecords(t, res.Append), encodeRecords(t, again.Append), "%s: twice: records to append", name)
+		checkGoldenTail(t, name, rec.records, run)
 
 		// Resume: the appended records give the same bytes, with nothing new and no
 		// summarizer call.

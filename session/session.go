@@ -110,6 +110,28 @@ func Resume(records []transcript.Record, opts Options) (*Session, error) {
 	return s, nil
 }
 
+// ResumeFile reads the session file at path and resumes its conversation ([Resume]). A file of
+// [transcript.DefaultTailMinBytes] or more is read from its active tail
+// ([transcript.ReadOptions.TailMinBytes]): the session then holds the records from the latest
+// compaction's kept tail on, with the few earlier ones the pipeline reads, and its turns
+// build the requests a whole read gives, at the cost of the latest stretch rather than of
+// the whole file. A leaf chosen in opts.Chain is looked for in the whole file.
+func ResumeFile(path string, opts Options) (*Session, *transcript.File, error) {
+	ro := transcript.ReadOptions{TailMinBytes: transcript.DefaultTailMinBytes}
+	if opts.Chain != (transcript.ChainOptions{}) {
+		ro.TailMinBytes = 0
+	}
+	tr, err := transcript.ReadFile(path, ro)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := Resume(tr.Records, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, tr, nil
+}
+
 func newSession(opts Options) *Session {
 	s := &Session{id: opts.ID, cwd: opts.Cwd, w: opts.Writer, now: opts.Now, newUUID: opts.NewUUID, byUUID: map[string]int{}}
 	if s.now == nil {

@@ -131,7 +131,8 @@ func walkTexts(b transcript.Block, add func(string)) {
 	}
 }
 
-// TestCountAccuracy compares chunked and unsplit counts on real text.
+// TestCountAccuracy compares the counts with tiktoken-go's on real text: the corpus, or this
+// package's source files without it.
 func TestCountAccuracy(t *testing.T) {
 	limit := 512 << 10
 	if testing.Short() {
@@ -148,20 +149,19 @@ func TestCountAccuracy(t *testing.T) {
 }
 
 func countAccuracy(t *testing.T, enc *tiktoken.Encoding, texts []string, source string) {
-	split, unsplit, size, differ := 0, 0, 0, 0
+	got, want, size, differ := 0, 0, 0, 0
 	for _, s := range texts {
-		a, b := enc.CountTokens(s), tiktoken.CountUnsplit(enc, s)
-		split += a
-		unsplit += b
+		a, b := enc.CountTokens(s), tiktoken.CountReference(enc, t, s)
+		got += a
+		want += b
 		size += len(s)
 		if a != b {
 			differ++
 		}
 	}
-	delta := float64(split-unsplit) / float64(unsplit)
-	t.Logf("%s on %s: %d texts, %d bytes, unsplit %d tokens, split %d (%+.4f %%), %d texts differ",
-		enc.Name(), source, len(texts), size, unsplit, split, 100*delta, differ)
-	assert.InDelta(t, 0, delta, 0.005, "split count within 0.5 %% of unsplit")
+	t.Logf("%s on %s: %d texts, %d bytes, tiktoken-go %d tokens, CountTokens %d, %d texts differ",
+		enc.Name(), source, len(texts), size, want, got, differ)
+	assert.Zero(t, differ, "texts whose count differs from tiktoken-go's")
 }
 
 // TestTokenCountCorpusExact counts every text block, thinking block, tool input and tool result
@@ -201,6 +201,56 @@ func TestTokenCountCorpusExact(t *testing.T) {
 	}
 }
 
+// TestTokenCountCorpusFilesExact counts every line of every file of the shared corpus as it is
+// stored (Claude Code sessions, Codex rollouts, notes: escaped JSON, long lines) with both
+// encodings and tiktoken-go; in -short mode and under the race detector, the first 50 lines of
+// each file.
+func TestTokenCountCorpusFilesExact(t *testing.T) {
+	root := filepath.Dir(corpusRoot)
+	if fi, err := os.Stat(root); err != nil || !fi.IsDir() {
+		t.Skipf("%s not found; whole-corpus tests skipped", root)
+	}
+	var lines []string
+	size := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for line := range strings.Lines(string(data)) {
+			if n++; (testing.Short() || raceEnabled) && n > 50 {
+				break
+			}
+			lines = append(lines, line)
+			size += len(line)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	require.NotEmpty(t, lines)
+	for _, enc := range tiktoken.TestEncodings(t) {
+		t.Run(enc.Name(), func(t *testing.T) {
+			t.Parallel()
+			tokens, differ := 0, 0
+			for _, s := range lines {
+				got, want := enc.CountTokens(s), tiktoken.CountReference(enc, t, s)
+				tokens += want
+				if got != want {
+					differ++
+					if differ <= 5 {
+						t.Errorf("%s: %d tokens, tiktoken-go %d, on %q", enc.Name(), got, want, s[:min(len(s), 200)])
+					}
+				}
+			}
+			t.Logf("%s: %d lines, %d bytes, %d tokens compared; %d lines differ", enc.Name(), len(lines), size, tokens, differ)
+		})
+	}
+}
+
 // TestTokenTiktokenConcurrent counts the same texts on eight goroutines at once with each
 // encoding: every count is the one counted alone.
 func TestTokenTiktokenConcurrent(t *testing.T) {
@@ -236,7 +286,7 @@ func BenchmarkCount(b *testing.B) {
 	for _, enc := range tiktoken.TestEncodings(b) {
 		b.Run(enc.Name()+"/split", func(b *testing.B) { benchCount(b, texts, enc.CountTokens) })
 		b.Run(enc.Name()+"/unsplit", func(b *testing.B) {
-			benchCount(b, texts, func(s string) int { return tiktoken.CountUnsplit(enc, s) })
+			benchCount(b, texts, func(s string) int { return tiktoken.CountReference(enc, b, s) })
 		})
 	}
 	b.Run("estimate", func(b *testing.B) { benchCount(b, texts, agentctx.EstimateTokens) })

@@ -12,10 +12,10 @@
 // under a fuzz target.
 //
 // Only token counts are computed: the package neither encodes to token ids nor decodes.
-// Text is counted in chunks cut where both encodings' pieces end, which gives the count of the
-// whole text and keeps the cost linear; a run of more than 128 bytes with no such place (a
-// long row of spaces or dashes, say) is cut anyway, which can move the count by about a token
-// (see [Encoding]).
+// Text is counted in chunks cut only where both encodings' pieces end, so the count is the
+// count of the whole text, to the token; a long run with no such place (a row of spaces or
+// dashes, say) is counted whole, with a byte-pair merge that costs O(n log n) on a piece of n
+// bytes where tiktoken's costs O(n²) (see [Encoding]).
 //
 // Build an [Encoding] once with [New] and share it: it is immutable and safe for concurrent
 // use.

@@ -2,6 +2,7 @@ package tiktoken
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -116,12 +117,12 @@ func TestTokenPiecesAdversarial(t *testing.T) {
 }
 
 // TestTokenCountAdversarial compares the counts with tiktoken-go's on the adversarial table,
-// chunk by chunk and unsplit.
+// through the splitter and as one chunk.
 func TestTokenCountAdversarial(t *testing.T) {
 	for _, enc := range testEncodings(t) {
 		for _, text := range adversarialTexts {
 			assert.Equal(t, enc.countReference(t, text), enc.CountTokens(text), "%s %q", enc.Name(), text)
-			assert.Equal(t, enc.countUnsplit(text), enc.bpe.countChunk(text), "%s unsplit %q", enc.Name(), text)
+			assert.Equal(t, enc.countReference(t, text), enc.bpe.countChunk(text), "%s unsplit %q", enc.Name(), text)
 		}
 	}
 }
@@ -188,8 +189,8 @@ func TestTokenCountNoAlloc(t *testing.T) {
 	}
 }
 
-// FuzzTokenCount compares the counts with tiktoken-go's, chunked and (on short inputs)
-// unsplit, and the pre-tokenizer pieces with regexp2's, for both encodings.
+// FuzzTokenCount compares the counts with tiktoken-go's, through the splitter and (on short
+// inputs) as one chunk, and the pre-tokenizer pieces with regexp2's, for both encodings.
 func FuzzTokenCount(f *testing.F) {
 	for _, s := range adversarialTexts {
 		f.Add(s)
@@ -202,9 +203,10 @@ func FuzzTokenCount(f *testing.F) {
 	pts := preTokenizers()
 	f.Fuzz(func(t *testing.T, text string) {
 		for k, enc := range encs {
-			require.Equal(t, enc.countReference(t, text), enc.CountTokens(text), "%s %q", enc.Name(), text)
+			want := enc.countReference(t, text)
+			require.Equal(t, want, enc.CountTokens(text), "%s %q", enc.Name(), text)
 			if len(text) <= 1024 {
-				require.Equal(t, enc.countUnsplit(text), enc.bpe.countChunk(text), "%s unsplit %q", enc.Name(), text)
+				require.Equal(t, want, enc.bpe.countChunk(text), "%s unsplit %q", enc.Name(), text)
 				valid := string([]rune(text))
 				require.Equal(t, regexpPieces(t, pts[k].re, valid), handPieces(pts[k].pieceEnd, valid), "%s %q", pts[k].name, text)
 			}
@@ -265,4 +267,81 @@ func countShort(t *rankTable) int {
 		}
 	}
 	return n
+}
+
+// whitespaceRunLengths are the run lengths TestTokenCountWhitespaceRuns counts: every length
+// up to 300 (the old splitter cut runs at 128 bytes), then the powers of two up to 4,096 with
+// their neighbours and a few lengths between.
+func whitespaceRunLengths() []int {
+	var ns []int
+	for n := 1; n <= 300; n++ {
+		ns = append(ns, n)
+	}
+	for k := 9; k <= 12; k++ {
+		ns = append(ns, 1<<k-1, 1<<k, 1<<k+1)
+	}
+	return append(ns, 383, 700, 1500, 3000, 4000, 4095)
+}
+
+// TestTokenCountWhitespaceRuns compares the counts with tiktoken-go's on whole texts holding
+// runs of 1 to 4,096 spaces, tabs, newlines and mixes of them, alone and between code (an
+// aligned comment, as in generated Go source): the long runs the splitter used to cut.
+func TestTokenCountWhitespaceRuns(t *testing.T) {
+	units := map[string]string{
+		"spaces": " ", "tabs": "\t", "newlines": "\n", "crlf": "\r\n", "space-newline": " \n",
+		"tab-space": "\t ", "mixed": " \t\n \u00a0 \u3000\r\n\t",
+	}
+	contexts := []struct{ before, after string }{
+		{"", ""}, {"a},", "// x\n"}, {"x", "y"}, {"", "\n"}, {"1", "2"},
+	}
+	lengths := whitespaceRunLengths()
+	if testing.Short() {
+		lengths = slices.DeleteFunc(lengths, func(n int) bool { return n > 300 && n != 4096 })
+	}
+	for _, enc := range testEncodings(t) {
+		t.Run(enc.Name(), func(t *testing.T) {
+			t.Parallel()
+			compared, differ := 0, 0
+			for name, unit := range units {
+				for _, n := range lengths {
+					run := strings.Repeat(unit, n/len([]rune(unit))+1)
+					run = string([]rune(run)[:n])
+					for _, c := range contexts {
+						if n > 300 && c.before == "1" {
+							continue // the digits add nothing past the short runs
+						}
+						text := c.before + run + c.after
+						compared++
+						if got, want := enc.CountTokens(text), enc.countReference(t, text); got != want {
+							differ++
+							assert.Equal(t, want, got, "%s: %s × %d in %q…%q", enc.Name(), name, n, c.before, c.after)
+						}
+					}
+				}
+			}
+			t.Logf("%s: %d texts compared, %d differ", enc.Name(), compared, differ)
+		})
+	}
+}
+
+// TestTokenMergeHeap checks the heap merge against the scanning merge on pieces of 1 to 255
+// bytes drawn from small alphabets (so that many pairs merge and ranks tie), and on runs.
+func TestTokenMergeHeap(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	alphabets := []string{" ", " \t\n", "ab", "abc de", "-=_", "0123456789", "日本語"}
+	for _, enc := range testEncodings(t) {
+		for range 3000 {
+			alpha := []rune(alphabets[r.IntN(len(alphabets))])
+			var b strings.Builder
+			for n := 1 + r.IntN(120); b.Len() < n; {
+				b.WriteRune(alpha[r.IntN(len(alpha))])
+			}
+			piece := b.String()
+			if len(piece)+1 > bpeLongParts {
+				continue
+			}
+			want := enc.bpe.merge(piece, make([]bpePart, len(piece)+1))
+			require.Equal(t, want, enc.bpe.mergeHeap(piece), "%s %q", enc.Name(), piece)
+		}
+	}
 }

@@ -49,24 +49,11 @@ func (e *Encoding) referenceOrErr() (*tiktokengo.Tiktoken, error) {
 	return build.(func() (*tiktokengo.Tiktoken, error))()
 }
 
-// countReference counts text chunk by chunk with tiktoken-go, as CountTokens did before.
+// countReference counts text with tiktoken-go: EncodeOrdinary on the whole text, in one call.
+// It is quadratic in the length of a pre-tokenizer piece (a long run of spaces, say), which
+// the tests keep to a few thousand bytes.
 func (e *Encoding) countReference(tb testing.TB, text string) int {
-	enc := e.reference(tb)
-	n := 0
-	for chunk := range splitChunks(text) {
-		n += len(enc.EncodeOrdinary(chunk))
-	}
-	return n
-}
-
-// countUnsplit encodes text in one tiktoken-go call. It is quadratic on long runs; tests use it
-// as the reference for the splitter's accuracy.
-func (e *Encoding) countUnsplit(text string) int {
-	enc, err := e.referenceOrErr()
-	if err != nil {
-		panic(err)
-	}
-	return len(enc.EncodeOrdinary(text))
+	return len(e.reference(tb).EncodeOrdinary(text))
 }
 
 // buildReference builds tiktoken-go's encoder for the named encoding, as the library did

@@ -5,17 +5,12 @@ import (
 	"unicode/utf8"
 )
 
-// Chunking limits, in bytes.
-const (
-	// chunkMax bounds one countChunk call. Chunks are cut at the latest exact boundary
-	// before chunkMax, so they are chunkMax-runMax..chunkMax bytes long except the last.
-	chunkMax = 2048
-	// runMax bounds the distance between two cut candidates: after runMax bytes without an
-	// exact boundary the text is hard-cut at a rune boundary. A pre-tokenizer piece therefore
-	// never exceeds runMax bytes (plus one rune), which bounds the quadratic merge
-	// to runMax² per piece.
-	runMax = 128
-)
+// chunkMax bounds one chunk, in bytes, where the text allows: chunks are cut at the latest
+// exact boundary once they reach chunkMax bytes, so a chunk is longer only when it holds no
+// exact boundary past its first chunkMax bytes (a long run of spaces, of one letter, of
+// dashes). Such a run is counted whole, as tiktoken counts it: the byte-pair merge of a long
+// piece costs O(n log n) (see mergeHeap), so no cut is needed to bound it.
+const chunkMax = 2048
 
 // splitChunks yields consecutive chunks of text whose concatenation is text. Every cut is at a
 // rune boundary, and wherever possible at a position that is a pre-tokenizer piece boundary for
@@ -56,25 +51,25 @@ const (
 // "½  " ends in the piece "  ". No exact case allows a whitespace p, so the pieces of the
 // whole text are the pieces of the chunks and the token count is the sum.
 //
-// Text without such a boundary for more than runMax bytes (runs of spaces, of one letter,
-// CJK without punctuation, "-----", mixed whitespace) is hard-cut at a rune boundary; each
-// hard cut may change the count by about one token.
+// The splitter never cuts anywhere else: text without such a boundary (runs of spaces, of one
+// letter, CJK without punctuation, "-----", mixed whitespace) stays in one chunk however long,
+// so the count is the count of the whole text.
 func splitChunks(text string) func(yield func(string) bool) {
-	return splitChunksN(text, chunkMax, runMax)
+	return splitChunksN(text, chunkMax)
 }
 
-// splitChunksN is splitChunks with explicit limits; tests use tiny limits to cut at every
+// splitChunksN is splitChunks with an explicit chunk size; tests use 1 to cut at every
 // candidate.
-func splitChunksN(text string, chunkMax, runMax int) func(yield func(string) bool) {
+func splitChunksN(text string, chunkMax int) func(yield func(string) bool) {
 	return func(yield func(string) bool) {
-		if len(text) <= runMax && len(text) <= chunkMax {
+		if len(text) <= chunkMax {
 			if text != "" {
 				yield(text)
 			}
 			return
 		}
 		start := 0    // start of the current chunk
-		lastCut := 0  // latest exact boundary or hard cut, ≥ start
+		lastCut := 0  // latest exact boundary, ≥ start
 		numRunes := 0 // length in runes of the run of numbers ending before i
 		prevLetter, prevNumber, prevSpace := false, false, false
 		for i := 0; i < len(text); {
@@ -95,20 +90,11 @@ func splitChunksN(text string, chunkMax, runMax int) func(yield func(string) boo
 				default:
 					exact = isNumber && !prevSpace // case 2: non-number, non-space → number
 				}
-				switch {
-				case exact:
+				if exact {
 					lastCut = i
-				case i-lastCut >= runMax:
-					// Hard cut: no exact boundary for runMax bytes. Cut here and now, so no
-					// piece grows beyond runMax.
-					if !yield(text[start:i]) {
-						return
-					}
-					start, lastCut = i, i
 				}
 				if i-start >= chunkMax && lastCut > start {
-					// Full chunk: cut at the latest candidate, which is within runMax of i when
-					// chunkMax > runMax.
+					// Full chunk: cut at the latest exact boundary.
 					if !yield(text[start:lastCut]) {
 						return
 					}

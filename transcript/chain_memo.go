@@ -201,7 +201,7 @@ func (ix *chainIndex) reset(n int) {
 }
 
 // ChainCache builds chains as [BuildChain] does, keeping the uuid index of the transcripts of
-// the last conversations it served (see [memo.ConvEntries]) so that the next chain of each is
+// the last conversations it served (8, or as [NewChainCache] sets) so that the next chain of each is
 // built by extending the previous one by the records written since: a steady turn's chain
 // costs the records written since, not the file. A Pipeline holds one. The chains are the
 // ones BuildChain gives; the cache changes only time. Its zero value is ready, and it is safe
@@ -212,6 +212,14 @@ func (ix *chainIndex) reset(n int) {
 // rest; the index does not keep the caller's records alive.
 type ChainCache struct {
 	ix memo.Conv[chainIndex]
+}
+
+// NewChainCache returns a ChainCache that keeps the indexes of the last conversations it
+// served, 1 to 4,096 (0: 8, as the zero ChainCache does).
+func NewChainCache(conversations int) *ChainCache {
+	c := &ChainCache{}
+	c.ix.SetLimit(conversations)
+	return c
 }
 
 // Build returns the chain of records, as [BuildChain] does. c may be nil: the chain is then

@@ -89,6 +89,17 @@ func TestChainMemoIndex(t *testing.T) {
 	}
 }
 
+// TestChainMemoLimit checks NewChainCache's bound: as many conversations' indexes as it says.
+func TestChainMemoLimit(t *testing.T) {
+	for _, n := range []int{3, 2 * memo.ConvEntries} {
+		m := NewChainCache(n)
+		for c := range 3 * n {
+			m.keep(m.index(memoRecords(fmt.Sprintf("conv-%d", c), "b")))
+		}
+		assert.Equal(t, n, m.ix.Len())
+	}
+}
+
 // TestChainMemoBounded checks that the memo keeps the indexes of the last conversations it
 // served, no more, and that a conversation it still holds is extended, not indexed anew.
 func TestChainMemoBounded(t *testing.T) {

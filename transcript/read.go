@@ -40,6 +40,21 @@ type ReadOptions struct {
 	// type, an over-long line) an error instead of a skipped line or a dropped field. Torn
 	// lines are never errors, not even in strict mode.
 	Strict bool
+	// TailMinBytes, when positive, reads a Claude Code session of at least so many bytes,
+	// from an input that can be read backwards (an *os.File: [ReadFile], a [DirStore]),
+	// from its active tail: a scan from the end finds the latest compact boundary of the
+	// main thread and the record its preserved segment starts at (the kept head), and only
+	// the lines from there on are decoded, with, from before them, the few records the
+	// pipeline reads across the whole transcript (see [Tail]) and a count of the lines, so
+	// that line numbers and End are the file's. The requests [github.com/agentctx/agentctx.Pipeline]
+	// builds for the active conversation (no Input.Leaf) are those of a whole read, and the
+	// read checks what it can: a file without such a boundary, one whose active chain does
+	// not lead cleanly from its leaf to the boundary, or one where a record after the cut
+	// repeats a uuid or a message id from before it is read whole. Problems, Dropped and the
+	// records' Damage cover only the lines decoded. A strict read that fails is made again
+	// whole, so that the error is the whole read's. [DefaultTailMinBytes] is what the
+	// agentctx command's request and inspect use; simulate and export read everything.
+	TailMinBytes int64
 }
 
 func (o ReadOptions) maxLine() int {
@@ -120,6 +135,9 @@ type File struct {
 	// the transcript's last line, which an append made after reading it names (see
 	// [Store]).
 	End int
+	// Tail is set when only the file's active tail was decoded (see
+	// [ReadOptions.TailMinBytes]); nil for a whole read.
+	Tail *Tail
 }
 
 // Len returns the number of records.
@@ -160,40 +178,17 @@ func (t *File) Err() error {
 // after it too. A read error from r is returned as a *LineError too. On error the transcript
 // is nil.
 func Read(r io.Reader, name string, opts ReadOptions) (*File, error) {
+	if t, done, err := readFromTail(r, name, opts); done {
+		return t, err
+	}
 	format, variant, r := sniff(r)
 	if format == FormatCodex {
 		return readCodex(r, name, opts, variant)
 	}
 	d := NewDecoder(r, name, opts)
 	t := &File{Name: name, Format: FormatClaudeCode}
-	// Records are decoded into chunks and copied once into a slice of the exact length: a
-	// slice grown by append would allocate several times the records' size on the way and
-	// keep up to a quarter more than it holds.
-	var chunks [][]Record
-	var lines []int
-	chunk := make([]Record, 0, recordChunk)
-	for {
-		if len(chunk) == cap(chunk) {
-			chunks = append(chunks, chunk)
-			chunk = make([]Record, 0, min(2*cap(chunk), maxRecordChunk))
-		}
-		chunk = append(chunk, Record{})
-		err := d.Decode(&chunk[len(chunk)-1])
-		if err != nil {
-			chunk = chunk[:len(chunk)-1]
-			if err == io.EOF {
-				break
-			}
-			return nil, err
-		}
-		lines = append(lines, d.Line())
-	}
-	t.Records = slices.Concat(append(chunks, chunk)...)
-	if t.Records == nil {
-		t.Records = []Record{}
-	}
-	if len(lines) > 0 {
-		t.Lines = slices.Clone(lines)
+	if err := decodeAll(d, t); err != nil {
+		return nil, err
 	}
 	finish(t, d)
 	return t, nil

@@ -8,9 +8,12 @@ import (
 	"sync"
 )
 
-// ConvEntries is how many conversations' entries a [Conv] keeps: the ones served last. Each
-// entry is the size of its own conversation.
+// ConvEntries is how many conversations' entries a [Conv] keeps by default: the ones served
+// last. Each entry is the size of its own conversation.
 const ConvEntries = 8
+
+// MaxConvEntries is the most entries [Conv.SetLimit] allows.
+const MaxConvEntries = 4096
 
 // Conv keeps one entry per conversation for the last conversations served, most recently used
 // first. An entry is taken out while a turn uses it, so that conversations served concurrently
@@ -19,6 +22,23 @@ const ConvEntries = 8
 type Conv[E any] struct {
 	mu      sync.Mutex
 	entries []*E
+	limit   int // entries kept; 0: ConvEntries
+}
+
+// SetLimit sets how many entries m keeps, 1 to MaxConvEntries (0: ConvEntries), before it is
+// used.
+func (m *Conv[E]) SetLimit(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.limit = min(max(n, 0), MaxConvEntries)
+}
+
+// maxEntries returns how many entries m keeps. The caller locks.
+func (m *Conv[E]) maxEntries() int {
+	if m.limit > 0 {
+		return m.limit
+	}
+	return ConvEntries
 }
 
 // Take removes and returns the kept entry mine picks, or, when the memo is full, the least
@@ -32,7 +52,7 @@ func (m *Conv[E]) Take(mine func(*E) bool) (e *E, reused bool) {
 			return e, false
 		}
 	}
-	if n := len(m.entries); n == ConvEntries {
+	if n := len(m.entries); n >= m.maxEntries() {
 		e := m.entries[n-1]
 		m.entries = m.entries[:n-1]
 		return e, true
@@ -40,15 +60,15 @@ func (m *Conv[E]) Take(mine func(*E) bool) (e *E, reused bool) {
 	return nil, false
 }
 
-// Keep puts e back as the most recently used entry, dropping the least recently used one
-// beyond ConvEntries.
+// Keep puts e back as the most recently used entry, dropping the least recently used ones
+// beyond the limit.
 func (m *Conv[E]) Keep(e *E) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.entries = slices.Insert(m.entries, 0, e)
-	if len(m.entries) > ConvEntries {
-		m.entries[len(m.entries)-1] = nil
-		m.entries = m.entries[:ConvEntries]
+	if n := m.maxEntries(); len(m.entries) > n {
+		clear(m.entries[n:])
+		m.entries = m.entries[:n]
 	}
 }
 

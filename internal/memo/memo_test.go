@@ -33,6 +33,19 @@ func TestConvKeepsTheLastServed(t *testing.T) {
 	assert.Nil(t, m.Entry(-1))
 }
 
+func TestConvLimit(t *testing.T) {
+	for _, tt := range []struct{ limit, want int }{{0, ConvEntries}, {3, 3}, {20, 20}, {-1, ConvEntries}, {MaxConvEntries + 1, MaxConvEntries}} {
+		var m Conv[int]
+		m.SetLimit(tt.limit)
+		for i := range tt.want + 5 {
+			m.Keep(&i)
+		}
+		assert.Equal(t, tt.want, m.Len(), "limit %d", tt.limit)
+		_, reused := m.Take(func(*int) bool { return false })
+		assert.True(t, reused, "limit %d: a full memo gives up an entry", tt.limit)
+	}
+}
+
 func TestGenBoundsEachGeneration(t *testing.T) {
 	tests := []struct {
 		name        string

@@ -22,8 +22,10 @@ type inspection struct {
 	File string `json:"file"`
 	// Format is the file's format when it is not Claude Code's ("codex"), and Unmapped what
 	// of it the model's view cannot hold (kept in the records, never sent).
-	Format        string         `json:"format,omitempty"`
-	Unmapped      []string       `json:"unmapped,omitempty"`
+	Format   string   `json:"format,omitempty"`
+	Unmapped []string `json:"unmapped,omitempty"`
+	// Tail says where the read started when only the file's active tail was decoded.
+	Tail          *tailInfo      `json:"tail,omitempty"`
 	Records       int            `json:"records"`
 	RecordsByType map[string]int `json:"recordsByType"`
 	Problems      []string       `json:"problems,omitempty"`
@@ -41,6 +43,14 @@ type inspection struct {
 	WallClock bool   `json:"wallClock"`
 	// GivenTools is the number of tool definitions --tools gave.
 	GivenTools int `json:"givenTools"`
+}
+
+// tailInfo is where a read from the active tail started (transcript.Tail).
+type tailInfo struct {
+	Line    int   `json:"line"`
+	Offset  int64 `json:"offset"`
+	Size    int64 `json:"size"`
+	History int   `json:"historyRecords"`
 }
 
 // pressureInfo is the next request's pressure figure and its parts.
@@ -205,6 +215,9 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 	}
 	if tr.Format != "" && tr.Format != transcript.FormatClaudeCode {
 		in.Format = string(tr.Format)
+	}
+	if t := tr.Tail; t != nil {
+		in.Tail = &tailInfo{Line: t.Line, Offset: t.Offset, Size: t.Size, History: t.History}
 	}
 	for _, u := range tr.Unmapped {
 		in.Unmapped = append(in.Unmapped, u.Error())
@@ -371,6 +384,10 @@ func (in *inspection) writeText(w io.Writer) error {
 	p("file       %s\n", in.File)
 	if in.Format != "" {
 		p("format     %s (read only: records are mapped from its lines, nothing is written to it)\n", in.Format)
+	}
+	if t := in.Tail; t != nil {
+		p("read       the active tail: lines %d on, bytes %d to %d, and %d records from before for the history (the file is over %d MiB and compacted; problems below are the tail's)\n",
+			t.Line, t.Offset, t.Size, t.History, transcript.DefaultTailMinBytes>>20)
 	}
 	p("records    %d  %s\n", in.Records, counts(in.RecordsByType))
 	for _, u := range in.Unmapped {

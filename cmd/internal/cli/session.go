@@ -31,6 +31,9 @@ type options struct {
 	files     bool
 	// summarizer is the compaction's summarizer; nil: the extractive one.
 	summarizer agentctx.Summarizer
+	// tail reads a large compacted session file from its active tail (request and inspect:
+	// see readSession).
+	tail bool
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -84,6 +87,7 @@ func (a *app) openWith(ctx context.Context, name string, args []string, extra fu
 			return nil, err
 		}
 	}
+	o.tail = name == "request" || name == "inspect"
 	return a.load(ctx, files[0], o)
 }
 
@@ -190,7 +194,7 @@ func (a *app) load(ctx context.Context, arg string, o options) (*session, error)
 		return nil, err
 	}
 	s := &session{addr: addr, model: o.model, modelSrc: "flag"}
-	s.tr, s.db, err = readAddress(ctx, addr)
+	s.tr, s.db, err = readAddress(ctx, addr, o.tail)
 	if err != nil {
 		s.close()
 		return nil, err
@@ -289,10 +293,11 @@ func sessionID(tr *transcript.File, path string) string {
 }
 
 // readAddress reads the session addr names: a file, or a session in a PostgreSQL database,
-// whose open Store it returns too (the caller closes it); db is nil for a file.
-func readAddress(ctx context.Context, addr address) (tr *transcript.File, db Store, err error) {
+// whose open Store it returns too (the caller closes it); db is nil for a file. tail reads a
+// file of transcript.DefaultTailMinBytes or more from its active tail (see readSession).
+func readAddress(ctx context.Context, addr address, tail bool) (tr *transcript.File, db Store, err error) {
 	if addr.url == "" {
-		tr, err = readSession(addr.file)
+		tr, err = readSession(addr.file, tail)
 		return tr, nil, err
 	}
 	if db, err = addr.open(ctx, false); err != nil {
@@ -306,8 +311,11 @@ func readAddress(ctx context.Context, addr address) (tr *transcript.File, db Sto
 
 // readSession reads the session file at path. A file that cannot be opened, a directory, a
 // device, a file over maxSessionBytes and a JSON array (a common mistake: one record per line
-// is expected) get their own errors, which name path.
-func readSession(path string) (*transcript.File, error) {
+// is expected) get their own errors, which name path. With tail, a regular file of
+// transcript.DefaultTailMinBytes or more is read from its active tail
+// (transcript.ReadOptions.TailMinBytes): the next request is the same, and a long session that
+// compacted many times costs what its latest stretch costs.
+func readSession(path string, tail bool) (*transcript.File, error) {
 	f, fi, err := openFile(path)
 	if err != nil {
 		return nil, err
@@ -315,6 +323,15 @@ func readSession(path string) (*transcript.File, error) {
 	defer f.Close()
 	if fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory, not a session file (JSONL: one JSON record per line)", path)
+	}
+	if tail && fi.Mode().IsRegular() && fi.Size() >= transcript.DefaultTailMinBytes {
+		if fi.Size() > maxSessionBytes {
+			return nil, fmt.Errorf("cannot read %s: larger than %d MiB", path, maxSessionBytes>>20)
+		}
+		if startsJSONArray(bufio.NewReader(io.NewSectionReader(f, 0, 4096))) {
+			return nil, fmt.Errorf("%s is a JSON array, not JSONL: one record per line expected", path)
+		}
+		return transcript.Read(f, path, transcript.ReadOptions{TailMinBytes: transcript.DefaultTailMinBytes})
 	}
 	lr := &io.LimitedReader{R: f, N: maxSessionBytes + 1}
 	r := bufio.NewReaderSize(lr, 64<<10)

@@ -63,7 +63,7 @@ func (a *app) simulate(ctx context.Context, args []string, stdout, stderr io.Wri
 	if err != nil {
 		return err
 	}
-	tr, db, err := readAddress(ctx, addr)
+	tr, db, err := readAddress(ctx, addr, false)
 	if db != nil {
 		defer db.Close()
 	}

@@ -1,0 +1,223 @@
+package agentctx
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/transcript"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The tests of this file check that a read from the active tail
+// (transcript.ReadOptions.TailMinBytes) gives the requests a whole read gives.
+
+// tailWindows are the context windows the tail tests prepare each session at: the model's,
+// and one small enough that most sessions compact, so that the breaker, the thrash guard
+// and the pins see the history the tail read keeps.
+var tailWindows = []int{0, 30_000}
+
+// readBothWays reads path whole and from its tail (a threshold of one byte: every file).
+func readBothWays(t testing.TB, path string) (whole, tail *transcript.File) {
+	t.Helper()
+	whole, err := transcript.ReadFile(path, transcript.ReadOptions{})
+	require.NoError(t, err, path)
+	tail, err = transcript.ReadFile(path, transcript.ReadOptions{TailMinBytes: 1})
+	require.NoError(t, err, path)
+	require.Equal(t, whole.End, tail.End, "%s: End", path)
+	return whole, tail
+}
+
+// checkTailRequests prepares the next turn of both reads at each of tailWindows with a new
+// Pipeline each and compares the request bytes.
+func checkTailRequests(t *testing.T, name string, whole, tail *transcript.File) {
+	t.Helper()
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for i := len(whole.Records) - 1; i >= 0; i-- {
+		if ts, err := time.Parse(time.RFC3339Nano, whole.Records[i].Timestamp); err == nil {
+			now = ts.Add(5 * time.Second)
+			break
+		}
+	}
+	for _, w := range tailWindows {
+		prepare := func(records []transcript.Record) ([]byte, error) {
+			p, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: w, Tokens: EstimateCounter{},
+				Compact: CompactConfig{Summarizer: Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}},
+				Now: func() time.Time { return now }})
+			require.NoError(t, err)
+			res, err := p.Prepare(context.Background(), Input{Records: records})
+			if err != nil {
+				return nil, err
+			}
+			return requestBytes(t, res.Request), nil
+		}
+		want, werr := prepare(whole.Records)
+		got, gerr := prepare(tail.Records)
+		require.Equal(t, werr != nil, gerr != nil, "%s window %d: errors %v / %v", name, w, werr, gerr)
+		if werr != nil {
+			assert.Equal(t, werr.Error(), gerr.Error(), "%s window %d", name, w)
+			continue
+		}
+		require.Equal(t, string(want), string(got), "%s window %d: request from the tail (line %d)", name, w, tail.Tail.Line)
+	}
+}
+
+// TestTailReadSessions compares the requests of whole and tail reads of every corpus session,
+// every bundled session and every golden case's transcript.
+func TestTailReadSessions(t *testing.T) {
+	files := corpusPaths(t)
+	if len(files) == 0 {
+		t.Log("../shared/corpus not found: the corpus sessions are skipped, the bundled ones run")
+	}
+	for _, pattern := range []string{"testdata/sessions/*/*.jsonl", "testdata/cases/*/transcript.jsonl"} {
+		m, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		files = append(files, m...)
+	}
+	require.NotEmpty(t, files)
+	cut := 0
+	for _, f := range files {
+		whole, tail := readBothWays(t, f)
+		if tail.Tail == nil {
+			assert.Equal(t, whole.Records, tail.Records, f)
+			continue
+		}
+		cut++
+		checkTailRequests(t, f, whole, tail)
+	}
+	t.Logf("%d files, %d read from a tail (the others have no compact boundary of the main thread, or were read whole)", len(files), cut)
+	assert.Positive(t, cut)
+}
+
+// TestTailReadCompacted generates a session that the library compacts many times as it is
+// written (Prepare before every response, its records appended) and compares whole and tail
+// reads of it at many turns: after each compaction, and at points between.
+func TestTailReadCompacted(t *testing.T) {
+	turns := 1200
+	if testing.Short() {
+		turns = 300
+	}
+	records := compactedSession(t, turns, 30_000)
+	boundaries := 0
+	for i := range records {
+		if records[i].IsCompactBoundary() {
+			boundaries++
+		}
+	}
+	require.Greater(t, boundaries, 3)
+	dir := t.TempDir()
+	checked, cuts := 0, 0
+	for end := 40; end <= len(records); end += max(1, len(records)/40) {
+		path := filepath.Join(dir, "s.jsonl")
+		require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, records[:end])), 0o644))
+		whole, tail := readBothWays(t, path)
+		checked++
+		if tail.Tail == nil {
+			continue
+		}
+		cuts++
+		assert.Less(t, len(tail.Records), len(whole.Records))
+		checkTailRequests(t, path, whole, tail)
+	}
+	t.Logf("%d records, %d boundaries: %d prefixes compared, %d read from a tail", len(records), boundaries, checked, cuts)
+	assert.Greater(t, cuts, checked/2)
+}
+
+// compactedSession writes a generated session of turns turns as a live runtime with a
+// window-token context would: Prepare before each response, its records appended, the
+// response hung off Result.Leaf with the request's size as its usage.
+func compactedSession(t testing.TB, turns, window int) []transcript.Record {
+	t.Helper()
+	src := testkit.Generate(turns, testkit.Options{Seed: 1})
+	var now time.Time
+	p, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: EstimateCounter{},
+		Compact: CompactConfig{Summarizer: Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}},
+		Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	recs := make([]transcript.Record, 0, len(src)+len(src)/10)
+	lastUUID, leaf, tokens := "", "", 0
+	for i := range src {
+		r := src[i]
+		if r.Type == transcript.TypeAssistant && i > 0 && src[i-1].Type == transcript.TypeUser && len(recs) > 0 {
+			if ts, err := time.Parse(time.RFC3339Nano, recs[len(recs)-1].Timestamp); err == nil {
+				now = ts.Add(5 * time.Second)
+			}
+			res, err := p.Prepare(context.Background(), Input{Records: recs})
+			require.NoError(t, err, "record %d", i)
+			recs = append(recs, res.Append...)
+			leaf, tokens = res.Leaf, res.Report.InputTokens
+		}
+		if r.ParentUUID == lastUUID && leaf != "" {
+			r.ParentUUID = leaf
+		}
+		if r.Type == transcript.TypeAssistant && r.Message != nil && r.Message.Usage != nil {
+			u := *r.Message.Usage
+			u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens = tokens, 0, 0
+			u.Extra = nil
+			m := *r.Message
+			m.Usage = &u
+			r.Message = &m
+		}
+		lastUUID, leaf = r.UUID, ""
+		recs = append(recs, r)
+	}
+	return slices.Clip(recs)
+}
+
+// TestTailReadKeepsHistory checks what a tail read keeps from before its cut on a generated
+// compacted session: the older boundaries, and the line numbers of the file.
+func TestTailReadKeepsHistory(t *testing.T) {
+	records := compactedSession(t, 300, 30_000)
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, records)), 0o644))
+	whole, tail := readBothWays(t, path)
+	require.NotNil(t, tail.Tail)
+	h := tail.Tail.History
+	assert.Positive(t, h)
+	assert.Equal(t, tail.Tail.Line, tail.Records[h].Line, "the first tail record is on the cut's line")
+	for i, r := range tail.Records {
+		assert.Equal(t, whole.Records[r.Line-1].UUID, r.UUID, "record %d: line %d", i, r.Line)
+		assert.Equal(t, r.Line, tail.Lines[i])
+	}
+	count := func(rs []transcript.Record) int {
+		n := 0
+		for i := range rs {
+			if rs[i].IsCompactBoundary() {
+				n++
+			}
+		}
+		return n
+	}
+	assert.Equal(t, count(whole.Records), count(tail.Records), "every boundary is kept")
+	st, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: 30_000})
+	require.NoError(t, err)
+	a, err := st.CompactState(whole.Records, "")
+	require.NoError(t, err)
+	b, err := st.CompactState(tail.Records, "")
+	require.NoError(t, err)
+	assert.Equal(t, a.Compactions, b.Compactions)
+	assert.Equal(t, a.Refills, b.Refills)
+	assert.Equal(t, a.ConsecutiveFailures, b.ConsecutiveFailures)
+}
+
+// checkGoldenTail writes a golden case's records of one turn to a file and, when a tail read
+// of it cuts, compares the turn run on the tail read with the turn run on the whole read.
+func checkGoldenTail(t *testing.T, name string, records []transcript.Record, run func([]transcript.Record) (Result, error)) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "turn.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, records)), 0o644))
+	whole, tail := readBothWays(t, path)
+	if tail.Tail == nil {
+		return
+	}
+	want, werr := run(whole.Records)
+	got, gerr := run(tail.Records)
+	require.Equal(t, fmt.Sprint(werr), fmt.Sprint(gerr), "%s: error from the tail read (line %d)", name, tail.Tail.Line)
+	assert.Equal(t, string(requestBytes(t, want.Request)), string(requestBytes(t, got.Request)), "%s: request from the tail read (line %d)", name, tail.Tail.Line)
+}

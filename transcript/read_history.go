@@ -1,0 +1,259 @@
+package transcript
+
+import (
+	"bytes"
+	"cmp"
+	"io"
+	"slices"
+)
+
+// tailHistory gathers, in a reverse scan of the bytes before a tail read's cut, the records
+// from there that the pipeline reads across the whole transcript, so that a tail read gives
+// the requests a whole read gives:
+//
+//   - every compact boundary and every decision record of the library (budget, snip,
+//     microcompact, collapse, compaction failure, pin, recovery), for the stages that replay
+//     them, the circuit breaker and the thrash guard;
+//   - the records the pins name, which every turn after a compaction re-places;
+//   - from each stretch between two compact boundaries of the main thread, its first
+//     historyResponses distinct provider responses, which the thrash guard counts;
+//   - the latest provider response of the main thread before the cut and the latest one that
+//     completed (when the tail has none), for the recovery's "latest response" and "a
+//     response completed since" its output-cap decision.
+//
+// It also checks that no line before the cut holds a uuid or a message id of a record after
+// it: then a whole read would take that record's first occurrence from before the cut.
+type tailHistory struct {
+	ra        io.ReaderAt
+	kept      map[int64]int // offset → index in found
+	found     []foundRecord
+	pins      map[string]bool // uuids pins name that no record found yet holds
+	tailUUIDs map[string]bool
+	tailMsgs  map[string]bool
+	gap       []lineRef // the assistant lines of the current stretch, last first
+	// needLast and needDone are true while the latest response of the main thread, and the
+	// latest that completed, are still to be found (before the cut, when the tail has none).
+	needLast, needDone bool
+	// built by settle:
+	records []Record
+	lines   []int
+}
+
+// foundRecord is a record kept from before the cut, with its line counted from the cut back
+// (1: the line right before the cut).
+type foundRecord struct {
+	off  int64
+	back int
+	rec  Record
+}
+
+// lineRef names a line of the file to decode later.
+type lineRef struct {
+	off  int64
+	n    int
+	back int
+}
+
+// newTailHistory returns the history scan for the tail records.
+func newTailHistory(ra io.ReaderAt, tail []Record) *tailHistory {
+	h := &tailHistory{ra: ra, kept: map[int64]int{}, pins: map[string]bool{}, tailUUIDs: map[string]bool{}, tailMsgs: map[string]bool{},
+		needLast: true, needDone: true}
+	for i := range tail {
+		r := &tail[i]
+		if r.UUID != "" {
+			h.tailUUIDs[r.UUID] = true
+		}
+		if r.Message != nil && r.Message.ID != "" {
+			h.tailMsgs[r.Message.ID] = true
+		}
+		h.notePin(r)
+		if ProviderResponse(r) && !r.IsSidechain {
+			h.needLast = false
+			h.needDone = h.needDone && !tailCompleted(r)
+		}
+	}
+	for i := range tail {
+		delete(h.pins, tail[i].UUID)
+	}
+	return h
+}
+
+// tailCompleted reports whether r is a provider response of the main thread that ended other
+// than at max_tokens.
+func tailCompleted(r *Record) bool {
+	return ProviderResponse(r) && !r.IsSidechain && r.Message.StopReason != "" && r.Message.StopReason != "max_tokens"
+}
+
+// notePin adds the uuids r pins, when it is a pin decision.
+func (h *tailHistory) notePin(r *Record) {
+	if r.Type == TypeSystem && r.Subtype == SubtypePin && r.Pin != nil {
+		for _, u := range r.Pin.UUIDs {
+			h.pins[u] = true
+		}
+	}
+}
+
+// Byte patterns the scan looks for before decoding a line.
+var (
+	patSubtype   = []byte(`"subtype":"`)
+	patAssistant = []byte(`"assistant"`)
+	patStop      = []byte(`"stop_reason":"`)
+	patIDValue   = []byte(`id":"`) // the end of "id":" and "uuid":" (and of "parentUuid":", passed over)
+)
+
+// scan reads the lines before the cut, last first, and returns how many there are; ok is
+// false when the file is to be read whole (a collision, or a read error).
+func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int, ok bool) {
+	for {
+		off, line, long, more := sc.prev()
+		if !more {
+			break
+		}
+		lines++
+		if long {
+			continue
+		}
+		collides, pinned := h.ids(line)
+		if collides {
+			return 0, false
+		}
+		if pinned {
+			h.pinned(ld, off, base, line, lines)
+		}
+		if i := bytes.Index(line, patSubtype); i >= 0 && decisionValue(line[i+len(patSubtype):]) {
+			var r Record
+			if decodeLine(ld, off, base, line, &r) && r.Type == TypeSystem {
+				if _, listed := subtypeKind(r.Subtype); listed {
+					if r.IsCompactBoundary() && !r.IsSidechain {
+						h.closeGap(ld, base)
+					}
+					h.notePin(&r)
+					h.keep(off, lines, r)
+				}
+			}
+			continue
+		}
+		if bytes.Contains(line, patAssistant) {
+			h.gap = append(h.gap, lineRef{off, len(line), lines})
+			// A response that completed names its stop reason; one cut short, or a record of
+			// a message split in several, has it null (or "max_tokens").
+			if h.needLast || h.needDone && bytes.Contains(line, patStop) {
+				var r Record
+				if decodeLine(ld, off, base, line, &r) && ProviderResponse(&r) && !r.IsSidechain {
+					done := tailCompleted(&r)
+					if h.needLast || done && h.needDone {
+						h.keep(off, lines, r)
+					}
+					h.needLast, h.needDone = false, h.needDone && !done
+				}
+			}
+		}
+	}
+	if sc.err != nil {
+		return 0, false
+	}
+	h.gap = nil // responses before the first boundary count for no thrash run
+	return lines, true
+}
+
+// ids reads the "uuid" and "id" string values of line, at any depth: collides is true when
+// one is the uuid or the message id of a record after the cut, pinned when a uuid is one a
+// pin names.
+func (h *tailHistory) ids(line []byte) (collides, pinned bool) {
+	for rest, at := line, 0; ; {
+		i := bytes.Index(rest, patIDValue)
+		if i < 0 {
+			return false, pinned
+		}
+		at += i
+		key := line[:at]
+		rest = rest[i+len(patIDValue):]
+		at += len(patIDValue)
+		j := bytes.IndexByte(rest, '"')
+		if j < 0 {
+			return false, pinned
+		}
+		v := rest[:j]
+		rest, at = rest[j:], at+j
+		switch {
+		case bytes.HasSuffix(key, []byte(`"uu`)):
+			if h.tailUUIDs[string(v)] {
+				return true, false
+			}
+			pinned = pinned || h.pins[string(v)]
+		case bytes.HasSuffix(key, []byte(`"`)):
+			if h.tailMsgs[string(v)] {
+				return true, false
+			}
+		}
+	}
+}
+
+// decisionValue reports whether a "subtype" value (the bytes after its opening quote) is one
+// a tail read keeps: compact_boundary or one of the library's agentctx_ decisions.
+func decisionValue(v []byte) bool {
+	return bytes.HasPrefix(v, []byte(`compact_boundary"`)) || bytes.HasPrefix(v, []byte(`agentctx_`))
+}
+
+// pinned keeps the line's record when it holds a uuid a pin names.
+func (h *tailHistory) pinned(ld *lineDecoder, off, base int64, line []byte, back int) {
+	var r Record
+	if decodeLine(ld, off, base, line, &r) && h.pins[r.UUID] {
+		delete(h.pins, r.UUID)
+		h.keep(off, back, r)
+	}
+}
+
+// closeGap keeps the first historyResponses distinct responses of the main thread of the
+// stretch that a compact boundary of the main thread opens (the assistant lines met since the
+// previous one, in the scan's order).
+func (h *tailHistory) closeGap(ld *lineDecoder, base int64) {
+	ids := map[string]bool{}
+	var buf []byte
+	for i := len(h.gap) - 1; i >= 0 && len(ids) < historyResponses; i-- {
+		g := h.gap[i]
+		if _, ok := h.kept[g.off]; ok {
+			if r := &h.found[h.kept[g.off]].rec; ProviderResponse(r) && !r.IsSidechain {
+				ids[r.Message.ID] = true
+			}
+			continue
+		}
+		buf = slices.Grow(buf[:0], g.n)[:g.n]
+		if _, err := h.ra.ReadAt(buf, g.off); err != nil && err != io.EOF {
+			continue
+		}
+		var r Record
+		if decodeLine(ld, g.off, base, buf, &r) && ProviderResponse(&r) && !r.IsSidechain {
+			ids[r.Message.ID] = true
+			h.keep(g.off, g.back, r)
+		}
+	}
+	h.gap = h.gap[:0]
+}
+
+// keep adds the record at off to the history once.
+func (h *tailHistory) keep(off int64, back int, r Record) {
+	if _, ok := h.kept[off]; ok {
+		return
+	}
+	h.kept[off] = len(h.found)
+	h.found = append(h.found, foundRecord{off, back, r})
+}
+
+// settle puts the records kept in file order, with their line numbers (before lines precede
+// the cut) and the file's name on the fields they dropped.
+func (h *tailHistory) settle(before int, name string) {
+	slices.SortFunc(h.found, func(a, b foundRecord) int { return cmp.Compare(a.off, b.off) })
+	h.records = make([]Record, len(h.found))
+	h.lines = make([]int, len(h.found))
+	for i, f := range h.found {
+		line := before + 1 - f.back
+		f.rec.Line = line
+		if dm := f.rec.Damage; dm != nil {
+			for _, fe := range dm.Fields {
+				fe.File, fe.Line = name, line
+			}
+		}
+		h.records[i], h.lines[i] = f.rec, line
+	}
+}

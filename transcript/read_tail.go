@@ -1,0 +1,219 @@
+package transcript
+
+import (
+	"bytes"
+	"io"
+	"slices"
+)
+
+// DefaultTailMinBytes is the file size from which the agentctx command's request and inspect
+// read a session from its active tail ([ReadOptions.TailMinBytes]). Below it a whole read
+// costs under a tenth of a second and some ten megabytes more than the tail's, and it reports
+// every bad line of the file; Claude Code loads files over 5 MB from the last boundary on.
+const DefaultTailMinBytes = 4 << 20
+
+// historyResponses is how many distinct responses of the main thread a tail read keeps from
+// the start of each stretch between two compact boundaries before the cut: the thrash guard
+// reads at most ThrashTurns+1 of them, so the read serves a ThrashTurns up to 7 (default 3).
+const historyResponses = 8
+
+// Tail describes a read that decoded a file from its active tail (see
+// [ReadOptions.TailMinBytes]).
+type Tail struct {
+	// Line and Offset are where the tail starts: the line of the kept head of the latest
+	// compact boundary of the main thread (the boundary's own line when it kept no tail).
+	Line   int
+	Offset int64
+	// Size is the size of the input in bytes; Size-Offset bytes were decoded in full.
+	Size int64
+	// History is the number of records from before Line kept at the start of Records: the
+	// compact boundaries and the library's decision records, the records its pins name, and
+	// the provider responses the breaker, the thrash guard and the recovery read.
+	History int
+}
+
+// tailInput is an input a tail read can scan from its end: a file.
+type tailInput interface {
+	io.ReaderAt
+	io.Seeker
+}
+
+// readFromTail reads r from its active tail when opts ask for it and r allows it; done is
+// false when r must be read whole, with r's offset where it was.
+func readFromTail(r io.Reader, name string, opts ReadOptions) (t *File, done bool, err error) {
+	f, ok := r.(tailInput)
+	if !ok || opts.TailMinBytes <= 0 {
+		return nil, false, nil
+	}
+	base, err := f.Seek(0, io.SeekCurrent)
+	if err != nil {
+		return nil, false, nil
+	}
+	size, err := f.Seek(0, io.SeekEnd)
+	if _, err2 := f.Seek(base, io.SeekStart); err != nil || err2 != nil || size-base < opts.TailMinBytes {
+		return nil, false, nil
+	}
+	head := make([]byte, min(sniffBytes, size-base))
+	if _, err := f.ReadAt(head, base); err != nil && err != io.EOF {
+		return nil, false, nil
+	}
+	if format, _ := detect(head); format != FormatClaudeCode {
+		return nil, false, nil
+	}
+	t, err = readTail(f, base, size, name, opts)
+	return t, t != nil || err != nil, err
+}
+
+// readTail reads the Claude Code transcript in [base, size) of ra from the kept head of its
+// latest main-thread compact boundary on, keeping from before it only the records the
+// pipeline reads across the whole transcript. It returns nil, nil when the file is to be read
+// whole: it has no such boundary, the boundary's kept head is not found, a record after the
+// cut repeats a uuid or a message id from before it, the active conversation's chain does not
+// lead from its leaf to the boundary cleanly, or a strict read fails (so that the error names
+// the file's line).
+func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (*File, error) {
+	sc := newRevLines(ra, base, size, opts.maxLine())
+	var ld lineDecoder
+	bd, cut := lastBoundary(sc, &ld, base)
+	if cut < 0 {
+		return nil, nil
+	}
+	var seg *PreservedSegment
+	if bd.CompactMetadata != nil {
+		seg = bd.CompactMetadata.PreservedSegment
+	}
+	if seg != nil {
+		if cut = findUUID(sc, &ld, base, seg.HeadUUID); cut < 0 {
+			return nil, nil
+		}
+	}
+	t := &File{Name: name, Format: FormatClaudeCode}
+	d := NewDecoder(io.NewSectionReader(ra, cut, size-cut), name, opts)
+	if err := decodeAll(d, t); err != nil {
+		return nil, nil
+	}
+	finish(t, d)
+	h := newTailHistory(ra, t.Records)
+	before, ok := h.scan(sc, &ld, base)
+	if !ok {
+		return nil, nil
+	}
+	h.settle(before, name)
+	shiftLines(t, before)
+	t.Records = slices.Concat(h.records, t.Records)
+	t.Lines = slices.Concat(h.lines, t.Lines)
+	t.Tail = &Tail{Line: before + 1, Offset: cut, Size: size - base, History: len(h.records)}
+	c, err := BuildChain(t.Records, ChainOptions{})
+	if err != nil || c.Leaf == nil || c.Leaf.IsSidechain || c.Boundary == nil || c.Boundary.UUID != bd.UUID ||
+		len(c.Problems) > 0 || c.SegmentProblem != "" || seg != nil && c.Preserved == nil {
+		return nil, nil
+	}
+	return t, nil
+}
+
+// decodeAll decodes every record d reads into t.Records and t.Lines, as [Read] does.
+func decodeAll(d *Decoder, t *File) error {
+	// Records are decoded into chunks and copied once into a slice of the exact length: a
+	// slice grown by append would allocate several times the records' size on the way and
+	// keep up to a quarter more than it holds.
+	var chunks [][]Record
+	var lines []int
+	chunk := make([]Record, 0, recordChunk)
+	for {
+		if len(chunk) == cap(chunk) {
+			chunks = append(chunks, chunk)
+			chunk = make([]Record, 0, min(2*cap(chunk), maxRecordChunk))
+		}
+		chunk = append(chunk, Record{})
+		err := d.Decode(&chunk[len(chunk)-1])
+		if err != nil {
+			chunk = chunk[:len(chunk)-1]
+			if err == io.EOF {
+				break
+			}
+			return err
+		}
+		lines = append(lines, d.Line())
+	}
+	t.Records = slices.Concat(append(chunks, chunk)...)
+	if t.Records == nil {
+		t.Records = []Record{}
+	}
+	if len(lines) > 0 {
+		t.Lines = slices.Clone(lines)
+	}
+	return nil
+}
+
+// decodeLine decodes one line of a reverse scan into *r, as the Decoder would: the byte order
+// mark of the file's first line (at base) and JSON white space trimmed.
+func decodeLine(ld *lineDecoder, off, base int64, line []byte, r *Record) bool {
+	if off == base {
+		line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf"))
+	}
+	if line = trimJSONSpace(line); len(line) == 0 {
+		return false
+	}
+	*r = Record{}
+	return r.decode(ld, line) == nil
+}
+
+// lastBoundary scans back to the latest compact boundary of the main thread and returns it
+// with its line's offset, or -1 when there is none.
+func lastBoundary(sc *revLines, ld *lineDecoder, base int64) (Record, int64) {
+	for {
+		off, line, long, ok := sc.prev()
+		if !ok {
+			return Record{}, -1
+		}
+		var r Record
+		if !long && bytes.Contains(line, []byte(`"compact_boundary"`)) && decodeLine(ld, off, base, line, &r) &&
+			r.IsCompactBoundary() && !r.IsSidechain {
+			return r, off
+		}
+	}
+}
+
+// findUUID scans back to the line of the record holding uuid u and returns its offset, or -1.
+func findUUID(sc *revLines, ld *lineDecoder, base int64, u string) int64 {
+	if u == "" {
+		return -1
+	}
+	quoted := []byte(`"` + u + `"`)
+	for {
+		off, line, long, ok := sc.prev()
+		if !ok {
+			return -1
+		}
+		var r Record
+		if !long && bytes.Contains(line, quoted) && decodeLine(ld, off, base, line, &r) && r.UUID == u {
+			return off
+		}
+	}
+}
+
+// shiftLines moves the line numbers of a tail decoded from line 1 on to the file's, n lines
+// further.
+func shiftLines(t *File, n int) {
+	for i := range t.Records {
+		t.Records[i].Line += n
+	}
+	for i := range t.Lines {
+		t.Lines[i] += n
+	}
+	seen := map[*LineError]bool{}
+	shift := func(le *LineError) {
+		if le != nil && !seen[le] {
+			seen[le] = true
+			le.Line += n
+		}
+	}
+	for _, le := range t.Problems {
+		shift(le)
+	}
+	for _, le := range t.Dropped {
+		shift(le)
+	}
+	shift(t.Torn)
+	t.End += n
+}

@@ -1,0 +1,146 @@
+package transcript
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// tailLines builds a small compacted session: two exchanges, a boundary that kept the second
+// as its preserved segment, the summary, then a third exchange off the kept tail. The cut of
+// a tail read is u2's line, the third.
+func tailLines(t *testing.T) []string {
+	t.Helper()
+	msg := func(role Role, id, text string) *Message {
+		m := &Message{Role: role, Content: []Block{&Text{Text: text}}}
+		if role == RoleAssistant {
+			m.ID, m.Model, m.StopReason = id, "claude-sonnet-4-5", "end_turn"
+		}
+		return m
+	}
+	recs := []Record{
+		{Type: TypeUser, UUID: "u1", Message: msg(RoleUser, "", "first")},
+		{Type: TypeAssistant, UUID: "a1", ParentUUID: "u1", Message: msg(RoleAssistant, "m1", "one")},
+		{Type: TypeUser, UUID: "u2", ParentUUID: "a1", Message: msg(RoleUser, "", "second")},
+		{Type: TypeAssistant, UUID: "a2", ParentUUID: "u2", Message: msg(RoleAssistant, "m2", "two")},
+		{Type: TypeSystem, Subtype: SubtypeCompactBoundary, UUID: "b", LogicalParentUUID: "a2",
+			CompactMetadata: &CompactMetadata{Trigger: TriggerAuto, PreservedSegment: &PreservedSegment{HeadUUID: "u2", AnchorUUID: "s", TailUUID: "a2"}}},
+		{Type: TypeUser, UUID: "s", ParentUUID: "b", IsCompactSummary: true, Message: msg(RoleUser, "", "summary")},
+		{Type: TypeUser, UUID: "u3", ParentUUID: "a2", Message: msg(RoleUser, "", "third")},
+		{Type: TypeAssistant, UUID: "a3", ParentUUID: "u3", Message: msg(RoleAssistant, "m3", "three")},
+	}
+	lines := make([]string, len(recs))
+	for i, r := range recs {
+		b, err := r.MarshalLine()
+		require.NoError(t, err)
+		lines[i] = string(b) + "\n"
+	}
+	return lines
+}
+
+// readTailOf reads text with a tail read of any size, and whole.
+func readTailOf(t *testing.T, text string, opts ReadOptions) (tail, whole *File) {
+	t.Helper()
+	whole, err := Read(strings.NewReader(text), "s.jsonl", opts)
+	require.NoError(t, err)
+	opts.TailMinBytes = 1
+	tail, err = Read(strings.NewReader(text), "s.jsonl", opts)
+	require.NoError(t, err)
+	return tail, whole
+}
+
+// chainUUIDs returns the uuids of the default chain of records.
+func chainUUIDs(t *testing.T, records []Record) []string {
+	t.Helper()
+	c, err := BuildChain(records, ChainOptions{})
+	require.NoError(t, err)
+	out := make([]string, len(c.Records))
+	for i, r := range c.Records {
+		out[i] = r.UUID
+	}
+	return out
+}
+
+func TestReadTail(t *testing.T) {
+	lines := tailLines(t)
+	text := strings.Join(lines, "")
+	tail, whole := readTailOf(t, text, ReadOptions{})
+	require.NotNil(t, tail.Tail)
+	assert.Equal(t, 3, tail.Tail.Line)
+	assert.Equal(t, int64(len(lines[0])+len(lines[1])), tail.Tail.Offset)
+	assert.Equal(t, int64(len(text)), tail.Tail.Size)
+	assert.Equal(t, []string{"u2", "a2", "b", "s", "u3", "a3"}, uuidsOf(tail), "the latest response completed: nothing earlier is needed")
+	assert.Equal(t, []int{3, 4, 5, 6, 7, 8}, tail.Lines)
+	assert.Equal(t, 8, tail.Records[5].Line)
+	assert.Equal(t, whole.End, tail.End)
+	assert.Equal(t, chainUUIDs(t, whole.Records), chainUUIDs(t, tail.Records))
+
+	small, err := Read(strings.NewReader(text), "s.jsonl", ReadOptions{TailMinBytes: int64(len(text) + 1)})
+	require.NoError(t, err)
+	assert.Nil(t, small.Tail, "a file under the threshold is read whole")
+	noSeek, err := Read(onlyReader{strings.NewReader(text)}, "s.jsonl", ReadOptions{TailMinBytes: 1})
+	require.NoError(t, err)
+	assert.Nil(t, noSeek.Tail, "an input that cannot be read backwards is read whole")
+}
+
+// onlyReader hides every method of its reader but Read.
+type onlyReader struct{ r *strings.Reader }
+
+func (o onlyReader) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+// TestReadTailWhole checks the files a tail read reads whole: no boundary, a leaf whose chain
+// does not reach the boundary (a rewind to before it), a uuid after the cut that a line
+// before it holds.
+func TestReadTailWhole(t *testing.T) {
+	lines := tailLines(t)
+	fork := `{"type":"user","uuid":"u4","parentUuid":"a1","message":{"role":"user","content":"rewound"}}` + "\n"
+	dup := `{"type":"user","uuid":"u1","parentUuid":"a3","message":{"role":"user","content":"again"}}` + "\n"
+	for name, text := range map[string]string{
+		"no boundary": strings.Join(lines[:4], ""),
+		"rewind":      strings.Join(lines, "") + fork,
+		"uuid again":  strings.Join(lines, "") + dup,
+	} {
+		tail, whole := readTailOf(t, text, ReadOptions{})
+		assert.Nil(t, tail.Tail, name)
+		assert.Equal(t, whole, tail, name)
+	}
+}
+
+// TestReadTailHistory checks what a tail read keeps from before its cut: the decisions and the
+// records a pin names, with their lines.
+func TestReadTailHistory(t *testing.T) {
+	lines := tailLines(t)
+	pin := `{"type":"system","subtype":"agentctx_pin","uuid":"p","parentUuid":"a1","pinDecision":{"uuids":["u1"],"tokens":1}}` + "\n"
+	text := strings.Join(lines[:2], "") + pin + strings.Join(lines[2:], "")
+	tail, whole := readTailOf(t, text, ReadOptions{})
+	require.NotNil(t, tail.Tail)
+	assert.Equal(t, 2, tail.Tail.History)
+	assert.Equal(t, []string{"u1", "p", "u2", "a2", "b", "s", "u3", "a3"}, uuidsOf(tail))
+	assert.Equal(t, []int{1, 3, 4, 5, 6, 7, 8, 9}, tail.Lines)
+	assert.Equal(t, whole.End, tail.End)
+}
+
+// TestReadTailLines checks that the tail's bad lines and records carry the file's line numbers,
+// and that a strict read failing in the tail fails as the whole read does.
+func TestReadTailLines(t *testing.T) {
+	lines := tailLines(t)
+	text := strings.Join(lines[:6], "") + "{not json\n\n" + strings.Join(lines[6:], "")
+	tail, whole := readTailOf(t, text, ReadOptions{})
+	require.NotNil(t, tail.Tail)
+	require.Len(t, tail.Problems, 1)
+	assert.Equal(t, 7, tail.Problems[0].Line)
+	assert.Equal(t, whole.Problems[0].Error(), tail.Problems[0].Error())
+	assert.Equal(t, whole.End, tail.End)
+	assert.Equal(t, 9, tail.Records[len(tail.Records)-2].Line)
+
+	_, werr := Read(strings.NewReader(text), "s.jsonl", ReadOptions{Strict: true})
+	_, terr := Read(strings.NewReader(text), "s.jsonl", ReadOptions{Strict: true, TailMinBytes: 1})
+	require.Error(t, terr)
+	assert.Equal(t, werr.Error(), terr.Error())
+	var le *LineError
+	require.True(t, errors.As(terr, &le))
+	assert.Equal(t, 7, le.Line)
+}
