@@ -30,7 +30,7 @@ func parts() []part {
 // The timeline's geometry, in SVG user units: the plot's left edge and width, and the top
 // and height of its charts (tokens, prompt cache, cost) and of the rows of marks.
 const (
-	plotLeft   = 76
+	plotLeft   = 176
 	plotWidth  = 1200
 	plotRight  = 24
 	tokensTop  = 28
@@ -113,12 +113,11 @@ func drawTimeline(d *pageData) timeline {
 	turnX := func(i int) float64 { return plotLeft + (float64(i)+0.5)*plotWidth/float64(n) }
 
 	// Tokens: the input's parts stacked, then the free space and the buffer up to the window.
+	// The scale is the window's (or the largest request's): the real figures of a session
+	// that ran at a larger window than the policy's are cut at the top.
 	top := d.Window
 	for _, t := range d.Turns {
 		top = max(top, t.In, t.Pressure)
-		if t.Real != nil {
-			top = max(top, realInput(t.Real))
-		}
 	}
 	top = max(top, 1)
 	tokens := chart{ID: "tokens", Title: "request tokens by part; levels and the pressure figure as lines", Top: tokensTop, Height: tokensH}
@@ -144,7 +143,7 @@ func drawTimeline(d *pageData) timeline {
 		D: line(cols, x, y, func(j int) int { return d.Turns[rep[j]].Pressure })})
 	if hasReal(d) {
 		tokens.Lines = append(tokens.Lines, shape{Name: "real input (provider's usage)", Color: "#e31a1c", Dash: true,
-			D: realLine(rep, x, y, func(t *turnData) int { return realInput(t.Real) }, d)})
+			D: realLine(rep, x, y, func(t *turnData) int { return min(top, realInput(t.Real)) }, d)})
 	}
 	tokens.Ticks = yTicks(tokensTop, tokensH, top, func(v int) string { return fmt.Sprint(v) })
 
