@@ -45,6 +45,9 @@ type collector struct {
 	scanned   int
 	// decided holds the decisions the timeline has marked (see stageMark).
 	decided map[string]bool
+	// recovered is set when a recovery record (a rung the live session climbed after a
+	// provider's error) was scanned since the last turn.
+	recovered bool
 	// byUUID finds the message records scanned so far, for the pins that name them.
 	byUUID map[string]*transcript.Record
 	levels [3]int
@@ -119,6 +122,10 @@ func (c *collector) observe(s *simulate.Step) {
 		td.Marks = append(td.Marks, compactionMark(cr))
 		c.comps = append(c.comps, c.compaction(st.Turn, cr, res))
 	}
+	if c.recovered {
+		td.Marks = append(td.Marks, markRecovery)
+		c.recovered = false
+	}
 	if st.Expired {
 		td.Marks = append(td.Marks, markExpired)
 	}
@@ -157,6 +164,8 @@ func (c *collector) scan(records []transcript.Record) {
 			c.byUUID[r.UUID] = r
 		}
 		switch {
+		case r.Subtype == transcript.SubtypeRecovery:
+			c.recovered = true
 		case r.Collapse != nil && r.Collapse.Summary != "":
 			c.contained[r.Collapse.Summary] = originCollapse
 		case r.Pin != nil:

@@ -17,6 +17,7 @@ const (
 	markThrash       = "thrash mode"
 	markRung         = "compaction rung"
 	markDegraded     = "other degradation"
+	markRecovery     = "recovery rung"
 	markExpired      = "cache expired"
 	markError        = "not sent"
 )
@@ -30,7 +31,7 @@ func markRows() []markRow {
 		{markBudget, "#2b8cbe"}, {markSnip, "#41ab5d"}, {markMicrocompact, "#807dba"},
 		{markCollapse, "#ec7014"}, {markCompaction, "#54278f"}, {markCompactFail, "#cb181d"},
 		{markFallback, "#d94801"}, {markBreaker, "#a50f15"}, {markThrash, "#e7298a"},
-		{markRung, "#8c6d31"}, {markDegraded, "#737373"}, {markExpired, "#6baed6"}, {markError, "#000000"},
+		{markRung, "#8c6d31"}, {markDegraded, "#737373"}, {markRecovery, "#67000d"}, {markExpired, "#6baed6"}, {markError, "#000000"},
 	}
 }
 

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"bytes"
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,4 +153,34 @@ func TestPageEmpty(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, int64(b.Len()), n)
 	assert.Contains(t, b.String(), `"turns":[]`)
+}
+
+// A recovery record the live session wrote (a rung it climbed after a provider's error) marks
+// the turn whose request first sees it.
+func TestPageRecoveryMark(t *testing.T) {
+	records := testkit.Generate(6, testkit.Options{Seed: 2})
+	at := -1
+	responses := 0
+	for i, r := range records {
+		if r.Type == transcript.TypeAssistant && (i == 0 || records[i-1].Type != transcript.TypeAssistant) {
+			responses++
+			if responses == 3 {
+				at = i
+				break
+			}
+		}
+	}
+	require.Positive(t, at)
+	rec := transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeRecovery, UUID: "recovery-1",
+		Recovery: &transcript.RecoveryDecision{Rung: transcript.RungPromptTooLong, Tokens: 300_000, Limit: 200_000, LeafUUID: records[at-1].UUID}}
+	records = append(records[:at:at], append([]transcript.Record{rec}, records[at:]...)...)
+	p, err := Build(context.Background(), records, agentctx.Config{Model: "claude-sonnet-4-5"}, Options{})
+	require.NoError(t, err)
+	var marked []int
+	for _, td := range p.data.Turns {
+		if slices.Contains(td.Marks, markRecovery) {
+			marked = append(marked, td.N)
+		}
+	}
+	assert.Equal(t, []int{3}, marked)
 }
