@@ -6,6 +6,7 @@ require (
 	github.com/BurntSushi/toml v1.6.0
 	github.com/agentctx/agentctx v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
+	golang.org/x/net v0.60.0
 )
 
 require (

@@ -31,6 +31,31 @@ type Options struct {
 	// Progress, when set, is called after each simulated turn with the turns done and the
 	// total. It runs on the caller's goroutine.
 	Progress func(done, total int)
+	// Observe, when set, is called after each simulated turn with what the turn built (see
+	// [Step]), before the next turn starts: a caller that wants more of a turn than [Turn]
+	// keeps (the request, each stage's actions, the records a compaction wrote) takes it
+	// there. It runs on the caller's goroutine and must not modify the Step's values.
+	Observe func(*Step)
+}
+
+// Step is one simulated turn as [Options.Observe] sees it: what [agentctx.Pipeline.Prepare]
+// was given and what it returned.
+type Step struct {
+	// Turn is the turn's figures; [Result.Turns] holds a copy of it.
+	Turn *Turn
+	// Input is what Prepare was given: Input.Records is the simulated transcript as it stood
+	// when the request was sent, the file's records before the response plus the records the
+	// simulation appended on earlier turns. Later turns only append to it, so the slice stays
+	// valid after the call.
+	Input agentctx.Input
+	// Result is what Prepare returned: the request, the report with each stage's actions,
+	// and the records the turn appended. Err is Prepare's error, when the request could not
+	// be built (Turn.Error holds its text); Result then holds what Prepare filled in.
+	Result *agentctx.Result
+	Err    error
+	// Pipeline is the pipeline the simulation runs; [agentctx.Pipeline.Breakdown] measures
+	// Result on it, and its Counter counts as the turn's figures were counted.
+	Pipeline *agentctx.Pipeline
 }
 
 // Result is what [Run] found: each turn of the session under the policy, and the
@@ -360,7 +385,8 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		if !seen[leaf] {
 			leaf = ""
 		}
-		res, perr := p.Prepare(ctx, agentctx.Input{Records: replay, Leaf: leaf, System: opts.System, Tools: tools})
+		in := agentctx.Input{Records: replay, Leaf: leaf, System: opts.System, Tools: tools}
+		res, perr := p.Prepare(ctx, in)
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
@@ -431,6 +457,9 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 			real.Cost = price.Cost(real.Uncached, w5, w1, real.CacheRead, real.Output)
 			turn.Real = &real
 			realTotals.add(turn.Turn, real)
+		}
+		if opts.Observe != nil {
+			opts.Observe(&Step{Turn: &turn, Input: in, Result: &res, Err: perr, Pipeline: p})
 		}
 		sim.Turns = append(sim.Turns, turn)
 		if opts.Progress != nil {

@@ -431,3 +431,38 @@ func corpusFiles(t *testing.T, stride int) []string {
 	}
 	return files
 }
+
+// TestSimulateObserve: Options.Observe sees every turn once, in order, with the Turn that
+// Result.Turns keeps, the records Prepare was given (the file's before the response, plus
+// what earlier turns appended) and what Prepare returned.
+func TestSimulateObserve(t *testing.T) {
+	records := testkit.Generate(120, testkit.Options{Seed: 3})
+	var steps []simulate.Step
+	sim, err := simulate.Run(t.Context(), records, agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 16_000},
+		simulate.Options{Observe: func(s *simulate.Step) {
+			c := *s
+			c.Turn = new(*s.Turn)
+			steps = append(steps, c)
+		}})
+	require.NoError(t, err)
+	require.Positive(t, sim.Totals.Compactions)
+	require.Len(t, steps, len(sim.Turns))
+	for i, s := range steps {
+		assert.Equal(t, sim.Turns[i], *s.Turn)
+		assert.Equal(t, s.Turn.InputTokens, s.Result.Report.InputTokens, "turn %d", i+1)
+		assert.Len(t, s.Result.Append, s.Turn.Appended, "turn %d", i+1)
+		assert.Equal(t, s.Pipeline.Breakdown(s.Result).InputTokens(), s.Turn.InputTokens, "turn %d: the pipeline measures the result", i+1)
+		if i == 0 {
+			continue
+		}
+		prev := steps[i-1]
+		require.GreaterOrEqual(t, len(s.Input.Records), len(prev.Input.Records)+len(prev.Result.Append), "turn %d", i+1)
+		uuids := map[string]bool{}
+		for _, r := range s.Input.Records {
+			uuids[r.UUID] = true
+		}
+		for _, r := range prev.Result.Append {
+			assert.True(t, uuids[r.UUID], "turn %d: turn %d's record %s is in the transcript", i+1, i, r.UUID)
+		}
+	}
+}

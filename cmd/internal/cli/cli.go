@@ -127,6 +127,18 @@ var commands = []command{
 		run: (*app).simulate,
 	},
 	{
+		name: "report", args: "FILE -o PAGE",
+		summary: "write the session, replayed under a policy, as one HTML page: what the model saw on every turn",
+		about: "Report replays the session in FILE as simulate does (the same policy flags) and writes " +
+			"one self-contained HTML page to -o: a timeline of every request's tokens by part, the " +
+			"prompt cache, the cost and each decision (budget replacements, snips, clearings, " +
+			"collapses, compactions, degradations), and for the turn clicked the window by part, " +
+			"what each stage did and the request's messages with where each came from; for a " +
+			"compaction, its summary beside what it replaced and what of it the summary kept by " +
+			"name. The page loads nothing: it opens offline, from a file. FILE is never changed.",
+		run: (*app).report,
+	},
+	{
 		name: "import", args: "FILE... ADDRESS", database: true,
 		summary: "copy session files into a PostgreSQL database, byte for byte",
 		about: "Import copies each session FILE into the PostgreSQL database at ADDRESS " +

@@ -20,18 +20,13 @@ func (a *app) simulate(ctx context.Context, args []string, stdout, stderr io.Wri
 	fs := flag.NewFlagSet("simulate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var (
-		model, config, svg, tools string
-		window                    int
-		asJSON                    bool
-		sf                        summarizerFlags
+		svg    string
+		asJSON bool
+		pf     policyFlags
 	)
-	fs.StringVar(&model, "model", "", "the model `name` to simulate (default: the config file's, else the session's last model that the model table knows, else "+defaultModel+")")
-	fs.IntVar(&window, "window", 0, "the context window, `N` tokens (default: the config file's, else the model's)")
-	fs.StringVar(&config, "config", "", "a TOML `file` setting every stage's knobs and prices (see docs/simulate.md)")
+	pf.register(fs, a)
 	fs.BoolVar(&asJSON, "json", false, "print the simulation as JSON (the schema is in docs/simulate.md)")
 	fs.StringVar(&svg, "svg", "", "also write a chart of the input tokens per turn to this `file`: the threshold, the compactions, the cached share")
-	fs.StringVar(&tools, "tools", "", "a JSON `file` holding the tool definitions every request carries (default: the tools the session calls, declared up front with empty schemas)")
-	sf.register(fs, a)
 	files, err := parse(fs, args)
 	if errors.Is(err, flag.ErrHelp) {
 		return helpRequest{flagUsage(fs)}
@@ -42,62 +37,17 @@ func (a *app) simulate(ctx context.Context, args []string, stdout, stderr io.Wri
 	if len(files) != 1 {
 		return UsageError{fmt.Sprintf("simulate needs exactly one session FILE, got %d", len(files))}
 	}
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["window"] && window <= 0 {
-		return UsageError{fmt.Sprintf("--window must be positive, got %d", window)}
-	}
-	summarizer, err := sf.summarizer(a.Summarizers)
+	rp, err := pf.replay(ctx, a, fs, files[0], stderr)
 	if err != nil {
 		return err
 	}
-	var pol policy
-	if config != "" {
-		p, err := readPolicy(config)
-		if err != nil {
-			return err
-		}
-		pol = *p
-	}
-	addr, err := parseAddress(files[0], true, a.Database)
+	defer rp.close()
+	sim, err := simulation.Run(ctx, rp.records, rp.cfg, rp.opts)
 	if err != nil {
-		return err
-	}
-	tr, db, err := readAddress(ctx, addr, false)
-	if db != nil {
-		defer db.Close()
-	}
-	if err != nil {
-		return err
-	}
-	cfg := agentctx.Config{Compact: agentctx.CompactConfig{Summarizer: summarizer, Rehydrate: agentctx.RehydrateConfig{DisableFiles: true}}}
-	pol.apply(&cfg)
-	if model != "" {
-		cfg.Model = model
-	}
-	if cfg.Model == "" {
-		cfg.Model, _ = sessionModel(tr)
-	}
-	if window != 0 {
-		cfg.ContextWindow = window
-	}
-	if _, ok := agentctx.DefaultModels().Lookup(cfg.Model); !ok && cfg.ContextWindow == 0 {
-		return UsageError{fmt.Sprintf("model %q is not in the model table, so its context window is unknown: pass --window", cfg.Model)}
-	}
-	opts := simulation.Options{Prices: pol.prices()}
-	if opts.Tools, err = readTools(tools); err != nil {
-		return err
-	}
-	if line := newProgress(stderr); line != nil {
-		opts.Progress = line.set
-		defer line.clear()
-	}
-	sim, err := simulation.Run(ctx, tr.Records, cfg, opts)
-	if err != nil {
-		return fmt.Errorf("%s: %w", addr, err)
+		return fmt.Errorf("%s: %w", rp.addr, err)
 	}
 	if svg != "" {
-		if err := os.WriteFile(svg, chart(sim, addr.String()), 0o644); err != nil {
+		if err := os.WriteFile(svg, chart(sim, rp.addr.String()), 0o644); err != nil {
 			return fmt.Errorf("--svg: %w", err)
 		}
 	}
@@ -109,8 +59,96 @@ func (a *app) simulate(ctx context.Context, args []string, stdout, stderr io.Wri
 		_, err = stdout.Write(append(out, '\n'))
 		return err
 	}
-	_, err = io.WriteString(stdout, simText(sim, addr.String()))
+	_, err = io.WriteString(stdout, simText(sim, rp.addr.String()))
 	return err
+}
+
+// policyFlags are the flags of the commands that replay a session under a policy (simulate,
+// report): the model, the window, the policy file, the tools and the summarizer.
+type policyFlags struct {
+	model, config, tools string
+	window               int
+	sf                   summarizerFlags
+}
+
+func (pf *policyFlags) register(fs *flag.FlagSet, a *app) {
+	fs.StringVar(&pf.model, "model", "", "the model `name` to simulate (default: the config file's, else the session's last model that the model table knows, else "+defaultModel+")")
+	fs.IntVar(&pf.window, "window", 0, "the context window, `N` tokens (default: the config file's, else the model's)")
+	fs.StringVar(&pf.config, "config", "", "a TOML `file` setting every stage's knobs and prices (see docs/simulate.md)")
+	fs.StringVar(&pf.tools, "tools", "", "a JSON `file` holding the tool definitions every request carries (default: the tools the session calls, declared up front with empty schemas)")
+	pf.sf.register(fs, a)
+}
+
+// replay is a session ready to replay: its records, the policy and the simulation's options,
+// with a progress line on stderr.
+type replay struct {
+	addr    address
+	records []transcript.Record
+	cfg     agentctx.Config
+	opts    simulation.Options
+	close   func()
+}
+
+// replay reads the session file names (a path or a postgres:// address) and the policy the
+// flags of fs set.
+func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, file string, stderr io.Writer) (*replay, error) {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["window"] && pf.window <= 0 {
+		return nil, UsageError{fmt.Sprintf("--window must be positive, got %d", pf.window)}
+	}
+	summarizer, err := pf.sf.summarizer(a.Summarizers)
+	if err != nil {
+		return nil, err
+	}
+	var pol policy
+	if pf.config != "" {
+		p, err := readPolicy(pf.config)
+		if err != nil {
+			return nil, err
+		}
+		pol = *p
+	}
+	addr, err := parseAddress(file, true, a.Database)
+	if err != nil {
+		return nil, err
+	}
+	tr, db, err := readAddress(ctx, addr, false)
+	rp := &replay{addr: addr, close: func() {}}
+	if db != nil {
+		rp.close = db.Close
+	}
+	if err != nil {
+		rp.close()
+		return nil, err
+	}
+	cfg := agentctx.Config{Compact: agentctx.CompactConfig{Summarizer: summarizer, Rehydrate: agentctx.RehydrateConfig{DisableFiles: true}}}
+	pol.apply(&cfg)
+	if pf.model != "" {
+		cfg.Model = pf.model
+	}
+	if cfg.Model == "" {
+		cfg.Model, _ = sessionModel(tr)
+	}
+	if pf.window != 0 {
+		cfg.ContextWindow = pf.window
+	}
+	if _, ok := agentctx.DefaultModels().Lookup(cfg.Model); !ok && cfg.ContextWindow == 0 {
+		rp.close()
+		return nil, UsageError{fmt.Sprintf("model %q is not in the model table, so its context window is unknown: pass --window", cfg.Model)}
+	}
+	opts := simulation.Options{Prices: pol.prices()}
+	if opts.Tools, err = readTools(pf.tools); err != nil {
+		rp.close()
+		return nil, err
+	}
+	if line := newProgress(stderr); line != nil {
+		opts.Progress = line.set
+		close := rp.close
+		rp.close = func() { line.clear(); close() }
+	}
+	rp.records, rp.cfg, rp.opts = tr.Records, cfg, opts
+	return rp, nil
 }
 
 // sessionModel returns the session's last model that the model table knows, or the default.
