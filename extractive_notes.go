@@ -27,18 +27,27 @@ type cue struct {
 	words []string
 }
 
-// userDecision matches a sentence in which the user decides, confirms or sets a rule.
-var userDecision = cue{regexp.MustCompile(`(?i)^(yes|yeah|yep|ok|okay|sure|confirmed|agreed|approved|correct|exactly|sounds good|go ahead|lgtm)\b|` +
-	`\b(go with|let'?s (use|go|do|keep|drop|switch|stick|try)|i'?ve decided|i decided|decided to|we'?ll (use|go|keep|drop)|instead of|i prefer|prefer to|` +
-	`never|always|must|do not|don'?t|should ?n[o']t|make sure|avoid|from now on|only use|keep (it|them|the|every|all|this))\b`),
-	[]string{"yes", "yeah", "yep", "ok", "sure", "confirmed", "agreed", "approved", "correct", "exactly", "sounds good", "go ahead", "lgtm",
-		"go with", "let", "decided", "we'll", "well", "instead of", "prefer", "never", "always", "must", "do not", "don", "should",
-		"make sure", "avoid", "from now on", "only use", "keep"}}
+// userDecision matches a sentence in which the user decides, confirms or sets a rule: a
+// confirmation that opens it, a choice, or a directive (never, must, has to, only … may, no
+// new …, leave … alone).
+var userDecision = cue{regexp.MustCompile(`(?i)^(yes|yeah|yep|ok|okay|sure|right|fine|great|perfect|confirmed|agreed|approved|correct|exactly|sounds good|go ahead|lgtm)\b|` +
+	`\b(go with|go for|let'?s (use|go|do|keep|drop|switch|stick|try)|i'?ve decided|i decided|decided to|we'?ll (use|go|keep|drop)|instead of|i prefer|prefer to|it is:|` +
+	`never|always|must|do not|don'?t|should ?n[o']t|make sure|avoid|from now on|only use|keep (it|them|the|every|all|this)|` +
+	`(has|have|needs?) to (stay|be|keep|remain|use|go)|no (new|more|breaking|further|extra)|no \w+ changes|` +
+	`only\b.{1,40}\b(may|can|should)|nothing\b.{1,40}\bshould|leave\b.{1,40}\b(off|alone|as is|untouched))\b`),
+	[]string{"yes", "yeah", "yep", "ok", "sure", "right", "fine", "great", "perfect", "confirmed", "agreed", "approved", "correct",
+		"exactly", "sounds good", "go ahead", "lgtm", "go with", "go for", "let", "decided", "we'll", "well", "instead of", "prefer",
+		"it is:", "never", "always", "must", "do not", "don", "should", "make sure", "avoid", "from now on", "only", "keep",
+		" to ", "no ", "nothing", "leave"}}
 
-// deferred matches a sentence in which the assistant puts work off for later.
-var deferred = cue{regexp.MustCompile(`(?i)\b(later|afterwards|after that|next step|follow[- ]?up|still (need|needs|have|has) to|still to do|left to do|` +
-	`remains? to be|come back|i'?ll also|i will also|we'?ll also|once .{1,80}\b(i'?ll|i will|we'?ll|we will)|todo:)`),
-	[]string{"later", "afterwards", "after that", "next step", "follow", "still", "left to do", "remain", "come back", "ll also", "will also", "once", "todo:"}}
+// deferred matches a sentence in which the assistant puts work off for later, or says it is
+// not done yet.
+var deferred = cue{regexp.MustCompile(`(?i)\b(later|afterwards|after that|next step|next up|follow[- ]?up|at some point|` +
+	`still (need|needs|have|has|owe|to do|missing|lacks?)|left to do|remains? to be|pending|come back|revisit|` +
+	`i'?ll also|i will also|we'?ll also|i should also|i plan to|we plan to|` +
+	`(not|n't) .{0,60}\byet\b|once .{1,80}\b(i'?ll|i will|we'?ll|we will)|todo:)`),
+	[]string{"later", "afterwards", "after that", "next", "follow", "some point", "still", "left to do", "remain", "pending",
+		"come back", "revisit", "ll also", "will also", "should also", "plan to", "yet", "once", "todo:"}}
 
 // completion matches a sentence that reports work done.
 var completion = cue{regexp.MustCompile(`(?i)\b(done|added|updated|fixed|implemented|completed|removed|created|wrote|written|finished|resolved)\b`),
