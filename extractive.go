@@ -73,7 +73,8 @@ const (
 )
 
 // Summarize writes the summary of req.View within about req.MaxOutputTokens tokens (three
-// characters a token). Each section has a share of that budget, and passes what it does not
+// characters a token), and within half the characters of the view's text (an earlier summary
+// counted whole), so that the summary of a short conversation is shorter than it. Each section has a share of that budget, and passes what it does not
 // need on to the sections that need more. User messages are listed oldest first, numbered;
 // a message longer than its part is cut in the middle, its head and tail kept and the cut
 // marked, each older message getting what it needs within an equal part of what the shorter
@@ -84,7 +85,12 @@ func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary,
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
 	}
+	// A summary as long as what it summarizes makes no progress: the budget is at most half
+	// the view's new text, plus an earlier summary's (and at least minBudgetChars).
 	budget := max(req.MaxOutputTokens, 500) * 3
+	if half := viewChars(req.View) / 2; half < budget {
+		budget = max(half, minBudgetChars)
+	}
 	x := extract(req.View)
 	var b strings.Builder
 	b.WriteString("<summary>\n" + extractiveMark + "\n")
@@ -118,6 +124,32 @@ func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary,
 	}
 	b.WriteString("</summary>")
 	return Summary{Text: b.String(), By: "extractive"}, nil
+}
+
+// minBudgetChars is the smallest budget of an extractive summary, in characters.
+const minBudgetChars = 1_500
+
+// viewChars returns the characters of the text a view holds: its messages' text, tool inputs
+// and tool results; an earlier summary's count twice, so that half the figure carries it whole.
+func viewChars(view []ViewMessage) int {
+	n := 0
+	for _, m := range view {
+		if m.Source == ViewCompactSummary {
+			n += 2 * len(transcript.TextOf(m.Content))
+			continue
+		}
+		for _, b := range m.Content {
+			switch b := b.(type) {
+			case *transcript.Text:
+				n += len(b.Text)
+			case *transcript.ToolUse:
+				n += len(b.Input)
+			case *transcript.ToolResult:
+				n += len(resultContent(b))
+			}
+		}
+	}
+	return n
 }
 
 // draft is one section of a summary before its budget is known: the characters it would take
