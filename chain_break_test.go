@@ -40,6 +40,25 @@ func readDamaged(t *testing.T, recs []transcript.Record, opts transcript.ReadOpt
 	return tr
 }
 
+// compactedTK returns a session of one exchange and the compact boundary after it.
+func compactedTK() (*tk, *transcript.Record) {
+	k := newTK()
+	k.user("before")
+	pre := k.assistant(text("old"))
+	b := k.next(transcript.TypeSystem)
+	b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
+	k.add(b)
+	return k, b
+}
+
+// mustChain builds the chain of recs.
+func mustChain(t *testing.T, recs []transcript.Record, opts transcript.ChainOptions) *transcript.Chain {
+	t.Helper()
+	c, err := transcript.BuildChain(recs, opts)
+	require.NoError(t, err)
+	return c
+}
+
 func uuidsWithout(recs []transcript.Record, drop ...int) []string {
 	var out []string
 	for i, r := range recs {
@@ -221,8 +240,7 @@ func TestBuildChainBreaks(t *testing.T) {
 		assert.Contains(t, p.String(), "never-written")
 		assert.Contains(t, p.String(), "bridged in file order")
 
-		off, err := transcript.BuildChain(k.recs, transcript.ChainOptions{NoBridge: true})
-		require.NoError(t, err)
+		off := mustChain(t, k.recs, transcript.ChainOptions{NoBridge: true})
 		require.Len(t, off.Problems, 1)
 		assert.Empty(t, off.Problems[0].Bridge, "NoBridge keeps the break")
 		assert.Equal(t, 7, off.Problems[0].Cut, "what a bridge would have reached")
@@ -236,8 +254,7 @@ func TestBuildChainBreaks(t *testing.T) {
 		u := k.user("go on")
 		u.ParentUUID = "never-written"
 		k.assistant(text("going on"))
-		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
-		require.NoError(t, err)
+		c := mustChain(t, k.recs, transcript.ChainOptions{})
 		require.Len(t, c.Problems, 1)
 		assert.Equal(t, k.recs[len(k.recs)-4].UUID, c.Problems[0].Bridge, "the message before, not the progress record")
 		assert.Len(t, c.Messages(), len(k.recs)-1)
@@ -255,12 +272,7 @@ func TestBuildChainBreaks(t *testing.T) {
 		assert.Len(t, c.Records, len(k.recs))
 	})
 	t.Run("unreadable line before a compact boundary is no bridge after it", func(t *testing.T) {
-		k := newTK()
-		k.user("before")
-		pre := k.assistant(text("old"))
-		b := k.next(transcript.TypeSystem)
-		b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
-		k.add(b)
+		k, b := compactedTK()
 		k.user("summary")
 		after := k.user("dangling")
 		after.ParentUUID = "missing"
@@ -277,35 +289,23 @@ func TestBuildChainBreaks(t *testing.T) {
 		assert.Equal(t, b.UUID, c.Boundary.UUID, "the chain starts at the boundary, never before it")
 		assert.Len(t, c.Records, 4)
 
-		off, err := transcript.BuildChain(tr.Records, transcript.ChainOptions{NoBridge: true})
-		require.NoError(t, err)
+		off := mustChain(t, tr.Records, transcript.ChainOptions{NoBridge: true})
 		assert.Nil(t, off.Boundary)
 		assert.Len(t, off.Records, 2)
 	})
 	t.Run("dangling parent right after a compact boundary", func(t *testing.T) {
-		k := newTK()
-		k.user("before")
-		pre := k.assistant(text("old"))
-		b := k.next(transcript.TypeSystem)
-		b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
-		k.add(b)
+		k, b := compactedTK()
 		after := k.user("dangling")
 		after.ParentUUID = "missing"
 		k.assistant(text("new"))
-		c, err := transcript.BuildChain(k.recs, transcript.ChainOptions{})
-		require.NoError(t, err)
+		c := mustChain(t, k.recs, transcript.ChainOptions{})
 		require.Len(t, c.Problems, 1)
 		assert.Equal(t, b.UUID, c.Problems[0].Bridge, "the boundary, not the message before it")
 		assert.Equal(t, b.UUID, c.Boundary.UUID)
 		assert.Equal(t, []string{b.UUID, after.UUID, k.recs[len(k.recs)-1].UUID}, chainUUIDs(c))
 	})
 	t.Run("unreadable summary is bridged to its boundary", func(t *testing.T) {
-		k := newTK()
-		k.user("before")
-		pre := k.assistant(text("old"))
-		b := k.next(transcript.TypeSystem)
-		b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
-		k.add(b)
+		k, b := compactedTK()
 		k.user("summary")
 		k.user("next")
 		k.assistant(text("new"))
