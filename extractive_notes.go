@@ -43,15 +43,15 @@ var userDecision = cue{regexp.MustCompile(`(?i)^(yes|yeah|yep|ok|okay|sure|right
 // deferred matches a sentence in which the assistant puts work off for later, or says it is
 // not done yet.
 var deferred = cue{regexp.MustCompile(`(?i)\b(later|afterwards|after that|next step|next up|follow[- ]?up|at some point|` +
-	`still (need|needs|have|has|owe|to do|missing|lacks?)|left to do|remains? to be|pending|come back|revisit|` +
+	`still (needs?|have to|has to|owe|to do|missing|lacks?)|left to do|remains? to be|(is|are|remains?|still) pending|pending:|come back|revisit|` +
 	`i'?ll also|i will also|we'?ll also|i should also|i plan to|we plan to|` +
 	`(not|n't) .{0,60}\byet\b|once .{1,80}\b(i'?ll|i will|we'?ll|we will)|todo:)`),
 	[]string{"later", "afterwards", "after that", "next", "follow", "some point", "still", "left to do", "remain", "pending",
 		"come back", "revisit", "ll also", "will also", "should also", "plan to", "yet", "once", "todo:"}}
 
 // completion matches a sentence that reports work done.
-var completion = cue{regexp.MustCompile(`(?i)\b(done|added|updated|fixed|implemented|completed|removed|created|wrote|written|finished|resolved)\b`),
-	[]string{"done", "added", "updated", "fixed", "implemented", "completed", "removed", "created", "wrote", "written", "finished", "resolved"}}
+var completion = cue{regexp.MustCompile(`(?i)\b(done|added|updated|fixed|implemented|completed|removed|created|wrote|written|finished|resolved|committed)\b`),
+	[]string{"done", "added", "updated", "fixed", "implemented", "completed", "removed", "created", "wrote", "written", "finished", "resolved", "committed"}}
 
 // sentences splits text into sentences: at line ends and after ".", "!" or "?" followed by a
 // space. Fenced code blocks are left out.
