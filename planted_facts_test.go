@@ -405,33 +405,41 @@ var plantAt = []float64{0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65}
 // decisions and edited paths at least 95 %, errors, their fixes and open items at least 85 %.
 // `go test -run TestPlantedFacts -v` prints the figures and the median summary size.
 func TestPlantedFacts(t *testing.T) {
-	files := corpusFiles(t)
-	rt := newRetention()
-	runs := 0
-	for _, f := range files {
+	var sessions []corpusSession
+	for _, f := range corpusFiles(t) {
 		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 		require.NoError(t, err)
-		if !overTokens(t, tr.Records, 30_000) {
-			continue
-		}
-		for i, at := range plantAt {
-			recs := slices.Clone(tr.Records)
-			cloneMessages(recs)
-			facts := plantFacts(t, recs, at, runs)
-			if len(facts) == 0 {
-				continue
-			}
-			name := fmt.Sprintf("%s@%d", filepath.Base(f), i)
-			if rt.measure(t, name, recs, facts) {
-				runs++
-			}
+		if overTokens(t, tr.Records, 30_000) {
+			sessions = append(sessions, corpusSession{filepath.Base(f), tr.Records})
 		}
 	}
+	rt, runs := plantAll(t, sessions)
 	if runs == 0 {
 		t.Skip("no corpus session is long enough to compact at a 40,000-token window")
 	}
 	rt.log(t, runs)
 	rt.check(t, map[string]float64{factConstraint: 95, factDecision: 95, factPath: 95, factError: 85, factFix: 85, factTodo: 85})
+}
+
+// plantAll plants facts in a copy of each session at each position of plantAt (see plantFacts)
+// and measures each copy; it returns the tally and the number of copies that compacted.
+func plantAll(t *testing.T, sessions []corpusSession) (*retention, int) {
+	rt := newRetention()
+	runs := 0
+	for _, s := range sessions {
+		for i, at := range plantAt {
+			recs := slices.Clone(s.records)
+			cloneMessages(recs)
+			facts := plantFacts(t, recs, at, runs)
+			if len(facts) == 0 {
+				continue
+			}
+			if rt.measure(t, fmt.Sprintf("%s@%d", s.path, i), recs, facts) {
+				runs++
+			}
+		}
+	}
+	return rt, runs
 }
 
 // check asserts the share kept of each kind of fact, in percent.
@@ -446,8 +454,6 @@ func (rt *retention) check(t *testing.T, floors map[string]float64) {
 // (testdata/sessions) that are over 30,000 tokens and on four generated 400-turn sessions, so
 // that it runs without the corpus.
 func TestPlantedFactsBundled(t *testing.T) {
-	rt := newRetention()
-	runs := 0
 	var sessions []corpusSession
 	files, err := filepath.Glob(filepath.Join("testdata", "sessions", "*", "*.jsonl"))
 	require.NoError(t, err)
@@ -461,19 +467,7 @@ func TestPlantedFactsBundled(t *testing.T) {
 	for seed := range uint64(4) {
 		sessions = append(sessions, corpusSession{fmt.Sprintf("seed %d", seed), testkit.Generate(400, testkit.Options{Seed: seed})})
 	}
-	for _, s := range sessions {
-		for i, at := range plantAt {
-			recs := slices.Clone(s.records)
-			cloneMessages(recs)
-			facts := plantFacts(t, recs, at, runs)
-			if len(facts) == 0 {
-				continue
-			}
-			if rt.measure(t, fmt.Sprintf("%s@%d", s.path, i), recs, facts) {
-				runs++
-			}
-		}
-	}
+	rt, runs := plantAll(t, sessions)
 	require.NotZero(t, runs, "the sessions compact at a 40,000-token window")
 	rt.log(t, runs)
 	// A fact there is about three points, so the floors leave a margin under the figures
