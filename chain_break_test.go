@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,6 +38,25 @@ func readDamaged(t *testing.T, recs []transcript.Record, opts transcript.ReadOpt
 	tr, err := transcript.Read(strings.NewReader(strings.Join(lines, "\n")+"\n"), "s.jsonl", opts)
 	require.NoError(t, err)
 	return tr
+}
+
+// compactedTK returns a session of one exchange and the compact boundary after it.
+func compactedTK() (*tk, *transcript.Record) {
+	k := newTK()
+	k.user("before")
+	pre := k.assistant(text("old"))
+	b := k.next(transcript.TypeSystem)
+	b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
+	k.add(b)
+	return k, b
+}
+
+// mustChain builds the chain of recs.
+func mustChain(t *testing.T, recs []transcript.Record, opts transcript.ChainOptions) *transcript.Chain {
+	t.Helper()
+	c, err := transcript.BuildChain(recs, opts)
+	require.NoError(t, err)
+	return c
 }
 
 func uuidsWithout(recs []transcript.Record, drop ...int) []string {
@@ -214,10 +234,30 @@ func TestBuildChainBreaks(t *testing.T) {
 		assert.Equal(t, transcript.ChainDangling, p.Kind)
 		assert.Equal(t, "never-written", p.Parent)
 		assert.Equal(t, k.recs[7].UUID, p.UUID)
-		assert.Empty(t, p.Bridge, "a dangling parent is not bridged")
-		assert.Equal(t, 7, p.Cut, "what a bridge would have reached")
-		assert.Equal(t, uuidsWithout(k.recs, 0, 1, 2, 3, 4, 5, 6), chainUUIDs(c))
+		assert.Equal(t, k.recs[6].UUID, p.Bridge, "bridged to the message before it")
+		assert.Equal(t, 7, p.Cut, "what the bridge reached")
+		assert.Equal(t, uuidsWithout(k.recs), chainUUIDs(c), "the history is kept")
 		assert.Contains(t, p.String(), "never-written")
+		assert.Contains(t, p.String(), "bridged in file order")
+
+		off := mustChain(t, k.recs, transcript.ChainOptions{NoBridge: true})
+		require.Len(t, off.Problems, 1)
+		assert.Empty(t, off.Problems[0].Bridge, "NoBridge keeps the break")
+		assert.Equal(t, 7, off.Problems[0].Cut, "what a bridge would have reached")
+		assert.Equal(t, uuidsWithout(k.recs, 0, 1, 2, 3, 4, 5, 6), chainUUIDs(off))
+	})
+	t.Run("dangling parent after a progress record", func(t *testing.T) {
+		k := linearSession(3)
+		pr := k.next(transcript.TypeProgress)
+		pr.ParentUUID = k.recs[len(k.recs)-1].UUID
+		k.add(pr)
+		u := k.user("go on")
+		u.ParentUUID = "never-written"
+		k.assistant(text("going on"))
+		c := mustChain(t, k.recs, transcript.ChainOptions{})
+		require.Len(t, c.Problems, 1)
+		assert.Equal(t, k.recs[len(k.recs)-4].UUID, c.Problems[0].Bridge, "the message before, not the progress record")
+		assert.Len(t, c.Messages(), len(k.recs)-1)
 	})
 	t.Run("dangling first record of a resumed session", func(t *testing.T) {
 		k := linearSession(2)
@@ -232,12 +272,7 @@ func TestBuildChainBreaks(t *testing.T) {
 		assert.Len(t, c.Records, len(k.recs))
 	})
 	t.Run("unreadable line before a compact boundary is no bridge after it", func(t *testing.T) {
-		k := newTK()
-		k.user("before")
-		pre := k.assistant(text("old"))
-		b := k.next(transcript.TypeSystem)
-		b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
-		k.add(b)
+		k, b := compactedTK()
 		k.user("summary")
 		after := k.user("dangling")
 		after.ParentUUID = "missing"
@@ -250,16 +285,27 @@ func TestBuildChainBreaks(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, c.Problems, 1)
 		assert.Equal(t, transcript.ChainDangling, c.Problems[0].Kind)
-		assert.Nil(t, c.Boundary)
-		assert.Len(t, c.Records, 2)
+		assert.Equal(t, tr.Records[len(tr.Records)-3].UUID, c.Problems[0].Bridge, "bridged to the summary, after the boundary")
+		assert.Equal(t, b.UUID, c.Boundary.UUID, "the chain starts at the boundary, never before it")
+		assert.Len(t, c.Records, 4)
+
+		off := mustChain(t, tr.Records, transcript.ChainOptions{NoBridge: true})
+		assert.Nil(t, off.Boundary)
+		assert.Len(t, off.Records, 2)
+	})
+	t.Run("dangling parent right after a compact boundary", func(t *testing.T) {
+		k, b := compactedTK()
+		after := k.user("dangling")
+		after.ParentUUID = "missing"
+		k.assistant(text("new"))
+		c := mustChain(t, k.recs, transcript.ChainOptions{})
+		require.Len(t, c.Problems, 1)
+		assert.Equal(t, b.UUID, c.Problems[0].Bridge, "the boundary, not the message before it")
+		assert.Equal(t, b.UUID, c.Boundary.UUID)
+		assert.Equal(t, []string{b.UUID, after.UUID, k.recs[len(k.recs)-1].UUID}, chainUUIDs(c))
 	})
 	t.Run("unreadable summary is bridged to its boundary", func(t *testing.T) {
-		k := newTK()
-		k.user("before")
-		pre := k.assistant(text("old"))
-		b := k.next(transcript.TypeSystem)
-		b.Subtype, b.ParentUUID, b.LogicalParentUUID = transcript.SubtypeCompactBoundary, "", pre.UUID
-		k.add(b)
+		k, b := compactedTK()
 		k.user("summary")
 		k.user("next")
 		k.assistant(text("new"))
@@ -346,4 +392,27 @@ func TestBuildChainManyUnreadableLines(t *testing.T) {
 	for i, p := range c.Problems {
 		assert.Equal(t, n/2-1-i, p.Cut, "problem %d", i)
 	}
+}
+
+// TestCorpusDanglingKeepsHistory checks, on every corpus session, that a parent the file does
+// not hold cuts no history: each dangling break is bridged or has nothing before it, and the
+// chain holds at least the records it holds without the bridge.
+func TestCorpusDanglingKeepsHistory(t *testing.T) {
+	dangling := 0
+	for _, s := range corpusSessions(t) {
+		name := filepath.Base(s.path)
+		c, err := transcript.BuildChain(s.records, transcript.ChainOptions{})
+		require.NoError(t, err, name)
+		off, err := transcript.BuildChain(s.records, transcript.ChainOptions{NoBridge: true})
+		require.NoError(t, err, name)
+		for _, p := range c.Problems {
+			if p.Kind != transcript.ChainDangling {
+				continue
+			}
+			dangling++
+			assert.True(t, p.Bridge != "" || p.Cut == 0, "%s: %s", name, p)
+		}
+		assert.GreaterOrEqual(t, len(c.Records), len(off.Records), name)
+	}
+	t.Logf("%d dangling parents in the corpus", dangling)
 }

@@ -286,9 +286,10 @@ func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom
 	return req, vm, nil
 }
 
-// viewMessage converts a view item.
+// viewMessage converts a view item. A failed tool call's result that microcompact cleared
+// comes back as written, so that a summarizer reading the view can still say what failed.
 func viewMessage(it *item) ViewMessage {
-	m := ViewMessage{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.at(), Content: it.blocks}
+	m := ViewMessage{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.at(), Content: withClearedErrors(it)}
 	switch {
 	case it.rec != nil && it.rec.IsCompactSummary:
 		m.Source, m.Meta = ViewCompactSummary, true
@@ -296,6 +297,33 @@ func viewMessage(it *item) ViewMessage {
 		m.Source, m.Meta = ViewSource(it.origin), true
 	}
 	return m
+}
+
+// withClearedErrors returns the item's blocks with each failed tool result that microcompact
+// cleared replaced by the result its record holds; the blocks themselves when there is none.
+func withClearedErrors(it *item) []transcript.Block {
+	if it.rec == nil || it.rec.Message == nil {
+		return it.blocks
+	}
+	var out []transcript.Block
+	for i, b := range it.blocks {
+		tr, ok := b.(*transcript.ToolResult)
+		if !ok || !tr.IsError || len(tr.Content) != 1 || resultContent(tr) != ClearedToolResultText {
+			continue
+		}
+		for _, ob := range it.rec.Message.Content {
+			if o, ok := ob.(*transcript.ToolResult); ok && o.ToolUseID == tr.ToolUseID && o != tr {
+				if out == nil {
+					out = slices.Clone(it.blocks)
+				}
+				out[i] = o
+			}
+		}
+	}
+	if out == nil {
+		return it.blocks
+	}
+	return out
 }
 
 // dropFor returns where the left-out part of view (so far ending at skip) must end so that at
@@ -438,7 +466,24 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 			return nil, calls, err
 		}
 		sum := &summary{text: text, by: summarizerName(s, out.By), through: len(view) - (skip - from), omitted: skip - from, usage: out.Usage}
-		if cut, n := co.capSummary(text, req.MaxTokens, cal); cut != text {
+		cut, n := co.capSummary(text, req.MaxTokens, cal)
+		// A summarizer that calls no model writes a summary over its cap again, with its
+		// budget scaled down by how far it ran over (at most twice), rather than have it cut.
+		for try := 0; cut != text && noWindow && try < 2; try++ {
+			again, err := callSummarizer(ctx, s, SummaryRequest{Request: req, View: vm, Instructions: instructions(custom),
+				Custom: strings.TrimSpace(custom), MaxOutputTokens: req.MaxTokens * req.MaxTokens * 9 / 10 / max(n, 1),
+				Trigger: trigger, Attempt: calls, Omitted: skip - from})
+			if err != nil {
+				break
+			}
+			smaller, err := extractSummary(again.Text)
+			if err != nil {
+				break
+			}
+			text, sum.text = smaller, smaller
+			cut, n = co.capSummary(text, req.MaxTokens, cal)
+		}
+		if cut != text {
 			sum.text, sum.cutFrom = cut, n
 		}
 		return sum, calls, nil

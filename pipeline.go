@@ -55,10 +55,10 @@ type Config struct {
 	// nothing is logged; the [Report] says the same.
 	Logger *slog.Logger
 
-	// NoBridge turns off the chain's bridge over unreadable records (see
-	// [transcript.ChainOptions.NoBridge]): the conversation then starts after the latest unreadable
-	// record that broke its parentUuid links. The break is reported either way
-	// ([Report.ChainProblems]).
+	// NoBridge turns off the chain's bridges over unreadable records and dangling parents (see
+	// [transcript.ChainOptions.NoBridge]): the conversation then starts after the latest
+	// unreadable record or missing parent that broke its parentUuid links. The break is
+	// reported either way ([Report.ChainProblems]).
 	NoBridge bool
 
 	// Validate makes Prepare check each request it builds with [Validate] (the pipeline's

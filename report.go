@@ -103,8 +103,8 @@ type Report struct {
 	// The errors are the records' own values.
 	Damage []*transcript.LineError
 	// ChainProblems lists the breaks in the parentUuid links that rebuilding the conversation
-	// met ([transcript.Chain.Problems]): unreadable records bridged in file order, dangling parents and
-	// cycles, each with its line and the records it cuts off.
+	// met ([transcript.Chain.Problems]): unreadable records and dangling parents bridged in file
+	// order, and cycles, each with its line and the records it cuts off.
 	ChainProblems []transcript.ChainProblem
 	// Replays lists the records left out of the view because they repeat records it holds
 	// ([transcript.Chain.Replays]).

@@ -15,9 +15,10 @@ type ChainOptions struct {
 	// ThroughBoundaries continues the walk across compact boundaries via logicalParentUuid,
 	// for display or re-summarising. Requests never use it.
 	ThroughBoundaries bool
-	// NoBridge turns off the bridge over unreadable records: the walk stops at a record whose
-	// parent is an unreadable line as at a root. The break is reported all the same, with the
-	// records it cuts off (see [ChainProblem]).
+	// NoBridge turns off the bridges over unreadable records and dangling parents: the walk
+	// stops at a record whose parent is an unreadable line, or is nowhere in the transcript,
+	// as at a root. The break is reported all the same, with the records it cuts off (see
+	// [ChainProblem]).
 	NoBridge bool
 }
 
@@ -49,8 +50,8 @@ type Chain struct {
 	// there was none, or it was).
 	SegmentProblem string
 	// Problems lists the breaks in the parentUuid links the walk met, from the leaf up:
-	// unreadable records it bridged (or, with [ChainOptions.NoBridge], stopped at), dangling
-	// parents and cycles, each with the records it cuts off. Empty for a sound chain.
+	// unreadable records and dangling parents it bridged (or, with [ChainOptions.NoBridge],
+	// stopped at) and cycles, each with the records it cuts off. Empty for a sound chain.
 	Problems []ChainProblem
 	// Replays lists the records left out because they repeat records the chain holds, in file
 	// order (see [Replay]).
@@ -98,10 +99,10 @@ func (c *Chain) Messages() []*Record {
 //
 // Duplicate uuids keep their first occurrence, and a response written again (the records of a
 // message.id repeated with the same content blocks) is kept once; [Chain.Replays] lists what
-// was left out. A parentUuid that names an unreadable line (see [Damage]) is bridged in file
-// order, unless [ChainOptions.NoBridge] is set; a dangling parent ends the walk as a root, and
-// so does a link that closes a cycle; [Chain.Problems] reports each break and what it cuts
-// off. When the latest compact boundary of the leaf's thread kept a tail
+// was left out. A parentUuid that names an unreadable line (see [Damage]), or a record the
+// transcript does not hold, is bridged in file order, unless [ChainOptions.NoBridge] is set;
+// a link that closes a cycle ends the walk as a root; [Chain.Problems] reports each break and
+// what it cuts off. When the latest compact boundary of the leaf's thread kept a tail
 // ([CompactMetadata.PreservedSegment]), the tail is relinked as Claude Code does on resume —
 // its head hangs off the anchor, the anchor's other children off its tail — so the chain reads
 // boundary, summary, the kept records in order, then what came after; a segment whose tail does

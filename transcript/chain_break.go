@@ -18,7 +18,8 @@ const (
 	ChainUnreadableParent ChainProblemKind = "unreadable_parent"
 	// ChainDangling: the record names a parent that is nowhere in the transcript, and nothing
 	// unreadable explains it. Normal for the first record of a subagent or resumed session,
-	// whose parent is in another file; such a break is reported, never bridged.
+	// whose parent is in another file (there is nothing before it to bridge to); elsewhere
+	// it is bridged to the previous message of the thread in file order (see [ChainProblem]).
 	ChainDangling ChainProblemKind = "dangling"
 	// ChainCycle: the record's parentUuid leads back to a record the walk has already passed.
 	// The link is ignored and the walk stops; such a break is reported, never bridged.
@@ -31,9 +32,12 @@ const (
 // A break at something unreadable (kinds [ChainUnreadable] and [ChainUnreadableParent]) is
 // bridged in file order, unless [ChainOptions.NoBridge] is set: the walk goes on from the
 // latest record of the thread written before the unreadable line, as if that record were the
-// parent. Nothing in the transcript changes; the bridge exists only in the chain built from
-// it, and the same records always give the same bridge. Other breaks end the walk, as a root
-// would.
+// parent. A dangling parent ([ChainDangling]) is bridged the same way to the latest message
+// (user or assistant record) of the thread written before the record, or to a compact
+// boundary of the thread that comes first, where the chain then starts. Nothing in the
+// transcript changes; the bridge exists only in the chain built from it, and the same records
+// always give the same bridge. A cycle ends the walk, as a root would, and so does a break
+// with nothing before it to bridge to.
 type ChainProblem struct {
 	Kind ChainProblemKind
 	// UUID is the record whose parent link broke; Parent is the parentUuid it names ("" when
@@ -89,7 +93,7 @@ func (p ChainProblem) String() string {
 
 // bridgeable reports whether a break of this kind is bridged.
 func (k ChainProblemKind) bridgeable() bool {
-	return k == ChainUnreadable || k == ChainUnreadableParent
+	return k == ChainUnreadable || k == ChainUnreadableParent || k == ChainDangling
 }
 
 // walker follows parentUuid links through a transcript for [BuildChain]: a step from a record
@@ -165,7 +169,7 @@ func (w *walker) next(i int, visited func(int) bool) (next int, brk *linkBreak) 
 	}
 	return -1, &linkBreak{
 		problem: ChainProblem{Kind: ChainDangling, UUID: r.UUID, Parent: pu, Line: line},
-		to:      w.target(i, visited),
+		to:      w.messageTarget(i, visited),
 	}
 }
 
@@ -201,6 +205,24 @@ func (w *walker) target(before int, visited func(int) bool) int {
 			continue
 		}
 		return j
+	}
+	return -1
+}
+
+// messageTarget returns the position of the latest message (user or assistant record) before
+// position before that a bridge over a dangling parent can take as the parent: its uuid's
+// first occurrence, of the leaf's thread, not yet visited; or of a compact boundary of the
+// thread met first, since a record after a boundary never has its parent before it. -1 when
+// there is none.
+func (w *walker) messageTarget(before int, visited func(int) bool) int {
+	for j := before - 1; j >= 0; j-- {
+		r := &w.records[j]
+		if r.UUID == "" || w.byUUID[r.UUID] != j || OtherThread(r, w.leaf) || visited(j) {
+			continue
+		}
+		if r.IsConversation() || r.IsCompactBoundary() {
+			return j
+		}
 	}
 	return -1
 }

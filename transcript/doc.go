@@ -31,8 +31,8 @@
 // [BuildChain] rebuilds the conversation from the parentUuid graph: it walks from the leaf to
 // the latest compact boundary and re-attaches what a plain parent walk loses, the split
 // records of one assistant response and the results of its parallel tool calls; it bridges a
-// link broken by an unreadable line, keeps a record written twice once, and applies the tail
-// a compaction kept. A [ChainCache] builds the next turn's chain by extending the previous
+// link broken by an unreadable line or a parent the file does not hold, keeps a record
+// written twice once, and applies the tail a compaction kept. A [ChainCache] builds the next turn's chain by extending the previous
 // one, and the chain's [Scan] lists the decision records, damage and responses of the whole
 // file, so that a steady turn costs the records written since, not the file.
 //

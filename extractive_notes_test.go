@@ -1,0 +1,134 @@
+package agentctx
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/agentctx/agentctx/transcript"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestExtractiveNotes(t *testing.T) {
+	tests := []struct {
+		name      string
+		view      []ViewMessage
+		decisions []string // in the Decisions section
+		open      []string // in the Open items section
+		not       []string // nowhere in the summary
+	}{
+		{
+			name: "a rule at the end of a long message",
+			view: []ViewMessage{
+				{Role: transcript.RoleUser, Content: []transcript.Block{text(strings.Repeat("a line of the pasted log output here\n", 200) + "Please never touch the vendored copy of the parser.")}},
+				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("Understood.")}},
+				{Role: transcript.RoleUser, Content: []transcript.Block{text("go on")}},
+			},
+			decisions: []string{"- Please never touch the vendored copy of the parser."},
+		},
+		{
+			name: "a confirmation among questions",
+			view: []ViewMessage{
+				{Role: transcript.RoleUser, Content: []transcript.Block{text(strings.Repeat("What does the scheduler do with a task that times out? ", 60) + "\nYes, go with the bounded queue for the workers.")}},
+				{Role: transcript.RoleUser, Content: []transcript.Block{text("next")}},
+			},
+			decisions: []string{"- Yes, go with the bounded queue for the workers."},
+			not:       []string{"- What does the scheduler do"},
+		},
+		{
+			name: "work put off, then another done",
+			view: []ViewMessage{
+				{Role: transcript.RoleUser, Content: []transcript.Block{text("fix the lexer")}},
+				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("Let me read the lexer first. I'll add a fuzz target for the tokenizer later, once the fix is in.")}},
+				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("I fixed the lexer and added a test for the empty input.")}},
+			},
+			open: []string{"- I'll add a fuzz target for the tokenizer later, once the fix is in."},
+			not:  []string{"- Let me read the lexer first."},
+		},
+		{
+			name: "work put off, then reported done",
+			view: []ViewMessage{
+				{Role: transcript.RoleUser, Content: []transcript.Block{text("fix the lexer")}},
+				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("The lexer is fixed. I'll update the changelog entry for the lexer afterwards.")}},
+				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("Done: I updated the changelog entry for the lexer.")}},
+			},
+			not: []string{"## Open items"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: tt.view, MaxOutputTokens: 600})
+			require.NoError(t, err)
+			sec := func(name string) string {
+				_, after, _ := strings.Cut(s.Text, "## "+name+"\n")
+				body, _, _ := strings.Cut(after, "\n## ")
+				return body
+			}
+			for _, d := range tt.decisions {
+				assert.Contains(t, sec(secDecisions), d, s.Text)
+			}
+			for _, o := range tt.open {
+				assert.Contains(t, sec(secOpen), o, s.Text)
+			}
+			for _, n := range tt.not {
+				assert.NotContains(t, s.Text, n)
+			}
+		})
+	}
+}
+
+func TestCutMiddle(t *testing.T) {
+	long := "HEAD " + strings.Repeat("middle words ", 100) + "TAIL-END"
+	tests := []struct {
+		name, in string
+		n        int
+		has      []string
+	}{
+		{"fits", "short", 10, []string{"short"}},
+		{"head and tail", long, 300, []string{"HEAD ", "TAIL-END", "characters left out here"}},
+		{"too small for both: the end goes", long, 100, []string{"HEAD ", "…"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := cutMiddle(tt.in, tt.n)
+			assert.LessOrEqual(t, len([]rune(got)), tt.n+2, got)
+			for _, h := range tt.has {
+				assert.Contains(t, got, h)
+			}
+		})
+	}
+}
+
+func TestAllot(t *testing.T) {
+	tests := []struct {
+		name          string
+		needs, shares []int
+		budget        int
+		want          []int
+	}{
+		{"all fit", []int{10, 20}, []int{50, 50}, 100, []int{10, 20}},
+		{"the rest passes on", []int{10, 500}, []int{50, 50}, 100, []int{10, 90}},
+		{"shares when none fits", []int{500, 500}, []int{75, 25}, 100, []int{75, 25}},
+		{"empty sections take nothing", []int{0, 500, 0}, []int{40, 20, 40}, 100, []int{0, 100, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, allot(tt.needs, tt.shares, tt.budget))
+		})
+	}
+}
+
+// A failed tool call's result that microcompact cleared reaches a summarizer as written; a
+// cleared result that did not fail stays cleared.
+func TestViewMessageRestoresClearedErrors(t *testing.T) {
+	failed := &transcript.ToolResult{ToolUseID: "t1", IsError: true, StringContent: true, Content: []transcript.Block{text("exit 1: the migration table is locked")}}
+	ok := &transcript.ToolResult{ToolUseID: "t2", StringContent: true, Content: []transcript.Block{text("42 rows")}}
+	rec := &transcript.Record{Type: transcript.TypeUser, UUID: "u", Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{failed, ok}}}
+	it := item{rec: rec, uuid: "u", role: transcript.RoleUser, blocks: []transcript.Block{clearedResult(failed), clearedResult(ok)}}
+	m := viewMessage(&it)
+	require.Len(t, m.Content, 2)
+	assert.Same(t, failed, m.Content[0])
+	assert.Equal(t, ClearedToolResultText, resultContent(m.Content[1].(*transcript.ToolResult)))
+	assert.Equal(t, ClearedToolResultText, resultContent(it.blocks[0].(*transcript.ToolResult)), "the view itself is unchanged")
+}
