@@ -8,6 +8,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/internal/prose"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -64,14 +66,6 @@ var extractiveSections = []struct {
 	{secErrors, 11}, {secState, 5}, {secOpen, 5}, {secLast, 5},
 }
 
-// Bounds of one user message in the summary, in characters: the newest one gets up to a
-// quarter of the budget; each older one what it needs, within its part of the rest (see
-// renderPrompts), at least minPromptChars and at most maxPromptChars.
-const (
-	minPromptChars = 80
-	maxPromptChars = 1_500
-)
-
 // Summarize writes the summary of req.View within about req.MaxOutputTokens tokens (three
 // characters a token), and within half the characters of the view's text (an earlier summary
 // counted whole), so that the summary of a short conversation is shorter than it. Each section has a share of that budget, and passes what it does not
@@ -99,7 +93,7 @@ func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary,
 	for i, d := range drafts {
 		needs[i], shares[i] = d.need, extractiveSections[i].share
 	}
-	alloc := allot(needs, shares, budget)
+	alloc := prose.Allot(needs, shares, budget)
 	spare := 0
 	for i, d := range drafts {
 		if d.need == 0 {
@@ -120,7 +114,7 @@ func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary,
 		fmt.Fprintf(&b, "\n(%d of the oldest messages were left out of this summary to fit; the transcript keeps them.)\n", req.Omitted)
 	}
 	if strings.TrimSpace(req.Custom) != "" {
-		fmt.Fprintf(&b, "\n## %s\n%s\n", secCustom, neutralTags.Replace(indent(strings.TrimSpace(req.Custom))))
+		fmt.Fprintf(&b, "\n## %s\n%s\n", secCustom, neutralTags.Replace(prose.Indent(strings.TrimSpace(req.Custom))))
 	}
 	b.WriteString("</summary>")
 	return Summary{Text: b.String(), By: "extractive"}, nil
@@ -167,19 +161,19 @@ func (x *extraction) drafts(budget int) []draft {
 		for _, l := range lines {
 			need += utf8.RuneCountInString(l) + 1
 		}
-		return draft{need, func(n int) string { return fitLines(lines, n) }}
+		return draft{need, func(n int) string { return prose.FitLines(lines, n) }}
 	}
 	text := func(s string) draft {
 		if s == "" {
 			return draft{}
 		}
-		return draft{utf8.RuneCountInString(indent(s)) + 1, func(n int) string { return indent(cutChars(s, n-1)) + "\n" }}
+		return draft{utf8.RuneCountInString(prose.Indent(s)) + 1, func(n int) string { return prose.Indent(prose.CutChars(s, n-1)) + "\n" }}
 	}
 	newest := budget / 4
 	var shown []bool // shown[i]: prompt i is quoted in full
-	prompts := draft{need: promptsNeed(x.prompts, x.leftOut, newest), render: func(n int) string {
-		lines, at := renderPrompts(x.prompts, x.leftOut, n, newest)
-		body, dropped := fitLinesN(lines, n)
+	prompts := draft{need: prose.PromptsNeed(x.prompts, x.leftOut, newest), render: func(n int) string {
+		lines, at := prose.RenderPrompts(x.prompts, x.leftOut, n, newest)
+		body, dropped := prose.FitLinesN(lines, n)
 		full := make([]bool, len(x.prompts))
 		for j, i := range at {
 			if i >= 0 {
@@ -190,9 +184,9 @@ func (x *extraction) drafts(budget int) []draft {
 		return body
 	}}
 	decisions := list(x.decisionLines(nil))
-	decisions.render = func(n int) string { return fitLines(x.decisionLines(shown), n) }
+	decisions.render = func(n int) string { return prose.FitLines(x.decisionLines(shown), n) }
 	files := list(x.files())
-	files.render = func(n int) string { return fitLines(x.filesWithin(n), n) }
+	files.render = func(n int) string { return prose.FitLines(x.filesWithin(n), n) }
 	// A foreign earlier summary is cut to its share: what the others leave does not grow it.
 	earlier := text(x.earlier)
 	earlier.need = min(earlier.need, budget*extractiveSections[0].share/100)
@@ -245,7 +239,7 @@ func extract(view []ViewMessage) *extraction {
 						x.last = t
 						x.said(t)
 						if pendingErr >= 0 {
-							x.errors[pendingErr] += " → then: " + oneLine(t, 200)
+							x.errors[pendingErr] += " → then: " + prose.OneLine(t, 200)
 							pendingErr = -1
 						}
 					}
@@ -271,12 +265,12 @@ func extract(view []ViewMessage) *extraction {
 			if tu.Name == "Bash" {
 				status := "ok"
 				if tr.IsError {
-					status = "failed: " + oneLine(out, 80)
+					status = "failed: " + prose.OneLine(out, 80)
 				}
-				x.commands = append(x.commands, fmt.Sprintf("- `%s` → %s", oneLine(inputString(tu.Input, "command"), 200), status))
+				x.commands = append(x.commands, fmt.Sprintf("- `%s` → %s", prose.OneLine(inputString(tu.Input, "command"), 200), status))
 			}
 			if tr.IsError {
-				x.errors = append(x.errors, fmt.Sprintf("- %s %s: %s", tu.Name, oneLine(callSubject(tu), 120), oneLine(out, 240)))
+				x.errors = append(x.errors, fmt.Sprintf("- %s %s: %s", tu.Name, prose.OneLine(callSubject(tu), 120), prose.OneLine(out, 240)))
 				pendingErr = len(x.errors) - 1
 			}
 		}
@@ -381,10 +375,10 @@ func (x *extraction) state() []string {
 		return x.carried[secState]
 	}
 	if plan != "" {
-		lines = append(lines, "Plan:\n"+indent(cutChars(plan, 4_000)))
+		lines = append(lines, "Plan:\n"+prose.Indent(prose.CutChars(plan, 4_000)))
 	}
 	if todos != "" {
-		lines = append(lines, "Todo list:\n"+indent(todos))
+		lines = append(lines, "Todo list:\n"+prose.Indent(todos))
 	}
 	return lines
 }
@@ -395,18 +389,6 @@ var sectionHeading = regexp.MustCompile(`(?m)^## (` + strings.Join([]string{secE
 
 // secCustom is the heading of the instructions an extractive summary was given.
 const secCustom = "Instructions given for this summary"
-
-// indent indents every line of s by three spaces, the continuation indent of a section.
-func indent(s string) string { return "   " + strings.ReplaceAll(s, "\n", "\n   ") }
-
-// unindent undoes indent.
-func unindent(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimPrefix(l, "   ")
-	}
-	return strings.Join(lines, "\n")
-}
 
 // carry takes over an earlier compaction's summary: its sections when Extractive wrote it,
 // else the whole text.
@@ -432,19 +414,19 @@ func (x *extraction) carry(message string) {
 		text := strings.Trim(body[l[1]:end], "\n")
 		switch name {
 		case secPrompts:
-			ps, left := parsePrompts(text)
+			ps, left := prose.ParsePrompts(text)
 			x.prompts = append(x.prompts, ps...)
 			x.leftOut += left
 		case secEarlier:
-			x.earlier = unindent(text)
+			x.earlier = prose.Unindent(text)
 		case secLast:
-			x.last = unindent(text)
+			x.last = prose.Unindent(text)
 		case secFiles, secCommands, secErrors, secDecisions:
-			x.carried[name] = append(x.carried[name], nonEmptyLines(text)...)
+			x.carried[name] = append(x.carried[name], prose.NonEmptyLines(text)...)
 		case secOpen:
-			for _, l := range nonEmptyLines(text) {
+			for _, l := range prose.NonEmptyLines(text) {
 				if it, ok := strings.CutPrefix(l, "- "); ok {
-					x.open = append(x.open, openItem{it, distinctWords(it)})
+					x.open = append(x.open, openItem{it, prose.DistinctWords(it)})
 				}
 			}
 		case secState:
@@ -453,265 +435,4 @@ func (x *extraction) carry(message string) {
 	}
 	x.commands = append(slices.Clone(x.carried[secCommands]), x.commands...)
 	x.errors = append(slices.Clone(x.carried[secErrors]), x.errors...)
-}
-
-var (
-	promptEntry = regexp.MustCompile(`^\d+\. `)
-	leftOutNote = regexp.MustCompile(`^\((\d+) earlier user messages left out`)
-)
-
-// leftOutText says how many of the oldest user messages a summary leaves out.
-const leftOutText = "(%d earlier user messages left out to fit; the transcript keeps them.)"
-
-// parsePrompts reads back the user messages of an extractive summary — numbered entries, each
-// continued on lines indented by three spaces — and how many it had left out.
-func parsePrompts(text string) ([]string, int) {
-	var out []string
-	left := 0
-	for line := range strings.SplitSeq(text, "\n") {
-		switch {
-		case promptEntry.MatchString(line):
-			out = append(out, promptEntry.ReplaceAllString(line, ""))
-		case strings.HasPrefix(line, "   ") && len(out) > 0:
-			out[len(out)-1] += "\n" + line[3:]
-		default:
-			if m := leftOutNote.FindStringSubmatch(line); m != nil {
-				n := 0
-				fmt.Sscan(m[1], &n)
-				left += n
-			}
-		}
-	}
-	return out, left
-}
-
-// promptLineCost is what a listed user message costs besides its text: its number, a cut mark
-// and a newline.
-const promptLineCost = 8
-
-// promptsNeed returns the characters renderPrompts takes to list prompts in full (each older
-// one within maxPromptChars, the newest within newestMax); left is the number of older
-// messages already left out.
-func promptsNeed(prompts []string, left, newestMax int) int {
-	if len(prompts) == 0 {
-		return 0
-	}
-	n := min(quotedSize(prompts[len(prompts)-1]), newestMax) + promptLineCost
-	for _, p := range prompts[:len(prompts)-1] {
-		n += min(quotedSize(p), maxPromptChars) + promptLineCost
-	}
-	if left > 0 {
-		n += utf8.RuneCountInString(fmt.Sprintf(leftOutText, left)) + 1
-	}
-	return n
-}
-
-// renderPrompts numbers the user messages within budget characters (see Summarize), the
-// newest within newestMax; left is the number of older messages already left out. It returns
-// the lines, and for each the index of the prompt it quotes in full, or -1 (the note saying
-// how many were left out, or a prompt it cut).
-func renderPrompts(prompts []string, left, budget, newestMax int) (lines []string, at []int) {
-	if len(prompts) == 0 {
-		return nil, nil
-	}
-	older := prompts[:len(prompts)-1]
-	olderNeed := 0
-	for _, p := range older {
-		olderNeed += min(quotedSize(p), maxPromptChars) + promptLineCost
-	}
-	newest, newestFull := quote(prompts[len(prompts)-1], min(newestMax, max(budget/2, budget-olderNeed-promptLineCost)))
-	rest := budget - utf8.RuneCountInString(newest) - promptLineCost
-	drop := 0
-	if len(older) > 0 {
-		note := utf8.RuneCountInString(fmt.Sprintf(leftOutText, 999_999)) + 1 // says how many went
-		if left > 0 {
-			rest -= note
-		}
-		floor := func(p string) int { return min(utf8.RuneCountInString(p), minPromptChars) + promptLineCost }
-		total := 0
-		for _, p := range older {
-			total += floor(p)
-		}
-		if total > rest {
-			if left == 0 {
-				rest -= note
-			}
-			for drop < len(older) && total > rest {
-				total -= floor(older[drop])
-				drop++
-			}
-			left += drop
-		}
-	}
-	parts := sharePrompts(older[drop:], rest)
-	if left > 0 {
-		lines, at = append(lines, fmt.Sprintf(leftOutText, left)), append(at, -1)
-	}
-	add := func(i int, q string, full bool) {
-		lines = append(lines, fmt.Sprintf("%d. %s", len(lines)+1-min(left, 1), q))
-		if !full {
-			i = -1
-		}
-		at = append(at, i)
-	}
-	for i, p := range older[drop:] {
-		q, full := quote(p, parts[i])
-		add(drop+i, q, full)
-	}
-	add(len(prompts)-1, newest, newestFull)
-	return lines, at
-}
-
-// quotedSize is the size of a user message quoted whole: its continuation lines are indented.
-func quotedSize(p string) int { return utf8.RuneCountInString(p) + 3*strings.Count(p, "\n") }
-
-// quote returns a user message as a numbered entry shows it, cut in the middle to about n
-// characters with its continuation lines indented, and whether it is whole.
-func quote(p string, n int) (string, bool) {
-	c := cutMiddle(p, n)
-	q := strings.ReplaceAll(c, "\n", "\n   ")
-	if over := utf8.RuneCountInString(q) - n; over > 0 {
-		c = cutMiddle(p, max(n-over, 0))
-		q = strings.ReplaceAll(c, "\n", "\n   ")
-	}
-	return q, c == p
-}
-
-// sharePrompts divides rest characters among prompts by need: taken shortest first, each gets
-// what it needs (at most maxPromptChars) within an equal part of what is left, and at least
-// minPromptChars (or all of a shorter one).
-func sharePrompts(prompts []string, rest int) []int {
-	need := make([]int, len(prompts))
-	order := make([]int, len(prompts))
-	for i, p := range prompts {
-		need[i], order[i] = min(quotedSize(p), maxPromptChars), i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return need[a] - need[b] })
-	parts := make([]int, len(prompts))
-	left := rest - len(prompts)*promptLineCost
-	for k, i := range order {
-		parts[i] = max(min(need[i], left/(len(prompts)-k)), min(need[i], minPromptChars))
-		left -= parts[i]
-	}
-	return parts
-}
-
-// allot divides budget among sections by need: each section's part of what is left follows
-// its share; a section that needs less than its part takes what it needs, and the rest goes
-// to the others in proportion to their shares.
-func allot(needs, shares []int, budget int) []int {
-	alloc := make([]int, len(needs))
-	open := make([]bool, len(needs))
-	for i, n := range needs {
-		open[i] = n > 0
-	}
-	for {
-		total := 0
-		for i, o := range open {
-			if o {
-				total += shares[i]
-			}
-		}
-		if total == 0 {
-			return alloc
-		}
-		settled := false
-		for i, o := range open {
-			if o && needs[i]*total <= budget*shares[i] {
-				alloc[i], open[i], settled = needs[i], false, true
-				budget -= needs[i]
-			}
-		}
-		if !settled {
-			for i, o := range open {
-				if o {
-					alloc[i] = budget * shares[i] / total
-				}
-			}
-			return alloc
-		}
-	}
-}
-
-// fitLines joins lines within budget characters, leaving out the oldest (first) lines with a
-// note when they do not all fit.
-func fitLines(lines []string, budget int) string {
-	s, _ := fitLinesN(lines, budget)
-	return s
-}
-
-// fitLinesN is fitLines, and the number of lines it left out.
-func fitLinesN(lines []string, budget int) (string, int) {
-	total := 0
-	from := len(lines)
-	for from > 0 {
-		n := utf8.RuneCountInString(lines[from-1]) + 1
-		if total+n > budget && from < len(lines) {
-			break
-		}
-		total += n
-		from--
-	}
-	var b strings.Builder
-	if from > 0 {
-		fmt.Fprintf(&b, "(%d earlier entries left out to fit.)\n", from)
-	}
-	for _, l := range lines[from:] {
-		b.WriteString(l)
-		b.WriteByte('\n')
-	}
-	return b.String(), from
-}
-
-// cutChars cuts s to at most n characters, marking a cut with "…".
-func cutChars(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimRight(string(r[:max(n-1, 0)]), " \n") + "…"
-}
-
-// cutMark replaces the middle of a user message cut to fit.
-const cutMark = " [… %d characters left out here …] "
-
-// cutMiddle cuts s to about n characters by leaving out its middle: the head (three fifths)
-// and the tail stay, and a mark says how much went. When that would keep less than 120
-// characters it cuts the end instead (cutChars), so that a message keeps at least the head
-// that names it.
-func cutMiddle(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	keep := n - utf8.RuneCountInString(fmt.Sprintf(cutMark, len(r)))
-	if keep < 120 {
-		return cutChars(s, n)
-	}
-	head, tail := keep*3/5, keep-keep*3/5
-	from := len(r) - tail
-	// The tail starts at a word when one starts soon.
-	for i := from; i < len(r) && i < from+20; i++ {
-		if r[i] == ' ' || r[i] == '\n' {
-			from = i + 1
-			break
-		}
-	}
-	h := strings.TrimRight(string(r[:head]), " \n")
-	return h + fmt.Sprintf(cutMark, len(r)-head-(len(r)-from)) + strings.TrimLeft(string(r[from:]), " \n")
-}
-
-// oneLine returns s on one line (whitespace runs become one space), cut to n characters.
-func oneLine(s string, n int) string {
-	return cutChars(strings.Join(strings.Fields(s), " "), n)
-}
-
-func nonEmptyLines(s string) []string {
-	var out []string
-	for l := range strings.SplitSeq(s, "\n") {
-		if strings.TrimSpace(l) != "" {
-			out = append(out, l)
-		}
-	}
-	return out
 }
