@@ -6,23 +6,26 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/prose"
 	"github.com/agentctx/agentctx/transcript"
 )
 
 // The kinds of fact the compaction check looks for, and how many of the latest of each it
 // keeps.
 const (
-	factPrompt  = "prompt"
-	factFile    = "file"
-	factError   = "error"
-	factCommand = "command"
-	factsEach   = 25
-	factChars   = 60
+	factPrompt   = "prompt"
+	factDecision = "decision"
+	factFile     = "file"
+	factError    = "error"
+	factCommand  = "command"
+	factsEach    = 25
+	factChars    = 60
 )
 
 // checkFacts lists what the messages a compaction replaced (before: the request of the turn
-// before it) named by name — the user's prompts, the files the tools touched, the errors they
-// returned, the commands they ran — and says for each whether the summary names it, or else
+// before it) named by name — the user's prompts and decisions (the sentences the extractive
+// summary's cue reads as a decision, confirmation or rule: see [prose.UserDecision]), the files
+// the tools touched, the errors they returned, the commands they ran — and says for each whether the summary names it, or else
 // the compacted request (after: its kept tail, re-read files, pinned content), or neither: a
 // planted-fact check run on the session's own facts.
 func checkFacts(before []agentctx.RequestMessage, summary string, after []agentctx.RequestMessage) []fact {
@@ -40,8 +43,11 @@ func checkFacts(before []agentctx.RequestMessage, summary string, after []agentc
 		for _, b := range m.Content {
 			switch b := b.(type) {
 			case *transcript.Text:
-				if m.Role == transcript.RoleUser && !strings.HasPrefix(strings.TrimSpace(b.Text), "<") {
+				if m.Role == transcript.RoleUser && !prose.TypedOutput(b.Text) {
 					add(factPrompt, firstLine(b.Text))
+					for _, d := range prose.Matching(b.Text, prose.UserDecision) {
+						add(factDecision, firstLine(d))
+					}
 				}
 			case *transcript.ToolUse:
 				var in map[string]any
@@ -82,7 +88,7 @@ func checkFacts(before []agentctx.RequestMessage, summary string, after []agentc
 	}
 	kept := squash(rest.String())
 	var out []fact
-	for _, kind := range []string{factPrompt, factFile, factError, factCommand} {
+	for _, kind := range []string{factPrompt, factDecision, factFile, factError, factCommand} {
 		list := found[kind]
 		list = list[max(0, len(list)-factsEach):]
 		for _, text := range list {

@@ -120,6 +120,7 @@ func TestFacts(t *testing.T) {
 	}
 	before := []agentctx.RequestMessage{
 		user("Rename the config loader and keep the old name as an alias"),
+		user("Yes, go with the alias approach. Never touch the public API of the package."),
 		{Role: transcript.RoleAssistant, Content: []transcript.Block{
 			&transcript.ToolUse{ID: "t1", Name: "Read", Input: []byte(`{"file_path":"/repo/config/loader.go"}`)},
 			&transcript.ToolUse{ID: "t2", Name: "Bash", Input: []byte(`{"command":"go test ./config"}`)},
@@ -132,11 +133,15 @@ func TestFacts(t *testing.T) {
 		}},
 		user("<system-reminder>not a prompt</system-reminder>"),
 	}
-	summary := "The user asked to rename the config   loader and keep the old name as an ALIAS. Files: loader.go. Ran go test ./config."
+	summary := "The user asked to rename the config   loader and keep the old name as an ALIAS. Never touch the public API of the package. Files: loader.go. Ran go test ./config."
 	after := []agentctx.RequestMessage{user(summary), user("FAIL config.TestLoad: missing alias")}
 	got := checkFacts(before, summary, after)
 	assert.Equal(t, []fact{
 		{Kind: factPrompt, Text: "Rename the config loader and keep the old name as an alias", Where: "summary"},
+		{Kind: factPrompt, Text: "Yes, go with the alias approach. Never touch the public API"},
+		{Kind: factDecision, Text: "Rename the config loader and keep the old name as an alias", Where: "summary"}, // a rule: keep …
+		{Kind: factDecision, Text: "Yes, go with the alias approach.", Where: ""},
+		{Kind: factDecision, Text: "Never touch the public API of the package.", Where: "summary"},
 		{Kind: factFile, Text: "/repo/config/loader.go", Where: "summary"},
 		{Kind: factFile, Text: "/repo/internal/gone.go"},
 		{Kind: factError, Text: "FAIL config.TestLoad: missing alias", Where: "kept"},
