@@ -405,6 +405,9 @@ var plantAt = []float64{0.05, 0.15, 0.25, 0.35, 0.45, 0.55, 0.65}
 // decisions and edited paths at least 95 %, errors, their fixes and open items at least 85 %.
 // `go test -run TestPlantedFacts -v` prints the figures and the median summary size.
 func TestPlantedFacts(t *testing.T) {
+	if raceEnabled {
+		t.Skip("147 compactions of corpus sessions; the race detector has nothing concurrent to find in them, and the plain run measures them (TestPlantedFactsBundled runs here)")
+	}
 	var sessions []corpusSession
 	for _, f := range corpusFiles(t) {
 		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})

@@ -72,6 +72,15 @@ func checkTailRequests(t *testing.T, name string, whole, tail *transcript.File) 
 // every bundled session and every golden case's transcript.
 func TestTailReadSessions(t *testing.T) {
 	files := corpusPaths(t)
+	if raceEnabled {
+		// One corpus session in four: the race detector has nothing concurrent to find in a
+		// read, and the plain run reads them all.
+		var some []string
+		for i := 0; i < len(files); i += 4 {
+			some = append(some, files[i])
+		}
+		files = some
+	}
 	if len(files) == 0 {
 		t.Log("../shared/corpus not found: the corpus sessions are skipped, the bundled ones run")
 	}

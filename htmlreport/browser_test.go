@@ -135,8 +135,8 @@ func inked(img image.Image) (float64, int) {
 // TestBrowserLong opens the page of a 5,000-turn session: Chromium loads it, the script
 // builds the last turn's detail and the page is drawn within seconds.
 func TestBrowserLong(t *testing.T) {
-	if testing.Short() {
-		t.Skip("replays 5,000 turns")
+	if testing.Short() || raceEnabled {
+		t.Skip("replays 5,000 turns; the race detector has nothing concurrent to find in a replay, and the plain run opens the page")
 	}
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Skipf("no Chromium at %s: install Debian's chromium package (apt-get install -y chromium) to run the browser tests", chromiumPath)
