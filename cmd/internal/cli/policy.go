@@ -27,7 +27,8 @@ type policy struct {
 		PreviewBytes    int            `toml:"preview_bytes"`
 	} `toml:"budget"`
 	Snip struct {
-		TagMessages bool `toml:"tag_messages"`
+		TagMessages    bool `toml:"tag_messages"`
+		ReminderTokens int  `toml:"reminder_tokens"`
 	} `toml:"snip"`
 	Microcompact struct {
 		Disable             bool          `toml:"disable"`
@@ -157,6 +158,7 @@ func (p *policy) apply(cfg *agentctx.Config) {
 	cfg.Budget.Disable, cfg.Budget.MaxResultChars, cfg.Budget.ToolMaxChars = b.Disable, b.MaxResultChars, b.ToolMaxChars
 	cfg.Budget.MaxMessageChars, cfg.Budget.PreviewBytes = b.MaxMessageChars, b.PreviewBytes
 	cfg.Snip.TagMessages = p.Snip.TagMessages
+	cfg.Snip.ReminderTokens = p.Snip.ReminderTokens
 	m := &p.Microcompact
 	cfg.Microcompact = agentctx.MicrocompactConfig{Disable: m.Disable, Gap: m.Gap, KeepRecent: m.KeepRecent, Tools: m.Tools,
 		Cached: m.Cached, CacheEditingBeta: m.CacheEditingBeta, CachedTriggerTokens: m.CachedTriggerTokens}
