@@ -172,7 +172,11 @@ func (p *Pipeline) HandleSnip(records []transcript.Record, input json.RawMessage
 	var b strings.Builder
 	fmt.Fprintf(&b, "Snipped %s (%s)", plural(len(ok), "message"), strings.Join(out.Snipped, ", "))
 	if more := len(out.Removed) - len(ok); more > 0 {
-		fmt.Fprintf(&b, " and %s tied to them by tool calls", plural(more, "more message"))
+		them := "them"
+		if len(ok) == 1 {
+			them = "it"
+		}
+		fmt.Fprintf(&b, " and %s tied to %s by tool calls", plural(more, "more message"), them)
 	}
 	them := "They stay in the session's transcript, but you will not see them again."
 	if len(out.Removed) == 1 {
