@@ -57,6 +57,24 @@ func DefaultToolMaxChars() map[string]int {
 	return map[string]int{"Read": NeverReplace, "Bash": 30_000, "Grep": 20_000}
 }
 
+// DefaultTailTools returns the default [BudgetConfig.TailTools]: the shell tools of Claude
+// Code (Bash, PowerShell) and Codex (shell, local_shell, exec_command).
+func DefaultTailTools() []string {
+	return []string{"Bash", "PowerShell", "exec_command", "local_shell", "shell"}
+}
+
+// keepsTail reports whether the previews of tool's results keep their tail.
+func (c BudgetConfig) keepsTail(tool string) bool {
+	if c.TailTools == nil {
+		switch tool {
+		case "Bash", "PowerShell", "exec_command", "local_shell", "shell":
+			return true
+		}
+		return false
+	}
+	return slices.Contains(c.TailTools, tool)
+}
+
 // defaultToolMaxChars is the entry of tool in DefaultToolMaxChars, without building the map.
 func defaultToolMaxChars(tool string) (int, bool) {
 	switch tool {
@@ -141,8 +159,14 @@ type BudgetConfig struct {
 	ExemptMaxChars int
 	// PreviewBytes is the size, in bytes, of the head of the content shown instead of a
 	// replaced result. Zero: 2,000 at a window of 200,000 tokens and more, window/100 below,
-	// at least 500.
+	// at least 500. The preview of a shell tool's result (see TailTools) shows the first half
+	// of it and the last half, where a command's exit status and errors are.
 	PreviewBytes int
+	// TailTools names the tools (the tool_use's name) whose previews keep the tail of the
+	// content as well as its head: shell tools, whose last lines carry the exit status and the
+	// error. Nil: [DefaultTailTools]; empty: none. The Pipeline keeps the slice: do not
+	// modify it after [New].
+	TailTools []string
 	// Store keeps replaced results in full; the reference it returns is shown to the model.
 	// Nil: results over budget are still replaced (context protection first) and the full
 	// content stays only in the transcript: the reference is "transcript:<record uuid>". The
@@ -510,7 +534,7 @@ func (st *budgetStage) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 			return false, fmt.Errorf("store tool result %q: %w", e.id, err)
 		}
 	}
-	pv := persistedPreview(full, e.size, ref, cfg.preview(st.window))
+	pv := persistedPreview(full, e.size, ref, cfg.preview(st.window), cfg.keepsTail(t.toolName(e.id)))
 	if utf8.RuneCountInString(pv) >= e.size {
 		return false, nil
 	}
@@ -669,11 +693,34 @@ func previewHead(s string, n int) (string, bool) {
 	return s[:cut], true
 }
 
-// persistedPreview builds the text that replaces a result, in Claude Code's format.
-func persistedPreview(full string, chars int, ref string, n int) string {
-	head, more := previewHead(full, n)
+// previewTail returns the last ≈n bytes of s, cut at a UTF-8 boundary, or after the first
+// newline of the window when it lies in the window's first half.
+func previewTail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := len(s) - n
+	for cut < len(s) && !utf8.RuneStart(s[cut]) {
+		cut++
+	}
+	if i := strings.IndexByte(s[cut:], '\n'); i >= 0 && i < n/2 {
+		cut += i + 1
+	}
+	return s[cut:]
+}
+
+// persistedPreview builds the text that replaces a result, in Claude Code's format: the
+// first n bytes of full or, with tail, its first n/2 bytes and its last n/2 bytes.
+func persistedPreview(full string, chars int, ref string, n int, tail bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "<persisted-output>\nOutput too large (%d characters). Full output saved to: %s\n\nPreview (first %d bytes):\n", chars, ref, n)
+	fmt.Fprintf(&b, "<persisted-output>\nOutput too large (%d characters). Full output saved to: %s\n\n", chars, ref)
+	if tail && len(full) > n {
+		head, _ := previewHead(full, n/2)
+		fmt.Fprintf(&b, "Preview (first %d and last %d bytes):\n%s\n...\n%s\n</persisted-output>", n/2, n-n/2, head, strings.TrimSuffix(previewTail(full, n-n/2), "\n"))
+		return b.String()
+	}
+	head, more := previewHead(full, n)
+	fmt.Fprintf(&b, "Preview (first %d bytes):\n", n)
 	b.WriteString(head)
 	if more {
 		b.WriteString("\n...\n")

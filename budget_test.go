@@ -507,6 +507,67 @@ func TestBudgetPreviewHead(t *testing.T) {
 	}
 }
 
+func TestBudgetPreviewTail(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		n    int
+		want string
+	}{
+		{"short", "abc", 10, "abc"},
+		{"cut", "abcdefghijkl", 10, "cdefghijkl"},
+		{"newline in first half", "abcdef\nhijkl", 10, "hijkl"},
+		{"newline in second half", "abcdefghij\nkl", 10, "defghij\nkl"},
+		{"utf8 boundary", "€aaaaaaaaa", 10, "aaaaaaaaa"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := previewTail(tc.in, tc.n)
+			assert.Equal(t, tc.want, got)
+			assert.True(t, utf8.ValidString(got))
+		})
+	}
+}
+
+// TestBudgetShellPreviewKeepsTail: the preview of a shell tool's result shows its last lines,
+// where the exit status and the error are; other tools' previews show the head only.
+func TestBudgetShellPreviewKeepsTail(t *testing.T) {
+	var out strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&out, "compiling package %03d\n", i)
+	}
+	out.WriteString("error: package 399 does not build\nexit status 2\n")
+	for _, tc := range []struct {
+		tool string
+		cfg  BudgetConfig
+		tail bool
+	}{
+		{"Bash", BudgetConfig{}, true},
+		{"exec_command", BudgetConfig{}, true},
+		{"Grep", BudgetConfig{}, false},
+		{"Bash", BudgetConfig{TailTools: []string{}}, false},
+		{"Make", BudgetConfig{TailTools: []string{"Make"}}, true},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			k := newTK()
+			k.user("build it")
+			tu := toolUse("b1", tc.tool)
+			k.assistant(tu)
+			k.results(result("b1", out.String()))
+			tc.cfg.MaxResultChars, tc.cfg.PreviewBytes = 2000, 600
+			p := newTestPipeline(t, Config{Budget: tc.cfg}, k.at(time.Second))
+			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+			require.NoError(t, err)
+			trs, _ := toolResults(res.Request)
+			pv := resultText(trs["b1"])
+			assert.Contains(t, pv, "compiling package 000")
+			assert.Equal(t, tc.tail, strings.Contains(pv, "exit status 2"), pv)
+			assert.Equal(t, tc.tail, strings.Contains(pv, "first 300 and last 300 bytes"), pv)
+			assert.Less(t, len(pv), 900)
+		})
+	}
+}
+
 func TestBudgetValidate(t *testing.T) {
 	for _, b := range []BudgetConfig{{MaxResultChars: -1}, {MaxMessageChars: -1}, {PreviewBytes: -5}} {
 		_, err := New(Config{ContextWindow: 1000, Tokens: EstimateCounter{}, Budget: b})
@@ -767,7 +828,9 @@ func TestBudgetNeverTokenizesReplaced(t *testing.T) {
 	}
 	k.assistant(uses...)
 	k.results(trs...)
-	p := newTestPipeline(t, Config{Tokens: counter, Budget: BudgetConfig{Store: &MapStore{}}}, budgetNow)
+	// Previews of the head only: a shell preview shows the tail, marker included.
+	noTail := BudgetConfig{Store: &MapStore{}, TailTools: []string{}}
+	p := newTestPipeline(t, Config{Tokens: counter, Budget: noTail}, budgetNow)
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	assert.Zero(t, seen.Load(), "a replaced result was tokenized")
@@ -779,7 +842,7 @@ func TestBudgetNeverTokenizesReplaced(t *testing.T) {
 	}
 	// The figures are those of a pipeline counting by bytes/3 throughout, which the counter
 	// above matches on every text it is given.
-	ref, err := newTestPipeline(t, Config{Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}}}, budgetNow).
+	ref, err := newTestPipeline(t, Config{Tokens: EstimateCounter{}, Budget: noTail}, budgetNow).
 		Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	assert.Equal(t, ref.Report.Pressure, res.Report.Pressure)

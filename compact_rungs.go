@@ -199,7 +199,7 @@ func (co *compactor) previewSavings(t *turn, from int) int {
 		tr := e.slots[0].tr
 		full := resultContent(tr)
 		size := resultChars(tr)
-		pv := persistedPreview(full, size, "transcript:"+t.items[e.slots[0].item].uuid, n)
+		pv := persistedPreview(full, size, "transcript:"+t.items[e.slots[0].item].uuid, n, co.budget.cfg.keepsTail(t.toolName(e.id)))
 		if len(pv) >= len(full) {
 			continue
 		}

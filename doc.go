@@ -33,7 +33,9 @@
 //     tail that compaction kept, relinked after its summary; pinned content, re-placed);
 //  2. tool-result budget ([BudgetConfig]): oversize new results are stored in full in a
 //     [ResultStore] and replaced by a stable preview;
-//  3. snip ([SnipConfig]): records named by snip records leave the view;
+//  3. snip ([SnipConfig]): records named by snip records leave the view (the model writes
+//     them through the snip tool, [SnipTool] and [Pipeline.HandleSnip]), and the model is
+//     reminded to snip as the view grows;
 //  4. microcompact ([MicrocompactConfig]): after an idle gap, old tool results are cleared
 //     (or, in cached mode, deleted from the provider's cache with cache_edits);
 //  5. collapse ([CollapseConfig]): committed spans are replaced by their summaries;

@@ -94,6 +94,42 @@ func ExampleNewSnip() {
 	// messages: 5
 }
 
+// ExamplePipeline_HandleSnip carries out the model's call of the snip tool: the listing's
+// result goes, with the call that made it, and the model's latest prompt stays.
+func ExamplePipeline_HandleSnip() {
+	tr, err := transcript.Read(strings.NewReader(sessionJSONL), "session.jsonl", transcript.ReadOptions{})
+	if err != nil {
+		panic(err)
+	}
+	now := time.Date(2026, 1, 2, 10, 2, 0, 0, time.UTC)
+	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}, Now: func() time.Time { return now }})
+	if err != nil {
+		panic(err)
+	}
+	// The model's response to a request whose Input.Tools held agentctx.SnipTool().
+	call := &transcript.ToolUse{ID: "toolu_9", Name: agentctx.SnipToolName, Input: []byte(`{"ids":["r1","u2"],"reason":"the listing is read"}`)}
+	records := append(tr.Records, transcript.Record{Type: transcript.TypeAssistant, UUID: "a4", ParentUUID: "u2", SessionID: "s",
+		Message: &transcript.Message{ID: "msg_3", Role: transcript.RoleAssistant, Content: []transcript.Block{call}}})
+
+	out := p.HandleSnip(records, call.Input, now)
+	fmt.Println(out.Text)
+	fmt.Println("removed:", out.Removed)
+	records = append(records, *out.Record) // the snip record, then the call's result
+	records = append(records, transcript.Record{Type: transcript.TypeUser, UUID: "r9", ParentUUID: "a4", SessionID: "s",
+		Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{out.Result(call.ID)}}})
+	res, err := p.Prepare(context.Background(), agentctx.Input{Records: records, Tools: []agentctx.Tool{agentctx.SnipTool()}})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("messages:", len(res.Request.Messages))
+	// Output:
+	// Snipped 1 message (r1) and 1 more message tied to it by tool calls: about 21 tokens left your context. They stay in the session's transcript, but you will not see them again.
+	// Not snipped:
+	// - u2: the message is the user's latest prompt, which you are answering
+	// removed: [a1 r1]
+	// messages: 7
+}
+
 // ExampleTokenCounterFunc plugs in a counter of one's own, here a crude four bytes a token.
 func ExampleTokenCounterFunc() {
 	quarter := agentctx.TokenCounterFunc(func(s string) int { return (len(s) + 3) / 4 })

@@ -33,9 +33,12 @@ type caseSpec struct {
 	System         string            `json:"system"`
 	SystemFill     int               `json:"systemFill"` // characters of filler appended to System
 	Tools          []json.RawMessage `json:"tools"`
-	SystemContext  []ContextSection  `json:"systemContext"`
-	UserContext    []ContextSection  `json:"userContext"`
-	Budget         struct {
+	// SnipTool adds [SnipTool] to the tools; a multi-turn answer calling it is handled by
+	// Pipeline.HandleSnip (see golden_turns_test.go).
+	SnipTool      bool             `json:"snipTool"`
+	SystemContext []ContextSection `json:"systemContext"`
+	UserContext   []ContextSection `json:"userContext"`
+	Budget        struct {
 		MaxResultChars, MaxMessageChars, PreviewBytes int
 		Disable                                       bool
 	} `json:"budget"`
@@ -98,6 +101,9 @@ func (c caseSpec) input(records []transcript.Record) Input {
 		var head struct{ Name string }
 		_ = json.Unmarshal(d, &head)
 		in.Tools = append(in.Tools, Tool{Name: head.Name, Definition: d})
+	}
+	if c.SnipTool {
+		in.Tools = append(in.Tools, SnipTool())
 	}
 	return in
 }

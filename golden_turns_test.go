@@ -500,9 +500,34 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 				rec.add(transcript.Record{Type: transcript.TypeAssistant, Message: &transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: p.cfg.Model, StopReason: stop,
 					Content: []transcript.Block{b}, Usage: &transcript.Usage{InputTokens: res.Report.InputTokens, OutputTokens: out * (k + 1) / len(blocks)}}}, now.Add(time.Second))
 			}
+			rec.snipCalls(t, p, name, blocks, now.Add(2*time.Second))
 		}
 	}
 	assert.True(t, strings.HasPrefix(encodeRecords(t, rec.records), original), "the original records are an unchanged prefix")
+}
+
+// snipCalls carries out the answer's calls of the snip tool with Pipeline.HandleSnip, as a
+// runtime would: the snip record, then the call's result, appended at once (the call is no
+// longer pending). The outcome's text and record are compared with want/turn-N/snip.txt.
+func (r *turnRecorder) snipCalls(t *testing.T, p *Pipeline, name string, blocks []transcript.Block, now time.Time) {
+	var texts []string
+	for _, b := range blocks {
+		tu, ok := b.(*transcript.ToolUse)
+		if !ok || tu.Name != SnipToolName {
+			continue
+		}
+		out := p.HandleSnip(r.records, tu.Input, now)
+		texts = append(texts, out.Text)
+		if out.Record != nil {
+			texts = append(texts, strings.TrimSuffix(encodeRecords(t, []transcript.Record{*out.Record}), "\n"))
+			r.records = append(r.records, roundTrip(t, []transcript.Record{*out.Record})...)
+		}
+		r.add(transcript.Record{Type: transcript.TypeUser, Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{out.Result(tu.ID)}}}, now)
+		r.pending = slices.DeleteFunc(r.pending, func(id string) bool { return id == tu.ID })
+	}
+	if len(texts) > 0 {
+		golden(t, filepath.Join("testdata", "cases", r.name, "want", name, "snip.txt"), []byte(strings.Join(texts, "\n---\n")+"\n"))
+	}
 }
 
 // recoveredInput returns the input a conservation check of res starts from: records with
@@ -532,9 +557,10 @@ func fileExists(path string) bool {
 }
 
 // changesView reports whether r is a record that may change a view's earlier messages: a
-// compaction's boundary, or a decision other than a failed compaction.
+// compaction's boundary, or a decision other than a failed compaction or a reminder (which
+// goes after the latest input).
 func changesView(r transcript.Record) bool {
-	return r.IsCompactBoundary() || r.IsDecision() && r.Subtype != transcript.SubtypeCompactFailure
+	return r.IsCompactBoundary() || r.IsDecision() && r.Subtype != transcript.SubtypeCompactFailure && r.Subtype != transcript.SubtypeReminder
 }
 
 // samePrefix checks that cur sends prev's prefix up to prev's last cache marker again: the same

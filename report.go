@@ -33,6 +33,9 @@ const (
 	ActionExpanded ActionKind = "expanded"
 	// ActionTagged: snip: user messages tagged with "[id:…]" so a snip tool can name them.
 	ActionTagged ActionKind = "tagged"
+	// ActionReminded: snip: a context_efficiency reminder was put after the latest input,
+	// asking the model to snip what it no longer needs (see [SnipConfig.ReminderTokens]).
+	ActionReminded ActionKind = "reminded"
 	// ActionCompacted: compact: the history before the kept tail was replaced by a summary.
 	ActionCompacted ActionKind = "compacted"
 )

@@ -7,12 +7,11 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx/transcript"
-
-	"github.com/google/uuid"
 )
 
 // SnipConfig configures the snip stage. The zero value is the default: snip records are
-// applied and messages are not tagged.
+// applied, and messages are tagged and the model reminded to snip only when the snip tool
+// ([SnipTool]) is in [Input.Tools].
 //
 // The snip stage removes from the model's view the records named by snip records
 // ([transcript.SubtypeSnip], [transcript.Record.Snip]); the transcript keeps them. A runtime's snip tool writes those
@@ -27,19 +26,53 @@ import (
 // after it with no answer between (a result of a call in flight): such a snip stays refused
 // once an answer comes, so that it never changes a prefix already sent. A snip whose closure reaches a protected record is
 // refused as a whole and reported.
+//
+// When the model can snip (TagMessages, or the snip tool in Input.Tools), Prepare also
+// reminds it to: once the view has grown by ReminderTokens since the last snip or reminder,
+// it writes a reminder record ([transcript.SubtypeReminder]) whose text, a short meta user
+// message, follows the latest input on this turn and every later one. The reminder goes
+// after the last message, so it never changes a prefix already sent; a snip starts the
+// count again.
 type SnipConfig struct {
 	// TagMessages adds a stable "[id:xxxxxxxx]" tag to API-bound user messages so that a model
-	// can name messages to a snip tool. Off by default. See [transcript.ResolveTag].
+	// can name messages to a snip tool. Off by default; on when Input.Tools holds
+	// [SnipToolName], which also tags the user messages holding only tool results (after the
+	// results), so that the model can snip a call's output, its tool_use going with it. See
+	// [transcript.ResolveTag].
 	TagMessages bool
+	// ReminderTokens is how far the view grows, in counted tokens of the messages after the
+	// last snip or reminder, before the model is reminded to snip (the context_efficiency
+	// reminder). Zero: a tenth of the context window, at least 2,000 and at most 40,000
+	// tokens. Negative: never. Reminders are made only when the model can snip: with
+	// TagMessages or the snip tool in Input.Tools.
+	ReminderTokens int
 }
 
 func (c SnipConfig) validate() error { return nil }
+
+// reminderStep returns ReminderTokens, or its default at window; 0: no reminders.
+func (c SnipConfig) reminderStep(window int) int {
+	switch {
+	case c.ReminderTokens < 0:
+		return 0
+	case c.ReminderTokens > 0:
+		return c.ReminderTokens
+	}
+	return min(max(window/10, minReminderTokens), maxReminderTokens)
+}
+
+// The bounds of the default [SnipConfig.ReminderTokens].
+const (
+	minReminderTokens = 2000
+	maxReminderTokens = 40000
+)
 
 // snipStage is the snip stage (see [SnipConfig]): it removes the messages the transcript's snip records name,
 // and tags user messages with their ids when asked to.
 type snipStage struct {
 	cfg     SnipConfig
 	counter *Counter
+	window  int
 }
 
 func (*snipStage) name() string { return "snip" }
@@ -47,6 +80,7 @@ func (*snipStage) name() string { return "snip" }
 // run applies every snip record of the transcript to the view, then tags user messages.
 func (st *snipStage) run(t *turn) error {
 	rep := t.report.stage("snip")
+	last := -1 // the position of the last snip record that removed a record of the view
 	if req := snipRequests(t.in.Records, t.chain.Scan()); len(req) > 0 {
 		units := make([]snipUnit, len(t.items))
 		for i := range t.items {
@@ -65,6 +99,9 @@ func (st *snipStage) run(t *turn) error {
 					continue
 				}
 				it := &t.items[i]
+				if r, ok := req[it.uuid]; ok {
+					last = max(last, r.pos)
+				}
 				if why.expanded != "" {
 					rep.add(Action{Kind: ActionExpanded, UUID: it.uuid, ToolUseID: why.toolUseID, Record: why.by, Detail: why.expanded})
 				}
@@ -73,9 +110,11 @@ func (st *snipStage) run(t *turn) error {
 			t.items = keep
 		}
 	}
-	if st.cfg.TagMessages {
-		st.tagMessages(t, rep)
+	offered := snipOffered(t.in)
+	if st.cfg.TagMessages || offered {
+		st.tagMessages(t, rep, offered)
 	}
+	st.remind(t, rep, last, st.cfg.TagMessages || offered)
 	return nil
 }
 
@@ -94,31 +133,13 @@ func NewSnip(records []transcript.Record, ids []string, reason string, now time.
 	if len(ids) == 0 {
 		return transcript.Record{}, fmt.Errorf("agentctx: snip names no records")
 	}
-	exact := map[string]*transcript.Record{}
-	for i := range records {
-		if r := &records[i]; r.UUID != "" {
-			if _, dup := exact[r.UUID]; !dup {
-				exact[r.UUID] = r
-			}
-		}
-	}
+	exact := recordsByUUID(records)
 	var uuids, bad []string
 	for _, id := range ids {
-		u := id
-		if r, ok := exact[id]; !ok || !r.IsConversation() {
-			if ok {
-				bad = append(bad, fmt.Sprintf("%q (not a user or assistant record)", id))
-				continue
-			}
-			if _, err := uuid.Parse(id); err == nil && strings.Count(id, "-") == 4 {
-				bad = append(bad, fmt.Sprintf("%q (no such record)", id))
-				continue
-			}
-			var err error
-			if u, err = transcript.ResolveTag(records, id); err != nil {
-				bad = append(bad, fmt.Sprintf("%q (%s)", id, strings.TrimPrefix(err.Error(), "agentctx: ")))
-				continue
-			}
+		u, why := resolveSnipID(records, exact, id)
+		if why != "" {
+			bad = append(bad, fmt.Sprintf("%q (%s)", id, why))
+			continue
 		}
 		uuids = append(uuids, u)
 	}
@@ -159,7 +180,15 @@ func SnippedUUIDs(records []transcript.Record) map[string]bool {
 	if err != nil {
 		return out
 	}
-	msgs := chain.Messages()
+	units := snipUnits(records, chain.Messages())
+	for i := range planSnip(units, req).removed {
+		out[units[i].uuid] = true
+	}
+	return out
+}
+
+// snipUnits returns the snip plan's units of msgs, messages of records.
+func snipUnits(records []transcript.Record, msgs []*transcript.Record) []snipUnit {
 	units := make([]snipUnit, len(msgs))
 	pos := make(map[string]int, len(records))
 	for i := range records {
@@ -171,10 +200,7 @@ func SnippedUUIDs(records []transcript.Record) map[string]bool {
 			units[i].role, units[i].msgID = transcript.RoleAssistant, r.Message.ID
 		}
 	}
-	for i := range planSnip(units, req).removed {
-		out[units[i].uuid] = true
-	}
-	return out
+	return units
 }
 
 // snipRequest is one uuid named by a snip record.

@@ -26,7 +26,7 @@ type stages struct {
 func newStages(cfg *Config, window int, counter *Counter) stages {
 	return stages{
 		budget:       &budgetStage{cfg: cfg.Budget, counter: counter, window: window},
-		snip:         &snipStage{cfg: cfg.Snip, counter: counter},
+		snip:         &snipStage{cfg: cfg.Snip, counter: counter, window: window},
 		microcompact: &microcompactStage{cfg: cfg.Microcompact, cache: cfg.Cache, counter: counter, window: window},
 		collapse:     &collapseStage{cfg: cfg.Collapse, counter: counter},
 		context:      &contextStage{cfg: cfg.Context, counter: counter},

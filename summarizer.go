@@ -98,6 +98,7 @@ const (
 	ViewCollapse       ViewSource = "collapse"        // a collapse commit's summary
 	ViewContext        ViewSource = "context"         // the base user context
 	ViewPinned         ViewSource = "pinned"          // pinned content re-placed after a summary
+	ViewReminder       ViewSource = "reminder"        // a reminder the pipeline put after an input
 	ViewOmitted        ViewSource = "omitted"         // the marker for messages left out to fit
 )
 

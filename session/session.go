@@ -54,6 +54,9 @@ type Options struct {
 //	s.Response(body)                       // the provider's JSON answer
 //	s.ToolResults(transcript.TextResult(id, output))
 //
+// With [agentctx.SnipTool] in the Input's tools, a call of it goes to [Session.Snip], whose
+// outcome's Result joins the other tool results.
+//
 // Each method persists through [Options.Writer] first and returns its error; a record
 // the writer refused is not counted. A Session is not safe for concurrent use: one per
 // conversation, like the transcript it writes.
@@ -310,6 +313,26 @@ func (s *Session) Recover(ctx context.Context, p *agentctx.Pipeline, in agentctx
 // compaction's summary either way.
 func (s *Session) Compact(ctx context.Context, p *agentctx.Pipeline, in agentctx.Input, opts agentctx.CompactOptions) (agentctx.Result, error) {
 	return s.turn(in, func(in agentctx.Input) (agentctx.Result, error) { return p.Compact(ctx, in, opts) })
+}
+
+// Snip carries out tu, a call of the snip tool ([agentctx.SnipTool]) in the latest response,
+// with [agentctx.Pipeline.HandleSnip] on the session's records: it appends the snip record,
+// when the call snips anything, and returns the outcome, whose [agentctx.SnipOutcome.Result]
+// the runtime passes to [Session.ToolResults] with the turn's other results. The error is the
+// Writer's, or a tu that is no open call of the latest response; a call the handler refuses
+// is no error, its result tells the model why.
+func (s *Session) Snip(p *agentctx.Pipeline, tu *transcript.ToolUse) (agentctx.SnipOutcome, error) {
+	uses, _ := s.openToolUses()
+	if tu == nil || !slices.ContainsFunc(uses, func(u *transcript.ToolUse) bool { return u.ID == tu.ID }) {
+		return agentctx.SnipOutcome{}, errors.New("agentctx: session snip: the tool_use is no open call of the latest assistant turn")
+	}
+	out := p.HandleSnip(s.Records(), tu.Input, s.now())
+	if out.Record != nil {
+		if err := s.Append(*out.Record); err != nil {
+			return agentctx.SnipOutcome{}, err
+		}
+	}
+	return out, nil
 }
 
 // Waiting names what a conversation waits for (see [Session.Pending]).

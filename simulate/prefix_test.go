@@ -13,7 +13,7 @@ import (
 
 // prefixPolicies are the configs the prefix invariant is checked under: the defaults at the
 // model's window and at small ones (where budget, clearing and compaction decide often),
-// thinking enabled, and cache editing.
+// thinking enabled, cache editing, and message tags with the snip reminder.
 var prefixPolicies = []struct {
 	name string
 	cfg  agentctx.Config
@@ -24,6 +24,8 @@ var prefixPolicies = []struct {
 	{"thinking", agentctx.Config{Model: "claude-sonnet-4-5", Thinking: &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: 4000}}},
 	{"cache-editing-40k", agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 40000,
 		Microcompact: agentctx.MicrocompactConfig{Cached: true, CacheEditingBeta: "cache-editing-test"}}},
+	// Tags and the context_efficiency reminder, every 2,000 tokens of growth at 40k.
+	{"tags-reminders-40k", agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 40000, Snip: agentctx.SnipConfig{TagMessages: true}}},
 }
 
 // TestPrefixInvariant replays every session of the corpus (one in four under the race

@@ -75,6 +75,26 @@ type PinDecision struct {
 	Tokens int      `json:"tokens"`
 }
 
+// ReminderDecision is a reminder the library put in the model's view (see
+// [github.com/agentctx/agentctx.SnipConfig]): Text, a meta user message, follows the record
+// named by AfterUUID on every later turn while that record is in the view, byte for byte.
+type ReminderDecision struct {
+	// Kind is one of the Reminder* constants.
+	Kind string `json:"kind"`
+	// AfterUUID is the record the reminder follows: the chain's leaf when it was made.
+	AfterUUID string `json:"afterUuid"`
+	// Text is what the model sees.
+	Text string `json:"text"`
+	// GrowthTokens is the growth of the view since the last snip or reminder that led to it.
+	GrowthTokens int `json:"growthTokens,omitempty"`
+}
+
+// The kinds of [ReminderDecision].
+const (
+	// ReminderContextEfficiency nudges the model to snip the messages it no longer needs.
+	ReminderContextEfficiency = "context_efficiency"
+)
+
 // Rehydration describes a record a compaction wrote after its summary to re-inject working
 // material: Kind is one of the Rehydrate* constants; Path names a file, Name a skill.
 type Rehydration struct {

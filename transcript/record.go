@@ -68,6 +68,8 @@ const (
 	// SubtypeRecovery records a rung of the recovery ladder run after a provider error:
 	// [Record.Recovery] (see [github.com/agentctx/agentctx.Pipeline.Recover]).
 	SubtypeRecovery Subtype = "agentctx_recovery"
+	// SubtypeReminder puts a reminder in the model's view after a record: [Record.Reminder].
+	SubtypeReminder Subtype = "agentctx_reminder"
 )
 
 // Record is one line of a durable transcript. The fields are those of Claude Code's session
@@ -112,6 +114,7 @@ type Record struct {
 	Collapse       *CollapseCommit       // SubtypeCollapseCommit
 	CompactFailure *CompactFailure       // SubtypeCompactFailure
 	Pin            *PinDecision          // SubtypePin
+	Reminder       *ReminderDecision     // SubtypeReminder
 	// Recovery is a rung of the recovery ladder: on a SubtypeRecovery decision record, or
 	// on the user record of a "continue where you stopped" turn (see [github.com/agentctx/agentctx.Pipeline.Recover]).
 	Recovery *RecoveryDecision
@@ -174,6 +177,7 @@ func (r *Record) appendFields(dst []jsonobj.Field) []jsonobj.Field {
 		jsonobj.Field{Key: "pinDecision", Ptr: &r.Pin},
 		jsonobj.Field{Key: "agentctxRehydration", Ptr: &r.Rehydration},
 		jsonobj.Field{Key: "recoveryDecision", Ptr: &r.Recovery},
+		jsonobj.Field{Key: "reminderDecision", Ptr: &r.Reminder},
 	)
 }
 
@@ -254,7 +258,7 @@ func (r *Record) IsCompactBoundary() bool {
 func (r *Record) IsDecision() bool {
 	switch r.Subtype {
 	case SubtypeToolResultBudget, SubtypeSnip, SubtypeMicrocompact, SubtypeCollapseCommit,
-		SubtypeCompactFailure, SubtypePin, SubtypeRecovery:
+		SubtypeCompactFailure, SubtypePin, SubtypeRecovery, SubtypeReminder:
 		return r.Type == TypeSystem
 	}
 	return false

@@ -23,6 +23,7 @@ const (
 	scanFailure
 	scanPin
 	scanRecovery
+	scanReminder
 	scanMain
 	scanSide
 	numScanKinds
@@ -42,6 +43,7 @@ const (
 	ScanFailure      ScanSet = 1 << scanFailure      // subtype agentctx_compact_failure
 	ScanPin          ScanSet = 1 << scanPin          // subtype agentctx_pin
 	ScanRecovery     ScanSet = 1 << scanRecovery     // subtype agentctx_recovery
+	ScanReminder     ScanSet = 1 << scanReminder     // subtype agentctx_reminder
 	ScanMain         ScanSet = 1 << scanMain         // a provider's response (see ProviderResponse) off the sidechain
 	ScanSide         ScanSet = 1 << scanSide         // a provider's response on the sidechain
 )
@@ -68,6 +70,8 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 		return scanPin, true
 	case SubtypeRecovery:
 		return scanRecovery, true
+	case SubtypeReminder:
+		return scanReminder, true
 	}
 	return 0, false
 }

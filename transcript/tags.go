@@ -8,7 +8,9 @@ import (
 
 // Message tags let a model name earlier messages to a snip tool. With
 // [github.com/agentctx/agentctx.SnipConfig.TagMessages], every user message of the view that carries a text prompt gets a
-// text block "[id:xxxxxxxx]" placed after its tool_result blocks and before its text. The tag is
+// text block "[id:xxxxxxxx]" placed after its tool_result blocks and before its text; with the
+// snip tool offered ([github.com/agentctx/agentctx.SnipTool]), so does every user message of
+// tool results. The tag is
 // the first 8 hex digits of the record's uuid (dashes removed, lower case), lengthened only when
 // an earlier user or assistant record of the transcript shares that prefix (the later record's
 // tag grows to its shortest prefix no earlier one shares). A record written later never

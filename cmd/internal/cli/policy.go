@@ -23,11 +23,13 @@ type policy struct {
 		Disable         bool           `toml:"disable"`
 		MaxResultChars  int            `toml:"max_result_chars"`
 		ToolMaxChars    map[string]int `toml:"tool_max_chars"`
+		TailTools       []string       `toml:"tail_tools"`
 		MaxMessageChars int            `toml:"max_message_chars"`
 		PreviewBytes    int            `toml:"preview_bytes"`
 	} `toml:"budget"`
 	Snip struct {
-		TagMessages bool `toml:"tag_messages"`
+		TagMessages    bool `toml:"tag_messages"`
+		ReminderTokens int  `toml:"reminder_tokens"`
 	} `toml:"snip"`
 	Microcompact struct {
 		Disable             bool          `toml:"disable"`
@@ -155,8 +157,10 @@ func (p *policy) apply(cfg *agentctx.Config) {
 	}
 	b := &p.Budget
 	cfg.Budget.Disable, cfg.Budget.MaxResultChars, cfg.Budget.ToolMaxChars = b.Disable, b.MaxResultChars, b.ToolMaxChars
+	cfg.Budget.TailTools = b.TailTools
 	cfg.Budget.MaxMessageChars, cfg.Budget.PreviewBytes = b.MaxMessageChars, b.PreviewBytes
 	cfg.Snip.TagMessages = p.Snip.TagMessages
+	cfg.Snip.ReminderTokens = p.Snip.ReminderTokens
 	m := &p.Microcompact
 	cfg.Microcompact = agentctx.MicrocompactConfig{Disable: m.Disable, Gap: m.Gap, KeepRecent: m.KeepRecent, Tools: m.Tools,
 		Cached: m.Cached, CacheEditingBeta: m.CacheEditingBeta, CachedTriggerTokens: m.CachedTriggerTokens}
