@@ -274,3 +274,20 @@ func TestReportUsage(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.True(t, strings.HasPrefix(out, "<!DOCTYPE html>"))
 }
+
+// TestReplayDamagedFile: simulate and report replay a file with an unreadable line without it,
+// and say so on stderr, naming the file and the line, as inspect does.
+func TestReplayDamagedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "damaged.jsonl")
+	data := `{"type":"user","uuid":"u1","message":{"role":"user","content":"hi"}}` + "\n" + `{"type":"assistant","message":{broken` + "\n"
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+	for _, args := range [][]string{
+		{"simulate", path},
+		{"report", "-o", filepath.Join(t.TempDir(), "page.html"), path},
+	} {
+		code, _, stderr := runCmd(t, args...)
+		assert.Equal(t, 0, code, "%v: %s", args, stderr)
+		assert.Contains(t, stderr, "problem    "+path+":2: ", args[0])
+		assert.Contains(t, stderr, "(skipped)", args[0])
+	}
+}

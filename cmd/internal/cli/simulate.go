@@ -122,6 +122,11 @@ func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, fil
 		rp.close()
 		return nil, err
 	}
+	// The lines the read skipped are said, as inspect says them: the replay goes on without
+	// them.
+	for _, p := range tr.Problems {
+		fmt.Fprintf(stderr, "problem    %s (skipped)\n", p.Error())
+	}
 	cfg := agentctx.Config{Compact: agentctx.CompactConfig{Summarizer: summarizer, Rehydrate: agentctx.RehydrateConfig{DisableFiles: true}}}
 	pol.apply(&cfg)
 	if pf.model != "" {
