@@ -18,12 +18,12 @@ var replayCost = flag.Bool("replaycost", false, "TestReplayCost: replay every co
 
 // TestReplayCost answers, on every Claude Code session of the corpus whose responses carry
 // usage, what the default policy would have cost: each session replayed with --replay policy,
-// the fixed prefix estimated from its first usage, figures in provider tokens and the
-// session's own thinking setting, as `agentctx simulate --replay policy` runs it; then the
+// the fixed prefix estimated from its first usage, figures in provider tokens, each turn priced
+// at its response's model and the session's own thinking setting, as `agentctx simulate --replay policy` runs it; then the
 // policy's cost over the real one per session (median and quartiles), and the cache-read
 // shares. Run with
 //
-//	go test -run TestReplayCost -replaycost ./simulate
+//	go test -run TestReplayCost -v -timeout 60m ./simulate -args -replaycost
 //
 // (BENCHMARKS.md holds the table); it skips without the flag or the corpus.
 func TestReplayCost(t *testing.T) {
@@ -32,6 +32,7 @@ func TestReplayCost(t *testing.T) {
 	}
 	var (
 		ratios, prefixes, cals []float64
+		raw, hour, file, long  []float64 // first prompt − first request; the cost ratio with 1-hour entries, replaying the file, of sessions of 10 turns or more
 		readPolicy, readReal   []float64
 		sum                    struct{ policy, real simulate.Totals }
 		sessions               int
@@ -44,7 +45,7 @@ func TestReplayCost(t *testing.T) {
 		require.NoError(t, err)
 		cfg := agentctx.Config{Model: sessionModel(tr.Records), Compact: agentctx.CompactConfig{Rehydrate: agentctx.RehydrateConfig{DisableFiles: true}}}
 		sim, err := simulate.Run(t.Context(), tr.Records, cfg, simulate.Options{Replay: simulate.ReplayPolicy,
-			EstimatePrefix: true, Calibrate: true, SessionThinking: true})
+			EstimatePrefix: true, Calibrate: true, SessionThinking: true, ResponseModels: true})
 		require.NoError(t, err, f)
 		r := sim.Real
 		if r == nil || r.Cost == 0 || sim.Totals.Cost == 0 {
@@ -53,6 +54,21 @@ func TestReplayCost(t *testing.T) {
 		sessions++
 		p := &sim.Totals
 		ratios = append(ratios, p.Cost/r.Cost)
+		if len(sim.Turns) >= 10 {
+			long = append(long, p.Cost/r.Cost)
+		}
+		raw = append(raw, float64(sim.FixedPrefix.FirstPrompt-sim.FixedPrefix.FirstRequest))
+		for _, v := range []struct {
+			to   *[]float64
+			mode string
+			ttl  string
+		}{{&hour, simulate.ReplayPolicy, "1h"}, {&file, simulate.ReplayFile, ""}} {
+			c := cfg
+			c.Cache.TTL = v.ttl
+			other, err := simulate.Run(t.Context(), tr.Records, c, simulate.Options{Replay: v.mode, EstimatePrefix: true, Calibrate: true, SessionThinking: true, ResponseModels: true})
+			require.NoError(t, err, f)
+			*v.to = append(*v.to, other.Totals.Cost/other.Real.Cost)
+		}
 		prefixes = append(prefixes, float64(sim.FixedPrefix.Tokens)*sim.Calibration.Ratio)
 		cals = append(cals, sim.Calibration.Ratio)
 		readPolicy = append(readPolicy, share(p))
@@ -76,6 +92,9 @@ func TestReplayCost(t *testing.T) {
 	}
 	t.Logf("%d sessions", sessions)
 	t.Logf("policy cost ÷ real cost: %s; all sessions together %.3f", quartiles(ratios), sum.policy.Cost/sum.real.Cost)
+	t.Logf("the same, %d sessions of 10 turns or more: %s", len(long), quartiles(long))
+	t.Logf("the same with [cache] ttl = \"1h\": %s; replaying the file (--replay file): %s", quartiles(hour), quartiles(file))
+	t.Logf("first reported prompt − first request counted: %s", quartiles(raw))
 	t.Logf("cache-read share, policy: %s; real: %s", quartiles(readPolicy), quartiles(readReal))
 	t.Logf("fixed prefix (provider tokens): %s; calibration ratio: %s", quartiles(prefixes), quartiles(cals))
 	for _, side := range []struct {

@@ -51,6 +51,10 @@ type Options struct {
 	// is scaled the same way, as a runtime reads the provider's figures. Real figures are as
 	// recorded either way.
 	Calibrate bool
+	// ResponseModels prices each turn at the model of the response it replays, as the real
+	// figures are (the simulated model's price when the table does not know it), for a session
+	// whose responses came from several models; Result.Price stays the simulated model's.
+	ResponseModels bool
 	// SessionThinking, when cfg.Thinking is nil, runs the replay with the session's own
 	// thinking setting, inferred from its records ([SessionThinking]).
 	SessionThinking bool
@@ -501,7 +505,11 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 			}
 			turn.Usage = Usage{Uncached: use.uncached, CacheWrite5m: use.write5m, CacheWrite1h: use.write1h,
 				CacheRead: use.read, Output: output}
-			turn.Cost = sim.Price.Cost(use.uncached, use.write5m, use.write1h, use.read, output)
+			price := sim.Price
+			if p, ok := prices.Lookup(group.model); ok && opts.ResponseModels {
+				price = p
+			}
+			turn.Cost = price.Cost(use.uncached, use.write5m, use.write1h, use.read, output)
 			if policyCached >= 0 && use.read < policyCached {
 				sim.Totals.Misses++
 			}

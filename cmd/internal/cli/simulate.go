@@ -161,7 +161,8 @@ func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, fil
 		rp.close()
 		return nil, UsageError{fmt.Sprintf("model %q is not in the model table, so its context window is unknown: pass --window", cfg.Model)}
 	}
-	opts := simulation.Options{Prices: pol.prices(), Replay: pf.mode, Calibrate: true}
+	// Without a model named, each turn is priced at its response's model, as the real one is.
+	opts := simulation.Options{Prices: pol.prices(), Replay: pf.mode, Calibrate: true, ResponseModels: pf.model == "" && pol.Model == ""}
 	switch {
 	case set["thinking"]:
 		cfg.Thinking = thinking
