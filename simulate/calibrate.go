@@ -20,8 +20,8 @@ type Calibration struct {
 	// slope falls outside 0.5–2.
 	Ratio float64 `json:"ratio"`
 	// Responses is the number of responses the ratio was fitted on: those with usage from
-	// the first one on, up to the file's first compaction after it, at most
-	// maxCalibrationResponses.
+	// the first one on, up to the file's first compaction after it or the first response of
+	// another model, at most 32.
 	Responses int `json:"responses"`
 	// Scaled reports that the policy's cache split, its totals and its costs are in provider
 	// tokens, counted tokens × Ratio ([Options.Calibrate]).
@@ -42,7 +42,8 @@ const (
 type calibrationPoint struct{ counted, reported int }
 
 // firstRequests measures the session's first responses with usage, from the first on up to
-// the next compact boundary of the file, at most maxCalibrationResponses: the counted size of
+// the next compact boundary of the file or the first response of another model (whose
+// tokenizer may count otherwise), at most maxCalibrationResponses: the counted size of
 // the request cfg's pipeline builds for each, with tools and without a system prompt, auto-
 // compact and time-based clearing off (the file's first requests were not compacted), on a
 // pipeline of its own (a store of its own, no logger), and the prompt the provider reported. A
@@ -60,14 +61,20 @@ func firstRequests(ctx context.Context, records []transcript.Record, cfg agentct
 		return nil, err
 	}
 	var (
-		out  []calibrationPoint
-		stop = -1 // the file's first compact boundary after the first measured response
+		out   []calibrationPoint
+		stop  = -1 // the file's first compact boundary after the first measured response
+		model string
 	)
 	for _, at := range points {
-		u := groups[at].usage
+		g := groups[at]
+		u := g.usage
 		if u == nil {
 			continue
 		}
+		if len(out) > 0 && g.model != model {
+			break // another model, another tokenizer
+		}
+		model = g.model
 		if stop < 0 {
 			stop = len(records)
 			for i := at; i < len(records); i++ {

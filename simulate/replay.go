@@ -28,7 +28,11 @@ const (
 // logicalParentUuid), any other record to its own parent, so the conversation reads on from
 // before the file's compaction; a compaction's preserved segment is then the plain
 // conversation it was before the boundary relinked it. records are not modified.
-func policyRecords(records []transcript.Record) []transcript.Record {
+//
+// A manual compaction (trigger "manual": the user asked for it) is no decision of the policy's:
+// manual holds where each stood among the records returned (the index of the first record
+// after it), and the replay compacts there with the policy's summarizer.
+func policyRecords(records []transcript.Record) (out []transcript.Record, manual []int) {
 	dropped := map[string]string{} // a left-out record's uuid → the parent it stood for
 	for i := range records {
 		r := &records[i]
@@ -43,10 +47,13 @@ func policyRecords(records []transcript.Record) []transcript.Record {
 			dropped[r.UUID] = to
 		}
 	}
-	out := make([]transcript.Record, 0, len(records))
+	out = make([]transcript.Record, 0, len(records))
 	for i := range records {
 		r := records[i]
 		if leftOut(&r) {
+			if m := r.CompactMetadata; r.IsCompactBoundary() && !r.IsSidechain && m != nil && m.Trigger == "manual" {
+				manual = append(manual, len(out))
+			}
 			continue
 		}
 		for steps := 0; steps <= len(dropped); steps++ {
@@ -58,7 +65,7 @@ func policyRecords(records []transcript.Record) []transcript.Record {
 		}
 		out = append(out, r)
 	}
-	return out
+	return out, manual
 }
 
 // leftOut reports whether a replay under the policy leaves the record out (see

@@ -2,6 +2,7 @@ package simulate_test
 
 import (
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/agentctx/agentctx"
@@ -27,7 +28,8 @@ func readSession(t *testing.T, name string) []transcript.Record {
 // it on the file's boundary and summary; --replay policy never gives Prepare the file's
 // boundary or summary, reads the conversation on from before it (a turn after the boundary
 // sends more than under the file), and compacts where the policy decides: under a small window
-// its own compactions appear, the file's one is counted in the real totals only.
+// its own compactions appear, the file's one is counted in the real totals only. A manual
+// compaction in the file (the user asked for it) is replayed where it stood, by the policy.
 func TestReplayPolicy(t *testing.T) {
 	records := readSession(t, compactedSession)
 	fileOwn := map[string]bool{}
@@ -68,7 +70,27 @@ func TestReplayPolicy(t *testing.T) {
 	assert.Positive(t, small.Totals.Compactions, "the policy compacts on its own")
 	assert.Less(t, small.Totals.PeakTokens, 30000)
 
-	_, err := simulate.Run(t.Context(), records, agentctx.Config{Model: "claude-sonnet-4-5"}, simulate.Options{Replay: "both"})
+	// The same compaction asked for by the user: the policy compacts where it stood, with its
+	// own summarizer, and nowhere else at the model's window.
+	manual := slices.Clone(records)
+	at := slices.IndexFunc(manual, func(r transcript.Record) bool { return r.IsCompactBoundary() })
+	m := *manual[at].CompactMetadata
+	m.Trigger = "manual"
+	manual[at].CompactMetadata = &m
+	asked, err := simulate.Run(t.Context(), manual, agentctx.Config{Model: "claude-sonnet-4-5"}, simulate.Options{Replay: simulate.ReplayPolicy})
+	require.NoError(t, err)
+	checkSimulation(t, asked, "manual")
+	assert.Equal(t, 1, asked.Totals.Compactions)
+	for i, tu := range asked.Turns {
+		if tu.Compaction != nil {
+			assert.Equal(t, "manual", tu.Compaction.Trigger)
+			assert.Equal(t, agentctx.CompactCompacted, tu.Compaction.Outcome)
+			assert.Greater(t, tu.Line, manual[at].Line, "the first turn after the file's boundary")
+			assert.Less(t, asked.Turns[i-1].Line, manual[at].Line)
+		}
+	}
+
+	_, err = simulate.Run(t.Context(), records, agentctx.Config{Model: "claude-sonnet-4-5"}, simulate.Options{Replay: "both"})
 	assert.ErrorContains(t, err, `Options.Replay "both"`)
 }
 

@@ -380,8 +380,9 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		Replay: opts.Replay, Thinking: cfg.Thinking, ThinkingSource: thinkingSource}
 	sim.Price, sim.Priced = prices.Lookup(cfg.Model)
 	compactions := fileCompactions(records)
+	var manual []int // where the file's manual compactions stood in the records replayed
 	if opts.Replay == ReplayPolicy {
-		records = policyRecords(records)
+		records, manual = policyRecords(records)
 	}
 
 	points, groups, groupOf := recordedResponses(records)
@@ -460,13 +461,18 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 			leaf = ""
 		}
 		in := agentctx.Input{Records: replay, Leaf: leaf, System: system, Tools: tools}
-		res, perr := p.Prepare(ctx, in)
+		asked := false // a manual compaction of the file came before this turn
+		for len(manual) > 0 && manual[0] <= at {
+			asked, manual = true, manual[1:]
+		}
+		res, perr := prepare(ctx, p, &in, asked)
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
 		if se, ok := errors.AsType[*agentctx.StageError](perr); ok {
 			return nil, fmt.Errorf("turn %d (line %d): %w", k+1, resp.Line, se)
 		}
+		replay = in.Records // with a failed manual compaction's records
 		replay = append(replay, res.Append...)
 		for _, r := range res.Append {
 			seen[r.UUID] = true
@@ -661,4 +667,23 @@ func recordedResponses(records []transcript.Record) ([]int, map[int]*recordedRes
 		}
 	}
 	return points, groups, groupOf
+}
+
+// prepare builds a turn's request: with asked, the user asked for a compaction before it (a
+// manual compaction of the file, under [ReplayPolicy]), and the policy compacts there with
+// its own summarizer ([agentctx.Pipeline.Compact]); when that fails, its records are appended
+// to in.Records and the turn is prepared as any other.
+func prepare(ctx context.Context, p *agentctx.Pipeline, in *agentctx.Input, asked bool) (agentctx.Result, error) {
+	if !asked {
+		return p.Prepare(ctx, *in)
+	}
+	res, err := p.Compact(ctx, *in, agentctx.CompactOptions{})
+	if err == nil || ctx.Err() != nil {
+		return res, err
+	}
+	if _, ok := errors.AsType[*agentctx.StageError](err); ok {
+		return res, err
+	}
+	in.Records = append(in.Records, res.Append...)
+	return p.Prepare(ctx, *in)
 }
