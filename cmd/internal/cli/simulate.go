@@ -75,7 +75,7 @@ type policyFlags struct {
 }
 
 func (pf *policyFlags) register(fs *flag.FlagSet, a *app) {
-	fs.StringVar(&pf.model, "model", "", "the model `name` to simulate (default: the config file's, else the session's last model that the model table knows, else "+defaultModel+")")
+	fs.StringVar(&pf.model, "model", "", "the model `name` to simulate (default: the config file's, else the session's last model that the model table knows, else "+defaultModel+"; without one named, each turn is priced at its response's model, as the real one is)")
 	fs.IntVar(&pf.window, "window", 0, "the context window, `N` tokens (default: the config file's, else the model's)")
 	fs.StringVar(&pf.config, "config", "", "a TOML `file` setting every stage's knobs and prices (see docs/simulate.md)")
 	fs.StringVar(&pf.tools, "tools", "", "a JSON `file` holding the tool definitions every request carries (default: the tools the session calls, declared up front with empty schemas)")
