@@ -11,6 +11,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,7 +22,7 @@ var replayCost = flag.Bool("replaycost", false, "TestReplayCost: replay every co
 // the fixed prefix estimated from its first usage, figures in provider tokens, each turn priced
 // at its response's model and the session's own thinking setting, as `agentctx simulate --replay policy` runs it; then the
 // policy's cost over the real one per session (median and quartiles), and the cache-read
-// shares. Run with
+// shares; no prefix break goes unexplained. Run with
 //
 //	go test -run TestReplayCost -v -timeout 60m ./simulate -args -replaycost
 //
@@ -47,6 +48,7 @@ func TestReplayCost(t *testing.T) {
 		sim, err := simulate.Run(t.Context(), tr.Records, cfg, simulate.Options{Replay: simulate.ReplayPolicy,
 			EstimatePrefix: true, Calibrate: true, SessionThinking: true, ResponseModels: true})
 		require.NoError(t, err, f)
+		assert.Zero(t, sim.Totals.Unexplained, "%s: the prefix invariant holds under --replay policy", f)
 		r := sim.Real
 		if r == nil || r.Cost == 0 || sim.Totals.Cost == 0 {
 			continue
