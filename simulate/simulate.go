@@ -31,6 +31,33 @@ type Options struct {
 	// Progress, when set, is called after each simulated turn with the turns done and the
 	// total. It runs on the caller's goroutine.
 	Progress func(done, total int)
+	// Replay is the replay mode: [ReplayFile] ("" means it too) replays the file with its own
+	// compactions; [ReplayPolicy] leaves the file's compactions and the decision records a
+	// policy writes out and replays from the first record, compacting where the policy decides
+	// (see [Run]).
+	Replay string
+	// SystemTokens, when System is nil, gives every request a synthetic system prompt of this
+	// many counted tokens (deterministic text in the library's own words) standing for the
+	// agent's own, which a session file does not hold.
+	SystemTokens int
+	// EstimatePrefix, when System is nil and SystemTokens 0, gives every request a synthetic
+	// system prompt of the size the file's first usage says its requests lack: the first
+	// response's reported prompt, in counted tokens, less the counted size of the request
+	// built for it (see [FixedPrefix]). Without usage, none.
+	EstimatePrefix bool
+	// Calibrate reports the policy's cache split, totals and costs in provider tokens: counted
+	// tokens × the session's [Calibration] ratio, fitted on its first responses' usage. The
+	// simulated usage the replay writes on each response, which the pressure figure anchors on,
+	// is scaled the same way, as a runtime reads the provider's figures. Real figures are as
+	// recorded either way.
+	Calibrate bool
+	// ResponseModels prices each turn at the model of the response it replays, as the real
+	// figures are (the simulated model's price when the table does not know it), for a session
+	// whose responses came from several models; Result.Price stays the simulated model's.
+	ResponseModels bool
+	// SessionThinking, when cfg.Thinking is nil, runs the replay with the session's own
+	// thinking setting, inferred from its records ([SessionThinking]).
+	SessionThinking bool
 	// Observe, when set, is called after each simulated turn with what the turn built (see
 	// [Step]), before the next turn starts: a caller that wants more of a turn than [Turn]
 	// keeps (the request, each stage's actions, the records a compaction wrote) takes it
@@ -65,6 +92,18 @@ type Result struct {
 	Model         string `json:"model"`
 	ContextWindow int    `json:"context_window"`
 	Threshold     int    `json:"auto_compact_threshold"`
+	// Replay is [Options.Replay] when set.
+	Replay string `json:"replay,omitempty"`
+	// Thinking is the requests' thinking setting when one was asked for (cfg.Thinking, or
+	// Options.SessionThinking; nil: off); ThinkingSource says where it came from: "config"
+	// or "session" (empty when neither asked).
+	Thinking       *agentctx.ThinkingParam `json:"thinking,omitempty"`
+	ThinkingSource string                  `json:"thinking_source,omitempty"`
+	// FixedPrefix is the system prompt the requests carried, when there was one.
+	FixedPrefix *FixedPrefix `json:"fixed_prefix,omitempty"`
+	// Calibration is the session's ratio of provider to counted tokens, when
+	// Options.Calibrate or Options.EstimatePrefix asked for it.
+	Calibration *Calibration `json:"calibration,omitempty"`
 	// Price is the simulated model's price; Priced is false when the price table does not
 	// know the model (then every cost is 0).
 	Price  Price `json:"price"`
@@ -234,7 +273,8 @@ type Totals struct {
 	// Turns is the number of turns summed; Failed those whose request could not be sent.
 	Turns  int `json:"turns"`
 	Failed int `json:"failed,omitzero"`
-	// Compactions and CompactFailures count the compactions that succeeded and failed.
+	// Compactions and CompactFailures count the compactions that succeeded and failed; in
+	// [Result.Real], Compactions counts the file's compact boundaries.
 	Compactions     int `json:"compactions"`
 	CompactFailures int `json:"compact_failures,omitzero"`
 	// PeakTokens is the largest request's input, at turn PeakTurn.
@@ -246,6 +286,10 @@ type Totals struct {
 	// marked prefix again (see [PrefixBreak]); Unexplained those no decision explains.
 	PrefixBreaks int `json:"prefix_breaks,omitzero"`
 	Unexplained  int `json:"unexplained_breaks,omitzero"`
+	// Misses counts the sent turns that read less from the cache than the previous sent turn
+	// read and wrote: a broken prefix or an expired entry, the one measure of both that the
+	// real usage shows too.
+	Misses int `json:"cache_misses,omitzero"`
 	Usage
 }
 
@@ -271,7 +315,15 @@ func (t *Totals) add(turn int, u Usage) {
 // turns — appends the turn's records and moves on. The file's records after a simulated
 // compaction are linked to the compaction's leaf, as a runtime following [agentctx.Result.Leaf]
 // would have written them. The records of one response (Claude Code writes one per content
-// block, sharing message.id) are one turn.
+// block, sharing message.id) are one turn. With opts.Replay [ReplayPolicy] the file's own
+// compactions are left out first (see [Options.Replay]): the replay then runs from the first
+// record and only the policy compacts.
+//
+// Options can give every request a fixed prefix standing for the system prompt and tool
+// definitions the file lacks (System, SystemTokens, or an estimate from the file's first
+// usage, EstimatePrefix: [Result.FixedPrefix]), report the policy's figures in provider
+// tokens (Calibrate: [Result.Calibration]) and run with the session's own thinking setting
+// (SessionThinking); the zero Options does none of these.
 //
 // For each turn it measures the request, says what each stage did, and plays the request
 // against a model of the provider's prompt cache: the longest byte-identical prefix an earlier
@@ -293,8 +345,18 @@ func (t *Totals) add(turn int, u Usage) {
 // a config [agentctx.New] rejects, on ctx's end, and on a stage's error
 // ([*agentctx.StageError]).
 func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, opts Options) (*Result, error) {
+	if err := checkReplay(opts.Replay); err != nil {
+		return nil, err
+	}
 	var clock time.Time
 	cfg.Now = func() time.Time { return clock }
+	thinkingSource := ""
+	switch {
+	case cfg.Thinking != nil:
+		thinkingSource = "config"
+	case opts.SessionThinking:
+		cfg.Thinking, thinkingSource = SessionThinking(records), "session"
+	}
 	if cfg.Compact.Summarizer == nil {
 		cfg.Compact.Summarizer = agentctx.Extractive{}
 	}
@@ -314,8 +376,14 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 			return nil, err
 		}
 	}
-	sim := &Result{Model: cfg.Model, ContextWindow: p.Window(), Threshold: p.Levels().Threshold, Records: len(records)}
+	sim := &Result{Model: cfg.Model, ContextWindow: p.Window(), Threshold: p.Levels().Threshold, Records: len(records),
+		Replay: opts.Replay, Thinking: cfg.Thinking, ThinkingSource: thinkingSource}
 	sim.Price, sim.Priced = prices.Lookup(cfg.Model)
+	compactions := fileCompactions(records)
+	var manual []int // where the file's manual compactions stood in the records replayed
+	if opts.Replay == ReplayPolicy {
+		records, manual = policyRecords(records)
+	}
 
 	points, groups, groupOf := recordedResponses(records)
 	sim.Responses = len(points)
@@ -334,6 +402,10 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	if tools == nil {
 		tools = sessionTools(records)
 	}
+	system, scale, err := fixedPrefix(ctx, records, cfg, opts, tools, points, groups, p.Counter(), sim)
+	if err != nil {
+		return nil, err
+	}
 	cache := newPromptCache(p.Counter(), p.MinCacheTokens())
 	var (
 		replay   = make([]transcript.Record, 0, len(records)+len(records)/8)
@@ -347,6 +419,9 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		// unavailable for its assistant turn in flight (see [agentctx.Report.ThinkingUnavailable])
 		sentUnthinking bool
 		realTotals     Totals
+		// the cache read and written by the last sent turn, of the policy and the real one:
+		// a turn reading less missed (see [Totals.Misses])
+		policyCached, realCached = -1, -1
 		// simulated usage of each replayed response, by the index of its first record
 		usages = map[int]*transcript.Usage{}
 	)
@@ -385,14 +460,19 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		if !seen[leaf] {
 			leaf = ""
 		}
-		in := agentctx.Input{Records: replay, Leaf: leaf, System: opts.System, Tools: tools}
-		res, perr := p.Prepare(ctx, in)
+		in := agentctx.Input{Records: replay, Leaf: leaf, System: system, Tools: tools}
+		asked := false // a manual compaction of the file came before this turn
+		for len(manual) > 0 && manual[0] <= at {
+			asked, manual = true, manual[1:]
+		}
+		res, perr := prepare(ctx, p, &in, asked)
 		if cerr := ctx.Err(); cerr != nil {
 			return nil, cerr
 		}
 		if se, ok := errors.AsType[*agentctx.StageError](perr); ok {
 			return nil, fmt.Errorf("turn %d (line %d): %w", k+1, resp.Line, se)
 		}
+		replay = in.Records // with a failed manual compaction's records
 		replay = append(replay, res.Append...)
 		for _, r := range res.Append {
 			seen[r.UUID] = true
@@ -423,9 +503,23 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 			sim.Totals.Failed++
 		} else {
 			use := cache.send(&res.Request, clock, res.Report.CacheDeletedTokens)
+			if scale != 1 {
+				use.read, use.write5m, use.write1h, use.uncached = scale.usage(use.read, use.write5m, use.write1h, use.uncached)
+				if group.usage == nil {
+					output = scale.tokens(output)
+				}
+			}
 			turn.Usage = Usage{Uncached: use.uncached, CacheWrite5m: use.write5m, CacheWrite1h: use.write1h,
 				CacheRead: use.read, Output: output}
-			turn.Cost = sim.Price.Cost(use.uncached, use.write5m, use.write1h, use.read, output)
+			price := sim.Price
+			if p, ok := prices.Lookup(group.model); ok && opts.ResponseModels {
+				price = p
+			}
+			turn.Cost = price.Cost(use.uncached, use.write5m, use.write1h, use.read, output)
+			if policyCached >= 0 && use.read < policyCached {
+				sim.Totals.Misses++
+			}
+			policyCached = use.read + use.write5m + use.write1h
 			turn.Expired = use.expired
 			if b := use.brk; b != nil {
 				cause := decisionCause(replay[sentAt:])
@@ -457,6 +551,10 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 			real.Cost = price.Cost(real.Uncached, w5, w1, real.CacheRead, real.Output)
 			turn.Real = &real
 			realTotals.add(turn.Turn, real)
+			if realCached >= 0 && real.CacheRead < realCached {
+				realTotals.Misses++
+			}
+			realCached = real.CacheRead + w5 + w1
 		}
 		if opts.Observe != nil {
 			opts.Observe(&Step{Turn: &turn, Input: in, Result: &res, Err: perr, Pipeline: p})
@@ -467,6 +565,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		}
 	}
 	if realTotals.Turns > 0 {
+		realTotals.Compactions = compactions
 		sim.Real = &realTotals
 	}
 	return sim, nil
@@ -568,4 +667,23 @@ func recordedResponses(records []transcript.Record) ([]int, map[int]*recordedRes
 		}
 	}
 	return points, groups, groupOf
+}
+
+// prepare builds a turn's request: with asked, the user asked for a compaction before it (a
+// manual compaction of the file, under [ReplayPolicy]), and the policy compacts there with
+// its own summarizer ([agentctx.Pipeline.Compact]); when that fails, its records are appended
+// to in.Records and the turn is prepared as any other.
+func prepare(ctx context.Context, p *agentctx.Pipeline, in *agentctx.Input, asked bool) (agentctx.Result, error) {
+	if !asked {
+		return p.Prepare(ctx, *in)
+	}
+	res, err := p.Compact(ctx, *in, agentctx.CompactOptions{})
+	if err == nil || ctx.Err() != nil {
+		return res, err
+	}
+	if _, ok := errors.AsType[*agentctx.StageError](err); ok {
+		return res, err
+	}
+	in.Records = append(in.Records, res.Append...)
+	return p.Prepare(ctx, *in)
 }

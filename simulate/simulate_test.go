@@ -24,27 +24,42 @@ import (
 )
 
 // checkSimulation asserts what holds for every simulation: each sent turn's cache parts sum
-// to its input tokens, a failed turn reads, writes and costs nothing, and the totals are the
-// sums of the turns (the real ones of the turns with usage).
+// to its input tokens (scaled by the calibration ratio when the figures are), a failed turn
+// reads, writes and costs nothing, and the totals are the sums of the turns (the real ones of
+// the turns with usage), the cache misses the turns reading less than the previous sent one
+// read and wrote.
 func checkSimulation(t *testing.T, sim *simulate.Result, name string) {
 	t.Helper()
 	var want, real simulate.Totals
+	cached, realCached := -1, -1
 	for _, tu := range sim.Turns {
 		if tu.Error != "" {
 			want.Failed++
 			assert.Zero(t, tu.Usage, "%s turn %d: a failed turn sends nothing", name, tu.Turn)
 		} else {
-			assert.Equal(t, tu.InputTokens, tu.Input(), "%s turn %d: uncached + writes + read = input", name, tu.Turn)
+			if c := sim.Calibration; c != nil && c.Scaled {
+				assert.InDelta(t, float64(tu.InputTokens)*c.Ratio, tu.Input(), 1, "%s turn %d: uncached + writes + read = input × ratio", name, tu.Turn)
+			} else {
+				assert.Equal(t, tu.InputTokens, tu.Input(), "%s turn %d: uncached + writes + read = input", name, tu.Turn)
+			}
 			assert.InDelta(t, sim.Price.Cost(tu.Uncached, tu.CacheWrite5m, tu.CacheWrite1h, tu.CacheRead, tu.Output), tu.Cost, 1e-12, name)
 			sum(&want, tu.Turn, tu.Usage)
+			if cached >= 0 && tu.CacheRead < cached {
+				want.Misses++
+			}
+			cached = tu.CacheRead + tu.CacheWrite5m + tu.CacheWrite1h
 		}
 		if c := tu.Compaction; c != nil && c.Outcome == agentctx.CompactCompacted {
 			want.Compactions++
 		} else if c != nil && c.Outcome == agentctx.CompactFailed {
 			want.CompactFailures++
 		}
-		if tu.Real != nil {
-			sum(&real, tu.Turn, *tu.Real)
+		if u := tu.Real; u != nil {
+			sum(&real, tu.Turn, *u)
+			if realCached >= 0 && u.CacheRead < realCached {
+				real.Misses++
+			}
+			realCached = u.CacheRead + u.CacheWrite5m + u.CacheWrite1h
 		}
 		if b := tu.PrefixBreak; b != nil {
 			assert.Empty(t, tu.Error, "%s turn %d: only a sent request breaks a prefix", name, tu.Turn)
@@ -61,6 +76,7 @@ func checkSimulation(t *testing.T, sim *simulate.Result, name string) {
 	if real.Turns == 0 {
 		assert.Nil(t, sim.Real, name)
 	} else if assert.NotNil(t, sim.Real, name) {
+		real.Compactions = sim.Real.Compactions // the file's boundaries: no turn says
 		assert.Equal(t, real, *sim.Real, "%s: the real totals sum the turns' usage", name)
 	}
 }

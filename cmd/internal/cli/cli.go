@@ -121,7 +121,12 @@ var commands = []command{
 			"simulation appended so far (decisions, compactions), and plays it against a model of " +
 			"the provider's prompt cache on the records' clock. It prints per turn the request's " +
 			"tokens, the cache read and written, the output, the cost and what the stages did; then " +
-			"the totals beside the real usage the file holds. Summaries are extractive unless " +
+			"the totals beside the real usage the file holds. The comparison is fair by default: " +
+			"every request carries a system prompt of the size the file's first usage says it " +
+			"lacks (--system, --system-tokens), figures are in provider tokens at the session's " +
+			"calibration ratio, and thinking is the session's own (--thinking). --replay policy " +
+			"leaves the file's own compactions out, so that only the policy compacts. " +
+			"Summaries are extractive unless " +
 			"--summarizer names a model. The output depends only on FILE and the flags. FILE is " +
 			"never changed.",
 		run: (*app).simulate,

@@ -3,12 +3,15 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 	"github.com/agentctx/agentctx"
 	simulation "github.com/agentctx/agentctx/simulate"
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // policy is the simulate command's config file (TOML): every stage's knobs, and the price
@@ -18,6 +21,11 @@ type policy struct {
 	Model           string `toml:"model"`
 	ContextWindow   int    `toml:"context_window"`
 	MaxOutputTokens int    `toml:"max_output_tokens"`
+	// Thinking is "off", "adaptive" or a budget (an integer, or a string of one): see
+	// parseThinking. Read into thinking, thinkingSet.
+	Thinking    any `toml:"thinking"`
+	thinking    *agentctx.ThinkingParam
+	thinkingSet bool
 
 	Budget struct {
 		Disable         bool           `toml:"disable"`
@@ -141,7 +149,54 @@ func readPolicy(path string) (*policy, error) {
 			return nil, fmt.Errorf("--config: %s: %s %d is negative", path, k.key, k.v)
 		}
 	}
+	if md.IsDefined("thinking") {
+		v := fmt.Sprint(p.Thinking)
+		if _, ok := p.Thinking.(string); !ok {
+			if _, ok := p.Thinking.(int64); !ok {
+				return nil, fmt.Errorf("--config: %s: thinking: want \"off\", \"adaptive\" or a budget in tokens, got %v", path, p.Thinking)
+			}
+		}
+		th, err := parseThinking(v)
+		if err != nil {
+			return nil, fmt.Errorf("--config: %s: thinking: %v", path, err)
+		}
+		p.thinking, p.thinkingSet = th, true
+	}
 	return &p, nil
+}
+
+// parseThinking reads a thinking setting: "off" (none), "adaptive", or N, thinking enabled
+// with a budget of N tokens (at least the provider's 1,024).
+func parseThinking(s string) (*agentctx.ThinkingParam, error) {
+	switch s {
+	case "off":
+		return nil, nil
+	case "adaptive":
+		return &agentctx.ThinkingParam{Type: "adaptive"}, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		return nil, fmt.Errorf("want off, adaptive or a budget in tokens, got %q", s)
+	}
+	if n < 1024 {
+		return nil, fmt.Errorf("a thinking budget is at least 1024 tokens, got %d", n)
+	}
+	return &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: n}, nil
+}
+
+// readSystem reads the system prompt file of --system: UTF-8 text, read whole.
+func readSystem(path string) ([]*transcript.Text, error) {
+	data, err := readFile(path, maxToolsBytes)
+	if err != nil {
+		return nil, fmt.Errorf("--system: %w", err)
+	}
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("--system: %s: not UTF-8 text", path)
+	}
+	if len(data) == 0 {
+		return []*transcript.Text{}, nil
+	}
+	return []*transcript.Text{{Text: string(data)}}, nil
 }
 
 // apply sets cfg's knobs from the file.

@@ -69,13 +69,20 @@ type policyFlags struct {
 	model, config, tools string
 	window               int
 	sf                   summarizerFlags
+	// mode is --replay; system and systemTokens the fixed prefix; thinking --thinking.
+	mode, system, thinking string
+	systemTokens           int
 }
 
 func (pf *policyFlags) register(fs *flag.FlagSet, a *app) {
-	fs.StringVar(&pf.model, "model", "", "the model `name` to simulate (default: the config file's, else the session's last model that the model table knows, else "+defaultModel+")")
+	fs.StringVar(&pf.model, "model", "", "the model `name` to simulate (default: the config file's, else the session's last model that the model table knows, else "+defaultModel+"; without one named, each turn is priced at its response's model, as the real one is)")
 	fs.IntVar(&pf.window, "window", 0, "the context window, `N` tokens (default: the config file's, else the model's)")
 	fs.StringVar(&pf.config, "config", "", "a TOML `file` setting every stage's knobs and prices (see docs/simulate.md)")
 	fs.StringVar(&pf.tools, "tools", "", "a JSON `file` holding the tool definitions every request carries (default: the tools the session calls, declared up front with empty schemas)")
+	fs.StringVar(&pf.mode, "replay", simulation.ReplayFile, "`policy`: replay the conversation without the file's compactions, compacting only where the policy decides; file: replay the file with its compactions")
+	fs.StringVar(&pf.system, "system", "", "a text `file` holding the system prompt every request carries (default: a synthetic one of the size the file's first usage says it lacks)")
+	fs.IntVar(&pf.systemTokens, "system-tokens", 0, "a synthetic system prompt of `N` counted tokens on every request, instead of the estimate (0: none)")
+	fs.StringVar(&pf.thinking, "thinking", "", "the thinking setting, `off|adaptive|N` (N: enabled with that budget; default: the config file's, else the session's own, inferred from its thinking blocks)")
 	pf.sf.register(fs, a)
 }
 
@@ -96,6 +103,23 @@ func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, fil
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if set["window"] && pf.window <= 0 {
 		return nil, UsageError{fmt.Sprintf("--window must be positive, got %d", pf.window)}
+	}
+	if pf.mode != simulation.ReplayFile && pf.mode != simulation.ReplayPolicy {
+		return nil, UsageError{fmt.Sprintf("--replay must be policy or file, got %q", pf.mode)}
+	}
+	if pf.systemTokens < 0 {
+		return nil, UsageError{fmt.Sprintf("--system-tokens must not be negative, got %d", pf.systemTokens)}
+	}
+	if set["system"] && set["system-tokens"] {
+		return nil, UsageError{"--system and --system-tokens both set the system prompt: pass one"}
+	}
+	var thinking *agentctx.ThinkingParam
+	if set["thinking"] {
+		t, err := parseThinking(pf.thinking)
+		if err != nil {
+			return nil, UsageError{"--thinking: " + err.Error()}
+		}
+		thinking = t
 	}
 	summarizer, err := pf.sf.summarizer(a.Summarizers)
 	if err != nil {
@@ -142,10 +166,30 @@ func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, fil
 		rp.close()
 		return nil, UsageError{fmt.Sprintf("model %q is not in the model table, so its context window is unknown: pass --window", cfg.Model)}
 	}
-	opts := simulation.Options{Prices: pol.prices()}
+	// Without a model named, each turn is priced at its response's model, as the real one is.
+	opts := simulation.Options{Prices: pol.prices(), Replay: pf.mode, Calibrate: true, ResponseModels: pf.model == "" && pol.Model == ""}
+	switch {
+	case set["thinking"]:
+		cfg.Thinking = thinking
+	case pol.thinkingSet:
+		cfg.Thinking = pol.thinking
+	default:
+		opts.SessionThinking = true
+	}
 	if opts.Tools, err = readTools(pf.tools); err != nil {
 		rp.close()
 		return nil, err
+	}
+	switch {
+	case pf.system != "":
+		if opts.System, err = readSystem(pf.system); err != nil {
+			rp.close()
+			return nil, err
+		}
+	case set["system-tokens"]:
+		opts.SystemTokens = pf.systemTokens
+	default:
+		opts.EstimatePrefix = true
 	}
 	if line := newProgress(stderr); line != nil {
 		opts.Progress = line.set
@@ -185,6 +229,7 @@ func simText(sim *simulation.Result, path string) string {
 	} else {
 		b.WriteString("price: the model is not in the price table; costs are 0 (add it under [prices] in --config)\n")
 	}
+	b.WriteString(setupText(sim))
 	b.WriteString("\n turn  time                      input   read  write uncached  output      cost  stages\n")
 	for _, t := range sim.Turns {
 		ts := "-"
@@ -218,7 +263,14 @@ func simText(sim *simulation.Result, path string) string {
 	row("uncached input", num(func(t *simulation.Totals) int { return t.Uncached }))
 	row("output tokens", num(func(t *simulation.Totals) int { return t.Output }))
 	row("cost (USD)", func(t *simulation.Totals) string { return fmt.Sprintf("%.4f", t.Cost) })
-	fmt.Fprintf(&b, "%-22s %16d %16s\n", "compactions", tot.Compactions, "-")
+	row("cache-read share", func(t *simulation.Totals) string {
+		if t.InputTokens == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f %%", 100*float64(t.CacheRead)/float64(t.InputTokens))
+	})
+	row("compactions", num(func(t *simulation.Totals) int { return t.Compactions }))
+	row("cache misses", num(func(t *simulation.Totals) int { return t.Misses }))
 	fmt.Fprintf(&b, "%-22s %16d %16s\n", "prefix breaks", tot.PrefixBreaks, "-")
 	if tot.Unexplained > 0 {
 		fmt.Fprintf(&b, "%-22s %16d %16s\n", "unexplained breaks", tot.Unexplained, "-")
@@ -227,8 +279,14 @@ func simText(sim *simulation.Result, path string) string {
 		fmt.Fprintf(&b, "%-22s %16d %16s\n", "failed compactions", tot.CompactFailures, "-")
 		fmt.Fprintf(&b, "%-22s %16d %16s\n", "turns not sendable", tot.Failed, "-")
 	}
+	if real != nil && real.Cost > 0 && sim.Priced {
+		fmt.Fprintf(&b, "%-22s %16s\n", "policy ÷ real cost", fmt.Sprintf("%.3f", tot.Cost/real.Cost))
+	}
 	if real != nil && real.Turns < len(sim.Turns) {
 		fmt.Fprintf(&b, "(the real figures cover the %d turns whose response carries usage)\n", real.Turns)
+	}
+	if c := sim.Calibration; c != nil && c.Scaled {
+		b.WriteString("(the policy's cache split and cost are counted tokens × the calibration ratio; input tokens per turn are counted)\n")
 	}
 	return b.String()
 }
@@ -263,4 +321,45 @@ func turnNotes(t simulation.Turn) string {
 		notes = append(notes, "NOT SENT: "+t.Error)
 	}
 	return strings.Join(notes, ", ")
+}
+
+// setupText says how the replay was set up: its mode, the fixed prefix and the calibration
+// when the simulation reports them, and the thinking setting.
+func setupText(sim *simulation.Result) string {
+	var b strings.Builder
+	if sim.Replay != "" {
+		what := "the file with its own compactions"
+		if sim.Replay == simulation.ReplayPolicy {
+			what = "from the first record, the file's compactions left out"
+		}
+		fmt.Fprintf(&b, "replay %s: %s\n", sim.Replay, what)
+	}
+	if fp := sim.FixedPrefix; fp != nil {
+		fmt.Fprintf(&b, "fixed prefix: a system prompt of %d tokens", fp.Tokens)
+		switch fp.Source {
+		case simulation.PrefixEstimate:
+			fmt.Fprintf(&b, ", estimated from the first response: %d tokens reported, %d counted in the request without it", fp.FirstPrompt, fp.FirstRequest)
+		case simulation.PrefixSystemTokens:
+			b.WriteString(", synthetic (--system-tokens)")
+		default:
+			b.WriteString(" (--system)")
+		}
+		b.WriteString("\n")
+	}
+	if c := sim.Calibration; c != nil {
+		fmt.Fprintf(&b, "calibration: %.4f provider tokens per counted token, fitted on %d responses\n", c.Ratio, c.Responses)
+	}
+	th := "off"
+	if t := sim.Thinking; t != nil {
+		th = t.Type
+		if t.BudgetTokens > 0 {
+			th += fmt.Sprintf(", budget %d", t.BudgetTokens)
+		}
+	}
+	from := ""
+	if sim.ThinkingSource == "session" {
+		from = " (the session's own)"
+	}
+	fmt.Fprintf(&b, "thinking %s%s\n", th, from)
+	return b.String()
 }

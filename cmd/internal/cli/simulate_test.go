@@ -73,7 +73,8 @@ func TestSimulateConfig(t *testing.T) {
 	}
 	sim := func(args ...string) simulation.Result {
 		t.Helper()
-		code, js, errOut := runCmd(t, append(append([]string{"simulate", "--json"}, args...), f)...)
+		// No fixed prefix: the session's estimated one would not leave a 16k window room.
+		code, js, errOut := runCmd(t, append(append([]string{"simulate", "--json", "--system-tokens=0"}, args...), f)...)
 		require.Equal(t, 0, code, errOut)
 		var s simulation.Result
 		require.NoError(t, json.Unmarshal([]byte(js), &s))
@@ -115,6 +116,8 @@ func TestSimulateConfig(t *testing.T) {
 		{"[cache]\nttl = \"2h\"\n", `Cache.TTL "2h" is not`},
 		{"model = \"claude-sonnet-4-5\"\ncontext_window = -5\n", "--config: " + filepath.Join(dir, "bad.toml") + ": context_window -5 is negative"},
 		{"max_output_tokens = -1\n", "bad.toml: max_output_tokens -1 is negative"},
+		{"thinking = true\n", "bad.toml: thinking: want \"off\", \"adaptive\" or a budget in tokens, got true"},
+		{"thinking = 100\n", "bad.toml: thinking: a thinking budget is at least 1024 tokens, got 100"},
 	} {
 		code, _, errOut := runCmd(t, "simulate", "--config="+write("bad.toml", tc.body), f)
 		assert.Equal(t, 1, code, tc.body)
@@ -158,7 +161,7 @@ type svgDoc struct {
 func TestSimulateSVG(t *testing.T) {
 	f := worktrees
 	out := filepath.Join(t.TempDir(), "chart.svg")
-	code, js, errOut := runCmd(t, "simulate", "--json", "--window=16000", "--svg="+out, f)
+	code, js, errOut := runCmd(t, "simulate", "--json", "--window=16000", "--system-tokens=0", "--svg="+out, f)
 	require.Equal(t, 0, code, errOut)
 	var sim simulation.Result
 	require.NoError(t, json.Unmarshal([]byte(js), &sim))
@@ -250,4 +253,76 @@ func TestSimulateSVGHostileContent(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, xml.Unmarshal(data, new(struct{})), "well-formed XML")
 	assert.NotContains(t, string(data), "<script")
+}
+
+// TestSimulateReplayPolicy: by default the command replays the file with its compactions, a
+// fixed prefix estimated from its first usage, figures in provider tokens and the session's
+// own thinking setting, all reported; --replay policy leaves the file's compaction out and
+// says so; --system, --system-tokens and --thinking set the prefix and the thinking, and bad
+// values are usage errors.
+func TestSimulateReplayPolicy(t *testing.T) {
+	f := filepath.Join(repo, "testdata", "sessions", "codemie-code", "compacted-624a4a58.jsonl")
+	sim := func(args ...string) simulation.Result {
+		t.Helper()
+		code, js, errOut := runCmd(t, append(append([]string{"simulate", "--json"}, args...), f)...)
+		require.Equal(t, 0, code, errOut)
+		var s simulation.Result
+		require.NoError(t, json.Unmarshal([]byte(js), &s))
+		return s
+	}
+	file := sim()
+	assert.Equal(t, simulation.ReplayFile, file.Replay)
+	require.NotNil(t, file.FixedPrefix)
+	assert.Equal(t, simulation.PrefixEstimate, file.FixedPrefix.Source)
+	assert.Positive(t, file.FixedPrefix.FirstPrompt)
+	require.NotNil(t, file.Calibration)
+	assert.True(t, file.Calibration.Scaled)
+	assert.Equal(t, "session", file.ThinkingSource)
+	require.NotNil(t, file.Real)
+	assert.Equal(t, 1, file.Real.Compactions, "the file's own compaction")
+
+	policy := sim("--replay=policy")
+	assert.Equal(t, simulation.ReplayPolicy, policy.Replay)
+	assert.Equal(t, *file.FixedPrefix, *policy.FixedPrefix, "the prefix is the file's first usage's either way")
+	assert.Greater(t, policy.Totals.InputTokens, file.Totals.InputTokens, "without the file's summary the later turns send more")
+
+	code, text, errOut := runCmd(t, "simulate", "--replay=policy", f)
+	require.Equal(t, 0, code, errOut)
+	for _, want := range []string{"replay policy: from the first record", "fixed prefix: a system prompt of", "calibration: ",
+		"thinking ", "cache-read share", "cache misses", "policy ÷ real cost"} {
+		assert.Contains(t, text, want)
+	}
+
+	dir := t.TempDir()
+	prompt := filepath.Join(dir, "system.txt")
+	require.NoError(t, os.WriteFile(prompt, []byte("You help with code. Keep it short."), 0o644))
+	own := sim("--system=" + prompt)
+	require.NotNil(t, own.FixedPrefix)
+	assert.Equal(t, simulation.PrefixSystem, own.FixedPrefix.Source)
+	assert.Equal(t, simulation.FixedPrefix{Tokens: 3000, Source: simulation.PrefixSystemTokens}, *sim("--system-tokens=3000").FixedPrefix)
+	assert.Nil(t, sim("--system-tokens=0").FixedPrefix)
+
+	th := sim("--thinking=2048")
+	assert.Equal(t, "config", th.ThinkingSource)
+	assert.Equal(t, 2048, th.Thinking.BudgetTokens)
+	assert.Nil(t, sim("--thinking=off").Thinking)
+	config := filepath.Join(dir, "adaptive.toml")
+	require.NoError(t, os.WriteFile(config, []byte("thinking = \"adaptive\"\n"), 0o644))
+	assert.Equal(t, "adaptive", sim("--config="+config).Thinking.Type)
+	assert.Nil(t, sim("--config="+config, "--thinking=off").Thinking, "the flag overrides the file")
+
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--replay=both"}, `--replay must be policy or file, got "both"`},
+		{[]string{"--system-tokens=-1"}, "--system-tokens must not be negative"},
+		{[]string{"--system=" + prompt, "--system-tokens=5"}, "--system and --system-tokens both"},
+		{[]string{"--thinking=lots"}, `--thinking: want off, adaptive or a budget in tokens, got "lots"`},
+		{[]string{"--thinking=10"}, "--thinking: a thinking budget is at least 1024 tokens"},
+	} {
+		code, _, errOut := runCmd(t, append(append([]string{"simulate"}, tc.args...), f)...)
+		assert.Equal(t, 2, code, tc.args)
+		assert.Contains(t, errOut, tc.want, tc.args)
+	}
 }

@@ -1,0 +1,164 @@
+package simulate
+
+import (
+	"context"
+	"math"
+	"strings"
+
+	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/transcript"
+)
+
+// The sources of a [FixedPrefix].
+const (
+	// PrefixSystem: the system prompt of [Options.System].
+	PrefixSystem = "system"
+	// PrefixSystemTokens: a synthetic system prompt of [Options.SystemTokens] tokens.
+	PrefixSystemTokens = "system_tokens"
+	// PrefixEstimate: a synthetic system prompt of the size the file's first usage says its
+	// requests lack ([Options.EstimatePrefix]).
+	PrefixEstimate = "estimate"
+)
+
+// FixedPrefix is the system prompt every simulated request carried, standing for what a
+// session file does not hold: the agent's system prompt and the part of its tool definitions
+// the declared tools leave out.
+type FixedPrefix struct {
+	// Tokens is the prompt's counted size.
+	Tokens int `json:"tokens"`
+	// Source says where it came from: "system", "system_tokens" or "estimate".
+	Source string `json:"source"`
+	// FirstPrompt and FirstRequest are what an estimate starts from: the prompt the first
+	// response with usage reported (input + cache read + cache write, provider tokens) and
+	// the counted size of the request built for it without a system prompt. The estimate is
+	// FirstPrompt / [Calibration.Ratio] − FirstRequest, at least 0: the difference in provider
+	// tokens, FirstPrompt − Ratio × FirstRequest, in counted tokens.
+	FirstPrompt  int `json:"first_prompt,omitzero"`
+	FirstRequest int `json:"first_request,omitzero"`
+}
+
+// estimatePrefix is the fixed prefix the first calibration point says the file lacks (see
+// [FixedPrefix]); none without a point.
+func estimatePrefix(pts []calibrationPoint, ratio float64) FixedPrefix {
+	fp := FixedPrefix{Source: PrefixEstimate}
+	if len(pts) == 0 {
+		return fp
+	}
+	fp.FirstPrompt, fp.FirstRequest = pts[0].reported, pts[0].counted
+	fp.Tokens = max(0, int(math.Round(float64(fp.FirstPrompt)/ratio))-fp.FirstRequest)
+	return fp
+}
+
+// systemSentences are the synthetic system prompt's text: instructions of the kind an agent's
+// system prompt holds, in our own words. Each starts with a space or a line break, so that c
+// counts them apart as it counts them together.
+var systemSentences = []string{
+	"You are a software engineering agent working in the user's repository.",
+	" Read the code before you change it, and change only what the task needs.",
+	" Prefer the project's existing conventions to your own.",
+	" Run the tests that cover a change before you say it is done.",
+	" When a command fails, read its output and fix the cause, not the symptom.",
+	" Keep answers short: say what you did, what you found and what is left.",
+	" Ask before you delete files, rewrite history or touch anything outside the repository.",
+	" Never print secrets, keys or tokens, even when a file holds them.",
+	" Use the tools to read, search and edit files rather than guessing their content.",
+	" Quote file paths and line numbers when you refer to code.",
+	"\nA tool call returns its result in the next user message; wait for it before you rely on it.",
+	" Several independent calls may be made at once; calls that depend on each other go one after the other.",
+	" Large outputs may be cut; ask for the part you need.",
+	" A task list keeps track of multi-step work: update it as items start and finish.",
+	"\n",
+}
+
+// syntheticSystem returns a system prompt of n tokens as c counts them, deterministic: the
+// sentences of systemSentences in turn, then single-token words to make up the count. When
+// c's count of the whole is not n (a counter that does not add up), the closest text found
+// in a few corrections is returned.
+func syntheticSystem(c *agentctx.Counter, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	var b strings.Builder
+	sum := 0
+	for i := 0; ; i++ {
+		s := systemSentences[i%len(systemSentences)]
+		k := c.Text(s)
+		if k <= 0 || sum+k > n {
+			break
+		}
+		b.WriteString(s)
+		sum += k
+	}
+	text := b.String()
+	const pad = " ok" // one token
+	for range 4 {
+		got := c.Text(text)
+		switch {
+		case got < n:
+			text += strings.Repeat(pad, n-got)
+		case got > n && strings.HasSuffix(text, pad):
+			cut := min(got-n, strings.Count(text, pad))
+			for range cut {
+				text = strings.TrimSuffix(text, pad)
+			}
+		default:
+			return text
+		}
+	}
+	return text
+}
+
+// systemTokens counts a system prompt's text blocks.
+func systemTokens(c *agentctx.Counter, system []*transcript.Text) int {
+	n := 0
+	for _, t := range system {
+		n += c.Text(t.Text)
+	}
+	return n
+}
+
+// fixedPrefix decides the system prompt every request carries and the scale of the policy's
+// figures (see [Options]), and reports them in sim.
+func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.Config, opts Options, tools []agentctx.Tool,
+	points []int, groups map[int]*recordedResponse, c *agentctx.Counter, sim *Result) ([]*transcript.Text, scaler, error) {
+	estimate := opts.System == nil && opts.SystemTokens <= 0 && opts.EstimatePrefix
+	cal := Calibration{Ratio: 1}
+	var pts []calibrationPoint
+	if opts.Calibrate || estimate {
+		var err error
+		if pts, err = firstRequests(ctx, records, cfg, tools, points, groups); err != nil {
+			return nil, 1, err
+		}
+		cal = calibrate(pts)
+		cal.Scaled = opts.Calibrate
+		sim.Calibration = &cal
+	}
+	scale := scaler(1)
+	if opts.Calibrate {
+		scale = scaler(cal.Ratio)
+	}
+	switch {
+	case opts.System != nil:
+		if n := systemTokens(c, opts.System); n > 0 {
+			sim.FixedPrefix = &FixedPrefix{Tokens: n, Source: PrefixSystem}
+		}
+		return opts.System, scale, nil
+	case opts.SystemTokens > 0:
+		sim.FixedPrefix = &FixedPrefix{Source: PrefixSystemTokens}
+	case estimate:
+		fp := estimatePrefix(pts, cal.Ratio)
+		sim.FixedPrefix = &fp
+	default:
+		return nil, scale, nil
+	}
+	n := opts.SystemTokens
+	if sim.FixedPrefix.Source == PrefixEstimate {
+		n = sim.FixedPrefix.Tokens
+	}
+	text := syntheticSystem(c, n)
+	sim.FixedPrefix.Tokens = c.Text(text)
+	if text == "" {
+		return nil, scale, nil
+	}
+	return []*transcript.Text{{Text: text}}, scale, nil
+}
