@@ -293,17 +293,21 @@ func planSnip(units []snipUnit, req map[string]snipRequest) snipPlan {
 	// is refused for good, not only while the record is the latest: a snip that took effect
 	// once a later answer came would change a prefix already sent, with no decision of that
 	// turn to say so.
+	var answers []int // the positions of the view's assistant records, in order
+	for _, v := range units {
+		if v.role == transcript.RoleAssistant && v.pos >= 0 {
+			answers = append(answers, v.pos)
+		}
+	}
+	slices.Sort(answers)
 	latestAt := func(i, s int) bool {
 		u := units[i]
 		if u.role != transcript.RoleUser || u.pos < 0 {
 			return false
 		}
-		for _, v := range units {
-			if v.role == transcript.RoleAssistant && v.pos > u.pos && v.pos < s {
-				return false
-			}
-		}
-		return true
+		// The last answer before s must come before u: none lies between them.
+		k, _ := slices.BinarySearch(answers, s)
+		return k == 0 || answers[k-1] < u.pos
 	}
 
 	seen := make([]bool, len(units))
