@@ -184,17 +184,7 @@ func TestTokenCountCorpusExact(t *testing.T) {
 	for _, enc := range tiktoken.TestEncodings(t) {
 		t.Run(enc.Name(), func(t *testing.T) {
 			t.Parallel()
-			tokens, differ := 0, 0
-			for _, s := range texts {
-				got, want := enc.CountTokens(s), tiktoken.CountReference(enc, t, s)
-				tokens += want
-				if got != want {
-					differ++
-					if differ <= 5 {
-						t.Errorf("%s: %d tokens, tiktoken-go %d, on %q", enc.Name(), got, want, s[:min(len(s), 200)])
-					}
-				}
-			}
+			tokens, differ := compareReference(t, enc, texts)
 			t.Logf("%s: %d files, %d texts, %d bytes, %d tokens compared; %d texts differ",
 				enc.Name(), len(files), len(texts), size, tokens, differ)
 		})
@@ -235,17 +225,7 @@ func TestTokenCountCorpusFilesExact(t *testing.T) {
 	for _, enc := range tiktoken.TestEncodings(t) {
 		t.Run(enc.Name(), func(t *testing.T) {
 			t.Parallel()
-			tokens, differ := 0, 0
-			for _, s := range lines {
-				got, want := enc.CountTokens(s), tiktoken.CountReference(enc, t, s)
-				tokens += want
-				if got != want {
-					differ++
-					if differ <= 5 {
-						t.Errorf("%s: %d tokens, tiktoken-go %d, on %q", enc.Name(), got, want, s[:min(len(s), 200)])
-					}
-				}
-			}
+			tokens, differ := compareReference(t, enc, lines)
 			t.Logf("%s: %d lines, %d bytes, %d tokens compared; %d lines differ", enc.Name(), len(lines), size, tokens, differ)
 		})
 	}
@@ -346,4 +326,21 @@ func BenchmarkTokenCount(b *testing.B) {
 			})
 		}
 	}
+}
+
+// compareReference counts each text with enc and with tiktoken-go, reports the first five that
+// differ as errors, and returns the tokens compared and the number of texts that differ.
+func compareReference(t *testing.T, enc *tiktoken.Encoding, texts []string) (tokens, differ int) {
+	t.Helper()
+	for _, s := range texts {
+		got, want := enc.CountTokens(s), tiktoken.CountReference(enc, t, s)
+		tokens += want
+		if got != want {
+			differ++
+			if differ <= 5 {
+				t.Errorf("%s: %d tokens, tiktoken-go %d, on %q", enc.Name(), got, want, s[:min(len(s), 200)])
+			}
+		}
+	}
+	return tokens, differ
 }
