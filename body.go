@@ -4,15 +4,14 @@ import (
 	"cmp"
 	"encoding/json"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
-// defaultMaxBodyBytes is the largest request body the Messages API accepts: 32 MB.
-const defaultMaxBodyBytes = 32_000_000
-
-func (c PressureConfig) maxBody() int { return cmp.Or(c.MaxBodyBytes, defaultMaxBodyBytes) }
+func (c PressureConfig) maxBody() int { return cmp.Or(c.MaxBodyBytes, wire.MaxBodyBytes) }
 
 // bodyBytes returns the size of the request's body when it may be over limit, or 0 when it
 // is surely under. Two upper bounds of the encoded size come first, and the body is measured

@@ -8,14 +8,12 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
-
-// maxCacheMarkers is the provider's limit on cache_control markers in one request
-// (Anthropic: "A maximum of 4 blocks with cache_control may be provided").
-const maxCacheMarkers = 4
 
 // CacheConfig configures the cache breakpoint stage (Claude Code's addCacheBreakpoints). The
 // zero value is the default: one 5-minute marker on the last message, none on the system
@@ -69,8 +67,8 @@ func (c CacheConfig) validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("agentctx: Cache.TTL %q is not \"\", \"5m\" or \"1h\"", c.TTL))
 	}
-	if n := c.maxMarkers(); n > maxCacheMarkers {
-		errs = append(errs, fmt.Errorf("agentctx: Cache config places up to %d markers, more than the provider's %d", n, maxCacheMarkers))
+	if n := c.maxMarkers(); n > wire.MaxCacheMarkers {
+		errs = append(errs, fmt.Errorf("agentctx: Cache config places up to %d markers, more than the provider's %d", n, wire.MaxCacheMarkers))
 	}
 	return errors.Join(errs...)
 }
@@ -205,8 +203,8 @@ func (st *cacheStage) run(t *turn) error {
 		rep.add(Action{Kind: ActionMarker, Detail: fmt.Sprintf("tools[%d] (%s), ttl %s", i, tools[i].Name, c.ttlName())})
 	}
 	t.req.Tools = tools
-	if n := countMarkers(&t.req, t.system); n > maxCacheMarkers {
-		return fmt.Errorf("request carries %d cache_control markers, more than %d", n, maxCacheMarkers)
+	if n := countMarkers(&t.req, t.system); n > wire.MaxCacheMarkers {
+		return fmt.Errorf("request carries %d cache_control markers, more than %d", n, wire.MaxCacheMarkers)
 	}
 	return nil
 }

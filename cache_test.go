@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -151,7 +153,7 @@ func TestCacheBreakpoints(t *testing.T) {
 			mcValid(t, res.Request)
 			got := cacheMarkers(t, res.Request)
 			assert.Equal(t, tc.want, got)
-			assert.LessOrEqual(t, len(got), maxCacheMarkers)
+			assert.LessOrEqual(t, len(got), wire.MaxCacheMarkers)
 			// The caller's values are not modified.
 			assert.Nil(t, system[1].CacheControl)
 			assert.Nil(t, tools[1].CacheControl)
@@ -362,7 +364,7 @@ func TestCacheConfigValidate(t *testing.T) {
 		_, err := New(Config{ContextWindow: 1000, Tokens: EstimateCounter{}, Cache: tc.cfg})
 		if tc.ok {
 			assert.NoError(t, err, "%+v", tc.cfg)
-			assert.LessOrEqual(t, tc.cfg.maxMarkers(), maxCacheMarkers)
+			assert.LessOrEqual(t, tc.cfg.maxMarkers(), wire.MaxCacheMarkers)
 		} else {
 			assert.ErrorContains(t, err, "agentctx: Cache.TTL", "%+v", tc.cfg)
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -148,7 +150,7 @@ func (co *compactor) planTail(t *turn, limit int) tailPlan {
 // hasText reports whether blocks hold a non-blank text block.
 func hasText(bs []transcript.Block) bool {
 	for _, b := range bs {
-		if t, ok := b.(*transcript.Text); ok && !isBlank(t.Text) {
+		if t, ok := b.(*transcript.Text); ok && !wire.IsBlank(t.Text) {
 			return true
 		}
 	}

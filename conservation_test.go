@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -772,7 +774,7 @@ func (c *consCheck) resolve() {
 		if m.Role != transcript.RoleUser {
 			continue
 		}
-		alone := !containsKind(m.Content, transcript.KindToolResult)
+		alone := !wire.ContainsKind(m.Content, transcript.KindToolResult)
 		for _, b := range m.Content {
 			k := consKey(b)
 			inPrompt[k] = append(inPrompt[k], alone)
@@ -857,7 +859,7 @@ func (c *consCheck) resolve() {
 			c.remove(bl, byNormalize, "dropped by normalize: "+a.Detail)
 			continue
 		}
-		if c.res.Report.ThinkingUnavailable && isThinking(bl.b) {
+		if c.res.Report.ThinkingUnavailable && wire.IsThinking(bl.b) {
 			c.remove(bl, byContract, "thinking unavailable: no thinking block is sent")
 			continue
 		}

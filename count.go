@@ -5,14 +5,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"hash/maphash"
-	"image"
-	"image/gif"
-	"image/jpeg"
-	"image/png"
-	"io"
-	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
 
@@ -367,41 +363,12 @@ func (c *Counter) imageTokens(src *transcript.MediaSource) int {
 	// The format is sniffed from the data, not taken from the media type, so the data alone
 	// decides the count and is a sound memo key.
 	return c.memo(memoImage, src.Data, func(data string) int {
-		w, h, ok := imageSize(data)
+		w, h, ok := wire.ImageSize(data)
 		if !ok {
 			return defaultImageTokens
 		}
 		return imageTokensForSize(w, h)
 	})
-}
-
-// imageSize reads the pixel size of base64 PNG, JPEG or GIF data from its header, decoding
-// only the bytes the header needs (a JPEG's metadata segments are read through). Other formats
-// (WebP) and undecodable data report !ok.
-func imageSize(data string) (w, h int, ok bool) {
-	if data == "" {
-		return 0, 0, false
-	}
-	var magic [6]byte
-	if _, err := base64.StdEncoding.Decode(magic[:], []byte(data[:min(len(data), 8)])); err != nil {
-		return 0, 0, false
-	}
-	var decodeConfig func(io.Reader) (image.Config, error)
-	switch {
-	case bytes.HasPrefix(magic[:], []byte("\x89PNG")):
-		decodeConfig = png.DecodeConfig
-	case bytes.HasPrefix(magic[:], []byte("\xff\xd8")):
-		decodeConfig = jpeg.DecodeConfig
-	case bytes.HasPrefix(magic[:], []byte("GIF8")):
-		decodeConfig = gif.DecodeConfig
-	default:
-		return 0, 0, false
-	}
-	cfg, err := decodeConfig(base64.NewDecoder(base64.StdEncoding, strings.NewReader(data)))
-	if err != nil || cfg.Width <= 0 || cfg.Height <= 0 {
-		return 0, 0, false
-	}
-	return cfg.Width, cfg.Height, true
 }
 
 // imageTokensForSize applies Anthropic's published rule: an image whose long edge exceeds

@@ -1,6 +1,9 @@
 package agentctx
 
-import "github.com/agentctx/agentctx/transcript"
+import (
+	"github.com/agentctx/agentctx/internal/wire"
+	"github.com/agentctx/agentctx/transcript"
+)
 
 // Request counts a request's input: system blocks, tool definitions and messages (each with
 // [Counter.MessageOverhead] of framing). The result is an estimate of what the provider will
@@ -89,7 +92,7 @@ func (p *Pipeline) Breakdown(res *Result) RequestBreakdown {
 	deleted := cacheDeletedRefs(req)
 	user := ""
 	if res.base.user != "" {
-		user, _ = validUTF8(res.base.user) // as normalize repairs it
+		user, _ = wire.ValidUTF8(res.base.user) // as normalize repairs it
 	}
 	for _, m := range req.Messages {
 		var mb Breakdown

@@ -4,6 +4,8 @@ import (
 	"hash/maphash"
 	"sync"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/internal/memo"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -13,7 +15,7 @@ import (
 // memo from one turn to the next), between these two.
 const (
 	minEncodeMemo = 8 << 20
-	maxEncodeMemo = 2 * defaultMaxBodyBytes
+	maxEncodeMemo = 2 * wire.MaxBodyBytes
 )
 
 // Memo kinds: the parts of a request memoized on their own.

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -844,7 +846,7 @@ func chainHasSendable(records []transcript.Record, c *transcript.Chain) bool {
 		for _, b := range r.Message.Content {
 			switch b := b.(type) {
 			case *transcript.Text:
-				if !isBlank(b.Text) {
+				if !wire.IsBlank(b.Text) {
 					return true
 				}
 			case *transcript.Image, *transcript.Document, *transcript.ToolUse, *transcript.UnknownBlock, *transcript.ToolReference:

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -23,7 +25,7 @@ type NormalizeConfig struct {
 }
 
 func (c NormalizeConfig) validate() error {
-	if c.Continuation != "" && isBlank(c.Continuation) {
+	if c.Continuation != "" && wire.IsBlank(c.Continuation) {
 		return errors.New("agentctx: NormalizeConfig.Continuation is whitespace-only")
 	}
 	return nil
@@ -400,7 +402,7 @@ func needsRules(m *nmsg) bool {
 	if m.role != transcript.RoleAssistant || !think {
 		return false
 	}
-	return !isThinking(m.blocks[0].b) || isThinking(m.blocks[len(m.blocks)-1].b)
+	return !wire.IsThinking(m.blocks[0].b) || wire.IsThinking(m.blocks[len(m.blocks)-1].b)
 }
 
 // responseEnds marks, in the normalize scratch, the items that are the last assistant item of
@@ -560,7 +562,7 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 	// A prefill cannot end with whitespace.
 	k := len(last.blocks) - 1
 	if t, ok := last.blocks[k].b.(*transcript.Text); ok {
-		if trimmed := strings.TrimRightFunc(t.Text, isSpaceRune); trimmed != t.Text {
+		if trimmed := strings.TrimRightFunc(t.Text, wire.IsSpaceRune); trimmed != t.Text {
 			n.act(ActionRepaired, uuid, "", "trailing whitespace trimmed from the prefill", 0)
 			// A new array: the message's may be collect's, which a settled prefix takes.
 			last.blocks = slices.Clone(last.blocks)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -27,7 +29,7 @@ func (n *normalizer) clean(b transcript.Block, role transcript.Role, uuid string
 	}
 	switch b := b.(type) {
 	case *transcript.Text:
-		if isBlank(b.Text) {
+		if wire.IsBlank(b.Text) {
 			n.drop(nb, "empty or whitespace-only text block")
 			return nb, false
 		}
@@ -60,7 +62,7 @@ func (n *normalizer) clean(b transcript.Block, role transcript.Role, uuid string
 			n.drop(nb, "reasoning from a Codex rollout: its content is encrypted for OpenAI, so it cannot be replayed as thinking")
 			return nb, false
 		}
-		if !replayableSignature(b.Signature) {
+		if !wire.ReplayableSignature(b.Signature) {
 			n.drop(nb, "thinking block without a replayable signature")
 			return nb, false
 		}
@@ -130,7 +132,7 @@ func (n *normalizer) cleanResult(b *transcript.ToolResult, uuid string) *transcr
 		}
 		switch cb := cb.(type) {
 		case *transcript.Text:
-			if isBlank(cb.Text) {
+			if wire.IsBlank(cb.Text) {
 				if len(b.Content) > 1 {
 					n.drop(nblock{b: cb, uuid: uuid}, "empty or whitespace-only text in tool_result "+id)
 				}
@@ -191,7 +193,7 @@ func (n *normalizer) objectInput(in json.RawMessage, id, uuid string) json.RawMe
 
 // fixID returns id, or its deterministic rewrite when the provider would reject it (2.10).
 func (n *normalizer) fixID(id, uuid string) string {
-	if validToolID(id) {
+	if wire.ValidToolID(id) {
 		return id
 	}
 	if fixed, ok := n.preIDs[id]; ok {
@@ -211,7 +213,7 @@ func (n *normalizer) fixID(id, uuid string) string {
 // fixName returns a tool_use's name, or its deterministic rewrite when it cannot be declared
 // as a tool name.
 func (n *normalizer) fixName(name, uuid string) string {
-	if validToolName(name) {
+	if wire.ValidToolName(name) {
 		return name
 	}
 	if fixed, ok := n.preNames[name]; ok {
@@ -225,7 +227,7 @@ func (n *normalizer) fixName(name, uuid string) string {
 		if b.Len() >= 64 {
 			break
 		}
-		if r < 0x80 && (isAlnum(byte(r)) || r == '_' || r == '-') {
+		if r < 0x80 && (wire.IsAlnum(byte(r)) || r == '_' || r == '-') {
 			b.WriteRune(r)
 		} else {
 			b.WriteByte('_')

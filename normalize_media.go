@@ -1,11 +1,9 @@
 package agentctx
 
 import (
-	"bytes"
-	"encoding/base64"
 	"fmt"
-	"io"
-	"strings"
+
+	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -23,8 +21,8 @@ func (n *normalizer) cleanImage(b *transcript.Image, uuid, id string) transcript
 	if s.Type != "base64" {
 		return b
 	}
-	head, ok := base64Head(s.Data)
-	got := imageType(head)
+	head, ok := wire.Base64Head(s.Data)
+	got := wire.ImageType(head)
 	var why, marker string
 	switch {
 	case !ok:
@@ -47,7 +45,7 @@ func (n *normalizer) cleanDocument(b *transcript.Document, uuid, id string) tran
 	if b.Source.Type != "base64" {
 		return b
 	}
-	if _, ok := base64Head(b.Source.Data); ok {
+	if _, ok := wire.Base64Head(b.Source.Data); ok {
 		return b
 	}
 	return n.mediaMarker(b, documentNotDecoded, "document data is not valid base64", uuid, id)
@@ -57,68 +55,4 @@ func (n *normalizer) mediaMarker(b transcript.Block, marker, why, uuid, id strin
 	t := &transcript.Text{Text: marker}
 	n.act(ActionRepaired, uuid, id, why+": replaced by a text marker", n.s.counter.Block(t)-n.s.counter.Block(b))
 	return t
-}
-
-// imageType returns the media type the first bytes of an image show, among the formats the
-// provider takes (PNG, JPEG, GIF, WebP), or "".
-func imageType(head []byte) string {
-	switch {
-	case bytes.HasPrefix(head, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(head, []byte("\xff\xd8\xff")):
-		return "image/jpeg"
-	case bytes.HasPrefix(head, []byte("GIF87a")), bytes.HasPrefix(head, []byte("GIF89a")):
-		return "image/gif"
-	case len(head) >= 12 && string(head[:4]) == "RIFF" && string(head[8:12]) == "WEBP":
-		return "image/webp"
-	}
-	return ""
-}
-
-// base64Head decodes data as standard, padded base64 (line breaks ignored), as the provider
-// reads it, and returns its first bytes (up to 12, enough for [imageType]); ok is false when
-// data does not decode. It reads the whole of data without holding the decoded bytes.
-func base64Head(data string) (head []byte, ok bool) {
-	const chunk = 4096 // base64 characters decoded at a time: a whole number of quanta
-	var in [chunk]byte
-	var out [chunk / 4 * 3]byte
-	if strings.ContainsAny(data, "\r\n") {
-		return base64HeadStream(data)
-	}
-	// Without line breaks, decoding chunk by chunk is decoding the whole, provided padding
-	// stands only at the very end (a chunk could otherwise end with it).
-	if len(data)%4 != 0 {
-		return nil, false
-	}
-	if i := strings.IndexByte(data, '='); i >= 0 && i < len(data)-2 {
-		return nil, false
-	}
-	for i := 0; i < len(data); i += chunk {
-		k := copy(in[:], data[i:])
-		m, err := base64.StdEncoding.Decode(out[:], in[:k])
-		if err != nil {
-			return nil, false
-		}
-		if i == 0 {
-			head = bytes.Clone(out[:min(m, 12)])
-		}
-	}
-	return head, true
-}
-
-// base64HeadStream is [base64Head] for data with line breaks.
-func base64HeadStream(data string) ([]byte, bool) {
-	d := base64.NewDecoder(base64.StdEncoding, strings.NewReader(data))
-	head := make([]byte, 12)
-	k, err := io.ReadFull(d, head)
-	if err == io.EOF || err == io.ErrUnexpectedEOF {
-		return head[:k], true
-	}
-	if err != nil {
-		return nil, false
-	}
-	if _, err := io.Copy(io.Discard, d); err != nil {
-		return nil, false
-	}
-	return head, true
 }

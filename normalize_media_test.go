@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -119,18 +121,18 @@ func TestNormalizeMedia(t *testing.T) {
 func TestImageType(t *testing.T) {
 	data := mediaSamples(t)
 	for name, want := range map[string]string{"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "bmp": ""} {
-		head, ok := base64Head(data[name])
+		head, ok := wire.Base64Head(data[name])
 		require.True(t, ok, name)
-		assert.Equal(t, want, imageType(head), name)
+		assert.Equal(t, want, wire.ImageType(head), name)
 	}
 	long := strings.Repeat("QUJD", 5000) // "ABC" × 5000, over several chunks
-	head, ok := base64Head(long)
+	head, ok := wire.Base64Head(long)
 	assert.True(t, ok)
 	assert.Equal(t, "ABCABCABCABC", string(head))
-	_, ok = base64Head(long[:4096] + "QQ==" + long[4096:])
+	_, ok = wire.Base64Head(long[:4096] + "QQ==" + long[4096:])
 	assert.False(t, ok, "padding at a chunk boundary, then more data")
-	_, ok = base64Head(long + "QQ==")
+	_, ok = wire.Base64Head(long + "QQ==")
 	assert.True(t, ok)
-	_, ok = base64Head(long + "QQ=")
+	_, ok = wire.Base64Head(long + "QQ=")
 	assert.False(t, ok)
 }

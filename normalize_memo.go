@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/memo"
@@ -175,9 +177,9 @@ const (
 func turnDependent(b transcript.Block) bool {
 	switch b := b.(type) {
 	case *transcript.ToolUse:
-		return !validToolID(b.ID) || !validToolName(b.Name)
+		return !wire.ValidToolID(b.ID) || !wire.ValidToolName(b.Name)
 	case *transcript.ToolResult:
-		return !validToolID(b.ToolUseID) || slices.ContainsFunc(b.Content, func(cb transcript.Block) bool { return cb.Kind() == transcript.KindToolReference })
+		return !wire.ValidToolID(b.ToolUseID) || slices.ContainsFunc(b.Content, func(cb transcript.Block) bool { return cb.Kind() == transcript.KindToolReference })
 	}
 	return false
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -168,15 +170,15 @@ func (n *normalizer) tidyMessage(m *nmsg) {
 	}
 	n.pairServerTools(m)
 	// 4.4: an assistant message cannot end with thinking.
-	for k := len(m.blocks) - 1; k >= 0 && isThinking(m.blocks[k].b); k-- {
+	for k := len(m.blocks) - 1; k >= 0 && wire.IsThinking(m.blocks[k].b); k-- {
 		n.drop(m.blocks[k], "assistant message cannot end with thinking")
 		m.blocks = m.blocks[:k]
 	}
 	// 4.3: thinking comes first (merged responses: in their original order).
-	if len(m.blocks) > 0 && !isThinking(m.blocks[0].b) && slices.ContainsFunc(m.blocks, func(nb nblock) bool { return isThinking(nb.b) }) {
+	if len(m.blocks) > 0 && !wire.IsThinking(m.blocks[0].b) && slices.ContainsFunc(m.blocks, func(nb nblock) bool { return wire.IsThinking(nb.b) }) {
 		var think, rest []nblock
 		for _, nb := range m.blocks {
-			if isThinking(nb.b) {
+			if wire.IsThinking(nb.b) {
 				think = append(think, nb)
 			} else {
 				rest = append(rest, nb)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -39,7 +41,7 @@ func TestNormalizeInvalidUTF8Transcript(t *testing.T) {
 
 	body := requestBytes(t, res.Request)
 	assert.True(t, utf8.Valid(body), "request body is valid UTF-8")
-	assert.False(t, hasLoneSurrogate(body), "no lone surrogate escape in the body")
+	assert.False(t, wire.HasLoneSurrogate(body), "no lone surrogate escape in the body")
 	require.True(t, json.Valid(body), "request body is valid JSON")
 
 	asst := res.Request.Messages[1].Content
@@ -54,7 +56,7 @@ func TestNormalizeInvalidUTF8Transcript(t *testing.T) {
 	tu := asst[4].(*transcript.ToolUse)
 	assert.Equal(t, `{"path":"/tmp/`+"\ufffd\ufffd"+`","pair":"\ud83d\ude00","esc":"\\ud83d","low":"\ufffdx"}`, string(tu.Input),
 		"key order and escapes kept: a surrogate pair and an escaped backslash are not repairs")
-	assert.True(t, isJSONObject(tu.Input))
+	assert.True(t, wire.IsJSONObject(tu.Input))
 
 	results, _ := toolResults(res.Request)
 	content := results["t1"].Content
@@ -153,12 +155,12 @@ func TestValidJSONText(t *testing.T) {
 		{"{\"é\":\"ok \ufffd\"}", "{\"é\":\"ok \ufffd\"}", 0},
 	}
 	for _, tt := range tests {
-		got, n := validJSONText(json.RawMessage(tt.in))
+		got, n := wire.ValidJSONText(json.RawMessage(tt.in))
 		assert.Equal(t, tt.want, string(got), "%q", tt.in)
 		assert.Equal(t, tt.n, n, "%q", tt.in)
 	}
 	raw := json.RawMessage(`{"a":"b"}`)
-	got, _ := validJSONText(raw)
+	got, _ := wire.ValidJSONText(raw)
 	assert.Same(t, &raw[0], &got[0], "valid text is returned as it is")
 }
 
@@ -185,10 +187,10 @@ func TestValidJSONTextKeepsJSON(t *testing.T) {
 		b.WriteByte('}')
 		in := json.RawMessage(b.String())
 		require.True(t, json.Valid(in), "%q", in)
-		got, _ := validJSONText(in)
+		got, _ := wire.ValidJSONText(in)
 		require.True(t, json.Valid(got), "%q → %q", in, got)
 		require.True(t, utf8.Valid(got), "%q → %q", in, got)
-		require.False(t, hasLoneSurrogate(got), "%q → %q", in, got)
+		require.False(t, wire.HasLoneSurrogate(got), "%q → %q", in, got)
 		var want, have map[string]string
 		require.NoError(t, json.Unmarshal(in, &want))
 		require.NoError(t, json.Unmarshal(got, &have))

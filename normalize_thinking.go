@@ -3,6 +3,8 @@ package agentctx
 import (
 	"slices"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
@@ -46,7 +48,7 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 		return msgs
 	}
 	var buf []transcript.Block
-	start := finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) {
+	start := wire.FinalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) {
 		buf = buf[:0]
 		for _, nb := range msgs[i].blocks {
 			buf = append(buf, nb.b)
@@ -56,7 +58,7 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 	if start >= len(msgs) {
 		return msgs
 	}
-	if len(msgs[start].blocks) > 0 && isThinking(msgs[start].blocks[0].b) {
+	if len(msgs[start].blocks) > 0 && wire.IsThinking(msgs[start].blocks[0].b) {
 		return msgs
 	}
 	n.t.report.ThinkingUnavailable = true
@@ -67,13 +69,13 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 	// that turn goes without thinking too, and sends this one's messages again (see
 	// thinkingOff).
 	for i := range msgs {
-		if msgs[i].role != transcript.RoleAssistant || !slices.ContainsFunc(msgs[i].blocks, func(nb nblock) bool { return isThinking(nb.b) }) {
+		if msgs[i].role != transcript.RoleAssistant || !slices.ContainsFunc(msgs[i].blocks, func(nb nblock) bool { return wire.IsThinking(nb.b) }) {
 			continue
 		}
 		// A new slice: the message's blocks may be a settled prefix's (see passes).
 		kept := make([]nblock, 0, len(msgs[i].blocks))
 		for _, nb := range msgs[i].blocks {
-			if isThinking(nb.b) {
+			if wire.IsThinking(nb.b) {
 				n.drop(nb, why)
 				continue
 			}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/internal/memo"
@@ -710,7 +712,7 @@ func (p *Pipeline) size(t *turn) {
 
 // finalTurn returns the index of the first message of the final assistant turn of msgs.
 func finalTurn(msgs []RequestMessage) int {
-	return finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
+	return wire.FinalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
 }
 
 // dropThinking removes the thinking blocks of the assistant messages from msgs[start] on
@@ -724,7 +726,7 @@ func dropThinking(msgs []RequestMessage, start int, c *Counter) int {
 			continue
 		}
 		msgs[i].Content = slices.DeleteFunc(slices.Clone(msgs[i].Content), func(b transcript.Block) bool {
-			if isThinking(b) {
+			if wire.IsThinking(b) {
 				freed += c.Block(b)
 				return true
 			}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -157,7 +159,7 @@ func validate(r *Request, opts ValidateOptions) []*Violation {
 			c.broken = true
 			continue
 		}
-		if isBlank(t.Text) {
+		if wire.IsBlank(t.Text) {
 			c.add("1.5", path, "system text block is empty or whitespace-only")
 		}
 		c.mark(path, t.CacheControl)
@@ -173,7 +175,7 @@ func (c *checker) tool(path string, t Tool) {
 	switch {
 	case t.Name == "":
 		c.add("2.9", path, "tool has no name")
-	case !validToolName(t.Name):
+	case !wire.ValidToolName(t.Name):
 		c.add("2.9", path, "tool name %q does not match ^[a-zA-Z0-9_-]{1,128}$", t.Name)
 	case c.declared[t.Name]:
 		c.add("2.9", path, "tool name %q is declared twice", t.Name)
@@ -223,14 +225,14 @@ func (c *checker) isNil(path string, b transcript.Block) bool {
 }
 
 func (c *checker) toolID(path, id string) {
-	if !validToolID(id) {
+	if !wire.ValidToolID(id) {
 		c.add("2.10", path, "tool id %q does not match ^[a-zA-Z0-9_-]+$", id)
 	}
 }
 
 // cacheMarkers checks the number, shape and TTL order of the cache_control markers.
 func (c *checker) cacheMarkers() {
-	if limit := or(c.opts.maxCacheMarkers, maxCacheMarkers); len(c.markers) > limit {
+	if limit := or(c.opts.maxCacheMarkers, wire.MaxCacheMarkers); len(c.markers) > limit {
 		c.add("3.2", "", "%d blocks with cache_control, at most %d allowed", len(c.markers), limit)
 	}
 	short := ""
@@ -298,7 +300,7 @@ func (c *checker) settings(r *Request) {
 		c.add("6.1", "", "request does not encode: %v", err)
 		return
 	}
-	if limit := or(c.opts.MaxBodyBytes, defaultMaxBodyBytes); len(body) > limit {
+	if limit := or(c.opts.MaxBodyBytes, wire.MaxBodyBytes); len(body) > limit {
 		c.add("6.1", "", "request body is %d bytes, over %d", len(body), limit)
 	}
 	if !validText(body) {
@@ -307,7 +309,7 @@ func (c *checker) settings(r *Request) {
 }
 
 // validText reports whether JSON text is valid UTF-8 without unpaired surrogate escapes.
-func validText(b []byte) bool { return utf8.Valid(b) && !hasLoneSurrogate(b) }
+func validText(b []byte) bool { return utf8.Valid(b) && !wire.HasLoneSurrogate(b) }
 
 // encoding locates the parts of a body that is not valid text (6.7): each tool, system block
 // and message block (tool_result content block by block) whose encoding is not.

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/internal/wire"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -14,7 +16,7 @@ func (c *checker) messages(r *Request) {
 		c.add("1.3", "messages", "request has no messages")
 		return
 	}
-	final := finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
+	final := wire.FinalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
 	thinking := r.Thinking.Enabled()
 	for i, m := range msgs {
 		path := fmt.Sprintf("messages[%d]", i)
@@ -26,7 +28,7 @@ func (c *checker) messages(r *Request) {
 		case i > 0 && m.Role == msgs[i-1].Role:
 			c.add("1.2", path, "two consecutive %s messages: merge them", m.Role)
 		}
-		if !hasSubstance(m.Content) {
+		if !wire.HasSubstance(m.Content) {
 			c.add("1.5", path, "message has empty content")
 		}
 		switch m.Role {
@@ -45,9 +47,9 @@ func (c *checker) messages(r *Request) {
 			c.assistant(path, m.Content, next, hasNext)
 			if i >= final {
 				switch {
-				case thinking && i == final && (len(m.Content) == 0 || !isThinking(m.Content[0])):
+				case thinking && i == final && (len(m.Content) == 0 || !wire.IsThinking(m.Content[0])):
 					c.add("4.2", path+".content[0]", "thinking is enabled but the final assistant turn does not start with a thinking block")
-				case !thinking && containsThinking(m.Content):
+				case !thinking && wire.ContainsThinking(m.Content):
 					c.add("4.5", path, "thinking is disabled but an assistant message of the final turn contains thinking")
 				}
 			}
@@ -58,7 +60,7 @@ func (c *checker) messages(r *Request) {
 		if !c.opts.AllowPrefill {
 			c.add("1.4", path, "request ends with an assistant message (a prefill)")
 		} else if n := len(last.Content); n > 0 {
-			if t, ok := last.Content[n-1].(*transcript.Text); ok && strings.TrimRightFunc(t.Text, isSpaceRune) != t.Text {
+			if t, ok := last.Content[n-1].(*transcript.Text); ok && strings.TrimRightFunc(t.Text, wire.IsSpaceRune) != t.Text {
 				c.add("1.4", fmt.Sprintf("%s.content[%d]", path, n-1), "final assistant content ends with whitespace")
 			}
 		}
@@ -109,7 +111,7 @@ func (c *checker) user(path string, content, prev []transcript.Block) {
 // result checks a tool_result's content (2.6).
 func (c *checker) result(path string, r *transcript.ToolResult) {
 	c.mark(path, r.CacheControl)
-	if r.IsError && !hasSubstance(r.Content) {
+	if r.IsError && !wire.HasSubstance(r.Content) {
 		c.add("2.6", path, "tool_result content cannot be empty when is_error is true")
 	}
 	for k, b := range r.Content {
@@ -139,7 +141,7 @@ func (c *checker) result(path string, r *transcript.ToolResult) {
 func (c *checker) content(path string, b transcript.Block, role transcript.Role) {
 	switch b := b.(type) {
 	case *transcript.Text:
-		if isBlank(b.Text) {
+		if wire.IsBlank(b.Text) {
 			c.add("1.5", path, "text block is empty or whitespace-only")
 		}
 		c.mark(path, b.CacheControl)
@@ -155,7 +157,7 @@ func (c *checker) content(path string, b transcript.Block, role transcript.Role)
 			c.add("2.11", path, "document block in an assistant message")
 		}
 		if b.Source.Type == "base64" {
-			if _, ok := base64Head(b.Source.Data); !ok {
+			if _, ok := wire.Base64Head(b.Source.Data); !ok {
 				c.add("5.1", path, "document data is not valid base64")
 			}
 		}
@@ -184,8 +186,8 @@ func (c *checker) image(path string, b *transcript.Image) {
 		if limit := or(c.opts.MaxImageBytes, 5<<20); len(s.Data) > limit {
 			c.add("5.2", path, "image is %d bytes of base64, over the %d-byte limit", len(s.Data), limit)
 		}
-		head, ok := base64Head(s.Data)
-		switch got := imageType(head); {
+		head, ok := wire.Base64Head(s.Data)
+		switch got := wire.ImageType(head); {
 		case !ok:
 			c.add("5.1", path, "image data is not valid base64")
 		case got == "":
@@ -193,7 +195,7 @@ func (c *checker) image(path string, b *transcript.Image) {
 		case got != s.MediaType && known:
 			c.add("5.1", path, "image data is %s but media_type is %q", got, s.MediaType)
 		}
-		w, h, _ := imageSize(s.Data)
+		w, h, _ := wire.ImageSize(s.Data)
 		c.images = append(c.images, imageAt{path, w, h})
 	case "url":
 		if s.URL == "" {
@@ -230,7 +232,7 @@ func (c *checker) assistant(path string, content, next []transcript.Block, hasNe
 			}
 			c.useIDs[b.ID] = true
 			uses = append(uses, b.ID)
-			if !isJSONObject(b.Input) {
+			if !wire.IsJSONObject(b.Input) {
 				c.add("2.11", bp, "tool_use input is not a JSON object")
 			}
 			if !c.declared[b.Name] {
@@ -247,7 +249,7 @@ func (c *checker) assistant(path string, content, next []transcript.Block, hasNe
 				srvOrder = append(srvOrder, b.ID)
 			}
 			srvUses[b.ID] = true
-			if !isJSONObject(b.Input) {
+			if !wire.IsJSONObject(b.Input) {
 				c.add("2.11", bp, "server_tool_use input is not a JSON object")
 			}
 			c.mark(bp, b.CacheControl)
@@ -262,7 +264,7 @@ func (c *checker) assistant(path string, content, next []transcript.Block, hasNe
 			srvDone[b.ToolUseID] = true
 			c.mark(bp, b.CacheControl)
 		case *transcript.Thinking:
-			if !replayableSignature(b.Signature) {
+			if !wire.ReplayableSignature(b.Signature) {
 				c.add("4.7", bp, "thinking block without a replayable signature")
 			}
 			if !utf8.ValidString(b.Thinking) {
@@ -290,11 +292,11 @@ func (c *checker) assistant(path string, content, next []transcript.Block, hasNe
 			c.add("2.7", path, "server_tool_use %s has no result in the same message", id)
 		}
 	}
-	if containsThinking(content) {
-		if !isThinking(content[0]) {
+	if wire.ContainsThinking(content) {
+		if !wire.IsThinking(content[0]) {
 			c.add("4.3", path+".content[0]", "assistant message holds thinking but does not start with it")
 		}
-		if n := len(content); isThinking(content[n-1]) {
+		if n := len(content); wire.IsThinking(content[n-1]) {
 			c.add("4.4", fmt.Sprintf("%s.content[%d]", path, n-1), "assistant message ends with a thinking block")
 		}
 	}
