@@ -1,29 +1,25 @@
 package agentctx
 
 import (
-	"cmp"
 	"encoding/json"
-
-	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
-func (c PressureConfig) maxBody() int { return cmp.Or(c.MaxBodyBytes, wire.MaxBodyBytes) }
-
-// bodyBytes returns the size of the request's body when it may be over limit, or 0 when it
-// is surely under. Two upper bounds of the encoded size come first, and the body is measured
-// only when both reach the limit, so a typical turn never pays for an encoding: the loose
-// bound sums lengths only (every string byte taken as a six-byte escape), the exact-string
-// bound, taken only when the loose one reaches the limit, scans the strings for the escapes
-// they need. The measure copies nothing the request's encode memo holds (see encodedSize).
-func bodyBytes(req *Request, limit int) (int, error) {
-	if bodyBound(req, false) < limit || bodyBound(req, true) < limit {
+// BodySize returns the length of the body [Request.MarshalJSON] writes when it may reach
+// limit, or 0 when it surely does not. Two upper bounds of the encoded size come first, and
+// the body is measured only when both reach the limit, so a typical request never pays for an
+// encoding: the loose bound sums lengths only (every string byte taken as a six-byte escape),
+// the exact-string bound, taken only when the loose one reaches the limit, scans the strings
+// for the escapes they need. The measure stores nothing in the request's [EncodeMemo], and
+// copies what it holds.
+func (r *Request) BodySize(limit int) (int, error) {
+	if bodyBound(r, false) < limit || bodyBound(r, true) < limit {
 		return 0, nil
 	}
-	return encodedSize(req, req.memo)
+	return encodedSize(r, r.Memo)
 }
 
 // Encoding factors of the bound: a byte of a string can take up to six bytes as a JSON

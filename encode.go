@@ -25,7 +25,7 @@ import (
 type encoder struct {
 	buf  []byte
 	raw  bytes.Buffer // scratch for json.Compact
-	memo *encodeMemo  // nil: encode everything
+	memo *EncodeMemo  // nil: encode everything
 	h    memoHasher
 	// sizeOnly: a part the memo holds is counted in skipped instead of copied into buf, and
 	// buf is counted in skipped and emptied between messages once it holds flushBytes (see
@@ -50,7 +50,7 @@ const flushBytes = 64 << 10
 
 // encodeTo writes r's encoding to w in pieces, copying the parts memo holds (nil: none) and
 // storing none.
-func encodeTo(w io.Writer, r *Request, memo *encodeMemo) (int64, error) {
+func encodeTo(w io.Writer, r *Request, memo *EncodeMemo) (int64, error) {
 	e := &encoder{memo: memo, w: w, noStore: true, buf: make([]byte, 0, 2*flushBytes)}
 	if memo != nil {
 		e.h.init(memo)
@@ -84,7 +84,7 @@ func (e *encoder) flush(threshold int) error {
 
 // encodeRequest encodes r with memo (nil: no memo). With a memo, the messages' parts are
 // looked up first, all at once, and the buffer is sized from the parts found.
-func encodeRequest(r *Request, memo *encodeMemo) ([]byte, error) {
+func encodeRequest(r *Request, memo *EncodeMemo) ([]byte, error) {
 	e := &encoder{memo: memo}
 	if memo == nil {
 		e.buf = make([]byte, 0, sizeEstimate(r))
@@ -155,7 +155,7 @@ func putPartScratch(s *partScratch) {
 // encodedSize returns the length of r's encoding with memo (nil: none), without copying the
 // parts the memo holds: only the parts it does not hold are encoded (and memoized), into a
 // buffer emptied between messages.
-func encodedSize(r *Request, memo *encodeMemo) (int, error) {
+func encodedSize(r *Request, memo *EncodeMemo) (int, error) {
 	e := &encoder{memo: memo, sizeOnly: true}
 	if memo != nil {
 		e.h.init(memo)

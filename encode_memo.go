@@ -44,15 +44,15 @@ type encodedPart struct {
 	keep []string
 }
 
-// encodeMemo holds the encoded bytes of request parts (each message, the system prompt, the
+// EncodeMemo holds the encoded bytes of request parts (each message, the system prompt, the
 // tools) by content, so that a steady turn encodes only its new parts and copies the rest.
 // It keeps two generations: parts are stored in the current one; when it holds more than the
 // bound, it becomes the previous generation and a new one starts; a part found in the
 // previous generation moves to the current one. A turn's request is thus found whole as long
 // as it is at most the bound, and the memo holds at most twice the bound (plus one part).
 //
-// An encodeMemo is safe for concurrent use. Dropping it changes nothing but time.
-type encodeMemo struct {
+// An EncodeMemo is safe for concurrent use. Dropping it changes nothing but time.
+type EncodeMemo struct {
 	seed maphash.Seed
 
 	mu        sync.Mutex
@@ -63,11 +63,12 @@ type encodeMemo struct {
 	largest   int // largest request encoded, in bytes
 }
 
-func newEncodeMemo() *encodeMemo {
-	return &encodeMemo{seed: maphash.MakeSeed(), cur: map[encodeKey]encodedPart{}, bound: minEncodeMemo, floor: minEncodeMemo}
+// NewEncodeMemo returns an empty memo.
+func NewEncodeMemo() *EncodeMemo {
+	return &EncodeMemo{seed: maphash.MakeSeed(), cur: map[encodeKey]encodedPart{}, bound: minEncodeMemo, floor: minEncodeMemo}
 }
 
-func (m *encodeMemo) get(k encodeKey) ([]byte, bool) {
+func (m *EncodeMemo) get(k encodeKey) ([]byte, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if p, ok := m.cur[k]; ok {
@@ -83,7 +84,7 @@ func (m *encodeMemo) get(k encodeKey) ([]byte, bool) {
 // getAll sets out[i] to the bytes of keys[i] (nil when the memo does not hold them), under
 // one lock for all: a turn's request looks its messages up at once. A key with no words
 // hashed (n 0) names no part.
-func (m *encodeMemo) getAll(keys []encodeKey, out [][]byte) {
+func (m *EncodeMemo) getAll(keys []encodeKey, out [][]byte) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for i, k := range keys {
@@ -99,14 +100,14 @@ func (m *encodeMemo) getAll(keys []encodeKey, out [][]byte) {
 	}
 }
 
-func (m *encodeMemo) put(k encodeKey, p encodedPart) {
+func (m *EncodeMemo) put(k encodeKey, p encodedPart) {
 	m.mu.Lock()
 	m.add(k, p)
 	m.mu.Unlock()
 }
 
 // add stores p in the current generation, starting a new one when it is full. m.mu is held.
-func (m *encodeMemo) add(k encodeKey, p encodedPart) {
+func (m *EncodeMemo) add(k encodeKey, p encodedPart) {
 	if m.curBytes+len(p.b) > m.bound && len(m.cur) > 0 {
 		m.prev, m.cur, m.curBytes = m.cur, make(map[encodeKey]encodedPart, len(m.cur)), 0
 	}
@@ -115,7 +116,7 @@ func (m *encodeMemo) add(k encodeKey, p encodedPart) {
 }
 
 // observe records the size of an encoded request: the bound follows the largest.
-func (m *encodeMemo) observe(n int) {
+func (m *EncodeMemo) observe(n int) {
 	m.mu.Lock()
 	if n > m.largest {
 		m.largest = n
@@ -130,7 +131,7 @@ func (m *encodeMemo) observe(n int) {
 // strings it folds are appended to it.
 type memoHasher struct{ memo.Fold }
 
-func (h *memoHasher) init(m *encodeMemo) { h.Fold = memo.NewFold(m.seed) }
+func (h *memoHasher) init(m *EncodeMemo) { h.Fold = memo.NewFold(m.seed) }
 
 func (h *memoHasher) reset(kind byte) {
 	h.Reset()

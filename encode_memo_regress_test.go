@@ -65,7 +65,7 @@ func rndBlockJSON(r *rand.Rand, depth int) string {
 // memo and compares each request with the reference encoder, errors included.
 func TestRegressEncodeSharedMemoRandom(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	memo := newEncodeMemo()
+	memo := NewEncodeMemo()
 	fails := 0
 	for i := 0; i < 20000 && fails < 5; i++ {
 		var bs []transcript.Block
@@ -104,7 +104,7 @@ func TestRegressEncodeMemoTextImageSameStream(t *testing.T) {
 	text := &transcript.Text{Text: "base64", Citations: json.RawMessage("1"), CacheControl: &transcript.CacheControl{TTL: ttl}}
 	img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: mt}}
 
-	memo := newEncodeMemo()
+	memo := NewEncodeMemo()
 	a := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{text}}}}
 	b := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{img}}}}
 	_, err := encodeRequest(&a, memo)

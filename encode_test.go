@@ -22,10 +22,10 @@ import (
 func checkEncoding(t *testing.T, name string, req Request) {
 	t.Helper()
 	want, wantErr := req.marshalSlow()
-	memo := newEncodeMemo()
+	memo := NewEncodeMemo()
 	for _, how := range []struct {
 		name string
-		memo *encodeMemo
+		memo *EncodeMemo
 	}{{"no memo", nil}, {"cold memo", memo}, {"warm memo", memo}} {
 		got, err := encodeRequest(&req, how.memo)
 		if wantErr != nil {
@@ -39,10 +39,10 @@ func checkEncoding(t *testing.T, name string, req Request) {
 	}
 	// The size bodyBytes measures: the same length, whether the memo holds the parts or not,
 	// and the parts it memoized while measuring give the same bytes after.
-	sizeMemo := newEncodeMemo()
+	sizeMemo := NewEncodeMemo()
 	for _, how := range []struct {
 		name string
-		memo *encodeMemo
+		memo *EncodeMemo
 	}{{"no memo", nil}, {"cold memo", sizeMemo}, {"warm memo", sizeMemo}} {
 		n, err := encodedSize(&req, how.memo)
 		if wantErr != nil {
@@ -55,10 +55,10 @@ func checkEncoding(t *testing.T, name string, req Request) {
 	// WriteTo writes the same bytes in pieces, copying what a memo holds and storing nothing.
 	for _, how := range []struct {
 		name string
-		memo *encodeMemo
-	}{{"no memo", nil}, {"cold memo", newEncodeMemo()}, {"warm memo", sizeMemo}} {
+		memo *EncodeMemo
+	}{{"no memo", nil}, {"cold memo", NewEncodeMemo()}, {"warm memo", sizeMemo}} {
 		r := req
-		r.memo = how.memo
+		r.Memo = how.memo
 		var b bytes.Buffer
 		n, err := r.WriteTo(&b)
 		if wantErr != nil {
@@ -86,7 +86,7 @@ func checkEncoding(t *testing.T, name string, req Request) {
 	got, err := encodeRequest(&req, memo)
 	require.NoError(t, err, name)
 	assert.Equal(t, string(want), string(got), "%s, from the previous generation", name)
-	req.memo = memo
+	req.Memo = memo
 	got, err = req.MarshalJSON()
 	require.NoError(t, err, name)
 	assert.Equal(t, string(want), string(got), "%s, MarshalJSON", name)
@@ -219,7 +219,7 @@ func TestEncodeAdversarial(t *testing.T) {
 // TestEncodeMemoKeys checks that the memo tells apart what encodes differently: a moved cache
 // marker, a changed text of the same length, a presence bit, nil and empty raw JSON.
 func TestEncodeMemoKeys(t *testing.T) {
-	memo := newEncodeMemo()
+	memo := NewEncodeMemo()
 	enc := func(bs ...transcript.Block) string {
 		req := Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: bs}}}
 		b, err := encodeRequest(&req, memo)
@@ -251,7 +251,7 @@ func TestEncodeMemoKeys(t *testing.T) {
 // TestEncodeMemoBound checks the memo's two generations: the bytes it holds stay within twice
 // its bound, and a request larger than the bound still encodes exactly.
 func TestEncodeMemoBound(t *testing.T) {
-	memo := newEncodeMemo()
+	memo := NewEncodeMemo()
 	memo.bound, memo.floor = 256<<10, 256<<10 // small, so that a few requests go round
 	big := strings.Repeat("x", 32<<10)
 	for i := range 40 {
@@ -356,7 +356,7 @@ func mustEncode(t *testing.T, req Request) []byte {
 // TestEncodeMemoConcurrent encodes requests sharing parts from many goroutines with one memo
 // (run it with -race); every body is the reference's.
 func TestEncodeMemoConcurrent(t *testing.T) {
-	memo := newEncodeMemo()
+	memo := NewEncodeMemo()
 	memo.bound, memo.floor = 4<<10, 4<<10 // rotate often
 	shared := []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: strings.Repeat("s", 1000)}}}}
 	var wg sync.WaitGroup
@@ -437,7 +437,7 @@ func TestEncodeSteadyAllocs(t *testing.T) {
 // another address each encode as the reference does, and the memo's entries keep the strings
 // their keys name.
 func TestEncodeMemoIdentity(t *testing.T) {
-	memo := newEncodeMemo()
+	memo := NewEncodeMemo()
 	long := strings.Repeat("identity ", 20)
 	tx := &transcript.Text{Text: long}
 	req := Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{tx}}}}

@@ -103,7 +103,7 @@ type Pipeline struct {
 	minCache  int // the model's minimum cacheable prefix (Model.MinCacheTokens)
 	// enc memoizes the encoded parts of the requests the pipeline builds (see
 	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
-	enc *encodeMemo
+	enc *EncodeMemo
 	// chains keeps the uuid index of the transcripts of the last conversations served, which
 	// the next turn of each extends by its new records (see [transcript.ChainCache]).
 	chains *transcript.ChainCache
@@ -181,7 +181,7 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("agentctx: Compact.SummaryMaxTokens %d is above the maximum output %d or half the window %d", n, p.maxOutput, p.window)
 	}
 	p.counter = NewCounter(cfg.Tokens)
-	p.enc = newEncodeMemo()
+	p.enc = NewEncodeMemo()
 	p.chains = transcript.NewChainCache(cfg.Conversations)
 	calib := &fitMemo{}
 	calib.SetLimit(cfg.Conversations)
@@ -642,7 +642,7 @@ func mustJSON(s string) []byte {
 
 // finish assembles the request and its figures.
 func (p *Pipeline) finish(t *turn) {
-	t.req.memo = p.enc
+	t.req.Memo = p.enc
 	t.req.Model = p.cfg.Model
 	t.req.System = t.system
 	t.req.Thinking = p.cfg.Thinking
@@ -707,7 +707,7 @@ func (p *Pipeline) size(t *turn) {
 	t.req.MaxTokens = maxTokens
 	t.report.MaxTokens = maxTokens
 	// An encoding error leaves the size unknown; Validate names the block that does not encode.
-	t.report.BodyBytes, _ = bodyBytes(&t.req, t.maxBody)
+	t.report.BodyBytes, _ = t.req.BodySize(t.maxBody)
 }
 
 // finalTurn returns the index of the first message of the final assistant turn of msgs.

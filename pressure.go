@@ -1,11 +1,13 @@
 package agentctx
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 
+	"github.com/agentctx/agentctx/internal/wire"
 	"github.com/agentctx/agentctx/tiktoken"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -664,3 +666,6 @@ func (g *gauge) freedBeforeAnchor(t *turn, a responseMark) int {
 	}
 	return freed
 }
+
+// maxBody is the body limit Prepare keeps the request under: MaxBodyBytes, or the provider's.
+func (c PressureConfig) maxBody() int { return cmp.Or(c.MaxBodyBytes, wire.MaxBodyBytes) }

@@ -26,9 +26,10 @@ type Request struct {
 	// HTTP header, not in the body: MarshalJSON leaves them out.
 	Betas []string
 
-	// memo is the Pipeline's encode memo for a request it built (nil: none). MarshalJSON
-	// copies the parts it has encoded before instead of encoding them again.
-	memo *encodeMemo
+	// Memo is the encode memo MarshalJSON and WriteTo copy the parts they encoded before
+	// from (nil: every part is encoded). A Pipeline sets its own on the requests it builds;
+	// a caller that builds the requests of a conversation itself can share one the same way.
+	Memo *EncodeMemo
 }
 
 // ToolChoice is the request's "tool_choice": "auto", "any", "tool" (with Name) or "none".
@@ -69,7 +70,7 @@ func (t *ThinkingParam) Enabled() bool {
 // Pipeline has encoded before is copied, not encoded again, so a steady turn encodes only its
 // new exchange. The bytes are the same either way.
 func (r Request) MarshalJSON() ([]byte, error) {
-	return encodeRequest(&r, r.memo)
+	return encodeRequest(&r, r.Memo)
 }
 
 // WriteTo writes the bytes [Request.MarshalJSON] returns to w, in pieces of about 64 KB,
@@ -80,7 +81,7 @@ func (r Request) MarshalJSON() ([]byte, error) {
 // error (w's, or a block that does not encode) the pieces written before it stay written, and
 // the count says how many bytes they hold.
 func (r Request) WriteTo(w io.Writer) (int64, error) {
-	return encodeTo(w, &r, r.memo)
+	return encodeTo(w, &r, r.Memo)
 }
 
 func marshalRequestBlock(b transcript.Block) ([]byte, error) {
