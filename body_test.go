@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,54 +15,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// pngBlock returns a base64 image block of about n bytes of PNG-headed random data.
-func pngBlock(n int) *transcript.Image {
-	raw := make([]byte, n)
-	_, _ = rand.Read(raw)
-	copy(raw, "\x89PNG\r\n\x1a\n")
-	return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(raw)}}
-}
-
-// TestBodyBound requires both bounds to be at or above the encoded size of every golden case's
-// request and of requests full of what JSON escapes most (control characters, quotes, invalid
-// UTF-8 in raw inputs, line separators).
-func TestBodyBound(t *testing.T) {
-	check := func(name string, req Request) {
-		b, err := req.MarshalJSON()
-		require.NoError(t, err, name)
-		assert.GreaterOrEqual(t, bodyBound(&req, false), len(b), name)
-		assert.GreaterOrEqual(t, bodyBound(&req, true), len(b), name)
-	}
-	files, err := filepath.Glob(filepath.Join("testdata", "sessions", "*", "*.jsonl"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
-	for _, f := range files {
-		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
-		require.NoError(t, err)
-		res, err := newTestPipeline(t, Config{}, normNow).Prepare(t.Context(), Input{Records: tr.Records})
-		if errors.Is(err, ErrNoMessages) {
-			continue
-		}
-		require.NoError(t, err, f)
-		check(f, res.Request)
-	}
-	hostile := strings.Repeat("\x00\x01\"\\\u2028<>&\t\n", 1000)
-	check("hostile", Request{Model: hostile, MaxTokens: 1, System: []*transcript.Text{{Text: hostile}},
-		Messages: []RequestMessage{
-			{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: hostile}, pngBlock(3000)}},
-			{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Thinking{Thinking: hostile, Signature: hostile},
-				&transcript.ToolUse{ID: "t1", Name: "Bash", Input: []byte(`{"c":"` + "\xff\xfe" + strings.Repeat(`\u0000`, 100) + `"}`)}}},
-			{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{&transcript.Text{Text: hostile}}},
-				&transcript.Document{Source: transcript.MediaSource{Type: "text", MediaType: "text/plain", Data: hostile}, Title: hostile},
-				&transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: hostile}}}}},
-		}})
-}
-
-// The exact-string bound keeps a long text session with few escapes from being measured: a
-// request whose strings are 1 MB of plain prose, against a 4 MB limit, passes the loose bound
-// (six bytes a string byte) but not the exact one, and Prepare neither encodes it nor reports a
-// body size.
-func TestBodyBoundExactStrings(t *testing.T) {
+// A long text session with few escapes is not measured: 1 MB of plain prose against a 4 MB
+// limit stays under the exact-string bound, so Prepare neither encodes it nor reports a body
+// size.
+func TestBodyNotMeasured(t *testing.T) {
 	k := newTK()
 	prose := strings.Repeat("The build passed on the second try. ", 3000) // about 108 KB
 	for range 10 {
@@ -74,12 +29,18 @@ func TestBodyBoundExactStrings(t *testing.T) {
 	const limit = 4_000_000
 	res, err := newTestPipeline(t, Config{ContextWindow: 4_000_000, Pressure: PressureConfig{MaxBodyBytes: limit}}, k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
-	require.GreaterOrEqual(t, bodyBound(&res.Request, false), limit, "the loose bound reaches the limit")
-	require.Less(t, bodyBound(&res.Request, true), limit)
 	assert.Zero(t, res.Report.BodyBytes, "not measured")
 	b, err := res.Request.MarshalJSON()
 	require.NoError(t, err)
 	assert.Less(t, len(b), limit)
+}
+
+// pngBlock returns a base64 image block of about n bytes of PNG-headed random data.
+func pngBlock(n int) *transcript.Image {
+	raw := make([]byte, n)
+	_, _ = rand.Read(raw)
+	copy(raw, "\x89PNG\r\n\x1a\n")
+	return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: base64.StdEncoding.EncodeToString(raw)}}
 }
 
 // A request over the body limit is compacted when it can be (the summary drops the history's

@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -37,7 +39,7 @@ func budgetPrepare(t testing.TB, p *Pipeline, recs []transcript.Record) Result {
 // MaxResultChars applies.
 const budgetTool = "Exec"
 
-var budgetTools = []Tool{{Name: budgetTool, Definition: json.RawMessage(`{"name":"Exec","input_schema":{"type":"object"}}`)}}
+var budgetTools = []provider.Tool{{Name: budgetTool, Definition: json.RawMessage(`{"name":"Exec","input_schema":{"type":"object"}}`)}}
 
 // budgetLines returns n characters of numbered lines, so previews have newlines to cut at.
 func budgetLines(n int) string {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -212,7 +214,7 @@ func (st *cacheStage) run(t *turn) error {
 // msgEditor edits request messages copy-on-write: a message's content slice may be shared
 // with the view, so it is copied before its first change.
 type msgEditor struct {
-	msgs  []RequestMessage
+	msgs  []provider.Message
 	owned []bool
 }
 
@@ -230,7 +232,7 @@ func (e *msgEditor) set(i, j int, b transcript.Block) {
 
 // stripToolMarkers returns a copy of the request's tools without markers (on the Tool or in
 // its definition), or the tools themselves when none carries one.
-func (st *cacheStage) stripToolMarkers(t *turn, rep *StageReport) ([]Tool, error) {
+func (st *cacheStage) stripToolMarkers(t *turn, rep *StageReport) ([]provider.Tool, error) {
 	tools := t.req.Tools
 	copied := false
 	for i, tool := range tools {
@@ -315,7 +317,7 @@ func checkCacheEdits(ed *msgEditor, markerMsg int, rep *StageReport) {
 }
 
 // countMarkers counts the cache_control markers of a request whose system prompt is system.
-func countMarkers(r *Request, system []*transcript.Text) int {
+func countMarkers(r *provider.Request, system []*transcript.Text) int {
 	n := 0
 	for _, s := range system {
 		if s.CacheControl != nil {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -24,7 +26,7 @@ type cacheMarker struct {
 
 // cacheMarkers lists the request's markers in prefix order (tools, system, messages), from the
 // encoded bytes, so that what is checked is what the provider receives.
-func cacheMarkers(t *testing.T, req Request) []cacheMarker {
+func cacheMarkers(t *testing.T, req provider.Request) []cacheMarker {
 	t.Helper()
 	var body struct {
 		System   []map[string]json.RawMessage `json:"system"`
@@ -73,8 +75,8 @@ func cachePipeline(t *testing.T, cc CacheConfig) *Pipeline {
 	return newTestPipeline(t, Config{Cache: cc}, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC))
 }
 
-func cacheTools() []Tool {
-	return []Tool{
+func cacheTools() []provider.Tool {
+	return []provider.Tool{
 		{Name: "Read", Definition: json.RawMessage(`{"name":"Read","description":"read a file","input_schema":{"type":"object"}}`)},
 		{Name: "Bash", Definition: json.RawMessage(`{"name":"Bash","description":"run","input_schema":{"type":"object"}}`)},
 	}
@@ -121,8 +123,8 @@ func TestCacheMarkerBeforeContinuation(t *testing.T) {
 				want[j] = transcript.WithCacheControl(b, nil)
 			}
 		}
-		assert.Equal(t, string(requestBytes(t, Request{Messages: []RequestMessage{{msgs[i].Role, want}}})),
-			string(requestBytes(t, Request{Messages: next.Request.Messages[i : i+1]})), "message %d is sent again", i)
+		assert.Equal(t, string(requestBytes(t, provider.Request{Messages: []provider.Message{{Role: msgs[i].Role, Content: want}}})),
+			string(requestBytes(t, provider.Request{Messages: next.Request.Messages[i : i+1]})), "message %d is sent again", i)
 	}
 }
 
@@ -188,7 +190,7 @@ func TestCacheStripsStaleMarkers(t *testing.T) {
 	tr, err := transcript.Read(strings.NewReader(k.jsonl(t)), "t.jsonl", transcript.ReadOptions{})
 	require.NoError(t, err)
 	system := []*transcript.Text{{Text: "sys", CacheControl: transcript.Ephemeral()}}
-	tools := []Tool{{Name: "Read", CacheControl: transcript.Ephemeral(),
+	tools := []provider.Tool{{Name: "Read", CacheControl: transcript.Ephemeral(),
 		Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"},"cache_control":{"type":"ephemeral"}}`)}}
 
 	res, err := cachePipeline(t, CacheConfig{}).Prepare(t.Context(), Input{Records: tr.Records, System: system, Tools: tools})
@@ -228,37 +230,37 @@ func TestCacheMarkerPlacement(t *testing.T) {
 	ref := &transcript.ToolResult{ToolUseID: "r1", Content: []transcript.Block{text("x")}, CacheReference: "r1"}
 	tests := []struct {
 		name   string
-		msgs   []RequestMessage
+		msgs   []provider.Message
 		skip   bool
 		wantAt [2]int // message, block; -1 for none
 	}{
 		{
 			name:   "skips empty text and cache_edits",
-			msgs:   []RequestMessage{{transcript.RoleUser, []transcript.Block{text("q")}}, {transcript.RoleAssistant, []transcript.Block{toolUse("r1", "Read")}}, {transcript.RoleUser, []transcript.Block{ref, text("ok"), text("  "), edits}}},
+			msgs:   []provider.Message{{Role: transcript.RoleUser, Content: []transcript.Block{text("q")}}, {Role: transcript.RoleAssistant, Content: []transcript.Block{toolUse("r1", "Read")}}, {Role: transcript.RoleUser, Content: []transcript.Block{ref, text("ok"), text("  "), edits}}},
 			wantAt: [2]int{2, 1},
 		},
 		{
 			name:   "no marker on thinking: earlier message",
-			msgs:   []RequestMessage{{transcript.RoleUser, []transcript.Block{text("q")}}, {transcript.RoleAssistant, []transcript.Block{think, redacted}}},
+			msgs:   []provider.Message{{Role: transcript.RoleUser, Content: []transcript.Block{text("q")}}, {Role: transcript.RoleAssistant, Content: []transcript.Block{think, redacted}}},
 			wantAt: [2]int{0, 0},
 		},
 		{
 			name:   "skip write with thinking-led assistant",
-			msgs:   []RequestMessage{{transcript.RoleUser, []transcript.Block{text("q")}}, {transcript.RoleAssistant, []transcript.Block{think, text("a"), toolUse("u", "Read")}}, {transcript.RoleUser, []transcript.Block{result("u", "r")}}},
+			msgs:   []provider.Message{{Role: transcript.RoleUser, Content: []transcript.Block{text("q")}}, {Role: transcript.RoleAssistant, Content: []transcript.Block{think, text("a"), toolUse("u", "Read")}}, {Role: transcript.RoleUser, Content: []transcript.Block{result("u", "r")}}},
 			skip:   true,
 			wantAt: [2]int{1, 2},
 		},
-		{name: "single message with skip write: none", msgs: []RequestMessage{{transcript.RoleUser, []transcript.Block{text("q")}}}, skip: true, wantAt: [2]int{-1, -1}},
+		{name: "single message with skip write: none", msgs: []provider.Message{{Role: transcript.RoleUser, Content: []transcript.Block{text("q")}}}, skip: true, wantAt: [2]int{-1, -1}},
 		{name: "no messages", wantAt: [2]int{-1, -1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := cachePipeline(t, CacheConfig{})
-			orig := make([]RequestMessage, len(tc.msgs))
+			orig := make([]provider.Message, len(tc.msgs))
 			for i, m := range tc.msgs {
-				orig[i] = RequestMessage{m.Role, append([]transcript.Block(nil), m.Content...)}
+				orig[i] = provider.Message{Role: m.Role, Content: append([]transcript.Block(nil), m.Content...)}
 			}
-			tn := &turn{in: &Input{SkipCacheWrite: tc.skip}, report: &Report{}, req: Request{Messages: tc.msgs}}
+			tn := &turn{in: &Input{SkipCacheWrite: tc.skip}, report: &Report{}, req: provider.Request{Messages: tc.msgs}}
 			require.NoError(t, p.stages.cache.run(tn))
 			var at [2]int = [2]int{-1, -1}
 			n := 0
@@ -295,13 +297,13 @@ func TestCacheStripsMessageMarkers(t *testing.T) {
 		require.NoError(t, err)
 		blocks = append(blocks, b)
 	}
-	msgs := []RequestMessage{
-		{transcript.RoleUser, []transcript.Block{blocks[0]}},
-		{transcript.RoleAssistant, []transcript.Block{toolUse("x", "Read")}},
-		{transcript.RoleUser, []transcript.Block{blocks[1], blocks[2], text("last")}},
+	msgs := []provider.Message{
+		{Role: transcript.RoleUser, Content: []transcript.Block{blocks[0]}},
+		{Role: transcript.RoleAssistant, Content: []transcript.Block{toolUse("x", "Read")}},
+		{Role: transcript.RoleUser, Content: []transcript.Block{blocks[1], blocks[2], text("last")}},
 	}
 	p := cachePipeline(t, CacheConfig{})
-	tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs}}
+	tn := &turn{in: &Input{}, report: &Report{}, req: provider.Request{Messages: msgs}}
 	require.NoError(t, p.stages.cache.run(tn))
 	assert.Equal(t, []cacheMarker{{"messages", 2, 2, ""}}, cacheMarkers(t, tn.req))
 	enc := string(requestBytes(t, tn.req))
@@ -316,18 +318,18 @@ func TestCacheStripsMessageMarkers(t *testing.T) {
 func TestCacheReferencesAfterMarker(t *testing.T) {
 	refBefore := &transcript.ToolResult{ToolUseID: "a", Content: []transcript.Block{text("x")}, CacheReference: "a"}
 	refLast := &transcript.ToolResult{ToolUseID: "b", Content: []transcript.Block{text("y")}, CacheReference: "b"}
-	msgs := func() []RequestMessage {
-		return []RequestMessage{
-			{transcript.RoleUser, []transcript.Block{text("q")}},
-			{transcript.RoleAssistant, []transcript.Block{toolUse("a", "Read")}},
-			{transcript.RoleUser, []transcript.Block{refBefore}},
-			{transcript.RoleAssistant, []transcript.Block{toolUse("b", "Read")}},
-			{transcript.RoleUser, []transcript.Block{refLast, text("go"), &transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: "a"}, {Type: "delete", CacheReference: "b"}, {Type: "delete", CacheReference: "a"}, {Type: "delete", CacheReference: "gone"}}}}},
+	msgs := func() []provider.Message {
+		return []provider.Message{
+			{Role: transcript.RoleUser, Content: []transcript.Block{text("q")}},
+			{Role: transcript.RoleAssistant, Content: []transcript.Block{toolUse("a", "Read")}},
+			{Role: transcript.RoleUser, Content: []transcript.Block{refBefore}},
+			{Role: transcript.RoleAssistant, Content: []transcript.Block{toolUse("b", "Read")}},
+			{Role: transcript.RoleUser, Content: []transcript.Block{refLast, text("go"), &transcript.CacheEdits{Edits: []transcript.CacheEdit{{Type: "delete", CacheReference: "a"}, {Type: "delete", CacheReference: "b"}, {Type: "delete", CacheReference: "a"}, {Type: "delete", CacheReference: "gone"}}}}},
 		}
 	}
 	t.Run("enabled", func(t *testing.T) {
 		p := cachePipeline(t, CacheConfig{})
-		tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs()}}
+		tn := &turn{in: &Input{}, report: &Report{}, req: provider.Request{Messages: msgs()}}
 		require.NoError(t, p.stages.cache.run(tn))
 		ms := tn.req.Messages
 		assert.Equal(t, "a", ms[2].Content[0].(*transcript.ToolResult).CacheReference)
@@ -339,7 +341,7 @@ func TestCacheReferencesAfterMarker(t *testing.T) {
 	})
 	t.Run("disabled drops all cache editing", func(t *testing.T) {
 		p := cachePipeline(t, CacheConfig{Disable: true})
-		tn := &turn{in: &Input{}, report: &Report{}, req: Request{Messages: msgs()}}
+		tn := &turn{in: &Input{}, report: &Report{}, req: provider.Request{Messages: msgs()}}
 		require.NoError(t, p.stages.cache.run(tn))
 		ms := tn.req.Messages
 		assert.Empty(t, ms[2].Content[0].(*transcript.ToolResult).CacheReference)

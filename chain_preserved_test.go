@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -78,7 +80,7 @@ func TestBuildChainPreservedSegment(t *testing.T) {
 	p := newTestPipeline(t, Config{}, k.at(0))
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
-	require.NoError(t, Validate(res.Request, ValidateOptions{}))
+	require.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{}))
 	assert.Contains(t, transcript.TextOf(res.Request.Messages[0].Content), "Summary: the old task.")
 	assert.Contains(t, transcript.TextOf(res.Request.Messages[0].Content), "keep this prompt")
 	assert.Equal(t, 0, res.Report.Pressure.Anchor, "the kept tail's usage predates the compaction: no anchor")
@@ -229,10 +231,10 @@ func TestPreservedSegmentRealSession(t *testing.T) {
 	assert.Equal(t, prompt.UUID, c.Leaf.UUID)
 	after, err := p.Prepare(t.Context(), Input{Records: compacted})
 	require.NoError(t, err)
-	require.NoError(t, Validate(after.Request, ValidateOptions{}))
+	require.NoError(t, provider.Validate(after.Request, provider.ValidateOptions{}))
 
 	// The kept messages: the uncompacted request's messages from the head's on.
-	var kept []RequestMessage
+	var kept []provider.Message
 	for i, m := range before.Request.Messages {
 		if transcript.TextOf(m.Content) == transcript.TextOf(head.Message.Content) {
 			kept = before.Request.Messages[i:]

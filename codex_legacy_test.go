@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -108,7 +110,7 @@ func TestCodexLegacyFixturePrepare(t *testing.T) {
 	in := Input{Records: tr.Records, System: tr.System}
 	res, err := p.Prepare(t.Context(), in)
 	require.NoError(t, err)
-	require.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
+	require.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
 	checkConservation(t, codexLegacyFixture, in, res)
 	assert.Equal(t, "You are a coding agent working in a terminal.", res.Request.System[0].Text)
 	body := string(requestBytes(t, res.Request))

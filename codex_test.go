@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -247,7 +249,7 @@ func TestCodexFixturePrepare(t *testing.T) {
 		in := Input{Records: records, System: tr.System}
 		res, err := p.Prepare(t.Context(), in)
 		require.NoError(t, err)
-		require.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
+		require.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
 		checkConservation(t, codexFixture, in, res)
 		assert.Equal(t, "You are a coding agent. Keep answers short.", res.Request.System[0].Text)
 		body := string(requestBytes(t, res.Request))
@@ -469,7 +471,7 @@ func TestCodexCorpus(t *testing.T) {
 			in := Input{Records: tr.Records, System: tr.System}
 			res, err := p.Prepare(t.Context(), in)
 			require.NoError(t, err, "%s at window %d", name, window)
-			assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+			assert.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
 			checkConservation(t, name, in, res)
 			if window > 0 {
 				require.NotNil(t, res.Report.Compaction, "%s: a 40,000-token window compacts", name)

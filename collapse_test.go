@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -306,7 +308,7 @@ func TestCollapseAfterPrepareContext(t *testing.T) {
 	res, err := snipPipeline(t, Config{Snip: SnipConfig{TagMessages: true}}).Prepare(context.Background(), Input{Records: k.recs, Tools: snipTools})
 	require.NoError(t, err)
 	assertPairedRequest(t, res.Request)
-	require.NoError(t, Validate(res.Request, ValidateOptions{}))
+	require.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{}))
 	tags, _ := requestTags(res.Request)
 	assert.Len(t, tags, 2, "prompts 8 and 12; prompt 1 is collapsed")
 }
@@ -350,7 +352,7 @@ func TestSnipCollapseCorpus(t *testing.T) {
 
 		r1, err := p.Prepare(context.Background(), Input{Records: recs})
 		require.NoError(t, err, f)
-		require.NoError(t, Validate(r1.Request, ValidateOptions{}), f)
+		require.NoError(t, provider.Validate(r1.Request, provider.ValidateOptions{}), f)
 		assert.Positive(t, r1.Report.Stage("snip").TokensFreed, f)
 		var removed []string
 		for _, a := range actionsOf(r1.Report.Stage("snip"), ActionSnipped) {

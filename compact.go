@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentctx/agentctx/transcript"
-
 	"github.com/agentctx/agentctx/provider"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // Compaction defaults. The token budgets are their values at a window of 200,000 tokens and
@@ -222,7 +222,7 @@ type compactor struct {
 	pressure  PressureConfig
 	context   ContextConfig
 	model     string
-	thinking  *ThinkingParam
+	thinking  *provider.Thinking
 	window    int
 	maxOutput int
 	counter   *Counter

@@ -9,6 +9,7 @@ import (
 
 	. "github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/provider"
 	. "github.com/agentctx/agentctx/transcript"
 )
 
@@ -145,7 +146,7 @@ func BenchmarkCompact(b *testing.B) {
 // steady/encode and steady/floor. The three alternate within one loop, so a change of the
 // machine's load during the run weighs on all alike: the ratios are the figures to read, where
 // separate benchmarks can run under different loads.
-func benchPaired(b *testing.B, p *Pipeline, next func(int) Input, r Request) {
+func benchPaired(b *testing.B, p *Pipeline, next func(int) Input, r provider.Request) {
 	bare, body := memoless(b, r)
 	fr := floorOf(b, r, body)
 	if _, err := p.Prepare(b.Context(), next(0)); err != nil {
@@ -214,7 +215,7 @@ func steadyTurn(b *testing.B, p *Pipeline, in Input) (Result, []byte) {
 
 // benchEncodeFloor runs, under the two names given, Request.MarshalJSON of r's request with
 // no memo (as a caller would assemble it) and the typed floor that gives the same bytes.
-func benchEncodeFloor(b *testing.B, encodeName, floorName string, r Request) {
+func benchEncodeFloor(b *testing.B, encodeName, floorName string, r provider.Request) {
 	bare, body := memoless(b, r)
 	b.Run(encodeName, func(b *testing.B) {
 		b.ReportAllocs()

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -54,7 +56,7 @@ func TestCorpusCompact(t *testing.T) {
 			in := Input{Records: tr.Records}
 			res, err := p.Prepare(t.Context(), in)
 			require.NoError(t, err, "%s\n%s", name, res.Report.String())
-			assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+			assert.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
 			assert.Less(t, res.Report.Pressure.Tokens, p.Levels().Threshold, "%s: under the threshold\n%s", name, res.Report.String())
 			checkConservation(t, name, in, res)
 			body := string(requestBytes(t, res.Request))
@@ -94,7 +96,7 @@ var leftOutCount = regexp.MustCompile(`\((\d+) earlier user messages left out`)
 // the compacted request: verbatim (in the kept tail), or in the summary — whole, or its start
 // when the summary's budget cut it — unless it is among the oldest ones the summary says it
 // left out to fit. Whitespace runs compare as one space.
-func assertPromptsFindable(t *testing.T, name string, p *Pipeline, records []transcript.Record, req Request) {
+func assertPromptsFindable(t *testing.T, name string, p *Pipeline, records []transcript.Record, req provider.Request) {
 	t.Helper()
 	tt, err := p.build(t.Context(), &Input{Records: records})
 	require.NoError(t, err)

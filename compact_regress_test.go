@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -282,12 +284,12 @@ func TestSummaryRequestThinking(t *testing.T) {
 		want   bool
 	}{{16_000, false}, {2_000, true}} {
 		k := plainTK()
-		var got Request
+		var got provider.Request
 		capture := SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
 			got = req.Request
 			return Summary{Text: "<summary>gist</summary>"}, nil
 		})
-		p := newTestPipeline(t, Config{ContextWindow: 100_000, MaxOutputTokens: 32_000, Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: tt.budget},
+		p := newTestPipeline(t, Config{ContextWindow: 100_000, MaxOutputTokens: 32_000, Thinking: &provider.Thinking{Type: "enabled", BudgetTokens: tt.budget},
 			Compact: CompactConfig{Summarizer: capture}}, k.at(time.Second))
 		_, err := p.Compact(t.Context(), Input{Records: k.recs}, CompactOptions{})
 		require.NoError(t, err)
@@ -399,7 +401,7 @@ func TestCompactSummaryWithoutThinking(t *testing.T) {
 	tr, err := transcript.ReadFile(filepath.Join(dir, spec.Transcript), transcript.ReadOptions{Strict: true})
 	require.NoError(t, err)
 	cfg := spec.config()
-	var sent []Request
+	var sent []provider.Request
 	inner := cfg.Compact.Summarizer
 	cfg.Compact.Summarizer = SummarizerFunc(func(ctx context.Context, req SummaryRequest) (Summary, error) {
 		sent = append(sent, req.Request)
@@ -414,6 +416,6 @@ func TestCompactSummaryWithoutThinking(t *testing.T) {
 	require.NotEmpty(t, sent)
 	for i, req := range sent {
 		assert.Nil(t, req.Thinking, "summary request %d", i)
-		assert.Empty(t, Validate(req, ValidateOptions{}), "summary request %d", i)
+		assert.Empty(t, provider.Validate(req, provider.ValidateOptions{}), "summary request %d", i)
 	}
 }

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentctx/agentctx/internal/wire"
-
 	"github.com/agentctx/agentctx/provider"
+
+	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -239,7 +239,7 @@ func leadingKept(view []item, boundaryPos int) int {
 
 // summaryRequest builds the request a Summarizer gets for view with items[from:skip) left out
 // (replaced by a marker), and the matching view messages.
-func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom string) (Request, []ViewMessage, error) {
+func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom string) (provider.Request, []ViewMessage, error) {
 	items := view
 	if skip > from {
 		marker := item{uuid: transcript.ContentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
@@ -250,14 +250,14 @@ func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom
 	st := &turn{ctx: t.ctx, now: t.now, in: t.in, chain: t.chain, boundaryPos: t.boundaryPos, levels: t.levels,
 		items: items, toolNames: t.toolNameMap(), sessionID: t.sessionID, system: slices.Clone(t.system), report: &Report{}}
 	if err := co.normalize.run(st); err != nil {
-		return Request{}, nil, err
+		return provider.Request{}, nil, err
 	}
 	if err := co.cache.run(st); err != nil {
-		return Request{}, nil, err
+		return provider.Request{}, nil, err
 	}
 	req := st.req
 	if len(req.Messages) == 0 {
-		return Request{}, nil, errors.New("nothing to summarize")
+		return provider.Request{}, nil, errors.New("nothing to summarize")
 	}
 	req.Model = co.model
 	req.System = st.system
@@ -265,11 +265,11 @@ func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom
 	if last := &req.Messages[len(req.Messages)-1]; last.Role == transcript.RoleUser {
 		last.Content = append(slices.Clip(last.Content), instr)
 	} else {
-		req.Messages = append(req.Messages, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{instr}})
+		req.Messages = append(req.Messages, provider.Message{Role: transcript.RoleUser, Content: []transcript.Block{instr}})
 	}
 	req.MaxTokens = co.summaryMax()
 	if len(req.Tools) > 0 {
-		req.ToolChoice = &ToolChoice{Type: "none"}
+		req.ToolChoice = &provider.ToolChoice{Type: "none"}
 	}
 	// Thinking stays as the conversation has it, so the prompt cache is shared, unless its
 	// budget would take more than half the summary's output: then the summary goes without.
@@ -430,11 +430,11 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 				return nil, calls, fmt.Errorf("the summary request does not fit the window %d even with all but the last round left out and every tool result cut to its head: %w", co.window, errNotSized)
 			}
 		}
-		vo := ValidateOptions{ContextWindow: co.window, InputTokens: counted}
+		vo := provider.ValidateOptions{ContextWindow: co.window, InputTokens: counted}
 		if noWindow {
 			vo.ContextWindow = 0 // no model reads it: the window does not apply
 		}
-		if err := Validate(req, vo); err != nil {
+		if err := provider.Validate(req, vo); err != nil {
 			return nil, calls, fmt.Errorf("the summary request is invalid: %w", err)
 		}
 		calls++

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -56,8 +58,8 @@ func TestNewNegativeModelFigures(t *testing.T) {
 		{Config{Model: "m", Models: entry(Model{ContextWindow: 1000, MaxOutput: -1})}, `agentctx: the Models entry for model "m" has a negative MaxOutput -1`},
 		{Config{Model: "m", ContextWindow: 1000, MaxOutputTokens: 100, Models: entry(Model{MaxOutput: -1})}, `agentctx: the Models entry for model "m" has a negative MaxOutput -1`},
 		{Config{Model: "m", Models: entry(Model{ContextWindow: 1000, MaxOutput: 10, MinCacheTokens: -1})}, `agentctx: the Models entry for model "m" has a negative MinCacheTokens -1`},
-		{Config{ContextWindow: 1000, Thinking: &ThinkingParam{Type: "adaptive", BudgetTokens: -1}}, "agentctx: Thinking.BudgetTokens -1 is negative"},
-		{Config{ContextWindow: 1000, Thinking: &ThinkingParam{Type: "disabled", BudgetTokens: -1}}, "agentctx: Thinking.BudgetTokens -1 is negative"},
+		{Config{ContextWindow: 1000, Thinking: &provider.Thinking{Type: "adaptive", BudgetTokens: -1}}, "agentctx: Thinking.BudgetTokens -1 is negative"},
+		{Config{ContextWindow: 1000, Thinking: &provider.Thinking{Type: "disabled", BudgetTokens: -1}}, "agentctx: Thinking.BudgetTokens -1 is negative"},
 	} {
 		tt.cfg.Tokens = EstimateCounter{}
 		_, err := New(tt.cfg)
@@ -74,10 +76,10 @@ func TestNewNamesRehydrateBoundsAndThinkingType(t *testing.T) {
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "Compact.Rehydrate.MaxFileTokens -1 is negative")
 	assert.ErrorContains(t, err, "Compact.Rehydrate.MaxSkillsTokens -2 is negative")
-	_, err = New(Config{ContextWindow: 10_000, Thinking: &ThinkingParam{Type: "enabld", BudgetTokens: 2048}})
+	_, err = New(Config{ContextWindow: 10_000, Thinking: &provider.Thinking{Type: "enabld", BudgetTokens: 2048}})
 	assert.ErrorContains(t, err, `Thinking.Type "enabld" is not enabled, disabled or adaptive`)
 	for _, typ := range []string{"enabled", "disabled", "adaptive"} {
-		th := &ThinkingParam{Type: typ}
+		th := &provider.Thinking{Type: typ}
 		if typ == "enabled" {
 			th.BudgetTokens = 2048
 		}

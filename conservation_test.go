@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -1196,7 +1198,7 @@ func consPrepare(t testing.TB, recs []transcript.Record, cleared bool) (Input, R
 }
 
 // requestBlock returns the position of the first request block that satisfies ok.
-func requestBlock(t testing.TB, req Request, ok func(transcript.Block) bool) (int, int) {
+func requestBlock(t testing.TB, req provider.Request, ok func(transcript.Block) bool) (int, int) {
 	t.Helper()
 	for i, m := range req.Messages {
 		for j, b := range m.Content {
@@ -1218,14 +1220,14 @@ func isResult(id string) func(transcript.Block) bool {
 }
 
 // withoutBlock returns a copy of req without its block at (i, j).
-func withoutBlock(req Request, i, j int) Request {
+func withoutBlock(req provider.Request, i, j int) provider.Request {
 	req.Messages = slices.Clone(req.Messages)
 	req.Messages[i].Content = slices.Delete(slices.Clone(req.Messages[i].Content), j, j+1)
 	return req
 }
 
 // withBlock returns a copy of req whose block at (i, j) is b.
-func withBlock(req Request, i, j int, b transcript.Block) Request {
+func withBlock(req provider.Request, i, j int, b transcript.Block) provider.Request {
 	req.Messages = slices.Clone(req.Messages)
 	req.Messages[i].Content = slices.Clone(req.Messages[i].Content)
 	req.Messages[i].Content[j] = b
@@ -1364,7 +1366,7 @@ func TestConservationThinkingUnavailable(t *testing.T) {
 	k.assistant(&transcript.Thinking{Thinking: "plan", Signature: normSig}, toolUse("t1", "Read"))
 	k.results(result("t1", "ok"))
 	p := newTestPipeline(t, Config{ContextWindow: 1700, MaxOutputTokens: 8000,
-		Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}}, snipNow)
+		Thinking: &provider.Thinking{Type: "enabled", BudgetTokens: 2048}}, snipNow)
 	in := Input{Records: k.recs}
 	res, err := p.Prepare(t.Context(), in)
 	require.NoError(t, err)

@@ -364,7 +364,7 @@ func TestContextPerConversation(t *testing.T) {
 				// The conversations share the Pipeline's encode memo.
 				body, err := res.Request.MarshalJSON()
 				require.NoError(t, err)
-				ref, err := res.Request.marshalSlow()
+				ref, err := plainEncoding(res.Request)
 				require.NoError(t, err)
 				assert.Equal(t, string(ref), string(body))
 			})

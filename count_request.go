@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"github.com/agentctx/agentctx/internal/wire"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -9,7 +10,7 @@ import (
 // [Counter.MessageOverhead] of framing). The result is an estimate of what the provider will
 // bill as input (it cannot know the provider's own tokenizer); it is what the report's figures
 // and the max_tokens clamp use.
-func (c *Counter) Request(r *Request) int {
+func (c *Counter) Request(r *provider.Request) int {
 	n := 0
 	for _, b := range r.System {
 		n += c.Block(b)

@@ -34,13 +34,13 @@ func TestBreakdown(t *testing.T) {
 		CurrentDate: true,
 	}
 	system := []*transcript.Text{{Text: "You are a careful coding agent."}}
-	tools := []Tool{{Name: "Bash", Definition: []byte(`{"name":"Bash","description":"Run a command.","input_schema":{"type":"object"}}`)}}
+	tools := []provider.Tool{{Name: "Bash", Definition: []byte(`{"name":"Bash","description":"Run a command.","input_schema":{"type":"object"}}`)}}
 	tests := []struct {
 		name    string
 		window  int
 		context ContextConfig
 		system  []*transcript.Text
-		tools   []Tool
+		tools   []provider.Tool
 		compact bool // some session must compact
 	}{
 		{name: "model window", window: 200_000},

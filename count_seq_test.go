@@ -6,6 +6,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -13,8 +15,8 @@ import (
 )
 
 // seqMessages is n request messages of distinct texts, a tool call in every third.
-func seqMessages(n int) []RequestMessage {
-	msgs := make([]RequestMessage, n)
+func seqMessages(n int) []provider.Message {
+	msgs := make([]provider.Message, n)
 	for i := range msgs {
 		role := transcript.RoleUser
 		if i%2 == 1 {
@@ -24,13 +26,13 @@ func seqMessages(n int) []RequestMessage {
 		if i%3 == 0 {
 			content = append(content, &transcript.ToolUse{ID: fmt.Sprint(i), Name: "Bash", Input: fmt.Appendf(nil, `{"n":%d}`, i)})
 		}
-		msgs[i] = RequestMessage{Role: role, Content: content}
+		msgs[i] = provider.Message{Role: role, Content: content}
 	}
 	return msgs
 }
 
 // requestByBlocks counts a request without any memo above the texts: Counter.Block per block.
-func requestByBlocks(c *Counter, r *Request) int {
+func requestByBlocks(c *Counter, r *provider.Request) int {
 	n := 0
 	for _, m := range r.Messages {
 		n += messageOverheadTokens + c.Blocks(m.Content)
@@ -47,9 +49,9 @@ func TestCounterSequence(t *testing.T) {
 	c := NewCounter(TokenCounterFunc(func(s string) int { calls++; return len(s) }))
 	ref := NewCounter(byteCounter)
 	msgs := seqMessages(40)
-	check := func(name string, msgs []RequestMessage) {
+	check := func(name string, msgs []provider.Message) {
 		t.Helper()
-		r := &Request{Messages: msgs}
+		r := &provider.Request{Messages: msgs}
 		assert.Equal(t, requestByBlocks(ref, r), c.Request(r), name)
 	}
 	check("first turn", msgs[:30])
@@ -57,8 +59,8 @@ func TestCounterSequence(t *testing.T) {
 	check("one more message", msgs[:31])
 	assert.Equal(t, 2, calls, "a steady turn counts its new message only: its text and its tool input")
 
-	changed := append([]RequestMessage(nil), msgs[:31]...)
-	changed[10] = RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "a message replaced in the middle"}}}
+	changed := append([]provider.Message(nil), msgs[:31]...)
+	changed[10] = provider.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "a message replaced in the middle"}}}
 	check("a message replaced", changed)
 	changed[10].Content[0].(*transcript.Text).Text = "its text reassigned"
 	check("a text reassigned", changed)
@@ -83,14 +85,14 @@ func TestCounterSequenceConcurrent(t *testing.T) {
 	msgs := seqMessages(200)
 	want := make([]int, len(msgs)+1)
 	for n := range want {
-		want[n] = requestByBlocks(ref, &Request{Messages: msgs[:n]})
+		want[n] = requestByBlocks(ref, &provider.Request{Messages: msgs[:n]})
 	}
 	var wg sync.WaitGroup
 	for g := range 6 {
 		wg.Go(func() {
 			for i := range 300 {
 				n := (i*7 + g*31) % len(want)
-				require.Equal(t, want[n], c.Request(&Request{Messages: msgs[:n]}), "%d messages", n)
+				require.Equal(t, want[n], c.Request(&provider.Request{Messages: msgs[:n]}), "%d messages", n)
 			}
 		})
 	}

@@ -80,7 +80,7 @@ func TestSummaryRequestNotSized(t *testing.T) {
 	}
 	assert.Contains(t, logs.String(), "level=WARN msg=\"agentctx: degraded\"")
 	assert.Contains(t, logs.String(), "msg=\"agentctx: compaction\"")
-	assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
+	assert.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
 }
 
 // A summary far over its cap is cut to it, with a note, and the cut is reported: the summary a

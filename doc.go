@@ -115,9 +115,9 @@
 // # The provider contract
 //
 // The request satisfies the rules listed in docs/contract.md, which this repository ships:
-// normalize repairs what a transcript can break, reporting each repair, and [Validate] checks
+// normalize repairs what a transcript can break, reporting each repair, and [provider.Validate] checks
 // a request against them (with [Config.Validate], inside Prepare). Rule ids such as "2.1" in
-// comments and in [Violation.Rule] are the ids of that list.
+// comments and in [provider.Violation.Rule] are the ids of that list.
 //
 // # Determinism and persistence
 //

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -77,7 +78,7 @@ type steadySession struct {
 	recs  []transcript.Record
 	input []transcript.Record // recs and room for one new record
 	body  []byte              // the request body of a turn
-	bare  agentctx.Request    // that request, as a caller would assemble it
+	bare  provider.Request    // that request, as a caller would assemble it
 	floor *floorRequest       // that request as plain structs
 }
 
@@ -126,13 +127,13 @@ func (s *steadySession) next(i int) agentctx.Input {
 // bytes: one struct for every block kind the generated sessions hold, its fields in an order
 // each kind's keys follow, zero fields omitted.
 type floorRequest struct {
-	Model      string                  `json:"model"`
-	MaxTokens  int                     `json:"max_tokens"`
-	System     []floorBlock            `json:"system,omitempty"`
-	Messages   []floorMessage          `json:"messages"`
-	Tools      []json.RawMessage       `json:"tools,omitempty"`
-	ToolChoice *agentctx.ToolChoice    `json:"tool_choice,omitempty"`
-	Thinking   *agentctx.ThinkingParam `json:"thinking,omitempty"`
+	Model      string               `json:"model"`
+	MaxTokens  int                  `json:"max_tokens"`
+	System     []floorBlock         `json:"system,omitempty"`
+	Messages   []floorMessage       `json:"messages"`
+	Tools      []json.RawMessage    `json:"tools,omitempty"`
+	ToolChoice *provider.ToolChoice `json:"tool_choice,omitempty"`
+	Thinking   *provider.Thinking   `json:"thinking,omitempty"`
 }
 
 type floorMessage struct {
@@ -166,8 +167,8 @@ func (f *floorRequest) encode(b *testing.B) []byte {
 
 // memoless returns r as a caller would assemble it, without the Pipeline's encode memo, and
 // its bytes.
-func memoless(b *testing.B, r agentctx.Request) (agentctx.Request, []byte) {
-	bare := agentctx.Request{Model: r.Model, MaxTokens: r.MaxTokens, System: r.System, Messages: r.Messages,
+func memoless(b *testing.B, r provider.Request) (provider.Request, []byte) {
+	bare := provider.Request{Model: r.Model, MaxTokens: r.MaxTokens, System: r.System, Messages: r.Messages,
 		Tools: r.Tools, ToolChoice: r.ToolChoice, Thinking: r.Thinking, Betas: r.Betas}
 	body, err := bare.MarshalJSON()
 	if err != nil {
@@ -177,7 +178,7 @@ func memoless(b *testing.B, r agentctx.Request) (agentctx.Request, []byte) {
 }
 
 // floorOf returns the typed floor of r, failing unless it gives body, r's bytes.
-func floorOf(b *testing.B, r agentctx.Request, body []byte) *floorRequest {
+func floorOf(b *testing.B, r provider.Request, body []byte) *floorRequest {
 	fr := toFloor(b, r)
 	if got := fr.encode(b); !bytes.Equal(got, body) {
 		b.Fatalf("the floor's bytes differ from the request's (%d and %d bytes)", len(got), len(body))
@@ -185,7 +186,7 @@ func floorOf(b *testing.B, r agentctx.Request, body []byte) *floorRequest {
 	return fr
 }
 
-func toFloor(b *testing.B, r agentctx.Request) *floorRequest {
+func toFloor(b *testing.B, r provider.Request) *floorRequest {
 	f := &floorRequest{Model: r.Model, MaxTokens: r.MaxTokens, ToolChoice: r.ToolChoice, Thinking: r.Thinking}
 	for _, t := range r.System {
 		f.System = append(f.System, floorBlockOf(b, t))

@@ -50,7 +50,7 @@ func Example() {
 		}
 		fmt.Println(m.Role, strings.Join(kinds, " "))
 	}
-	fmt.Println("valid:", agentctx.Validate(res.Request, agentctx.ValidateOptions{}) == nil)
+	fmt.Println("valid:", provider.Validate(res.Request, provider.ValidateOptions{}) == nil)
 	fmt.Println("records to append:", len(res.Append))
 	// Output:
 	// user text
@@ -117,7 +117,7 @@ func ExamplePipeline_HandleSnip() {
 	records = append(records, *out.Record) // the snip record, then the call's result
 	records = append(records, transcript.Record{Type: transcript.TypeUser, UUID: "r9", ParentUUID: "a4", SessionID: "s",
 		Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{out.Result(call.ID)}}})
-	res, err := p.Prepare(context.Background(), agentctx.Input{Records: records, Tools: []agentctx.Tool{agentctx.SnipTool()}})
+	res, err := p.Prepare(context.Background(), agentctx.Input{Records: records, Tools: []provider.Tool{agentctx.SnipTool()}})
 	if err != nil {
 		panic(err)
 	}

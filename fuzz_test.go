@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctx/agentctx/internal/wire"
-
 	"github.com/agentctx/agentctx/provider"
+
+	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/require"
@@ -202,11 +202,11 @@ func FuzzPrepareInvariants(f *testing.F) {
 
 		// 2. The request keeps the provider contract.
 		if body != "" {
-			opts := ValidateOptions{}
+			opts := provider.ValidateOptions{}
 			if res.Report.InputTokens < p.Window() && res.Report.Pressure.Level != LevelBlocking {
 				opts.ContextWindow, opts.InputTokens = p.Window(), res.Report.InputTokens
 			}
-			if err := Validate(res.Request, opts); err != nil {
+			if err := provider.Validate(res.Request, opts); err != nil {
 				t.Fatalf("invariant 2: request breaks the contract:\n%v\nrequest:\n%s\nreport:\n%s%s",
 					err, indentJSON(body), res.Report.String(), dump())
 			}
@@ -293,7 +293,7 @@ func FuzzPrepareInvariants(f *testing.F) {
 				}
 			}
 			if cres.Report.Pressure.Level != LevelBlocking {
-				if err := Validate(cres.Request, ValidateOptions{}); err != nil {
+				if err := provider.Validate(cres.Request, provider.ValidateOptions{}); err != nil {
 					t.Fatalf("invariant 6: the compacted request breaks the contract:\n%v\nreport:\n%s%s", err, cres.Report.String(), dump())
 				}
 			}
@@ -358,7 +358,7 @@ func (p *fuzzProgram) input(recs []transcript.Record) Input {
 	in := Input{Records: recs, SkipCacheWrite: p.skip}
 	if p.system {
 		in.System = []*transcript.Text{{Text: "You are a fuzzing assistant."}}
-		in.Tools = []Tool{
+		in.Tools = []provider.Tool{
 			{Name: "Read", Definition: json.RawMessage(`{"name":"Read","description":"Read a file","input_schema":{"type":"object"}}`)},
 			{Name: "Bash", Definition: json.RawMessage(`{"name":"Bash","description":"Run a command","input_schema":{"type":"object"}}`)},
 		}
@@ -534,9 +534,9 @@ func (p *fuzzProgram) configure(h1, h2 int) {
 	}
 	switch (h1 >> 1) & 3 {
 	case 1, 2:
-		cfg.Thinking = &ThinkingParam{Type: "adaptive"}
+		cfg.Thinking = &provider.Thinking{Type: "adaptive"}
 	case 3:
-		cfg.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+		cfg.Thinking = &provider.Thinking{Type: "enabled", BudgetTokens: 1024}
 	}
 	if cfg.Thinking != nil {
 		desc = append(desc, fmt.Sprintf("thinking=%+v", *cfg.Thinking))

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -23,16 +25,16 @@ var update = flag.Bool("update", false, "rewrite testdata/cases/*/want")
 type caseSpec struct {
 	// Transcript names the input when it is not the case's own transcript.jsonl (a path
 	// relative to the case directory, e.g. a bundled session).
-	Transcript     string            `json:"transcript"`
-	Now            time.Time         `json:"now"`
-	Model          string            `json:"model"`
-	Window         int               `json:"window"`
-	MaxTokens      int               `json:"maxTokens"`
-	Thinking       *ThinkingParam    `json:"thinking"`
-	SkipCacheWrite bool              `json:"skipCacheWrite"`
-	System         string            `json:"system"`
-	SystemFill     int               `json:"systemFill"` // characters of filler appended to System
-	Tools          []json.RawMessage `json:"tools"`
+	Transcript     string             `json:"transcript"`
+	Now            time.Time          `json:"now"`
+	Model          string             `json:"model"`
+	Window         int                `json:"window"`
+	MaxTokens      int                `json:"maxTokens"`
+	Thinking       *provider.Thinking `json:"thinking"`
+	SkipCacheWrite bool               `json:"skipCacheWrite"`
+	System         string             `json:"system"`
+	SystemFill     int                `json:"systemFill"` // characters of filler appended to System
+	Tools          []json.RawMessage  `json:"tools"`
 	// SnipTool adds [SnipTool] to the tools; a multi-turn answer calling it is handled by
 	// Pipeline.HandleSnip (see golden_turns_test.go).
 	SnipTool      bool             `json:"snipTool"`
@@ -100,7 +102,7 @@ func (c caseSpec) input(records []transcript.Record) Input {
 	for _, d := range c.Tools {
 		var head struct{ Name string }
 		_ = json.Unmarshal(d, &head)
-		in.Tools = append(in.Tools, Tool{Name: head.Name, Definition: d})
+		in.Tools = append(in.Tools, provider.Tool{Name: head.Name, Definition: d})
 	}
 	if c.SnipTool {
 		in.Tools = append(in.Tools, SnipTool())
@@ -154,7 +156,7 @@ func runGolden(t *testing.T, dir string) {
 	require.NoError(t, err)
 
 	// Invariants.
-	assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
+	assert.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}))
 	checkConservation(t, filepath.Base(dir), spec.input(tr.Records), res) // no block lost without a reason
 	again, err := p.Prepare(ctx, spec.input(tr.Records))
 	require.NoError(t, err)

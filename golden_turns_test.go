@@ -347,8 +347,8 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 		spec.Compact.script = sc
 	}
 	ctx := t.Context()
-	var sent *Request // the last turn's request that could be sent
-	sentAt := 0       // len(rec.records) after that turn's records
+	var sent *provider.Request // the last turn's request that could be sent
+	sentAt := 0                // len(rec.records) after that turn's records
 	for i := range spec.Turns {
 		turn := &spec.Turns[i]
 		name := fmt.Sprintf("turn-%d", i+1)
@@ -416,7 +416,7 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 			assert.Contains(t, err.Error(), turn.WantErr, name)
 		} else {
 			require.NoError(t, err, name)
-			assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+			assert.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
 			cin, cres := recoveredInput(rec.records, res)
 			checkConservation(t, name, cin, cres) // no block lost without a reason
 		}
@@ -566,7 +566,7 @@ func changesView(r transcript.Record) bool {
 // samePrefix checks that cur sends prev's prefix up to prev's last cache marker again: the same
 // tools, system blocks and thinking parameter, and the same messages and blocks, cache markers
 // aside.
-func samePrefix(prev, cur *Request) error {
+func samePrefix(prev, cur *provider.Request) error {
 	mi, bi := -1, -1
 	for i, m := range prev.Messages {
 		for j, b := range m.Content {
@@ -588,7 +588,7 @@ func samePrefix(prev, cur *Request) error {
 		}
 		return string(out)
 	}
-	if !slices.EqualFunc(prev.Tools, cur.Tools, func(a, b Tool) bool { return a.Name == b.Name && bytes.Equal(a.Definition, b.Definition) }) {
+	if !slices.EqualFunc(prev.Tools, cur.Tools, func(a, b provider.Tool) bool { return a.Name == b.Name && bytes.Equal(a.Definition, b.Definition) }) {
 		return errors.New("the tools changed")
 	}
 	if !slices.EqualFunc(prev.System, cur.System, func(a, b *transcript.Text) bool { return enc(a) == enc(b) }) {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -70,7 +72,7 @@ type MicrocompactConfig struct {
 	// is made. Cached needs CacheEditingBeta.
 	Cached bool
 	// CacheEditingBeta is the anthropic-beta header value that enables cache editing for the
-	// caller's provider account; a request carrying cache_edits lists it in [Request.Betas].
+	// caller's provider account; a request carrying cache_edits lists it in [provider.Request.Betas].
 	// Anthropic has not published one, so there is no default: New refuses Cached without it.
 	CacheEditingBeta string
 	// CachedTriggerTokens is the cached-mode trigger, in tokens counted with the pipeline's
@@ -615,7 +617,7 @@ func (st *microcompactStage) viewTokens(t *turn) int {
 
 // cacheEditing returns the tokens of the tool results that req's cache_edits delete from the
 // provider's cache (each reference once), and whether req carries any cache_edits.
-func cacheEditing(req *Request, c *Counter) (deleted int, editing bool) {
+func cacheEditing(req *provider.Request, c *Counter) (deleted int, editing bool) {
 	refs := cacheDeletedRefs(req)
 	if refs == nil {
 		return 0, false
@@ -633,7 +635,7 @@ func cacheEditing(req *Request, c *Counter) (deleted int, editing bool) {
 
 // cacheDeletedRefs returns the cache references req's cache_edits delete, or nil when req
 // carries no cache_edits.
-func cacheDeletedRefs(req *Request) map[string]bool {
+func cacheDeletedRefs(req *provider.Request) map[string]bool {
 	var refs map[string]bool
 	for _, m := range req.Messages {
 		for _, b := range m.Content {

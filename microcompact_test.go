@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -221,9 +223,9 @@ func TestMicrocompactReapply(t *testing.T) {
 }
 
 // mcMessageBytes marshals message i of req alone.
-func mcMessageBytes(t *testing.T, req Request, i int) string {
+func mcMessageBytes(t *testing.T, req provider.Request, i int) string {
 	t.Helper()
-	return string(requestBytes(t, Request{Messages: []RequestMessage{req.Messages[i]}}))
+	return string(requestBytes(t, provider.Request{Messages: []provider.Message{req.Messages[i]}}))
 }
 
 // mcCachedSession: 7 Read rounds, a closing answer, then a new user prompt (the last message).
@@ -470,7 +472,7 @@ func TestMicrocompactConfigValidate(t *testing.T) {
 
 // mcCacheEdits returns every cache_edits deletion of the request and the message indexes of
 // the cache_edits blocks.
-func mcCacheEdits(req Request) ([]transcript.CacheEdit, []int) {
+func mcCacheEdits(req provider.Request) ([]transcript.CacheEdit, []int) {
 	var edits []transcript.CacheEdit
 	var at []int
 	for i, m := range req.Messages {
@@ -486,7 +488,7 @@ func mcCacheEdits(req Request) ([]transcript.CacheEdit, []int) {
 
 // mcAssertRefsBeforeMarker checks that every cache_reference sits strictly before the message
 // carrying the message-level cache marker.
-func mcAssertRefsBeforeMarker(t *testing.T, req Request) {
+func mcAssertRefsBeforeMarker(t *testing.T, req provider.Request) {
 	t.Helper()
 	marker := -1
 	for i, m := range req.Messages {
@@ -519,9 +521,9 @@ func mcAppend(res Result) []transcript.Record {
 }
 
 // mcValid asserts the request passes the provider contract checker.
-func mcValid(t *testing.T, req Request) {
+func mcValid(t *testing.T, req provider.Request) {
 	t.Helper()
-	require.NoError(t, Validate(req, ValidateOptions{}))
+	require.NoError(t, provider.Validate(req, provider.ValidateOptions{}))
 }
 
 func TestMicrocompactCachedDeterministic(t *testing.T) {

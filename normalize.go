@@ -6,13 +6,15 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
 )
 
 // NormalizeConfig configures the normalize stage, which turns the view into request messages
-// that satisfy the provider contract (see [Validate]). The zero value is the default: a view
+// that satisfy the provider contract (see [provider.Validate]). The zero value is the default: a view
 // that ends on an assistant message gets a user continuation "Continue." appended, because a
 // trailing assistant message would be a prefill, which newer models reject.
 type NormalizeConfig struct {
@@ -91,7 +93,7 @@ type normalizer struct {
 // of the last conversations served ([normPrefixes]).
 type normalizeStage struct {
 	cfg      NormalizeConfig
-	thinking *ThinkingParam
+	thinking *provider.Thinking
 	counter  *Counter
 	clean    *cleanMemo
 	prefixes *normPrefixes
@@ -575,13 +577,13 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 // emit returns the request messages; a user message holds its tool results, then its other
 // blocks, then its cache_edits. The messages' content slices share one array, each clipped to
 // its length so that an append to one copies it.
-func emit(msgs []nmsg) []RequestMessage {
+func emit(msgs []nmsg) []provider.Message {
 	total := 0
 	for _, m := range msgs {
 		total += len(m.blocks)
 	}
 	all := make([]transcript.Block, 0, total)
-	out := make([]RequestMessage, len(msgs))
+	out := make([]provider.Message, len(msgs))
 	for i, m := range msgs {
 		start := len(all)
 		for _, nb := range m.blocks {
@@ -591,7 +593,7 @@ func emit(msgs []nmsg) []RequestMessage {
 		if m.role == transcript.RoleUser && !slices.IsSortedFunc(bs, byUserRank) {
 			slices.SortStableFunc(bs, byUserRank)
 		}
-		out[i] = RequestMessage{Role: m.role, Content: bs}
+		out[i] = provider.Message{Role: m.role, Content: bs}
 	}
 	return out
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -246,7 +248,7 @@ func (n *normalizer) fixName(name, uuid string) string {
 // Input.Tools lacks (2.9), sorted by name: a definition with an empty schema whose
 // description says the tool is not available. The messages are those of prefix, the first
 // tool_use of each name in a settled prefix, then msgs.
-func (n *normalizer) tools(prefix []nameUse, msgs []nmsg, stubs map[string]stub) []Tool {
+func (n *normalizer) tools(prefix []nameUse, msgs []nmsg, stubs map[string]stub) []provider.Tool {
 	tools := slices.Clone(n.t.in.Tools)
 	for i := range tools {
 		var f textRepair
@@ -293,7 +295,7 @@ func (n *normalizer) tools(prefix []nameUse, msgs []nmsg, stubs map[string]stub)
 // stub is the stub definition of a tool name and the detail of the action that reports it,
 // which a conversation's turns share (see normPrefix).
 type stub struct {
-	tool   Tool
+	tool   provider.Tool
 	detail string
 }
 
@@ -303,12 +305,12 @@ type stub struct {
 // of the cached prefix, the same from turn to turn, and gets the request normalize would have
 // built. It is the JSON jsonobj.Marshal gives for the object {name, description,
 // input_schema}, written directly: a turn declares its stubs anew.
-func StubTool(name string) Tool {
+func StubTool(name string) provider.Tool {
 	def := make([]byte, 0, len(`{"name":`)+len(name)+2+len(stubToolRest))
 	def = append(def, `{"name":`...)
 	def = jsonobj.AppendString(def, name)
 	def = append(def, stubToolRest...)
-	return Tool{Name: name, Definition: def}
+	return provider.Tool{Name: name, Definition: def}
 }
 
 // stubToolRest is what follows a stub's name in its definition.

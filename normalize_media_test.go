@@ -1,46 +1,24 @@
 package agentctx
 
 import (
-	"bytes"
 	"encoding/base64"
-	"image"
-	"image/gif"
-	"image/jpeg"
 	"strings"
 	"testing"
 
-	"github.com/agentctx/agentctx/internal/wire"
+	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
-
-// mediaSamples returns base64 data of each format by name, encoded by the standard library
-// (WebP and BMP: their headers, which is all the sniffing reads).
-func mediaSamples(t *testing.T) map[string]string {
-	t.Helper()
-	img := image.NewGray(image.Rect(0, 0, 4, 3))
-	var jpg, gf bytes.Buffer
-	require.NoError(t, jpeg.Encode(&jpg, img, nil))
-	require.NoError(t, gif.Encode(&gf, img, nil))
-	enc := base64.StdEncoding.EncodeToString
-	return map[string]string{
-		"png":  normPNG(t, 4, 3),
-		"jpeg": enc(jpg.Bytes()),
-		"gif":  enc(gf.Bytes()),
-		"webp": enc([]byte("RIFF\x24\x00\x00\x00WEBPVP8 \x18\x00\x00\x00")),
-		"bmp":  enc([]byte("BM\x46\x00\x00\x00\x00\x00\x00\x00\x36\x00\x00\x00")),
-	}
-}
 
 // TestNormalizeMedia sends images whose media type does not match their bytes, images that
 // are no format the provider takes, and base64 that does not decode, at the top of a user
 // message and inside a tool result; the request must pass Validate (which checks the bytes
 // too) with each repair reported.
 func TestNormalizeMedia(t *testing.T) {
-	data := mediaSamples(t)
+	data := testkit.MediaSamples(t)
 	img := func(mt, d string) *transcript.Image {
 		return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: mt, Data: d}}
 	}
@@ -85,7 +63,7 @@ func TestNormalizeMedia(t *testing.T) {
 			k.add(r)
 			k.assistant(toolUse("t1", "Read"))
 			k.results(&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{tt.block}})
-			res := normPrepare(t, normConfig(), Input{Records: k.recs, Tools: []Tool{valReadTool}})
+			res := normPrepare(t, normConfig(), Input{Records: k.recs, Tools: []provider.Tool{valReadTool}})
 			results, _ := toolResults(res.Request)
 			for _, got := range []transcript.Block{res.Request.Messages[0].Content[2], results["t1"].Content[0]} {
 				switch got := got.(type) {
@@ -116,23 +94,4 @@ func TestNormalizeMedia(t *testing.T) {
 	k.add(r)
 	normPrepare(t, normConfig(), Input{Records: k.recs})
 	assert.Equal(t, "image/png", b.Source.MediaType)
-}
-
-func TestImageType(t *testing.T) {
-	data := mediaSamples(t)
-	for name, want := range map[string]string{"png": "image/png", "jpeg": "image/jpeg", "gif": "image/gif", "webp": "image/webp", "bmp": ""} {
-		head, ok := wire.Base64Head(data[name])
-		require.True(t, ok, name)
-		assert.Equal(t, want, wire.ImageType(head), name)
-	}
-	long := strings.Repeat("QUJD", 5000) // "ABC" × 5000, over several chunks
-	head, ok := wire.Base64Head(long)
-	assert.True(t, ok)
-	assert.Equal(t, "ABCABCABCABC", string(head))
-	_, ok = wire.Base64Head(long[:4096] + "QQ==" + long[4096:])
-	assert.False(t, ok, "padding at a chunk boundary, then more data")
-	_, ok = wire.Base64Head(long + "QQ==")
-	assert.True(t, ok)
-	_, ok = wire.Base64Head(long + "QQ=")
-	assert.False(t, ok)
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -159,7 +161,7 @@ func prefixConfigs() map[string]Config {
 	return map[string]Config{
 		"default":      {ContextWindow: big},
 		"user context": {ContextWindow: big, Context: ContextConfig{User: &ctxStatic{sections: []ContextSection{{"claudeMd", "Use tabs."}}}}},
-		"thinking":     {ContextWindow: big, Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}},
+		"thinking":     {ContextWindow: big, Thinking: &provider.Thinking{Type: "enabled", BudgetTokens: 2048}},
 		"prefill":      {ContextWindow: big, Normalize: NormalizeConfig{AllowPrefill: true}},
 		"budget":       {ContextWindow: big, Budget: BudgetConfig{MaxResultChars: 12, PreviewBytes: 4}},
 	}
@@ -177,7 +179,7 @@ func checkPrefixTurns(t *testing.T, all []transcript.Record, cfg Config, seed ui
 	warm := newTestPipeline(t, cfg, now)
 	buf := make([]transcript.Record, 0, len(all)+8)
 	prompt, used := 0, 0
-	var tools []Tool
+	var tools []provider.Tool
 	newPrompt := func() transcript.Record {
 		prompt++
 		return promptAfter(buf, prompt)
@@ -225,7 +227,7 @@ func checkPrefixTurns(t *testing.T, all []transcript.Record, cfg Config, seed ui
 			check("another slice")
 		case op < 11: // the tools declared change
 			if tools == nil {
-				tools = []Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
+				tools = []provider.Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
 			} else {
 				tools = nil
 			}
@@ -426,7 +428,7 @@ func TestNormalizePrefixAfterUncompared(t *testing.T) {
 }
 
 // describeDiff says where two requests' messages first differ.
-func describeDiff(want, got Request) string {
+func describeDiff(want, got provider.Request) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "messages: want %d, got %d\n", len(want.Messages), len(got.Messages))
 	for i := range min(len(want.Messages), len(got.Messages)) {

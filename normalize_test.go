@@ -1,16 +1,14 @@
 package agentctx
 
 import (
-	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"image"
-	"image/png"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
 
@@ -28,7 +26,7 @@ func normConfig() Config {
 }
 
 func normThinkingOn(c Config) Config {
-	c.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 2048}
+	c.Thinking = &provider.Thinking{Type: "enabled", BudgetTokens: 2048}
 	return c
 }
 
@@ -44,7 +42,7 @@ func normPrepare(t *testing.T, cfg Config, in Input) Result {
 	if res.Report.ThinkingUnavailable {
 		require.Nil(t, req.Thinking, "thinking unavailable: the request is sent without it")
 	}
-	require.NoError(t, Validate(req, ValidateOptions{AllowPrefill: cfg.Normalize.AllowPrefill}), "request:\n%s", normSketch(req.Messages))
+	require.NoError(t, provider.Validate(req, provider.ValidateOptions{AllowPrefill: cfg.Normalize.AllowPrefill}), "request:\n%s", normSketch(req.Messages))
 	again, err := p.Prepare(t.Context(), in)
 	require.NoError(t, err)
 	a, err := res.Request.MarshalJSON()
@@ -57,7 +55,7 @@ func normPrepare(t *testing.T, cfg Config, in Input) Result {
 }
 
 // normalizeItems runs the normalize stage alone over hand-made items.
-func normalizeItems(t *testing.T, cfg Config, items []item, tools []Tool) (Request, *Report) {
+func normalizeItems(t *testing.T, cfg Config, items []item, tools []provider.Tool) (provider.Request, *Report) {
 	t.Helper()
 	p, err := New(cfg)
 	require.NoError(t, err)
@@ -70,7 +68,7 @@ func normalizeItems(t *testing.T, cfg Config, items []item, tools []Tool) (Reque
 	if tn.report.ThinkingUnavailable {
 		require.Nil(t, req.Thinking, "thinking unavailable: the request is sent without it")
 	}
-	require.NoError(t, Validate(req, ValidateOptions{AllowPrefill: cfg.Normalize.AllowPrefill}), "request:\n%s", normSketch(req.Messages))
+	require.NoError(t, provider.Validate(req, provider.ValidateOptions{AllowPrefill: cfg.Normalize.AllowPrefill}), "request:\n%s", normSketch(req.Messages))
 	return tn.req, tn.report
 }
 
@@ -83,7 +81,7 @@ func normAsst(uuid, msgID string, bs ...transcript.Block) item {
 }
 
 // normSketch renders messages one line each: "role: block block …".
-func normSketch(msgs []RequestMessage) string {
+func normSketch(msgs []provider.Message) string {
 	var b strings.Builder
 	for _, m := range msgs {
 		b.WriteString(string(m.Role) + ":")
@@ -154,13 +152,6 @@ func normMore(k *tk, b transcript.Block) {
 	r := k.next(transcript.TypeAssistant)
 	r.Message = &transcript.Message{ID: id, Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5", Content: []transcript.Block{b}}
 	k.add(r)
-}
-
-func normPNG(t *testing.T, w, h int) string {
-	t.Helper()
-	var buf bytes.Buffer
-	require.NoError(t, png.Encode(&buf, image.NewGray(image.Rect(0, 0, w, h))))
-	return base64.StdEncoding.EncodeToString(buf.Bytes())
 }
 
 func TestNormalizeTranscripts(t *testing.T) {
@@ -312,8 +303,8 @@ func TestNormalizeTranscripts(t *testing.T) {
 				assert.True(t, res.Report.ThinkingUnavailable)
 				assert.Nil(t, res.Request.Thinking, "sent with thinking disabled")
 				withThinking := res.Request
-				withThinking.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 2048}
-				assert.Error(t, Validate(withThinking, ValidateOptions{}), "with thinking on the request would break 4.2")
+				withThinking.Thinking = &provider.Thinking{Type: "enabled", BudgetTokens: 2048}
+				assert.Error(t, provider.Validate(withThinking, provider.ValidateOptions{}), "with thinking on the request would break 4.2")
 			},
 		},
 		{
@@ -549,7 +540,7 @@ func TestNormalizeTranscripts(t *testing.T) {
 			if tt.cfg != nil {
 				cfg = tt.cfg(cfg)
 			}
-			tools := []Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
+			tools := []provider.Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
 			res := normPrepare(t, cfg, Input{Records: k.recs, Tools: tools})
 			assert.Equal(t, tt.want, normSketch(res.Request.Messages))
 			for _, want := range tt.actions {
@@ -778,7 +769,7 @@ func TestNormalizeItems(t *testing.T) {
 			if tt.cfg != nil {
 				cfg = tt.cfg(cfg)
 			}
-			tools := []Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
+			tools := []provider.Tool{{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)}}
 			req, rep := normalizeItems(t, cfg, tt.items, tools)
 			assert.Equal(t, tt.want, normSketch(req.Messages))
 			for _, want := range tt.actions {
@@ -847,7 +838,7 @@ func TestCorpusNormalizeValid(t *testing.T) {
 				require.True(t, cfg.Thinking.Enabled(), f)
 				require.Nil(t, req.Thinking, "%s: thinking unavailable, so the request is sent without it", f)
 			}
-			if err := Validate(req, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}); err != nil {
+			if err := provider.Validate(req, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}); err != nil {
 				t.Errorf("%s: %v", filepath.Base(f), err)
 			}
 			again, err := p.Prepare(t.Context(), Input{Records: tr.Records})

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/agentctx/agentctx/internal/wire"
-
 	"github.com/agentctx/agentctx/provider"
+
+	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/internal/memo"
 	"github.com/agentctx/agentctx/transcript"
@@ -37,7 +37,7 @@ type Config struct {
 	// Tokens counts tokens. Nil: the default tiktoken counter ([DefaultTokenCounter]).
 	Tokens TokenCounter
 	// Thinking is the request's thinking setting; nil sends none (thinking disabled).
-	Thinking *ThinkingParam
+	Thinking *provider.Thinking
 
 	Budget       BudgetConfig
 	Snip         SnipConfig
@@ -63,7 +63,7 @@ type Config struct {
 	// reported either way ([Report.ChainProblems]).
 	NoBridge bool
 
-	// Validate makes Prepare check each request it builds with [Validate] (the pipeline's
+	// Validate makes Prepare check each request it builds with [provider.Validate] (the pipeline's
 	// window, the counted input, Normalize.AllowPrefill) and return the violations as an
 	// error instead of a request the provider would reject: a caller's duplicate or
 	// schema-less tool definition, a blank system block, an input over the window. Off by
@@ -86,7 +86,7 @@ const MaxConversations = memo.MaxConvEntries
 // and safe for concurrent use by many conversations: everything that changes the view lives
 // in the transcript's records, so Prepare is a pure function of (records, config, now). Its
 // memos — token counts ([Pipeline.Counter]), the encoded parts of its requests
-// ([Request.MarshalJSON]), normalize's cleaned blocks, and the chain's index, the calibration
+// ([provider.Request.MarshalJSON]), normalize's cleaned blocks, and the chain's index, the calibration
 // fit's sums and normalize's settled prefix of the last few conversations — carry a steady
 // turn's work over from the previous one: they are keyed by content, or by the identity of strings, blocks, messages
 // and byte slices they hold on to (so an address they know cannot be reused), and bounded by
@@ -102,8 +102,8 @@ type Pipeline struct {
 	modelMax  int // the model's maximum output from the model table; 0: unknown
 	minCache  int // the model's minimum cacheable prefix (Model.MinCacheTokens)
 	// enc memoizes the encoded parts of the requests the pipeline builds (see
-	// [Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
-	enc *EncodeMemo
+	// [provider.Request.MarshalJSON]), bounded by twice the largest request (at most 64 MB).
+	enc *provider.EncodeMemo
 	// chains keeps the uuid index of the transcripts of the last conversations served, which
 	// the next turn of each extends by its new records (see [transcript.ChainCache]).
 	chains *transcript.ChainCache
@@ -181,7 +181,7 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, fmt.Errorf("agentctx: Compact.SummaryMaxTokens %d is above the maximum output %d or half the window %d", n, p.maxOutput, p.window)
 	}
 	p.counter = NewCounter(cfg.Tokens)
-	p.enc = NewEncodeMemo()
+	p.enc = provider.NewEncodeMemo()
 	p.chains = transcript.NewChainCache(cfg.Conversations)
 	calib := &fitMemo{}
 	calib.SetLimit(cfg.Conversations)
@@ -238,7 +238,7 @@ type Input struct {
 	// uses but Tools lacks are declared as unavailable (an empty schema and a description
 	// telling the model not to call them), since the provider rejects tool_use blocks
 	// without tool definitions.
-	Tools []Tool
+	Tools []provider.Tool
 	// Context, when non-nil, replaces Config.Context for this turn: a Pipeline shared by many
 	// conversations takes each conversation's own base context here, such as providers
 	// wrapped in [Memoize] once per conversation.
@@ -255,7 +255,7 @@ type Input struct {
 // Result is one turn's output.
 type Result struct {
 	// Request is the provider-ready request.
-	Request Request
+	Request provider.Request
 	// Report says what each stage did.
 	Report Report
 	// Append holds the records this turn made: decision records and, after a compaction, the
@@ -299,7 +299,7 @@ type baseMark struct {
 // the provider's size limit, and compaction is off, failed or could not bring it under — then
 // Result.Report and Result.Append are filled in too, and Append must still be
 // appended (it records the failed attempts the circuit breaker counts); with [Config.Validate],
-// a [*StageError] of stage "validate" wrapping each [*Violation], with the Result filled in for
+// a [*StageError] of stage "validate" wrapping each [*provider.Violation], with the Result filled in for
 // inspection (do not send its request).
 func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
 	res, err := p.prepare(ctx, &in, nil)
@@ -502,7 +502,7 @@ type turn struct {
 	toolNames   map[string]string // tool_use id → tool name; made on first use (see toolName)
 	sessionID   string
 	system      []*transcript.Text
-	req         Request
+	req         provider.Request
 	report      *Report
 	appended    []transcript.Record
 	base        baseMark // set by the context stage
@@ -654,7 +654,7 @@ func (p *Pipeline) finish(t *turn) {
 	if th := t.req.Thinking; th != nil && th.Type == "enabled" && th.BudgetTokens >= t.req.MaxTokens {
 		// 4.8: budget_tokens < max_tokens. The window left too little room for the budget.
 		if t.req.MaxTokens-1 >= minThinkingBudget {
-			t.req.Thinking = &ThinkingParam{Type: th.Type, BudgetTokens: t.req.MaxTokens - 1}
+			t.req.Thinking = &provider.Thinking{Type: th.Type, BudgetTokens: t.req.MaxTokens - 1}
 			t.report.stage("normalize").add(Action{Kind: ActionRepaired,
 				Detail: fmt.Sprintf("thinking budget lowered from %d to %d: max_tokens is %d", th.BudgetTokens, t.req.MaxTokens-1, t.req.MaxTokens)})
 			return
@@ -711,7 +711,7 @@ func (p *Pipeline) size(t *turn) {
 }
 
 // finalTurn returns the index of the first message of the final assistant turn of msgs.
-func finalTurn(msgs []RequestMessage) int {
+func finalTurn(msgs []provider.Message) int {
 	return wire.FinalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
 }
 
@@ -719,7 +719,7 @@ func finalTurn(msgs []RequestMessage) int {
 // (contract 4.5: with thinking disabled they are rejected in the final assistant turn) and
 // returns the tokens they counted. normalize guarantees no assistant message holds thinking
 // alone, so none becomes empty.
-func dropThinking(msgs []RequestMessage, start int, c *Counter) int {
+func dropThinking(msgs []provider.Message, start int, c *Counter) int {
 	freed := 0
 	for i := start; i < len(msgs); i++ {
 		if msgs[i].Role != transcript.RoleAssistant {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -47,7 +49,7 @@ func TestCorpusPrepare(t *testing.T) {
 					continue
 				}
 				require.NoError(t, err, f)
-				assert.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
+				assert.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: p.Window(), InputTokens: res.Report.InputTokens}), name)
 				checkConservation(t, name, in, res)
 				body, err := res.Request.MarshalJSON()
 				require.NoError(t, err)
@@ -103,7 +105,7 @@ func TestNewValidates(t *testing.T) {
 	}{
 		{"unknown window", Config{Model: "gpt-unknown"}, "context window unknown"},
 		{"negative max output", Config{ContextWindow: 1000, MaxOutputTokens: -1}, "negative"},
-		{"thinking budget", Config{ContextWindow: 1000, Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 10}}, "1024"},
+		{"thinking budget", Config{ContextWindow: 1000, Thinking: &provider.Thinking{Type: "enabled", BudgetTokens: 10}}, "1024"},
 		{"stage config", Config{ContextWindow: 1000, Budget: BudgetConfig{MaxResultChars: -1}}, "MaxResultChars"},
 	}
 	for _, tt := range tests {
@@ -173,11 +175,11 @@ func TestPrepareThinkingBudget(t *testing.T) {
 			k.assistant(&transcript.Thinking{Thinking: "plan", Signature: sig}, toolUse("t1", "Read"))
 			k.results(result("t1", "ok"))
 			p, err := New(Config{ContextWindow: tt.window, MaxOutputTokens: 8000, Tokens: EstimateCounter{},
-				Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}})
+				Thinking: &provider.Thinking{Type: "enabled", BudgetTokens: 2048}})
 			require.NoError(t, err)
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 			require.NoError(t, err)
-			require.NoError(t, Validate(res.Request, ValidateOptions{ContextWindow: tt.window, InputTokens: res.Report.InputTokens}))
+			require.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: tt.window, InputTokens: res.Report.InputTokens}))
 			checkConservation(t, tt.name, Input{Records: k.recs}, res)
 			req := res.Request
 			if tt.wantBudget > 0 {

@@ -8,11 +8,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/internal/b64"
 
 	"github.com/agentctx/agentctx/transcript"
-
-	"github.com/agentctx/agentctx/provider"
 )
 
 // maxContinuations bounds the "continue where you stopped" turns [Pipeline.Recover] adds
@@ -631,7 +631,7 @@ type requestMedia struct {
 }
 
 // mediaOf lists the media blocks of req, in request order.
-func mediaOf(req *Request) []requestMedia {
+func mediaOf(req *provider.Request) []requestMedia {
 	var out []requestMedia
 	add := func(path string, msg int, b transcript.Block) {
 		switch b := b.(type) {
@@ -657,7 +657,7 @@ func mediaOf(req *Request) []requestMedia {
 
 // pickMedia returns the media blocks of req the error refused, each once, and the rule that
 // picked them.
-func pickMedia(req *Request, e *provider.MediaRejectedError) ([]transcript.StrippedMedia, string) {
+func pickMedia(req *provider.Request, e *provider.MediaRejectedError) ([]transcript.StrippedMedia, string) {
 	media := mediaOf(req)
 	var picked []requestMedia
 	rule := ""

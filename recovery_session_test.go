@@ -236,7 +236,7 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 	res, err = s.Recover(ctx, p, agentctx.Input{}, rejected)
 	require.NoError(t, err)
 	hash := transcript.MediaHash(big.Source)
-	noImage := func(what string, req agentctx.Request) {
+	noImage := func(what string, req provider.Request) {
 		t.Helper()
 		for _, img := range imagesOf(req) {
 			assert.NotEqual(t, hash, transcript.MediaHash(img.Source), "%s: the refused image", what)
@@ -373,7 +373,7 @@ func TestRegressOutputCapRaiseHasNoEffect(t *testing.T) {
 }
 
 // imagesOf returns the images of req, those inside tool results included.
-func imagesOf(req agentctx.Request) []*transcript.Image {
+func imagesOf(req provider.Request) []*transcript.Image {
 	var out []*transcript.Image
 	for _, m := range req.Messages {
 		for _, b := range m.Content {

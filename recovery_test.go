@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctx/agentctx/transcript"
-
 	"github.com/agentctx/agentctx/provider"
+
+	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -35,7 +35,7 @@ func ptlError(tokens int) error {
 
 func TestPickMedia(t *testing.T) {
 	img := func(seed byte, n int) *transcript.Image { return imageSpec{Bytes: n, Seed: seed}.block() }
-	req := Request{Messages: []RequestMessage{
+	req := provider.Request{Messages: []provider.Message{
 		{Role: transcript.RoleUser, Content: []transcript.Block{img(1, 100), img(2, 6000)}},
 		{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.ToolUse{ID: "t1", Name: "Shot", Input: []byte(`{}`)}}},
 		{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.ToolResult{ToolUseID: "t1", Content: []transcript.Block{img(3, 100), img(1, 100)}}, &transcript.Text{Text: "see"}}},
@@ -64,7 +64,7 @@ func TestPickMedia(t *testing.T) {
 	}
 	// A source met twice is one block to strip: the count rule's oldest image (seed 1) also
 	// stands in the last message, and is listed once.
-	got, _ := pickMedia(&Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{img(1, 100), img(1, 100)}}}}, &provider.MediaRejectedError{})
+	got, _ := pickMedia(&provider.Request{Messages: []provider.Message{{Role: transcript.RoleUser, Content: []transcript.Block{img(1, 100), img(1, 100)}}}}, &provider.MediaRejectedError{})
 	assert.Len(t, got, 1)
 	assert.Equal(t, "image", got[0].Kind)
 }

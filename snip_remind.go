@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -14,7 +16,7 @@ const reminderText = "<system-reminder>\nYour context has grown by about %d toke
 
 // snipOffered reports whether in offers the model the snip tool.
 func snipOffered(in *Input) bool {
-	return slices.ContainsFunc(in.Tools, func(tl Tool) bool { return tl.Name == SnipToolName })
+	return slices.ContainsFunc(in.Tools, func(tl provider.Tool) bool { return tl.Name == SnipToolName })
 }
 
 // remind puts the reminders the transcript's reminder records hold after the records they

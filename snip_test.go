@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/google/uuid"
@@ -19,7 +21,7 @@ import (
 
 var snipNow = time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC)
 
-var snipTools = []Tool{
+var snipTools = []provider.Tool{
 	{Name: "Read", Definition: json.RawMessage(`{"name":"Read","input_schema":{"type":"object"}}`)},
 	{Name: "ToolSearch", Definition: json.RawMessage(`{"name":"ToolSearch","input_schema":{"type":"object"}}`)},
 }
@@ -34,14 +36,14 @@ func snipPrepare(t testing.TB, p *Pipeline, recs []transcript.Record) Result {
 	res, err := p.Prepare(context.Background(), Input{Records: recs, Tools: snipTools})
 	require.NoError(t, err)
 	assertPairedRequest(t, res.Request)
-	assert.NoError(t, Validate(res.Request, ValidateOptions{}), "the request passes the provider contract")
+	assert.NoError(t, provider.Validate(res.Request, provider.ValidateOptions{}), "the request passes the provider contract")
 	return res
 }
 
 // assertPairedRequest checks the contract rules snip and collapse can break: user first, roles
 // alternate, no empty message, tool_result blocks first in their user message, every tool_use
 // answered in the next message and every tool_result answering the previous one.
-func assertPairedRequest(t testing.TB, req Request) {
+func assertPairedRequest(t testing.TB, req provider.Request) {
 	t.Helper()
 	require.NotEmpty(t, req.Messages)
 	assert.Equal(t, transcript.RoleUser, req.Messages[0].Role, "first message is a user message")
@@ -494,7 +496,7 @@ func tagUUID(u string) string {
 var tagRE = regexp.MustCompile(`^\[id:([0-9a-f]{8,32})\]$`)
 
 // requestTags returns the tag blocks of the request, in order, with their message index.
-func requestTags(req Request) (tags []string, msg []int) {
+func requestTags(req provider.Request) (tags []string, msg []int) {
 	for i, m := range req.Messages {
 		for _, b := range m.Content {
 			if tx, ok := b.(*transcript.Text); ok && tagRE.MatchString(tx.Text) {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/google/uuid"
@@ -25,8 +27,8 @@ const snipToolDefinition = `{"name":"Snip","description":"Remove messages you no
 // With the tool in Input.Tools, Prepare tags user messages as [SnipConfig.TagMessages] does
 // and reminds the model to snip as the view grows (see [SnipConfig.ReminderTokens]). Each
 // call returns a new Tool, whose Definition the caller may keep.
-func SnipTool() Tool {
-	return Tool{Name: SnipToolName, Definition: json.RawMessage(snipToolDefinition)}
+func SnipTool() provider.Tool {
+	return provider.Tool{Name: SnipToolName, Definition: json.RawMessage(snipToolDefinition)}
 }
 
 // SnipInput is the snip tool's input.

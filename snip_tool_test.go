@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -139,8 +141,8 @@ func TestSnipToolDefinition(t *testing.T) {
 	assert.Equal(t, SnipToolName, tl.Name)
 	assert.Equal(t, tl.Name, def.Name)
 	assert.Contains(t, def.Description, "[id:")
-	assert.NoError(t, Validate(Request{Model: "m", MaxTokens: 10, Tools: []Tool{tl},
-		Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{text("hi")}}}}, ValidateOptions{}))
+	assert.NoError(t, provider.Validate(provider.Request{Model: "m", MaxTokens: 10, Tools: []provider.Tool{tl},
+		Messages: []provider.Message{{Role: transcript.RoleUser, Content: []transcript.Block{text("hi")}}}}, provider.ValidateOptions{}))
 	tl.Definition[0] = 'x'
 	assert.Equal(t, byte('{'), SnipTool().Definition[0], "each call returns its own definition")
 }
@@ -158,7 +160,7 @@ func remindTK(n int) *tk {
 }
 
 func TestSnipReminder(t *testing.T) {
-	offered := []Tool{SnipTool()}
+	offered := []provider.Tool{SnipTool()}
 	prepare := func(t *testing.T, cfg Config, in Input) Result {
 		t.Helper()
 		res, err := snipPipeline(t, cfg).Prepare(t.Context(), in)
@@ -217,7 +219,7 @@ func TestSnipReminderStopsAfterSnip(t *testing.T) {
 	cfg := Config{Snip: SnipConfig{ReminderTokens: 1500}}
 	p := snipPipeline(t, cfg)
 	run := func(recs []transcript.Record) Result {
-		res, err := p.Prepare(t.Context(), Input{Records: recs, Tools: []Tool{SnipTool()}})
+		res, err := p.Prepare(t.Context(), Input{Records: recs, Tools: []provider.Tool{SnipTool()}})
 		require.NoError(t, err)
 		return res
 	}

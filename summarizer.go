@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -36,8 +38,8 @@ type SummaryRequest struct {
 	// conversation's system prompt, tools and messages as this turn's request has them (images
 	// and documents replaced by text markers, attachments that compaction re-injects left out),
 	// one cache marker at the end of that shared prefix, and the instruction as the last user
-	// content; tool_choice "none" and MaxTokens = MaxOutputTokens. It passes [Validate].
-	Request Request
+	// content; tool_choice "none" and MaxTokens = MaxOutputTokens. It passes [provider.Validate].
+	Request provider.Request
 	// View is the conversation to summarize, message by message, in the same state as in
 	// Request; for summarizers that write their own prompt or read the structure.
 	View []ViewMessage

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/require"
@@ -151,7 +153,7 @@ func newTestPipeline(t testing.TB, cfg Config, now time.Time) *Pipeline {
 }
 
 // requestBytes returns the request body.
-func requestBytes(t testing.TB, req Request) []byte {
+func requestBytes(t testing.TB, req provider.Request) []byte {
 	t.Helper()
 	b, err := req.MarshalJSON()
 	require.NoError(t, err)
@@ -160,7 +162,7 @@ func requestBytes(t testing.TB, req Request) []byte {
 
 // toolResults returns the tool results of the request by tool_use_id, and the index of the
 // message holding each.
-func toolResults(req Request) (map[string]*transcript.ToolResult, map[string]int) {
+func toolResults(req provider.Request) (map[string]*transcript.ToolResult, map[string]int) {
 	trs, msg := map[string]*transcript.ToolResult{}, map[string]int{}
 	for i, m := range req.Messages {
 		for _, b := range m.Content {

@@ -60,7 +60,7 @@ func TestTurnScratchNotInResult(t *testing.T) {
 	require.Len(t, all, 4*16)
 	require.Positive(t, compacted, "some turns compact, so that both of their views go back")
 	for i, k := range all {
-		ref, err := k.res.Request.marshalSlow()
+		ref, err := plainEncoding(k.res.Request)
 		require.NoError(t, err)
 		require.Equal(t, k.body, string(ref), "result %d changed after later turns", i)
 	}

@@ -19,37 +19,40 @@ import (
 // requires an error naming each violation, where without the switch Prepare returns the
 // request; a valid request is the same with the switch as without. An input over the window
 // never reaches the check: with or without the switch, Prepare answers *PromptTooLongError.
+// valReadTool is a Read tool definition the provider accepts.
+var valReadTool = provider.Tool{Name: "Read", Definition: json.RawMessage(`{"name":"Read","description":"read","input_schema":{"type":"object"}}`)}
+
 func TestPrepareValidate(t *testing.T) {
 	k := newTK()
 	k.user("q")
 	k.assistant(text("a"), toolUse("t1", "Read"))
 	k.results(result("t1", "r"))
-	tool := func(def string) Tool {
+	tool := func(def string) provider.Tool {
 		var d struct{ Name string }
 		require.NoError(t, json.Unmarshal([]byte(def), &d))
-		return Tool{Name: d.Name, Definition: json.RawMessage(def)}
+		return provider.Tool{Name: d.Name, Definition: json.RawMessage(def)}
 	}
 	grep := tool(`{"name":"Grep","input_schema":{"type":"object"}}`)
 	tests := []struct {
 		name    string
 		in      Input
 		window  int
-		want    []Violation // Rule and Path only
+		want    []provider.Violation // Rule and Path only
 		tooLong bool
 	}{
-		{name: "valid", in: Input{Tools: []Tool{valReadTool, grep}}},
-		{name: "undeclared history tools are stubbed, not violations", in: Input{Tools: []Tool{grep}}},
-		{name: "duplicate tool", in: Input{Tools: []Tool{valReadTool, grep, valReadTool}},
-			want: []Violation{{Rule: "2.9", Path: "tools[2]"}}},
-		{name: "tool without a schema", in: Input{Tools: []Tool{valReadTool, tool(`{"name":"Grep","description":"search"}`)}},
-			want: []Violation{{Rule: "2.9", Path: "tools[1]"}}},
-		{name: "tool with a schema that is not an object", in: Input{Tools: []Tool{tool(`{"name":"Grep","input_schema":{"type":"string"}}`), valReadTool}},
-			want: []Violation{{Rule: "2.9", Path: "tools[0]"}}},
-		{name: "tool whose name differs from its definition", in: Input{Tools: []Tool{valReadTool, {Name: "Grep", Definition: json.RawMessage(`{"name":"grep","input_schema":{"type":"object"}}`)}}},
-			want: []Violation{{Rule: "2.9", Path: "tools[1]"}}},
-		{name: "blank system block", in: Input{Tools: []Tool{valReadTool}, System: []*transcript.Text{text("be brief"), text(" \n")}},
-			want: []Violation{{Rule: "1.5", Path: "system[1]"}}},
-		{name: "input over the window", in: Input{Tools: []Tool{valReadTool}, System: []*transcript.Text{text(strings.Repeat("rules ", 1000))}}, window: 1000,
+		{name: "valid", in: Input{Tools: []provider.Tool{valReadTool, grep}}},
+		{name: "undeclared history tools are stubbed, not violations", in: Input{Tools: []provider.Tool{grep}}},
+		{name: "duplicate tool", in: Input{Tools: []provider.Tool{valReadTool, grep, valReadTool}},
+			want: []provider.Violation{{Rule: "2.9", Path: "tools[2]"}}},
+		{name: "tool without a schema", in: Input{Tools: []provider.Tool{valReadTool, tool(`{"name":"Grep","description":"search"}`)}},
+			want: []provider.Violation{{Rule: "2.9", Path: "tools[1]"}}},
+		{name: "tool with a schema that is not an object", in: Input{Tools: []provider.Tool{tool(`{"name":"Grep","input_schema":{"type":"string"}}`), valReadTool}},
+			want: []provider.Violation{{Rule: "2.9", Path: "tools[0]"}}},
+		{name: "tool whose name differs from its definition", in: Input{Tools: []provider.Tool{valReadTool, {Name: "Grep", Definition: json.RawMessage(`{"name":"grep","input_schema":{"type":"object"}}`)}}},
+			want: []provider.Violation{{Rule: "2.9", Path: "tools[1]"}}},
+		{name: "blank system block", in: Input{Tools: []provider.Tool{valReadTool}, System: []*transcript.Text{text("be brief"), text(" \n")}},
+			want: []provider.Violation{{Rule: "1.5", Path: "system[1]"}}},
+		{name: "input over the window", in: Input{Tools: []provider.Tool{valReadTool}, System: []*transcript.Text{text(strings.Repeat("rules ", 1000))}}, window: 1000,
 			tooLong: true},
 	}
 	for _, tt := range tests {
@@ -82,13 +85,13 @@ func TestPrepareValidate(t *testing.T) {
 			se, ok := errors.AsType[*StageError](err)
 			require.True(t, ok, "%v", err)
 			assert.Equal(t, "validate", se.Stage)
-			v, ok := errors.AsType[*Violation](err)
+			v, ok := errors.AsType[*provider.Violation](err)
 			require.True(t, ok)
 			assert.Equal(t, tt.want[0].Rule, v.Rule, "%v", err)
-			var got []Violation
+			var got []provider.Violation
 			for _, e := range se.Err.(interface{ Unwrap() []error }).Unwrap() {
-				v := e.(*Violation)
-				got = append(got, Violation{Rule: v.Rule, Path: v.Path})
+				v := e.(*provider.Violation)
+				got = append(got, provider.Violation{Rule: v.Rule, Path: v.Path})
 			}
 			assert.Equal(t, tt.want, got, "%v", err)
 			assert.NotEmpty(t, on.Report.Stages, "the Result is filled in for inspection")

@@ -1,6 +1,8 @@
 package agentctx
 
-// validateTurn runs [Validate] on the request Prepare built, when [Config.Validate] is set,
+import "github.com/agentctx/agentctx/provider"
+
+// validateTurn runs [provider.Validate] on the request Prepare built, when [Config.Validate] is set,
 // with what the pipeline knows: its window, the request's counted input and whether prefill
 // is allowed. Input.Tools are the request's first tools, so a duplicate or schema-less
 // definition the caller gave is reported at its own index, tools[i].
@@ -8,7 +10,7 @@ func (p *Pipeline) validateTurn(t *turn) error {
 	if !p.cfg.Validate {
 		return nil
 	}
-	err := Validate(t.req, ValidateOptions{
+	err := provider.Validate(t.req, provider.ValidateOptions{
 		AllowPrefill:  p.cfg.Normalize.AllowPrefill,
 		ContextWindow: p.window,
 		InputTokens:   t.report.InputTokens,

@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
@@ -38,7 +37,7 @@ func NewClient(c *sdk.Client) *Client {
 // it non-streaming (its check of max_tokens against the ten-minute non-streaming limit,
 // which a model's full max_tokens fails); the streamed events are accumulated into the same
 // message. Errors are [*Error] values with their class.
-func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
+func (c *Client) Send(ctx context.Context, req provider.Request, opts Options) (*transcript.Message, error) {
 	params, err := Params(req, opts)
 	if err != nil {
 		return nil, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
@@ -69,7 +68,7 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 
 // Turn sends req with [Client.Send] and appends the answer to sess as an assistant record
 // ([session.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
-func (c *Client) Turn(ctx context.Context, sess *session.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
+func (c *Client) Turn(ctx context.Context, sess *session.Session, req provider.Request, opts Options) (transcript.Record, error) {
 	m, err := c.Send(ctx, req, opts)
 	if err != nil {
 		return transcript.Record{}, err

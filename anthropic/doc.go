@@ -12,7 +12,7 @@
 //	rec, err := c.Turn(ctx, sess, res.Request, anthropic.Options{})
 //
 // [Params] is the conversion on its own: the SDK's parameters for a request, which marshal to
-// the same JSON as [agentctx.Request.MarshalJSON]. [BetaOptions] sends the request's
+// the same JSON as [provider.Request.MarshalJSON]. [BetaOptions] sends the request's
 // anthropic-beta header values (the cache-editing beta when it carries cache_edits).
 //
 // # Streaming

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -45,13 +45,13 @@ type Options struct {
 }
 
 // Params converts req into the SDK's request parameters, with the body fields of opts. The
-// parameters marshal to the same JSON as [agentctx.Request.MarshalJSON] (plus the fields
+// parameters marshal to the same JSON as [provider.Request.MarshalJSON] (plus the fields
 // opts sets): every block the pipeline emits is carried by the SDK's own type, and what the
 // SDK has no type or field for — cache_edits blocks, a tool_result's cache_reference or
 // bare-string content, a block or source shape newer than the SDK — travels through the
 // SDK's raw-JSON and extra-field escape hatches. The anthropic-beta header values of
 // req.Betas are not body fields: [BetaOptions] turns them into request options.
-func Params(req agentctx.Request, opts Options) (sdk.MessageNewParams, error) {
+func Params(req provider.Request, opts Options) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{
 		Model:         sdk.Model(req.Model),
 		MaxTokens:     int64(req.MaxTokens),
@@ -113,13 +113,13 @@ func Params(req agentctx.Request, opts Options) (sdk.MessageNewParams, error) {
 	return p, nil
 }
 
-// BetaHeader is the HTTP header that carries [agentctx.Request.Betas].
+// BetaHeader is the HTTP header that carries [provider.Request.Betas].
 const BetaHeader = "anthropic-beta"
 
 // BetaOptions returns the request options that send req.Betas, one anthropic-beta header
 // value each (the cache-editing beta when the request carries cache_edits); nil when there
 // are none.
-func BetaOptions(req agentctx.Request) []option.RequestOption {
+func BetaOptions(req provider.Request) []option.RequestOption {
 	var opts []option.RequestOption
 	for _, b := range req.Betas {
 		opts = append(opts, option.WithHeaderAdd(BetaHeader, b))
@@ -433,7 +433,7 @@ func resultContentParam(b transcript.Block) (sdk.ToolResultBlockParamContentUnio
 
 // toolParam converts a tool definition: the SDK's own tool type when it carries the
 // definition exactly, else the definition's JSON as is.
-func toolParam(t agentctx.Tool) (sdk.ToolUnionParam, error) {
+func toolParam(t provider.Tool) (sdk.ToolUnionParam, error) {
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, t.Definition); err != nil {
 		return sdk.ToolUnionParam{}, err
@@ -459,7 +459,7 @@ func toolParam(t agentctx.Tool) (sdk.ToolUnionParam, error) {
 	return param.Override[sdk.ToolUnionParam](def), nil
 }
 
-func toolChoiceParam(tc *agentctx.ToolChoice) sdk.ToolChoiceUnionParam {
+func toolChoiceParam(tc *provider.ToolChoice) sdk.ToolChoiceUnionParam {
 	switch tc.Type {
 	case "auto":
 		return sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{}}
@@ -474,7 +474,7 @@ func toolChoiceParam(tc *agentctx.ToolChoice) sdk.ToolChoiceUnionParam {
 	return param.Override[sdk.ToolChoiceUnionParam](json.RawMessage(raw))
 }
 
-func thinkingParam(th *agentctx.ThinkingParam) sdk.ThinkingConfigParamUnion {
+func thinkingParam(th *provider.Thinking) sdk.ThinkingConfigParamUnion {
 	switch {
 	case th.Type == "enabled":
 		return sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: int64(th.BudgetTokens)}}

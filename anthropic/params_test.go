@@ -4,16 +4,16 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/internal/providertest"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // checkSameJSON asserts that the SDK's params for req marshal to the JSON of
 // req.MarshalJSON.
-func checkSameJSON(t *testing.T, name string, req agentctx.Request) {
+func checkSameJSON(t *testing.T, name string, req provider.Request) {
 	t.Helper()
 	want, err := req.MarshalJSON()
 	require.NoError(t, err, name)

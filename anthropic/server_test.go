@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/internal/providertest"
 	"github.com/agentctx/agentctx/provider"
@@ -65,7 +64,7 @@ func (f *fakeAPI) serve(w http.ResponseWriter, r *http.Request) {
 	plain, _ := json.Marshal(m)
 	req, err := providertest.DecodeRequest(plain)
 	if assert.NoError(t, err) {
-		assert.NoError(t, agentctx.Validate(req, agentctx.ValidateOptions{}), "the request the server got breaks the contract")
+		assert.NoError(t, provider.Validate(req, provider.ValidateOptions{}), "the request the server got breaks the contract")
 	}
 	m["stream"] = strings.Contains(string(body), `"stream":true`)
 	f.mu.Lock()
@@ -92,13 +91,13 @@ func (f *fakeAPI) requests() int {
 // turnRequest is a small request with every kind of block a turn sends back: text, a
 // thinking block, a tool call, its result with an image, a cache marker, and a cache
 // edit with the beta header it needs.
-func turnRequest(maxTokens int) agentctx.Request {
+func turnRequest(maxTokens int) provider.Request {
 	img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="}}
-	return agentctx.Request{
+	return provider.Request{
 		Model:     "claude-sonnet-4-5",
 		MaxTokens: maxTokens,
 		System:    []*transcript.Text{{Text: "You are a careful coding agent."}},
-		Messages: []agentctx.RequestMessage{
+		Messages: []provider.Message{
 			{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "Take a screenshot."}}},
 			{Role: transcript.RoleAssistant, Content: []transcript.Block{
 				&transcript.Thinking{Thinking: "The screenshot tool does it.", Signature: "EqQBCkgIARABGAIiQL7sZ0RjdXRzdW0tc2lnbmF0dXJlLWZvci10ZXN0"},
@@ -110,8 +109,8 @@ func turnRequest(maxTokens int) agentctx.Request {
 				&transcript.Text{Text: "What does it show?", CacheControl: &transcript.CacheControl{Type: "ephemeral", TTL: "1h"}},
 			}},
 		},
-		Tools:    []agentctx.Tool{{Name: "Screenshot", Definition: json.RawMessage(`{"name":"Screenshot","description":"Capture the screen.","input_schema":{"type":"object"}}`)}},
-		Thinking: &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: 1024},
+		Tools:    []provider.Tool{{Name: "Screenshot", Definition: json.RawMessage(`{"name":"Screenshot","description":"Capture the screen.","input_schema":{"type":"object"}}`)}},
+		Thinking: &provider.Thinking{Type: "enabled", BudgetTokens: 1024},
 		Betas:    []string{"cache-editing-test"},
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -34,7 +35,7 @@ type collector struct {
 	msgs  []messageData
 	index map[string]int
 	// prev and prevIDs are the turn before's request messages and their indexes in msgs.
-	prev    []agentctx.RequestMessage
+	prev    []provider.Message
 	prevIDs []int
 	// texts gives the origin of the texts of the records that are no transcript as written
 	// (summaries, re-read files); contained the texts whose holder has that origin (collapse
@@ -212,7 +213,7 @@ func sameBlocks(a, b []transcript.Block) bool {
 
 // message returns the index of m's entry in c.msgs, adding it when no message so far reads
 // the same.
-func (c *collector) message(m *agentctx.RequestMessage, origins map[string]string, counter *agentctx.Counter) int {
+func (c *collector) message(m *provider.Message, origins map[string]string, counter *agentctx.Counter) int {
 	md := messageData{Role: string(m.Role)}
 	for _, b := range m.Content {
 		if b.Kind() == transcript.KindCacheEdits {

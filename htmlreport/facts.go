@@ -5,8 +5,8 @@ import (
 	"path"
 	"strings"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/prose"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -28,7 +28,7 @@ const (
 // the tools touched, the errors they returned, the commands they ran — and says for each whether the summary names it, or else
 // the compacted request (after: its kept tail, re-read files, pinned content), or neither: a
 // planted-fact check run on the session's own facts.
-func checkFacts(before []agentctx.RequestMessage, summary string, after []agentctx.RequestMessage) []fact {
+func checkFacts(before []provider.Message, summary string, after []provider.Message) []fact {
 	found := map[string][]string{}
 	seen := map[string]bool{}
 	add := func(kind, text string) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -38,7 +39,7 @@ func rebuild(turns []turnData, i int) []int {
 // request's messages, through compactions (a small window compacts often).
 func TestPageMessages(t *testing.T) {
 	records := testkit.Generate(400, testkit.Options{Seed: 7})
-	var requests [][]agentctx.RequestMessage
+	var requests [][]provider.Message
 	opts := Options{Simulate: simulate.Options{Observe: func(s *simulate.Step) {
 		requests = append(requests, s.Result.Request.Messages)
 	}}, MaxText: -1}
@@ -115,10 +116,10 @@ func TestCut(t *testing.T) {
 }
 
 func TestFacts(t *testing.T) {
-	user := func(text string) agentctx.RequestMessage {
-		return agentctx.RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: text}}}
+	user := func(text string) provider.Message {
+		return provider.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: text}}}
 	}
-	before := []agentctx.RequestMessage{
+	before := []provider.Message{
 		user("Rename the config loader and keep the old name as an alias"),
 		user("Yes, go with the alias approach. Never touch the public API of the package."),
 		{Role: transcript.RoleAssistant, Content: []transcript.Block{
@@ -134,7 +135,7 @@ func TestFacts(t *testing.T) {
 		user("<system-reminder>not a prompt</system-reminder>"),
 	}
 	summary := "The user asked to rename the config   loader and keep the old name as an ALIAS. Never touch the public API of the package. Files: loader.go. Ran go test ./config."
-	after := []agentctx.RequestMessage{user(summary), user("FAIL config.TestLoad: missing alias")}
+	after := []provider.Message{user(summary), user("FAIL config.TestLoad: missing alias")}
 	got := checkFacts(before, summary, after)
 	assert.Equal(t, []fact{
 		{Kind: factPrompt, Text: "Rename the config loader and keep the old name as an alias", Where: "summary"},

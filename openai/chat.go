@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/shared"
@@ -29,7 +29,7 @@ import (
 // and redacted_thinking (signed by Anthropic, not replayable anywhere else), server tools
 // and their results, cache_edits, media named by Anthropic file ids. Cache markers have no
 // equivalent (OpenAI caches prefixes on its own; see [Options.PromptCacheKey]).
-func ChatParams(req agentctx.Request, opts Options) (sdk.ChatCompletionNewParams, []Drop, error) {
+func ChatParams(req provider.Request, opts Options) (sdk.ChatCompletionNewParams, []Drop, error) {
 	var drops []Drop
 	p := sdk.ChatCompletionNewParams{Model: shared.ChatModel(model(req, opts)), Temperature: opts.Temperature, TopP: opts.TopP, ReasoningEffort: opts.ReasoningEffort}
 	if opts.LegacyMaxTokens {
@@ -78,7 +78,7 @@ func ChatParams(req agentctx.Request, opts Options) (sdk.ChatCompletionNewParams
 	return p, drops, nil
 }
 
-func chatToolChoice(tc *agentctx.ToolChoice) sdk.ChatCompletionToolChoiceOptionUnionParam {
+func chatToolChoice(tc *provider.ToolChoice) sdk.ChatCompletionToolChoiceOptionUnionParam {
 	switch tc.Type {
 	case "any":
 		return sdk.ChatCompletionToolChoiceOptionUnionParam{OfAuto: sdk.String("required")}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"slices"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
@@ -44,7 +43,7 @@ func NewClient(c *sdk.Client) *Client {
 // the window holds an [*provider.PromptTooLongError] with the server's figures, so that
 // [session.Session.Recover] compacts), an error object in a successful answer or in the
 // stream, and a malformed answer (see MessageFromChat).
-func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
+func (c *Client) Send(ctx context.Context, req provider.Request, opts Options) (*transcript.Message, error) {
 	p, _, err := ChatParams(req, opts)
 	if err != nil {
 		return nil, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
@@ -65,7 +64,7 @@ func (c *Client) Send(ctx context.Context, req agentctx.Request, opts Options) (
 
 // Turn sends req with [Client.Send] and appends the answer to sess as an assistant record
 // ([session.Session.Assistant]), which it returns. Nothing is appended when the turn fails.
-func (c *Client) Turn(ctx context.Context, sess *session.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
+func (c *Client) Turn(ctx context.Context, sess *session.Session, req provider.Request, opts Options) (transcript.Record, error) {
 	m, err := c.Send(ctx, req, opts)
 	if err != nil {
 		return transcript.Record{}, err
@@ -79,7 +78,7 @@ func (c *Client) Turn(ctx context.Context, sess *session.Session, req agentctx.R
 // streams and the answer is the response the stream's last event (response.completed,
 // response.incomplete or response.failed) carries; a stream that ends without one is a
 // retryable error. Errors are classified as [Client.Send]'s are.
-func (c *Client) SendResponses(ctx context.Context, req agentctx.Request, opts Options) (*transcript.Message, error) {
+func (c *Client) SendResponses(ctx context.Context, req provider.Request, opts Options) (*transcript.Message, error) {
 	p, _, err := ResponsesParams(req, opts)
 	if err != nil {
 		return nil, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
@@ -105,7 +104,7 @@ func (c *Client) SendResponses(ctx context.Context, req agentctx.Request, opts O
 
 // TurnResponses sends req with [Client.SendResponses] and appends the answer to sess as an
 // assistant record, which it returns. Nothing is appended when the turn fails.
-func (c *Client) TurnResponses(ctx context.Context, sess *session.Session, req agentctx.Request, opts Options) (transcript.Record, error) {
+func (c *Client) TurnResponses(ctx context.Context, sess *session.Session, req provider.Request, opts Options) (transcript.Record, error) {
 	m, err := c.SendResponses(ctx, req, opts)
 	if err != nil {
 		return transcript.Record{}, err

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
@@ -84,7 +83,7 @@ func (a respAnswer) stream(w http.ResponseWriter) {
 	event(terminal, map[string]any{"response": a.response()})
 }
 
-func respJSON(t *testing.T, req agentctx.Request) string {
+func respJSON(t *testing.T, req provider.Request) string {
 	p, _, err := openai.ResponsesParams(req, openai.Options{})
 	require.NoError(t, err)
 	b, err := json.Marshal(p)

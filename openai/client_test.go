@@ -135,7 +135,7 @@ func mustJSON(v any) string {
 }
 
 // readTool is the one tool the scripted conversations call.
-var readTool = agentctx.Tool{Name: "Read", Definition: json.RawMessage(
+var readTool = provider.Tool{Name: "Read", Definition: json.RawMessage(
 	`{"name":"Read","description":"Read a file.","input_schema":{"type":"object","properties":{"path":{"type":"string"},"lines":{"type":"array"}},"required":["path"]}}`)}
 
 // loop is what a turn loop needs: a pipeline, a session and a clock, all deterministic.
@@ -155,7 +155,7 @@ func newLoop(t *testing.T) *loop {
 	require.NoError(t, err)
 	return &loop{p: p, cfg: cfg, now: now,
 		sess: session.New(session.Options{ID: "s-openai-loop", Now: now}),
-		in:   agentctx.Input{System: []*transcript.Text{{Text: "You review Go code."}}, Tools: []agentctx.Tool{readTool}}}
+		in:   agentctx.Input{System: []*transcript.Text{{Text: "You review Go code."}}, Tools: []provider.Tool{readTool}}}
 }
 
 // reread returns the session's records as a new process reads them back from the
@@ -175,7 +175,7 @@ func (l *loop) reread(t *testing.T) []transcript.Record {
 
 // resumed prepares the next request of a session rebuilt from its transcript's bytes, as a
 // new process would after a restart.
-func (l *loop) resumed(t *testing.T) agentctx.Request {
+func (l *loop) resumed(t *testing.T) provider.Request {
 	sess, err := session.Resume(l.reread(t), session.Options{Now: l.now})
 	require.NoError(t, err)
 	p, err := agentctx.New(l.cfg)
@@ -185,7 +185,7 @@ func (l *loop) resumed(t *testing.T) agentctx.Request {
 	return res.Request
 }
 
-func chatJSON(t *testing.T, req agentctx.Request) string {
+func chatJSON(t *testing.T, req provider.Request) string {
 	p, _, err := openai.ChatParams(req, openai.Options{})
 	require.NoError(t, err)
 	b, err := json.Marshal(p)

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/openai/openai-go/v3/option"
 	"github.com/openai/openai-go/v3/packages/param"
@@ -81,7 +81,7 @@ type tool struct {
 
 // tools reads the request's client tool definitions; server tools (a "type" other than
 // "custom", no input_schema) are dropped.
-func tools(req agentctx.Request, drops *[]Drop) ([]tool, error) {
+func tools(req provider.Request, drops *[]Drop) ([]tool, error) {
 	var out []tool
 	for i, t := range req.Tools {
 		var def struct {
@@ -106,7 +106,7 @@ func tools(req agentctx.Request, drops *[]Drop) ([]tool, error) {
 }
 
 // systemText is the request's system prompt as one text.
-func systemText(req agentctx.Request) string {
+func systemText(req provider.Request) string {
 	parts := make([]string, 0, len(req.System))
 	for _, t := range req.System {
 		parts = append(parts, t.Text)
@@ -217,7 +217,7 @@ func nestedPath(msg, block, inner int) string {
 }
 
 // model is the model a converted request names.
-func model(req agentctx.Request, opts Options) string {
+func model(req provider.Request, opts Options) string {
 	if opts.Model != "" {
 		return opts.Model
 	}

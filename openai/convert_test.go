@@ -4,16 +4,16 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/providertest"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 // bodies converts req both ways and returns the JSON the SDK sends for each.
-func bodies(t *testing.T, name string, req agentctx.Request) (chat, resp []byte, drops []openai.Drop) {
+func bodies(t *testing.T, name string, req provider.Request) (chat, resp []byte, drops []openai.Drop) {
 	t.Helper()
 	cp, cd, err := openai.ChatParams(req, openai.Options{Model: "gpt-5"})
 	require.NoError(t, err, name)
@@ -55,11 +55,11 @@ var png = transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: "
 
 // conversation is a turn with what each API carries differently: a system prompt, thinking,
 // parallel calls, a failed call, a result with an image, a user image after the results.
-func conversation() agentctx.Request {
-	return agentctx.Request{
+func conversation() provider.Request {
+	return provider.Request{
 		Model: "claude-sonnet-4-5", MaxTokens: 2048,
 		System: []*transcript.Text{{Text: "You are terse."}, {Text: "Use tools."}},
-		Messages: []agentctx.RequestMessage{
+		Messages: []provider.Message{
 			{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "Check the page."}}},
 			{Role: transcript.RoleAssistant, Content: []transcript.Block{
 				&transcript.Thinking{Thinking: "Two calls.", Signature: "sig"},
@@ -74,12 +74,12 @@ func conversation() agentctx.Request {
 				&transcript.Text{Text: "Compare with this one."},
 			}},
 		},
-		Tools: []agentctx.Tool{
+		Tools: []provider.Tool{
 			{Name: "Screenshot", Definition: json.RawMessage(`{"name":"Screenshot","description":"Capture.","input_schema":{"type":"object"}}`)},
 			{Name: "Fetch", Definition: json.RawMessage(`{"name":"Fetch","input_schema":{"type":"object","properties":{"url":{"type":"string"}}}}`)},
 			{Name: "web_search", Definition: json.RawMessage(`{"type":"web_search_20250305","name":"web_search"}`)},
 		},
-		ToolChoice: &agentctx.ToolChoice{Type: "any"},
+		ToolChoice: &provider.ToolChoice{Type: "any"},
 	}
 }
 
@@ -137,13 +137,13 @@ func TestResponsesParams(t *testing.T) {
 
 func TestToolChoice(t *testing.T) {
 	tests := []struct {
-		choice    agentctx.ToolChoice
+		choice    provider.ToolChoice
 		chat, rsp string
 	}{
-		{agentctx.ToolChoice{Type: "auto"}, `"auto"`, `"auto"`},
-		{agentctx.ToolChoice{Type: "any"}, `"required"`, `"required"`},
-		{agentctx.ToolChoice{Type: "none"}, `"none"`, `"none"`},
-		{agentctx.ToolChoice{Type: "tool", Name: "Fetch"}, `{"type":"function","function":{"name":"Fetch"}}`, `{"type":"function","name":"Fetch"}`},
+		{provider.ToolChoice{Type: "auto"}, `"auto"`, `"auto"`},
+		{provider.ToolChoice{Type: "any"}, `"required"`, `"required"`},
+		{provider.ToolChoice{Type: "none"}, `"none"`, `"none"`},
+		{provider.ToolChoice{Type: "tool", Name: "Fetch"}, `{"type":"function","function":{"name":"Fetch"}}`, `{"type":"function","name":"Fetch"}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.choice.Type, func(t *testing.T) {
@@ -163,7 +163,7 @@ func TestToolChoice(t *testing.T) {
 
 // An assistant message of nothing but thinking leaves no empty message behind.
 func TestThinkingOnlyAssistant(t *testing.T) {
-	req := agentctx.Request{Model: "m", MaxTokens: 10, Messages: []agentctx.RequestMessage{
+	req := provider.Request{Model: "m", MaxTokens: 10, Messages: []provider.Message{
 		{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "a"}}},
 		{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.RedactedThinking{Data: "x"}}},
 		{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: "b"}}},

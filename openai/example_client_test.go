@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
@@ -38,7 +39,7 @@ func ExampleClient_Turn() {
 		panic(err)
 	}
 	sess := session.New(session.Options{})
-	tools := []agentctx.Tool{{Name: "Read", Definition: json.RawMessage(
+	tools := []provider.Tool{{Name: "Read", Definition: json.RawMessage(
 		`{"name":"Read","description":"Read a file.","input_schema":{"type":"object","properties":{"path":{"type":"string"}}}}`)}}
 
 	if _, err := sess.User("What does go.mod require?"); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
@@ -95,7 +96,7 @@ func TestRecoverProviderErrors(t *testing.T) {
 				&transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: "image/png", Data: pixel}})
 			require.NoError(t, err)
 			ctx := t.Context()
-			send := func(req agentctx.Request) error {
+			send := func(req provider.Request) error {
 				params, _, err := openai.ChatParams(req, openai.Options{Model: "qwen3:8b"})
 				require.NoError(t, err)
 				_, err = c.Chat.Completions.New(ctx, params)

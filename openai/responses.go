@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
@@ -27,7 +27,7 @@ import (
 // the OpenAI model wrote (its id and encrypted content): thinking blocks, signed by
 // Anthropic, cannot become one and are dropped, like the other blocks [ChatParams] drops;
 // the drops are returned.
-func ResponsesParams(req agentctx.Request, opts Options) (responses.ResponseNewParams, []Drop, error) {
+func ResponsesParams(req provider.Request, opts Options) (responses.ResponseNewParams, []Drop, error) {
 	var drops []Drop
 	p := responses.ResponseNewParams{
 		Model:           shared.ResponsesModel(model(req, opts)),
@@ -77,7 +77,7 @@ func ResponsesParams(req agentctx.Request, opts Options) (responses.ResponseNewP
 	return p, drops, nil
 }
 
-func responsesToolChoice(tc *agentctx.ToolChoice) responses.ResponseNewParamsToolChoiceUnion {
+func responsesToolChoice(tc *provider.ToolChoice) responses.ResponseNewParamsToolChoiceUnion {
 	mode := responses.ToolChoiceOptionsAuto
 	switch tc.Type {
 	case "any":

@@ -112,7 +112,7 @@ const completion = `{"id":"chatcmpl-1","object":"chat.completion","created":1764
 // summaryRequest is a summary request as the pipeline makes one.
 func summaryRequest() agentctx.SummaryRequest {
 	req := conversation()
-	req.ToolChoice = &agentctx.ToolChoice{Type: "none"}
+	req.ToolChoice = &provider.ToolChoice{Type: "none"}
 	last := &req.Messages[len(req.Messages)-1]
 	last.Content = append(last.Content, &transcript.Text{Text: "Summarize the conversation."})
 	return agentctx.SummaryRequest{Request: req, MaxOutputTokens: req.MaxTokens}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -70,7 +71,7 @@ func ExampleSession_Snip() {
 	if err != nil {
 		panic(err)
 	}
-	tools := []agentctx.Tool{agentctx.SnipTool()}
+	tools := []provider.Tool{agentctx.SnipTool()}
 	ctx := context.Background()
 	must := func(_ transcript.Record, err error) {
 		if err != nil {

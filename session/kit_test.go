@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/stretchr/testify/require"
 )
 
@@ -32,11 +33,11 @@ func newTestPipeline(t testing.TB, cfg agentctx.Config, now time.Time) *agentctx
 }
 
 // requestBytes returns the request body.
-func requestBytes(t testing.TB, req agentctx.Request) []byte {
+func requestBytes(t testing.TB, req provider.Request) []byte {
 	t.Helper()
 	b, err := req.MarshalJSON()
 	require.NoError(t, err)
 	return b
 }
 
-var valReadTool = agentctx.Tool{Name: "Read", Definition: json.RawMessage(`{"name":"Read","description":"read","input_schema":{"type":"object"}}`)}
+var valReadTool = provider.Tool{Name: "Read", Definition: json.RawMessage(`{"name":"Read","description":"read","input_schema":{"type":"object"}}`)}

@@ -357,7 +357,7 @@ type Pending struct {
 	// the order the model made them.
 	ToolUses []*transcript.ToolUse
 	// Truncated is true when the latest response stopped at max_tokens: pass
-	// [ErrOutputTruncated] to [Session.Recover] rather than wait for the user.
+	// [provider.ErrOutputTruncated] to [Session.Recover] rather than wait for the user.
 	Truncated bool
 }
 

@@ -217,7 +217,7 @@ func TestSessionLoop(t *testing.T) {
 	cfg.Compact.Summarizer = agentctx.Extractive{}
 	cfg.Validate = true
 	p := newTestPipeline(t, cfg, normNow)
-	tools := []agentctx.Tool{valReadTool}
+	tools := []provider.Tool{valReadTool}
 
 	compactions := 0
 	var last agentctx.Result

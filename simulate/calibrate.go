@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -48,7 +49,7 @@ type calibrationPoint struct{ counted, reported int }
 // compact and time-based clearing off (the file's first requests were not compacted), on a
 // pipeline of its own (a store of its own, no logger), and the prompt the provider reported. A
 // request that cannot be built is left out.
-func firstRequests(ctx context.Context, records []transcript.Record, cfg agentctx.Config, tools []agentctx.Tool,
+func firstRequests(ctx context.Context, records []transcript.Record, cfg agentctx.Config, tools []provider.Tool,
 	points []int, groups map[int]*recordedResponse) ([]calibrationPoint, error) {
 	var clock time.Time
 	cfg.Now = func() time.Time { return clock }

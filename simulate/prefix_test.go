@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
@@ -21,7 +22,7 @@ var prefixPolicies = []struct {
 	{"default", agentctx.Config{Model: "claude-sonnet-4-5"}},
 	{"40k", agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 40000}},
 	{"16k", agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 16000}},
-	{"thinking", agentctx.Config{Model: "claude-sonnet-4-5", Thinking: &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: 4000}}},
+	{"thinking", agentctx.Config{Model: "claude-sonnet-4-5", Thinking: &provider.Thinking{Type: "enabled", BudgetTokens: 4000}}},
 	{"cache-editing-40k", agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 40000,
 		Microcompact: agentctx.MicrocompactConfig{Cached: true, CacheEditingBeta: "cache-editing-test"}}},
 	// Tags and the context_efficiency reminder, every 2,000 tokens of growth at 40k.

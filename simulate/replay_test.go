@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
@@ -134,13 +135,13 @@ func TestSessionThinking(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		thinking bool
-		cfg      *agentctx.ThinkingParam
-		want     *agentctx.ThinkingParam
+		cfg      *provider.Thinking
+		want     *provider.Thinking
 		source   string
 	}{
-		{"thought", true, nil, &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: simulate.SessionThinkingBudget}, "session"},
+		{"thought", true, nil, &provider.Thinking{Type: "enabled", BudgetTokens: simulate.SessionThinkingBudget}, "session"},
 		{"did not", false, nil, nil, "session"},
-		{"config wins", true, &agentctx.ThinkingParam{Type: "adaptive"}, &agentctx.ThinkingParam{Type: "adaptive"}, "config"},
+		{"config wins", true, &provider.Thinking{Type: "adaptive"}, &provider.Thinking{Type: "adaptive"}, "config"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			records := testkit.Generate(12, testkit.Options{Seed: 5})

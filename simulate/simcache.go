@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -101,7 +102,7 @@ type position struct {
 
 // positions lays out req's prefix hashes. cache_control markers are left out of the hashed
 // bytes: moving a breakpoint does not change what the prefix holds.
-func (pc *promptCache) positions(req *agentctx.Request) []position {
+func (pc *promptCache) positions(req *provider.Request) []position {
 	var out []position
 	var h [32]byte
 	tokens := 0
@@ -232,7 +233,7 @@ func markerTTL(cc *transcript.CacheControl) time.Duration {
 // prefix within lookbackBlocks of a breakpoint is read (and refreshed), and every
 // breakpoint beyond it writes an entry with its marker's time to live. deleted is what the
 // request's cache_edits delete from the cached prefix: it leaves the read first.
-func (pc *promptCache) send(req *agentctx.Request, now time.Time, deleted int) cacheUse {
+func (pc *promptCache) send(req *provider.Request, now time.Time, deleted int) cacheUse {
 	pc.prevDigests, pc.digests = pc.digests, make(map[transcript.Block][32]byte, len(pc.digests))
 	pos := pc.positions(req)
 	var use cacheUse

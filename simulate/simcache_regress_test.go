@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -61,7 +62,7 @@ func TestSimCacheThinkingInvalidates(t *testing.T) {
 	p, _ := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}})
 	res, _ := p.Prepare(t.Context(), agentctx.Input{Records: simSession(3)[:5]})
 	pc, a, b := newPromptCache(p.Counter(), 0), res.Request, res.Request
-	a.Thinking, b.Thinking = &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: 4000}, &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: 2000}
+	a.Thinking, b.Thinking = &provider.Thinking{Type: "enabled", BudgetTokens: 4000}, &provider.Thinking{Type: "enabled", BudgetTokens: 2000}
 	pc.send(&a, simT0, 0)
 	if use := pc.send(&b, simT0.Add(time.Second), 0); use.read != 0 {
 		t.Errorf("thinking budget changed: messages prefix read %d of %d", use.read, res.Report.InputTokens)
@@ -97,7 +98,7 @@ func TestSimCacheDigestMemoBounded(t *testing.T) {
 func TestSimCacheMinimumPrefixEdge(t *testing.T) {
 	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}})
 	require.NoError(t, err)
-	req := agentctx.Request{Model: "claude-sonnet-4-5", MaxTokens: 100, Messages: []agentctx.RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{
+	req := provider.Request{Model: "claude-sonnet-4-5", MaxTokens: 100, Messages: []provider.Message{{Role: transcript.RoleUser, Content: []transcript.Block{
 		&transcript.Text{Text: strings.Repeat("a cacheable prefix ", 160), CacheControl: transcript.Ephemeral()}}}}}
 	pos := newPromptCache(p.Counter(), 0).positions(&req)
 	size := pos[lastMarker(pos)].tokens

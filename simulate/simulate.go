@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -27,7 +28,7 @@ type Options struct {
 	// start of the cached prefix — stays the same over the whole session, as a real agent's
 	// does. An empty non-nil slice declares none up front: normalize then declares the tools as
 	// the view uses them, and the list changes whenever that set does.
-	Tools []agentctx.Tool
+	Tools []provider.Tool
 	// Progress, when set, is called after each simulated turn with the turns done and the
 	// total. It runs on the caller's goroutine.
 	Progress func(done, total int)
@@ -97,8 +98,8 @@ type Result struct {
 	// Thinking is the requests' thinking setting when one was asked for (cfg.Thinking, or
 	// Options.SessionThinking; nil: off); ThinkingSource says where it came from: "config"
 	// or "session" (empty when neither asked).
-	Thinking       *agentctx.ThinkingParam `json:"thinking,omitempty"`
-	ThinkingSource string                  `json:"thinking_source,omitempty"`
+	Thinking       *provider.Thinking `json:"thinking,omitempty"`
+	ThinkingSource string             `json:"thinking_source,omitempty"`
 	// FixedPrefix is the system prompt the requests carried, when there was one.
 	FixedPrefix *FixedPrefix `json:"fixed_prefix,omitempty"`
 	// Calibration is the session's ratio of provider to counted tokens, when
@@ -573,7 +574,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 
 // sessionTools declares every tool the records' assistant messages call, in name order (see
 // [Options.Tools]).
-func sessionTools(records []transcript.Record) []agentctx.Tool {
+func sessionTools(records []transcript.Record) []provider.Tool {
 	var names []string
 	seen := map[string]bool{}
 	for i := range records {
@@ -589,7 +590,7 @@ func sessionTools(records []transcript.Record) []agentctx.Tool {
 		}
 	}
 	slices.Sort(names)
-	tools := make([]agentctx.Tool, 0, len(names))
+	tools := make([]provider.Tool, 0, len(names))
 	for _, n := range names {
 		tools = append(tools, agentctx.StubTool(n))
 	}

@@ -205,7 +205,7 @@ func TestSimulateCompactionRelinks(t *testing.T) {
 	// view uses, a list that changes after a compaction and with it the cached prefix.
 	var opts simulate.Options
 	for _, name := range []string{"Read", "Bash", "Grep", "Glob", "Edit", "Write", "WebFetch", "TodoWrite"} {
-		opts.Tools = append(opts.Tools, agentctx.Tool{Name: name, Definition: json.RawMessage(
+		opts.Tools = append(opts.Tools, provider.Tool{Name: name, Definition: json.RawMessage(
 			`{"name":"` + name + `","description":"The ` + name + ` tool.","input_schema":{"type":"object"}}`)})
 	}
 	full, err := simulate.Run(t.Context(), recs, agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}}, opts)

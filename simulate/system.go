@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -119,7 +120,7 @@ func systemTokens(c *agentctx.Counter, system []*transcript.Text) int {
 
 // fixedPrefix decides the system prompt every request carries and the scale of the policy's
 // figures (see [Options]), and reports them in sim.
-func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.Config, opts Options, tools []agentctx.Tool,
+func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.Config, opts Options, tools []provider.Tool,
 	points []int, groups map[int]*recordedResponse, c *agentctx.Counter, sim *Result) ([]*transcript.Text, scaler, error) {
 	estimate := opts.System == nil && opts.SystemTokens <= 0 && opts.EstimatePrefix
 	cal := Calibration{Ratio: 1}

@@ -3,7 +3,7 @@ package simulate
 import (
 	"slices"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -18,7 +18,7 @@ const SessionThinkingBudget = 10000
 // SessionThinking infers the thinking setting a session ran with from its records: enabled,
 // with [SessionThinkingBudget], when an assistant response of the main conversation holds a
 // thinking or redacted-thinking block; nil (thinking off) when none does.
-func SessionThinking(records []transcript.Record) *agentctx.ThinkingParam {
+func SessionThinking(records []transcript.Record) *provider.Thinking {
 	for i := range records {
 		r := &records[i]
 		if r.Type != transcript.TypeAssistant || r.Message == nil || r.IsSidechain {
@@ -31,7 +31,7 @@ func SessionThinking(records []transcript.Record) *agentctx.ThinkingParam {
 			}
 			return false
 		}) {
-			return &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: SessionThinkingBudget}
+			return &provider.Thinking{Type: "enabled", BudgetTokens: SessionThinkingBudget}
 		}
 	}
 	return nil

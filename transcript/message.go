@@ -9,7 +9,7 @@ import (
 )
 
 // Role is the author of a message. Only [RoleUser] and [RoleAssistant] reach the provider; the
-// system prompt travels in [github.com/agentctx/agentctx.Request.System].
+// system prompt travels in [github.com/agentctx/provider.Request.System].
 type Role string
 
 // The message roles.

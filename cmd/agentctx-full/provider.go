@@ -3,14 +3,14 @@ package main
 import (
 	"fmt"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	agentctxopenai "github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 )
 
 // anthropicBody is the Anthropic SDK's parameters for req, and the anthropic-beta header
 // values the request needs.
-func anthropicBody(req agentctx.Request) (any, []string, error) {
+func anthropicBody(req provider.Request) (any, []string, error) {
 	params, err := anthropic.Params(req, anthropic.Options{})
 	notes := make([]string, len(req.Betas))
 	for i, b := range req.Betas {
@@ -21,14 +21,14 @@ func anthropicBody(req agentctx.Request) (any, []string, error) {
 
 // openAIChatBody is the OpenAI SDK's Chat Completions parameters for req, and what they
 // leave out.
-func openAIChatBody(req agentctx.Request) (any, []string, error) {
+func openAIChatBody(req provider.Request) (any, []string, error) {
 	params, drops, err := agentctxopenai.ChatParams(req, agentctxopenai.Options{})
 	return params, dropNotes(drops), err
 }
 
 // openAIResponsesBody is the OpenAI SDK's Responses parameters for req, and what they leave
 // out.
-func openAIResponsesBody(req agentctx.Request) (any, []string, error) {
+func openAIResponsesBody(req provider.Request) (any, []string, error) {
 	params, drops, err := agentctxopenai.ResponsesParams(req, agentctxopenai.Options{})
 	return params, dropNotes(drops), err
 }

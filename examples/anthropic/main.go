@@ -52,7 +52,7 @@ const maxRounds = 8
 
 var system = []*transcript.Text{{Text: "You are a helpful agent with a tool that lists directories. Be brief."}}
 
-var tools = []agentctx.Tool{{Name: "list_directory", Definition: json.RawMessage(`{"name":"list_directory",` +
+var tools = []provider.Tool{{Name: "list_directory", Definition: json.RawMessage(`{"name":"list_directory",` +
 	`"description":"List the names of the entries of a directory.",` +
 	`"input_schema":{"type":"object","properties":{"path":{"type":"string","description":"The directory; . for the current one."}},"required":["path"]}}`)}}
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
@@ -28,7 +29,7 @@ const (
 type Adapter interface {
 	// Turn sends req and appends the answer to sess as an assistant record, which it
 	// returns; nothing is appended when it fails.
-	Turn(ctx context.Context, sess *session.Session, req agentctx.Request) (transcript.Record, error)
+	Turn(ctx context.Context, sess *session.Session, req provider.Request) (transcript.Record, error)
 	// Truncated reports whether an answer stopped at its output cap.
 	Truncated(m *transcript.Message) bool
 	// Summarizer is the summarizer that asks the provider's model for the summary.
@@ -69,7 +70,7 @@ type anthropicAdapter struct {
 	c *anthropic.Client
 }
 
-func (a anthropicAdapter) Turn(ctx context.Context, sess *session.Session, req agentctx.Request) (transcript.Record, error) {
+func (a anthropicAdapter) Turn(ctx context.Context, sess *session.Session, req provider.Request) (transcript.Record, error) {
 	return a.c.Turn(ctx, sess, req, anthropic.Options{})
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
@@ -29,7 +30,7 @@ type openaiAdapter struct {
 	opts openai.Options
 }
 
-func (a openaiAdapter) Turn(ctx context.Context, sess *session.Session, req agentctx.Request) (transcript.Record, error) {
+func (a openaiAdapter) Turn(ctx context.Context, sess *session.Session, req provider.Request) (transcript.Record, error) {
 	return a.c.Turn(ctx, sess, req, a.opts)
 }
 

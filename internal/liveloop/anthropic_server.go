@@ -12,8 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/providertest"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -28,7 +28,7 @@ type anthropicServer struct {
 	seed maphash.Seed
 	// decoded holds the messages of the last request, decoded, by a hash of their bytes:
 	// the next request repeats most of them, which are then not decoded again.
-	decoded map[msgKey]agentctx.RequestMessage
+	decoded map[msgKey]provider.Message
 }
 
 func newAnthropicServer(pv *fakeProvider) *anthropicServer {
@@ -37,15 +37,15 @@ func newAnthropicServer(pv *fakeProvider) *anthropicServer {
 
 // decode decodes a split request body with [providertest.DecodeRequest], its messages one by
 // one, reusing the messages of the last request it decoded.
-func (s *anthropicServer) decode(b body) (agentctx.Request, error) {
+func (s *anthropicServer) decode(b body) (provider.Request, error) {
 	req, err := providertest.DecodeRequest(b.head)
 	if err != nil {
 		return req, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next := make(map[msgKey]agentctx.RequestMessage, len(b.messages))
-	req.Messages = make([]agentctx.RequestMessage, len(b.messages))
+	next := make(map[msgKey]provider.Message, len(b.messages))
+	req.Messages = make([]provider.Message, len(b.messages))
 	for i, raw := range b.messages {
 		k := keyOf(s.seed, raw)
 		m, ok := s.decoded[k]
@@ -94,7 +94,7 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	req, err := s.decode(b)
 	if err == nil {
-		err = agentctx.Validate(req, agentctx.ValidateOptions{})
+		err = provider.Validate(req, provider.ValidateOptions{})
 	}
 	if err != nil {
 		s.pv.reject(err.Error())
@@ -129,7 +129,7 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // prompt measures the request for the provider: tools, system prompt and messages, each a
 // part of the prompt cache, counted by the provider's tokenizer.
-func (s *anthropicServer) prompt(req *agentctx.Request, messages []json.RawMessage) *prompt {
+func (s *anthropicServer) prompt(req *provider.Request, messages []json.RawMessage) *prompt {
 	c := s.pv.counter
 	p := &prompt{maxTokens: req.MaxTokens, summary: isSummary(req)}
 	add := func(raw []byte, marked bool, n int) {
@@ -160,7 +160,7 @@ func (s *anthropicServer) prompt(req *agentctx.Request, messages []json.RawMessa
 
 // isSummary tells a summary request from a turn of the conversation: it allows no tool
 // (tool_choice none), or its last user text asks for a <summary>.
-func isSummary(req *agentctx.Request) bool {
+func isSummary(req *provider.Request) bool {
 	if tc := req.ToolChoice; tc != nil && tc.Type == "none" {
 		return true
 	}

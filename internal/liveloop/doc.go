@@ -6,7 +6,7 @@
 //
 // [Run] drives an [session.Session] with the library's defaults (Config sets only Model,
 // ContextWindow, MaxOutputTokens, Compact.Summarizer, Budget.Store, Now and Validate). Each
-// turn: Session.Prepare, agentctx.Validate on the request (window and counted input), the
+// turn: Session.Prepare, provider.Validate on the request (window and counted input), the
 // adapter's Turn (which sends the request and appends the answer), the answer's tool calls
 // run by scripted tools and appended with Session.ToolResults; after an answer that ends
 // the model's turn, a new user prompt. A prompt-too-long refusal goes to Session.Recover,
@@ -31,7 +31,7 @@
 // chunks). Behind both, the provider counts each prompt with its own tokenizer — the
 // library's default counter ([agentctx.NewCounter](nil)) times [TokenizerFactor], 1.2 — and
 // refuses with the provider's real error body a request whose prompt and max_tokens exceed
-// the window; it checks the body (agentctx.Validate for the Messages API, tool-call pairing
+// the window; it checks the body (provider.Validate for the Messages API, tool-call pairing
 // and roles for Chat Completions) and refuses an invalid one; it reports usage with the
 // prompt cache's share (the prefix shared with the previous request within [CacheTTL] is
 // read, the rest up to the last cache marker written); it answers from a seeded script —

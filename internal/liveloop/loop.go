@@ -24,7 +24,7 @@ import (
 // Run plays sc's agent loop against a fake provider and returns what it measured. The
 // loop is a production runtime's, on the library's defaults: Config sets only Model,
 // ContextWindow, MaxOutputTokens, Compact.Summarizer, Budget.Store and Now. Each turn it
-// calls Session.Prepare, checks the request with agentctx.Validate (once: Config.Validate
+// calls Session.Prepare, checks the request with provider.Validate (once: Config.Validate
 // would check it a second time inside Prepare), sends it through
 // the adapter (whose Turn appends the answer), runs the tool calls the answer makes and
 // appends their results; after an answer that ends the model's turn the user sends a new
@@ -235,7 +235,7 @@ func (l *loop) send(ctx context.Context, res agentctx.Result) (transcript.Record
 // check validates the request as the loop sends it: the contract, the window and the
 // counted input.
 func (l *loop) check(res *agentctx.Result) {
-	err := agentctx.Validate(res.Request, agentctx.ValidateOptions{ContextWindow: l.sc.Window, InputTokens: res.Report.InputTokens})
+	err := provider.Validate(res.Request, provider.ValidateOptions{ContextWindow: l.sc.Window, InputTokens: res.Report.InputTokens})
 	if err != nil {
 		l.invalid(err)
 	}

@@ -42,9 +42,9 @@ func newFake(t *testing.T, adapter string, window int) *fake {
 
 // request is a conversation's first request: the system prompt, the scripted tools, and a
 // user message of about size bytes.
-func (f *fake) request(size, maxTokens int) agentctx.Request {
-	return agentctx.Request{Model: Model, MaxTokens: maxTokens, System: system, Tools: f.ws.definitions(),
-		Messages: []agentctx.RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{
+func (f *fake) request(size, maxTokens int) provider.Request {
+	return provider.Request{Model: Model, MaxTokens: maxTokens, System: system, Tools: f.ws.definitions(),
+		Messages: []provider.Message{{Role: transcript.RoleUser, Content: []transcript.Block{
 			&transcript.Text{Text: "Look at this log.\n" + logText(f.ws.callRand("prompt"), size), CacheControl: &transcript.CacheControl{Type: "ephemeral"}}}}}}
 }
 
@@ -85,7 +85,7 @@ func TestAnthropicServer(t *testing.T) {
 
 	// Summary requests get a summary of their own, within the cap.
 	sum := req
-	sum.ToolChoice = &agentctx.ToolChoice{Type: "none"}
+	sum.ToolChoice = &provider.ToolChoice{Type: "none"}
 	out, err := anthropic.Summarizer{Client: c}.Summarize(t.Context(), agentctx.SummaryRequest{Request: sum, MaxOutputTokens: 4096})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(out.Text, "<analysis>"), out.Text[:40])
@@ -187,7 +187,7 @@ func TestOpenAIServer(t *testing.T) {
 
 	// The summary request, through the package's Summarizer.
 	sum := req
-	sum.ToolChoice = &agentctx.ToolChoice{Type: "none"}
+	sum.ToolChoice = &provider.ToolChoice{Type: "none"}
 	out, err := openai.Summarizer{Client: c, Options: openai.Options{Model: "qwen3-coder-30b"}}.Summarize(t.Context(),
 		agentctx.SummaryRequest{Request: sum, MaxOutputTokens: 4096})
 	require.NoError(t, err)

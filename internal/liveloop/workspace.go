@@ -13,7 +13,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -156,8 +156,8 @@ func toolSpec(tools []ToolSpec, name string) (ToolSpec, bool) {
 
 // definitions returns the tool definitions a request declares: every scripted tool, and
 // Screenshot, which scenarios call on a schedule.
-func (ws *workspace) definitions() []agentctx.Tool {
-	var out []agentctx.Tool
+func (ws *workspace) definitions() []provider.Tool {
+	var out []provider.Tool
 	seen := map[string]bool{}
 	for _, t := range append(ws.tools, ToolSpec{Name: ImageTool}) {
 		def, ok := toolDefinitions[t.Name]
@@ -165,7 +165,7 @@ func (ws *workspace) definitions() []agentctx.Tool {
 			continue
 		}
 		seen[t.Name] = true
-		out = append(out, agentctx.Tool{Name: t.Name, Definition: json.RawMessage(def)})
+		out = append(out, provider.Tool{Name: t.Name, Definition: json.RawMessage(def)})
 	}
 	return out
 }

@@ -1,5 +1,5 @@
 // Package providertest gives the provider adapters' tests the requests to convert: the
-// golden requests of testdata/cases, decoded back into [agentctx.Request] values, and the
+// golden requests of testdata/cases, decoded back into [provider.Request] values, and the
 // requests [agentctx.Pipeline.Prepare] builds for every session of the shared corpus.
 package providertest
 
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -24,7 +25,7 @@ type Case struct {
 	// file with the configuration it was prepared under.
 	Name string
 	// Request is the request.
-	Request agentctx.Request
+	Request provider.Request
 }
 
 // Goldens returns the golden requests under root (the module's testdata/cases): every
@@ -60,23 +61,23 @@ func Goldens(t testing.TB, root string) []Case {
 	return out
 }
 
-// DecodeRequest decodes a Messages API request body as [agentctx.Request.MarshalJSON] writes
+// DecodeRequest decodes a Messages API request body as [provider.Request.MarshalJSON] writes
 // it. Blocks decode with [transcript.UnmarshalBlock], so they encode back to the same JSON;
 // a cache_edits block becomes an [*transcript.CacheEdits].
-func DecodeRequest(body []byte) (agentctx.Request, error) {
+func DecodeRequest(body []byte) (provider.Request, error) {
 	var wire struct {
-		Model      string                  `json:"model"`
-		MaxTokens  int                     `json:"max_tokens"`
-		System     []json.RawMessage       `json:"system"`
-		Messages   []wireMessage           `json:"messages"`
-		Tools      []json.RawMessage       `json:"tools"`
-		ToolChoice *agentctx.ToolChoice    `json:"tool_choice"`
-		Thinking   *agentctx.ThinkingParam `json:"thinking"`
+		Model      string               `json:"model"`
+		MaxTokens  int                  `json:"max_tokens"`
+		System     []json.RawMessage    `json:"system"`
+		Messages   []wireMessage        `json:"messages"`
+		Tools      []json.RawMessage    `json:"tools"`
+		ToolChoice *provider.ToolChoice `json:"tool_choice"`
+		Thinking   *provider.Thinking   `json:"thinking"`
 	}
 	if err := json.Unmarshal(body, &wire); err != nil {
-		return agentctx.Request{}, err
+		return provider.Request{}, err
 	}
-	req := agentctx.Request{Model: wire.Model, MaxTokens: wire.MaxTokens, ToolChoice: wire.ToolChoice, Thinking: wire.Thinking}
+	req := provider.Request{Model: wire.Model, MaxTokens: wire.MaxTokens, ToolChoice: wire.ToolChoice, Thinking: wire.Thinking}
 	for i, raw := range wire.System {
 		b, err := transcript.UnmarshalBlock(raw)
 		if err != nil {
@@ -89,7 +90,7 @@ func DecodeRequest(body []byte) (agentctx.Request, error) {
 		req.System = append(req.System, t)
 	}
 	for i, m := range wire.Messages {
-		rm := agentctx.RequestMessage{Role: m.Role}
+		rm := provider.Message{Role: m.Role}
 		for j, raw := range m.Content {
 			b, err := decodeBlock(raw)
 			if err != nil {
@@ -104,7 +105,7 @@ func DecodeRequest(body []byte) (agentctx.Request, error) {
 		if err := json.Unmarshal(raw, &def); err != nil {
 			return req, fmt.Errorf("tools[%d]: %w", i, err)
 		}
-		var tool agentctx.Tool
+		var tool provider.Tool
 		if cc, ok := def["cache_control"]; ok {
 			tool.CacheControl = new(transcript.CacheControl)
 			if err := json.Unmarshal(cc, tool.CacheControl); err != nil {

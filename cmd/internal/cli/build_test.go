@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -87,7 +88,7 @@ func TestBuild(t *testing.T) {
 	b := Build{
 		Name: "agentctx-test",
 		Providers: map[string]Provider{
-			"openai-chat": func(req agentctx.Request) (any, []string, error) {
+			"openai-chat": func(req provider.Request) (any, []string, error) {
 				return map[string]int{"messages": len(req.Messages)}, []string{"a note"}, nil
 			},
 		},

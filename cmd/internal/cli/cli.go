@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 )
 
 // Build is what one agentctx binary links: the pieces that need a provider SDK or the
@@ -39,7 +40,7 @@ type Build struct {
 // Provider converts req to the body a provider's SDK sends: a value encoding/json marshals as
 // the SDK does. Notes are what the body needs or leaves out (a header, a block the API
 // cannot carry); the command prints each on stderr.
-type Provider func(req agentctx.Request) (body any, notes []string, err error)
+type Provider func(req provider.Request) (body any, notes []string, err error)
 
 // NewSummarizer makes a model summarizer from --summary-model (model, "" when the flag is
 // absent). It returns a [UsageError] when the summarizer cannot do without the flag, and an

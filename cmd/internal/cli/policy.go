@@ -10,6 +10,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	simulation "github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -24,7 +25,7 @@ type policy struct {
 	// Thinking is "off", "adaptive" or a budget (an integer, or a string of one): see
 	// parseThinking. Read into thinking, thinkingSet.
 	Thinking    any `toml:"thinking"`
-	thinking    *agentctx.ThinkingParam
+	thinking    *provider.Thinking
 	thinkingSet bool
 
 	Budget struct {
@@ -167,12 +168,12 @@ func readPolicy(path string) (*policy, error) {
 
 // parseThinking reads a thinking setting: "off" (none), "adaptive", or N, thinking enabled
 // with a budget of N tokens (at least the provider's 1,024).
-func parseThinking(s string) (*agentctx.ThinkingParam, error) {
+func parseThinking(s string) (*provider.Thinking, error) {
 	switch s {
 	case "off":
 		return nil, nil
 	case "adaptive":
-		return &agentctx.ThinkingParam{Type: "adaptive"}, nil
+		return &provider.Thinking{Type: "adaptive"}, nil
 	}
 	n, err := strconv.Atoi(s)
 	if err != nil {
@@ -181,7 +182,7 @@ func parseThinking(s string) (*agentctx.ThinkingParam, error) {
 	if n < 1024 {
 		return nil, fmt.Errorf("a thinking budget is at least 1024 tokens, got %d", n)
 	}
-	return &agentctx.ThinkingParam{Type: "enabled", BudgetTokens: n}, nil
+	return &provider.Thinking{Type: "enabled", BudgetTokens: n}, nil
 }
 
 // readSystem reads the system prompt file of --system: UTF-8 text, read whole.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 )
 
 // providerNames are the values of --provider, each a [Provider] of agentctx-full.
@@ -100,7 +101,7 @@ func orList(names []string) string {
 }
 
 // writeBody writes req's compact body and a newline to w, in pieces.
-func writeBody(w io.Writer, req agentctx.Request) error {
+func writeBody(w io.Writer, req provider.Request) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	if _, err := req.WriteTo(bw); err != nil {
 		return err
@@ -114,7 +115,7 @@ func writeBody(w io.Writer, req agentctx.Request) error {
 // providerBody converts req with the provider's adapter and encodes the SDK parameters, as the
 // SDK sends them. What the body needs (the anthropic-beta header values) or leaves out (what
 // an OpenAI body cannot carry) goes to stderr.
-func providerBody(stderr io.Writer, name string, provider Provider, req agentctx.Request, indent bool) ([]byte, error) {
+func providerBody(stderr io.Writer, name string, provider Provider, req provider.Request, indent bool) ([]byte, error) {
 	params, notes, err := provider(req)
 	for _, n := range notes {
 		fmt.Fprintf(stderr, "agentctx: %s\n", n)

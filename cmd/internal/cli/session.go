@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -412,7 +413,7 @@ func startsJSONArray(r *bufio.Reader) bool {
 }
 
 // readTools reads a JSON array of tool definitions (--tools).
-func readTools(path string) ([]agentctx.Tool, error) {
+func readTools(path string) ([]provider.Tool, error) {
 	if path == "" {
 		return nil, nil
 	}
@@ -424,7 +425,7 @@ func readTools(path string) ([]agentctx.Tool, error) {
 	if err := json.Unmarshal(data, &defs); err != nil {
 		return nil, fmt.Errorf("--tools: %s: want a JSON array of tool definitions: %v", path, err)
 	}
-	tools := make([]agentctx.Tool, 0, len(defs))
+	tools := make([]provider.Tool, 0, len(defs))
 	for i, d := range defs {
 		var head struct {
 			Name string `json:"name"`
@@ -432,7 +433,7 @@ func readTools(path string) ([]agentctx.Tool, error) {
 		if err := json.Unmarshal(d, &head); err != nil || head.Name == "" {
 			return nil, fmt.Errorf("--tools: %s: tool %d: field name: missing or not a string", path, i)
 		}
-		tools = append(tools, agentctx.Tool{Name: head.Name, Definition: d})
+		tools = append(tools, provider.Tool{Name: head.Name, Definition: d})
 	}
 	return tools, nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/provider"
 	simulation "github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -113,7 +114,7 @@ func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, fil
 	if set["system"] && set["system-tokens"] {
 		return nil, UsageError{"--system and --system-tokens both set the system prompt: pass one"}
 	}
-	var thinking *agentctx.ThinkingParam
+	var thinking *provider.Thinking
 	if set["thinking"] {
 		t, err := parseThinking(pf.thinking)
 		if err != nil {

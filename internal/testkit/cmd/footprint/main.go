@@ -3,7 +3,7 @@
 // the library's own memory can be measured apart from what the CLI links (the provider SDKs,
 // pgx). With -phases it reports on stderr, after each step, the process's peak and current
 // resident memory and the Go heap. With -stream it writes the body as the CLI does
-// ([agentctx.Request.WriteTo]).
+// ([provider.Request.WriteTo]).
 //
 // Usage:
 //

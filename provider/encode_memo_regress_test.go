@@ -1,4 +1,4 @@
-package agentctx
+package provider
 
 import (
 	"encoding/json"
@@ -77,7 +77,7 @@ func TestRegressEncodeSharedMemoRandom(t *testing.T) {
 			}
 			bs = append(bs, b)
 		}
-		req := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: bs}}}
+		req := Request{Model: "m", MaxTokens: 1, Messages: []Message{{Role: transcript.RoleUser, Content: bs}}}
 		want, werr := req.marshalSlow()
 		got, gerr := encodeRequest(&req, memo)
 		if (werr != nil) != (gerr != nil) || (werr != nil && werr.Error() != gerr.Error()) || string(want) != string(got) {
@@ -105,8 +105,8 @@ func TestRegressEncodeMemoTextImageSameStream(t *testing.T) {
 	img := &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: mt}}
 
 	memo := NewEncodeMemo()
-	a := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{text}}}}
-	b := Request{Model: "m", MaxTokens: 1, Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{img}}}}
+	a := Request{Model: "m", MaxTokens: 1, Messages: []Message{{Role: transcript.RoleUser, Content: []transcript.Block{text}}}}
+	b := Request{Model: "m", MaxTokens: 1, Messages: []Message{{Role: transcript.RoleUser, Content: []transcript.Block{img}}}}
 	_, err := encodeRequest(&a, memo)
 	if err != nil {
 		t.Fatal(err)

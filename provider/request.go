@@ -1,4 +1,4 @@
-package agentctx
+package provider
 
 import (
 	"bytes"
@@ -17,12 +17,12 @@ type Request struct {
 	Model      string
 	MaxTokens  int
 	System     []*transcript.Text
-	Messages   []RequestMessage
+	Messages   []Message
 	Tools      []Tool
 	ToolChoice *ToolChoice
-	Thinking   *ThinkingParam
+	Thinking   *Thinking
 	// Betas are the anthropic-beta header values the request needs, e.g. cache editing when
-	// it carries cache_edits (see [MicrocompactConfig.CacheEditingBeta]). They travel as an
+	// it carries cache_edits (see [github.com/agentctx/agentctx.MicrocompactConfig.CacheEditingBeta]). They travel as an
 	// HTTP header, not in the body: MarshalJSON leaves them out.
 	Betas []string
 
@@ -38,8 +38,8 @@ type ToolChoice struct {
 	Name string `json:"name,omitempty"`
 }
 
-// RequestMessage is one message of a request. Content blocks carry no transcript-only fields.
-type RequestMessage struct {
+// Message is one message of a request. Content blocks carry no transcript-only fields.
+type Message struct {
 	Role    transcript.Role
 	Content []transcript.Block
 }
@@ -53,19 +53,19 @@ type Tool struct {
 	CacheControl *transcript.CacheControl
 }
 
-// ThinkingParam is the request's "thinking" setting.
-type ThinkingParam struct {
+// Thinking is the request's "thinking" setting.
+type Thinking struct {
 	Type         string `json:"type"` // "enabled", "disabled" or "adaptive"
 	BudgetTokens int    `json:"budget_tokens,omitempty"`
 }
 
 // Enabled reports whether thinking blocks are requested.
-func (t *ThinkingParam) Enabled() bool {
+func (t *Thinking) Enabled() bool {
 	return t != nil && (t.Type == "enabled" || t.Type == "adaptive")
 }
 
 // MarshalJSON writes the request body: model, max_tokens, system, messages, tools,
-// tool_choice, thinking. A request built by [Pipeline.Prepare] is encoded with the
+// tool_choice, thinking. A request built by [github.com/agentctx/agentctx.Pipeline.Prepare] is encoded with the
 // Pipeline's memo: each message (and the system prompt and the tools) whose content the
 // Pipeline has encoded before is copied, not encoded again, so a steady turn encodes only its
 // new exchange. The bytes are the same either way.

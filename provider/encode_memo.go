@@ -1,4 +1,4 @@
-package agentctx
+package provider
 
 import (
 	"hash/maphash"
@@ -170,7 +170,7 @@ func (h *memoHasher) system(sys []*transcript.Text) bool {
 	return true
 }
 
-func (h *memoHasher) message(m *RequestMessage) bool {
+func (h *memoHasher) message(m *Message) bool {
 	h.Str(string(m.Role))
 	h.Word(uint64(len(m.Content)))
 	for _, b := range m.Content {

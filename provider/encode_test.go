@@ -1,4 +1,4 @@
-package agentctx
+package provider
 
 import (
 	"bytes"
@@ -8,13 +8,25 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// TestEncodeCorpus compares the encoder with the reference on the messages of every corpus
+// session as decoded (unknown fields, null fields, unknown blocks and all); the root package's
+// test does the same for the requests a Pipeline prepares from them.
+func TestEncodeCorpus(t *testing.T) {
+	reqs := corpusRequests(t)
+	if reqs == nil {
+		t.Skip("../shared/corpus not found; corpus encoding test skipped")
+	}
+	for f, req := range reqs {
+		checkEncoding(t, f, req)
+	}
+}
 
 // checkEncoding asserts that req encodes to the reference encoder's bytes (or error) four
 // ways: without a memo, with a cold memo, with the memo warm, and with the memo again after
@@ -92,36 +104,6 @@ func checkEncoding(t *testing.T, name string, req Request) {
 	assert.Equal(t, string(want), string(got), "%s, MarshalJSON", name)
 }
 
-// TestEncodeCorpus compares the encoder with the reference on every corpus session, two ways:
-// the request Prepare builds, and a request made of the records' messages as decoded (unknown
-// fields, null fields, unknown blocks and all), which Prepare never sends but a caller may.
-func TestEncodeCorpus(t *testing.T) {
-	sessions := corpusSessions(t)
-	if sessions == nil {
-		t.Skip("../shared/corpus not found; corpus encoding test skipped")
-	}
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	for _, s := range sessions {
-		p, err := New(Config{Model: sessionModel(s.records), ContextWindow: 10_000_000, Tokens: corpusCounter,
-			Budget: BudgetConfig{Store: &MapStore{}}, Now: func() time.Time { return now }})
-		require.NoError(t, err)
-		res, err := p.Prepare(t.Context(), Input{Records: s.records})
-		if len(res.Request.Messages) == 0 {
-			continue
-		}
-		require.NoError(t, err, s.path)
-		checkEncoding(t, s.path+" (prepared)", res.Request)
-
-		raw := Request{Model: "m", MaxTokens: 1}
-		for _, r := range s.records {
-			if r.Message != nil {
-				raw.Messages = append(raw.Messages, RequestMessage{Role: r.Message.Role, Content: r.Message.Content})
-			}
-		}
-		checkEncoding(t, s.path+" (raw)", raw)
-	}
-}
-
 func mustBlock(t *testing.T, js string) transcript.Block {
 	t.Helper()
 	b, err := transcript.UnmarshalBlock([]byte(js))
@@ -141,7 +123,7 @@ func TestEncodeAdversarial(t *testing.T) {
 	nasty := ascii.String() + "\xff\xfe<>&\u2028\u2029\u00e9\U0001F600\xe2\x82"
 	text := func(s string) *transcript.Text { return &transcript.Text{Text: s} }
 	msg := func(role transcript.Role, bs ...transcript.Block) Request {
-		return Request{Model: "claude-<x>", MaxTokens: 7, Messages: []RequestMessage{{Role: role, Content: bs}}}
+		return Request{Model: "claude-<x>", MaxTokens: 7, Messages: []Message{{Role: role, Content: bs}}}
 	}
 	tests := []struct {
 		name string
@@ -149,14 +131,14 @@ func TestEncodeAdversarial(t *testing.T) {
 	}{
 		{"escapes in text", msg(transcript.RoleUser, text(nasty))},
 		{"escapes everywhere", Request{Model: nasty, MaxTokens: -3, System: []*transcript.Text{text(nasty)},
-			Messages:   []RequestMessage{{Role: transcript.Role(nasty), Content: []transcript.Block{&transcript.ToolUse{ID: nasty, Name: nasty, Input: json.RawMessage(`{"a": "` + "\\u003c<>" + `"}`)}}}},
+			Messages:   []Message{{Role: transcript.Role(nasty), Content: []transcript.Block{&transcript.ToolUse{ID: nasty, Name: nasty, Input: json.RawMessage(`{"a": "` + "\\u003c<>" + `"}`)}}}},
 			Tools:      []Tool{{Name: "t", Definition: json.RawMessage(`{ "name" : "t", "x": "<&>" }`)}},
-			ToolChoice: &ToolChoice{Type: "tool", Name: nasty}, Thinking: &ThinkingParam{Type: "enabled", BudgetTokens: 2048}}},
+			ToolChoice: &ToolChoice{Type: "tool", Name: nasty}, Thinking: &Thinking{Type: "enabled", BudgetTokens: 2048}}},
 		{"empty request", Request{}},
-		{"nil content", Request{Messages: []RequestMessage{{Role: transcript.RoleUser}}}},
-		{"tool choice without name, thinking without budget", Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{text("x")}}},
-			ToolChoice: &ToolChoice{Type: "auto"}, Thinking: &ThinkingParam{Type: "disabled"}}},
-		{"tool with cache marker", Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{text("x")}}},
+		{"nil content", Request{Messages: []Message{{Role: transcript.RoleUser}}}},
+		{"tool choice without name, thinking without budget", Request{Messages: []Message{{Role: transcript.RoleUser, Content: []transcript.Block{text("x")}}},
+			ToolChoice: &ToolChoice{Type: "auto"}, Thinking: &Thinking{Type: "disabled"}}},
+		{"tool with cache marker", Request{Messages: []Message{{Role: transcript.RoleUser, Content: []transcript.Block{text("x")}}},
 			Tools: []Tool{{Name: "a", Definition: json.RawMessage(`{"name":"a"}`)}, {Name: "b", Definition: json.RawMessage(`{"name": "b", "input_schema": {"type": "object"}}`), CacheControl: &transcript.CacheControl{Type: "ephemeral", TTL: "1h"}}}}},
 		{"bad tool definition", Request{Tools: []Tool{{Name: "a", Definition: json.RawMessage(`{"name":`)}}}},
 		{"bad tool definition with marker", Request{Tools: []Tool{{Name: "a", Definition: json.RawMessage(`[1]`), CacheControl: transcript.Ephemeral()}}}},
@@ -221,7 +203,7 @@ func TestEncodeAdversarial(t *testing.T) {
 func TestEncodeMemoKeys(t *testing.T) {
 	memo := NewEncodeMemo()
 	enc := func(bs ...transcript.Block) string {
-		req := Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: bs}}}
+		req := Request{Messages: []Message{{Role: transcript.RoleUser, Content: bs}}}
 		b, err := encodeRequest(&req, memo)
 		require.NoError(t, err)
 		want, err := req.marshalSlow()
@@ -255,7 +237,7 @@ func TestEncodeMemoBound(t *testing.T) {
 	memo.bound, memo.floor = 256<<10, 256<<10 // small, so that a few requests go round
 	big := strings.Repeat("x", 32<<10)
 	for i := range 40 {
-		req := Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, big)}}}}}
+		req := Request{Messages: []Message{{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, big)}}}}}
 		got, err := encodeRequest(&req, memo)
 		require.NoError(t, err)
 		want, _ := req.marshalSlow()
@@ -273,9 +255,9 @@ func TestEncodeMemoBound(t *testing.T) {
 	assert.NotNil(t, memo.prev, "the memo started a new generation")
 	assert.Equal(t, memo.floor, memo.bound, "32 KiB requests keep the floor")
 
-	var msgs []RequestMessage
+	var msgs []Message
 	for i := range 12 {
-		msgs = append(msgs, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, big)}}})
+		msgs = append(msgs, Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, big)}}})
 	}
 	req := Request{Messages: msgs}
 	for range 3 {
@@ -291,11 +273,11 @@ func TestEncodeMemoBound(t *testing.T) {
 // larger than a piece unless one message is, the bytes MarshalJSON gives; a writer's error
 // ends the writing and comes back with the bytes written before it.
 func TestRequestWriteTo(t *testing.T) {
-	var msgs []RequestMessage
+	var msgs []Message
 	for i := range 40 {
-		msgs = append(msgs, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, strings.Repeat("x", 8<<10))}}})
+		msgs = append(msgs, Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(i, strings.Repeat("x", 8<<10))}}})
 	}
-	msgs = append(msgs, RequestMessage{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Text{Text: strings.Repeat("y", 3*flushBytes)}}})
+	msgs = append(msgs, Message{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Text{Text: strings.Repeat("y", 3*flushBytes)}}})
 	req := Request{Model: "m", MaxTokens: 1, Messages: msgs}
 	want := mustEncode(t, req)
 	errWrite := errors.New("disk full")
@@ -358,12 +340,12 @@ func mustEncode(t *testing.T, req Request) []byte {
 func TestEncodeMemoConcurrent(t *testing.T) {
 	memo := NewEncodeMemo()
 	memo.bound, memo.floor = 4<<10, 4<<10 // rotate often
-	shared := []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: strings.Repeat("s", 1000)}}}}
+	shared := []Message{{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: strings.Repeat("s", 1000)}}}}
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
 			for i := range 50 {
-				req := Request{Messages: append(shared[:1:1], RequestMessage{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(g, i, strings.Repeat("a", i*30))}}})}
+				req := Request{Messages: append(shared[:1:1], Message{Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.Text{Text: fmt.Sprint(g, i, strings.Repeat("a", i*30))}}})}
 				got, err := encodeRequest(&req, memo)
 				want, _ := req.marshalSlow()
 				if !assert.NoError(t, err) || !assert.Equal(t, string(want), string(got)) {
@@ -375,63 +357,6 @@ func TestEncodeMemoConcurrent(t *testing.T) {
 	wg.Wait()
 }
 
-// TestEncodePipelineConcurrent runs conversations turn by turn on one Pipeline from many
-// goroutines (run it with -race): each turn's body, encoded through the shared memo, is the
-// reference encoder's, and a turn's memoized encoding allocates a constant number of times
-// whatever the history's length.
-func TestEncodePipelineConcurrent(t *testing.T) {
-	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5"}, time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))
-	var wg sync.WaitGroup
-	for c := range 6 {
-		wg.Go(func() {
-			k := newTK()
-			for turn := range 12 {
-				k.user(fmt.Sprintf("conversation %d, question %d: <why>?", c, turn))
-				tu := toolUse(fmt.Sprintf("toolu_%d_%d", c, turn), "Bash")
-				k.assistant(text("Let me look."), tu)
-				k.results(result(tu.ID, strings.Repeat(fmt.Sprintf("line %d of the output\n", turn), 40)))
-				k.assistant(text(fmt.Sprintf("Done with %d.", turn)))
-				res, err := p.Prepare(t.Context(), Input{Records: k.recs})
-				if !assert.NoError(t, err) {
-					return
-				}
-				body, err := res.Request.MarshalJSON()
-				ref, refErr := res.Request.marshalSlow()
-				if !assert.NoError(t, err) || !assert.NoError(t, refErr) || !assert.Equal(t, string(ref), string(body)) {
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
-
-// TestEncodeSteadyAllocs guards the memoized encoding: once a request's parts are in the
-// memo, encoding it again allocates the same few times (the output buffer, the encoder; the
-// scratch of its look-ups is pooled) for a 4-turn and a 400-turn history.
-func TestEncodeSteadyAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the encoding's scratch comes from a sync.Pool, which the race detector empties at random: an allocation more now and then")
-	}
-	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 10_000_000}, time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))
-	allocs := map[int]float64{}
-	for _, turns := range []int{4, 400} {
-		k := newTK()
-		k.readTurns(turns)
-		res, err := p.Prepare(t.Context(), Input{Records: k.recs})
-		require.NoError(t, err)
-		_, err = res.Request.MarshalJSON()
-		require.NoError(t, err)
-		allocs[turns] = testing.AllocsPerRun(20, func() {
-			if _, err := res.Request.MarshalJSON(); err != nil {
-				t.Fatal(err)
-			}
-		})
-	}
-	assert.LessOrEqual(t, allocs[400], 4.0, "allocations of a warm encoding: %v", allocs)
-	assert.Equal(t, allocs[4], allocs[400], "allocations do not grow with the history: %v", allocs)
-}
-
 // TestEncodeMemoIdentity checks the memo's keys by string identity: a block whose text is
 // reassigned, a text that is a prefix of another at the same address, and a copy of a text at
 // another address each encode as the reference does, and the memo's entries keep the strings
@@ -440,7 +365,7 @@ func TestEncodeMemoIdentity(t *testing.T) {
 	memo := NewEncodeMemo()
 	long := strings.Repeat("identity ", 20)
 	tx := &transcript.Text{Text: long}
-	req := Request{Messages: []RequestMessage{{Role: transcript.RoleUser, Content: []transcript.Block{tx}}}}
+	req := Request{Messages: []Message{{Role: transcript.RoleUser, Content: []transcript.Block{tx}}}}
 	check := func(name string) {
 		t.Helper()
 		got, err := encodeRequest(&req, memo)

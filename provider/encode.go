@@ -1,4 +1,4 @@
-package agentctx
+package provider
 
 import (
 	"bytes"
@@ -196,7 +196,7 @@ func headEstimate(r *Request) int {
 }
 
 // messageEstimate is sizeEstimate's figure for one message.
-func messageEstimate(m *RequestMessage) int {
+func messageEstimate(m *Message) int {
 	n := 32
 	for _, b := range m.Content {
 		n += blockEstimate(b)
@@ -385,7 +385,7 @@ func (e *encoder) system(sys []*transcript.Text) error {
 	return nil
 }
 
-func (e *encoder) message(i int, m *RequestMessage) error {
+func (e *encoder) message(i int, m *Message) error {
 	e.buf = append(e.buf, `{"role":`...)
 	e.str(string(m.Role))
 	e.buf = append(e.buf, `,"content":[`...)

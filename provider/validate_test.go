@@ -1,4 +1,4 @@
-package agentctx
+package provider
 
 import (
 	"encoding/json"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/internal/testkit"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -21,7 +22,7 @@ func valBaseRequest() Request {
 		Model:     "claude-sonnet-4-5",
 		MaxTokens: 4096,
 		System:    []*transcript.Text{text("be brief")},
-		Messages: []RequestMessage{
+		Messages: []Message{
 			{Role: transcript.RoleUser, Content: []transcript.Block{text("q")}},
 			{Role: transcript.RoleAssistant, Content: []transcript.Block{text("reading"), toolUse("t1", "Read")}},
 			{Role: transcript.RoleUser, Content: []transcript.Block{result("t1", "r"), text("and?")}},
@@ -30,14 +31,14 @@ func valBaseRequest() Request {
 	}
 }
 
-func valMsg(role transcript.Role, bs ...transcript.Block) RequestMessage {
-	return RequestMessage{Role: role, Content: bs}
+func valMsg(role transcript.Role, bs ...transcript.Block) Message {
+	return Message{Role: role, Content: bs}
 }
 
 func TestValidate(t *testing.T) {
 	think := &transcript.Thinking{Thinking: "hmm", Signature: normSig}
-	user := func(bs ...transcript.Block) RequestMessage { return valMsg(transcript.RoleUser, bs...) }
-	asst := func(bs ...transcript.Block) RequestMessage { return valMsg(transcript.RoleAssistant, bs...) }
+	user := func(bs ...transcript.Block) Message { return valMsg(transcript.RoleUser, bs...) }
+	asst := func(bs ...transcript.Block) Message { return valMsg(transcript.RoleAssistant, bs...) }
 	img := func(mt, data string) *transcript.Image {
 		return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: mt, Data: data}}
 	}
@@ -53,11 +54,11 @@ func TestValidate(t *testing.T) {
 	}{
 		{name: "valid", mutate: func(r *Request) {}},
 		{name: "valid with thinking enabled in the tool loop", mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+			r.Thinking = &Thinking{Type: "enabled", BudgetTokens: 1024}
 			r.Messages[1].Content = append([]transcript.Block{think}, r.Messages[1].Content...)
 		}},
 		{name: "valid with thinking enabled, later loop step without thinking", mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+			r.Thinking = &Thinking{Type: "enabled", BudgetTokens: 1024}
 			r.Messages[1].Content = append([]transcript.Block{think}, r.Messages[1].Content...)
 			r.Messages = append(r.Messages, asst(toolUse("t2", "Read")), user(result("t2", "r2")))
 		}},
@@ -71,7 +72,7 @@ func TestValidate(t *testing.T) {
 		}, want: []string{"1.2"}},
 		{name: "1.3 no messages", mutate: func(r *Request) { r.Messages = nil; r.Tools = nil }, want: []string{"1.3"}},
 		{name: "1.3 first assistant", mutate: func(r *Request) {
-			r.Messages = []RequestMessage{asst(text("hi")), user(text("q"))}
+			r.Messages = []Message{asst(text("hi")), user(text("q"))}
 		}, want: []string{"1.3"}},
 		{name: "1.4 trailing assistant", mutate: func(r *Request) {
 			r.Messages = append(r.Messages, asst(text("done")))
@@ -186,7 +187,7 @@ func TestValidate(t *testing.T) {
 			r.Messages[0].Content = []transcript.Block{withCC(""), withCC("")}
 		}, want: []string{"3.2"}},
 		{name: "3.4 marker on thinking", mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+			r.Thinking = &Thinking{Type: "enabled", BudgetTokens: 1024}
 			th := &transcript.Thinking{Thinking: "x", Signature: normSig, Extra: map[string]json.RawMessage{"cache_control": json.RawMessage(`{"type":"ephemeral"}`)}}
 			r.Messages[1].Content = append([]transcript.Block{th}, r.Messages[1].Content...)
 		}, want: []string{"3.4"}},
@@ -199,10 +200,10 @@ func TestValidate(t *testing.T) {
 			r.Messages[0].Content = []transcript.Block{withCC("5m")}
 		}},
 		{name: "4.2 thinking enabled, loop without thinking", mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "adaptive"}
+			r.Thinking = &Thinking{Type: "adaptive"}
 		}, want: []string{"4.2"}},
 		{name: "valid thinking enabled, fresh prompt", mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "adaptive"}
+			r.Thinking = &Thinking{Type: "adaptive"}
 			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
 		}},
 		{name: "4.3 thinking not first", mutate: func(r *Request) {
@@ -225,15 +226,15 @@ func TestValidate(t *testing.T) {
 			r.Messages = append(r.Messages, asst(&transcript.RedactedThinking{}, text("a")), user(text("next")))
 		}, want: []string{"4.7"}},
 		{name: "4.8 budget", mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 500}
+			r.Thinking = &Thinking{Type: "enabled", BudgetTokens: 500}
 			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
 		}, want: []string{"4.8"}},
 		{name: "4.8 budget over max_tokens", mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 8000}
+			r.Thinking = &Thinking{Type: "enabled", BudgetTokens: 8000}
 			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
 		}, want: []string{"4.8"}},
 		{name: "valid interleaved budget over max_tokens", opts: ValidateOptions{InterleavedThinking: true}, mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 8000}
+			r.Thinking = &Thinking{Type: "enabled", BudgetTokens: 8000}
 			r.Messages = append(r.Messages, asst(text("ok")), user(text("next")))
 		}},
 		{name: "5.1 media type", mutate: func(r *Request) {
@@ -246,15 +247,15 @@ func TestValidate(t *testing.T) {
 			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", "iVBORw0KGgo="), img("image/png", "iVBORw0KGgo="))
 		}, want: []string{"5.2"}},
 		{name: "5.2 image pixels", mutate: func(r *Request) {
-			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", normPNG(t, 8001, 1)))
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", testkit.PNG(t, 8001, 1)))
 		}, want: []string{"5.2"}},
 		{name: "5.2 image pixels with many images", mutate: func(r *Request) {
 			for range 21 {
-				r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", normPNG(t, 2001, 1)))
+				r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", testkit.PNG(t, 2001, 1)))
 			}
 		}, want: []string{"5.2"}},
 		{name: "valid image", mutate: func(r *Request) {
-			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", normPNG(t, 100, 100)))
+			r.Messages[0].Content = append(r.Messages[0].Content, img("image/png", testkit.PNG(t, 100, 100)))
 		}},
 		{name: "1.1 nil block in a user message", mutate: func(r *Request) {
 			r.Messages[0].Content = append(r.Messages[0].Content, nil)
@@ -299,7 +300,7 @@ func TestValidate(t *testing.T) {
 			r.Messages = append(r.Messages, asst(red, text("a")), user(text("next")))
 		}, want: []string{"3.4"}, paths: []string{"messages[3].content[0]"}},
 		{name: "4.8 unknown thinking type", mutate: func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "extended"}
+			r.Thinking = &Thinking{Type: "extended"}
 		}, want: []string{"4.8"}, paths: []string{"thinking"}},
 		{name: "valid url and file images", mutate: func(r *Request) {
 			r.Messages[0].Content = append(r.Messages[0].Content,
@@ -383,7 +384,7 @@ func TestValidateJoinsAll(t *testing.T) {
 	assert.Len(t, joined.Unwrap(), 4) // undeclared Read, no tools, trailing assistant, max_tokens
 }
 
-func asst(bs ...transcript.Block) RequestMessage { return valMsg(transcript.RoleAssistant, bs...) }
+func asst(bs ...transcript.Block) Message { return valMsg(transcript.RoleAssistant, bs...) }
 
 func srvUse(id, input string) *transcript.ServerToolUse {
 	return &transcript.ServerToolUse{ID: id, Name: "web_search", Input: json.RawMessage(input)}

@@ -1,9 +1,10 @@
-package agentctx
+package provider
 
 import (
 	"encoding/json"
 	"testing"
 
+	"github.com/agentctx/agentctx/internal/testkit"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -13,7 +14,7 @@ import (
 // lone surrogate escape (6.7), naming the part that does; thinking that is not valid UTF-8
 // (4.7); and images and documents whose bytes the provider would reject (5.1).
 func TestValidateEncoding(t *testing.T) {
-	data := mediaSamples(t)
+	data := testkit.MediaSamples(t)
 	img := func(mt, d string) *transcript.Image {
 		return &transcript.Image{Source: transcript.MediaSource{Type: "base64", MediaType: mt, Data: d}}
 	}
@@ -48,11 +49,11 @@ func TestValidateEncoding(t *testing.T) {
 			r.System[0] = text("sys \xff")
 		}, nil},
 		{"thinking text", func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+			r.Thinking = &Thinking{Type: "enabled", BudgetTokens: 1024}
 			r.Messages[1].Content = append([]transcript.Block{&transcript.Thinking{Thinking: "\xff", Signature: normSig}}, r.Messages[1].Content...)
 		}, []Violation{{"4.7", "messages[1].content[0]", "thinking text is not valid UTF-8: it is not what the provider signed"}}},
 		{"redacted thinking data", func(r *Request) {
-			r.Thinking = &ThinkingParam{Type: "enabled", BudgetTokens: 1024}
+			r.Thinking = &Thinking{Type: "enabled", BudgetTokens: 1024}
 			r.Messages[1].Content = append([]transcript.Block{&transcript.RedactedThinking{Data: "\xff"}}, r.Messages[1].Content...)
 		}, []Violation{{"4.7", "messages[1].content[0]", "redacted_thinking data is not valid UTF-8: it is not what the provider sent"}}},
 		{"image bytes of another type", func(r *Request) {

@@ -1,4 +1,4 @@
-package agentctx
+package provider
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ type ValidateOptions struct {
 	// skips the check.
 	ContextWindow int
 	// InputTokens is the request's input size in tokens (counted or estimated, e.g.
-	// [Report.InputTokens]). Zero skips the window check.
+	// [github.com/agentctx/agentctx.Report.InputTokens]). Zero skips the window check.
 	InputTokens int
 	// maxCacheMarkers is the number of cache_control markers allowed in the request
 	// (system, tools and messages together). Zero: 4 (4).
