@@ -251,6 +251,10 @@ type CompactOptions struct {
 // reach them), with the failure records in Result.Append; a veto from a pre-compact hook
 // returns [ErrCompactVetoed].
 func (p *Pipeline) Compact(ctx context.Context, in Input, opts CompactOptions) (Result, error) {
+	p, err := p.forTurn(&in)
+	if err != nil {
+		return Result{}, err
+	}
 	res, err := p.prepare(ctx, &in, &opts)
 	p.logTurn(ctx, &res.Report, err)
 	return res, err

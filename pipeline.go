@@ -118,10 +118,18 @@ type Pipeline struct {
 	order []stage
 	// compactor compacts a turn's conversation when it is due, asked for, or recovering.
 	compactor *compactor
+	// variants are the Pipelines built for turns that name another model, window or maximum
+	// output ([Input.Model]); every variant shares the same set.
+	variants *variants
 }
 
 // New validates cfg and returns a Pipeline.
-func New(cfg Config) (*Pipeline, error) {
+func New(cfg Config) (*Pipeline, error) { return newPipeline(cfg, nil) }
+
+// newPipeline validates cfg and returns a Pipeline; with shared non-nil, one that shares
+// shared's memos keyed by content or identity (counts, encoded parts, chains, calibration
+// sums) and its variants, for a turn that names another model or window (see [variants]).
+func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 	if cfg.ContextWindow < 0 {
 		return nil, fmt.Errorf("agentctx: ContextWindow %d is negative", cfg.ContextWindow)
 	}
@@ -180,11 +188,17 @@ func New(cfg Config) (*Pipeline, error) {
 	if n := cfg.Compact.SummaryMaxTokens; n > p.maxOutput || n > p.window/2 {
 		return nil, fmt.Errorf("agentctx: Compact.SummaryMaxTokens %d is above the maximum output %d or half the window %d", n, p.maxOutput, p.window)
 	}
-	p.counter = NewCounter(cfg.Tokens)
-	p.enc = provider.NewEncodeMemo()
-	p.chains = transcript.NewChainCache(cfg.Conversations)
-	calib := &fitMemo{}
-	calib.SetLimit(cfg.Conversations)
+	var calib *fitMemo
+	if shared != nil {
+		p.counter, p.enc, p.chains, p.variants, calib = shared.counter, shared.enc, shared.chains, shared.variants, shared.gauge.calib
+	} else {
+		p.counter = NewCounter(cfg.Tokens)
+		p.enc = provider.NewEncodeMemo()
+		p.chains = transcript.NewChainCache(cfg.Conversations)
+		p.variants = &variants{}
+		calib = &fitMemo{}
+		calib.SetLimit(cfg.Conversations)
+	}
 	p.gauge = &gauge{cfg: cfg.Pressure, counter: p.counter, calib: calib}
 	p.stages = newStages(&cfg, p.window, p.counter)
 	p.stages.normalize.prefixes.SetLimit(cfg.Conversations)
@@ -250,6 +264,18 @@ type Input struct {
 	// NoCompact turns auto-compact off for this turn, e.g. for a request the runtime builds to
 	// refresh its session memory.
 	NoCompact bool
+
+	// Model, when set, is this turn's model in place of Config.Model, for a host that switches
+	// models within a conversation or serves several with one Pipeline. The turn then takes
+	// the model's context window and maximum output from the model table (or from
+	// ContextWindow and MaxOutputTokens below), not Config's; the rest of Config holds. The
+	// Pipeline builds what a window decides once per model, window and maximum output, and
+	// every turn shares its memos of counts, encodings and chains. A compaction a turn makes
+	// for one window is a record like any other: a later turn with a larger window replays it.
+	Model string
+	// ContextWindow and MaxOutputTokens, when positive, override the window and maximum output
+	// of this turn's model (Config's, or Model's above).
+	ContextWindow, MaxOutputTokens int
 }
 
 // Result is one turn's output.
@@ -302,6 +328,10 @@ type baseMark struct {
 // a [*StageError] of stage "validate" wrapping each [*provider.Violation], with the Result filled in for
 // inspection (do not send its request).
 func (p *Pipeline) Prepare(ctx context.Context, in Input) (Result, error) {
+	p, err := p.forTurn(&in)
+	if err != nil {
+		return Result{}, err
+	}
 	res, err := p.prepare(ctx, &in, nil)
 	p.logTurn(ctx, &res.Report, err)
 	return res, err

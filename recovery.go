@@ -102,6 +102,10 @@ const (
 // ([Input.SkipCacheWrite]) or [Input.NoCompact] never compacts: the compacting rungs are
 // terminal for it.
 func (p *Pipeline) Recover(ctx context.Context, in Input, err error) (Result, error) {
+	p, verr := p.forTurn(&in)
+	if verr != nil {
+		return Result{}, verr
+	}
 	res, rerr := p.recover(ctx, in, err)
 	p.logTurn(ctx, &res.Report, rerr)
 	return res, rerr
