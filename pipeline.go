@@ -248,6 +248,10 @@ type Input struct {
 	// NoCompact turns auto-compact off for this turn, e.g. for a request the runtime builds to
 	// refresh its session memory.
 	NoCompact bool
+	// TranscriptPath, when set, is where the model can read the full transcript (a file path
+	// or any locator its tools take): a compaction's summary message names it, so that the
+	// model can look up what the summary left out. Empty: the summary names no place.
+	TranscriptPath string
 }
 
 // Result is one turn's output.

@@ -96,7 +96,8 @@ const (
 )
 
 // Rehydration describes a record a compaction wrote after its summary to re-inject working
-// material: Kind is one of the Rehydrate* constants; Path names a file, Name a skill.
+// material: Kind is one of the Rehydrate* constants; Path names a file, Name a skill (or a
+// re-injected announcement's kind and name).
 type Rehydration struct {
 	Kind string `json:"kind"`
 	Path string `json:"path,omitempty"`
