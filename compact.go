@@ -807,7 +807,7 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 		Timestamp:                 stamp,
 		Cwd:                       cwd,
 		Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true,
-			Content: []transcript.Block{&transcript.Text{Text: summaryMessage(sum.text, head != "", trigger)}}},
+			Content: []transcript.Block{&transcript.Text{Text: summaryMessageAt(sum.text, head != "", trigger, t.in.TranscriptPath)}}},
 	}
 	parent := s.UUID
 	if head != "" {
@@ -817,16 +817,17 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 	recs := []transcript.Record{b, s}
 	for _, a := range atts {
 		r := transcript.Record{
-			Type:        transcript.TypeUser,
-			UUID:        transcript.ContentUUID("rehydration", b.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
-			ParentUUID:  parent,
-			IsSidechain: leaf.IsSidechain,
-			IsMeta:      true,
-			SessionID:   t.sessionID,
-			Timestamp:   stamp,
-			Cwd:         cwd,
-			Rehydration: &transcript.Rehydration{Kind: a.kind, Path: a.path, Name: a.skill},
-			Message:     &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: a.text}}},
+			Type:         transcript.TypeUser,
+			UUID:         transcript.ContentUUID("rehydration", b.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
+			ParentUUID:   parent,
+			IsSidechain:  leaf.IsSidechain,
+			IsMeta:       true,
+			SessionID:    t.sessionID,
+			Timestamp:    stamp,
+			Cwd:          cwd,
+			Rehydration:  &transcript.Rehydration{Kind: a.kind, Path: a.path, Name: a.skill},
+			Announcement: a.announce,
+			Message:      &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: a.text}}},
 		}
 		recs = append(recs, r)
 		parent = r.UUID

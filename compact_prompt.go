@@ -1,6 +1,7 @@
 package agentctx
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -44,8 +45,17 @@ const (
 	summaryAutoResume = "\n\nContinue the work from where it stopped: do not greet, recap or ask anything first; go straight on with the next step."
 )
 
+// summaryTranscript tells the model where the full transcript is, after the summary.
+const summaryTranscript = "\n\nThe summary leaves details out. The full transcript of this conversation, every message before the summary included, is kept at %s: read it there when you need something the summary does not say."
+
 // summaryMessage is the text of the installed summary message.
 func summaryMessage(summary string, kept bool, trigger string) string {
+	return summaryMessageAt(summary, kept, trigger, "")
+}
+
+// summaryMessageAt is summaryMessage naming where the full transcript is (see
+// [Input.TranscriptPath]); path "": nowhere.
+func summaryMessageAt(summary string, kept bool, trigger, path string) string {
 	var b strings.Builder
 	b.WriteString(summaryHead)
 	if kept {
@@ -54,6 +64,9 @@ func summaryMessage(summary string, kept bool, trigger string) string {
 	b.WriteString("\n\n<summary>\n")
 	b.WriteString(summary)
 	b.WriteString("\n</summary>")
+	if path != "" {
+		fmt.Fprintf(&b, summaryTranscript, path)
+	}
 	if trigger == transcript.TriggerAuto {
 		b.WriteString(summaryAutoResume)
 	}

@@ -60,6 +60,8 @@ type caseSpec struct {
 	// golden_turns_test.go).
 	Compact compactSpec `json:"compact"`
 	Turns   []turnSpec  `json:"turns"`
+	// TranscriptPath sets Input.TranscriptPath.
+	TranscriptPath string `json:"transcriptPath"`
 }
 
 func (c caseSpec) config() Config {
@@ -95,7 +97,7 @@ func staticContext(s []ContextSection) ContextProvider {
 }
 
 func (c caseSpec) input(records []transcript.Record) Input {
-	in := Input{Records: records, SkipCacheWrite: c.SkipCacheWrite}
+	in := Input{Records: records, SkipCacheWrite: c.SkipCacheWrite, TranscriptPath: c.TranscriptPath}
 	if c.System != "" || c.SystemFill > 0 {
 		in.System = []*transcript.Text{{Text: c.System + filler(c.SystemFill)}}
 	}

@@ -159,6 +159,9 @@ type turnSpec struct {
 	Results []resultSpec `json:"results"`
 	User    string       `json:"user"`
 	Fill    int          `json:"fill"`
+	// Announce appends the runtime's announcements (meta user records marked with a
+	// transcript.Announcement) after the results, before the prompt.
+	Announce []announceSpec `json:"announce"`
 	// Pin pins records before the turn, named by uuid.
 	Pin []string `json:"pin"`
 	// Compact runs a manual compaction with these instructions instead of Prepare.
@@ -227,6 +230,13 @@ func (s *recoverSpec) err() error {
 		e.tree = append(e.tree, &provider.MediaRejectedError{Paths: s.Paths, MaxBytes: s.MaxBytes, MaxImages: s.MaxImages, Message: s.Message})
 	}
 	return e
+}
+
+// announceSpec is an announcement of the runtime: its mark and its text.
+type announceSpec struct {
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	Text string `json:"text"`
 }
 
 type replySpec struct {
@@ -371,6 +381,10 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 			}
 			rec.add(transcript.Record{Type: transcript.TypeUser, Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{
 				&transcript.ToolResult{ToolUseID: rec.pending[j], Content: content, StringContent: len(rs.Images) == 0, IsError: rs.Error}}}}, now)
+		}
+		for _, a := range turn.Announce {
+			rec.add(transcript.Record{Type: transcript.TypeUser, IsMeta: true, Announcement: &transcript.Announcement{Kind: a.Kind, Name: a.Name},
+				Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: a.Text}}}}, now)
 		}
 		if turn.User != "" || turn.Fill > 0 {
 			content := []transcript.Block{&transcript.Text{Text: turn.User + filler(turn.Fill)}}

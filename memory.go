@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/agentctx/agentctx/transcript"
 )
 
 // summarizerSessionMemory names session-memory summaries in compaction records.
@@ -32,6 +34,9 @@ func (f SessionMemoryFunc) SessionMemory(ctx context.Context, req MemoryRequest)
 type MemoryRequest struct {
 	// SessionID is the conversation's session id; Leaf the uuid of its chain's leaf.
 	SessionID, Leaf string
+	// Records are the turn's [Input.Records], for a SessionMemory that keeps its summaries
+	// in the transcript (as [transcript.SubtypeSessionMemory] records). Read them only.
+	Records []transcript.Record
 }
 
 // Memory is a session-memory summary.
@@ -49,7 +54,7 @@ func (co *compactor) memorySummary(ctx context.Context, t *turn, custom string) 
 	if mem == nil || strings.TrimSpace(custom) != "" {
 		return nil, ""
 	}
-	m, err := mem.SessionMemory(ctx, MemoryRequest{SessionID: t.sessionID, Leaf: t.chain.Leaf.UUID})
+	m, err := mem.SessionMemory(ctx, MemoryRequest{SessionID: t.sessionID, Leaf: t.chain.Leaf.UUID, Records: t.in.Records})
 	switch {
 	case err != nil:
 		return nil, fmt.Sprintf("session memory failed, the summarizer writes the summary: %v", err)

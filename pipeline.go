@@ -264,6 +264,10 @@ type Input struct {
 	// NoCompact turns auto-compact off for this turn, e.g. for a request the runtime builds to
 	// refresh its session memory.
 	NoCompact bool
+	// TranscriptPath, when set, is where the model can read the full transcript (a file path
+	// or any locator its tools take): a compaction's summary message names it, so that the
+	// model can look up what the summary left out. Empty: the summary names no place.
+	TranscriptPath string
 
 	// Model, when set, is this turn's model in place of Config.Model, for a host that switches
 	// models within a conversation or serves several with one Pipeline. The turn then takes

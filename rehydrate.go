@@ -59,8 +59,10 @@ type RehydrateConfig struct {
 	// no files when the records name none.
 	Files FileSource
 	// DisableFiles, DisableSkills and DisableTodos turn the parts off (DisableTodos also
-	// covers the plan).
-	DisableFiles, DisableSkills, DisableTodos bool
+	// covers the plan); DisableAnnouncements turns off the announcements (see
+	// [transcript.Announcement]: changes to the tools, MCP servers and agents, the state of
+	// background tasks), re-injected like skills, within the skills' budgets.
+	DisableFiles, DisableSkills, DisableTodos, DisableAnnouncements bool
 	// MaxFiles, MaxFileTokens and MaxFilesTokens bound the files. Zero: 5, and 5,000 and
 	// 50,000 scaled to the window.
 	MaxFiles, MaxFileTokens, MaxFilesTokens int
@@ -224,6 +226,7 @@ func rootError(err error) error {
 type attachment struct {
 	kind, path, skill string // skill: the skill's (or hook's) name
 	text              string
+	announce          *transcript.Announcement // an announcement's mark, carried over
 }
 
 // rehydratedNames lists what was re-injected, for the Report.
@@ -268,6 +271,9 @@ func (co *compactor) rehydrate(ctx context.Context, t *turn, cut int, share floa
 	}
 	if !c.DisableTodos {
 		out = append(out, co.rehydrateState(t, cut, cal, budget(c.maxSkillTokens(w)))...)
+	}
+	if !c.DisableAnnouncements {
+		out = append(out, co.rehydrateAnnouncements(t, cut, cal, budget(c.maxSkillTokens(w)), budget(c.maxSkillsTokens(w)))...)
 	}
 	return out, notes
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/memory"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/google/uuid"
@@ -42,6 +43,12 @@ type Options struct {
 	// Chain selects, on resume, the leaf the session continues from; the default is the
 	// transcript's last message.
 	Chain transcript.ChainOptions
+	// Memory, when set, keeps the session's memory: after each Prepare whose gate says so
+	// ([memory.Extractor.Due]) an extraction runs in the background, and its record is
+	// appended at the start of the next Prepare that finds it finished (or by
+	// [Session.WaitExtraction]). Set the same Extractor as the Pipeline's
+	// [agentctx.CompactConfig.Memory] so that compactions use the extractions.
+	Memory *memory.Extractor
 }
 
 // Session writes the records of one conversation, turn after turn: it knows the session id,
@@ -70,6 +77,7 @@ type Session struct {
 	records   []transcript.Record
 	byUUID    map[string]int // uuid → index in records
 	leaf      string
+	mem       extractions
 }
 
 // New starts a conversation with no records.
@@ -136,7 +144,8 @@ func ResumeFile(path string, opts Options) (*Session, *transcript.File, error) {
 }
 
 func newSession(opts Options) *Session {
-	s := &Session{id: opts.ID, cwd: opts.Cwd, w: opts.Writer, now: opts.Now, newUUID: opts.NewUUID, byUUID: map[string]int{}}
+	s := &Session{id: opts.ID, cwd: opts.Cwd, w: opts.Writer, now: opts.Now, newUUID: opts.NewUUID, byUUID: map[string]int{},
+		mem: extractions{ex: opts.Memory}}
 	if s.now == nil {
 		s.now = time.Now
 	}
@@ -280,8 +289,18 @@ func (s *Session) ToolResults(results ...*transcript.ToolResult) (transcript.Rec
 // set by the session), appends the records the turn made — also when Prepare fails with
 // records to append, such as a failed compaction the circuit breaker counts — and moves the
 // leaf to [agentctx.Result.Leaf], so that the next record follows a compaction's summary.
+//
+// With [Options.Memory] it first appends a finished extraction's record, and afterwards
+// starts the next extraction when it is due.
 func (s *Session) Prepare(ctx context.Context, p *agentctx.Pipeline, in agentctx.Input) (agentctx.Result, error) {
-	return s.turn(in, func(in agentctx.Input) (agentctx.Result, error) { return p.Prepare(ctx, in) })
+	if err := s.takeExtraction(false); err != nil {
+		return agentctx.Result{}, err
+	}
+	res, err := s.turn(in, func(in agentctx.Input) (agentctx.Result, error) { return p.Prepare(ctx, in) })
+	if err == nil {
+		s.startExtraction(ctx, p, in, res.Report.InputTokens)
+	}
+	return res, err
 }
 
 // turn runs one of the agentctx.Pipeline's calls on the session's records from its leaf, appends the

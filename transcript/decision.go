@@ -96,7 +96,8 @@ const (
 )
 
 // Rehydration describes a record a compaction wrote after its summary to re-inject working
-// material: Kind is one of the Rehydrate* constants; Path names a file, Name a skill.
+// material: Kind is one of the Rehydrate* constants; Path names a file, Name a skill (or a
+// re-injected announcement's kind and name).
 type Rehydration struct {
 	Kind string `json:"kind"`
 	Path string `json:"path,omitempty"`
@@ -110,6 +111,41 @@ const (
 	RehydrateTodos = "todos" // the last todo list
 	RehydratePlan  = "plan"  // the last plan
 	RehydrateHook  = "hook"  // context a session-start hook returned after the compaction
+	// RehydrateAnnouncement is an announcement (see [Announcement]) made before the
+	// compaction; the record carries the announcement's kind and name as well.
+	RehydrateAnnouncement = "announcement"
+)
+
+// SessionMemoryExtraction is a session-memory extraction: a summary of the conversation up
+// to the record named by Through, written in the background so that a compaction can use it
+// instead of asking a model then. The record sits beside the chain (no parentUuid).
+type SessionMemoryExtraction struct {
+	// Summary is the extracted summary.
+	Summary string `json:"summary"`
+	// Through is the uuid of the last record the summary covers.
+	Through string `json:"through"`
+	// Tokens is the conversation's size when it was extracted, in tokens: the growth since
+	// is measured from it.
+	Tokens int `json:"tokens"`
+	// By names what wrote it.
+	By string `json:"by,omitempty"`
+}
+
+// Announcement marks a meta user record the runtime wrote to tell the model of something it
+// must keep knowing: Kind is one of the Announce* constants, Name tells apart the things of
+// one kind (a task's id, a server's name; "" when there is one of the kind). A later
+// announcement of the same kind and name supersedes an earlier one.
+type Announcement struct {
+	Kind string `json:"kind"`
+	Name string `json:"name,omitempty"`
+}
+
+// The kinds of [Announcement].
+const (
+	AnnounceTools  = "tools"       // tools added or removed since the session started
+	AnnounceMCP    = "mcp_servers" // MCP servers and their instructions, as changed
+	AnnounceAgents = "agents"      // the agents the model can start, as changed
+	AnnounceTask   = "task"        // the state of an asynchronous task
 )
 
 // RecoveryDecision is a rung of the recovery ladder (see [github.com/agentctx/agentctx.Pipeline.Recover]), on a

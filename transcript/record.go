@@ -70,6 +70,9 @@ const (
 	SubtypeRecovery Subtype = "agentctx_recovery"
 	// SubtypeReminder puts a reminder in the model's view after a record: [Record.Reminder].
 	SubtypeReminder Subtype = "agentctx_reminder"
+	// SubtypeSessionMemory keeps a session-memory extraction: [Record.SessionMemory]. It
+	// changes nothing in the view; a compaction may use it as its summary.
+	SubtypeSessionMemory Subtype = "agentctx_session_memory"
 )
 
 // Record is one line of a durable transcript. The fields are those of Claude Code's session
@@ -121,6 +124,12 @@ type Record struct {
 	// Rehydration marks a user record a compaction wrote to re-inject working material (a
 	// file, a skill, the todo list) after its summary.
 	Rehydration *Rehydration
+	// SessionMemory is a session-memory extraction, on a SubtypeSessionMemory record.
+	SessionMemory *SessionMemoryExtraction
+	// Announcement marks a meta user record in which the runtime told the model of a change
+	// to its tools, MCP servers or agents, or of a background task's state; a compaction
+	// re-injects the latest one of each kind and name after its summary.
+	Announcement *Announcement
 
 	Extra map[string]json.RawMessage // unknown fields, written back unchanged
 
@@ -178,6 +187,8 @@ func (r *Record) appendFields(dst []jsonobj.Field) []jsonobj.Field {
 		jsonobj.Field{Key: "agentctxRehydration", Ptr: &r.Rehydration},
 		jsonobj.Field{Key: "recoveryDecision", Ptr: &r.Recovery},
 		jsonobj.Field{Key: "reminderDecision", Ptr: &r.Reminder},
+		jsonobj.Field{Key: "sessionMemory", Ptr: &r.SessionMemory},
+		jsonobj.Field{Key: "agentctxAnnouncement", Ptr: &r.Announcement},
 	)
 }
 
