@@ -57,6 +57,13 @@ type Config struct {
 	// nothing is logged; the [Report] says the same.
 	Logger *slog.Logger
 
+	// ClassifyError, when set, classifies the errors given to [Pipeline.Recover] before
+	// [provider.ClassOf] does: a host whose provider layer returns its own error types maps
+	// them to a [provider.ErrorClass] here (a prompt too long, a body too large, media
+	// refused, output cut at max_tokens) instead of wrapping them in the provider package's
+	// types. Returning [provider.ClassNone] leaves the error to ClassOf. Nil: ClassOf alone.
+	ClassifyError func(error) provider.ErrorClass
+
 	// NoBridge turns off the chain's bridges over unreadable records and dangling parents (see
 	// [transcript.ChainOptions.NoBridge]): the conversation then starts after the latest
 	// unreadable record or missing parent that broke its parentUuid links. The break is

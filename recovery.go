@@ -31,7 +31,7 @@ const continueText = "Your previous reply was cut off at the output token limit.
 
 // RecoveryReport says what [Pipeline.Recover] did with a provider error.
 type RecoveryReport struct {
-	// Class is the error's class ([provider.ClassOf]).
+	// Class is the error's class ([Config.ClassifyError], then [provider.ClassOf]).
 	Class provider.ErrorClass
 	// Rung is the rung that ran (a Rung* constant), or "" when none did.
 	Rung string
@@ -56,7 +56,7 @@ const (
 )
 
 // Recover answers err, the provider's error for the request built from in (in.Records as
-// they were when it was sent; classified with [provider.ClassOf]), with the next request and the
+// they were when it was sent; classified by [Config.ClassifyError], then [provider.ClassOf]), with the next request and the
 // records that make the fix durable (Result.Append, appended like Prepare's), or with a
 // terminal error. Each rung is bounded, and whether it already ran is read from the records,
 // so that a restart or a fork climbs the same ladder:
@@ -116,7 +116,7 @@ func (p *Pipeline) recover(ctx context.Context, in Input, err error) (Result, er
 	if err == nil {
 		return Result{}, errors.New("agentctx: recover: no error to recover from")
 	}
-	class := provider.ClassOf(err)
+	class := p.classOf(err)
 	switch class {
 	case provider.ClassPromptTooLong, provider.ClassRequestTooLarge, provider.ClassMediaRejected, provider.ClassOutputTruncated:
 	default:
@@ -714,4 +714,14 @@ func pickMedia(req *provider.Request, e *provider.MediaRejectedError) ([]transcr
 		out = append(out, transcript.StrippedMedia{Hash: h, Kind: string(m.kind), Path: path})
 	}
 	return out, rule
+}
+
+// classOf classifies err with Config.ClassifyError, then with [provider.ClassOf].
+func (p *Pipeline) classOf(err error) provider.ErrorClass {
+	if f := p.cfg.ClassifyError; f != nil {
+		if c := f(err); c != provider.ClassNone {
+			return c
+		}
+	}
+	return provider.ClassOf(err)
 }

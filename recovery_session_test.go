@@ -390,3 +390,49 @@ func imagesOf(req provider.Request) []*transcript.Image {
 	}
 	return out
 }
+
+// hostError is a host's own error type for a provider refusal, which agentctx's adapters
+// never made.
+type hostError struct{ code string }
+
+func (e *hostError) Error() string { return "host provider: " + e.code }
+
+// Config.ClassifyError lets a host's own errors reach the recovery ladder: the host maps its
+// context-length error to ClassPromptTooLong and Recover compacts, without figures; an error
+// the hook leaves (ClassNone) is classified by provider.ClassOf; without the hook the host's
+// error passes as not the context's.
+func TestRecoverClassifyError(t *testing.T) {
+	classify := func(err error) provider.ErrorClass {
+		if e, ok := errors.AsType[*hostError](err); ok && e.code == "context_length_exceeded" {
+			return provider.ClassPromptTooLong
+		}
+		return provider.ClassNone
+	}
+	cfg := func(hook func(error) provider.ErrorClass) agentctx.Config {
+		return agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 12_000, MaxOutputTokens: 16_000, Tokens: agentctx.EstimateCounter{},
+			Now: func() time.Time { return agentctx.RecoverNow }, ClassifyError: hook}
+	}
+	hosted, err := agentctx.New(cfg(classify))
+	require.NoError(t, err)
+	plain, err := agentctx.New(cfg(nil))
+	require.NoError(t, err)
+
+	s := recoverConversation(t, 3)
+	res, err := hosted.Recover(t.Context(), agentctx.Input{Records: s.Records()}, &hostError{code: "context_length_exceeded"})
+	require.NoError(t, err)
+	assert.Equal(t, provider.ClassPromptTooLong, res.Report.Recovery.Class)
+	assert.Equal(t, agentctx.RecoveryRecovered, res.Report.Recovery.Outcome)
+	require.NotNil(t, res.Report.Compaction)
+	assert.Equal(t, agentctx.CompactCompacted, res.Report.Compaction.Outcome)
+	assert.NotEmpty(t, res.Append)
+
+	for _, e := range []error{&hostError{code: "rate_limited"}, agentctx.NewProviderError(provider.ClassRetryable)} {
+		res, rerr := hosted.Recover(t.Context(), agentctx.Input{Records: s.Records()}, e)
+		assert.True(t, e == rerr, "%v goes back as it is", e)
+		assert.Equal(t, provider.ClassOf(e), res.Report.Recovery.Class, "%v: left to ClassOf", e)
+	}
+	res, rerr := plain.Recover(t.Context(), agentctx.Input{Records: s.Records()}, &hostError{code: "context_length_exceeded"})
+	assert.Error(t, rerr)
+	assert.Equal(t, agentctx.RecoveryPassed, res.Report.Recovery.Outcome, "without the hook the host's error is not ours")
+	assert.Empty(t, res.Append)
+}
