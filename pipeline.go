@@ -128,6 +128,9 @@ type Pipeline struct {
 	// variants are the Pipelines built for turns that name another model, window or maximum
 	// output ([Input.Model]); every variant shares the same set.
 	variants *variants
+	// late holds the copies of the assistant records a late usage record completes (see
+	// [NewUsage]).
+	late *lateUsage
 }
 
 // New validates cfg and returns a Pipeline.
@@ -197,12 +200,13 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 	}
 	var calib *fitMemo
 	if shared != nil {
-		p.counter, p.enc, p.chains, p.variants, calib = shared.counter, shared.enc, shared.chains, shared.variants, shared.gauge.calib
+		p.counter, p.enc, p.chains, p.variants, p.late, calib = shared.counter, shared.enc, shared.chains, shared.variants, shared.late, shared.gauge.calib
 	} else {
 		p.counter = NewCounter(cfg.Tokens)
 		p.enc = provider.NewEncodeMemo()
 		p.chains = transcript.NewChainCache(cfg.Conversations)
 		p.variants = &variants{}
+		p.late = &lateUsage{}
 		calib = &fitMemo{}
 		calib.SetLimit(cfg.Conversations)
 	}
@@ -391,6 +395,7 @@ func (p *Pipeline) build(ctx context.Context, in *Input) (*turn, error) {
 	if err := checkBlocks(chain.Records); err != nil {
 		return nil, err
 	}
+	chain = p.late.apply(in.Records, chain)
 	t := p.newTurn(ctx, in, chain)
 	stripMedia(t, p.counter)
 	for _, s := range p.order {

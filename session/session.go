@@ -247,6 +247,20 @@ func (s *Session) Assistant(m *transcript.Message) (transcript.Record, error) {
 	return s.add(s.Record(transcript.TypeAssistant, m))
 }
 
+// Usage attaches u, the provider's usage for the response recorded as uuid without one (a
+// step hook that writes the answer before the step's usage arrives), as a record of its own
+// ([agentctx.NewUsage]); the next Prepare anchors its pressure figure on it.
+func (s *Session) Usage(uuid string, u transcript.Usage) (transcript.Record, error) {
+	r, err := agentctx.NewUsage(s.records, uuid, u, s.now())
+	if err != nil {
+		return transcript.Record{}, err
+	}
+	if err := s.Append(r); err != nil {
+		return transcript.Record{}, err
+	}
+	return r, nil
+}
+
 // Response decodes body, the provider's JSON answer, with [transcript.DecodeResponse] and appends it as
 // an assistant record.
 func (s *Session) Response(body []byte) (transcript.Record, error) {

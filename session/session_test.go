@@ -354,3 +354,47 @@ func TestSessionCompact(t *testing.T) {
 	assert.Contains(t, ptl.Reason, "manual compaction skipped")
 	assert.Equal(t, n, len(s.Records()), "a skipped compaction appends nothing")
 }
+
+// Session.Usage attaches a usage learnt after the answer was written: a record of its own,
+// through the Writer, and the next Prepare anchors its pressure figure on it; a second usage
+// for the same answer is refused.
+func TestSessionUsage(t *testing.T) {
+	var written []transcript.Record
+	s := session.New(session.Options{ID: "sess", NewUUID: seqUUIDs(), Now: stepClock(time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)),
+		Writer: session.RecordWriterFunc(func(rs ...transcript.Record) error { written = append(written, rs...); return nil })})
+	_, err := s.User("What does main.go do?")
+	require.NoError(t, err)
+	answer, err := s.Assistant(&transcript.Message{ID: "msg_1", Type: "message", Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5",
+		Content: []transcript.Block{&transcript.Text{Text: "It starts the server."}}, StopReason: "end_turn"})
+	require.NoError(t, err)
+	_, err = s.User("And then?")
+	require.NoError(t, err)
+	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Tokens: agentctx.EstimateCounter{}})
+	require.NoError(t, err)
+
+	before, err := s.Prepare(t.Context(), p, agentctx.Input{})
+	require.NoError(t, err)
+	assert.Empty(t, before.Report.Pressure.AnchorUUID, "no usage yet")
+
+	leaf := s.Leaf()
+	r, err := s.Usage(answer.UUID, transcript.Usage{InputTokens: 1_200, OutputTokens: 30})
+	require.NoError(t, err)
+	assert.Equal(t, transcript.SubtypeUsage, r.Subtype)
+	assert.Equal(t, r.UUID, written[len(written)-1].UUID, "written through the Writer")
+	assert.Equal(t, leaf, s.Leaf(), "the leaf does not move")
+	after, err := s.Prepare(t.Context(), p, agentctx.Input{})
+	require.NoError(t, err)
+	assert.Equal(t, answer.UUID, after.Report.Pressure.AnchorUUID)
+	assert.Equal(t, 1_230, after.Report.Pressure.Anchor)
+	assert.Equal(t, string(agentctxBytes(t, before.Request)), string(agentctxBytes(t, after.Request)))
+
+	_, err = s.Usage(answer.UUID, transcript.Usage{InputTokens: 5})
+	assert.ErrorContains(t, err, "attached already")
+}
+
+func agentctxBytes(t *testing.T, r provider.Request) []byte {
+	t.Helper()
+	b, err := r.MarshalJSON()
+	require.NoError(t, err)
+	return b
+}

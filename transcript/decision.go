@@ -232,3 +232,15 @@ func MediaHash(s MediaSource) string {
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
+
+// LateUsage is the provider's usage for a response that was recorded before the usage was
+// known: a runtime that writes the assistant message first and learns the step's usage after
+// appends it as a record of its own, so the transcript stays append-only. The record sits
+// beside the chain (no parentUuid); the pressure figure reads the usage as if the response's
+// record held it (a usage the record holds itself wins).
+type LateUsage struct {
+	// UUID is the assistant record the usage belongs to: the last record of the response.
+	UUID string `json:"uuid"`
+	// Usage is the response's usage as the provider reported it.
+	Usage *Usage `json:"usage"`
+}

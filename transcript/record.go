@@ -73,6 +73,9 @@ const (
 	// SubtypeSessionMemory keeps a session-memory extraction: [Record.SessionMemory]. It
 	// changes nothing in the view; a compaction may use it as its summary.
 	SubtypeSessionMemory Subtype = "agentctx_session_memory"
+	// SubtypeUsage attaches the provider's usage to a response recorded before it was known:
+	// [Record.LateUsage]. It changes nothing in the view; the pressure figure reads it.
+	SubtypeUsage Subtype = "agentctx_usage"
 )
 
 // Record is one line of a durable transcript. The fields are those of Claude Code's session
@@ -130,6 +133,9 @@ type Record struct {
 	// to its tools, MCP servers or agents, or of a background task's state; a compaction
 	// re-injects the latest one of each kind and name after its summary.
 	Announcement *Announcement
+	// LateUsage is the usage of a response recorded before it was known, on a SubtypeUsage
+	// record.
+	LateUsage *LateUsage
 
 	Extra map[string]json.RawMessage // unknown fields, written back unchanged
 
@@ -189,6 +195,7 @@ func (r *Record) appendFields(dst []jsonobj.Field) []jsonobj.Field {
 		jsonobj.Field{Key: "reminderDecision", Ptr: &r.Reminder},
 		jsonobj.Field{Key: "sessionMemory", Ptr: &r.SessionMemory},
 		jsonobj.Field{Key: "agentctxAnnouncement", Ptr: &r.Announcement},
+		jsonobj.Field{Key: "lateUsage", Ptr: &r.LateUsage},
 	)
 }
 

@@ -24,6 +24,7 @@ const (
 	scanPin
 	scanRecovery
 	scanReminder
+	scanUsage
 	scanMain
 	scanSide
 	numScanKinds
@@ -44,6 +45,7 @@ const (
 	ScanPin          ScanSet = 1 << scanPin          // subtype agentctx_pin
 	ScanRecovery     ScanSet = 1 << scanRecovery     // subtype agentctx_recovery
 	ScanReminder     ScanSet = 1 << scanReminder     // subtype agentctx_reminder
+	ScanUsage        ScanSet = 1 << scanUsage        // subtype agentctx_usage
 	ScanMain         ScanSet = 1 << scanMain         // a provider's response (see ProviderResponse) off the sidechain
 	ScanSide         ScanSet = 1 << scanSide         // a provider's response on the sidechain
 )
@@ -72,6 +74,8 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 		return scanRecovery, true
 	case SubtypeReminder:
 		return scanReminder, true
+	case SubtypeUsage:
+		return scanUsage, true
 	}
 	return 0, false
 }
