@@ -42,7 +42,6 @@ const (
 	defaultContinuation   = "Continue."
 	unsupportedBlockText  = "[unsupported block: %s]"
 	toolReferenceText     = "[tool_reference: %s]"
-	stubToolDescription   = "Not available in this session: declared only because earlier messages of the conversation call it. Do not call it."
 	imageNotDecodedText   = "[image not sent: its base64 data does not decode]"
 	imageUnknownText      = "[image not sent: its data is not a PNG, JPEG, GIF or WebP image]"
 	documentNotDecoded    = "[document not sent: its base64 data does not decode]"

@@ -15,8 +15,6 @@ import (
 	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
-
-	"github.com/agentctx/agentctx/internal/jsonobj"
 )
 
 // clean returns the request form of a top-level block of a role's message; ok is false when
@@ -281,7 +279,7 @@ func (n *normalizer) tools(prefix []nameUse, msgs []nmsg, stubs map[string]stub)
 		nb := firstUse[name]
 		st, ok := stubs[name]
 		if !ok {
-			st = stub{StubTool(name), "tool " + name + " is used in the history but not in Input.Tools: declared as unavailable, with an empty schema"}
+			st = stub{provider.StubTool(name), "tool " + name + " is used in the history but not in Input.Tools: declared as unavailable, with an empty schema"}
 			if stubs != nil {
 				stubs[name] = st
 			}
@@ -298,20 +296,3 @@ type stub struct {
 	tool   provider.Tool
 	detail string
 }
-
-// StubTool is the definition normalize declares for a tool the history uses but Input.Tools
-// lacks: an empty schema and a description telling the model not to call it. A caller that
-// declares such tools up front with it (as the simulator does) keeps the tool list, the start
-// of the cached prefix, the same from turn to turn, and gets the request normalize would have
-// built. It is the JSON jsonobj.Marshal gives for the object {name, description,
-// input_schema}, written directly: a turn declares its stubs anew.
-func StubTool(name string) provider.Tool {
-	def := make([]byte, 0, len(`{"name":`)+len(name)+2+len(stubToolRest))
-	def = append(def, `{"name":`...)
-	def = jsonobj.AppendString(def, name)
-	def = append(def, stubToolRest...)
-	return provider.Tool{Name: name, Definition: def}
-}
-
-// stubToolRest is what follows a stub's name in its definition.
-var stubToolRest = string(jsonobj.AppendString([]byte(`,"description":`), stubToolDescription)) + `,"input_schema":{"type":"object"}}`

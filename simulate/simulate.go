@@ -592,7 +592,7 @@ func sessionTools(records []transcript.Record) []provider.Tool {
 	slices.Sort(names)
 	tools := make([]provider.Tool, 0, len(names))
 	for _, n := range names {
-		tools = append(tools, agentctx.StubTool(n))
+		tools = append(tools, provider.StubTool(n))
 	}
 	return tools
 }

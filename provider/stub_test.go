@@ -1,4 +1,4 @@
-package agentctx
+package provider
 
 import (
 	"encoding/json"
