@@ -236,8 +236,9 @@ func leadingKept(view []item, boundaryPos int) int {
 }
 
 // summaryRequest builds the request a Summarizer gets for view with items[from:skip) left out
-// (replaced by a marker), and the matching view messages.
-func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom string) (Request, []ViewMessage, error) {
+// (replaced by a marker), ending with the instruction text instr, and the matching view
+// messages.
+func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, instr string) (Request, []ViewMessage, error) {
 	items := view
 	if skip > from {
 		marker := item{uuid: transcript.ContentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
@@ -259,11 +260,11 @@ func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, custom
 	}
 	req.Model = co.model
 	req.System = st.system
-	instr := &transcript.Text{Text: instructions(custom)}
+	it := &transcript.Text{Text: instr}
 	if last := &req.Messages[len(req.Messages)-1]; last.Role == transcript.RoleUser {
-		last.Content = append(slices.Clip(last.Content), instr)
+		last.Content = append(slices.Clip(last.Content), it)
 	} else {
-		req.Messages = append(req.Messages, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{instr}})
+		req.Messages = append(req.Messages, RequestMessage{Role: transcript.RoleUser, Content: []transcript.Block{it}})
 	}
 	req.MaxTokens = co.summaryMax()
 	if len(req.Tools) > 0 {
@@ -408,7 +409,7 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 	_, noWindow := s.(windowless)
 	calls, shrunk := 0, false
 	for {
-		req, vm, err := co.summaryRequest(t, view, from, skip, custom)
+		req, vm, err := co.summaryRequest(t, view, from, skip, instructions(custom))
 		if err != nil {
 			return nil, calls, err
 		}
