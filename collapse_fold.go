@@ -49,9 +49,10 @@ type FoldRequest struct {
 	// Rounds lists, in increasing order, the indexes of View where a span may start or end:
 	// the first message a fold may cover (after base context, an earlier compaction's summary
 	// and tail, and the summaries of earlier collapses), each later start of a complete API
-	// round (a user message after a response, where no tool call, server tool call or split
-	// response is cut), and the start of the kept tail, which stays verbatim. Fewer than two:
-	// nothing can be folded.
+	// round (where the role changes and no tool call, server tool call or split response is
+	// cut: a response after the tool results or prompt before it, or a prompt after a
+	// response), and the start of the kept tail, which stays verbatim. Fewer than two: nothing
+	// can be folded.
 	Rounds []int
 	// Pressure is the request's pressure figure, Target the figure the fold should bring it
 	// under, and Levels the pipeline's levels.
@@ -256,8 +257,10 @@ func (f *folder) request(t *turn) FoldRequest {
 	}
 	ok := safeCuts(items)
 	for c := lo; c <= tail.cut; c++ {
-		start := c == lo || items[c-1].role == transcript.RoleAssistant && items[c].role == transcript.RoleUser
-		if ok[c] && (start || c == tail.cut) {
+		// A round starts where the role changes: a response after its input, or the next
+		// input after a response (or its tool results).
+		start := c == lo || c == tail.cut || items[c-1].role != items[c].role
+		if ok[c] && start {
 			req.Rounds = append(req.Rounds, c)
 		}
 	}

@@ -86,7 +86,8 @@ func TestCollapseProducer(t *testing.T) {
 	c := res.Append[0]
 	require.Equal(t, transcript.SubtypeCollapseCommit, c.Subtype)
 	assert.Equal(t, k.recs[0].UUID, c.Collapse.FirstUUID, "the oldest round first")
-	assert.Equal(t, transcript.TypeAssistant, recordByUUID(k.recs, c.Collapse.LastUUID).Type, "the span ends with a response")
+	assert.NotContains(t, res.Report.String(), "span extended", "the span cuts no tool pair")
+	assert.Less(t, recordIndex(k.recs, c.Collapse.LastUUID), len(k.recs)/2, "only the oldest rounds")
 	assert.Less(t, res.Report.Pressure.Tokens, base.Report.Pressure.Tokens)
 	assert.Contains(t, res.Report.String(), "folded")
 	assert.Contains(t, requestText(res.Request), "The first files hold the lexer's tables.")
@@ -149,7 +150,7 @@ func TestCollapseProducerFailure(t *testing.T) {
 
 	bad := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
 		Collapse: CollapseConfig{Producer: CollapseProducerFunc(func(_ context.Context, req FoldRequest) (FoldSpan, error) {
-			return FoldSpan{From: req.Rounds[0], To: req.Rounds[0] + 1, Summary: "half a round"}, nil
+			return FoldSpan{From: req.Rounds[0], To: req.Rounds[0] + 2, Summary: "half a response"}, nil
 		})}}, now)
 	res, err := bad.Prepare(t.Context(), Input{Records: foldSession(11, 1800).recs})
 	require.NoError(t, err)
@@ -164,13 +165,13 @@ func TestCollapseConfigValidate(t *testing.T) {
 	}
 }
 
-func recordByUUID(recs []transcript.Record, u string) *transcript.Record {
+func recordIndex(recs []transcript.Record, u string) int {
 	for i := range recs {
 		if recs[i].UUID == u {
-			return &recs[i]
+			return i
 		}
 	}
-	return nil
+	return -1
 }
 
 func clone(recs []transcript.Record) []transcript.Record {

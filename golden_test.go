@@ -54,6 +54,11 @@ type caseSpec struct {
 		TTL                       string
 		SystemMarker, ToolsMarker bool
 	} `json:"cache"`
+	// Collapse turns the collapse producer on: Producer "oldest" is [FoldOldest].
+	Collapse struct {
+		Producer                       string
+		CommitFraction, TargetFraction float64
+	} `json:"collapse"`
 	// Compact configures compaction; Turns makes the case a multi-turn one (see
 	// golden_turns_test.go).
 	Compact compactSpec `json:"compact"`
@@ -83,6 +88,9 @@ func (c caseSpec) config() Config {
 	}
 	if len(c.UserContext) > 0 {
 		cfg.Context.User = staticContext(c.UserContext)
+	}
+	if c.Collapse.Producer == "oldest" {
+		cfg.Collapse = CollapseConfig{Producer: FoldOldest{}, CommitFraction: c.Collapse.CommitFraction, TargetFraction: c.Collapse.TargetFraction}
 	}
 	c.Compact.apply(&cfg)
 	return cfg
