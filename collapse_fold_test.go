@@ -186,3 +186,49 @@ func requestText(req Request) string {
 	}
 	return b.String()
 }
+
+// TestCollapseProducerLongSession runs the generated agent session of
+// TestLongSessionThroughCompaction with the producer on: every request is under the threshold,
+// the producer folds and never fails, there are fewer compactions than without it, and a
+// resume of the final transcript gives the final request's bytes.
+func TestCollapseProducerLongSession(t *testing.T) {
+	n := 600
+	if testing.Short() || raceEnabled {
+		n = 300
+	}
+	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 60_000, Compact: CompactConfig{Summarizer: Extractive{}}}
+	off := newTestPipeline(t, cfg, now)
+	cfg.Collapse.Producer = FoldOldest{}
+	p := newTestPipeline(t, cfg, now)
+	_, offReps := liveLoop(t, off, n, 7, false)
+	recs, reps := liveLoop(t, p, n, 7, false)
+	count := func(reps []Report) (compactions, folds int) {
+		for _, r := range reps {
+			if c := r.Compaction; c != nil && c.Outcome == CompactCompacted {
+				compactions++
+			}
+			if strings.Contains(r.String(), "folded ") {
+				folds++
+			}
+			assert.NotContains(t, r.String(), "fold failed")
+		}
+		return compactions, folds
+	}
+	for i, r := range reps {
+		assert.Less(t, r.Pressure.Tokens, p.Levels().Threshold, "turn %d: under the threshold\n%s", i, r.String())
+	}
+	without, _ := count(offReps)
+	with, folds := count(reps)
+	t.Logf("%d turns: %d compactions without the producer, %d with it and %d folds", n, without, with, folds)
+	assert.Positive(t, folds)
+	assert.Less(t, with, without)
+
+	final, err := p.Prepare(t.Context(), Input{Records: recs})
+	require.NoError(t, err)
+	back, err := transcript.Read(strings.NewReader(jsonlOf(t, recs)), "long", transcript.ReadOptions{Strict: true})
+	require.NoError(t, err)
+	again, err := p.Prepare(t.Context(), Input{Records: back.Records})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, final.Request)), string(requestBytes(t, again.Request)))
+}

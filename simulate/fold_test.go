@@ -10,6 +10,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/simulate"
 	"github.com/agentctx/agentctx/transcript"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +19,8 @@ var foldCompare = flag.Bool("fold", false, "TestFoldCompactions: replay the long
 // TestFoldCompactions counts, on each Claude Code session of the corpus with 100 turns or
 // more, replayed under the policy (--replay policy) at a 40,000-token window with the
 // extractive summarizer, the full compactions made without the collapse producer and with
-// [agentctx.FoldOldest], and the folds the producer committed. Run with
+// [agentctx.FoldOldest], and the folds the producer committed; no prefix break goes
+// unexplained, no turn fails and no session compacts more with the producer. Run with
 //
 //	go test -run TestFoldCompactions -v -timeout 60m ./simulate -args -fold
 //
@@ -52,6 +54,7 @@ func TestFoldCompactions(t *testing.T) {
 				}
 			}})
 			require.NoError(t, err, f)
+			assert.Zero(t, sim.Totals.Unexplained, "%s: every prefix break is explained by a record", f)
 			turns[i], counts[i], peaks[i] = len(sim.Turns), sim.Totals.Compactions, sim.Totals.PeakTokens
 			p, err := agentctx.New(cfg)
 			require.NoError(t, err)
@@ -72,6 +75,8 @@ func TestFoldCompactions(t *testing.T) {
 		row = append(row, fmt.Sprint(turns[0]), fmt.Sprint(counts[0]), fmt.Sprint(counts[1]), fmt.Sprint(folds), fmt.Sprint(failures),
 			fmt.Sprintf("peak %d/%d, over %d/%d, errors %d/%d", peaks[0], peaks[1], over[0], over[1], errs[0], errs[1]))
 		t.Log(strings.Join(row, " | "))
+		assert.LessOrEqual(t, counts[1], counts[0], "%s: folding never adds a compaction", f)
+		assert.Zero(t, errs[1], "%s: no turn fails with the producer", f)
 		sum.turns += turns[0]
 		sum.off += counts[0]
 		sum.on += counts[1]
