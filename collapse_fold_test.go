@@ -77,6 +77,18 @@ func TestCollapseProducer(t *testing.T) {
 	assert.Empty(t, calls)
 
 	p := newTestPipeline(t, cfg(FoldOldest{}), now)
+	for _, in := range []Input{{Records: k.recs, NoCompact: true}, {Records: k.recs, SkipCacheWrite: true}} {
+		none, err := p.Prepare(t.Context(), in)
+		require.NoError(t, err)
+		assert.Empty(t, none.Append, "no fold for a fork or with NoCompact")
+	}
+	disabled := cfg(FoldOldest{})
+	disabled.Collapse.Disable = true
+	none, err := newTestPipeline(t, disabled, now).Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	assert.Empty(t, none.Append, "no fold with Collapse.Disable")
+	assert.Empty(t, calls)
+
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	require.Len(t, calls, 1)
@@ -231,4 +243,37 @@ func TestCollapseProducerLongSession(t *testing.T) {
 	again, err := p.Prepare(t.Context(), Input{Records: back.Records})
 	require.NoError(t, err)
 	assert.Equal(t, string(requestBytes(t, final.Request)), string(requestBytes(t, again.Request)))
+}
+
+// TestCollapseProducerThenCompact checks a fold that does not bring the request under the
+// threshold: auto-compact runs on the folded view in the same turn, the commit stays first in
+// Result.Append before the compaction's records, and appending them gives the same request
+// with nothing new and no summarizer call.
+func TestCollapseProducerThenCompact(t *testing.T) {
+	k := foldSession(14, 1800)
+	calls := 0
+	sum := SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
+		calls++
+		return Summary{Text: "<summary>The files hold the lexer's tables (" + req.Trigger + ").</summary>"}, nil
+	})
+	firstRound := CollapseProducerFunc(func(_ context.Context, req FoldRequest) (FoldSpan, error) {
+		return FoldSpan{From: req.Rounds[0], To: req.Rounds[1]}, nil
+	})
+	p := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
+		Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: firstRound}}, time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC))
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.NotNil(t, res.Report.Compaction)
+	assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
+	assert.Equal(t, 2, calls, "the fold's summary, then the compaction's")
+	require.Greater(t, len(res.Append), 2)
+	assert.Equal(t, transcript.SubtypeCollapseCommit, res.Append[0].Subtype)
+	assert.True(t, res.Append[1].IsCompactBoundary())
+
+	calls = 0
+	again, err := p.Prepare(t.Context(), Input{Records: append(clone(k.recs), roundTrip(t, res.Append)...)})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, res.Request)), string(requestBytes(t, again.Request)))
+	assert.Empty(t, again.Append)
+	assert.Zero(t, calls)
 }
