@@ -619,12 +619,18 @@ type frozenResult struct {
 	record string
 }
 
-// frozenBudget reads the budget decisions of all records; the first decision on a
-// tool_use_id wins. A replacement without a preview is read as kept. sc, when it covers
-// records, lists the decisions (nil: every record is read).
+// frozenBudget reads the budget decisions of all records, and Claude Code's content
+// replacements (see [transcript.Record.ContentReplacements]) as decisions to replace; the
+// first decision on a tool_use_id wins. A replacement without a preview is read as kept. sc,
+// when it covers records, lists the decisions (nil: every record is read).
 func frozenBudget(records []transcript.Record, sc *transcript.Scan) map[string]frozenResult {
 	m := map[string]frozenResult{}
 	sc.Each(records, transcript.ScanBudget, func(_ int, r *transcript.Record) {
+		for _, c := range r.ContentReplacements() {
+			if _, ok := m[c.ToolUseID]; !ok {
+				m[c.ToolUseID] = frozenResult{res: transcript.BudgetResult{ToolUseID: c.ToolUseID, Replaced: true, Preview: c.Replacement}, record: r.UUID}
+			}
+		}
 		if r.Type != transcript.TypeSystem || r.Subtype != transcript.SubtypeToolResultBudget || r.Budget == nil {
 			return
 		}

@@ -1,8 +1,10 @@
 package agentctx
 
 import (
+	"errors"
 	"fmt"
 	"html"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -29,12 +31,51 @@ import (
 // latest compact boundary, on another branch, or inside a span an earlier commit collapsed) is
 // skipped and reported ([ActionSkipped]); a commit whose span contains an earlier commit's whole
 // summary supersedes it.
+//
+// Commits come from the runtime ([NewCollapseCommit]) or from a Producer. With one, when the
+// request's pressure reaches the commit level (CommitFraction of the auto-compact threshold),
+// Prepare folds before it considers auto-compact: the producer chooses a span of the view's
+// oldest complete rounds (never past the tail a compaction would keep verbatim, never cutting
+// a tool pair or a split response: see [FoldRequest]), the compaction's Summarizer writes its
+// summary ([Extractive] when none is set) unless the producer did, and the commit goes in
+// [Result.Append] and the view is built again from the records with it, so that auto-compact
+// runs only when folding did not bring the request under the threshold. At most one fold is
+// made per turn, none for a fork or with [Input.NoCompact], and none before a new response
+// after a compaction. A failed attempt (the summarizer's error, a span that is not a run of
+// rounds) appends a [transcript.SubtypeCompactFailure] record with trigger
+// [transcript.TriggerCollapse], so that preparing the same turn again does not retry it, and
+// after [CompactConfig.MaxFailures] failures in a row the producer rests until the next
+// compaction: both are read from the records, and survive a restart.
 type CollapseConfig struct {
-	// Disable ignores collapse commits: the view keeps every span in full.
+	// Disable ignores collapse commits: the view keeps every span in full. The Producer does
+	// not run either.
 	Disable bool
+	// Producer folds spans into new collapse commits before auto-compact. Nil: none, and the
+	// requests are as without it. [FoldOldest] is the library's.
+	Producer CollapseProducer
+	// CommitFraction is the pressure at which the Producer runs, as a fraction of the
+	// auto-compact threshold. Zero: 0.9, Claude Code's.
+	CommitFraction float64
+	// TargetFraction is the pressure a fold aims under, as a fraction of the threshold, given
+	// to the Producer as [FoldRequest.Target]. Zero: 0.75.
+	TargetFraction float64
 }
 
-func (c CollapseConfig) validate() error { return nil }
+func (c CollapseConfig) validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"CommitFraction", c.CommitFraction}, {"TargetFraction", c.TargetFraction}} {
+		if f.v < 0 || f.v > 1 || math.IsNaN(f.v) {
+			errs = append(errs, fmt.Errorf("agentctx: Collapse.%s %v is not in (0, 1]", f.name, f.v))
+		}
+	}
+	if c.CommitFraction != 0 && c.TargetFraction != 0 && c.TargetFraction >= c.CommitFraction {
+		errs = append(errs, fmt.Errorf("agentctx: Collapse.TargetFraction %v is not below CommitFraction %v", c.TargetFraction, c.CommitFraction))
+	}
+	return errors.Join(errs...)
+}
 
 // collapseStage is the collapse stage (see [CollapseConfig]): it replaces each committed span with its
 // summary.

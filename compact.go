@@ -729,11 +729,13 @@ func (co *compactor) keptSize(t *turn, cut int) (int, int) {
 	return n, calibration{ratio: t.report.Pressure.Ratio}.scale(tokens)
 }
 
-// failureRecords returns the compaction failure records of recs.
+// failureRecords returns the failure records and collapse commits of recs: the records of a
+// turn's attempts that a compaction built on it keeps (a fold's commit is in the records the
+// compaction's view was built from).
 func failureRecords(recs []transcript.Record) []transcript.Record {
 	var out []transcript.Record
 	for _, r := range recs {
-		if r.Subtype == transcript.SubtypeCompactFailure {
+		if r.Subtype == transcript.SubtypeCompactFailure || r.Subtype == transcript.SubtypeCollapseCommit {
 			out = append(out, r)
 		}
 	}

@@ -66,7 +66,7 @@ func readHistory(records []transcript.Record, sc *transcript.Scan, leaf *transcr
 			h.last = r
 			seenBoundary = true
 			clear(responses)
-		case r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCompactFailure && r.CompactFailure != nil:
+		case r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCompactFailure && r.CompactFailure != nil && r.CompactFailure.Trigger != transcript.TriggerCollapse:
 			f := r.CompactFailure
 			if leaf != nil && f.LeafUUID == leaf.UUID && f.Trigger == transcript.TriggerAuto && i > boundaryIdx {
 				h.failedHere = true

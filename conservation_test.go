@@ -300,6 +300,13 @@ func consBudget(c *consCheck) {
 		if a.Kind != ActionReplaced && a.Kind != ActionReapplied {
 			continue
 		}
+		if cc, preview := c.claudeReplacement(a); cc != nil {
+			for _, bl := range c.resultsOf(a.UUID, a.ToolUseID) {
+				c.replace(bl, &transcript.ToolResult{ToolUseID: a.ToolUseID, Content: []transcript.Block{&transcript.Text{Text: preview}}, IsError: bl.want.(*transcript.ToolResult).IsError},
+					"the replacement of Claude Code's content-replacement record")
+			}
+			continue
+		}
 		d := c.decision("budget", a, transcript.SubtypeToolResultBudget)
 		if d == nil {
 			continue
@@ -322,6 +329,24 @@ func consBudget(c *consCheck) {
 				"the preview of budget decision "+d.UUID)
 		}
 	}
+}
+
+// claudeReplacement returns the first Claude Code content-replacement record of the transcript
+// that replaces the result of a budget action's tool_use, when the action names it (its uuid,
+// often none), and the replacement's text.
+func (c *consCheck) claudeReplacement(a Action) (*transcript.Record, string) {
+	for i := range c.in.Records {
+		r := &c.in.Records[i]
+		for _, cr := range r.ContentReplacements() {
+			if cr.ToolUseID == a.ToolUseID {
+				if r.UUID != a.Record {
+					return nil, ""
+				}
+				return r, cr.Replacement
+			}
+		}
+	}
+	return nil, ""
 }
 
 // consMedia: a media block a recovery decision names by its hash is shown as the decision's
@@ -430,6 +455,13 @@ func consSnip(c *consCheck) {
 func consMicrocompact(c *consCheck) {
 	for _, a := range c.actions("microcompact") {
 		if a.ToolUseID == "" || (a.Kind != ActionCleared && a.Kind != ActionReapplied && a.Kind != ActionMarked) {
+			continue
+		}
+		if r := c.records[a.Record]; r != nil && r.MicrocompactBoundary() != nil && slices.Contains(r.MicrocompactBoundary().CompactedToolIDs, a.ToolUseID) {
+			for _, bl := range c.resultsOf(a.UUID, a.ToolUseID) {
+				c.replace(bl, &transcript.ToolResult{ToolUseID: a.ToolUseID, Content: []transcript.Block{&transcript.Text{Text: ClearedToolResultText}}, IsError: bl.want.(*transcript.ToolResult).IsError},
+					"cleared by Claude Code's microcompact_boundary "+r.UUID)
+			}
 			continue
 		}
 		d := c.decision("microcompact", a, transcript.SubtypeMicrocompact)

@@ -162,6 +162,13 @@ type ContextConfig struct {
 	CurrentDate bool
 	// DateLocation is the time zone of CurrentDate. Nil: UTC.
 	DateLocation *time.Location
+	// CacheBreaker, when not empty, adds the section "# cacheBreaker\n[cache breaker: VALUE]"
+	// to the system context, after System's sections: a value whose change deliberately
+	// invalidates the provider's prompt cache from the system prompt on (to debug a cache
+	// problem, or to make sure a conversation is read afresh), as Claude Code's optional
+	// cache breaker does. It is read on every turn, past any [MemoProvider]: changing it
+	// changes the next request. Empty: no section, the requests as without it.
+	CacheBreaker string
 }
 
 func (c ContextConfig) validate() error { return nil }
@@ -208,10 +215,16 @@ func (*contextStage) name() string { return "context" }
 func (st *contextStage) run(t *turn) error {
 	c := cmp.Or(t.in.Context, &st.cfg)
 	rep := t.report.stage("context")
-	if c.System != nil {
-		sections, err := c.System.Context(t.ctx)
-		if err != nil {
-			return fmt.Errorf("system context: %w", err)
+	if c.System != nil || c.CacheBreaker != "" {
+		var sections []ContextSection
+		if c.System != nil {
+			var err error
+			if sections, err = c.System.Context(t.ctx); err != nil {
+				return fmt.Errorf("system context: %w", err)
+			}
+		}
+		if c.CacheBreaker != "" {
+			sections = append(slices.Clip(sections), ContextSection{Name: "cacheBreaker", Text: "[cache breaker: " + c.CacheBreaker + "]"})
 		}
 		if text, n := renderSections(sections); n > 0 {
 			b := &transcript.Text{Text: text}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -75,6 +76,16 @@ func TestContextStage(t *testing.T) {
 				System: &ctxStatic{},
 				User:   &ctxStatic{sections: []ContextSection{{"claudeMd", ""}, {"blank", " \n\t"}}},
 			},
+		},
+		{
+			name:       "cache breaker alone",
+			cfg:        ContextConfig{CacheBreaker: "debug-7"},
+			wantSystem: "# cacheBreaker\n[cache breaker: debug-7]",
+		},
+		{
+			name:       "cache breaker after the system sections",
+			cfg:        ContextConfig{System: &ctxStatic{sections: []ContextSection{{"gitStatus", "clean"}}}, CacheBreaker: "2"},
+			wantSystem: "# gitStatus\nclean\n# cacheBreaker\n[cache breaker: 2]",
 		},
 		{
 			name:     "empty sections are skipped, nameless ones have no heading",
@@ -379,4 +390,30 @@ func TestContextPerConversation(t *testing.T) {
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	assert.Contains(t, res.Request.Messages[0].Content[0].(*transcript.Text).Text, "shared", "without Input.Context, Config.Context")
+}
+
+// TestContextCacheBreaker checks that changing the cache breaker changes only the system
+// context block, even past a memoized provider, and that an empty one sends the bytes of a
+// configuration without it.
+func TestContextCacheBreaker(t *testing.T) {
+	k := newTK()
+	k.user("hello")
+	memo := Memoize(&ctxStatic{sections: []ContextSection{{"gitStatus", "clean"}}})
+	p := newTestPipeline(t, Config{}, k.at(time.Minute))
+	run := func(breaker string) provider.Request {
+		res, err := p.Prepare(t.Context(), Input{Records: k.recs, System: []*transcript.Text{{Text: "You are an agent."}},
+			Context: &ContextConfig{System: memo, CacheBreaker: breaker}})
+		require.NoError(t, err)
+		return res.Request
+	}
+	a, b, none := run("1"), run("2"), run("")
+	require.Len(t, a.System, 2)
+	assert.Equal(t, a.System[0].Text, b.System[0].Text)
+	assert.Equal(t, "# gitStatus\nclean\n# cacheBreaker\n[cache breaker: 1]", a.System[1].Text)
+	assert.Equal(t, "# gitStatus\nclean\n# cacheBreaker\n[cache breaker: 2]", b.System[1].Text)
+	assert.Equal(t, a.Messages, b.Messages)
+
+	plain, err := p.Prepare(t.Context(), Input{Records: k.recs, System: []*transcript.Text{{Text: "You are an agent."}}, Context: &ContextConfig{System: memo}})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, plain.Request)), string(requestBytes(t, none)))
 }

@@ -45,7 +45,9 @@
 //
 // Then it measures the request's pressure: what the provider will count, anchored on the last
 // response's reported usage and calibrated on the session's own usage history (see
-// [PressureConfig]). At the auto-compact threshold, when a [Summarizer] is configured, it
+// [PressureConfig]). With a collapse producer ([CollapseConfig.Producer], [FoldOldest]), at 90 %
+// of the auto-compact threshold it first folds the oldest rounds into a new collapse commit
+// and builds the view again. At the auto-compact threshold, when a [Summarizer] is configured, it
 // compacts — the transaction of [CompactConfig]: a summary replaces the history, the most
 // recent messages stay verbatim, the files and skills the conversation worked with are
 // re-injected — and builds the request from the compacted view, in the same call. Without a

@@ -200,3 +200,44 @@ func ExamplePipeline_Recover() {
 	//   user (the summary)
 	// agentctx: prompt too long: 21000 tokens > 20000 maximum: the provider refused the prompt again after a reactive compaction (record 605e6638-8d0f-5500-84c4-1f42b10448c6)
 }
+
+// ExampleCollapseConfig turns the collapse producer on with a producer of the runtime's own:
+// it folds every round before the kept tail into a summary it writes itself (with no
+// Summary, the compaction's Summarizer would write it). The fold runs when
+// the pressure reaches the commit level (here set very low, for a small session), and its
+// commit is the first record to append; the next request shows the summary in place of the
+// span.
+func ExampleCollapseConfig() {
+	tr, err := transcript.Read(strings.NewReader(sessionJSONL), "session.jsonl", transcript.ReadOptions{})
+	if err != nil {
+		panic(err)
+	}
+	beforeTail := agentctx.CollapseProducerFunc(func(_ context.Context, req agentctx.FoldRequest) (agentctx.FoldSpan, error) {
+		if len(req.Rounds) < 2 {
+			return agentctx.FoldSpan{}, nil
+		}
+		return agentctx.FoldSpan{From: req.Rounds[0], To: req.Rounds[len(req.Rounds)-1],
+			Summary: "The user asked what the repository holds; ls and go.mod were read."}, nil
+	})
+	p, err := agentctx.New(agentctx.Config{
+		Model:    "claude-sonnet-4-5",
+		Tokens:   agentctx.EstimateCounter{},
+		Now:      func() time.Time { return time.Date(2026, 1, 2, 10, 2, 0, 0, time.UTC) },
+		Collapse: agentctx.CollapseConfig{Producer: beforeTail, CommitFraction: 0.001, TargetFraction: 0.0005},
+	})
+	if err != nil {
+		panic(err)
+	}
+	res, err := p.Prepare(context.Background(), agentctx.Input{Records: tr.Records})
+	if err != nil {
+		panic(err)
+	}
+	c := res.Append[0]
+	fmt.Println(c.Subtype, c.Collapse.FirstUUID, c.Collapse.LastUUID)
+	fmt.Println(transcript.TextOf(res.Request.Messages[0].Content))
+	// Output:
+	// agentctx_collapse_commit u1 r1
+	// <collapsed id="38bffa820a60502c">
+	// The user asked what the repository holds; ls and go.mod were read.
+	// </collapsed>
+}

@@ -147,6 +147,16 @@ type mcLedger struct {
 func loadMicrocompact(records []transcript.Record, sc *transcript.Scan) *mcLedger {
 	l := &mcLedger{cleared: map[string]string{}, by: map[string]string{}, deleted: map[string]string{}, pinEdits: map[string][]string{}}
 	sc.Each(records, transcript.ScanMicrocompact, func(_ int, r *transcript.Record) {
+		if cc := r.MicrocompactBoundary(); cc != nil {
+			// Claude Code's clearing: its results are cleared from here on, as after an idle gap.
+			for _, id := range cc.CompactedToolIDs {
+				if _, ok := l.cleared[id]; !ok && id != "" {
+					l.cleared[id] = r.UUID
+				}
+			}
+			l.expire()
+			return
+		}
 		if r.Type != transcript.TypeSystem || r.Subtype != transcript.SubtypeMicrocompact || r.Microcompact == nil {
 			return
 		}

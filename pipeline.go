@@ -131,6 +131,8 @@ type Pipeline struct {
 	// late holds the copies of the assistant records a late usage record completes (see
 	// [NewUsage]).
 	late *lateUsage
+	// folder runs the collapse producer before auto-compact (see [CollapseConfig.Producer]).
+	folder *folder
 }
 
 // New validates cfg and returns a Pipeline.
@@ -219,6 +221,7 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 		window: p.window, maxOutput: p.maxOutput, counter: p.counter,
 		budget: p.stages.budget, normalize: p.stages.normalize, cache: p.stages.cache, build: p.build,
 	}
+	p.folder = &folder{cfg: cfg.Collapse, co: p.compactor}
 	return p, nil
 }
 
@@ -358,13 +361,20 @@ func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOption
 	if err != nil {
 		return Result{}, err
 	}
-	first := t
+	first, folded := t, (*turn)(nil)
 	defer func() {
 		// The Result is made: the turns' items go back to the pool (release does nothing to
-		// a turn released already, so t may be first).
+		// a turn released already, so t may be first or folded).
 		t.release()
+		folded.release()
 		first.release()
 	}()
+	if manual == nil && p.folder.due(t) {
+		if t, err = p.folder.fold(ctx, t); err != nil {
+			return p.result(t), err
+		}
+		folded = t
+	}
 	if manual != nil || p.compactor.due(t) {
 		if t, err = p.compactor.compact(ctx, t, manual); err != nil {
 			return p.result(t), err

@@ -504,12 +504,17 @@ type frozenAt struct {
 	pos     int
 }
 
-// budgetPreviews returns the budget's recorded replacements in records, the first on each
-// tool_use id winning. sc, when it covers records, lists the budget decisions (nil: every
+// budgetPreviews returns the budget's recorded replacements in records (Claude Code's content
+// replacements among them), the first on each tool_use id winning. sc, when it covers records, lists the budget decisions (nil: every
 // record is read).
 func budgetPreviews(records []transcript.Record, sc *transcript.Scan) map[string]frozenAt {
 	m := map[string]frozenAt{}
 	sc.Each(records, transcript.ScanBudget, func(i int, r *transcript.Record) {
+		for _, c := range r.ContentReplacements() {
+			if _, ok := m[c.ToolUseID]; !ok {
+				m[c.ToolUseID] = frozenAt{c.Replacement, i}
+			}
+		}
 		if d := r.Budget; d != nil && r.Subtype == transcript.SubtypeToolResultBudget {
 			for _, res := range d.Results {
 				if _, ok := m[res.ToolUseID]; !ok && res.Replaced && res.Preview != "" {

@@ -21,6 +21,7 @@ const (
 	ActionCleared   ActionKind = "cleared"   // microcompact: result content cleared
 	ActionMarked    ActionKind = "marked"    // cached microcompact: cache_reference + cache_edits
 	ActionCollapsed ActionKind = "collapsed" // collapse: span replaced by its summary
+	ActionFolded    ActionKind = "folded"    // collapse: the producer committed a new span
 	ActionInjected  ActionKind = "injected"  // base context added
 	ActionRepaired  ActionKind = "repaired"  // normalize: a provider-contract repair
 	ActionDropped   ActionKind = "dropped"   // normalize: a block or message removed

@@ -54,7 +54,7 @@ type CollapseCommit struct {
 // without a usable summary, or prompt-too-long after every retry. The circuit breaker counts
 // the failures of the primary summarizer (see [github.com/agentctx/agentctx.CompactConfig]).
 type CompactFailure struct {
-	Trigger    string `json:"trigger"` // "auto" or "manual"
+	Trigger    string `json:"trigger"` // "auto", "manual" or "collapse"
 	Summarizer string `json:"summarizer"`
 	// Fallback is true for a failure of the fallback summarizer, which the breaker does not
 	// count against the primary one.
@@ -192,10 +192,14 @@ type StrippedMedia struct {
 	Path string `json:"path,omitempty"`
 }
 
-// Compaction triggers, as Claude Code writes them in compactMetadata.trigger.
+// Compaction triggers, as Claude Code writes them in compactMetadata.trigger. TriggerCollapse
+// is the library's own: a [CompactFailure] of the collapse producer, which folds a span of the
+// view into a collapse commit (see [github.com/agentctx/agentctx.CollapseConfig]); compaction's
+// circuit breaker does not count it.
 const (
-	TriggerAuto   = "auto"
-	TriggerManual = "manual"
+	TriggerAuto     = "auto"
+	TriggerManual   = "manual"
+	TriggerCollapse = "collapse"
 )
 
 // The rungs of the recovery ladder, as [RecoveryDecision.Rung] and [github.com/agentctx/agentctx.RecoveryReport.Rung] name

@@ -29,6 +29,9 @@ const (
 	TypeAgentSetting        RecordType = "agent-setting"
 	TypePRLink              RecordType = "pr-link"
 	TypeAITitle             RecordType = "ai-title"
+	// TypeContentReplacement records what Claude Code showed the model instead of a tool
+	// result: see [Record.ContentReplacements].
+	TypeContentReplacement RecordType = "content-replacement"
 )
 
 // Subtype is the "subtype" of a system record.

@@ -37,9 +37,9 @@ type ScanSet uint16
 const (
 	ScanDamaged      ScanSet = 1 << scanDamaged      // Damage != nil
 	ScanBoundary     ScanSet = 1 << scanBoundary     // subtype compact_boundary
-	ScanBudget       ScanSet = 1 << scanBudget       // subtype agentctx_tool_result_budget
+	ScanBudget       ScanSet = 1 << scanBudget       // subtype agentctx_tool_result_budget; type content-replacement
 	ScanSnip         ScanSet = 1 << scanSnip         // subtype agentctx_snip
-	ScanMicrocompact ScanSet = 1 << scanMicrocompact // subtype agentctx_microcompact
+	ScanMicrocompact ScanSet = 1 << scanMicrocompact // subtype agentctx_microcompact or microcompact_boundary
 	ScanCollapse     ScanSet = 1 << scanCollapse     // subtype agentctx_collapse_commit
 	ScanFailure      ScanSet = 1 << scanFailure      // subtype agentctx_compact_failure
 	ScanPin          ScanSet = 1 << scanPin          // subtype agentctx_pin
@@ -62,7 +62,7 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 		return scanBudget, true
 	case SubtypeSnip:
 		return scanSnip, true
-	case SubtypeMicrocompact:
+	case SubtypeMicrocompact, SubtypeMicrocompactBoundary:
 		return scanMicrocompact, true
 	case SubtypeCollapseCommit:
 		return scanCollapse, true
@@ -160,6 +160,9 @@ func kindsOf(r *Record) ScanSet {
 		if sk, ok := subtypeKind(r.Subtype); ok {
 			k |= sk.kinds()
 		}
+	}
+	if r.Type == TypeContentReplacement {
+		k |= ScanBudget
 	}
 	if ProviderResponse(r) {
 		if r.IsSidechain {

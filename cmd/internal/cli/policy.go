@@ -50,7 +50,10 @@ type policy struct {
 		CachedTriggerTokens int           `toml:"cached_trigger_tokens"`
 	} `toml:"microcompact"`
 	Collapse struct {
-		Disable bool `toml:"disable"`
+		Disable        bool    `toml:"disable"`
+		Fold           bool    `toml:"fold"`
+		CommitFraction float64 `toml:"commit_fraction"`
+		TargetFraction float64 `toml:"target_fraction"`
 	} `toml:"collapse"`
 	Compact struct {
 		DisableAuto      bool `toml:"disable_auto"`
@@ -221,6 +224,10 @@ func (p *policy) apply(cfg *agentctx.Config) {
 	cfg.Microcompact = agentctx.MicrocompactConfig{Disable: m.Disable, Gap: m.Gap, KeepRecent: m.KeepRecent, Tools: m.Tools,
 		Cached: m.Cached, CacheEditingBeta: m.CacheEditingBeta, CachedTriggerTokens: m.CachedTriggerTokens}
 	cfg.Collapse.Disable = p.Collapse.Disable
+	cfg.Collapse.CommitFraction, cfg.Collapse.TargetFraction = p.Collapse.CommitFraction, p.Collapse.TargetFraction
+	if p.Collapse.Fold {
+		cfg.Collapse.Producer = agentctx.FoldOldest{}
+	}
 	c := &p.Compact
 	cfg.Compact.DisableAuto, cfg.Compact.DisableFallback = c.DisableAuto, c.DisableFallback
 	cfg.Compact.SummaryMaxTokens, cfg.Compact.PinnedMaxTokens, cfg.Compact.MaxFailures = c.SummaryMaxTokens, c.PinnedMaxTokens, c.MaxFailures
