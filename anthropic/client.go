@@ -2,7 +2,6 @@ package anthropic
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -55,15 +54,7 @@ func (c *Client) Send(ctx context.Context, req provider.Request, opts Options) (
 	if err != nil {
 		return nil, Classify(ctx, err)
 	}
-	m, err := transcript.DecodeResponse(raw)
-	if err != nil {
-		if ae, ok := errors.AsType[*transcript.APIError](err); ok {
-			// An error object in a 200 answer: classify it as the API's own error.
-			return nil, classifyAPIError(ae)
-		}
-		return nil, &Error{Class: provider.ClassFatal, StatusCode: 200, Message: err.Error(), Err: err}
-	}
-	return m, nil
+	return decodeAnswer(raw)
 }
 
 // Turn sends req with [Client.Send] and appends the answer to sess as an assistant record

@@ -70,22 +70,11 @@ func Params(req provider.Request, opts Options) (sdk.MessageNewParams, error) {
 	}
 	p.Messages = make([]sdk.MessageParam, 0, len(req.Messages))
 	for i, m := range req.Messages {
-		blocks := make([]sdk.ContentBlockParamUnion, 0, len(m.Content))
-		for j, b := range m.Content {
-			cb, err := blockParam(b)
-			if err != nil {
-				return p, fmt.Errorf("agentctx/anthropic: messages[%d].content[%d]: %w", i, j, err)
-			}
-			blocks = append(blocks, cb)
+		mp, err := messageParam(m.Role, m.Content)
+		if err != nil {
+			return p, fmt.Errorf("agentctx/anthropic: messages[%d]: %w", i, err)
 		}
-		switch m.Role {
-		case transcript.RoleUser:
-			p.Messages = append(p.Messages, sdk.NewUserMessage(blocks...))
-		case transcript.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
-		default:
-			return p, fmt.Errorf("agentctx/anthropic: messages[%d]: role %q is neither user nor assistant", i, m.Role)
-		}
+		p.Messages = append(p.Messages, mp)
 	}
 	for i, t := range req.Tools {
 		tp, err := toolParam(t)

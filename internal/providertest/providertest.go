@@ -156,12 +156,35 @@ func CorpusDir(t testing.TB, root string) string {
 }
 
 // Corpus returns the requests Prepare builds for every session of the shared corpus (see
-// [CorpusDir]; root is the module root), under two configurations: the model's own window,
-// and a 40,000-token window with cached microcompact, which makes cache_edits blocks,
-// cache_reference fields and the beta they need, and compacts the long sessions. Tokens are
-// estimated, so it is fast. Sessions with nothing to send are left out. Under the race
-// detector only the second configuration runs, on the sessions under 256 KB.
+// [CorpusDir]; root is the module root), under each of [CorpusConfigs]. Sessions with nothing
+// to send are left out. Under the race detector only the sessions under 256 KB are read.
 func Corpus(t testing.TB, root string) []Case {
+	t.Helper()
+	sessions := CorpusSessions(t, root)
+	var out []Case
+	for _, c := range CorpusConfigs() {
+		for _, s := range sessions {
+			req, err := c.Prepare(t, s.Records)
+			if err != nil {
+				continue // nothing to send, or over the window: no request to convert
+			}
+			out = append(out, Case{Name: s.Name + " " + c.Name, Request: req})
+		}
+	}
+	return out
+}
+
+// Session is one session file of the corpus, read.
+type Session struct {
+	// Name is the file's base name.
+	Name string
+	// Records are its records, in file order.
+	Records []transcript.Record
+}
+
+// CorpusSessions reads every session of the shared corpus (see [CorpusDir]; root is the
+// module root), in path order; under the race detector only those under 256 KB.
+func CorpusSessions(t testing.TB, root string) []Session {
 	t.Helper()
 	dir := CorpusDir(t, root)
 	var files []string
@@ -178,11 +201,33 @@ func Corpus(t testing.TB, root string) []Case {
 	if len(files) == 0 {
 		t.Skipf("no sessions under %s; whole-corpus tests skipped", dir)
 	}
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	configs := []struct {
-		name string
-		cfg  agentctx.Config
-	}{
+	var out []Session
+	for _, f := range files {
+		if fi, err := os.Stat(f); raceEnabled && err == nil && fi.Size() > 256<<10 {
+			continue
+		}
+		tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		out = append(out, Session{Name: filepath.Base(f), Records: tr.Records})
+	}
+	return out
+}
+
+// CorpusConfig is a configuration the corpus's requests are prepared under.
+type CorpusConfig struct {
+	// Name names it in test output.
+	Name string
+	cfg  agentctx.Config
+}
+
+// CorpusConfigs returns the configurations of [Corpus]: the model's own window, and a
+// 40,000-token window with cached microcompact, which makes cache_edits blocks,
+// cache_reference fields and the beta they need, and compacts the long sessions. Tokens are
+// estimated, so they are fast. Under the race detector only the second one is returned.
+func CorpusConfigs() []CorpusConfig {
+	configs := []CorpusConfig{
 		{"window=model", agentctx.Config{}},
 		{"window=40000,cached", agentctx.Config{ContextWindow: 40_000, Microcompact: agentctx.MicrocompactConfig{
 			// The corpus is old: a gap this long never passes, so the stage edits the cache
@@ -192,32 +237,24 @@ func Corpus(t testing.TB, root string) []Case {
 	if raceEnabled {
 		configs = configs[1:]
 	}
-	var out []Case
-	for _, c := range configs {
-		for _, f := range files {
-			if fi, err := os.Stat(f); raceEnabled && err == nil && fi.Size() > 256<<10 {
-				continue
-			}
-			tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
-			if err != nil {
-				t.Fatalf("%s: %v", f, err)
-			}
-			cfg := c.cfg
-			cfg.Model, cfg.Tokens, cfg.Now = "claude-sonnet-4-5", agentctx.EstimateCounter{}, func() time.Time { return now }
-			cfg.Budget = agentctx.BudgetConfig{Store: &agentctx.MapStore{}}
-			cfg.Compact = agentctx.CompactConfig{Summarizer: agentctx.Extractive{}}
-			p, err := agentctx.New(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := p.Prepare(t.Context(), agentctx.Input{Records: tr.Records})
-			if err != nil {
-				continue // nothing to send, or over the window: no request to convert
-			}
-			out = append(out, Case{Name: filepath.Base(f) + " " + c.name, Request: res.Request})
-		}
+	return configs
+}
+
+// Prepare builds the request for records (with system as the system prompt) with a new
+// Pipeline of the configuration, at a fixed time; the error is Prepare's.
+func (c CorpusConfig) Prepare(t testing.TB, records []transcript.Record, system ...*transcript.Text) (provider.Request, error) {
+	t.Helper()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	cfg := c.cfg
+	cfg.Model, cfg.Tokens, cfg.Now = "claude-sonnet-4-5", agentctx.EstimateCounter{}, func() time.Time { return now }
+	cfg.Budget = agentctx.BudgetConfig{Store: &agentctx.MapStore{}}
+	cfg.Compact = agentctx.CompactConfig{Summarizer: agentctx.Extractive{}}
+	p, err := agentctx.New(cfg)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return out
+	res, err := p.Prepare(t.Context(), agentctx.Input{Records: records, System: system})
+	return res.Request, err
 }
 
 // JSONDiff returns "" when a and b hold the same JSON value (keys in any order), else the
