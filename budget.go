@@ -13,6 +13,7 @@ import (
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/fsname"
+	"github.com/agentctx/agentctx/internal/prose"
 )
 
 // Budget defaults at a window of 200,000 tokens and more, as Claude Code sets its limits on
@@ -523,7 +524,7 @@ func (st *budgetStage) replaceResult(t *turn, e *budgetEntry) (bool, error) {
 	if slices.ContainsFunc(s.tr.Content, isMedia) {
 		return false, nil // a text preview cannot stand in for an image or a document
 	}
-	full := resultContent(s.tr)
+	full := prose.ResultText(s.tr)
 	if head, _ := previewHead(full, cfg.preview(st.window)); utf8.RuneCountInString(head) >= e.size {
 		return false, nil // the preview alone would be as long as the result
 	}
@@ -664,22 +665,6 @@ func resultChars(tr *transcript.ToolResult) int {
 		}
 	}
 	return n
-}
-
-// resultContent is the full content of a tool result as stored: the text of text blocks and
-// the JSON of other blocks, joined by newlines.
-func resultContent(tr *transcript.ToolResult) string {
-	parts := make([]string, 0, len(tr.Content))
-	for _, b := range tr.Content {
-		if tx, ok := b.(*transcript.Text); ok {
-			parts = append(parts, tx.Text)
-			continue
-		}
-		if enc, err := transcript.MarshalBlock(b); err == nil {
-			parts = append(parts, string(enc))
-		}
-	}
-	return strings.Join(parts, "\n")
 }
 
 // previewHead returns the first ≈n bytes of s, cut at a UTF-8 boundary, or at the last

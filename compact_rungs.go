@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/internal/prose"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -197,7 +198,7 @@ func (co *compactor) previewSavings(t *turn, from int) int {
 	n := co.budget.cfg.preview(co.window)
 	for _, e := range previewCandidates(t, from) {
 		tr := e.slots[0].tr
-		full := resultContent(tr)
+		full := prose.ResultText(tr)
 		size := resultChars(tr)
 		pv := persistedPreview(full, size, "transcript:"+t.items[e.slots[0].item].uuid, n, co.budget.cfg.keepsTail(t.toolName(e.id)))
 		if len(pv) >= len(full) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentctx/agentctx/provider"
 
+	"github.com/agentctx/agentctx/internal/prose"
 	"github.com/agentctx/agentctx/internal/wire"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -311,7 +312,7 @@ func withClearedErrors(it *item) []transcript.Block {
 	var out []transcript.Block
 	for i, b := range it.blocks {
 		tr, ok := b.(*transcript.ToolResult)
-		if !ok || !tr.IsError || len(tr.Content) != 1 || resultContent(tr) != ClearedToolResultText {
+		if !ok || !tr.IsError || len(tr.Content) != 1 || prose.ResultText(tr) != ClearedToolResultText {
 			continue
 		}
 		for _, ob := range it.rec.Message.Content {
@@ -569,7 +570,7 @@ func shortView(view []item, n int) []item {
 func shortBlock(b transcript.Block, n int) transcript.Block {
 	switch b := b.(type) {
 	case *transcript.ToolResult:
-		full := resultContent(b)
+		full := prose.ResultText(b)
 		head, more := previewHead(full, n)
 		if !more {
 			return b

@@ -139,7 +139,7 @@ func viewChars(view []ViewMessage) int {
 			case *transcript.ToolUse:
 				n += len(b.Input)
 			case *transcript.ToolResult:
-				n += len(resultContent(b))
+				n += len(prose.ResultText(b))
 			}
 		}
 	}
@@ -261,13 +261,13 @@ func extract(view []ViewMessage) *extraction {
 			if tu == nil {
 				continue
 			}
-			out := strings.TrimSpace(resultContent(tr))
+			out := strings.TrimSpace(prose.ResultText(tr))
 			if tu.Name == "Bash" {
 				status := "ok"
 				if tr.IsError {
 					status = "failed: " + prose.OneLine(out, 80)
 				}
-				x.commands = append(x.commands, fmt.Sprintf("- `%s` → %s", prose.OneLine(inputString(tu.Input, "command"), 200), status))
+				x.commands = append(x.commands, fmt.Sprintf("- `%s` → %s", prose.OneLine(prose.InputString(tu.Input, "command"), 200), status))
 			}
 			if tr.IsError {
 				x.errors = append(x.errors, fmt.Sprintf("- %s %s: %s", tu.Name, prose.OneLine(callSubject(tu), 120), prose.OneLine(out, 240)))
@@ -285,7 +285,7 @@ func extract(view []ViewMessage) *extraction {
 
 // call records a tool call's file or state.
 func (x *extraction) call(tu *transcript.ToolUse) {
-	path := inputString(tu.Input, "file_path", "notebook_path")
+	path := prose.InputString(tu.Input, "file_path", "notebook_path")
 	count := func(m map[string]int) {
 		if path == "" {
 			return
@@ -303,11 +303,11 @@ func (x *extraction) call(tu *transcript.ToolUse) {
 	case "Write":
 		count(x.writes)
 	case "TodoWrite":
-		if s := renderTodos(tu.Input); s != "" {
+		if s := prose.Todos(tu.Input); s != "" {
 			x.todos = s
 		}
 	case "ExitPlanMode":
-		if s := inputString(tu.Input, "plan"); s != "" {
+		if s := prose.InputString(tu.Input, "plan"); s != "" {
 			x.plan = s
 		}
 	}
@@ -315,7 +315,7 @@ func (x *extraction) call(tu *transcript.ToolUse) {
 
 // callSubject names what a tool call was about: its file, command, pattern or URL.
 func callSubject(tu *transcript.ToolUse) string {
-	return inputString(tu.Input, "file_path", "notebook_path", "command", "pattern", "url", "query", "skill")
+	return prose.InputString(tu.Input, "file_path", "notebook_path", "command", "pattern", "url", "query", "skill")
 }
 
 // files lists the files, in order of first mention.

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/internal/prose"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -88,6 +89,6 @@ func TestViewMessageRestoresClearedErrors(t *testing.T) {
 	m := viewMessage(&it)
 	require.Len(t, m.Content, 2)
 	assert.Same(t, failed, m.Content[0])
-	assert.Equal(t, ClearedToolResultText, resultContent(m.Content[1].(*transcript.ToolResult)))
-	assert.Equal(t, ClearedToolResultText, resultContent(it.blocks[0].(*transcript.ToolResult)), "the view itself is unchanged")
+	assert.Equal(t, ClearedToolResultText, prose.ResultText(m.Content[1].(*transcript.ToolResult)))
+	assert.Equal(t, ClearedToolResultText, prose.ResultText(it.blocks[0].(*transcript.ToolResult)), "the view itself is unchanged")
 }

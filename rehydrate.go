@@ -15,6 +15,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentctx/agentctx/internal/prose"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -300,21 +301,6 @@ func toolCalls(items []item) []toolCall {
 	return out
 }
 
-// inputString returns the first of keys that the tool input holds as a non-empty string.
-func inputString(input json.RawMessage, keys ...string) string {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(input, &m) != nil {
-		return ""
-	}
-	for _, k := range keys {
-		var s string
-		if json.Unmarshal(m[k], &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // rehydrateFiles re-reads the files the view worked with most recently.
 func (co *compactor) rehydrateFiles(ctx context.Context, t *turn, cut int, cal calibration, each, total int) ([]attachment, []string) {
 	c := co.cfg.Rehydrate
@@ -359,7 +345,7 @@ func (co *compactor) rehydrateFiles(ctx context.Context, t *turn, cut int, cal c
 		if !slices.Contains(tools, tc.tu.Name) || !ok[tc.tu.ID] {
 			continue
 		}
-		if path := inputString(tc.tu.Input, "file_path", "notebook_path"); path != "" {
+		if path := prose.InputString(tc.tu.Input, "file_path", "notebook_path"); path != "" {
 			see(path, mention{item: tc.at, block: tc.block})
 			if tc.at >= cut && tc.tu.Name == "Read" {
 				inTail[fileKey(path, cwd)] = true
@@ -433,7 +419,7 @@ func (co *compactor) rehydrateSkills(t *turn, cut int, cal calibration, each, to
 	names := map[string]string{} // Skill tool_use id → skill name
 	for _, tc := range toolCalls(t.items) {
 		if tc.tu.Name == "Skill" {
-			names[tc.tu.ID] = inputString(tc.tu.Input, "skill", "command", "name")
+			names[tc.tu.ID] = prose.InputString(tc.tu.Input, "skill", "command", "name")
 		}
 	}
 	type found struct {
@@ -496,8 +482,8 @@ func (co *compactor) rehydrateState(t *turn, cut int, cal calibration, each int)
 		kind, tool, head string
 		render           func(json.RawMessage) string
 	}{
-		{transcript.RehydratePlan, "ExitPlanMode", planHead, func(in json.RawMessage) string { return inputString(in, "plan") }},
-		{transcript.RehydrateTodos, "TodoWrite", todoHead, renderTodos},
+		{transcript.RehydratePlan, "ExitPlanMode", planHead, func(in json.RawMessage) string { return prose.InputString(in, "plan") }},
+		{transcript.RehydrateTodos, "TodoWrite", todoHead, prose.Todos},
 	} {
 		text, at := "", -1
 		for _, tc := range toolCalls(t.items) {
@@ -520,24 +506,6 @@ func (co *compactor) rehydrateState(t *turn, cut int, cal calibration, each int)
 		}
 	}
 	return out
-}
-
-// renderTodos renders a TodoWrite input's todo list, one item a line.
-func renderTodos(input json.RawMessage) string {
-	var in struct {
-		Todos []struct {
-			Content string `json:"content"`
-			Status  string `json:"status"`
-		} `json:"todos"`
-	}
-	if json.Unmarshal(input, &in) != nil || len(in.Todos) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	for i, td := range in.Todos {
-		fmt.Fprintf(&b, "%d. [%s] %s\n", i+1, td.Status, td.Content)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // fitText returns text cut at a line (at a space, when the text's last half holds no line
