@@ -313,7 +313,7 @@ func (f *folder) summarize(ctx context.Context, t *turn, s FoldSpan) (string, st
 	if err != nil {
 		return "", by, err
 	}
-	text, err := extractSummary(out.Text)
+	text, err := FromReply(out.Text)
 	if err != nil {
 		return "", by, err
 	}

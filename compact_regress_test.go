@@ -218,7 +218,7 @@ func TestExtractiveCarriesHeadings(t *testing.T) {
 	second := func(view []ViewMessage) string {
 		s1, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
 		require.NoError(t, err)
-		body, err := extractSummary(s1.Text)
+		body, err := FromReply(s1.Text)
 		require.NoError(t, err)
 		s2, err := Extractive{}.Summarize(t.Context(), SummaryRequest{MaxOutputTokens: 20_000, View: []ViewMessage{
 			{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(body, false, transcript.TriggerAuto))}},

@@ -47,7 +47,7 @@ func TestExtractSummary(t *testing.T) {
 		{"<summary><analysis>only a draft</analysis></summary>", "", "empty"},
 	}
 	for _, tt := range tests {
-		got, err := extractSummary(tt.in)
+		got, err := FromReply(tt.in)
 		if tt.err != "" {
 			assert.ErrorContains(t, err, tt.err, tt.in)
 			continue
@@ -86,7 +86,7 @@ func TestExtractiveSummarizer(t *testing.T) {
 	b, err := Extractive{}.Summarize(t.Context(), req)
 	require.NoError(t, err)
 	assert.Equal(t, a, b, "deterministic")
-	body, err := extractSummary(a.Text)
+	body, err := FromReply(a.Text)
 	require.NoError(t, err)
 	for _, want := range []string{extractiveMark, "## User messages", "1. prompt 0: please work on part 0", "12. prompt 11:",
 		"## Files", "/repo/part3.go: read", "## Commands", "`go test ./part0` → failed: FAIL: TestPart", "`go test ./part1` → ok",
@@ -102,7 +102,7 @@ func TestExtractiveSummarizer(t *testing.T) {
 	assert.Contains(t, s.Text, "prompt 11: please work on part 11 of the parser "+strings.Repeat("and keep the API small ", 9))
 
 	// An earlier extractive summary is merged: its user messages come first.
-	first, _ := extractSummary(a.Text)
+	first, _ := FromReply(a.Text)
 	view := append([]ViewMessage{{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(first, false, transcript.TriggerAuto))}}},
 		ViewMessage{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("one more prompt")}})
 	c, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})

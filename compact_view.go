@@ -383,9 +383,15 @@ func typedPrompt(it *item) bool {
 	return hasText(it.blocks)
 }
 
-// windowless is implemented by summarizers that need no window (they call no model): their
-// requests are not trimmed to fit one.
-type windowless interface{ windowless() }
+// isExtractive reports whether s is the extractive summarizer, which calls no model: its
+// requests are not trimmed to fit a window, nor raced against ctx.
+func isExtractive(s Summarizer) bool {
+	switch s.(type) {
+	case Extractive, *Extractive:
+		return true
+	}
+	return false
+}
 
 // summarizerName names a summarizer in records.
 func summarizerName(s Summarizer, by string) string {
@@ -409,7 +415,7 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 	from := leadingKept(view, t.boundaryPos)
 	skip := from
 	cal := calibration{ratio: t.report.Pressure.Ratio}
-	_, noWindow := s.(windowless)
+	noWindow := isExtractive(s)
 	calls, shrunk := 0, false
 	for {
 		req, vm, err := co.summaryRequest(t, view, from, skip, instructions(custom))
@@ -465,7 +471,7 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 		if err != nil {
 			return nil, calls, err
 		}
-		text, err := extractSummary(out.Text)
+		text, err := FromReply(out.Text)
 		if err != nil {
 			return nil, calls, err
 		}
@@ -480,7 +486,7 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 			if err != nil {
 				break
 			}
-			smaller, err := extractSummary(again.Text)
+			smaller, err := FromReply(again.Text)
 			if err != nil {
 				break
 			}
@@ -501,7 +507,7 @@ var errNotSized = errors.New("the summarizer was not called")
 // callSummarizer calls s and returns at the latest when ctx is done: a summarizer that ignores
 // its context is left to finish on its own, and its late answer is dropped.
 func callSummarizer(ctx context.Context, s Summarizer, req SummaryRequest) (Summary, error) {
-	if _, local := s.(windowless); local || ctx.Done() == nil {
+	if isExtractive(s) || ctx.Done() == nil {
 		return s.Summarize(ctx, req)
 	}
 	type answer struct {

@@ -28,17 +28,6 @@ import (
 // (see [CompactConfig]). Its zero value is ready to use and safe for concurrent use.
 type Extractive struct{}
 
-func (Extractive) windowless() {}
-
-// isExtractive reports whether s is the extractive summarizer.
-func isExtractive(s Summarizer) bool {
-	switch s.(type) {
-	case Extractive, *Extractive:
-		return true
-	}
-	return false
-}
-
 // extractiveMark opens every summary Extractive writes, so a later compaction recognises one.
 const extractiveMark = "This summary was extracted from the structure of the conversation, without a model: the user's messages are quoted, everything else is listed."
 
@@ -393,7 +382,7 @@ const secCustom = "Instructions given for this summary"
 // carry takes over an earlier compaction's summary: its sections when Extractive wrote it,
 // else the whole text.
 func (x *extraction) carry(message string) {
-	body, err := extractSummary(message)
+	body, err := FromReply(message)
 	if err != nil {
 		body = strings.TrimSpace(message)
 	}

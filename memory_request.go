@@ -2,7 +2,6 @@ package agentctx
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/agentctx/agentctx/provider"
@@ -55,18 +54,4 @@ func (p *Pipeline) ExtractionRequest(ctx context.Context, in Input, instruction 
 		return SummaryRequest{Request: req, View: vm, Instructions: instruction, MaxOutputTokens: req.MaxTokens,
 			Trigger: TriggerSessionMemory, Attempt: 1, Omitted: skip - from}, nil
 	}
-}
-
-// ErrNoSummary is returned by [SummaryText] for a reply with no usable summary.
-var ErrNoSummary = errors.New("agentctx: no usable summary in the reply")
-
-// SummaryText returns the summary in a [Summarizer]'s reply as a compaction reads it: the text
-// of the <summary> element once every <analysis> draft is removed, trimmed. A reply without a
-// complete, non-empty <summary> element gives an error wrapping [ErrNoSummary].
-func SummaryText(reply string) (string, error) {
-	s, err := extractSummary(reply)
-	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrNoSummary, err)
-	}
-	return s, nil
 }

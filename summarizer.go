@@ -104,13 +104,22 @@ const (
 	ViewOmitted        ViewSource = "omitted"         // the marker for messages left out to fit
 )
 
-// errSummaryFormat is the failure of a reply that holds no usable summary.
-var errSummaryFormat = errors.New("no complete <summary>…</summary> in the reply")
+// ErrNoSummary is what the errors of [FromReply] match (errors.Is): the reply holds no usable
+// summary.
+var ErrNoSummary = errors.New("no usable summary in the reply")
 
-// extractSummary returns the summary in a Summarizer's reply: the text between the first
-// <summary> and the last </summary> once every <analysis> draft is removed (a summary may
-// quote the tags), or an error when there is none or it is blank.
-func extractSummary(text string) (string, error) {
+// noSummary is an error of [FromReply]: its text says what is wrong with the reply, and it
+// matches [ErrNoSummary].
+type noSummary string
+
+func (e noSummary) Error() string        { return string(e) }
+func (e noSummary) Is(target error) bool { return target == ErrNoSummary }
+
+// FromReply returns the summary in a [Summarizer]'s reply as a compaction reads it: the text
+// between the first <summary> and the last </summary> once every <analysis> draft is removed
+// (a summary may quote the tags), trimmed. A reply without a complete, non-empty <summary>
+// element gives an error matching [ErrNoSummary].
+func FromReply(text string) (string, error) {
 	for {
 		a := strings.Index(text, "<analysis>")
 		if a < 0 {
@@ -125,15 +134,15 @@ func extractSummary(text string) (string, error) {
 	}
 	_, body, ok := strings.Cut(text, "<summary>")
 	if !ok {
-		return "", errSummaryFormat
+		return "", noSummary("no complete <summary>…</summary> in the reply")
 	}
 	end := strings.LastIndex(body, "</summary>")
 	if end < 0 {
-		return "", errors.New("the summary was cut off: no closing </summary> tag")
+		return "", noSummary("the summary was cut off: no closing </summary> tag")
 	}
 	body = strings.TrimSpace(body[:end])
 	if body == "" {
-		return "", errors.New("the summary is empty")
+		return "", noSummary("the summary is empty")
 	}
 	return body, nil
 }

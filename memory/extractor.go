@@ -244,7 +244,7 @@ func (e *Extractor) extract(ctx context.Context, p *agentctx.Pipeline, in agentc
 	if err != nil {
 		return transcript.Record{}, fmt.Errorf("memory: extraction: %w", err)
 	}
-	text, err := agentctx.SummaryText(out.Text)
+	text, err := agentctx.FromReply(out.Text)
 	if err != nil {
 		return transcript.Record{}, fmt.Errorf("memory: extraction: %w", err)
 	}
