@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -62,7 +64,7 @@ func TestRequestTooLarge(t *testing.T) {
 		}
 		return k
 	}
-	cfg := func(s Summarizer) Config {
+	cfg := func(s summarize.Summarizer) Config {
 		return Config{Pressure: PressureConfig{MaxBodyBytes: limit}, Compact: CompactConfig{Summarizer: s}}
 	}
 
@@ -93,7 +95,7 @@ func TestRequestTooLarge(t *testing.T) {
 	})
 	t.Run("compacted under the limit", func(t *testing.T) {
 		k := session(0)
-		res, err := newTestPipeline(t, cfg(Extractive{}), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
+		res, err := newTestPipeline(t, cfg(summarize.Extractive{}), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
 		require.NoError(t, err)
 		require.NotNil(t, res.Report.Compaction)
 		assert.Equal(t, CompactCompacted, res.Report.Compaction.Outcome)
@@ -104,7 +106,7 @@ func TestRequestTooLarge(t *testing.T) {
 	})
 	t.Run("the kept prompt alone is over", func(t *testing.T) {
 		k := session(1_600_000)
-		res, err := newTestPipeline(t, cfg(Extractive{}), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
+		res, err := newTestPipeline(t, cfg(summarize.Extractive{}), k.at(0)).Prepare(t.Context(), Input{Records: k.recs})
 		require.ErrorIs(t, err, provider.ErrRequestTooLarge)
 		assert.Contains(t, err.Error(), "compacted, and the request still is over the limit")
 		assert.NotEmpty(t, res.Append, "the compaction's records come with the error")

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/agentctx/agentctx/internal/memo"
@@ -135,7 +137,7 @@ func TestPipelineChainMemoConcurrent(t *testing.T) {
 func TestPipelineChainMemoCompacted(t *testing.T) {
 	k := compactTK()
 	now := k.at(time.Second)
-	cfg := Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{},
+	cfg := Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{},
 		Tail: TailConfig{MinTokens: 100, MinTextMessages: 1, MaxTokens: 1000}}}
 	p := newTestPipeline(t, cfg, now)
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})

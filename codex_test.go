@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -465,7 +467,7 @@ func TestCodexCorpus(t *testing.T) {
 			p, err := New(Config{
 				Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: corpusCounter,
 				Budget: BudgetConfig{Store: &MapStore{}}, Now: func() time.Time { return now },
-				Compact: CompactConfig{Summarizer: Extractive{}},
+				Compact: CompactConfig{Summarizer: summarize.Extractive{}},
 			})
 			require.NoError(t, err)
 			in := Input{Records: tr.Records, System: tr.System}

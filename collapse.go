@@ -37,7 +37,7 @@ import (
 // Prepare folds before it considers auto-compact: the producer chooses a span of the view's
 // oldest complete rounds (never past the tail a compaction would keep verbatim, never cutting
 // a tool pair or a split response: see [FoldRequest]), the compaction's Summarizer writes its
-// summary ([Extractive] when none is set) unless the producer did, and the commit goes in
+// summary ([github.com/agentctx/agentctx/summarize.Extractive] when none is set) unless the producer did, and the commit goes in
 // [Result.Append] and the view is built again from the records with it, so that auto-compact
 // runs only when folding did not bring the request under the threshold. At most one fold is
 // made per turn, none for a fork or with [Input.NoCompact], and none before a new response

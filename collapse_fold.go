@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -43,7 +45,7 @@ func (f CollapseProducerFunc) Fold(ctx context.Context, req FoldRequest) (FoldSp
 type FoldRequest struct {
 	// View is the turn's view after the collapse stage, message by message (base context,
 	// earlier summaries and the kept tail included). Its blocks are shared: do not modify them.
-	View []ViewMessage
+	View []summarize.Message
 	// Tokens holds each message's size in the provider's tokens (counted, calibrated).
 	Tokens []int
 	// Rounds lists, in increasing order, the indexes of View where a span may start or end:
@@ -65,7 +67,7 @@ type FoldRequest struct {
 type FoldSpan struct {
 	From, To int
 	// Summary is the span's summary; empty: the pipeline has it written by the compaction's
-	// Summarizer ([Extractive] when none is set), with the span alone as its view.
+	// Summarizer ([summarize.Extractive] when none is set), with the span alone as its view.
 	Summary string
 }
 
@@ -242,7 +244,7 @@ func (f *folder) fold(ctx context.Context, t *turn) (*turn, error) {
 func (f *folder) request(t *turn) FoldRequest {
 	items := t.items
 	ratio := t.report.Pressure.Ratio
-	req := FoldRequest{View: make([]ViewMessage, len(items)), Tokens: make([]int, len(items)),
+	req := FoldRequest{View: make([]summarize.Message, len(items)), Tokens: make([]int, len(items)),
 		Pressure: t.report.Pressure.Tokens, Target: f.target(t.levels), Levels: t.levels}
 	for i := range items {
 		req.View[i] = viewMessage(&items[i])
@@ -292,7 +294,7 @@ func spanRecords(items []item, rounds []int, s FoldSpan) (string, string, error)
 // summarize has the span of t's view written up by the compaction's Summarizer (Extractive
 // when none is set), and returns the summary and who wrote it.
 func (f *folder) summarize(ctx context.Context, t *turn, s FoldSpan) (string, string, error) {
-	sz := Summarizer(Extractive{})
+	sz := summarize.Summarizer(summarize.Extractive{})
 	if f.co.cfg.Summarizer != nil {
 		sz = f.co.cfg.Summarizer
 	}
@@ -307,13 +309,13 @@ func (f *folder) summarize(ctx context.Context, t *turn, s FoldSpan) (string, st
 		return "", summarizerName(sz, ""), err
 	}
 	req.MaxTokens = limit
-	out, err := callSummarizer(ctx, sz, SummaryRequest{Request: req, View: vm, Instructions: foldPrompt,
+	out, err := callSummarizer(ctx, sz, summarize.Request{Request: req, View: vm, Instructions: foldPrompt,
 		MaxOutputTokens: limit, Trigger: transcript.TriggerCollapse, Attempt: 1})
 	by := summarizerName(sz, out.By)
 	if err != nil {
 		return "", by, err
 	}
-	text, err := FromReply(out.Text)
+	text, err := summarize.FromReply(out.Text)
 	if err != nil {
 		return "", by, err
 	}

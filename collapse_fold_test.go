@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 
@@ -61,10 +63,10 @@ func foldSession(n, size int) *tk {
 func TestCollapseProducer(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
 	k := foldSession(11, 1800)
-	var calls []SummaryRequest
-	sum := SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
+	var calls []summarize.Request
+	sum := summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
 		calls = append(calls, req)
-		return Summary{Text: "<summary>The first files hold the lexer's tables.</summary>", By: "scripted"}, nil
+		return summarize.Summary{Text: "<summary>The first files hold the lexer's tables.</summary>", By: "scripted"}, nil
 	})
 	cfg := func(producer CollapseProducer) Config {
 		return Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
@@ -120,9 +122,9 @@ func TestCollapseProducerFailure(t *testing.T) {
 	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
 	k := foldSession(11, 1800)
 	calls := 0
-	failing := SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
+	failing := summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
 		calls++
-		return Summary{}, errors.New("the model is overloaded")
+		return summarize.Summary{}, errors.New("the model is overloaded")
 	})
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
 		Compact: CompactConfig{Summarizer: failing}, Collapse: CollapseConfig{Producer: FoldOldest{}}}, now)
@@ -210,7 +212,7 @@ func TestCollapseProducerLongSession(t *testing.T) {
 		n = 300
 	}
 	now := time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC)
-	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 60_000, Compact: CompactConfig{Summarizer: Extractive{}}}
+	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 60_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}}}
 	off := newTestPipeline(t, cfg, now)
 	cfg.Collapse.Producer = FoldOldest{}
 	p := newTestPipeline(t, cfg, now)
@@ -253,9 +255,9 @@ func TestCollapseProducerLongSession(t *testing.T) {
 func TestCollapseProducerThenCompact(t *testing.T) {
 	k := foldSession(14, 1800)
 	calls := 0
-	sum := SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
+	sum := summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
 		calls++
-		return Summary{Text: "<summary>The files hold the lexer's tables (" + req.Trigger + ").</summary>"}, nil
+		return summarize.Summary{Text: "<summary>The files hold the lexer's tables (" + req.Trigger + ").</summary>"}, nil
 	})
 	firstRound := CollapseProducerFunc(func(_ context.Context, req FoldRequest) (FoldSpan, error) {
 		return FoldSpan{From: req.Rounds[0], To: req.Rounds[1]}, nil

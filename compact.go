@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -44,7 +46,7 @@ const (
 // CompactConfig configures compaction: the transaction that replaces a conversation's history
 // with a summary once the lossless stages no longer keep it under the auto-compact threshold.
 // The zero value is the default: auto-compact is on at the threshold as soon as a Summarizer
-// is set, and at the blocking limit without one (with [Extractive]).
+// is set, and at the blocking limit without one (with [summarize.Extractive]).
 //
 // A compaction appends records and never rewrites one. It works on this turn's projected view
 // (after snip, microcompact and collapse — nothing they removed is summarized again) and runs
@@ -58,7 +60,7 @@ const (
 //     says why.
 //  3. The summary: from the [SessionMemory] when it has a fresh one and there are no extra
 //     instructions (no model call), otherwise from the Summarizer, given a request that shares
-//     the conversation's prompt cache (see [SummaryRequest]). When the provider finds it too
+//     the conversation's prompt cache (see [summarize.Request]). When the provider finds it too
 //     long, the oldest rounds of the conversation (a user message with the responses and tool
 //     results that follow it, never cut inside a tool pair or a split response) are left out,
 //     enough to cover the reported excess, and it is retried, at most 3 times. A failed
@@ -87,13 +89,13 @@ const (
 // conversation has a new response since its latest compaction.
 type CompactConfig struct {
 	// Summarizer writes summaries. Nil: auto-compact waits for the blocking limit instead of
-	// the threshold — a request that could not be sent is compacted with [Extractive] rather
+	// the threshold — a request that could not be sent is compacted with [summarize.Extractive] rather
 	// than refused, and the Report says so (DisableAuto refuses it instead) — and
-	// [Pipeline.Compact] uses [Extractive].
-	Summarizer Summarizer
+	// [Pipeline.Compact] uses [summarize.Extractive].
+	Summarizer summarize.Summarizer
 	// Fallback writes the summary when Summarizer fails or its circuit breaker is open. Nil:
-	// [Extractive], unless Summarizer is itself extractive or DisableFallback is set.
-	Fallback        Summarizer
+	// [summarize.Extractive], unless Summarizer is itself extractive or DisableFallback is set.
+	Fallback        summarize.Summarizer
 	DisableFallback bool
 	// DisableAuto turns auto-compact off; [Pipeline.Compact] still compacts on request.
 	DisableAuto bool
@@ -246,7 +248,7 @@ type CompactOptions struct {
 // Compact compacts the conversation in in.Records now, whatever its pressure, and builds the
 // next request from the compacted view: a manual compaction, with optional instructions. It
 // runs the same transaction as auto-compact (see [CompactConfig]), with the Summarizer (or
-// [Extractive] when none is configured), and returns the records to append in Result.Append.
+// [summarize.Extractive] when none is configured), and returns the records to append in Result.Append.
 // A failed compaction returns an error wrapping the summarizers' errors (errors.Is and As
 // reach them), with the failure records in Result.Append; a veto from a pre-compact hook
 // returns [ErrCompactVetoed].
@@ -396,10 +398,10 @@ func (co *compactor) compact(ctx context.Context, t *turn, manual *CompactOption
 	// Which summarizers may run.
 	primary, fallback := c.Summarizer, c.Fallback
 	if fallback == nil && !c.DisableFallback {
-		fallback = Extractive{}
+		fallback = summarize.Extractive{}
 	}
 	if primary == nil {
-		primary, fallback = Extractive{}, nil
+		primary, fallback = summarize.Extractive{}, nil
 		if trigger == transcript.TriggerAuto {
 			t.report.degrade(DegradedFallback, "no Summarizer is configured and the request is at the blocking limit: Extractive writes the summary rather than the request be refused", "")
 		}

@@ -10,6 +10,7 @@ import (
 	. "github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 	. "github.com/agentctx/agentctx/transcript"
 )
 
@@ -37,17 +38,17 @@ func BenchmarkCompact(b *testing.B) {
 	recs := testkit.Generate(2000, testkit.Options{Seed: 1})
 	tc := DefaultTokenCounter()
 	cfg := Config{Model: "claude-sonnet-4-5", Tokens: tc, Budget: BudgetConfig{Store: &MapStore{}},
-		Compact: CompactConfig{Summarizer: Extractive{}}, Now: func() time.Time { return now }}
+		Compact: CompactConfig{Summarizer: summarize.Extractive{}}, Now: func() time.Time { return now }}
 	p, err := New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}
 	// The summary request of this session, as the extractive summarizer gets it.
-	var req SummaryRequest
+	var req summarize.Request
 	capture, err := New(Config{Model: cfg.Model, Tokens: tc, Budget: cfg.Budget, Now: cfg.Now,
-		Compact: CompactConfig{Summarizer: SummarizerFunc(func(ctx context.Context, r SummaryRequest) (Summary, error) {
+		Compact: CompactConfig{Summarizer: summarize.Func(func(ctx context.Context, r summarize.Request) (summarize.Summary, error) {
 			req = r
-			return Extractive{}.Summarize(ctx, r)
+			return summarize.Extractive{}.Summarize(ctx, r)
 		})}})
 	if err != nil {
 		b.Fatal(err)
@@ -58,7 +59,7 @@ func BenchmarkCompact(b *testing.B) {
 	b.Run("turns=2000/extractive", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := (Extractive{}).Summarize(b.Context(), req); err != nil {
+			if _, err := (summarize.Extractive{}).Summarize(b.Context(), req); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -29,7 +31,7 @@ func TestCompactKeptTailAfterBridge(t *testing.T) {
 		return lines
 	})
 	now := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
-	cfg := Config{Model: "claude-sonnet-4-5", Compact: CompactConfig{Summarizer: Extractive{},
+	cfg := Config{Model: "claude-sonnet-4-5", Compact: CompactConfig{Summarizer: summarize.Extractive{},
 		Tail: TailConfig{MinTokens: 2000, MaxTokens: 6000}}}
 	size := func() int {
 		res, err := newTestPipeline(t, cfg, now).Prepare(t.Context(), Input{Records: tr.Records})

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -38,7 +40,7 @@ func TestCorpusCompact(t *testing.T) {
 		require.NoError(t, err)
 		cfg := func(window int) Config {
 			return Config{Model: sessionModel(tr.Records), ContextWindow: window, Tokens: corpusCounter,
-				Budget: BudgetConfig{Store: &MapStore{}}, Compact: CompactConfig{Summarizer: Extractive{}},
+				Budget: BudgetConfig{Store: &MapStore{}}, Compact: CompactConfig{Summarizer: summarize.Extractive{}},
 				Now: func() time.Time { return now }}
 		}
 		p0, err := New(cfg(0))

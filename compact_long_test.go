@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -103,7 +105,7 @@ func TestLongSessionThroughCompaction(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		n = 1_000
 	}
-	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 60_000, Compact: CompactConfig{Summarizer: Extractive{}}}, time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC))
+	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 60_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}}}, time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC))
 	recs, reps := liveLoop(t, p, n, 7, false)
 	compactions, last, peak := 0, -10, 0
 	for i, r := range reps {
@@ -148,7 +150,7 @@ func jsonlOf(t testing.TB, recs []transcript.Record) string {
 // hanging off its summary (Claude Code's convention, relinked after the kept tail): every turn
 // still holds what the previous request held, nothing is lost, and a resume gives the same bytes.
 func TestLongSessionAnchorParents(t *testing.T) {
-	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 40_000, Compact: CompactConfig{Summarizer: Extractive{}}}, time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC))
+	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 40_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}}}, time.Date(2026, 1, 3, 0, 0, 0, 0, time.UTC))
 	recs, reps := liveLoop(t, p, 400, 11, true)
 	compactions := 0
 	for i, r := range reps {

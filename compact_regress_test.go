@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -33,9 +35,9 @@ func plainTK() *tk {
 	return k
 }
 
-func gistSummarizer() Summarizer {
-	return SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
-		return Summary{Text: "<summary>gist</summary>"}, nil
+func gistSummarizer() summarize.Summarizer {
+	return summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
+		return summarize.Summary{Text: "<summary>gist</summary>"}, nil
 	})
 }
 
@@ -88,7 +90,7 @@ func TestRehydrateOrderDeterministic(t *testing.T) {
 	files := FileSourceFunc(func(_ context.Context, path string) ([]byte, error) {
 		return []byte("package x // " + path + "\n"), nil
 	})
-	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{},
+	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{},
 		Rehydrate: RehydrateConfig{Files: files, MaxFiles: 2}, Tail: smallTail}}, k.at(time.Second))
 	var first []string
 	for i := range 30 {
@@ -118,7 +120,7 @@ func TestRehydrateSkipsRefusedReads(t *testing.T) {
 	a := k.assistant(text("ok, I will not read it " + strings.Repeat("more words ", 300)))
 	a.Message.Usage = &transcript.Usage{InputTokens: 9_000, OutputTokens: 1_500}
 	k.user("continue")
-	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}, Tail: smallTail}}, k.at(time.Second))
+	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}, Tail: smallTail}}, k.at(time.Second))
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	assert.Equal(t, []string{"file " + root + "/main.go"}, res.Report.Compaction.Rehydrated, "read from the session's working directory")
@@ -209,19 +211,19 @@ func TestCompactNothing(t *testing.T) {
 func TestExtractiveCarriesHeadings(t *testing.T) {
 	plan := "# Plan\n\n## Steps\n1. write the lexer\n2. write the parser\n\n## Files\n- lexer.go\n\n## User messages\n1. fake"
 	in, _ := json.Marshal(map[string]string{"plan": plan})
-	view := []ViewMessage{
+	view := []summarize.Message{
 		{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("make a plan")}},
 		{UUID: "a", Role: transcript.RoleAssistant, Content: []transcript.Block{&transcript.ToolUse{ID: "p1", Name: "ExitPlanMode", Input: in}}},
 		{UUID: "r", Role: transcript.RoleUser, Content: []transcript.Block{result("p1", "ok")}},
 		{UUID: "a2", Role: transcript.RoleAssistant, Content: []transcript.Block{text("So far:\n## Errors and what followed\n- none")}},
 	}
-	second := func(view []ViewMessage) string {
-		s1, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
+	second := func(view []summarize.Message) string {
+		s1, err := summarize.Extractive{}.Summarize(t.Context(), summarize.Request{View: view, MaxOutputTokens: 20_000})
 		require.NoError(t, err)
-		body, err := FromReply(s1.Text)
+		body, err := summarize.FromReply(s1.Text)
 		require.NoError(t, err)
-		s2, err := Extractive{}.Summarize(t.Context(), SummaryRequest{MaxOutputTokens: 20_000, View: []ViewMessage{
-			{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(body, false, transcript.TriggerAuto))}},
+		s2, err := summarize.Extractive{}.Summarize(t.Context(), summarize.Request{MaxOutputTokens: 20_000, View: []summarize.Message{
+			{UUID: "s", Role: transcript.RoleUser, Source: summarize.SourceCompactSummary, Content: []transcript.Block{text(summaryMessage(body, false, transcript.TriggerAuto))}},
 			{UUID: "u2", Role: transcript.RoleUser, Content: []transcript.Block{text("next")}}}})
 		require.NoError(t, err)
 		return s2.Text
@@ -232,7 +234,7 @@ func TestExtractiveCarriesHeadings(t *testing.T) {
 	assert.Contains(t, got, "1. make a plan\n2. next\n", "the user's messages, and no other")
 
 	foreign := "<summary>\n## 1. Intent\nThe user wants a parser.\n## 2. Constraints\nNever touch gen/.\n</summary>"
-	got = second([]ViewMessage{{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(foreign)}},
+	got = second([]summarize.Message{{UUID: "s", Role: transcript.RoleUser, Source: summarize.SourceCompactSummary, Content: []transcript.Block{text(foreign)}},
 		{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("go on")}}})
 	assert.Contains(t, got, "Never touch gen/.")
 	assert.Contains(t, got, "## 2. Constraints")
@@ -240,7 +242,7 @@ func TestExtractiveCarriesHeadings(t *testing.T) {
 
 // Compacting the same transcript state twice gives the same records; each new state new ones.
 func TestCompactRecordUUIDs(t *testing.T) {
-	for name, s := range map[string]Summarizer{"gist": gistSummarizer(), "extractive": Extractive{}} {
+	for name, s := range map[string]summarize.Summarizer{"gist": gistSummarizer(), "extractive": summarize.Extractive{}} {
 		k := plainTK()
 		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: s, Tail: smallTail}}, k.at(time.Second))
 		recs := k.recs
@@ -256,7 +258,9 @@ func TestCompactRecordUUIDs(t *testing.T) {
 		}
 	}
 	k := plainTK()
-	failing := SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) { return Summary{}, errors.New("down") })
+	failing := summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
+		return summarize.Summary{}, errors.New("down")
+	})
 	p := newTestPipeline(t, Config{ContextWindow: 14_000, Compact: CompactConfig{Summarizer: failing, DisableFallback: true}}, k.at(time.Second))
 	recs := k.recs
 	seen := map[string]bool{}
@@ -285,9 +289,9 @@ func TestSummaryRequestThinking(t *testing.T) {
 	}{{16_000, false}, {2_000, true}} {
 		k := plainTK()
 		var got provider.Request
-		capture := SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
+		capture := summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
 			got = req.Request
-			return Summary{Text: "<summary>gist</summary>"}, nil
+			return summarize.Summary{Text: "<summary>gist</summary>"}, nil
 		})
 		p := newTestPipeline(t, Config{ContextWindow: 100_000, MaxOutputTokens: 32_000, Thinking: &provider.Thinking{Type: "enabled", BudgetTokens: tt.budget},
 			Compact: CompactConfig{Summarizer: capture}}, k.at(time.Second))
@@ -305,7 +309,7 @@ func TestSummaryRequestThinking(t *testing.T) {
 // A runtime that records no usage still gets auto-compact after the first compaction.
 func TestCompactWithoutUsage(t *testing.T) {
 	k := newTK()
-	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}}}, k.at(time.Hour))
+	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}}}, k.at(time.Hour))
 	compactions := 0
 	for turn := range 12 {
 		k.user(fmt.Sprintf("turn %d ", turn) + strings.Repeat("long prompt words ", 200))
@@ -327,7 +331,10 @@ func TestCompactWithoutUsage(t *testing.T) {
 func TestCompactFailureIdempotent(t *testing.T) {
 	k := plainTK()
 	calls := 0
-	failing := SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) { calls++; return Summary{}, errors.New("down") })
+	failing := summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
+		calls++
+		return summarize.Summary{}, errors.New("down")
+	})
 	p := newTestPipeline(t, Config{ContextWindow: 16_000, Compact: CompactConfig{Summarizer: failing, DisableFallback: true}}, k.at(time.Second))
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err, "over the threshold, under the blocking limit: sent as it is\n%s", res.Report.String())
@@ -403,7 +410,7 @@ func TestCompactSummaryWithoutThinking(t *testing.T) {
 	cfg := spec.config()
 	var sent []provider.Request
 	inner := cfg.Compact.Summarizer
-	cfg.Compact.Summarizer = SummarizerFunc(func(ctx context.Context, req SummaryRequest) (Summary, error) {
+	cfg.Compact.Summarizer = summarize.Func(func(ctx context.Context, req summarize.Request) (summarize.Summary, error) {
 		sent = append(sent, req.Request)
 		return inner.Summarize(ctx, req)
 	})

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -47,7 +49,7 @@ func TestExtractSummary(t *testing.T) {
 		{"<summary><analysis>only a draft</analysis></summary>", "", "empty"},
 	}
 	for _, tt := range tests {
-		got, err := FromReply(tt.in)
+		got, err := summarize.FromReply(tt.in)
 		if tt.err != "" {
 			assert.ErrorContains(t, err, tt.err, tt.in)
 			continue
@@ -80,15 +82,15 @@ func TestExtractiveSummarizer(t *testing.T) {
 	require.NoError(t, err)
 	_ = res
 	tt := p.mustTurn(t, k.recs)
-	req := SummaryRequest{View: viewOf(tt.items), MaxOutputTokens: 20_000, Trigger: transcript.TriggerManual}
-	a, err := Extractive{}.Summarize(t.Context(), req)
+	req := summarize.Request{View: viewOf(tt.items), MaxOutputTokens: 20_000, Trigger: transcript.TriggerManual}
+	a, err := summarize.Extractive{}.Summarize(t.Context(), req)
 	require.NoError(t, err)
-	b, err := Extractive{}.Summarize(t.Context(), req)
+	b, err := summarize.Extractive{}.Summarize(t.Context(), req)
 	require.NoError(t, err)
 	assert.Equal(t, a, b, "deterministic")
-	body, err := FromReply(a.Text)
+	body, err := summarize.FromReply(a.Text)
 	require.NoError(t, err)
-	for _, want := range []string{extractiveMark, "## User messages", "1. prompt 0: please work on part 0", "12. prompt 11:",
+	for _, want := range []string{"without a model", "## User messages", "1. prompt 0: please work on part 0", "12. prompt 11:",
 		"## Files", "/repo/part3.go: read", "## Commands", "`go test ./part0` → failed: FAIL: TestPart", "`go test ./part1` → ok",
 		"## Errors and what followed", "## Last assistant message", "part 11 done"} {
 		assert.Contains(t, body, want)
@@ -96,16 +98,16 @@ func TestExtractiveSummarizer(t *testing.T) {
 
 	// A small budget cuts older prompts, keeps the newest whole, then leaves the oldest out.
 	req.MaxOutputTokens = 600
-	s, err := Extractive{}.Summarize(t.Context(), req)
+	s, err := summarize.Extractive{}.Summarize(t.Context(), req)
 	require.NoError(t, err)
 	assert.Contains(t, s.Text, "earlier user messages left out to fit")
 	assert.Contains(t, s.Text, "prompt 11: please work on part 11 of the parser "+strings.Repeat("and keep the API small ", 9))
 
 	// An earlier extractive summary is merged: its user messages come first.
-	first, _ := FromReply(a.Text)
-	view := append([]ViewMessage{{UUID: "s", Role: transcript.RoleUser, Source: ViewCompactSummary, Content: []transcript.Block{text(summaryMessage(first, false, transcript.TriggerAuto))}}},
-		ViewMessage{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("one more prompt")}})
-	c, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
+	first, _ := summarize.FromReply(a.Text)
+	view := append([]summarize.Message{{UUID: "s", Role: transcript.RoleUser, Source: summarize.SourceCompactSummary, Content: []transcript.Block{text(summaryMessage(first, false, transcript.TriggerAuto))}}},
+		summarize.Message{UUID: "u", Role: transcript.RoleUser, Content: []transcript.Block{text("one more prompt")}})
+	c, err := summarize.Extractive{}.Summarize(t.Context(), summarize.Request{View: view, MaxOutputTokens: 20_000})
 	require.NoError(t, err)
 	assert.Contains(t, c.Text, "1. prompt 0: please work on part 0")
 	assert.Contains(t, c.Text, "13. one more prompt")
@@ -113,7 +115,7 @@ func TestExtractiveSummarizer(t *testing.T) {
 
 	// A foreign earlier summary is kept as is.
 	view[0].Content = []transcript.Block{text("<summary>The model's own summary of the work.</summary>")}
-	d, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: view, MaxOutputTokens: 20_000})
+	d, err := summarize.Extractive{}.Summarize(t.Context(), summarize.Request{View: view, MaxOutputTokens: 20_000})
 	require.NoError(t, err)
 	assert.Contains(t, d.Text, "## Earlier summary\n   The model's own summary of the work.")
 }
@@ -126,8 +128,8 @@ func (p *Pipeline) mustTurn(t *testing.T, records []transcript.Record) *turn {
 	return tt
 }
 
-func viewOf(items []item) []ViewMessage {
-	out := make([]ViewMessage, len(items))
+func viewOf(items []item) []summarize.Message {
+	out := make([]summarize.Message, len(items))
 	for i := range items {
 		out[i] = viewMessage(&items[i])
 	}
@@ -184,7 +186,7 @@ func TestCompactRecordsAndRehydration(t *testing.T) {
 		}
 		return nil, os.ErrNotExist
 	})
-	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}, Rehydrate: RehydrateConfig{Files: files},
+	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}, Rehydrate: RehydrateConfig{Files: files},
 		Tail: TailConfig{MinTokens: 100, MinTextMessages: 1, MaxTokens: 1000}}}, k.at(time.Second))
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
@@ -318,9 +320,9 @@ func TestPin(t *testing.T) {
 func TestCompactHooksAndMemory(t *testing.T) {
 	k := compactTK()
 	calls := 0
-	failing := SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
+	failing := summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
 		calls++
-		return Summary{}, errors.New("the model is down")
+		return summarize.Summary{}, errors.New("the model is down")
 	})
 	hookErr := func(context.Context, CompactEvent) (PreCompactResult, error) {
 		return PreCompactResult{}, errors.New("hook crashed")
@@ -329,9 +331,9 @@ func TestCompactHooksAndMemory(t *testing.T) {
 		return PreCompactResult{Instructions: "Keep the parser's API names."}, nil
 	}
 	var custom string
-	recording := SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
+	recording := summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
 		custom = req.Custom
-		return Summary{Text: "<summary>the work so far</summary>"}, nil
+		return summarize.Summary{Text: "<summary>the work so far</summary>"}, nil
 	})
 	t.Run("hook errors are ignored, instructions merge", func(t *testing.T) {
 		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: recording,
@@ -386,7 +388,7 @@ func TestCompactHooksAndMemory(t *testing.T) {
 		mem := SessionMemoryFunc(func(context.Context, MemoryRequest) (Memory, error) {
 			return Memory{Summary: "old", Through: "gone"}, nil
 		})
-		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}, Memory: mem}}, k.at(time.Second))
+		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}, Memory: mem}}, k.at(time.Second))
 		res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 		require.NoError(t, err)
 		assert.Equal(t, "extractive", res.Report.Compaction.Summarizer)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/internal/prose"
@@ -241,7 +243,7 @@ func leadingKept(view []item, boundaryPos int) int {
 // summaryRequest builds the request a Summarizer gets for view with items[from:skip) left out
 // (replaced by a marker), ending with the instruction text instr, and the matching view
 // messages.
-func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, instr string) (provider.Request, []ViewMessage, error) {
+func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, instr string) (provider.Request, []summarize.Message, error) {
 	items := view
 	if skip > from {
 		marker := item{uuid: transcript.ContentUUID("omitted", fmt.Sprintf("%s\x00%d", view[from].uuid, skip-from)), pos: -1,
@@ -283,7 +285,7 @@ func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, instr 
 		// it when the conversation has thinking on.
 		dropThinking(req.Messages, finalTurn(req.Messages), co.counter)
 	}
-	vm := make([]ViewMessage, len(items))
+	vm := make([]summarize.Message, len(items))
 	for i := range items {
 		vm[i] = viewMessage(&items[i])
 	}
@@ -292,13 +294,13 @@ func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, instr 
 
 // viewMessage converts a view item. A failed tool call's result that microcompact cleared
 // comes back as written, so that a summarizer reading the view can still say what failed.
-func viewMessage(it *item) ViewMessage {
-	m := ViewMessage{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.at(), Content: withClearedErrors(it)}
+func viewMessage(it *item) summarize.Message {
+	m := summarize.Message{UUID: it.uuid, Role: it.role, Meta: it.meta, Time: it.at(), Content: withClearedErrors(it)}
 	switch {
 	case it.rec != nil && it.rec.IsCompactSummary:
-		m.Source, m.Meta = ViewCompactSummary, true
+		m.Source, m.Meta = summarize.SourceCompactSummary, true
 	case it.rec == nil:
-		m.Source, m.Meta = ViewSource(it.origin), true
+		m.Source, m.Meta = summarize.Source(it.origin), true
 	}
 	return m
 }
@@ -385,16 +387,16 @@ func typedPrompt(it *item) bool {
 
 // isExtractive reports whether s is the extractive summarizer, which calls no model: its
 // requests are not trimmed to fit a window, nor raced against ctx.
-func isExtractive(s Summarizer) bool {
+func isExtractive(s summarize.Summarizer) bool {
 	switch s.(type) {
-	case Extractive, *Extractive:
+	case summarize.Extractive, *summarize.Extractive:
 		return true
 	}
 	return false
 }
 
 // summarizerName names a summarizer in records.
-func summarizerName(s Summarizer, by string) string {
+func summarizerName(s summarize.Summarizer, by string) string {
 	switch {
 	case by != "":
 		return by
@@ -409,7 +411,7 @@ func summarizerName(s Summarizer, by string) string {
 // the last round does not fit, sending every tool result and tool input as a short head. It
 // returns the summary and the number of calls made: 0 when the request could not be made to
 // fit (the summarizer was never called).
-func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigger, custom string) (*summary, int, error) {
+func (co *compactor) summarize(ctx context.Context, t *turn, s summarize.Summarizer, trigger, custom string) (*summary, int, error) {
 	full := summaryView(t.items)
 	view := full
 	from := leadingKept(view, t.boundaryPos)
@@ -446,7 +448,7 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 			return nil, calls, fmt.Errorf("the summary request is invalid: %w", err)
 		}
 		calls++
-		out, err := callSummarizer(ctx, s, SummaryRequest{Request: req, View: vm, Instructions: instructions(custom),
+		out, err := callSummarizer(ctx, s, summarize.Request{Request: req, View: vm, Instructions: instructions(custom),
 			Custom: strings.TrimSpace(custom), MaxOutputTokens: req.MaxTokens, Trigger: trigger, Attempt: calls, Omitted: skip - from})
 		if ptl, isPTL := errors.AsType[*provider.PromptTooLongError](err); isPTL {
 			if calls > maxPTLRetries {
@@ -471,7 +473,7 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 		if err != nil {
 			return nil, calls, err
 		}
-		text, err := FromReply(out.Text)
+		text, err := summarize.FromReply(out.Text)
 		if err != nil {
 			return nil, calls, err
 		}
@@ -480,13 +482,13 @@ func (co *compactor) summarize(ctx context.Context, t *turn, s Summarizer, trigg
 		// A summarizer that calls no model writes a summary over its cap again, with its
 		// budget scaled down by how far it ran over (at most twice), rather than have it cut.
 		for try := 0; cut != text && noWindow && try < 2; try++ {
-			again, err := callSummarizer(ctx, s, SummaryRequest{Request: req, View: vm, Instructions: instructions(custom),
+			again, err := callSummarizer(ctx, s, summarize.Request{Request: req, View: vm, Instructions: instructions(custom),
 				Custom: strings.TrimSpace(custom), MaxOutputTokens: req.MaxTokens * req.MaxTokens * 9 / 10 / max(n, 1),
 				Trigger: trigger, Attempt: calls, Omitted: skip - from})
 			if err != nil {
 				break
 			}
-			smaller, err := FromReply(again.Text)
+			smaller, err := summarize.FromReply(again.Text)
 			if err != nil {
 				break
 			}
@@ -506,12 +508,12 @@ var errNotSized = errors.New("the summarizer was not called")
 
 // callSummarizer calls s and returns at the latest when ctx is done: a summarizer that ignores
 // its context is left to finish on its own, and its late answer is dropped.
-func callSummarizer(ctx context.Context, s Summarizer, req SummaryRequest) (Summary, error) {
+func callSummarizer(ctx context.Context, s summarize.Summarizer, req summarize.Request) (summarize.Summary, error) {
 	if isExtractive(s) || ctx.Done() == nil {
 		return s.Summarize(ctx, req)
 	}
 	type answer struct {
-		out Summary
+		out summarize.Summary
 		err error
 	}
 	ch := make(chan answer, 1)
@@ -523,7 +525,7 @@ func callSummarizer(ctx context.Context, s Summarizer, req SummaryRequest) (Summ
 	case a := <-ch:
 		return a.out, a.err
 	case <-ctx.Done():
-		return Summary{}, ctx.Err()
+		return summarize.Summary{}, ctx.Err()
 	}
 }
 
@@ -605,10 +607,10 @@ func mustJSONObject(key, value string) json.RawMessage {
 
 // writeSummary gets the summary from the primary summarizer, then from the fallback; each
 // failed attempt yields a failure record and its error. A done ctx ends it with ctx's error.
-func (co *compactor) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback Summarizer, prior int) (*summary, []transcript.Record, []error, error) {
+func (co *compactor) writeSummary(ctx context.Context, t *turn, rep *CompactReport, trigger, custom string, primary, fallback summarize.Summarizer, prior int) (*summary, []transcript.Record, []error, error) {
 	var failures []transcript.Record
 	var errs []error
-	for i, s := range []Summarizer{primary, fallback} {
+	for i, s := range []summarize.Summarizer{primary, fallback} {
 		if s == nil {
 			continue
 		}

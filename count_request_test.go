@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -56,7 +58,7 @@ func TestBreakdown(t *testing.T) {
 				tr, err := transcript.ReadFile(f, transcript.ReadOptions{})
 				require.NoError(t, err)
 				p := newTestPipeline(t, Config{ContextWindow: tc.window, Budget: BudgetConfig{Store: &MapStore{}},
-					Compact: CompactConfig{Summarizer: Extractive{}}, Context: tc.context}, now)
+					Compact: CompactConfig{Summarizer: summarize.Extractive{}}, Context: tc.context}, now)
 				res, err := p.Prepare(t.Context(), Input{Records: tr.Records, System: tc.system, Tools: tc.tools})
 				if err != nil && !errors.Is(err, provider.ErrPromptTooLong) {
 					require.NoError(t, err, f)

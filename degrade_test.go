@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -46,9 +48,9 @@ func TestSummaryRequestNotSized(t *testing.T) {
 	var calls atomic.Int32
 	var logs bytes.Buffer
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Logger: slog.New(slog.NewTextHandler(&logs, nil)),
-		Compact: CompactConfig{Summarizer: SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
+		Compact: CompactConfig{Summarizer: summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
 			calls.Add(1)
-			return Summary{Text: "<summary>never</summary>"}, nil
+			return summarize.Summary{Text: "<summary>never</summary>"}, nil
 		})}}, degradeNow)
 	recs := hugeRound()
 	res, err := p.Prepare(t.Context(), Input{Records: recs})
@@ -89,8 +91,8 @@ func TestSummaryRequestNotSized(t *testing.T) {
 func TestSummaryOverCapIsCut(t *testing.T) {
 	huge := "<summary>\n" + strings.Repeat("the loader keeps every key of the file\n", 250_000) + "</summary>"
 	require.Greater(t, len(huge), 9<<20)
-	p := newTestPipeline(t, Config{ContextWindow: 30_000, Compact: CompactConfig{Summarizer: SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
-		return Summary{Text: huge}, nil
+	p := newTestPipeline(t, Config{ContextWindow: 30_000, Compact: CompactConfig{Summarizer: summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
+		return summarize.Summary{Text: huge}, nil
 	})}}, degradeNow)
 	k := newTK()
 	for i := range 12 {
@@ -118,10 +120,10 @@ func TestSummarizerIgnoringContext(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	started := make(chan struct{})
-	p := newTestPipeline(t, Config{ContextWindow: 30_000, Compact: CompactConfig{Summarizer: SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
+	p := newTestPipeline(t, Config{ContextWindow: 30_000, Compact: CompactConfig{Summarizer: summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
 		close(started)
 		<-release // ignores its context: returns only when the test ends
-		return Summary{Text: "<summary>late</summary>"}, nil
+		return summarize.Summary{Text: "<summary>late</summary>"}, nil
 	})}}, degradeNow)
 	k := newTK()
 	for range 12 {
@@ -141,9 +143,9 @@ func TestSummarizerIgnoringContext(t *testing.T) {
 // three times, each retry leaving out more of the oldest rounds; then the attempt fails.
 func TestSummaryPromptTooLongRetries(t *testing.T) {
 	var omitted []int
-	p := newTestPipeline(t, Config{ContextWindow: 30_000, Compact: CompactConfig{DisableFallback: true, Summarizer: SummarizerFunc(func(_ context.Context, req SummaryRequest) (Summary, error) {
+	p := newTestPipeline(t, Config{ContextWindow: 30_000, Compact: CompactConfig{DisableFallback: true, Summarizer: summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
 		omitted = append(omitted, req.Omitted)
-		return Summary{}, &provider.PromptTooLongError{}
+		return summarize.Summary{}, &provider.PromptTooLongError{}
 	})}}, degradeNow)
 	k := newTK()
 	for range 16 {
@@ -163,7 +165,7 @@ func TestSummaryPromptTooLongRetries(t *testing.T) {
 // A request whose system prompt alone is over the blocking limit cannot be helped by any rung:
 // Prepare refuses it with a typed error saying so, and a manual compaction does the same.
 func TestNoRungCanHelp(t *testing.T) {
-	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}}}, degradeNow)
+	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}}}, degradeNow)
 	k := newTK()
 	k.user("hello")
 	k.assistant(text("hi"))

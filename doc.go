@@ -47,11 +47,11 @@
 // response's reported usage and calibrated on the session's own usage history (see
 // [PressureConfig]). With a collapse producer ([CollapseConfig.Producer], [FoldOldest]), at 90 %
 // of the auto-compact threshold it first folds the oldest rounds into a new collapse commit
-// and builds the view again. At the auto-compact threshold, when a [Summarizer] is configured, it
+// and builds the view again. At the auto-compact threshold, when a [github.com/agentctx/agentctx/summarize.Summarizer] is configured, it
 // compacts — the transaction of [CompactConfig]: a summary replaces the history, the most
 // recent messages stay verbatim, the files and skills the conversation worked with are
 // re-injected — and builds the request from the compacted view, in the same call. Without a
-// Summarizer it waits for the blocking limit and compacts with [Extractive] rather than refuse
+// Summarizer it waits for the blocking limit and compacts with [github.com/agentctx/agentctx/summarize.Extractive] rather than refuse
 // the request. When compaction is disabled, failed or cannot help, it returns a
 // [*provider.PromptTooLongError] instead of a request that cannot fit. [Pipeline.Compact] compacts on
 // request, with optional instructions.

@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -24,7 +26,7 @@ func TestAutoCompactAtThreshold(t *testing.T) {
 	}
 	k.user("go on")
 	cfg := func(threshold int) Config {
-		return Config{ContextWindow: 200_000, Compact: CompactConfig{Summarizer: Extractive{}},
+		return Config{ContextWindow: 200_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}},
 			Pressure: PressureConfig{Threshold: Limit{Tokens: threshold}}}
 	}
 	probe, err := newTestPipeline(t, cfg(150_000), degradeNow).Prepare(t.Context(), Input{Records: k.recs})
@@ -86,7 +88,7 @@ func TestPinBudgetEdge(t *testing.T) {
 func TestRehydrateFileRoom(t *testing.T) {
 	const each = 300
 	file := filler(30_000)
-	p := newTestPipeline(t, Config{ContextWindow: 40_000, Compact: CompactConfig{Summarizer: Extractive{},
+	p := newTestPipeline(t, Config{ContextWindow: 40_000, Compact: CompactConfig{Summarizer: summarize.Extractive{},
 		Rehydrate: RehydrateConfig{MaxFileTokens: each, Files: FileSourceFunc(func(context.Context, string) ([]byte, error) { return []byte(file), nil })}}}, degradeNow)
 	k := newTK()
 	k.user("read the loader")

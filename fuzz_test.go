@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/internal/wire"
@@ -477,7 +479,7 @@ func runFuzzProgram(data []byte) *fuzzProgram {
 func (p *fuzzProgram) configure(h1, h2 int) {
 	cfg := Config{Model: "claude-sonnet-4-5", ContextWindow: 200_000, Tokens: EstimateCounter{}}
 	cfg.Budget.Store = &MapStore{}
-	cfg.Compact.Summarizer = Extractive{} // compacts whenever the small window overflows
+	cfg.Compact.Summarizer = summarize.Extractive{} // compacts whenever the small window overflows
 	var desc []string
 	if h1&0x01 != 0 {
 		cfg.ContextWindow = 2_000

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -84,26 +86,26 @@ func (c *compactSpec) apply(cfg *Config) {
 	})
 	switch c.Summarizer {
 	case "extractive":
-		cc.Summarizer = Extractive{}
+		cc.Summarizer = summarize.Extractive{}
 	case "scripted":
-		cc.Summarizer = SummarizerFunc(func(ctx context.Context, req SummaryRequest) (Summary, error) {
+		cc.Summarizer = summarize.Func(func(ctx context.Context, req summarize.Request) (summarize.Summary, error) {
 			sc.calls = append(sc.calls, describeSummaryRequest(req))
 			if sc.turn == nil || sc.next >= len(sc.turn.Replies) {
-				return Summary{}, errors.New("scripted summarizer: no reply left for this call")
+				return summarize.Summary{}, errors.New("scripted summarizer: no reply left for this call")
 			}
 			r := sc.turn.Replies[sc.next]
 			sc.next++
 			switch {
 			case r.PTL != nil:
-				return Summary{}, &provider.PromptTooLongError{Tokens: r.PTL.Tokens, Limit: r.PTL.Limit}
+				return summarize.Summary{}, &provider.PromptTooLongError{Tokens: r.PTL.Tokens, Limit: r.PTL.Limit}
 			case r.Error != "":
-				return Summary{}, errors.New(r.Error)
+				return summarize.Summary{}, errors.New(r.Error)
 			}
 			text := r.Text
 			if r.Fill > 0 {
 				text = strings.Replace(text, "</summary>", filler(r.Fill)+"\n</summary>", 1)
 			}
-			return Summary{Text: text, By: "scripted"}, nil
+			return summarize.Summary{Text: text, By: "scripted"}, nil
 		})
 	}
 	if c.Memory {
@@ -133,7 +135,7 @@ func (c *compactSpec) apply(cfg *Config) {
 	}
 }
 
-func describeSummaryRequest(req SummaryRequest) summaryCall {
+func describeSummaryRequest(req summarize.Request) summaryCall {
 	c := summaryCall{Attempt: req.Attempt, Trigger: req.Trigger, Custom: req.Custom, Omitted: req.Omitted,
 		MaxOutputTokens: req.MaxOutputTokens, Messages: len(req.Request.Messages), View: len(req.View)}
 	if tc := req.Request.ToolChoice; tc != nil {

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/require"
@@ -35,7 +37,7 @@ func TestRequestHashes(t *testing.T) {
 		require.NoError(t, err)
 		for _, window := range []int{0, 40_000} {
 			p, err := New(Config{Model: sessionModel(tr.Records), ContextWindow: window, Tokens: corpusCounter,
-				Budget: BudgetConfig{Store: &MapStore{}}, Compact: CompactConfig{Summarizer: Extractive{}},
+				Budget: BudgetConfig{Store: &MapStore{}}, Compact: CompactConfig{Summarizer: summarize.Extractive{}},
 				Now: func() time.Time { return now }})
 			require.NoError(t, err)
 			res, err := p.Prepare(t.Context(), Input{Records: tr.Records})

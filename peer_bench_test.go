@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -41,7 +42,7 @@ func BenchmarkPeer(b *testing.B) {
 	}{
 		{"whole", agentctx.Config{ContextWindow: 40_000_000}},
 		{"window=200k", agentctx.Config{ContextWindow: 200_000,
-			Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{}}}},
+			Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}}},
 	} {
 		b.Run(s.name, func(b *testing.B) {
 			cfg := s.cfg

@@ -327,7 +327,7 @@ type baseMark struct {
 // the active chain, runs the stages in order (budget, snip, microcompact, collapse, base
 // context, normalize, cache breakpoint), measures the request's pressure (see
 // [PressureConfig]) and sizes max_tokens to the window. When the pressure figure reaches the
-// auto-compact threshold and a [Summarizer] is configured, it compacts the conversation (see
+// auto-compact threshold and a [github.com/agentctx/agentctx/summarize.Summarizer] is configured, it compacts the conversation (see
 // [CompactConfig]) and builds the request from the compacted view, all in one call.
 //
 // The result depends only on in, the Config, the clock and the Summarizer's replies: the same

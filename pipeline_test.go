@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -38,7 +40,7 @@ func TestCorpusPrepare(t *testing.T) {
 				p, err := New(Config{
 					Model: sessionModel(tr.Records), ContextWindow: window, Tokens: corpusCounter,
 					Budget: BudgetConfig{Store: &MapStore{}}, Now: func() time.Time { return now },
-					Compact: CompactConfig{Summarizer: Extractive{}},
+					Compact: CompactConfig{Summarizer: summarize.Extractive{}},
 				})
 				require.NoError(t, err, f)
 				in := Input{Records: tr.Records}

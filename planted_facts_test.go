@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/internal/testkit"
 	"github.com/agentctx/agentctx/transcript"
 
@@ -318,7 +320,7 @@ func (rt *retention) measure(t *testing.T, name string, records []transcript.Rec
 	t.Helper()
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	p, err := New(Config{Model: sessionModel(records), ContextWindow: 40_000, Tokens: corpusCounter,
-		Budget: BudgetConfig{Store: &MapStore{}}, Compact: CompactConfig{Summarizer: Extractive{}},
+		Budget: BudgetConfig{Store: &MapStore{}}, Compact: CompactConfig{Summarizer: summarize.Extractive{}},
 		Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	res, err := p.Prepare(t.Context(), Input{Records: records})

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/provider"
 
 	"github.com/agentctx/agentctx/transcript"
@@ -246,8 +248,8 @@ func TestPrepareBlocking(t *testing.T) {
 		reason string
 	}{
 		{"no summarizer, a prompt over the limit", Config{ContextWindow: 12_000}, "the request is at or above the blocking limit 8625; compaction skipped: the irreducible floor"},
-		{"auto-compact disabled", Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}, DisableAuto: true}}, "disabled"},
-		{"floor over the blocking limit", Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{}}}, "irreducible floor"},
+		{"auto-compact disabled", Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}, DisableAuto: true}}, "disabled"},
+		{"floor over the blocking limit", Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}}}, "irreducible floor"},
 		{"max_tokens floor", Config{ContextWindow: 11_000, Pressure: PressureConfig{MinOutputTokens: 2_000, Blocking: Limit{Fraction: 1}}}, "below its floor of 2000"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

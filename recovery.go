@@ -65,7 +65,7 @@ const (
 //     decision: the pressure figure is at least the provider's count, and at least the
 //     blocking limit, until the next compaction; the calibration ratio is at least the
 //     provider's count over the counted size from then on), and one reactive compaction
-//     runs — the Summarizer's, counted by the circuit breaker, or [Extractive] when none is
+//     runs — the Summarizer's, counted by the circuit breaker, or [github.com/agentctx/agentctx/summarize.Extractive] when none is
 //     configured. The provider refusing the prompt again with no response since is terminal:
 //     a [*provider.PromptTooLongError] with its figures.
 //     When the provider's figures say the prompt fits its window and only max_tokens on top
@@ -217,7 +217,7 @@ func (r *recovery) next(ctx context.Context, rung, reason string, compact bool, 
 }
 
 // reactive builds the turn of in and compacts it whatever its pressure, as auto-compact
-// would (the circuit breaker counts a failure), with the Summarizer or [Extractive].
+// would (the circuit breaker counts a failure), with the Summarizer or [github.com/agentctx/agentctx/summarize.Extractive].
 func (p *Pipeline) reactive(ctx context.Context, in *Input) (Result, error) {
 	t, err := p.build(ctx, in)
 	if err != nil {

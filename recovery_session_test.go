@@ -15,6 +15,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -183,8 +184,8 @@ func TestRecoverPassesWhatIsNotOurs(t *testing.T) {
 // The reactive compaction counts toward the circuit breaker: a failed attempt is recorded
 // as an auto failure, and the rung ends with the prompt-too-long error.
 func TestRecoverPromptTooLongBreaker(t *testing.T) {
-	failing := agentctx.SummarizerFunc(func(context.Context, agentctx.SummaryRequest) (agentctx.Summary, error) {
-		return agentctx.Summary{}, errors.New("summarizer down")
+	failing := summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
+		return summarize.Summary{}, errors.New("summarizer down")
 	})
 	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{Summarizer: failing, DisableFallback: true})
 	s := recoverConversation(t, 3)
@@ -210,10 +211,10 @@ func TestRecoverForkNeverCompacts(t *testing.T) {
 // A stripped image stays out of every later request: the next turns, a compaction's summary
 // request, and the request after the compaction, wherever the same bytes come back.
 func TestRecoverMediaStaysStripped(t *testing.T) {
-	var summaries []agentctx.SummaryRequest
-	sum := agentctx.SummarizerFunc(func(_ context.Context, req agentctx.SummaryRequest) (agentctx.Summary, error) {
+	var summaries []summarize.Request
+	sum := summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
 		summaries = append(summaries, req)
-		return agentctx.Summary{Text: "<summary>The user sent screenshots.</summary>", By: "fake"}, nil
+		return summarize.Summary{Text: "<summary>The user sent screenshots.</summary>", By: "fake"}, nil
 	})
 	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{Summarizer: sum})
 	s := recoverConversation(t, 1)
@@ -268,9 +269,9 @@ func TestRecoverMediaStaysStripped(t *testing.T) {
 // A recovery cut short by the caller's context records nothing: the rung was not tried.
 func TestRecoverCanceledRecordsNothing(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
-	sum := agentctx.SummarizerFunc(func(ctx context.Context, _ agentctx.SummaryRequest) (agentctx.Summary, error) {
+	sum := summarize.Func(func(ctx context.Context, _ summarize.Request) (summarize.Summary, error) {
 		cancel()
-		return agentctx.Summary{}, ctx.Err()
+		return summarize.Summary{}, ctx.Err()
 	})
 	p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{Summarizer: sum, DisableFallback: true})
 	s := recoverConversation(t, 3)

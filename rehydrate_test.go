@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -90,7 +92,7 @@ func TestRehydrateFileSpellings(t *testing.T) {
 	compact := func(k *tk) *CompactReport {
 		t.Helper()
 		reads = nil
-		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{},
+		p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{},
 			Rehydrate: RehydrateConfig{Files: files}, Tail: TailConfig{MinTokens: 10, MinTextMessages: 1, MaxTokens: 1000}}}, k.at(time.Second))
 		res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 		require.NoError(t, err)
@@ -110,7 +112,7 @@ func TestRehydrateFileSpellings(t *testing.T) {
 
 	// After a compaction re-injected /repo/a.go, an edit of ./a.go is its latest mention.
 	k := filesTK([]string{"/repo/a.go"}, nil)
-	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: Extractive{},
+	p := newTestPipeline(t, Config{ContextWindow: 12_000, Compact: CompactConfig{Summarizer: summarize.Extractive{},
 		Rehydrate: RehydrateConfig{Files: files}, Tail: TailConfig{Disable: true}}}, k.at(time.Second))
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)

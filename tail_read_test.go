@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/agentctx/agentctx/internal/testkit"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
@@ -48,7 +50,7 @@ func checkTailRequests(t *testing.T, name string, whole, tail *transcript.File) 
 	for _, w := range tailWindows {
 		prepare := func(records []transcript.Record) ([]byte, error) {
 			p, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: w, Tokens: EstimateCounter{},
-				Compact: CompactConfig{Summarizer: Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}},
+				Compact: CompactConfig{Summarizer: summarize.Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}},
 				Now: func() time.Time { return now }})
 			require.NoError(t, err)
 			res, err := p.Prepare(context.Background(), Input{Records: records})
@@ -146,7 +148,7 @@ func compactedSession(t testing.TB, turns, window int) []transcript.Record {
 	src := testkit.Generate(turns, testkit.Options{Seed: 1})
 	var now time.Time
 	p, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: EstimateCounter{},
-		Compact: CompactConfig{Summarizer: Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}},
+		Compact: CompactConfig{Summarizer: summarize.Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}},
 		Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	recs := make([]transcript.Record, 0, len(src)+len(src)/10)

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentctx/agentctx/summarize"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -19,7 +21,7 @@ import (
 // reachable from no Result, so what this test can add about it is under -race: an array given
 // back while a turn still uses it, or to two turns at once, is a data race the detector reports.
 func TestTurnScratchNotInResult(t *testing.T) {
-	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 40_000, Compact: CompactConfig{Summarizer: Extractive{}}},
+	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 40_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}}},
 		time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))
 	type kept struct {
 		res  Result

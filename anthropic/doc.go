@@ -26,7 +26,7 @@
 //
 // # Errors
 //
-// Every error [Client.Send] and [Summarizer] return is an [*Error] carrying its
+// Every error [Client.Send] and [github.com/agentctx/agentctx/summarize.Summarizer] return is an [*Error] carrying its
 // [provider.ErrorClass] (read it with [provider.ClassOf]): a 400 "prompt is too long: N
 // tokens > M maximum" holds an [*provider.PromptTooLongError] with both figures; a 413 is
 // request-too-large; a rejected image or document is media-rejected, with the paths of the

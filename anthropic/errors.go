@@ -17,7 +17,7 @@ import (
 )
 
 // Error is a failed turn, classified for recovery: what [Client.Send], [Client.Turn] and
-// [Summarizer] return for any failure. [provider.ClassOf] reads its class.
+// [github.com/agentctx/agentctx/summarize.Summarizer] return for any failure. [provider.ClassOf] reads its class.
 type Error struct {
 	// Class says what the failure means for the conversation (see [provider.ErrorClass]).
 	Class provider.ErrorClass

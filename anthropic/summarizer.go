@@ -4,12 +4,12 @@ import (
 	"context"
 	"strings"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
 
-// Summarizer is an [agentctx.Summarizer] that sends the library's summary request
-// ([agentctx.SummaryRequest.Request]: the conversation's own system prompt, tools and
+// Summarizer is an [summarize.Summarizer] that sends the library's summary request
+// ([summarize.Request.Request]: the conversation's own system prompt, tools and
 // messages with one cache marker at the end of the shared prefix, so that it reads the
 // conversation's prompt cache) and returns the text of the answer with its usage. A prompt
 // the provider refuses as too long gives an [*Error] holding an
@@ -26,14 +26,14 @@ type Summarizer struct {
 }
 
 // Summarize sends req.Request and returns the text blocks of the answer, joined.
-func (s Summarizer) Summarize(ctx context.Context, req agentctx.SummaryRequest) (agentctx.Summary, error) {
+func (s Summarizer) Summarize(ctx context.Context, req summarize.Request) (summarize.Summary, error) {
 	r := req.Request
 	if s.Model != "" {
 		r.Model = s.Model
 	}
 	m, err := s.Client.Send(ctx, r, s.Options)
 	if err != nil {
-		return agentctx.Summary{}, err
+		return summarize.Summary{}, err
 	}
 	var b strings.Builder
 	for _, blk := range m.Content {
@@ -45,5 +45,5 @@ func (s Summarizer) Summarize(ctx context.Context, req agentctx.SummaryRequest) 
 	if by == "" {
 		by = r.Model
 	}
-	return agentctx.Summary{Text: b.String(), Usage: m.Usage, By: by}, nil
+	return summarize.Summary{Text: b.String(), Usage: m.Usage, By: by}, nil
 }

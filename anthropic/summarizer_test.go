@@ -9,6 +9,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,7 +61,7 @@ func TestSummarizerCompaction(t *testing.T) {
 
 func TestSummarizerModelAndUsage(t *testing.T) {
 	f := newFakeAPI(t, func(w http.ResponseWriter, _ *http.Request, _ int) { writeJSON(w, 200, summaryAnswer) })
-	req := agentctx.SummaryRequest{Request: turnRequest(4096)}
+	req := summarize.Request{Request: turnRequest(4096)}
 	out, err := anthropic.Summarizer{Client: f.client(), Model: "claude-haiku-4-5"}.Summarize(t.Context(), req)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(out.Text, "<analysis>"))

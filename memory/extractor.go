@@ -4,7 +4,7 @@
 // An [Extractor] is both halves. As the [agentctx.SessionMemory] of
 // [agentctx.CompactConfig.Memory] it hands a compaction the latest extraction; after each
 // turn, [Extractor.Due] says whether the conversation has grown enough to extract again and
-// [Extractor.Extract] writes the extraction through a [agentctx.Summarizer]:
+// [Extractor.Extract] writes the extraction through a [summarize.Summarizer]:
 //
 //	ex := memory.New(memory.Config{Summarizer: summarizer})
 //	cfg.Compact.Memory = ex
@@ -36,6 +36,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -62,12 +63,12 @@ func (realClock) Now() time.Time                         { return time.Now() }
 func (realClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
 
 // Config configures an [Extractor]. The zero value is the default: extractions by
-// [agentctx.Extractive] with [DefaultPrompt], the first once the conversation holds 10,000
+// [summarize.Extractive] with [DefaultPrompt], the first once the conversation holds 10,000
 // tokens, the next after 5,000 tokens of growth and 3 tool calls, and a compaction waits at
 // most 15 seconds for one in flight, not at all for one started more than 60 seconds ago.
 type Config struct {
-	// Summarizer writes the extractions. Nil: [agentctx.Extractive] (no model call).
-	Summarizer agentctx.Summarizer
+	// Summarizer writes the extractions. Nil: [summarize.Extractive] (no model call).
+	Summarizer summarize.Summarizer
 	// Prompt is the instruction ending an extraction request. Empty: [DefaultPrompt].
 	Prompt string
 	// FirstTokens is the conversation's size, in tokens, at which the first extraction is
@@ -238,13 +239,13 @@ func (e *Extractor) extract(ctx context.Context, p *agentctx.Pipeline, in agentc
 	}
 	s := e.cfg.Summarizer
 	if s == nil {
-		s = agentctx.Extractive{}
+		s = summarize.Extractive{}
 	}
 	out, err := s.Summarize(ctx, req)
 	if err != nil {
 		return transcript.Record{}, fmt.Errorf("memory: extraction: %w", err)
 	}
-	text, err := agentctx.FromReply(out.Text)
+	text, err := summarize.FromReply(out.Text)
 	if err != nil {
 		return transcript.Record{}, fmt.Errorf("memory: extraction: %w", err)
 	}
@@ -270,8 +271,8 @@ func (e *Extractor) extract(ctx context.Context, p *agentctx.Pipeline, in agentc
 }
 
 // by names a summarizer that did not name itself.
-func by(s agentctx.Summarizer) string {
-	if _, ok := s.(agentctx.Extractive); ok {
+func by(s summarize.Summarizer) string {
+	if _, ok := s.(summarize.Extractive); ok {
 		return "extractive"
 	}
 	return "summarizer"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -130,13 +131,13 @@ type blocking struct {
 	release chan string
 }
 
-func (b blocking) Summarize(ctx context.Context, req agentctx.SummaryRequest) (agentctx.Summary, error) {
+func (b blocking) Summarize(ctx context.Context, req summarize.Request) (summarize.Summary, error) {
 	b.called <- struct{}{}
 	text, ok := <-b.release
 	if !ok {
-		return agentctx.Summary{}, errors.New("released without an answer")
+		return summarize.Summary{}, errors.New("released without an answer")
 	}
-	return agentctx.Summary{Text: text, By: "blocking"}, nil
+	return summarize.Summary{Text: text, By: "blocking"}, nil
 }
 
 // TestSessionMemoryWait checks the bounded wait for an extraction in flight, on a fake clock:
@@ -225,10 +226,10 @@ func TestExtractRecord(t *testing.T) {
 	require.NoError(t, err)
 	c := &convo{}
 	c.round("Port the parser to the new grammar.", 2)
-	var seen agentctx.SummaryRequest
-	ex, err := New(Config{Summarizer: agentctx.SummarizerFunc(func(_ context.Context, req agentctx.SummaryRequest) (agentctx.Summary, error) {
+	var seen summarize.Request
+	ex, err := New(Config{Summarizer: summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
 		seen = req
-		return agentctx.Summary{Text: "<analysis>draft</analysis><summary>The parser is being ported.</summary>"}, nil
+		return summarize.Summary{Text: "<analysis>draft</analysis><summary>The parser is being ported.</summary>"}, nil
 	})})
 	require.NoError(t, err)
 	rec, err := ex.Extract(t.Context(), p, agentctx.Input{Records: c.records}, 12_345)
@@ -254,11 +255,11 @@ func TestExtractRecord(t *testing.T) {
 	assert.Equal(t, 0, resumed.Due(append(c.records, back), 12_345).Growth)
 
 	// A reply without a summary fails the extraction.
-	bad, err := New(Config{Summarizer: agentctx.SummarizerFunc(func(context.Context, agentctx.SummaryRequest) (agentctx.Summary, error) {
-		return agentctx.Summary{Text: "no tags"}, nil
+	bad, err := New(Config{Summarizer: summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
+		return summarize.Summary{Text: "no tags"}, nil
 	})})
 	require.NoError(t, err)
 	_, err = bad.Extract(t.Context(), p, agentctx.Input{Records: c.records}, 1)
-	require.ErrorIs(t, err, agentctx.ErrNoSummary)
+	require.ErrorIs(t, err, summarize.ErrNoSummary)
 	assert.True(t, strings.HasPrefix(err.Error(), "memory: extraction: "), err.Error())
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -103,11 +104,11 @@ func runGolden(t *testing.T, dir string) {
 	mcfg := gc.Memory
 	mcfg.Clock = clock
 	var hold, called chan struct{} // an extraction in flight: its summarizer waits for hold
-	mcfg.Summarizer = agentctx.SummarizerFunc(func(_ context.Context, req agentctx.SummaryRequest) (agentctx.Summary, error) {
+	mcfg.Summarizer = summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
 		if h, c := hold, called; h != nil {
 			close(c)
 			<-h
-			return agentctx.Summary{}, errors.New("held until the turn was prepared")
+			return summarize.Summary{}, errors.New("held until the turn was prepared")
 		}
 		var prompts []string
 		for _, m := range req.View {
@@ -117,15 +118,15 @@ func runGolden(t *testing.T, dir string) {
 				}
 			}
 		}
-		return agentctx.Summary{By: "notes", Text: fmt.Sprintf("<summary>Notes over %d messages; the user asked: %s.</summary>", len(req.View), strings.Join(prompts, ", "))}, nil
+		return summarize.Summary{By: "notes", Text: fmt.Sprintf("<summary>Notes over %d messages; the user asked: %s.</summary>", len(req.View), strings.Join(prompts, ", "))}, nil
 	})
 	ex, err := New(mcfg)
 	require.NoError(t, err)
 	cfg := agentctx.Config{ContextWindow: gc.Window, MaxOutputTokens: gc.MaxOutput, Now: func() time.Time { return clock.now }}
 	cfg.Compact.Memory = ex
-	cfg.Compact.Summarizer = agentctx.SummarizerFunc(func(context.Context, agentctx.SummaryRequest) (agentctx.Summary, error) {
+	cfg.Compact.Summarizer = summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
 		compactCalls++
-		return agentctx.Summary{}, errors.New("the compaction's summarizer was called")
+		return summarize.Summary{}, errors.New("the compaction's summarizer was called")
 	})
 	cfg.Compact.DisableFallback = true
 	p, err := agentctx.New(cfg)

@@ -2,7 +2,7 @@ package memory
 
 // DefaultPrompt is the instruction that ends an extraction request: the library's own wording.
 // It asks for the same <summary> element a compaction's summary comes in, so that any
-// [github.com/agentctx/agentctx.Summarizer] can write it.
+// [github.com/agentctx/summarize.Summarizer] can write it.
 const DefaultPrompt = `Pause the task for a moment: your job now is to bring the session's working notes up to date. These notes stand in for the conversation when it has to be shortened later, so write them for someone who must carry on the work from them alone.
 
 Answer with text only; do not call any tool. Any private reasoning goes inside <analysis> tags and is thrown away.

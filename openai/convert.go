@@ -34,7 +34,7 @@ type Options struct {
 	LegacyMaxTokens bool
 	// Stream sends the turn streaming ([Client.Send], [Client.SendResponses]) and
 	// assembles the streamed answer into the message a non-streaming turn returns, for
-	// servers or proxies that cut long non-streaming requests. A [Summarizer] streams when
+	// servers or proxies that cut long non-streaming requests. A [github.com/agentctx/agentctx/summarize.Summarizer] streams when
 	// this or its own Stream is set.
 	Stream bool
 	// RequestOptions are passed to the SDK for this turn: retries, timeouts, headers. The

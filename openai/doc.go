@@ -42,7 +42,7 @@
 //
 // # Errors
 //
-// Every error [Client] and [Summarizer] return is an [*Error] carrying its
+// Every error [Client] and [github.com/agentctx/agentctx/summarize.Summarizer] return is an [*Error] carrying its
 // [provider.ErrorClass] (read it with [provider.ClassOf]): context_length_exceeded and the
 // compatible servers' equivalents give an [*provider.PromptTooLongError] with the figures
 // the message states, so that [session.Session.Recover] compacts; a 413 is

@@ -20,7 +20,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 )
 
-// Error is a failed call, classified for recovery: what [Summarizer] returns for any
+// Error is a failed call, classified for recovery: what [github.com/agentctx/agentctx/summarize.Summarizer] returns for any
 // failure, and what [Classify] makes of the SDK's errors. [provider.ClassOf] reads its
 // class.
 type Error struct {

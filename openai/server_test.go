@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -110,12 +110,12 @@ const completion = `{"id":"chatcmpl-1","object":"chat.completion","created":1764
 	`"usage":{"prompt_tokens":1200,"completion_tokens":15,"total_tokens":1215,"prompt_tokens_details":{"cached_tokens":1024}}}`
 
 // summaryRequest is a summary request as the pipeline makes one.
-func summaryRequest() agentctx.SummaryRequest {
+func summaryRequest() summarize.Request {
 	req := conversation()
 	req.ToolChoice = &provider.ToolChoice{Type: "none"}
 	last := &req.Messages[len(req.Messages)-1]
 	last.Content = append(last.Content, &transcript.Text{Text: "Summarize the conversation."})
-	return agentctx.SummaryRequest{Request: req, MaxOutputTokens: req.MaxTokens}
+	return summarize.Request{Request: req, MaxOutputTokens: req.MaxTokens}
 }
 
 func TestSummarizer(t *testing.T) {

@@ -3,14 +3,14 @@ package openai
 import (
 	"context"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 )
 
-// Summarizer is an [agentctx.Summarizer] over Chat Completions: it converts the library's
-// summary request ([agentctx.SummaryRequest.Request]) with [ChatParams] and returns the
+// Summarizer is an [summarize.Summarizer] over Chat Completions: it converts the library's
+// summary request ([summarize.Request.Request]) with [ChatParams] and returns the
 // text of the answer with its usage. Any OpenAI-compatible server works — vLLM, Ollama,
 // llama.cpp — through the SDK client's base URL:
 //
@@ -33,23 +33,23 @@ type Summarizer struct {
 }
 
 // Summarize sends the converted summary request and returns the answer's text.
-func (s Summarizer) Summarize(ctx context.Context, req agentctx.SummaryRequest) (agentctx.Summary, error) {
+func (s Summarizer) Summarize(ctx context.Context, req summarize.Request) (summarize.Summary, error) {
 	p, _, err := ChatParams(req.Request, s.Options)
 	if err != nil {
-		return agentctx.Summary{}, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
+		return summarize.Summary{}, &Error{Class: provider.ClassFatal, Message: err.Error(), Err: err}
 	}
 	cc, err := chatCompletion(ctx, &s.Client.Chat.Completions, p, s.Stream || s.Options.Stream, s.Options.RequestOptions)
 	if err != nil {
-		return agentctx.Summary{}, err
+		return summarize.Summary{}, err
 	}
 	if len(cc.Choices) == 0 {
-		return agentctx.Summary{}, malformed(provider.ClassFatal, "the answer has no choices", nil)
+		return summarize.Summary{}, malformed(provider.ClassFatal, "the answer has no choices", nil)
 	}
 	by := cc.Model
 	if by == "" {
 		by = string(p.Model)
 	}
-	return agentctx.Summary{Text: cc.Choices[0].Message.Content, Usage: usage(cc.Usage), By: by}, nil
+	return summarize.Summary{Text: cc.Choices[0].Message.Content, Usage: usage(cc.Usage), By: by}, nil
 }
 
 // usage converts Chat Completions usage: the cached part of the prompt is the cache read,

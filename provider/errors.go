@@ -13,7 +13,7 @@ var ErrPromptTooLong = errors.New("agentctx: prompt too long")
 // request's pressure figure is at or above the blocking limit (or leaves max_tokens below its
 // floor) and compaction is off, failed or could not bring it under; the Result returned with it
 // still holds the Report and the records to append (failed compaction attempts among them —
-// append them so the circuit breaker counts them). A [github.com/agentctx/agentctx.Summarizer] returns it when the provider
+// append them so the circuit breaker counts them). A [github.com/agentctx/summarize.Summarizer] returns it when the provider
 // rejected the summary request as too long, with the provider's figures when it gave them.
 type PromptTooLongError struct {
 	// Tokens is the prompt size: the pressure figure, or the provider's count.

@@ -9,6 +9,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/memory"
 	"github.com/agentctx/agentctx/session"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -22,12 +23,12 @@ func TestSessionMemory(t *testing.T) {
 	fail := false
 	calls := 0
 	ex, err := memory.New(memory.Config{FirstTokens: 10, GrowthTokens: 10, ToolCalls: 1,
-		Summarizer: agentctx.SummarizerFunc(func(context.Context, agentctx.SummaryRequest) (agentctx.Summary, error) {
+		Summarizer: summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
 			calls++
 			if fail {
-				return agentctx.Summary{}, errors.New("the model is down")
+				return summarize.Summary{}, errors.New("the model is down")
 			}
-			return agentctx.Summary{Text: "<summary>The user wants the files listed.</summary>"}, nil
+			return summarize.Summary{Text: "<summary>The user wants the files listed.</summary>"}, nil
 		})})
 	require.NoError(t, err)
 	cfg := agentctx.Config{}

@@ -9,6 +9,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
 	"github.com/agentctx/agentctx/session"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,7 +40,7 @@ func TestResumeFileFromTail(t *testing.T) {
 	now := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 	for _, window := range []int{200_000, 40_000} {
 		body := func(s *session.Session) string {
-			p := newTestPipeline(t, agentctx.Config{ContextWindow: window, Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{}}}, now)
+			p := newTestPipeline(t, agentctx.Config{ContextWindow: window, Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}}, now)
 			res, err := p.Prepare(t.Context(), agentctx.Input{Records: s.Records()})
 			require.NoError(t, err)
 			out, err := res.Request.MarshalJSON()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 
 	"github.com/agentctx/agentctx/session"
 
@@ -214,7 +215,7 @@ func TestSessionLoop(t *testing.T) {
 	s := session.New(session.Options{ID: "sess", Writer: app, Now: clock, NewUUID: seqUUIDs()})
 	cfg := normConfig()
 	cfg.ContextWindow = 20000
-	cfg.Compact.Summarizer = agentctx.Extractive{}
+	cfg.Compact.Summarizer = summarize.Extractive{}
 	cfg.Validate = true
 	p := newTestPipeline(t, cfg, normNow)
 	tools := []provider.Tool{valReadTool}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/simulate"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,7 +39,7 @@ func TestFoldCompactions(t *testing.T) {
 		folds, failures := 0, 0
 		for i, producer := range []agentctx.CollapseProducer{nil, agentctx.FoldOldest{}} {
 			cfg := agentctx.Config{Model: sessionModel(tr.Records), ContextWindow: 40_000,
-				Compact:  agentctx.CompactConfig{Summarizer: agentctx.Extractive{}, Rehydrate: agentctx.RehydrateConfig{DisableFiles: true}},
+				Compact:  agentctx.CompactConfig{Summarizer: summarize.Extractive{}, Rehydrate: agentctx.RehydrateConfig{DisableFiles: true}},
 				Collapse: agentctx.CollapseConfig{Producer: producer}}
 			sim, err := simulate.Run(t.Context(), tr.Records, cfg, simulate.Options{Replay: simulate.ReplayPolicy, Observe: func(s *simulate.Step) {
 				if producer == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -359,7 +360,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		cfg.Thinking, thinkingSource = SessionThinking(records), "session"
 	}
 	if cfg.Compact.Summarizer == nil {
-		cfg.Compact.Summarizer = agentctx.Extractive{}
+		cfg.Compact.Summarizer = summarize.Extractive{}
 	}
 	if cfg.Budget.Store == nil {
 		cfg.Budget.Store = &agentctx.MapStore{}

@@ -18,6 +18,7 @@ import (
 	"github.com/agentctx/agentctx/internal/testkit"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/simulate"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -384,7 +385,7 @@ func BenchmarkSimulate(b *testing.B) {
 			}
 		})
 		b.Run(fmt.Sprintf("turns=%d/prepare-last", turns), func(b *testing.B) {
-			p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{}}, Budget: agentctx.BudgetConfig{Store: &agentctx.MapStore{}}})
+			p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Budget: agentctx.BudgetConfig{Store: &agentctx.MapStore{}}})
 			if err != nil {
 				b.Fatal(err)
 			}

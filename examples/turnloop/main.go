@@ -22,6 +22,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -54,7 +55,7 @@ func run(src, dir string, w io.Writer) error {
 		MaxOutputTokens: 16_000,
 		Budget:          agentctx.BudgetConfig{Store: agentctx.FileStore{Root: filepath.Join(dir, "tool-results")}},
 		// Auto-compact when the session outgrows the window; a model-backed Summarizer goes here.
-		Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{}},
+		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}},
 		Now:     func() time.Time { return clock },
 	})
 	if err != nil {

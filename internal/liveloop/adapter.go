@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -33,7 +33,7 @@ type Adapter interface {
 	// Truncated reports whether an answer stopped at its output cap.
 	Truncated(m *transcript.Message) bool
 	// Summarizer is the summarizer that asks the provider's model for the summary.
-	Summarizer() agentctx.Summarizer
+	Summarizer() summarize.Summarizer
 }
 
 // newAdapter returns the adapter name on the fake server at baseURL, with the server's
@@ -76,4 +76,4 @@ func (a anthropicAdapter) Turn(ctx context.Context, sess *session.Session, req p
 
 func (a anthropicAdapter) Truncated(m *transcript.Message) bool { return m.Truncated() }
 
-func (a anthropicAdapter) Summarizer() agentctx.Summarizer { return anthropic.Summarizer{Client: a.c} }
+func (a anthropicAdapter) Summarizer() summarize.Summarizer { return anthropic.Summarizer{Client: a.c} }

@@ -3,10 +3,10 @@ package liveloop
 import (
 	"context"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/openai"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -40,6 +40,6 @@ func (a openaiAdapter) Truncated(m *transcript.Message) bool {
 	return m.Truncated() || m.StopReason == "length"
 }
 
-func (a openaiAdapter) Summarizer() agentctx.Summarizer {
+func (a openaiAdapter) Summarizer() summarize.Summarizer {
 	return openai.Summarizer{Client: a.sdk, Options: a.opts}
 }

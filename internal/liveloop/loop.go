@@ -17,6 +17,7 @@ import (
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/simulate"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/google/uuid"
 )
@@ -52,7 +53,7 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 	if err != nil {
 		return nil, err
 	}
-	var summarizer agentctx.Summarizer = agentctx.Extractive{}
+	var summarizer summarize.Summarizer = summarize.Extractive{}
 	switch sc.Summarizer {
 	case SummarizerExtractive:
 	case SummarizerModel:

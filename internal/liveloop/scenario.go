@@ -9,7 +9,7 @@ import (
 
 // The summarizers a scenario can compact with.
 const (
-	// SummarizerExtractive compacts with [agentctx.Extractive]: no model call.
+	// SummarizerExtractive compacts with [github.com/agentctx/agentctx/summarize.Extractive]: no model call.
 	SummarizerExtractive = "extractive"
 	// SummarizerModel compacts with the adapter's model summarizer (anthropic.Summarizer,
 	// openai.Summarizer), which the fake server answers.

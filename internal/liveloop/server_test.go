@@ -12,6 +12,7 @@ import (
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/openai"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 	oai "github.com/openai/openai-go/v3"
 	oaiopt "github.com/openai/openai-go/v3/option"
@@ -86,7 +87,7 @@ func TestAnthropicServer(t *testing.T) {
 	// Summary requests get a summary of their own, within the cap.
 	sum := req
 	sum.ToolChoice = &provider.ToolChoice{Type: "none"}
-	out, err := anthropic.Summarizer{Client: c}.Summarize(t.Context(), agentctx.SummaryRequest{Request: sum, MaxOutputTokens: 4096})
+	out, err := anthropic.Summarizer{Client: c}.Summarize(t.Context(), summarize.Request{Request: sum, MaxOutputTokens: 4096})
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(out.Text, "<analysis>"), out.Text[:40])
 	assert.True(t, strings.HasSuffix(out.Text, "</summary>"))
@@ -189,7 +190,7 @@ func TestOpenAIServer(t *testing.T) {
 	sum := req
 	sum.ToolChoice = &provider.ToolChoice{Type: "none"}
 	out, err := openai.Summarizer{Client: c, Options: openai.Options{Model: "qwen3-coder-30b"}}.Summarize(t.Context(),
-		agentctx.SummaryRequest{Request: sum, MaxOutputTokens: 4096})
+		summarize.Request{Request: sum, MaxOutputTokens: 4096})
 	require.NoError(t, err)
 	assert.True(t, strings.HasSuffix(out.Text, "</summary>"))
 	assert.Equal(t, 1, f.pv.snapshot().Summaries)
@@ -197,7 +198,7 @@ func TestOpenAIServer(t *testing.T) {
 	// Over the window: vLLM's message, which the package classifies with its figures.
 	sum.MaxTokens = 45_000
 	_, err = openai.Summarizer{Client: c, Options: openai.Options{Model: "qwen3-coder-30b"}}.Summarize(t.Context(),
-		agentctx.SummaryRequest{Request: sum, MaxOutputTokens: 45_000})
+		summarize.Request{Request: sum, MaxOutputTokens: 45_000})
 	require.Error(t, err)
 	ptl, ok := errors.AsType[*provider.PromptTooLongError](err)
 	require.True(t, ok, "%v", err)

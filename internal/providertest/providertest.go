@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -248,7 +249,7 @@ func (c CorpusConfig) Prepare(t testing.TB, records []transcript.Record, system 
 	cfg := c.cfg
 	cfg.Model, cfg.Tokens, cfg.Now = "claude-sonnet-4-5", agentctx.EstimateCounter{}, func() time.Time { return now }
 	cfg.Budget = agentctx.BudgetConfig{Store: &agentctx.MapStore{}}
-	cfg.Compact = agentctx.CompactConfig{Summarizer: agentctx.Extractive{}}
+	cfg.Compact = agentctx.CompactConfig{Summarizer: summarize.Extractive{}}
 	p, err := agentctx.New(cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -93,12 +93,12 @@ func TestBuild(t *testing.T) {
 			},
 		},
 		Summarizers: map[string]NewSummarizer{
-			"openai": func(model string) (agentctx.Summarizer, error) {
+			"openai": func(model string) (summarize.Summarizer, error) {
 				gotModel = model
 				if model == "" {
 					return nil, UsageError{"--summarizer openai needs --summary-model"}
 				}
-				return agentctx.Extractive{}, nil
+				return summarize.Extractive{}, nil
 			},
 		},
 		Database: fakeDatabase{},

@@ -17,8 +17,8 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 )
 
 // Build is what one agentctx binary links: the pieces that need a provider SDK or the
@@ -45,7 +45,7 @@ type Provider func(req provider.Request) (body any, notes []string, err error)
 // NewSummarizer makes a model summarizer from --summary-model (model, "" when the flag is
 // absent). It returns a [UsageError] when the summarizer cannot do without the flag, and an
 // error naming the environment variable when its key is missing.
-type NewSummarizer func(model string) (agentctx.Summarizer, error)
+type NewSummarizer func(model string) (summarize.Summarizer, error)
 
 // Main runs the command line of the process with b and exits with its exit code.
 func Main(b Build) {

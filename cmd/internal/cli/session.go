@@ -18,6 +18,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -31,7 +32,7 @@ type options struct {
 	store     string
 	files     bool
 	// summarizer is the compaction's summarizer; nil: the extractive one.
-	summarizer agentctx.Summarizer
+	summarizer summarize.Summarizer
 	// tail reads a large compacted session file from its active tail (request and inspect:
 	// see readSession).
 	tail bool
@@ -250,7 +251,7 @@ func (s *session) configure(o options) (*session, error) {
 		name := s.addr.file
 		results = agentctx.FileStore{Root: filepath.Join(os.TempDir(), "agentctx-tool-results", sessionID(tr, name))}
 	}
-	var summarizer agentctx.Summarizer = agentctx.Extractive{}
+	var summarizer summarize.Summarizer = summarize.Extractive{}
 	if o.summarizer != nil {
 		summarizer = o.summarizer
 	}

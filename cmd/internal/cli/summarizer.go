@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/summarize"
 )
 
 // summarizerNames are the values of --summarizer: the extractive summarizer, then the model
@@ -30,7 +30,7 @@ func (f *summarizerFlags) register(fs *flag.FlagSet, a *app) {
 // summarizer returns the summarizer the flags name, made by one of makers; nil for the
 // extractive one. A model summarizer whose key is missing from the environment is an error
 // that says which variable to set.
-func (f *summarizerFlags) summarizer(makers map[string]NewSummarizer) (agentctx.Summarizer, error) {
+func (f *summarizerFlags) summarizer(makers map[string]NewSummarizer) (summarize.Summarizer, error) {
 	switch {
 	case f.name == "extractive":
 		if f.model != "" {

@@ -27,6 +27,7 @@ import (
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/anthropic"
 	"github.com/agentctx/agentctx/openai"
+	"github.com/agentctx/agentctx/summarize"
 )
 
 var corpus = flag.String("corpus", filepath.Join("..", "shared", "corpus", "claude-code"), "the `dir` of the sessions")
@@ -55,7 +56,7 @@ func main() {
 		rel, _ := filepath.Rel(root, f)
 		for _, window := range []int{0, 40_000} {
 			p, err := agentctx.New(agentctx.Config{Model: model, ContextWindow: window, Tokens: counter,
-				Budget: agentctx.BudgetConfig{Store: &agentctx.MapStore{}}, Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{}},
+				Budget: agentctx.BudgetConfig{Store: &agentctx.MapStore{}}, Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}},
 				Now: func() time.Time { return now }})
 			if err != nil {
 				fmt.Fprintln(os.Stderr, "hashes:", err)

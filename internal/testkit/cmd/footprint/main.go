@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -83,7 +84,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		Model:         *model,
 		ContextWindow: *window,
 		Budget:        agentctx.BudgetConfig{Store: agentctx.FileStore{Root: filepath.Join(os.TempDir(), "agentctx-tool-results", sessionID(tr, path))}},
-		Compact: agentctx.CompactConfig{Summarizer: agentctx.Extractive{},
+		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{},
 			Rehydrate: agentctx.RehydrateConfig{DisableFiles: true}},
 		Now: func() time.Time { return now },
 	})

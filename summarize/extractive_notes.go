@@ -1,4 +1,4 @@
-package agentctx
+package summarize
 
 import (
 	"slices"

@@ -1,4 +1,4 @@
-package agentctx
+package summarize
 
 import (
 	"context"
@@ -12,28 +12,28 @@ import (
 )
 
 // Summarizer writes the summary that replaces a conversation's history when it is compacted.
-// It is called from [Pipeline.Prepare] (auto-compact) and [Pipeline.Compact] with their ctx,
+// It is called from [github.com/agentctx/agentctx.Pipeline.Prepare] (auto-compact) and [github.com/agentctx/agentctx.Pipeline.Compact] with their ctx,
 // once per attempt, and must be safe for concurrent use when one Pipeline serves several
 // conversations. A model-backed Summarizer sends req.Request (or builds its own prompt from
 // req.View and req.Instructions) with no tools allowed and one turn, and returns the model's
 // text. When the provider rejects the request as too long it returns a [*provider.PromptTooLongError]
 // (with the provider's figures when it gave them): the library then leaves out the oldest
 // rounds of the conversation and calls again, at most 3 times. Any other error fails the
-// attempt, which is recorded (see [CompactConfig]).
+// attempt, which is recorded (see [github.com/agentctx/agentctx.CompactConfig]).
 type Summarizer interface {
-	Summarize(ctx context.Context, req SummaryRequest) (Summary, error)
+	Summarize(ctx context.Context, req Request) (Summary, error)
 }
 
 // SummarizerFunc adapts a function to a [Summarizer].
-type SummarizerFunc func(ctx context.Context, req SummaryRequest) (Summary, error)
+type Func func(ctx context.Context, req Request) (Summary, error)
 
 // Summarize calls f(ctx, req).
-func (f SummarizerFunc) Summarize(ctx context.Context, req SummaryRequest) (Summary, error) {
+func (f Func) Summarize(ctx context.Context, req Request) (Summary, error) {
 	return f(ctx, req)
 }
 
 // SummaryRequest is what a [Summarizer] is asked to summarize.
-type SummaryRequest struct {
+type Request struct {
 	// Request is a provider-ready request built to share the conversation's prompt cache: the
 	// conversation's system prompt, tools and messages as this turn's request has them (images
 	// and documents replaced by text markers, attachments that compaction re-injects left out),
@@ -42,11 +42,11 @@ type SummaryRequest struct {
 	Request provider.Request
 	// View is the conversation to summarize, message by message, in the same state as in
 	// Request; for summarizers that write their own prompt or read the structure.
-	View []ViewMessage
+	View []Message
 	// Instructions is the instruction text ending Request: the library's summary prompt with
 	// Custom appended.
 	Instructions string
-	// Custom holds the extra instructions of the caller ([CompactOptions.Instructions]) and of
+	// Custom holds the extra instructions of the caller ([github.com/agentctx/agentctx.CompactOptions.Instructions]) and of
 	// pre-compact hooks, or "".
 	Custom string
 	// MaxOutputTokens caps the summary's length, in tokens.
@@ -73,14 +73,14 @@ type Summary struct {
 }
 
 // ViewMessage is one message of a view handed to a [Summarizer].
-type ViewMessage struct {
+type Message struct {
 	// UUID is the record's uuid, or a content-derived one for a synthesized message.
 	UUID string
 	// Role is the message's role.
 	Role transcript.Role
 	// Source says where the message comes from: "" for a message of the transcript, or one of
-	// the View* constants.
-	Source ViewSource
+	// the Source* constants.
+	Source Source
 	// Meta is true for messages the runtime injected rather than a person or the model wrote:
 	// isMeta records (hook context, reminders), summaries, base context.
 	Meta bool
@@ -90,18 +90,18 @@ type ViewMessage struct {
 	Content []transcript.Block
 }
 
-// ViewSource says where a [ViewMessage] that does not come from the transcript as written
+// ViewSource says where a [Message] that does not come from the transcript as written
 // comes from.
-type ViewSource string
+type Source string
 
-// The Source values of a [ViewMessage] that does not come from the transcript as written.
+// The Source values of a [Message] that does not come from the transcript as written.
 const (
-	ViewCompactSummary ViewSource = "compact_summary" // the summary of an earlier compaction
-	ViewCollapse       ViewSource = "collapse"        // a collapse commit's summary
-	ViewContext        ViewSource = "context"         // the base user context
-	ViewPinned         ViewSource = "pinned"          // pinned content re-placed after a summary
-	ViewReminder       ViewSource = "reminder"        // a reminder the pipeline put after an input
-	ViewOmitted        ViewSource = "omitted"         // the marker for messages left out to fit
+	SourceCompactSummary Source = "compact_summary" // the summary of an earlier compaction
+	SourceCollapse       Source = "collapse"        // a collapse commit's summary
+	SourceContext        Source = "context"         // the base user context
+	SourcePinned         Source = "pinned"          // pinned content re-placed after a summary
+	SourceReminder       Source = "reminder"        // a reminder the pipeline put after an input
+	SourceOmitted        Source = "omitted"         // the marker for messages left out to fit
 )
 
 // ErrNoSummary is what the errors of [FromReply] match (errors.Is): the reply holds no usable

@@ -1,10 +1,9 @@
-package agentctx
+package summarize
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/agentctx/agentctx/internal/prose"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -14,14 +13,14 @@ import (
 func TestExtractiveNotes(t *testing.T) {
 	tests := []struct {
 		name      string
-		view      []ViewMessage
+		view      []Message
 		decisions []string // in the Decisions section
 		open      []string // in the Open items section
 		not       []string // nowhere in the summary
 	}{
 		{
 			name: "a rule at the end of a long message",
-			view: []ViewMessage{
+			view: []Message{
 				{Role: transcript.RoleUser, Content: []transcript.Block{text(strings.Repeat("a line of the pasted log output here\n", 200) + "Please never touch the vendored copy of the parser.")}},
 				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("Understood.")}},
 				{Role: transcript.RoleUser, Content: []transcript.Block{text("go on")}},
@@ -30,7 +29,7 @@ func TestExtractiveNotes(t *testing.T) {
 		},
 		{
 			name: "a confirmation among questions",
-			view: []ViewMessage{
+			view: []Message{
 				{Role: transcript.RoleUser, Content: []transcript.Block{text(strings.Repeat("What does the scheduler do with a task that times out? ", 60) + "\nYes, go with the bounded queue for the workers.")}},
 				{Role: transcript.RoleUser, Content: []transcript.Block{text("next")}},
 			},
@@ -39,7 +38,7 @@ func TestExtractiveNotes(t *testing.T) {
 		},
 		{
 			name: "work put off, then another done",
-			view: []ViewMessage{
+			view: []Message{
 				{Role: transcript.RoleUser, Content: []transcript.Block{text("fix the lexer")}},
 				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("Let me read the lexer first. I'll add a fuzz target for the tokenizer later, once the fix is in.")}},
 				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("I fixed the lexer and added a test for the empty input.")}},
@@ -49,7 +48,7 @@ func TestExtractiveNotes(t *testing.T) {
 		},
 		{
 			name: "work put off, then reported done",
-			view: []ViewMessage{
+			view: []Message{
 				{Role: transcript.RoleUser, Content: []transcript.Block{text("fix the lexer")}},
 				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("The lexer is fixed. I'll update the changelog entry for the lexer afterwards.")}},
 				{Role: transcript.RoleAssistant, Content: []transcript.Block{text("Done: I updated the changelog entry for the lexer.")}},
@@ -59,7 +58,7 @@ func TestExtractiveNotes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := Extractive{}.Summarize(t.Context(), SummaryRequest{View: tt.view, MaxOutputTokens: 600})
+			s, err := Extractive{}.Summarize(t.Context(), Request{View: tt.view, MaxOutputTokens: 600})
 			require.NoError(t, err)
 			sec := func(name string) string {
 				_, after, _ := strings.Cut(s.Text, "## "+name+"\n")
@@ -79,16 +78,4 @@ func TestExtractiveNotes(t *testing.T) {
 	}
 }
 
-// A failed tool call's result that microcompact cleared reaches a summarizer as written; a
-// cleared result that did not fail stays cleared.
-func TestViewMessageRestoresClearedErrors(t *testing.T) {
-	failed := &transcript.ToolResult{ToolUseID: "t1", IsError: true, StringContent: true, Content: []transcript.Block{text("exit 1: the migration table is locked")}}
-	ok := &transcript.ToolResult{ToolUseID: "t2", StringContent: true, Content: []transcript.Block{text("42 rows")}}
-	rec := &transcript.Record{Type: transcript.TypeUser, UUID: "u", Message: &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{failed, ok}}}
-	it := item{rec: rec, uuid: "u", role: transcript.RoleUser, blocks: []transcript.Block{clearedResult(failed), clearedResult(ok)}}
-	m := viewMessage(&it)
-	require.Len(t, m.Content, 2)
-	assert.Same(t, failed, m.Content[0])
-	assert.Equal(t, ClearedToolResultText, prose.ResultText(m.Content[1].(*transcript.ToolResult)))
-	assert.Equal(t, ClearedToolResultText, prose.ResultText(it.blocks[0].(*transcript.ToolResult)), "the view itself is unchanged")
-}
+func text(s string) *transcript.Text { return &transcript.Text{Text: s} }

@@ -1,4 +1,4 @@
-package agentctx
+package summarize
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // otherwise.
 //
 // It is the command-line tool's summarizer and the default fallback of a model summarizer
-// (see [CompactConfig]). Its zero value is ready to use and safe for concurrent use.
+// (see [github.com/agentctx/agentctx.CompactConfig]). Its zero value is ready to use and safe for concurrent use.
 type Extractive struct{}
 
 // extractiveMark opens every summary Extractive writes, so a later compaction recognises one.
@@ -64,7 +64,7 @@ var extractiveSections = []struct {
 // ones leave (between 80 and 1,500 characters), and when even 80 characters each do not fit,
 // the oldest are left out and a line says how many. What a message cut or left out decided,
 // confirmed or ruled stays in the Decisions section. It never fails on a non-empty view.
-func (e Extractive) Summarize(ctx context.Context, req SummaryRequest) (Summary, error) {
+func (e Extractive) Summarize(ctx context.Context, req Request) (Summary, error) {
 	if err := ctx.Err(); err != nil {
 		return Summary{}, err
 	}
@@ -114,10 +114,10 @@ const minBudgetChars = 1_500
 
 // viewChars returns the characters of the text a view holds: its messages' text, tool inputs
 // and tool results; an earlier summary's count twice, so that half the figure carries it whole.
-func viewChars(view []ViewMessage) int {
+func viewChars(view []Message) int {
 	n := 0
 	for _, m := range view {
-		if m.Source == ViewCompactSummary {
+		if m.Source == SourceCompactSummary {
 			n += 2 * len(transcript.TextOf(m.Content))
 			continue
 		}
@@ -208,13 +208,13 @@ type extraction struct {
 }
 
 // extract reads a view.
-func extract(view []ViewMessage) *extraction {
+func extract(view []Message) *extraction {
 	x := &extraction{carried: map[string][]string{}, reads: map[string]int{}, edits: map[string]int{}, writes: map[string]int{}}
 	calls := map[string]*transcript.ToolUse{}
 	pendingErr := -1 // index in x.errors of an error still waiting for what followed
 	for _, m := range view {
 		switch {
-		case m.Source == ViewCompactSummary:
+		case m.Source == SourceCompactSummary:
 			x.carry(transcript.TextOf(m.Content))
 			continue
 		case m.Source != "":
