@@ -335,7 +335,7 @@ func (co *compactor) due(t *turn) bool {
 		why = "a fork never compacts the conversation"
 	case t.in.NoCompact:
 		why = "auto-compact is off for this request (NoCompact)"
-	case t.chain.Boundary != nil && !answeredSince(t.items, t.boundaryPos):
+	case (t.chain.Boundary != nil || t.point != nil) && !answeredSince(t.items, t.boundaryPos):
 		why = "nothing new since the latest compaction: no response after it"
 	}
 	if why != "" {

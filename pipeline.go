@@ -516,6 +516,9 @@ type turn struct {
 	// continued: normalize appended a user continuation after a trailing assistant message;
 	// the next turn's request will not send it, so the cache marker goes before it.
 	continued bool
+	// point is the provider compaction block the view starts at, or nil (see
+	// startAtProviderCompaction).
+	point transcript.Block
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Chain) *turn {
@@ -551,6 +554,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Cha
 		}
 		t.items = append(t.items, it)
 	}
+	t.startAtProviderCompaction()
 	// The counter's memos follow the session: room for this turn's records and blocks.
 	p.counter.reserve(len(t.items), blocks)
 	p.compactor.injectPinned(t)

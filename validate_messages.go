@@ -15,13 +15,16 @@ func (c *checker) messages(r *Request) {
 		return
 	}
 	final := finalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
+	if first := msgs[0].Content; len(first) > 0 && transcript.CompactionOf(first[0]) == transcript.CompactionPoint {
+		c.point = first[0]
+	}
 	thinking := r.Thinking.Enabled()
 	for i, m := range msgs {
 		path := fmt.Sprintf("messages[%d]", i)
 		switch {
 		case m.Role != transcript.RoleUser && m.Role != transcript.RoleAssistant:
 			c.add("1.1", path, "role %q is not user or assistant", m.Role)
-		case i == 0 && m.Role != transcript.RoleUser:
+		case i == 0 && m.Role != transcript.RoleUser && (c.point == nil || m.Role != transcript.RoleAssistant):
 			c.add("1.3", path, "first message is not a user message")
 		case i > 0 && m.Role == msgs[i-1].Role:
 			c.add("1.2", path, "two consecutive %s messages: merge them", m.Role)
@@ -45,7 +48,7 @@ func (c *checker) messages(r *Request) {
 			c.assistant(path, m.Content, next, hasNext)
 			if i >= final {
 				switch {
-				case thinking && i == final && (len(m.Content) == 0 || !isThinking(m.Content[0])):
+				case thinking && i == final && !opensWithThinking(m.Content, c.point):
 					c.add("4.2", path+".content[0]", "thinking is enabled but the final assistant turn does not start with a thinking block")
 				case !thinking && containsThinking(m.Content):
 					c.add("4.5", path, "thinking is disabled but an assistant message of the final turn contains thinking")
@@ -160,7 +163,11 @@ func (c *checker) content(path string, b transcript.Block, role transcript.Role)
 			}
 		}
 	case *transcript.UnknownBlock:
-		if b.Type != transcript.KindSearchResult || role != transcript.RoleUser {
+		switch {
+		case b == c.point:
+		case transcript.CompactionOf(b) != transcript.NotCompaction:
+			c.add("1.6", path, "a provider compaction is sent only as the first block of the request, and only one that holds a summary")
+		case b.Type != transcript.KindSearchResult || role != transcript.RoleUser:
 			c.add("2.11", path, "unknown block type %q", b.Type)
 		}
 	case *transcript.ToolReference:
@@ -291,7 +298,7 @@ func (c *checker) assistant(path string, content, next []transcript.Block, hasNe
 		}
 	}
 	if containsThinking(content) {
-		if !isThinking(content[0]) {
+		if !opensWithThinking(content, c.point) {
 			c.add("4.3", path+".content[0]", "assistant message holds thinking but does not start with it")
 		}
 		if n := len(content); isThinking(content[n-1]) {
