@@ -231,6 +231,9 @@ type compactor struct {
 	cache     *cacheStage
 	// build builds the turn of an input: the pipeline's, run again on the compacted records.
 	build func(context.Context, *Input) (*turn, error)
+	// server: the provider compacts (see [CompactServer]); auto-compact waits for the
+	// blocking limit.
+	server bool
 }
 
 // summaryMax is the summary's output cap for the pipeline.
@@ -335,6 +338,8 @@ func (co *compactor) due(t *turn) bool {
 		why = "a fork never compacts the conversation"
 	case t.in.NoCompact:
 		why = "auto-compact is off for this request (NoCompact)"
+	case co.server && pr.Tokens < pr.Levels.Blocking && !tooSmall && !tooBig:
+		why = "the provider compacts at the threshold (server strategy): the library compacts only at the blocking limit"
 	case (t.chain.Boundary != nil || t.point != nil) && !answeredSince(t.items, t.boundaryPos):
 		why = "nothing new since the latest compaction: no response after it"
 	}

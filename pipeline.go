@@ -46,6 +46,9 @@ type Config struct {
 	Normalize    NormalizeConfig
 	Cache        CacheConfig
 	Pressure     PressureConfig
+	// ProviderContext asks the provider to compact and clear context on its side; the zero
+	// value asks for nothing.
+	ProviderContext ProviderContextConfig
 
 	// Now is the clock. Nil: time.Now. Prepare reads it once per turn.
 	Now func() time.Time
@@ -116,6 +119,8 @@ type Pipeline struct {
 	order []stage
 	// compactor compacts a turn's conversation when it is due, asked for, or recovering.
 	compactor *compactor
+	// provider is what the provider manages on its side (Config.ProviderContext, resolved).
+	provider providerContext
 }
 
 // New validates cfg and returns a Pipeline.
@@ -131,7 +136,8 @@ func New(cfg Config) (*Pipeline, error) {
 	if models == nil {
 		models = DefaultModels()
 	}
-	if m, ok := models.Lookup(cfg.Model); ok {
+	m, known := models.Lookup(cfg.Model)
+	if ok := known; ok {
 		if err := m.validate(cfg.Model); err != nil {
 			return nil, err
 		}
@@ -175,6 +181,9 @@ func New(cfg Config) (*Pipeline, error) {
 		return nil, err
 	}
 	p.levels = levels
+	if p.provider, err = cfg.ProviderContext.resolve(m, known, levels.Threshold); err != nil {
+		return nil, err
+	}
 	if n := cfg.Compact.SummaryMaxTokens; n > p.maxOutput || n > p.window/2 {
 		return nil, fmt.Errorf("agentctx: Compact.SummaryMaxTokens %d is above the maximum output %d or half the window %d", n, p.maxOutput, p.window)
 	}
@@ -191,6 +200,7 @@ func New(cfg Config) (*Pipeline, error) {
 		cfg: cfg.Compact, pressure: cfg.Pressure, context: cfg.Context, model: cfg.Model, thinking: cfg.Thinking,
 		window: p.window, maxOutput: p.maxOutput, counter: p.counter,
 		budget: p.stages.budget, normalize: p.stages.normalize, cache: p.stages.cache, build: p.build,
+		server: p.provider.server,
 	}
 	return p, nil
 }
@@ -691,6 +701,10 @@ func (p *Pipeline) size(t *turn) {
 	t.req.Betas = nil
 	if beta := p.cfg.Microcompact.CacheEditingBeta; editing && beta != "" {
 		t.req.Betas = []string{beta}
+	}
+	if pc := &p.provider; pc.body != nil {
+		t.req.Betas = append(t.req.Betas, pc.betas...)
+		t.req.ContextManagement = pc.body
 	}
 	in := p.counter.Request(&t.req) - deleted
 	t.report.InputTokens = in

@@ -118,3 +118,8 @@ func TestProviderCompactionAppliedEdits(t *testing.T) {
 	assert.Equal(t, max(pr.Counted-1700, pr.Anchor+pr.Added-pr.Freed), pr.Tokens)
 	assert.Contains(t, pr.Why, "context editing cleared 1700 tokens")
 }
+
+// transcriptUsage is an answer's usage with a prompt of n input tokens.
+func transcriptUsage(n int) transcript.Usage {
+	return transcript.Usage{InputTokens: n, OutputTokens: 100}
+}

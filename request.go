@@ -25,6 +25,9 @@ type Request struct {
 	// it carries cache_edits (see [MicrocompactConfig.CacheEditingBeta]). They travel as an
 	// HTTP header, not in the body: MarshalJSON leaves them out.
 	Betas []string
+	// ContextManagement is the request's "context_management": what the provider manages
+	// on its side ([ProviderContextConfig]), as raw JSON; nil sends none.
+	ContextManagement json.RawMessage
 
 	// memo is the Pipeline's encode memo for a request it built (nil: none). MarshalJSON
 	// copies the parts it has encoded before instead of encoding them again.
@@ -64,7 +67,7 @@ func (t *ThinkingParam) Enabled() bool {
 }
 
 // MarshalJSON writes the request body: model, max_tokens, system, messages, tools,
-// tool_choice, thinking. A request built by [Pipeline.Prepare] is encoded with the
+// tool_choice, thinking, context_management. A request built by [Pipeline.Prepare] is encoded with the
 // Pipeline's memo: each message (and the system prompt and the tools) whose content the
 // Pipeline has encoded before is copied, not encoded again, so a steady turn encodes only its
 // new exchange. The bytes are the same either way.
