@@ -35,7 +35,7 @@ func TestProviderCompaction(t *testing.T) {
 	calls := 0
 	summarizer := SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
 		calls++
-		return Summary{Text: "a client summary"}, nil
+		return Summary{Text: "<summary>a client summary</summary>"}, nil
 	})
 	tests := []struct {
 		name  string

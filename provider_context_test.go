@@ -3,7 +3,10 @@ package agentctx
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
+
+	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,7 +83,7 @@ func TestServerStrategyDefersAutoCompact(t *testing.T) {
 	calls := 0
 	summarizer := SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
 		calls++
-		return Summary{Text: "a client summary"}, nil
+		return Summary{Text: "<summary>a client summary</summary>"}, nil
 	})
 	k := newTK()
 	k.readTurns(3)
@@ -102,5 +105,60 @@ func TestServerStrategyDefersAutoCompact(t *testing.T) {
 			assert.Zero(t, calls)
 			assert.Contains(t, res.Report.Pressure.Why, "the library compacts only at the blocking limit")
 		}
+	}
+}
+
+// TestServerCompactionFallback: under the server strategy an answer whose compaction
+// failed (null content) makes the library compact in its place, records the failure once,
+// and the circuit breaker counts it.
+func TestServerCompactionFallback(t *testing.T) {
+	failing := errors.New("summarizer down")
+	for _, tc := range []struct {
+		name         string
+		fail         bool
+		usage        int
+		wantOutcome  CompactOutcome
+		wantFailures int // the breaker's count after the turn's records
+	}{
+		{name: "over the threshold", usage: 172_000, wantOutcome: CompactCompacted, wantFailures: 0},
+		{name: "under the figure's threshold: the provider's count decides", usage: 120_000, wantOutcome: CompactCompacted, wantFailures: 0},
+		{name: "the client fails too", fail: true, usage: 172_000, wantOutcome: CompactFailed, wantFailures: 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			summarizer := SummarizerFunc(func(context.Context, SummaryRequest) (Summary, error) {
+				calls++
+				if tc.fail {
+					return Summary{}, failing
+				}
+				return Summary{Text: "<summary>a client summary</summary>"}, nil
+			})
+			k := newTK()
+			k.readTurns(3)
+			failed := k.answer(transcriptUsage(tc.usage), nil, unknown(`{"type":"compaction","content":null,"encrypted_content":null}`), text("Read."))
+			k.user("Go on.")
+			cfg := Config{Model: "claude-sonnet-4-6", ProviderContext: ProviderContextConfig{Strategy: CompactServer},
+				Compact: CompactConfig{Summarizer: summarizer, DisableFallback: true}}
+			res, err := newTestPipeline(t, cfg, k.at(0)).Prepare(context.Background(), Input{Records: k.recs})
+			require.NoError(t, err)
+			c := res.Report.Compaction
+			require.NotNil(t, c)
+			assert.Equal(t, tc.wantOutcome, c.Outcome, c.Reason)
+			assert.Equal(t, failed.UUID, c.ProviderFailed)
+			assert.Equal(t, 1, calls)
+			var provider []transcript.Record
+			for _, r := range res.Append {
+				if r.CompactFailure != nil && r.CompactFailure.Summarizer == summarizerProvider {
+					provider = append(provider, r)
+				}
+			}
+			require.Len(t, provider, 1, "the provider's failure is recorded")
+			assert.Equal(t, failed.UUID, provider[0].CompactFailure.LeafUUID)
+
+			after := append(roundTrip(t, k.recs), roundTrip(t, res.Append)...)
+			st, err := newTestPipeline(t, cfg, k.at(0)).CompactState(after, "")
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantFailures, st.ConsecutiveFailures)
+		})
 	}
 }
