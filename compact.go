@@ -233,6 +233,9 @@ type compactor struct {
 	cache     *cacheStage
 	// build builds the turn of an input: the pipeline's, run again on the compacted records.
 	build func(context.Context, *Input) (*turn, error)
+	// server: the provider compacts (see [CompactServer]); auto-compact waits for the
+	// blocking limit.
+	server bool
 }
 
 // summaryMax is the summary's output cap for the pipeline.
@@ -290,6 +293,9 @@ type CompactReport struct {
 	Fallback       bool
 	FallbackReason string
 	SummaryUsage   *transcript.Usage
+	// ProviderFailed names the answer whose provider compaction failed (server strategy),
+	// which this compaction replaces; its failure is recorded and counted by the breaker.
+	ProviderFailed string
 	// Rung is how far down its ladder the compaction went (see [CompactRung]).
 	Rung CompactRung
 	// Attempts counts the summarizer calls; Failures lists the failed attempts' reasons.
@@ -326,7 +332,8 @@ func (co *compactor) due(t *turn) bool {
 	pr := &t.report.Pressure
 	tooSmall := t.req.MaxTokens < co.pressure.minOutput(co.window, co.maxOutput)
 	tooBig := t.report.BodyBytes > t.maxBody
-	if pr.Tokens < pr.Levels.Threshold && !tooSmall && !tooBig {
+	failed := co.server && serverFailure(t) != nil // the provider passed its trigger and failed
+	if pr.Tokens < pr.Levels.Threshold && !tooSmall && !tooBig && !failed {
 		return false
 	}
 	why := ""
@@ -341,7 +348,9 @@ func (co *compactor) due(t *turn) bool {
 		why = "a fork never compacts the conversation"
 	case t.in.NoCompact:
 		why = "auto-compact is off for this request (NoCompact)"
-	case t.chain.Boundary != nil && !answeredSince(t.items, t.boundaryPos):
+	case co.server && pr.Tokens < pr.Levels.Blocking && !tooSmall && !tooBig && !failed:
+		why = "the provider compacts at the threshold (server strategy): the library compacts only at the blocking limit"
+	case (t.chain.Boundary != nil || t.point != nil) && !answeredSince(t.items, t.boundaryPos):
 		why = "nothing new since the latest compaction: no response after it"
 	}
 	if why != "" {
@@ -393,6 +402,12 @@ func (co *compactor) compact(ctx context.Context, t *turn, manual *CompactOption
 		return end(CompactSkipped, "the conversation has no messages")
 	}
 	h := readHistory(t.in.Records, t.chain.Scan(), t.chain.Leaf, t.boundaryPos, c.thrashTurns())
+	if a := serverFailure(t); co.server && trigger == transcript.TriggerAuto && a != nil {
+		if co.recordServerFailure(t, a) {
+			h.failures++
+		}
+		rep.ProviderFailed = a.UUID
+	}
 	rep.ConsecutiveFailures, rep.Compactions = h.failures, h.compactions
 
 	// Which summarizers may run.

@@ -110,6 +110,7 @@ type consRule struct {
 // conservationRules are the explanations of a missing or replaced block, in pipeline order
 // (a later replacement of the same block wins, as in the pipeline).
 var conservationRules = []consRule{
+	{"provider compaction", consProviderCompaction},
 	{"media", consMedia},
 	{"recovery", consRecovery},
 	{"budget", consBudget},

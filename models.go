@@ -18,6 +18,9 @@ type Model struct {
 	// model: a cache breakpoint on a shorter prefix writes nothing, and the prompt is billed
 	// as uncached input (package simulate models it). Zero: 1,024, the smallest any current Claude model has.
 	MinCacheTokens int
+	// ServerCompaction reports that the provider compacts the model's conversations on its
+	// side (Anthropic's compact_20260112), which [CompactAuto] then asks for.
+	ServerCompaction bool
 }
 
 // defaultMinCacheTokens is the minimum cacheable prefix of a model whose table entry names
@@ -54,19 +57,20 @@ func DefaultModels() Models {
 	ms := Models{}
 	// Minimum cacheable prefixes as Anthropic's tables give them. The tables disagree on
 	// Sonnet 4.6 (1,024 or 2,048 tokens); the larger is taken, so a simulation never counts a
-	// cache read the provider may not give.
+	// cache read the provider may not give. Server-side compaction: the models Anthropic's
+	// compaction documentation lists.
 	for _, m := range []Model{
-		{"claude-opus-4-7", window, 64_000, 4096},
-		{"claude-opus-4-6", window, 128_000, 4096},
-		{"claude-opus-4-5", window, 64_000, 4096},
-		{"claude-opus-4-1", window, 32_000, 1024},
-		{"claude-opus-4", window, 32_000, 1024},
-		{"claude-sonnet-4-6", window, 64_000, 2048},
-		{"claude-sonnet-4-5", window, 64_000, 1024},
-		{"claude-sonnet-4", window, 64_000, 1024},
-		{"claude-haiku-4-5", window, 64_000, 4096},
-		{"claude-3-7-sonnet", window, 64_000, 1024},
-		{"claude-3-5-haiku", window, 8_192, 2048},
+		{"claude-opus-4-7", window, 64_000, 4096, true},
+		{"claude-opus-4-6", window, 128_000, 4096, true},
+		{"claude-opus-4-5", window, 64_000, 4096, false},
+		{"claude-opus-4-1", window, 32_000, 1024, false},
+		{"claude-opus-4", window, 32_000, 1024, false},
+		{"claude-sonnet-4-6", window, 64_000, 2048, true},
+		{"claude-sonnet-4-5", window, 64_000, 1024, false},
+		{"claude-sonnet-4", window, 64_000, 1024, false},
+		{"claude-haiku-4-5", window, 64_000, 4096, false},
+		{"claude-3-7-sonnet", window, 64_000, 1024, false},
+		{"claude-3-5-haiku", window, 8_192, 2048, false},
 	} {
 		ms[m.Name] = m
 	}

@@ -14,29 +14,30 @@ func TestModelsLookup(t *testing.T) {
 		window    int
 		maxOutput int
 		minCache  int
+		server    bool
 	}{
-		{"claude-opus-4-7", "claude-opus-4-7", 200_000, 64_000, 4096},
-		{"claude-opus-4-6", "claude-opus-4-6", 200_000, 128_000, 4096},
-		{"claude-opus-4-5-20251101", "claude-opus-4-5", 200_000, 64_000, 4096},
-		{"claude-opus-4-1-20250805", "claude-opus-4-1", 200_000, 32_000, 1024},
-		{"claude-opus-4-20250514", "claude-opus-4", 200_000, 32_000, 1024},
-		{"claude-sonnet-4-6", "claude-sonnet-4-6", 200_000, 64_000, 2048},
-		{"claude-sonnet-4-5-20250929", "claude-sonnet-4-5", 200_000, 64_000, 1024},
-		{"claude-sonnet-4-20250514", "claude-sonnet-4", 200_000, 64_000, 1024},
-		{"claude-haiku-4-5-20251001", "claude-haiku-4-5", 200_000, 64_000, 4096},
-		{"claude-3-7-sonnet-20250219", "claude-3-7-sonnet", 200_000, 64_000, 1024},
-		{"claude-3-7-sonnet-latest", "claude-3-7-sonnet", 200_000, 64_000, 1024},
-		{"claude-3-5-haiku-20241022", "claude-3-5-haiku", 200_000, 8_192, 2048},
-		{"claude-opus-4-1@20250805", "claude-opus-4-1", 200_000, 32_000, 1024},
-		{"us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5", 200_000, 64_000, 1024},
-		{"anthropic/claude-haiku-4-5", "claude-haiku-4-5", 200_000, 64_000, 4096},
-		{"claude-sonnet-4-5-20250929[1m]", "claude-sonnet-4-5", 1_000_000, 64_000, 1024},
-		{"claude-sonnet-4-50", "claude-sonnet-4", 200_000, 64_000, 1024}, // "4-5" needs a separator after it
+		{"claude-opus-4-7", "claude-opus-4-7", 200_000, 64_000, 4096, true},
+		{"claude-opus-4-6", "claude-opus-4-6", 200_000, 128_000, 4096, true},
+		{"claude-opus-4-5-20251101", "claude-opus-4-5", 200_000, 64_000, 4096, false},
+		{"claude-opus-4-1-20250805", "claude-opus-4-1", 200_000, 32_000, 1024, false},
+		{"claude-opus-4-20250514", "claude-opus-4", 200_000, 32_000, 1024, false},
+		{"claude-sonnet-4-6", "claude-sonnet-4-6", 200_000, 64_000, 2048, true},
+		{"claude-sonnet-4-5-20250929", "claude-sonnet-4-5", 200_000, 64_000, 1024, false},
+		{"claude-sonnet-4-20250514", "claude-sonnet-4", 200_000, 64_000, 1024, false},
+		{"claude-haiku-4-5-20251001", "claude-haiku-4-5", 200_000, 64_000, 4096, false},
+		{"claude-3-7-sonnet-20250219", "claude-3-7-sonnet", 200_000, 64_000, 1024, false},
+		{"claude-3-7-sonnet-latest", "claude-3-7-sonnet", 200_000, 64_000, 1024, false},
+		{"claude-3-5-haiku-20241022", "claude-3-5-haiku", 200_000, 8_192, 2048, false},
+		{"claude-opus-4-1@20250805", "claude-opus-4-1", 200_000, 32_000, 1024, false},
+		{"us.anthropic.claude-sonnet-4-5-20250929-v1:0", "claude-sonnet-4-5", 200_000, 64_000, 1024, false},
+		{"anthropic/claude-haiku-4-5", "claude-haiku-4-5", 200_000, 64_000, 4096, false},
+		{"claude-sonnet-4-5-20250929[1m]", "claude-sonnet-4-5", 1_000_000, 64_000, 1024, false},
+		{"claude-sonnet-4-50", "claude-sonnet-4", 200_000, 64_000, 1024, false}, // "4-5" needs a separator after it
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m, ok := ms.Lookup(tt.name)
 			assert.True(t, ok)
-			assert.Equal(t, Model{Name: tt.want, ContextWindow: tt.window, MaxOutput: tt.maxOutput, MinCacheTokens: tt.minCache}, m)
+			assert.Equal(t, Model{Name: tt.want, ContextWindow: tt.window, MaxOutput: tt.maxOutput, MinCacheTokens: tt.minCache, ServerCompaction: tt.server}, m)
 		})
 	}
 	for _, name := range []string{"", "gpt-5.5", "claude", "claude-opus", "claude-opus-4x", "sonnet", "<synthetic>"} {

@@ -169,7 +169,7 @@ func (st *normalizeStage) run(t *turn) error {
 	}
 	col := n.collect(pre)
 	msgs, names, from := n.passes(pre, &col)
-	if len(msgs) > 0 && msgs[0].role == transcript.RoleAssistant {
+	if len(msgs) > 0 && msgs[0].role == transcript.RoleAssistant && !n.opensWithPoint(msgs) {
 		from++ // ends puts a user message before the first
 	}
 	msgs = n.ends(msgs)
@@ -542,7 +542,7 @@ func (n *normalizer) ends(msgs []nmsg) []nmsg {
 	if len(msgs) == 0 {
 		return msgs
 	}
-	if msgs[0].role == transcript.RoleAssistant {
+	if msgs[0].role == transcript.RoleAssistant && !n.opensWithPoint(msgs) {
 		n.act(ActionRepaired, msgs[0].blocks[0].uuid, "", "first message was an assistant message: inserted a user message before it", 0)
 		msgs = append([]nmsg{{role: transcript.RoleUser, blocks: []nblock{{b: &transcript.Text{Text: leadingUserText}}}}}, msgs...)
 	}

@@ -110,6 +110,13 @@ func (n *normalizer) clean(b transcript.Block, role transcript.Role, uuid string
 			return nb, false
 		}
 	case *transcript.UnknownBlock:
+		if n.t.isPoint(b) {
+			return nb, true // the provider's compaction, sent as it came (1.6)
+		}
+		if transcript.CompactionOf(b) == transcript.CompactionFailed {
+			n.drop(nb, "provider compaction without a summary (it failed): a no-op, not sent")
+			return nb, false
+		}
 		if !user || b.Type != transcript.KindSearchResult {
 			return bad, true
 		}

@@ -174,10 +174,15 @@ func (n *normalizer) tidyMessage(m *nmsg) {
 		n.drop(m.blocks[k], "assistant message cannot end with thinking")
 		m.blocks = m.blocks[:k]
 	}
-	// 4.3: thinking comes first (merged responses: in their original order).
-	if len(m.blocks) > 0 && !wire.IsThinking(m.blocks[0].b) && slices.ContainsFunc(m.blocks, func(nb nblock) bool { return wire.IsThinking(nb.b) }) {
+	// 4.3: thinking comes first (merged responses: in their original order), after the
+	// provider's compaction the view starts at (1.6).
+	lead := 0
+	if len(m.blocks) > 0 && n.t.isPoint(m.blocks[0].b) {
+		lead = 1
+	}
+	if len(m.blocks) > lead && !wire.IsThinking(m.blocks[lead].b) && slices.ContainsFunc(m.blocks, func(nb nblock) bool { return wire.IsThinking(nb.b) }) {
 		var think, rest []nblock
-		for _, nb := range m.blocks {
+		for _, nb := range m.blocks[lead:] {
 			if wire.IsThinking(nb.b) {
 				think = append(think, nb)
 			} else {
@@ -185,6 +190,6 @@ func (n *normalizer) tidyMessage(m *nmsg) {
 			}
 		}
 		n.act(ActionRepaired, think[0].uuid, "", fmt.Sprintf("%d thinking blocks moved to the front of a merged assistant message", len(think)), 0)
-		m.blocks = append(think, rest...)
+		m.blocks = slices.Concat(m.blocks[:lead], think, rest)
 	}
 }

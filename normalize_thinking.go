@@ -58,7 +58,11 @@ func (n *normalizer) finalTurnThinking(msgs []nmsg) []nmsg {
 	if start >= len(msgs) {
 		return msgs
 	}
-	if len(msgs[start].blocks) > 0 && wire.IsThinking(msgs[start].blocks[0].b) {
+	lead := 0 // the provider's compaction the view starts at comes before the thinking (1.6)
+	if len(msgs[start].blocks) > 1 && n.t.isPoint(msgs[start].blocks[0].b) {
+		lead = 1
+	}
+	if len(msgs[start].blocks) > lead && wire.IsThinking(msgs[start].blocks[lead].b) {
 		return msgs
 	}
 	n.t.report.ThinkingUnavailable = true

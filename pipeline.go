@@ -48,6 +48,9 @@ type Config struct {
 	Normalize    NormalizeConfig
 	Cache        CacheConfig
 	Pressure     PressureConfig
+	// ProviderContext asks the provider to compact and clear context on its side; the zero
+	// value asks for nothing.
+	ProviderContext ProviderContextConfig
 
 	// Now is the clock. Nil: time.Now. Prepare reads it once per turn.
 	Now func() time.Time
@@ -133,6 +136,8 @@ type Pipeline struct {
 	late *lateUsage
 	// folder runs the collapse producer before auto-compact (see [CollapseConfig.Producer]).
 	folder *folder
+	// provider is what the provider manages on its side (Config.ProviderContext, resolved).
+	provider providerContext
 }
 
 // New validates cfg and returns a Pipeline.
@@ -153,7 +158,8 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 	if models == nil {
 		models = DefaultModels()
 	}
-	if m, ok := models.Lookup(cfg.Model); ok {
+	m, known := models.Lookup(cfg.Model)
+	if ok := known; ok {
 		if err := m.validate(cfg.Model); err != nil {
 			return nil, err
 		}
@@ -197,6 +203,9 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 		return nil, err
 	}
 	p.levels = levels
+	if p.provider, err = cfg.ProviderContext.resolve(m, known, levels.Threshold); err != nil {
+		return nil, err
+	}
 	if n := cfg.Compact.SummaryMaxTokens; n > p.maxOutput || n > p.window/2 {
 		return nil, fmt.Errorf("agentctx: Compact.SummaryMaxTokens %d is above the maximum output %d or half the window %d", n, p.maxOutput, p.window)
 	}
@@ -220,6 +229,7 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 		cfg: cfg.Compact, pressure: cfg.Pressure, context: cfg.Context, model: cfg.Model, thinking: cfg.Thinking,
 		window: p.window, maxOutput: p.maxOutput, counter: p.counter,
 		budget: p.stages.budget, normalize: p.stages.normalize, cache: p.stages.cache, build: p.build,
+		server: p.provider.server,
 	}
 	p.folder = &folder{cfg: cfg.Collapse, co: p.compactor}
 	return p, nil
@@ -574,6 +584,9 @@ type turn struct {
 	// continued: normalize appended a user continuation after a trailing assistant message;
 	// the next turn's request will not send it, so the cache marker goes before it.
 	continued bool
+	// point is the provider compaction block the view starts at, or nil (see
+	// startAtProviderCompaction).
+	point transcript.Block
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Chain) *turn {
@@ -609,6 +622,7 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Cha
 		}
 		t.items = append(t.items, it)
 	}
+	t.startAtProviderCompaction()
 	// The counter's memos follow the session: room for this turn's records and blocks.
 	p.counter.reserve(len(t.items), blocks)
 	p.compactor.injectPinned(t)
@@ -745,6 +759,10 @@ func (p *Pipeline) size(t *turn) {
 	t.req.Betas = nil
 	if beta := p.cfg.Microcompact.CacheEditingBeta; editing && beta != "" {
 		t.req.Betas = []string{beta}
+	}
+	if pc := &p.provider; pc.body != nil {
+		t.req.Betas = append(t.req.Betas, pc.betas...)
+		t.req.ContextManagement = pc.body
 	}
 	in := p.counter.Request(&t.req) - deleted
 	t.report.InputTokens = in

@@ -249,6 +249,11 @@ type Pressure struct {
 	// Freed is what this turn's stages freed in the part of the view the anchor covers
 	// (decisions the anchor's request did not have yet), counted and calibrated.
 	Freed int
+	// ServerCleared is what the provider's context editing cleared from the anchor's prompt
+	// ([transcript.Message.ClearedInputTokens]): the request still sends it and the counted
+	// size holds it, but the provider clears it again, so the counted size that may raise
+	// the figure leaves it out.
+	ServerCleared int
 	// Ratio is the calibration ratio; RatioSource says where it comes from: "configured",
 	// "fitted on N response pairs" or "default (…)".
 	Ratio       float64
@@ -596,11 +601,12 @@ func (g *gauge) measure(t *turn) Pressure {
 		pr.Freed = cal.scale(g.freedBeforeAnchor(t, a))
 		anchored = max(0, pr.Anchor+pr.Added-pr.Freed)
 		why = fmt.Sprintf("anchored on the usage of response %s", a.msgID)
+		why += serverCleared(&pr, t.items[a.first].rec)
 	}
 	pr.Tokens = anchored
-	if pr.Counted > anchored {
-		pr.Tokens = pr.Counted
-		why += fmt.Sprintf("; raised to the counted size %d, which is larger", pr.Counted)
+	if counted := pr.Counted - pr.ServerCleared; counted > anchored {
+		pr.Tokens = counted
+		why += fmt.Sprintf("; raised to the counted size %d, which is larger", counted)
 	}
 	if s := &t.recovery; s.room != nil && s.roomPos > t.boundaryPos && s.roomPos > s.responsePos {
 		// The provider counted this prompt when it refused the output room on top of it.

@@ -94,6 +94,10 @@ type Report struct {
 	CacheDeletedTokens int
 	// Pressure is the request's pressure figure, its parts and its level.
 	Pressure Pressure
+	// ProviderCompaction names the record whose provider compaction (an Anthropic
+	// compaction block, an OpenAI compaction item) the view starts at, or is "": the
+	// provider summarized what came before it, which the request leaves out.
+	ProviderCompaction string
 	// Compaction describes the compaction this turn attempted (auto or manual), or is nil.
 	Compaction *CompactReport
 	// ThinkingUnavailable reports that thinking is enabled but this request cannot carry it:
@@ -205,6 +209,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		pr.Tokens, pr.Level, pr.Remaining, pr.Levels.Warning, pr.Levels.Threshold, pr.Levels.Blocking, pr.Ratio, pr.RatioSource)
 	if pr.Why != "" {
 		b.WriteString("  " + pr.Why + "\n")
+	}
+	if r.ProviderCompaction != "" {
+		fmt.Fprintf(&b, "provider compaction in record %s: the view starts at it\n", r.ProviderCompaction)
 	}
 	if r.CacheDeletedTokens > 0 {
 		fmt.Fprintf(&b, "cache_edits delete %d tokens (not in input_tokens)\n", r.CacheDeletedTokens)

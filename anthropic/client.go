@@ -82,6 +82,7 @@ func (c *Client) stream(ctx context.Context, p sdk.MessageNewParams, onEvent fun
 	s := c.messages.NewStreaming(ctx, p, ropts...)
 	defer s.Close()
 	var acc sdk.Message
+	var compactions compactionDeltas
 	stopped := false
 	for s.Next() {
 		ev := s.Current()
@@ -91,6 +92,7 @@ func (c *Client) stream(ctx context.Context, p sdk.MessageNewParams, onEvent fun
 		if err := acc.Accumulate(ev); err != nil {
 			return nil, err
 		}
+		compactions.take(ev)
 		stopped = stopped || ev.Type == "message_stop"
 	}
 	if err := s.Err(); err != nil {
@@ -100,7 +102,7 @@ func (c *Client) stream(ctx context.Context, p sdk.MessageNewParams, onEvent fun
 		// A stream cut off before its end is a transport failure: retryable.
 		return nil, fmt.Errorf("the stream ended before its message_stop event: %w", io.ErrUnexpectedEOF)
 	}
-	return []byte(acc.RawJSON()), nil
+	return compactions.apply([]byte(acc.RawJSON()))
 }
 
 // classifyAPIError classifies an error object found in a successful answer.

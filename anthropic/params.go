@@ -49,8 +49,10 @@ type Options struct {
 // opts sets): every block the pipeline emits is carried by the SDK's own type, and what the
 // SDK has no type or field for — cache_edits blocks, a tool_result's cache_reference or
 // bare-string content, a block or source shape newer than the SDK — travels through the
-// SDK's raw-JSON and extra-field escape hatches. The anthropic-beta header values of
-// req.Betas are not body fields: [BetaOptions] turns them into request options.
+// SDK's raw-JSON and extra-field escape hatches, as do a compaction block the Pipeline sends
+// back as the provider returned it and the request's context_management. The
+// anthropic-beta header values of req.Betas are not body fields: [BetaOptions] turns them
+// into request options.
 func Params(req provider.Request, opts Options) (sdk.MessageNewParams, error) {
 	p := sdk.MessageNewParams{
 		Model:         sdk.Model(req.Model),
@@ -90,6 +92,11 @@ func Params(req provider.Request, opts Options) (sdk.MessageNewParams, error) {
 		p.Thinking = thinkingParam(th)
 	}
 	extra := map[string]any{}
+	if len(req.ContextManagement) > 0 {
+		// The provider's context management (agentctx.ProviderContextConfig): a beta field
+		// the SDK's MessageNewParams has none for.
+		extra["context_management"] = req.ContextManagement
+	}
 	if opts.Temperature.Valid() {
 		extra["temperature"] = opts.Temperature.Value
 	}

@@ -71,6 +71,7 @@ const (
 	dropImageFile      = "an image named by an Anthropic file id cannot be sent to OpenAI"
 	dropDocumentSource = "a document source OpenAI cannot read"
 	dropUnknown        = "a block kind OpenAI has no equivalent for"
+	dropContextEdit    = "Anthropic's context editing has no Responses counterpart"
 )
 
 // tool is a client tool definition in the shape both APIs declare functions.

@@ -60,6 +60,7 @@ func ResponsesParams(req provider.Request, opts Options) (responses.ResponseNewP
 		}
 	}
 	p.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
+	p.ContextManagement = contextManagement(req.ContextManagement, &drops)
 	ts, err := tools(req, &drops)
 	if err != nil {
 		return p, drops, err
@@ -94,8 +95,12 @@ func responsesToolChoice(tc *provider.ToolChoice) responses.ResponseNewParamsToo
 // calls as function_call items.
 func responsesAssistant(i int, blocks []transcript.Block, drops *[]Drop) []responses.ResponseInputItemUnionParam {
 	var texts []string
-	var calls []responses.ResponseInputItemUnionParam
+	var lead, calls []responses.ResponseInputItemUnionParam
 	for j, b := range blocks {
+		if item, ok := compactionItem(b); ok {
+			lead = append(lead, item)
+			continue
+		}
 		switch b := b.(type) {
 		case *transcript.Text:
 			texts = append(texts, b.Text)
@@ -106,7 +111,7 @@ func responsesAssistant(i int, blocks []transcript.Block, drops *[]Drop) []respo
 			*drops = append(*drops, Drop{Path: path(i, j), Kind: b.Kind(), Reason: dropReason(b)})
 		}
 	}
-	var out []responses.ResponseInputItemUnionParam
+	out := lead
 	if len(texts) > 0 {
 		out = append(out, responses.ResponseInputItemParamOfMessage(strings.Join(texts, "\n\n"), responses.EasyInputMessageRoleAssistant))
 	}
@@ -119,6 +124,10 @@ func responsesUser(i int, blocks []transcript.Block, drops *[]Drop) []responses.
 	var out []responses.ResponseInputItemUnionParam
 	var own responses.ResponseInputMessageContentListParam
 	for j, b := range blocks {
+		if item, ok := compactionItem(b); ok {
+			out = append(out, item)
+			continue
+		}
 		r, ok := b.(*transcript.ToolResult)
 		if !ok {
 			own = append(own, responsesParts(b, path(i, j), drops)...)

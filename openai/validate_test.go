@@ -196,6 +196,8 @@ type responsesBody struct {
 		Name    string          `json:"name"`
 		Args    *string         `json:"arguments"`
 		Output  json.RawMessage `json:"output"`
+		// Encrypted is a compaction item's encrypted_content.
+		Encrypted string `json:"encrypted_content"`
 	} `json:"input"`
 	Tools []struct {
 		Type string `json:"type"`
@@ -205,7 +207,8 @@ type responsesBody struct {
 
 // validateResponses checks a Responses body: every function_call has its
 // function_call_output later in the input and every output a call before it, call ids are
-// unique, no message or output is empty.
+// unique, no message or output is empty, a compaction item holds its encrypted content and
+// comes first.
 func validateResponses(body []byte) error {
 	var b responsesBody
 	if err := json.Unmarshal(body, &b); err != nil {
@@ -250,6 +253,10 @@ func validateResponses(body []byte) error {
 			outputs[it.CallID] = true
 			if err := nonEmptyContent(it.Output); err != nil {
 				fail(i, "function_call_output %s: %v", it.CallID, err)
+			}
+		case "compaction":
+			if it.Encrypted == "" || i > 0 {
+				fail(i, "a compaction item without encrypted_content, or after other items")
 			}
 		default:
 			fail(i, "item type %q", typ)

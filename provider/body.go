@@ -34,7 +34,7 @@ const (
 // bodyBound is an upper bound of the encoded size of req: with exact false from the lengths
 // of its strings, with exact true from their encoded lengths (quotedLen).
 func bodyBound(req *Request, exact bool) int {
-	n := blockOverhead + strBound(req.Model, exact)
+	n := blockOverhead + strBound(req.Model, exact) + len(req.ContextManagement)
 	for _, t := range req.System {
 		n += blockBound(t, exact)
 	}

@@ -311,6 +311,10 @@ func (e *encoder) request(r *Request) error {
 		}
 		e.buf = append(e.buf, '}')
 	}
+	if cm := r.ContextManagement; len(cm) > 0 {
+		e.buf = append(e.buf, `,"context_management":`...)
+		e.buf = append(e.buf, cm...)
+	}
 	e.buf = append(e.buf, '}')
 	return nil
 }

@@ -74,6 +74,10 @@ func (r Request) marshalSlow() ([]byte, error) {
 		buf.WriteString(`,"thinking":`)
 		writeJSON(&buf, r.Thinking)
 	}
+	if len(r.ContextManagement) > 0 {
+		buf.WriteString(`,"context_management":`)
+		buf.Write(r.ContextManagement)
+	}
 	buf.WriteByte('}')
 	return buf.Bytes(), nil
 }

@@ -80,3 +80,15 @@ func corpusRequests(t *testing.T) map[string]Request {
 	}
 	return out
 }
+
+// compactionJSON is an Anthropic compaction block as an answer carries it.
+const compactionJSON = `{"type":"compaction","content":"Summary: the parser is written; tests come next.","encrypted_content":"Eabc","signature":"c2ln"}`
+
+// unknown decodes raw, a block of a type the transcript package does not model.
+func unknown(raw string) *transcript.UnknownBlock {
+	b, err := transcript.UnmarshalBlock([]byte(raw))
+	if err != nil {
+		panic("test block does not decode: " + err.Error())
+	}
+	return b.(*transcript.UnknownBlock)
+}

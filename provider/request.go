@@ -25,6 +25,9 @@ type Request struct {
 	// it carries cache_edits (see [github.com/agentctx/agentctx.MicrocompactConfig.CacheEditingBeta]). They travel as an
 	// HTTP header, not in the body: MarshalJSON leaves them out.
 	Betas []string
+	// ContextManagement is the request's "context_management": what the provider manages
+	// on its side ([ProviderContextConfig]), as raw JSON; nil sends none.
+	ContextManagement json.RawMessage
 
 	// Memo is the encode memo MarshalJSON and WriteTo copy the parts they encoded before
 	// from (nil: every part is encoded). A Pipeline sets its own on the requests it builds;
@@ -65,7 +68,7 @@ func (t *Thinking) Enabled() bool {
 }
 
 // MarshalJSON writes the request body: model, max_tokens, system, messages, tools,
-// tool_choice, thinking. A request built by [github.com/agentctx/agentctx.Pipeline.Prepare] is encoded with the
+// tool_choice, thinking, context_management. A request built by [github.com/agentctx/agentctx.Pipeline.Prepare] is encoded with the
 // Pipeline's memo: each message (and the system prompt and the tools) whose content the
 // Pipeline has encoded before is copied, not encoded again, so a steady turn encodes only its
 // new exchange. The bytes are the same either way.

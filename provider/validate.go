@@ -104,6 +104,8 @@ type checker struct {
 	images   []imageAt
 	hasTools bool // a tool_use or tool_result block exists
 	broken   bool // a nil block was found: the request cannot be encoded
+	// point is the provider compaction the first message opens with, or nil (1.6).
+	point transcript.Block
 }
 
 type marker struct {

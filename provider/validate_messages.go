@@ -17,13 +17,16 @@ func (c *checker) messages(r *Request) {
 		return
 	}
 	final := wire.FinalTurnStart(len(msgs), func(i int) (transcript.Role, []transcript.Block) { return msgs[i].Role, msgs[i].Content })
+	if first := msgs[0].Content; len(first) > 0 && transcript.CompactionOf(first[0]) == transcript.CompactionPoint {
+		c.point = first[0]
+	}
 	thinking := r.Thinking.Enabled()
 	for i, m := range msgs {
 		path := fmt.Sprintf("messages[%d]", i)
 		switch {
 		case m.Role != transcript.RoleUser && m.Role != transcript.RoleAssistant:
 			c.add("1.1", path, "role %q is not user or assistant", m.Role)
-		case i == 0 && m.Role != transcript.RoleUser:
+		case i == 0 && m.Role != transcript.RoleUser && (c.point == nil || m.Role != transcript.RoleAssistant):
 			c.add("1.3", path, "first message is not a user message")
 		case i > 0 && m.Role == msgs[i-1].Role:
 			c.add("1.2", path, "two consecutive %s messages: merge them", m.Role)
@@ -47,7 +50,7 @@ func (c *checker) messages(r *Request) {
 			c.assistant(path, m.Content, next, hasNext)
 			if i >= final {
 				switch {
-				case thinking && i == final && (len(m.Content) == 0 || !wire.IsThinking(m.Content[0])):
+				case thinking && i == final && !opensWithThinking(m.Content, c.point):
 					c.add("4.2", path+".content[0]", "thinking is enabled but the final assistant turn does not start with a thinking block")
 				case !thinking && wire.ContainsThinking(m.Content):
 					c.add("4.5", path, "thinking is disabled but an assistant message of the final turn contains thinking")
@@ -162,7 +165,11 @@ func (c *checker) content(path string, b transcript.Block, role transcript.Role)
 			}
 		}
 	case *transcript.UnknownBlock:
-		if b.Type != transcript.KindSearchResult || role != transcript.RoleUser {
+		switch {
+		case b == c.point:
+		case transcript.CompactionOf(b) != transcript.NotCompaction:
+			c.add("1.6", path, "a provider compaction is sent only as the first block of the request, and only one that holds a summary")
+		case b.Type != transcript.KindSearchResult || role != transcript.RoleUser:
 			c.add("2.11", path, "unknown block type %q", b.Type)
 		}
 	case *transcript.ToolReference:
@@ -293,7 +300,7 @@ func (c *checker) assistant(path string, content, next []transcript.Block, hasNe
 		}
 	}
 	if wire.ContainsThinking(content) {
-		if !wire.IsThinking(content[0]) {
+		if !opensWithThinking(content, c.point) {
 			c.add("4.3", path+".content[0]", "assistant message holds thinking but does not start with it")
 		}
 		if n := len(content); wire.IsThinking(content[n-1]) {
@@ -320,4 +327,13 @@ func (c *checker) assistant(path string, content, next []transcript.Block, hasNe
 	if len(missing) > 0 {
 		c.add("2.1", path, "tool_use ids without tool_result blocks in the next message: %s", strings.Join(missing, ", "))
 	}
+}
+
+// opensWithThinking reports whether an assistant message's content opens with thinking,
+// after the provider compaction point when the message opens with it (4.2, 4.3).
+func opensWithThinking(content []transcript.Block, point transcript.Block) bool {
+	if len(content) > 1 && point != nil && content[0] == point {
+		content = content[1:]
+	}
+	return len(content) > 0 && wire.IsThinking(content[0])
 }

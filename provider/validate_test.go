@@ -74,6 +74,15 @@ func TestValidate(t *testing.T) {
 		{name: "1.3 first assistant", mutate: func(r *Request) {
 			r.Messages = []Message{asst(text("hi")), user(text("q"))}
 		}, want: []string{"1.3"}},
+		{name: "valid first assistant opening with a provider compaction", mutate: func(r *Request) {
+			r.Messages = []Message{asst(unknown(compactionJSON), text("hi")), user(text("q"))}
+		}},
+		{name: "1.6 provider compaction after the first block", mutate: func(r *Request) {
+			r.Messages = []Message{user(text("q")), asst(unknown(compactionJSON), text("hi")), user(text("more"))}
+		}, want: []string{"1.6"}},
+		{name: "1.6 failed provider compaction sent", mutate: func(r *Request) {
+			r.Messages = []Message{user(text("q")), asst(text("hi"), unknown(`{"type":"compaction","content":null}`)), user(text("more"))}
+		}, want: []string{"1.6"}},
 		{name: "1.4 trailing assistant", mutate: func(r *Request) {
 			r.Messages = append(r.Messages, asst(text("done")))
 		}, want: []string{"1.4"}},

@@ -434,10 +434,11 @@ func (c *codexReader) item(ts string, p map[string]json.RawMessage, raw json.Raw
 		b := &UnknownBlock{Type: BlockKind(typ), JSON: raw}
 		switch {
 		case typ == "compaction" || typ == "compaction_summary":
-			// OpenAI's remote compaction: the summary the model reads after a compaction,
-			// encrypted; Codex sends it back as input.
+			// OpenAI's compaction: the summary the model reads after a compaction,
+			// encrypted; Codex sends it back as input. Outside a compacted line the view
+			// starts at it (see CompactionOf); no other model can read it.
 			c.user(ts, &Message{Role: RoleUser, Content: []Block{b}}, false)
-			c.note(cmp.Or(path, "type"), "%s is a summary encrypted by OpenAI's remote compaction, unreadable to any other model: kept as an unknown block, which requests drop", typ)
+			c.note(cmp.Or(path, "type"), "%s is a summary encrypted by OpenAI's compaction, unreadable to any other model: kept as an unknown block", typ)
 			return
 		case strings.HasSuffix(typ, "_output"):
 			c.user(ts, &Message{Role: RoleUser, Content: []Block{b}}, false)
