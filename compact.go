@@ -236,6 +236,8 @@ type compactor struct {
 	// server: the provider compacts (see [CompactServer]); auto-compact waits for the
 	// blocking limit.
 	server bool
+	// started observes a compaction about to write its summary ([Observer.CompactStart]).
+	started func(context.Context, CompactEvent)
 }
 
 // summaryMax is the summary's output cap for the pipeline.
@@ -456,6 +458,9 @@ func (co *compactor) compact(ctx context.Context, t *turn, manual *CompactOption
 	custom, veto := co.preCompact(ctx, t, st, trigger, custom)
 	if veto != "" {
 		return end(CompactVetoed, veto)
+	}
+	if co.started != nil {
+		co.started(ctx, CompactEvent{Trigger: trigger, SessionID: t.sessionID, PreTokens: t.report.Pressure.Tokens, Instructions: custom})
 	}
 
 	// 2. The progress contract: the floor picks the rung the ladder starts from.

@@ -59,6 +59,9 @@ type Config struct {
 	// compactions and recoveries (Info) and its errors (Warn), so a host's logs show them. Nil:
 	// nothing is logged; the [Report] says the same.
 	Logger *slog.Logger
+	// Observer receives the same points as values, as they happen, for a host's UI or
+	// metrics (see [Observer]). The zero value observes nothing.
+	Observer Observer
 
 	// ClassifyError, when set, classifies the errors given to [Pipeline.Recover] before
 	// [provider.ClassOf] does: a host whose provider layer returns its own error types maps
@@ -229,7 +232,7 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 		cfg: cfg.Compact, pressure: cfg.Pressure, context: cfg.Context, model: cfg.Model, thinking: cfg.Thinking,
 		window: p.window, maxOutput: p.maxOutput, counter: p.counter,
 		budget: p.stages.budget, normalize: p.stages.normalize, cache: p.stages.cache, build: p.build,
-		server: p.provider.server,
+		server: p.provider.server, started: cfg.Observer.CompactStart,
 	}
 	p.folder = &folder{cfg: cfg.Collapse, co: p.compactor}
 	return p, nil
