@@ -15,8 +15,9 @@ import (
 )
 
 // TestEncodeCorpus encodes the request Prepare builds for every corpus session through the
-// Pipeline's memo and without it, with the same bytes (package provider compares the encoding
-// without a memo with its reference encoder, on the same sessions).
+// Pipeline's memo and without it, with the same bytes. Package provider compares the encoding
+// without a memo with its reference encoder on the messages of the same sessions as read
+// (not as prepared); the golden cases pin the prepared bytes.
 func TestEncodeCorpus(t *testing.T) {
 	sessions := corpusSessions(t)
 	if sessions == nil {

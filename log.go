@@ -5,12 +5,14 @@ import (
 	"log/slog"
 )
 
-// Observer receives what a Pipeline does as it happens — the points [Config.Logger] logs, as
-// values — so that a host's UI can show a compaction running, a fallback or an open breaker,
-// and its metrics count them. As in net/http/httptrace, each field is a func and any may be
-// nil. They are called on the goroutine of the call (Prepare, Recover, Compact) with its ctx,
-// so a host serving several sessions tells them apart by what it put in ctx; they must return
-// quickly and be safe for concurrent use. The Report says the same after the call.
+// Observer receives what a Pipeline does — the points [Config.Logger] logs, as values — so
+// that a host's UI can show a compaction running, a fallback or an open breaker, and its
+// metrics count them. As in net/http/httptrace, each field is a func and any may be nil.
+// CompactStart is called as it happens, before the summarizer runs; the others are called
+// when the call (Prepare, Recover, Compact) returns, in the order of the fields, from its
+// Report. All are called on the call's goroutine with its ctx, so a host serving several
+// sessions tells them apart by what it put in ctx; they must return quickly and be safe for
+// concurrent use.
 type Observer struct {
 	// CompactStart is called when a compaction is about to write its summary: after the
 	// pre-compact hooks, before the summarizer is called.

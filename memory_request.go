@@ -25,6 +25,10 @@ const TriggerSessionMemory = "session_memory"
 // store, as Prepare does; the records a turn would append are not returned: the extraction
 // sees the view as the next Prepare will.
 func (p *Pipeline) ExtractionRequest(ctx context.Context, in Input, instruction string) (summarize.Request, error) {
+	p, err := p.forTurn(&in)
+	if err != nil {
+		return summarize.Request{}, err
+	}
 	in.NoCompact = true
 	t, err := p.build(ctx, &in)
 	if err != nil {

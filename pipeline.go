@@ -59,8 +59,8 @@ type Config struct {
 	// compactions and recoveries (Info) and its errors (Warn), so a host's logs show them. Nil:
 	// nothing is logged; the [Report] says the same.
 	Logger *slog.Logger
-	// Observer receives the same points as values, as they happen, for a host's UI or
-	// metrics (see [Observer]). The zero value observes nothing.
+	// Observer receives the same points as values, for a host's UI or metrics (see
+	// [Observer]). The zero value observes nothing.
 	Observer Observer
 
 	// ClassifyError, when set, classifies the errors given to [Pipeline.Recover] before
@@ -68,6 +68,8 @@ type Config struct {
 	// them to a [provider.ErrorClass] here (a prompt too long, a body too large, media
 	// refused, output cut at max_tokens) instead of wrapping them in the provider package's
 	// types. Returning [provider.ClassNone] leaves the error to ClassOf. Nil: ClassOf alone.
+	// A Summarizer's errors are not classified here: one that finds its request too long
+	// returns a [*provider.PromptTooLongError] (see [github.com/agentctx/agentctx/summarize.Summarizer]).
 	ClassifyError func(error) provider.ErrorClass
 
 	// NoBridge turns off the chain's bridges over unreadable records and dangling parents (see
@@ -301,8 +303,10 @@ type Input struct {
 	// the model's context window and maximum output from the model table (or from
 	// ContextWindow and MaxOutputTokens below), not Config's; the rest of Config holds. The
 	// Pipeline builds what a window decides once per model, window and maximum output, and
-	// every turn shares its memos of counts, encodings and chains. A compaction a turn makes
-	// for one window is a record like any other: a later turn with a larger window replays it.
+	// every turn shares its memos of counts, encodings and chains; normalize's memos are the
+	// variant's own, so each model in use adds up to their size (twice the largest view). A
+	// compaction a turn makes for one window is a record like any other: a later turn with a
+	// larger window replays it.
 	Model string
 	// ContextWindow and MaxOutputTokens, when positive, override the window and maximum output
 	// of this turn's model (Config's, or Model's above).

@@ -3,6 +3,7 @@ package agentctx
 import (
 	"testing"
 
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
@@ -19,18 +20,26 @@ func TestStepOutputs(t *testing.T) {
 	require.NoError(t, err)
 	req := &res.Request
 
-	at, ccs := req.CacheBreakpoints()
-	require.Len(t, at, 1, "one message-level breakpoint")
-	m := req.Messages[at[0].Message]
-	assert.Same(t, ccs[0], transcript.CacheControlOf(m.Content[at[0].Block]))
+	bps := req.CacheBreakpoints()
+	require.Len(t, bps, 1, "one message-level breakpoint")
+	var want []provider.Position
+	for i, m := range req.Messages {
+		for j, b := range m.Content {
+			if transcript.CacheControlOf(b) != nil {
+				want = append(want, provider.Position{Message: i, Block: j})
+			}
+		}
+	}
+	assert.Equal(t, want, []provider.Position{bps[0].Position})
+	assert.Equal(t, "ephemeral", bps[0].CacheControl.Type)
 
 	edits := req.CacheEdits()
 	require.Len(t, edits, 1)
 	last := len(req.Messages) - 1
 	assert.Equal(t, last, edits[0].Message)
 	assert.Equal(t, transcript.KindCacheEdits, req.Messages[last].Content[edits[0].Block].Kind())
-	_, at2 := mcCacheEdits(res.Request)
-	assert.Equal(t, at2, []int{edits[0].Message})
+	_, at := mcCacheEdits(res.Request)
+	assert.Equal(t, []int{edits[0].Message}, at)
 
 	assert.Equal(t, []string{"Read"}, req.Stubs())
 	for _, tool := range req.Tools {

@@ -52,11 +52,12 @@ const maxLateUsage = 1 << 14
 
 // lateUsage puts the usage of [transcript.SubtypeUsage] records on the assistant records
 // they name, in a chain's records: each such record is replaced by a copy whose message holds
-// the usage, made once and kept, so that the memos that know a record or message by its
-// address see the same copy every turn.
+// the usage. The copies are made once and kept, by the message they complete, so that the
+// memos that know a record or message by its address see the same copy every turn; a copy
+// holds nothing of the caller's slice of records, only what the record itself holds.
 type lateUsage struct {
 	mu sync.Mutex
-	m  map[*transcript.Record]*transcript.Record
+	m  map[*transcript.Message]*transcript.Record
 }
 
 // apply returns chain with the late usage of records put on the records it names: chain
@@ -80,7 +81,7 @@ func (l *lateUsage) apply(records []transcript.Record, chain *transcript.Chain) 
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.m == nil || len(l.m) > maxLateUsage {
-		l.m = map[*transcript.Record]*transcript.Record{}
+		l.m = map[*transcript.Message]*transcript.Record{}
 	}
 	var out *transcript.Chain
 	for i, r := range chain.Records {
@@ -88,14 +89,14 @@ func (l *lateUsage) apply(records []transcript.Record, chain *transcript.Chain) 
 		if !ok || r.Type != transcript.TypeAssistant || r.Message == nil || r.Message.Usage.Total() > 0 {
 			continue
 		}
-		cp, ok := l.m[r]
-		if !ok || cp.Message.Usage != u {
+		cp, ok := l.m[r.Message]
+		if !ok || cp.Message.Usage != u || !sameRecord(cp, r) {
 			m := *r.Message
 			m.Usage = u
 			c := *r
 			c.Message = &m
 			cp = &c
-			l.m[r] = cp
+			l.m[r.Message] = cp
 		}
 		if out == nil {
 			c := *chain
@@ -108,4 +109,11 @@ func (l *lateUsage) apply(records []transcript.Record, chain *transcript.Chain) 
 		return chain
 	}
 	return out
+}
+
+// sameRecord reports whether the copy cp was made of a record like r: the fields the chain
+// and the stages read besides the message (a record passed again with the same message).
+func sameRecord(cp, r *transcript.Record) bool {
+	return cp.UUID == r.UUID && cp.ParentUUID == r.ParentUUID && cp.Type == r.Type && cp.IsSidechain == r.IsSidechain &&
+		cp.IsMeta == r.IsMeta && cp.IsAPIErrorMessage == r.IsAPIErrorMessage && cp.Timestamp == r.Timestamp && cp.Damage == r.Damage
 }

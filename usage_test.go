@@ -60,6 +60,20 @@ func TestLateUsage(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, got.Report.Pressure, steady.Report.Pressure, "a steady turn")
 
+	// The copies are made once: a steady turn's chain holds the same copy of the anchor.
+	chainOf := func() *transcript.Chain {
+		c, err := p.chains.Build(late.recs, transcript.ChainOptions{})
+		require.NoError(t, err)
+		return p.late.apply(late.recs, c)
+	}
+	a, b := chainOf(), chainOf()
+	last := len(a.Records) - 2 // the answer before the last prompt
+	require.Equal(t, lastUUID, a.Records[last].UUID)
+	assert.Same(t, a.Records[last], b.Records[last])
+	assert.NotSame(t, &late.recs[a.Index(last)], a.Records[last], "a copy, not the caller's record")
+	assert.Equal(t, 12_050, a.Records[last].Message.Usage.Total())
+	assert.Nil(t, late.recs[a.Index(last)].Message.Usage, "the caller's record is untouched")
+
 	u := transcript.Usage{InputTokens: 10}
 	for _, tt := range []struct {
 		name, uuid string

@@ -210,8 +210,17 @@ func (e *Extractor) Extract(ctx context.Context, p *agentctx.Pipeline, in agentc
 		return transcript.Record{}, errors.New("memory: the transcript holds no conversation to extract")
 	}
 	session := chain.Leaf.SessionID
-	r := &run{started: e.cfg.Clock.Now(), done: make(chan struct{})}
+	now := e.cfg.Clock.Now()
+	r := &run{started: now, done: make(chan struct{})}
 	e.mu.Lock()
+	// A finished run is kept only until its record is on the transcript; one of a session
+	// that never compacted again would stay for good, so the finished runs older than Stale
+	// go (the transcript holds their records, or the caller dropped them).
+	for s, old := range e.runs {
+		if finished(old) && now.Sub(old.started) > cmp.Or(e.cfg.Stale, DefaultStale) {
+			delete(e.runs, s)
+		}
+	}
 	e.runs[session] = r
 	e.mu.Unlock()
 	rec, err := e.extract(ctx, p, in, chain.Leaf, tokens)

@@ -13,8 +13,8 @@ import (
 // the body is measured only when both reach the limit, so a typical request never pays for an
 // encoding: the loose bound sums lengths only (every string byte taken as a six-byte escape),
 // the exact-string bound, taken only when the loose one reaches the limit, scans the strings
-// for the escapes they need. The measure stores nothing in the request's [EncodeMemo], and
-// copies what it holds.
+// for the escapes they need. The measure copies nothing the request's [EncodeMemo] holds (it
+// counts those parts' lengths), and stores there the parts it encodes and the size.
 func (r *Request) BodySize(limit int) (int, error) {
 	if bodyBound(r, false) < limit || bodyBound(r, true) < limit {
 		return 0, nil

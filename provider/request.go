@@ -26,7 +26,7 @@ type Request struct {
 	// HTTP header, not in the body: MarshalJSON leaves them out.
 	Betas []string
 	// ContextManagement is the request's "context_management": what the provider manages
-	// on its side ([ProviderContextConfig]), as raw JSON; nil sends none.
+	// on its side ([github.com/agentctx/agentctx.ProviderContextConfig]), as raw JSON; nil sends none.
 	ContextManagement json.RawMessage
 
 	// Memo is the encode memo MarshalJSON and WriteTo copy the parts they encoded before

@@ -11,29 +11,35 @@ type Position struct {
 	Message, Block int
 }
 
-// CacheBreakpoints returns the positions of the message blocks that carry a cache_control
-// marker, in order, with their markers: where a host that builds its own request from a
-// Pipeline's (in its own types, for its own client) puts its cache breakpoints. A request a
-// Pipeline built holds one (the cache stage's) unless a caller's blocks carry their own.
-// Markers on the system prompt and the tools are on Request.System and Request.Tools.
-func (r *Request) CacheBreakpoints() ([]Position, []*transcript.CacheControl) {
-	var at []Position
-	var ccs []*transcript.CacheControl
+// Breakpoint is a cache marker on a block of a request's messages.
+type Breakpoint struct {
+	Position
+	// CacheControl is the block's marker (its type and TTL).
+	CacheControl *transcript.CacheControl
+}
+
+// CacheBreakpoints returns the message blocks that carry a cache_control marker, in order:
+// where a host that builds its own request from a Pipeline's (in its own types, for its own
+// client) puts its cache breakpoints. A request a Pipeline built holds one (the cache stage's)
+// unless a caller's blocks carry their own. Markers on the system prompt and the tools are on
+// Request.System and Request.Tools.
+func (r Request) CacheBreakpoints() []Breakpoint {
+	var out []Breakpoint
 	for i, m := range r.Messages {
 		for j, b := range m.Content {
 			if cc := transcript.CacheControlOf(b); cc != nil {
-				at, ccs = append(at, Position{i, j}), append(ccs, cc)
+				out = append(out, Breakpoint{Position{i, j}, cc})
 			}
 		}
 	}
-	return at, ccs
+	return out
 }
 
 // CacheEdits returns the positions of the request's cache_edits blocks (the cached
 // microcompact's deletions), which a host that builds its own request sends as they are, or
 // not at all on a provider without cache editing (the request is valid either way: the
 // deleted results are then sent in full).
-func (r *Request) CacheEdits() []Position {
+func (r Request) CacheEdits() []Position {
 	var at []Position
 	for i, m := range r.Messages {
 		for j, b := range m.Content {
@@ -45,10 +51,11 @@ func (r *Request) CacheEdits() []Position {
 	return at
 }
 
-// Stubs returns the names of the tools of the request that are stubs ([StubTool]): tools the
-// history calls and the caller did not offer, declared so that the provider accepts the calls.
-// A host that builds its own request adds these definitions to its own tools.
-func (r *Request) Stubs() []string {
+// Stubs returns the names of the request's tools whose definition is a stub ([StubTool]):
+// the tools the history calls that the caller did not offer, which normalize declares so that
+// the provider accepts the calls — and any stub the caller declared itself (as the simulator
+// does). A host that builds its own request adds these definitions to its own tools.
+func (r Request) Stubs() []string {
 	var names []string
 	for _, t := range r.Tools {
 		if bytes.Equal(t.Definition, StubTool(t.Name).Definition) {

@@ -26,9 +26,7 @@ func TestStepPositions(t *testing.T) {
 			StubTool("Grep"),
 		},
 	}
-	at, ccs := r.CacheBreakpoints()
-	assert.Equal(t, []Position{{Message: 0, Block: 1}}, at)
-	assert.Equal(t, []*transcript.CacheControl{marked.CacheControl}, ccs)
+	assert.Equal(t, []Breakpoint{{Position{Message: 0, Block: 1}, marked.CacheControl}}, r.CacheBreakpoints())
 	assert.Equal(t, []Position{{Message: 2, Block: 1}}, r.CacheEdits())
 	assert.Equal(t, []string{"Bash", "Grep"}, r.Stubs())
 	assert.Empty(t, (&Request{}).Stubs())

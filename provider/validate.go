@@ -55,9 +55,6 @@ type ValidateOptions struct {
 	// InputTokens is the request's input size in tokens (counted or estimated, e.g.
 	// [github.com/agentctx/agentctx.Report.InputTokens]). Zero skips the window check.
 	InputTokens int
-	// maxCacheMarkers is the number of cache_control markers allowed in the request
-	// (system, tools and messages together). Zero: 4 (4).
-	maxCacheMarkers int
 	// MaxImageBytes caps one base64 image's data, in bytes of base64 text. Zero: 5 MiB.
 	MaxImageBytes int
 	// MaxImages caps the number of images in the request. Zero: 100.
@@ -214,7 +211,7 @@ func (c *checker) toolID(path, id string) {
 
 // cacheMarkers checks the number, shape and TTL order of the cache_control markers.
 func (c *checker) cacheMarkers() {
-	if limit := or(c.opts.maxCacheMarkers, wire.MaxCacheMarkers); len(c.markers) > limit {
+	if limit := wire.MaxCacheMarkers; len(c.markers) > limit {
 		c.add("3.2", "", "%d blocks with cache_control, at most %d allowed", len(c.markers), limit)
 	}
 	short := ""

@@ -24,7 +24,7 @@ type Summarizer interface {
 	Summarize(ctx context.Context, req Request) (Summary, error)
 }
 
-// SummarizerFunc adapts a function to a [Summarizer].
+// Func adapts a function to a [Summarizer].
 type Func func(ctx context.Context, req Request) (Summary, error)
 
 // Summarize calls f(ctx, req).
@@ -32,7 +32,7 @@ func (f Func) Summarize(ctx context.Context, req Request) (Summary, error) {
 	return f(ctx, req)
 }
 
-// SummaryRequest is what a [Summarizer] is asked to summarize.
+// Request is what a [Summarizer] is asked to summarize.
 type Request struct {
 	// Request is a provider-ready request built to share the conversation's prompt cache: the
 	// conversation's system prompt, tools and messages as this turn's request has them (images
@@ -51,7 +51,9 @@ type Request struct {
 	Custom string
 	// MaxOutputTokens caps the summary's length, in tokens.
 	MaxOutputTokens int
-	// Trigger is "auto" (the pressure crossed the threshold) or "manual".
+	// Trigger says what asked for the summary: "auto" (the pressure crossed the threshold),
+	// "manual" (a compaction asked for), "collapse" (the collapse producer folding a span) or
+	// "session_memory" (a session-memory extraction).
 	Trigger string
 	// Attempt counts the calls for this compaction: 1, then 2 to 4 after prompt-too-long.
 	Attempt int
@@ -72,7 +74,7 @@ type Summary struct {
 	By string
 }
 
-// ViewMessage is one message of a view handed to a [Summarizer].
+// Message is one message of a view handed to a [Summarizer].
 type Message struct {
 	// UUID is the record's uuid, or a content-derived one for a synthesized message.
 	UUID string
@@ -90,7 +92,7 @@ type Message struct {
 	Content []transcript.Block
 }
 
-// ViewSource says where a [Message] that does not come from the transcript as written
+// Source says where a [Message] that does not come from the transcript as written
 // comes from.
 type Source string
 
@@ -106,7 +108,7 @@ const (
 
 // ErrNoSummary is what the errors of [FromReply] match (errors.Is): the reply holds no usable
 // summary.
-var ErrNoSummary = errors.New("no usable summary in the reply")
+var ErrNoSummary = errors.New("summarize: no usable summary in the reply")
 
 // noSummary is an error of [FromReply]: its text says what is wrong with the reply, and it
 // matches [ErrNoSummary].

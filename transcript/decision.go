@@ -182,7 +182,7 @@ type RecoveryDecision struct {
 }
 
 // StrippedMedia is one media block the provider refused, identified by the hash of its
-// source ([github.com/agentctx/agentctx.MediaHash]) wherever it stands in the conversation.
+// source ([MediaHash]) wherever it stands in the conversation.
 type StrippedMedia struct {
 	Hash string `json:"hash"`
 	// Kind is "image" or "document".
