@@ -66,3 +66,29 @@ func Chain(records []transcript.Record, opts Options, where func(int) string) er
 	}
 	return nil
 }
+
+// idNamespace seeds the uuids derived from a host's own message ids.
+var idNamespace = uuid.NewSHA1(namespace, []byte("host message id"))
+
+// FromID returns the uuid of the message a host keeps under its own id: derived from the
+// session id, the host's id, the message's role and content and whether the host injected it,
+// so that the same message keeps its uuid whatever comes before or after it, and a message the
+// host edited gets another. The message's id, model, stop reason and usage are left out: a
+// host that learns the usage after the step and writes it on its row keeps the uuid.
+func FromID(session, id string, m *transcript.Message, injected bool) (string, error) {
+	body, err := (&transcript.Message{Role: m.Role, Content: m.Content, StringContent: m.StringContent}).MarshalJSON()
+	if err != nil {
+		return "", err
+	}
+	key := make([]byte, 0, len(session)+len(id)+len(body)+4)
+	key = append(key, session...)
+	key = append(key, 0)
+	key = append(key, id...)
+	key = append(key, 0)
+	if injected {
+		key = append(key, 'm')
+	}
+	key = append(key, 0)
+	key = append(key, body...)
+	return uuid.NewSHA1(idNamespace, key).String(), nil
+}
