@@ -123,7 +123,7 @@ func build(session, cwd string, msgs []Message, stored []transcript.Record) (*re
 	after := map[string][]int{}
 	for bi, b := range batches {
 		if _, ok := rp.hosts[b.mark.After]; !ok && len(b.records) > 0 {
-			rp.dropped = append(rp.dropped, Dropped{Records: b.records, Reason: gone(b.mark.After, b.mark.Names)})
+			rp.dropped = append(rp.dropped, Dropped{Records: b.records, Reason: gone(b.mark.After, rp.missing(b.mark.Names))})
 			continue
 		}
 		after[b.mark.After] = append(after[b.mark.After], bi)
@@ -157,13 +157,7 @@ func build(session, cwd string, msgs []Message, stored []transcript.Record) (*re
 
 // check returns why batch b, placed after the host's message i, cannot be applied, or "".
 func (rp *replay) check(b *batch, i int, placed map[string]bool) string {
-	var missing []named
-	for _, n := range b.mark.Names {
-		if _, ok := rp.hosts[n.UUID]; !ok {
-			missing = append(missing, n)
-		}
-	}
-	if len(missing) > 0 {
+	if missing := rp.missing(b.mark.Names); len(missing) > 0 {
 		return gone("", missing)
 	}
 	for _, u := range b.mark.Needs {
@@ -177,6 +171,17 @@ func (rp *replay) check(b *batch, i int, placed map[string]bool) string {
 	return ""
 }
 
+// missing returns the names of messages the host no longer has.
+func (rp *replay) missing(names []named) []named {
+	var out []named
+	for _, n := range names {
+		if _, ok := rp.hosts[n.UUID]; !ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // gone says that the host's messages named are gone or changed.
 func gone(after string, names []named) string {
 	var ids []string
@@ -188,7 +193,10 @@ func gone(after string, names []named) string {
 	}
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
-	return fmt.Sprintf("the host no longer has message %s as it was (deleted or edited)", strings.Join(ids, ", "))
+	if len(ids) == 1 {
+		return fmt.Sprintf("the host no longer has message %s as it was (deleted or edited)", ids[0])
+	}
+	return fmt.Sprintf("the host no longer has messages %s as they were (deleted or edited)", strings.Join(ids, ", "))
 }
 
 // mark returns the turn record for recs, the records a turn made after the replay rp, whose

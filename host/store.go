@@ -3,7 +3,9 @@ package host
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
+	"os"
 	"slices"
 	"sync"
 
@@ -55,21 +57,29 @@ func (s FileStore) Load(ctx context.Context, session string) ([]transcript.Recor
 	return f.Records, nil
 }
 
-// Append appends records to session's file.
+// Append appends records to session's file as one batch, through an [transcript.Appender]
+// (under its lock), creating Root and the file when missing.
 func (s FileStore) Append(ctx context.Context, session string, records ...transcript.Record) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if len(records) == 0 {
 		return nil
 	}
-	d := s.dir()
-	after := 0
-	f, err := d.Load(ctx, session, transcript.ReadOptions{})
-	switch {
-	case err == nil:
-		after = f.End
-	case !errors.Is(err, fs.ErrNotExist):
-		return err
+	if s.Root == "" {
+		return errors.New("host: FileStore.Root is empty")
 	}
-	_, err = d.Append(ctx, session, after, records...)
+	if err := os.MkdirAll(s.Root, 0o755); err != nil {
+		return fmt.Errorf("host: append the decisions of session %q: %w", session, err)
+	}
+	a, err := transcript.OpenAppender(s.Path(session), transcript.AppendOptions{Sync: s.Sync})
+	if err != nil {
+		return fmt.Errorf("host: append the decisions of session %q: %w", session, err)
+	}
+	err = a.Append(records...)
+	if cerr := a.Close(); err == nil {
+		err = cerr
+	}
 	return err
 }
 
