@@ -39,9 +39,7 @@ func (m *Message) record(session, cwd string, i int) (transcript.Record, error) 
 	if err != nil {
 		return r, err
 	}
-	if r.UUID, err = hostrec.FromID(session, m.ID, m.Message, m.Injected); err != nil {
-		return r, fmt.Errorf("%s: %w", where, err)
-	}
+	r.UUID = hostrec.FromID(session, m.ID, m.Message, m.Injected)
 	r.SessionID, r.Cwd = session, cwd
 	return r, nil
 }

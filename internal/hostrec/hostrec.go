@@ -5,6 +5,8 @@
 package hostrec
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -71,24 +73,29 @@ func Chain(records []transcript.Record, opts Options, where func(int) string) er
 var idNamespace = uuid.NewSHA1(namespace, []byte("host message id"))
 
 // FromID returns the uuid of the message a host keeps under its own id: derived from the
-// session id, the host's id, the message's role and content and whether the host injected it,
-// so that the same message keeps its uuid whatever comes before or after it, and a message the
+// session id, the host's id, the message's role and content blocks ([transcript.HashBlock]:
+// what decides their encoding, without encoding them) and whether the host injected it, so
+// that the same message keeps its uuid whatever comes before or after it, and a message the
 // host edited gets another. The message's id, model, stop reason and usage are left out: a
 // host that learns the usage after the step and writes it on its row keeps the uuid.
-func FromID(session, id string, m *transcript.Message, injected bool) (string, error) {
-	body, err := (&transcript.Message{Role: m.Role, Content: m.Content, StringContent: m.StringContent}).MarshalJSON()
-	if err != nil {
-		return "", err
+func FromID(session, id string, m *transcript.Message, injected bool) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, s := range []string{session, id, string(m.Role)} {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
 	}
-	key := make([]byte, 0, len(session)+len(id)+len(body)+4)
-	key = append(key, session...)
-	key = append(key, 0)
-	key = append(key, id...)
-	key = append(key, 0)
-	if injected {
-		key = append(key, 'm')
+	h.Write([]byte{flag(injected), flag(m.StringContent)})
+	for _, b := range m.Content {
+		transcript.HashBlock(h, b)
 	}
-	key = append(key, 0)
-	key = append(key, body...)
-	return uuid.NewSHA1(idNamespace, key).String(), nil
+	return uuid.NewSHA1(idNamespace, h.Sum(nil)).String()
+}
+
+func flag(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
