@@ -173,7 +173,11 @@ type BudgetConfig struct {
 	// content stays only in the transcript: the reference is "transcript:<record uuid>". The
 	// Store is called from Prepare, so it must be safe for concurrent use when one Pipeline
 	// serves several conversations at once, and idempotent: a turn prepared twice puts the
-	// same content under the same id twice. A Store error fails the turn.
+	// same content under the same id twice. A Store error fails the turn. A runtime whose
+	// model reads files sets a [FileStore] with an absolute Root its file tool may read, so
+	// the preview names a path the model can open; one that keeps its messages itself (no
+	// transcript the model could read) sets a FileStore or a ResultStore of its own whose refs
+	// its tools open (see docs/host-history.md).
 	Store ResultStore
 }
 

@@ -49,6 +49,17 @@ CREATE TABLE agentctx_results (
 	content     bytea       NOT NULL,
 	stored_at   timestamptz NOT NULL DEFAULT now()
 );`},
+	{3, "host decisions", `
+-- The library's decision records of a host that keeps its messages in its own store
+-- (agentctx/host): one row per record, in the order appended, seq 1, 2, … per session. line
+-- holds the record's JSON line exactly as written, without its "\n".
+CREATE TABLE agentctx_decisions (
+	session    text        NOT NULL,
+	seq        bigint      NOT NULL CHECK (seq > 0),
+	line       bytea       NOT NULL,
+	written_at timestamptz NOT NULL DEFAULT now(),
+	PRIMARY KEY (session, seq)
+);`},
 }
 
 // Migrations returns the steps of the schema, in order.

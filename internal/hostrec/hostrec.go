@@ -5,6 +5,8 @@
 package hostrec
 
 import (
+	"crypto/sha256"
+	"encoding/binary"
 	"fmt"
 	"time"
 
@@ -65,4 +67,35 @@ func Chain(records []transcript.Record, opts Options, where func(int) string) er
 		parent = r.UUID
 	}
 	return nil
+}
+
+// idNamespace seeds the uuids derived from a host's own message ids.
+var idNamespace = uuid.NewSHA1(namespace, []byte("host message id"))
+
+// FromID returns the uuid of the message a host keeps under its own id: derived from the
+// session id, the host's id, the message's role and content blocks ([transcript.HashBlock]:
+// what decides their encoding, without encoding them) and whether the host injected it, so
+// that the same message keeps its uuid whatever comes before or after it, and a message the
+// host edited gets another. The message's id, model, stop reason and usage are left out: a
+// host that learns the usage after the step and writes it on its row keeps the uuid.
+func FromID(session, id string, m *transcript.Message, injected bool) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, s := range []string{session, id, string(m.Role)} {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:])
+		h.Write([]byte(s))
+	}
+	h.Write([]byte{flag(injected), flag(m.StringContent)})
+	for _, b := range m.Content {
+		transcript.HashBlock(h, b)
+	}
+	return uuid.NewSHA1(idNamespace, h.Sum(nil)).String()
+}
+
+func flag(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
 }
