@@ -437,3 +437,33 @@ func TestRecoverClassifyError(t *testing.T) {
 	assert.Equal(t, agentctx.RecoveryPassed, res.Report.Recovery.Outcome, "without the hook the host's error is not ours")
 	assert.Empty(t, res.Append)
 }
+
+// Recover from a step hook: a host that cannot send the recovered request at once (its step
+// already failed) appends Recover's records and sends what the next Prepare builds. That
+// request is the one Recover returned, for each rung that changes the view: the fix is in the
+// records, not in the call.
+func TestRecoverRecordNowApplyNext(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		err  error
+	}{
+		{"prompt too long", agentctx.PTLError(12_850)},
+		{"output cut at max_tokens", &provider.OutputTruncatedError{}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := agentctx.RecoverPipeline(t, agentctx.CompactConfig{})
+			s := recoverConversation(t, 3)
+			if tt.name == "output cut at max_tokens" {
+				truncate(t, s, "msg_cut")
+			}
+			rec, err := p.Recover(t.Context(), agentctx.Input{Records: s.Records()}, tt.err)
+			require.NoError(t, err)
+			require.NotEmpty(t, rec.Append, "the fix is recorded")
+			require.NoError(t, s.Append(rec.Append...))
+			next, err := s.Prepare(t.Context(), p, agentctx.Input{})
+			require.NoError(t, err)
+			assert.Equal(t, string(agentctx.RequestBytes(t, rec.Request)), string(agentctx.RequestBytes(t, next.Request)))
+			assert.Empty(t, next.Append, "nothing decided again")
+		})
+	}
+}
