@@ -169,15 +169,20 @@ func (co *compactor) injectPinned(t *turn) {
 
 // pinnedAt returns where re-placed pinned content goes in the view: right after the compact
 // summary; or, when the view starts at a provider compaction, after the user messages that
-// follow the answer holding it (the results of that answer's tool calls come first, and the
-// compaction block must open the request); else first.
+// follow the answer holding it (the results of that answer's tool calls and the
+// re-injected material of a paused compaction come first, and the compaction block must
+// open the request), before the note asking the model to go on; else first.
 func pinnedAt(t *turn) int {
 	if t.point != nil {
 		at := 1
 		for at < len(t.items) && t.items[at].role == transcript.RoleUser {
 			at++
 		}
-		return min(at, len(t.items))
+		at = min(at, len(t.items))
+		if r := t.items[at-1].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == transcript.RehydratePause {
+			at-- // before the note that asks the model to go on after a paused compaction
+		}
+		return at
 	}
 	for i := range t.items {
 		if r := t.items[i].rec; r != nil && r.IsCompactSummary {
