@@ -45,6 +45,10 @@ type compactSpec struct {
 	ThrashRuns   int  `json:"thrashRuns"`
 	// TargetFraction sets Compact.TargetFraction: the ladder cases aim at the threshold.
 	TargetFraction float64 `json:"targetFraction"`
+	// Server and Pause set ProviderContext: the server strategy, with
+	// pause_after_compaction.
+	Server bool `json:"server"`
+	Pause  bool `json:"pause"`
 
 	script *script
 }
@@ -78,6 +82,9 @@ func (c *compactSpec) apply(cfg *Config) {
 	cc := &cfg.Compact
 	cc.DisableFallback, cc.DisableAuto, cc.Tail = c.DisableFallback, c.DisableAuto, c.Tail
 	cc.SummaryMaxTokens, cc.PinnedMaxTokens, cc.ThrashRuns, cc.TargetFraction = c.SummaryMaxTokens, c.PinnedMaxTokens, c.ThrashRuns, c.TargetFraction
+	if c.Server {
+		cfg.ProviderContext = ProviderContextConfig{Strategy: CompactServer, PauseAfterCompaction: c.Pause}
+	}
 	cc.Rehydrate.Files = FileSourceFunc(func(_ context.Context, path string) ([]byte, error) {
 		if s, ok := c.Files[path]; ok {
 			return []byte(s + filler(c.FileFill)), nil
@@ -261,7 +268,11 @@ type resultSpec struct {
 type answerSpec struct {
 	// Thinking, when set, opens the response with a signed thinking block of that text.
 	Thinking string `json:"thinking"`
-	// StopReason is the response's stop_reason ("max_tokens": cut at the output cap).
+	// Compaction, when set, opens the response with a provider compaction block holding
+	// this summary (server-side compaction).
+	Compaction string `json:"compaction"`
+	// StopReason is the response's stop_reason ("max_tokens": cut at the output cap;
+	// "compaction": paused after the provider's compaction).
 	StopReason string          `json:"stopReason"`
 	Text       string          `json:"text"`
 	Fill       int             `json:"fill"`
@@ -493,6 +504,13 @@ func runGoldenTurns(t *testing.T, dir string, spec caseSpec) {
 			rec.msgN++
 			id := fmt.Sprintf("msg_%s_%03d", rec.name, rec.msgN)
 			blocks := []transcript.Block{}
+			if a.Compaction != "" {
+				raw, err := json.Marshal(map[string]string{"type": "compaction", "content": a.Compaction})
+				require.NoError(t, err)
+				b, err := transcript.UnmarshalBlock(raw)
+				require.NoError(t, err)
+				blocks = append(blocks, b)
+			}
 			if a.Thinking != "" {
 				blocks = append(blocks, &transcript.Thinking{Thinking: a.Thinking, Signature: fmt.Sprintf("sig%s%03dabcdefghijklmnopqrstuvwxyz0123456789", rec.name, rec.msgN)})
 			}
@@ -573,9 +591,14 @@ func fileExists(path string) bool {
 }
 
 // changesView reports whether r is a record that may change a view's earlier messages: a
-// compaction's boundary, or a decision other than a failed compaction or a reminder (which
+// compaction's boundary, an answer holding a provider compaction, or a decision other than a failed compaction or a reminder (which
 // goes after the latest input).
 func changesView(r transcript.Record) bool {
+	if r.Type == transcript.TypeAssistant && r.Message != nil && slices.ContainsFunc(r.Message.Content, func(b transcript.Block) bool {
+		return transcript.CompactionOf(b) == transcript.CompactionPoint
+	}) {
+		return true // the provider compacted
+	}
 	return r.IsCompactBoundary() || r.IsDecision() && r.Subtype != transcript.SubtypeCompactFailure && r.Subtype != transcript.SubtypeReminder
 }
 

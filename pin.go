@@ -120,9 +120,10 @@ const (
 )
 
 // injectPinned re-places, right after the compact summary, the text of the pinned records the
-// view no longer holds (they are before the latest compact boundary).
+// view no longer holds (they are before the latest compact boundary, or before the provider
+// compaction the view starts at: see [pinnedAt]).
 func (co *compactor) injectPinned(t *turn) {
-	if t.chain.Boundary == nil {
+	if t.chain.Boundary == nil && t.point == nil {
 		return
 	}
 	pins := pinnedUUIDs(t.in.Records, t.chain.Scan())
@@ -161,14 +162,32 @@ func (co *compactor) injectPinned(t *turn) {
 		fmt.Fprintf(&b, pinnedItem, r.Message.Role, when, pinText(r))
 	}
 	b.WriteString("</system-reminder>")
-	at := 0
-	for i := range t.items {
-		if r := t.items[i].rec; r != nil && r.IsCompactSummary {
-			at = i + 1
-			break
-		}
-	}
 	it := item{uuid: transcript.ContentUUID("pinned", strings.Join(missing, "\n")), pos: -1, role: transcript.RoleUser, meta: true,
 		blocks: []transcript.Block{&transcript.Text{Text: b.String()}}, owned: true, origin: "pinned"}
-	t.items = slices.Insert(t.items, at, it)
+	t.items = slices.Insert(t.items, pinnedAt(t), it)
+}
+
+// pinnedAt returns where re-placed pinned content goes in the view: right after the compact
+// summary; or, when the view starts at a provider compaction, after the user messages that
+// follow the answer holding it (the results of that answer's tool calls and the
+// re-injected material of a paused compaction come first, and the compaction block must
+// open the request), before the note asking the model to go on; else first.
+func pinnedAt(t *turn) int {
+	if t.point != nil {
+		at := 1
+		for at < len(t.items) && t.items[at].role == transcript.RoleUser {
+			at++
+		}
+		at = min(at, len(t.items))
+		if r := t.items[at-1].rec; r != nil && r.Rehydration != nil && r.Rehydration.Kind == transcript.RehydratePause {
+			at-- // before the note that asks the model to go on after a paused compaction
+		}
+		return at
+	}
+	for i := range t.items {
+		if r := t.items[i].rec; r != nil && r.IsCompactSummary {
+			return i + 1
+		}
+	}
+	return 0
 }

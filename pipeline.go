@@ -378,14 +378,21 @@ func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOption
 	if err != nil {
 		return Result{}, err
 	}
-	first, folded := t, (*turn)(nil)
+	first, folded, resumed := t, (*turn)(nil), (*turn)(nil)
 	defer func() {
 		// The Result is made: the turns' items go back to the pool (release does nothing to
-		// a turn released already, so t may be first or folded).
+		// a turn released already, so t may be first, resumed or folded).
 		t.release()
 		folded.release()
+		resumed.release()
 		first.release()
 	}()
+	if t.paused != nil {
+		if t, err = p.compactor.resumePause(ctx, t); err != nil {
+			return p.result(first), err
+		}
+		resumed = t
+	}
 	if manual == nil && p.folder.due(t) {
 		if t, err = p.folder.fold(ctx, t); err != nil {
 			return p.result(t), err
@@ -594,6 +601,9 @@ type turn struct {
 	// point is the provider compaction block the view starts at, or nil (see
 	// startAtProviderCompaction).
 	point transcript.Block
+	// paused is the view before the provider compaction it starts at, when the answer that
+	// holds it paused after the summary and nothing follows it yet (see resumePause).
+	paused *pausedView
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Chain) *turn {

@@ -2,6 +2,7 @@ package agentctx
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -47,6 +48,9 @@ func (t *turn) startAtProviderCompaction() {
 		return
 	}
 	first := t.items[at]
+	if at == len(t.items)-1 && first.rec != nil && first.rec.Message.StopReason == stopCompaction {
+		t.paused = &pausedView{items: slices.Clone(t.items), at: at}
+	}
 	t.point = first.blocks[k]
 	t.boundaryPos = max(t.boundaryPos, first.pos)
 	t.report.ProviderCompaction = first.uuid

@@ -151,6 +151,9 @@ type Turn struct {
 	// Stages says what each stage did; Compaction what a compaction this turn did.
 	Stages     []Stage     `json:"stages"`
 	Compaction *Compaction `json:"compaction,omitempty"`
+	// ServerCompaction is the provider's compaction of this turn's request under the server
+	// strategy; its cost is in Usage.
+	ServerCompaction *ServerCompaction `json:"server_compaction,omitempty"`
 	// Appended is the number of records the turn appended to the simulated transcript.
 	Appended int `json:"appended,omitzero"`
 	// Error is why the request could not be built or sent (prompt too long, no messages);
@@ -279,6 +282,8 @@ type Totals struct {
 	// [Result.Real], Compactions counts the file's compact boundaries.
 	Compactions     int `json:"compactions"`
 	CompactFailures int `json:"compact_failures,omitzero"`
+	// ServerCompactions counts the provider's compactions (see [ServerCompaction]).
+	ServerCompactions int `json:"server_compactions,omitzero"`
 	// PeakTokens is the largest request's input, at turn PeakTurn.
 	PeakTokens int `json:"peak_tokens"`
 	PeakTurn   int `json:"peak_turn"`
@@ -426,6 +431,12 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		policyCached, realCached = -1, -1
 		// simulated usage of each replayed response, by the index of its first record
 		usages = map[int]*transcript.Usage{}
+		// the compaction block the simulated provider opened a response with, by the index
+		// of its first record (the server strategy)
+		compacted = map[int]transcript.Block{}
+		// serverCompacted: the last sent turn's request was compacted by the provider
+		serverCompacted bool
+		server          = p.ServerCompaction()
 	)
 	copyTo := func(end int) {
 		for ; next < end; next++ {
@@ -439,6 +450,9 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 				// anchors on the request the policy built.
 				m := *r.Message
 				m.Usage = usages[at]
+				if b := compacted[at]; b != nil && next == at {
+					m.Content = append([]transcript.Block{b}, m.Content...)
+				}
 				r.Message = &m
 			}
 			replay = append(replay, r)
@@ -527,6 +541,8 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 				cause := decisionCause(replay[sentAt:])
 				switch {
 				case cause != "":
+				case serverCompacted:
+					cause = "provider compaction"
 				case sentLeaf != "" && !onChain(replay, res.Leaf, sentLeaf):
 					cause = "rewind"
 				case res.Report.ThinkingUnavailable != sentUnthinking:
@@ -539,9 +555,41 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 				}
 			}
 			sentAt, sentLeaf, sentUnthinking = len(replay), res.Leaf, res.Report.ThinkingUnavailable
+			serverCompacted = false
+			answered := use
+			if server && turn.Usage.Input() >= sim.Threshold {
+				// The provider compacts: the request is the summarizing step's input, and
+				// the answer reads the summary.
+				block, n, err := serverSummary(ctx, &res.Request, p.Counter().Text)
+				if err != nil {
+					return nil, fmt.Errorf("turn %d (line %d): the provider's compaction: %w", k+1, resp.Line, err)
+				}
+				sc := &ServerCompaction{PreTokens: turn.Usage.Input(), SummaryTokens: n, Compaction: turn.Usage}
+				sc.Compaction.Output = scale.tokens(n)
+				sc.Compaction.Cost = price.Cost(use.uncached, use.write5m, use.write1h, use.read, sc.Compaction.Output)
+				ans := answering(&res.Request, block)
+				answered = cache.send(&ans, clock, 0)
+				if scale != 1 {
+					answered.read, answered.write5m, answered.write1h, answered.uncached = scale.usage(answered.read, answered.write5m, answered.write1h, answered.uncached)
+				}
+				turn.Usage = Usage{Uncached: use.uncached + answered.uncached, CacheWrite5m: use.write5m + answered.write5m,
+					CacheWrite1h: use.write1h + answered.write1h, CacheRead: use.read + answered.read, Output: sc.Compaction.Output + output}
+				turn.Cost = sc.Compaction.Cost + price.Cost(answered.uncached, answered.write5m, answered.write1h, answered.read, output)
+				turn.ServerCompaction = sc
+				sim.Totals.ServerCompactions++
+				compacted[at], serverCompacted = block, true
+			}
+			peak, peakTurn := sim.Totals.PeakTokens, sim.Totals.PeakTurn
 			sim.Totals.add(turn.Turn, turn.Usage)
-			usages[at] = &transcript.Usage{InputTokens: use.uncached, CacheCreationInputTokens: use.write5m + use.write1h,
-				CacheReadInputTokens: use.read, OutputTokens: output}
+			if sc := turn.ServerCompaction; sc != nil {
+				// The request's size is the one that passed the trigger, not the two steps'.
+				sim.Totals.PeakTokens, sim.Totals.PeakTurn = peak, peakTurn
+				if sc.PreTokens > peak {
+					sim.Totals.PeakTokens, sim.Totals.PeakTurn = sc.PreTokens, turn.Turn
+				}
+			}
+			usages[at] = &transcript.Usage{InputTokens: answered.uncached, CacheCreationInputTokens: answered.write5m + answered.write1h,
+				CacheReadInputTokens: answered.read, OutputTokens: output}
 		}
 		if u := group.usage; u != nil {
 			w5, w1 := realWrites(u)

@@ -111,6 +111,10 @@ const (
 	RehydrateTodos = "todos" // the last todo list
 	RehydratePlan  = "plan"  // the last plan
 	RehydrateHook  = "hook"  // context a session-start hook returned after the compaction
+	// RehydratePause ends what the library re-injects after an answer that paused after
+	// the provider's compaction (pause_after_compaction, stop_reason "compaction"): it
+	// records the pause as handled and asks the model to go on.
+	RehydratePause = "provider_pause"
 	// RehydrateAnnouncement is an announcement (see [Announcement]) made before the
 	// compaction; the record carries the announcement's kind and name as well.
 	RehydrateAnnouncement = "announcement"

@@ -113,8 +113,14 @@ func (s *anthropicServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		anthropicError(w, http.StatusBadRequest, "invalid_request_error",
 			fmt.Sprintf("prompt is too long: %d tokens > %d maximum", max(p.tokens, s.pv.window)+s.pv.window/100, s.pv.window))
 	default:
-		a, out := s.pv.reply(p)
-		u.output = out
+		var a answer
+		if e, ok := compactEditOf(b.head); ok && !p.summary && p.tokens >= e.trigger {
+			a, u = s.pv.compactReply(p, u, s.fixed(p, &req), e.pause)
+		} else {
+			var out int
+			a, out = s.pv.reply(p)
+			u.output = out
+		}
 		id := fmt.Sprintf("msg_liveloop%08d", s.ids.Add(1))
 		s.pv.answered(a, b.stream)
 		if b.stream {
@@ -176,9 +182,22 @@ func isSummary(req *provider.Request) bool {
 	return false
 }
 
+// fixed returns the provider's count of the prompt's tools and system prompt: what an answer
+// after a server-side compaction reads besides the summary.
+func (s *anthropicServer) fixed(p *prompt, req *provider.Request) int {
+	n := 0
+	for _, pt := range p.parts[:len(p.parts)-len(req.Messages)] {
+		n += pt.tokens
+	}
+	return n
+}
+
 // anthropicBlocks returns the content blocks of an answer.
 func anthropicBlocks(a answer) []map[string]any {
 	var out []map[string]any
+	if a.compaction != "" {
+		out = append(out, map[string]any{"type": "compaction", "content": a.compaction})
+	}
 	if a.text != "" {
 		out = append(out, map[string]any{"type": "text", "text": a.text})
 	}
@@ -201,6 +220,9 @@ func anthropicUsage(u usage, withOutput bool) map[string]any {
 	} else {
 		m["output_tokens"] = 1
 	}
+	if u.iterations != nil {
+		m["iterations"] = anthropicIterations(u.iterations)
+	}
 	return m
 }
 
@@ -220,6 +242,12 @@ func (s *anthropicServer) stream(w http.ResponseWriter, id, model string, a answ
 		"model": model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil, "usage": anthropicUsage(u, false)}})
 	event("ping", map[string]any{"type": "ping"})
 	i := 0
+	if a.compaction != "" {
+		event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "compaction", "content": nil}})
+		event("content_block_delta", map[string]any{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "compaction_delta", "content": a.compaction}})
+		event("content_block_stop", map[string]any{"type": "content_block_stop", "index": i})
+		i++
+	}
 	if a.text != "" {
 		event("content_block_start", map[string]any{"type": "content_block_start", "index": i, "content_block": map[string]any{"type": "text", "text": ""}})
 		for _, piece := range chunks(a.text, 2048) {

@@ -41,12 +41,23 @@
 // too long (when the prompt takes at least three quarters of the window, naming a count
 // just over it) and cuts an answer at max_tokens.
 //
+// The fake Anthropic server also compacts on its side as the provider's documentation says:
+// a request whose context_management holds the compact_20260112 edit and whose prompt
+// passes its trigger gets an answer that opens with a compaction block holding a summary
+// the server writes (its draft left out), billed as the usage's compaction iteration; with
+// pause_after_compaction the answer ends there (stop_reason "compaction"), otherwise the
+// model answers from the compacted context and the top-level usage is that iteration's.
+//
 // # The matrix
 //
 // [Matrix] is every window of [Windows] with the extractive and the model summarizer on
 // both adapters, plus [Newcomer], the trial agent a new user built. TestMatrix runs it (150
 // turns a cell with -short, 1,000 without), logs the table ([TableHeader], [Metrics.Row])
 // and asserts, cell by cell, no terminal error, no invalid body and compactions that free at
-// least half of the context on median. cmd/liveloop runs one cell per process, so that its row reports the
+// least half of the context on median. TestServerStrategy runs [ServerStrategy], the
+// provider compacting (Config.ProviderContext.Strategy server) with the first prompt pinned,
+// for 1,000 turns at 200,000 tokens and for 300 with pause_after_compaction, and asserts no
+// terminal error, no invalid body and the pinned rule in the request after every
+// compaction. cmd/liveloop runs one cell per process, so that its row reports the
 // peak resident set, and -all runs them all.
 package liveloop

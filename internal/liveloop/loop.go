@@ -62,7 +62,8 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 		return nil, fmt.Errorf("liveloop: unknown summarizer %q", sc.Summarizer)
 	}
 	cfg := agentctx.Config{Model: Model, ContextWindow: sc.Window, MaxOutputTokens: MaxOutputTokens,
-		Compact: agentctx.CompactConfig{Summarizer: summarizer}, Now: clk.Now}
+		Compact: agentctx.CompactConfig{Summarizer: summarizer}, Now: clk.Now,
+		ProviderContext: agentctx.ProviderContextConfig{Strategy: sc.Strategy, PauseAfterCompaction: sc.PauseAfterCompaction}}
 	opts := session.Options{Cwd: ws.dir, Now: clk.Now, NewUUID: uuids(sc.Seed)}
 	if sc.Persist {
 		cfg.Budget.Store = agentctx.FileStore{Root: filepath.Join(dir, "results")}
@@ -132,6 +133,9 @@ type loop struct {
 	in   agentctx.Input
 	r    *rand.Rand // the user's pace and prompts
 	m    *Metrics
+	// compacted: a compaction (the library's or the provider's) happened since the last
+	// request the loop checked for the pinned rule.
+	compacted bool
 }
 
 // run plays the turns until sc.Turns answers or a terminal error.
@@ -143,7 +147,7 @@ func (l *loop) run(ctx context.Context) {
 		}
 		if needPrompt {
 			l.clk.advance(l.userPause())
-			if _, err := l.sess.User(userPrompt(l.r)); err != nil {
+			if err := l.prompt(); err != nil {
 				l.terminal(err)
 				return
 			}
@@ -172,6 +176,13 @@ func (l *loop) run(ctx context.Context) {
 			if tu, ok := b.(*transcript.ToolUse); ok {
 				calls = append(calls, tu)
 			}
+		}
+		if rec.Message.StopReason == "compaction" {
+			// The provider paused after its summary: the next request goes on without a new
+			// prompt.
+			l.m.Paused++
+			needPrompt = false
+			continue
 		}
 		needPrompt = len(calls) == 0
 		if needPrompt {
@@ -208,6 +219,10 @@ func (l *loop) send(ctx context.Context, res agentctx.Result) (transcript.Record
 		l.traceAnswer(rec, err)
 		switch {
 		case err == nil && !truncated:
+			if len(rec.Message.Content) > 0 && transcript.CompactionOf(rec.Message.Content[0]) == transcript.CompactionPoint {
+				l.m.ServerCompactions++
+				l.compacted = true
+			}
 			return rec, nil
 		case truncated:
 			l.m.Truncations++
@@ -241,6 +256,44 @@ func (l *loop) check(res *agentctx.Result) {
 		l.invalid(err)
 	}
 	l.m.PeakInput = max(l.m.PeakInput, res.Report.InputTokens)
+	if l.sc.Pin && l.compacted {
+		l.compacted = false
+		l.m.PinnedChecked++
+		if !holdsText(res.Request, PinnedRule) {
+			l.m.PinnedMissing++
+		}
+	}
+}
+
+// prompt appends the user's next prompt. A run that pins opens with [PinnedRule] and pins
+// that first prompt.
+func (l *loop) prompt() error {
+	text := userPrompt(l.r)
+	first := l.sc.Pin && len(l.sess.Records()) == 0
+	if first {
+		text = PinnedRule + " " + text
+	}
+	rec, err := l.sess.User(text)
+	if err != nil || !first {
+		return err
+	}
+	pin, err := l.p.Pin(l.sess.Records(), []string{rec.UUID}, "the session's standing rule", l.clk.Now())
+	if err != nil {
+		return err
+	}
+	return l.sess.Append(pin)
+}
+
+// holdsText reports whether a text block of req's messages holds s.
+func holdsText(req provider.Request, s string) bool {
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if t, ok := b.(*transcript.Text); ok && strings.Contains(t.Text, s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (l *loop) invalid(err error) {
@@ -264,6 +317,7 @@ func (l *loop) observe(rep *agentctx.Report) {
 	switch c.Outcome {
 	case agentctx.CompactCompacted:
 		l.m.Compactions++
+		l.compacted = true
 		if c.PreTokens > 0 {
 			l.m.Freed = append(l.m.Freed, 1-float64(c.PostTokens)/float64(c.PreTokens))
 		}

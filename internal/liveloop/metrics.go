@@ -38,6 +38,12 @@ type Metrics struct {
 	// 1 − PostTokens/PreTokens.
 	Compactions, Failed int
 	Freed               []float64
+	// ServerCompactions counts the provider's compactions (answers opening with a
+	// compaction block), Paused those whose answer ended after the summary.
+	ServerCompactions, Paused int
+	// PinnedChecked counts the requests after a compaction (the library's or the provider's)
+	// of a run that pinned [PinnedRule]; PinnedMissing those that did not hold it.
+	PinnedChecked, PinnedMissing int
 	// Fallbacks, BreakerOpen and Thrash count the turns whose Report showed the degradation:
 	// a summary written by the fallback summarizer, the circuit breaker open, the thrash guard
 	// stopping auto-compact.
@@ -103,6 +109,9 @@ func (m *Metrics) Failures() []string {
 	}
 	if m.InvalidBodies > 0 {
 		out = append(out, fmt.Sprintf("%d invalid bodies; the first: %s", m.InvalidBodies, m.FirstInvalid))
+	}
+	if m.PinnedMissing > 0 {
+		out = append(out, fmt.Sprintf("the pinned rule was missing from %d of %d requests after a compaction", m.PinnedMissing, m.PinnedChecked))
 	}
 	if len(m.Freed) > 0 && m.FreedMedian() < 0.5 {
 		out = append(out, fmt.Sprintf("compactions freed %.2f of the context on median, under 0.5", m.FreedMedian()))

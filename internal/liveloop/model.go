@@ -10,13 +10,17 @@ import (
 )
 
 // answer is what the scripted model says to one request: text, tool calls, and why it
-// stopped ("end_turn", "tool_use" or "max_tokens").
+// stopped ("end_turn", "tool_use", "max_tokens", or "compaction" after a paused server-side
+// compaction).
 type answer struct {
 	text  string
 	calls []call
 	stop  string
 	// outputTokens is set when the answer was cut at max_tokens: the provider bills the cap.
 	outputTokens int
+	// compaction is the summary of a server-side compaction the answer opens with; "" when
+	// it compacted nothing.
+	compaction string
 }
 
 // call is one tool call of an answer.

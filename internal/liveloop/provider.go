@@ -44,6 +44,8 @@ type prompt struct {
 // usage is what the provider reports for a request.
 type usage struct {
 	input, cacheRead, cacheWrite, output int
+	// iterations are the sampling steps of an answer that compacted; nil for any other.
+	iterations []iteration
 }
 
 // providerStats counts what the fake provider saw and did.
@@ -58,8 +60,9 @@ type providerStats struct {
 	// exceeded the window, SummaryOverWindow the summary requests refused so; Injected the
 	// scripted refusals of prompts that fit.
 	OverWindow, SummaryOverWindow, Injected int
-	// Cut counts the answers cut at max_tokens; Streamed the answers sent as events.
-	Cut, Streamed int
+	// Cut counts the answers cut at max_tokens; Streamed the answers sent as events;
+	// Compactions the server-side compactions (answers opening with a compaction block).
+	Cut, Streamed, Compactions int
 	// Input, CacheRead and CacheWrite sum the usage reported for the main conversation's
 	// requests.
 	Input, CacheRead, CacheWrite int

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/agentctx/agentctx"
+
 	"github.com/agentctx/agentctx/transcript"
 )
 
@@ -53,10 +55,43 @@ type Scenario struct {
 	// replaced tool results to an [agentctx.FileStore], both in a temporary directory,
 	// instead of keeping them in memory ([agentctx.MapStore]).
 	Persist bool
+	// Strategy is the run's Config.ProviderContext.Strategy: who compacts. Zero: the
+	// library ([agentctx.CompactClient]). Under [agentctx.CompactServer] the fake Anthropic
+	// server compacts when the prompt passes the request's trigger, as the provider does.
+	Strategy agentctx.CompactionStrategy
+	// PauseAfterCompaction is the run's Config.ProviderContext.PauseAfterCompaction: the
+	// server's answer ends after its summary, and the loop sends the next request without a
+	// new prompt.
+	PauseAfterCompaction bool
+	// Pin makes the first user prompt open with [PinnedRule] and pins it
+	// (Pipeline.Pin): the loop then checks that every request after a compaction holds it
+	// (Metrics.PinnedChecked, PinnedMissing).
+	Pin bool
 	// Trace, when set, receives one line for each Prepare, request and Recover of the run:
 	// the request's figures (counted input, pressure, max_tokens), what the provider
 	// answered, and any compaction. Nil: no trace.
 	Trace io.Writer
+}
+
+// PinnedRule is the standing rule a [Scenario.Pin] run's first prompt opens with, in the
+// harness's own words.
+const PinnedRule = "A standing rule for this whole session: never edit anything under vendor/, and run go vet before you say a change is done."
+
+// ServerStrategy returns the server-strategy scenario: the corpus's tools at a 200,000-token
+// window on the anthropic adapter, the provider compacting (Config.ProviderContext.Strategy
+// server, with pause when pause is set) and the first prompt pinned. It has no scripted
+// events: a scripted refusal comes at three quarters of the window, below the provider's
+// trigger (the library's auto-compact threshold), and would always compact on the client
+// first.
+func ServerStrategy(turns int, pause bool) Scenario {
+	sc := corpusScenario(AdapterAnthropic, 200_000, SummarizerExtractive, turns)
+	sc.Name = "anthropic/200000/server"
+	if pause {
+		sc.Name += "+pause"
+	}
+	sc.Strategy, sc.PauseAfterCompaction, sc.Pin, sc.EventEvery = agentctx.CompactServer, pause, true, -1
+	sc.ParallelRate, sc.EndRate = 0.4, 0.05
+	return sc
 }
 
 // Windows are the context windows of the run matrix.

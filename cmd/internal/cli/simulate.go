@@ -38,11 +38,15 @@ func (a *app) simulate(ctx context.Context, args []string, stdout, stderr io.Wri
 	if len(files) != 1 {
 		return UsageError{fmt.Sprintf("simulate needs exactly one session FILE, got %d", len(files))}
 	}
+	pf.allowAll = true
 	rp, err := pf.replay(ctx, a, fs, files[0], stderr)
 	if err != nil {
 		return err
 	}
 	defer rp.close()
+	if pf.strategy == strategyAll {
+		return strategies(ctx, rp, stdout, asJSON)
+	}
 	sim, err := simulation.Run(ctx, rp.records, rp.cfg, rp.opts)
 	if err != nil {
 		return fmt.Errorf("%s: %w", rp.addr, err)
@@ -73,6 +77,9 @@ type policyFlags struct {
 	// mode is --replay; system and systemTokens the fixed prefix; thinking --thinking.
 	mode, system, thinking string
 	systemTokens           int
+	// strategy is --strategy; allowAll: the command compares the strategies for "all".
+	strategy string
+	allowAll bool
 }
 
 func (pf *policyFlags) register(fs *flag.FlagSet, a *app) {
@@ -84,6 +91,7 @@ func (pf *policyFlags) register(fs *flag.FlagSet, a *app) {
 	fs.StringVar(&pf.system, "system", "", "a text `file` holding the system prompt every request carries (default: a synthetic one of the size the file's first usage says it lacks)")
 	fs.IntVar(&pf.systemTokens, "system-tokens", 0, "a synthetic system prompt of `N` counted tokens on every request, instead of the estimate (0: none)")
 	fs.StringVar(&pf.thinking, "thinking", "", "the thinking setting, `off|adaptive|N` (N: enabled with that budget; default: the config file's, else the session's own, inferred from its thinking blocks)")
+	fs.StringVar(&pf.strategy, "strategy", "", "who compacts, `client|server|auto` (Config.ProviderContext.Strategy; default client); simulate also takes all: the three side by side")
 	pf.sf.register(fs, a)
 }
 
@@ -107,6 +115,13 @@ func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, fil
 	}
 	if pf.mode != simulation.ReplayFile && pf.mode != simulation.ReplayPolicy {
 		return nil, UsageError{fmt.Sprintf("--replay must be policy or file, got %q", pf.mode)}
+	}
+	switch agentctx.CompactionStrategy(pf.strategy) {
+	case "", agentctx.CompactClient, agentctx.CompactServer, agentctx.CompactAuto:
+	default:
+		if pf.strategy != strategyAll || !pf.allowAll {
+			return nil, UsageError{fmt.Sprintf("--strategy must be client, server or auto, got %q", pf.strategy)}
+		}
 	}
 	if pf.systemTokens < 0 {
 		return nil, UsageError{fmt.Sprintf("--system-tokens must not be negative, got %d", pf.systemTokens)}
@@ -162,6 +177,9 @@ func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, fil
 	}
 	if pf.window != 0 {
 		cfg.ContextWindow = pf.window
+	}
+	if pf.strategy != strategyAll {
+		cfg.ProviderContext.Strategy = agentctx.CompactionStrategy(pf.strategy)
 	}
 	if _, ok := agentctx.DefaultModels().Lookup(cfg.Model); !ok && cfg.ContextWindow == 0 {
 		rp.close()
