@@ -285,6 +285,9 @@ func (co *compactor) summaryRequest(t *turn, view []item, from, skip int, instr 
 		// it when the conversation has thinking on.
 		dropThinking(req.Messages, finalTurn(req.Messages), co.counter)
 	}
+	if co.normalize.cfg.KeepReasoningItems {
+		dropReasoningItems(req.Messages)
+	}
 	vm := make([]summarize.Message, len(items))
 	for i := range items {
 		vm[i] = viewMessage(&items[i])

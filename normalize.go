@@ -24,6 +24,14 @@ type NormalizeConfig struct {
 	// Continuation is the user text appended when the view ends on an assistant message and
 	// AllowPrefill is off. Empty: "Continue.".
 	Continuation string
+	// KeepReasoningItems keeps the reasoning an OpenAI model wrote — a thinking block with an
+	// "encrypted_content" field and no signature, as the openai adapter's MessageFromResponse
+	// and the Codex reader record a Responses reasoning item — in its assistant message as it
+	// came, fields and all, for requests sent to the Responses API, which carries it back as a
+	// reasoning item (the openai adapter's ResponsesParams). Config.Thinking, Anthropic's
+	// setting, does not govern such a block. Off (the default), it is dropped: an Anthropic
+	// request cannot carry it.
+	KeepReasoningItems bool
 }
 
 func (c NormalizeConfig) validate() error {

@@ -58,7 +58,10 @@ func (n *normalizer) clean(b transcript.Block, role transcript.Role, uuid string
 		if !asst {
 			return bad, true
 		}
-		if _, codex := b.Extra["encrypted_content"]; codex && b.Signature == "" {
+		if wire.IsReasoningItem(b) {
+			if n.s.cfg.KeepReasoningItems {
+				return nb, true // an OpenAI reasoning item, sent back as it came
+			}
 			n.drop(nb, "reasoning from a Codex rollout: its content is encrypted for OpenAI, so it cannot be replayed as thinking")
 			return nb, false
 		}

@@ -15,6 +15,8 @@ func (p *Pipeline) validateTurn(t *turn) error {
 		ContextWindow: p.window,
 		InputTokens:   t.report.InputTokens,
 		MaxBodyBytes:  t.maxBody,
+
+		ReasoningItems: p.cfg.Normalize.KeepReasoningItems,
 	})
 	if err != nil {
 		return &StageError{Stage: "validate", Err: err}

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -64,6 +63,9 @@ type MessageMeta struct {
 	// a typed prompt, where the param holds one text block: the pipeline counts the two
 	// forms apart, so a round trip keeps the record's.
 	StringContent bool
+	// SourceToolUseID names the tool call whose output an injected user message is (the
+	// record's sourceToolUseID): a skill's instructions, which a compaction re-injects.
+	SourceToolUseID string
 }
 
 // MetaOf returns the meta of an answer: its id, model, stop reason and usage, read as
@@ -84,6 +86,7 @@ func metaOf(m *transcript.Message, at time.Time) MessageMeta {
 func recordMeta(r *transcript.Record) MessageMeta {
 	mm := metaOf(r.Message, r.Time())
 	mm.Injected, mm.CompactSummary, mm.StringContent = r.IsMeta, r.IsCompactSummary, r.Message.StringContent
+	mm.SourceToolUseID = r.SourceToolUseID
 	return mm
 }
 
@@ -165,7 +168,7 @@ func messageParam(role transcript.Role, content []transcript.Block) (sdk.Message
 func (h History) Records(opts RecordOptions) ([]*transcript.Text, []transcript.Record, error) {
 	system := make([]*transcript.Text, 0, len(h.System))
 	for i, tb := range h.System {
-		raw, err := sdkJSON(tb)
+		raw, err := hostrec.JSON(tb)
 		if err != nil {
 			return nil, nil, fmt.Errorf("agentctx/anthropic: system[%d]: %w", i, err)
 		}
@@ -182,7 +185,7 @@ func (h History) Records(opts RecordOptions) ([]*transcript.Text, []transcript.R
 	records := make([]transcript.Record, 0, len(h.Messages))
 	for i, mp := range h.Messages {
 		where := fmt.Sprintf("agentctx/anthropic: messages[%d]", i)
-		raw, err := sdkJSON(mp)
+		raw, err := hostrec.JSON(mp)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", where, err)
 		}
@@ -196,7 +199,7 @@ func (h History) Records(opts RecordOptions) ([]*transcript.Text, []transcript.R
 			m.ID, m.Model, m.StopReason, m.StopSequence, m.Usage = mm.ID, mm.Model, mm.StopReason, mm.StopSequence, mm.Usage
 			m.StringContent = mm.StringContent && len(m.Content) <= 1 && (len(m.Content) == 0 || m.Content[0].Kind() == transcript.KindText)
 		}
-		r, err := hostrec.Record(m, mm.Time, mm.Injected, mm.CompactSummary, where)
+		r, err := hostrec.Record(m, hostrec.Flags{Time: mm.Time, Injected: mm.Injected, CompactSummary: mm.CompactSummary, SourceToolUseID: mm.SourceToolUseID}, where)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -239,46 +242,4 @@ func decodeAnswer(raw []byte) (*transcript.Message, error) {
 		return nil, &Error{Class: provider.ClassFatal, StatusCode: 200, Message: err.Error(), Err: err}
 	}
 	return m, nil
-}
-
-// sdkJSON is the JSON the SDK sends for v with <, > and & in strings as themselves: the
-// SDK escapes them, and a tool call's input, which the transcript keeps as raw JSON, would
-// otherwise come back other bytes than the model wrote (the same value, counted as more).
-func sdkJSON(v any) ([]byte, error) {
-	raw, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	return unescapeHTML(raw), nil
-}
-
-// unescapeHTML turns the \u003c, \u003e and \u0026 escapes of JSON strings back into the
-// characters; every other escape is left as it is.
-func unescapeHTML(raw []byte) []byte {
-	if !bytes.Contains(raw, []byte(`\u00`)) {
-		return raw
-	}
-	out := make([]byte, 0, len(raw))
-	for i := 0; i < len(raw); i++ {
-		c := raw[i]
-		if c != '\\' || i+1 >= len(raw) {
-			out = append(out, c)
-			continue
-		}
-		if raw[i+1] == 'u' && i+6 <= len(raw) {
-			switch string(raw[i+2 : i+6]) {
-			case "003c":
-				out, i = append(out, '<'), i+5
-				continue
-			case "003e":
-				out, i = append(out, '>'), i+5
-				continue
-			case "0026":
-				out, i = append(out, '&'), i+5
-				continue
-			}
-		}
-		out, i = append(out, c, raw[i+1]), i+1
-	}
-	return out
 }

@@ -35,7 +35,7 @@ func (m *Message) record(session, cwd string, i int) (transcript.Record, error) 
 	case m.Message == nil:
 		return transcript.Record{}, fmt.Errorf("%s: no message", where)
 	}
-	r, err := hostrec.Record(m.Message, m.Time, m.Injected, false, where)
+	r, err := hostrec.Record(m.Message, hostrec.Flags{Time: m.Time, Injected: m.Injected}, where)
 	if err != nil {
 		return r, err
 	}

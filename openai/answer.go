@@ -128,9 +128,10 @@ func MessageFromChat(cc *sdk.ChatCompletion) (*transcript.Message, error) {
 //
 //   - a reasoning item is a thinking block holding its summary (its reasoning text when it
 //     has no summary) and, among the block's unknown fields, the rest of the item — id,
-//     encrypted_content when asked for — as the Codex reader keeps one; like any thinking
-//     not signed by Anthropic, no later request carries it ([ResponsesParams] cannot send a
-//     reasoning item back);
+//     encrypted_content when asked for — as the Codex reader keeps one; with its encrypted
+//     content, [ResponsesParams] sends it back as the same item when the Pipeline keeps it
+//     ([agentctx.NormalizeConfig.KeepReasoningItems]); otherwise, like any thinking not
+//     signed by Anthropic, no later request carries it;
 //   - a message item's output_text parts are text blocks (their annotations kept among the
 //     block's unknown fields), a refusal part a text block;
 //   - a function_call item is a tool_use block: call_id as its id, the name, the arguments

@@ -66,6 +66,7 @@ const (
 // The reasons of the drops.
 const (
 	dropThinking       = "thinking is signed by the provider that wrote it: OpenAI cannot verify or replay it, and no reasoning item can be made from it"
+	dropReasoning      = "reasoning an OpenAI model wrote: only the Responses API carries it back"
 	dropServerTool     = "a server tool of the Anthropic API: OpenAI runs none of them"
 	dropCacheEdits     = "cache editing is an Anthropic prompt-cache feature"
 	dropImageFile      = "an image named by an Anthropic file id cannot be sent to OpenAI"
@@ -197,6 +198,9 @@ func documentText(d *transcript.Document) string {
 
 // dropReason says why a block that is not carried is left out.
 func dropReason(b transcript.Block) string {
+	if t, ok := b.(*transcript.Thinking); ok && isReasoningItem(t) {
+		return dropReasoning
+	}
 	switch b.Kind() {
 	case transcript.KindThinking, transcript.KindRedactedThinking:
 		return dropThinking

@@ -36,9 +36,20 @@
 // with the cached tokens counted apart from the input, as Anthropic counts them. Reasoning —
 // vLLM's and llama.cpp's reasoning_content, Ollama's reasoning, Responses reasoning items —
 // is kept in the transcript as thinking without a signature, which no later request
-// carries. Tool-call arguments that are not a JSON object cannot be sent back as the model
+// carries, except a Responses reasoning item with its encrypted content: a Pipeline with
+// [agentctx.NormalizeConfig.KeepReasoningItems] keeps it, and [ResponsesParams] sends it
+// back as the same item. Tool-call arguments that are not a JSON object cannot be sent back as the model
 // wrote them, so they make the turn fail with a retryable error naming the field, unless
 // the answer was cut at its output cap.
+//
+// # A host's own history
+//
+// A runtime that keeps its conversation in the SDK's types converts it with no code of its
+// own: [ChatHistory] (Chat Completions messages) and [ResponsesHistory] (Responses input
+// items) make records for a Pipeline ([ChatHistory.Records], [ResponsesHistory.Records]),
+// and [ChatHistoryOf] and [ResponsesHistoryOf] make messages or items of records, through
+// the same conversions as the requests and answers above; [MessageMeta] carries what a
+// message cannot (time, an answer's id and usage, a record's flags).
 //
 // # Errors
 //

@@ -1,12 +1,16 @@
 package openai
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"strings"
 
+	"github.com/agentctx/agentctx/internal/hostrec"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/transcript"
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
 	"github.com/openai/openai-go/v3/responses"
 	"github.com/openai/openai-go/v3/shared"
 )
@@ -23,10 +27,13 @@ import (
 //   - tools become function tools (strict off: a caller's schema need not meet strict
 //     mode's rules), tool_choice maps as for [ChatParams], max_tokens is max_output_tokens.
 //
-// A reasoning item must travel with the function_call it preceded, but it can only be one
-// the OpenAI model wrote (its id and encrypted content): thinking blocks, signed by
-// Anthropic, cannot become one and are dropped, like the other blocks [ChatParams] drops;
-// the drops are returned.
+// A reasoning item must travel with the function_call it preceded, and it can only be one
+// the OpenAI model wrote: a thinking block with an "encrypted_content" field and no
+// signature, as [MessageFromResponse] records a reasoning item, goes back as that item,
+// every field as it came, before the message's text and calls (the Pipeline keeps such a
+// block with [agentctx.NormalizeConfig.KeepReasoningItems]). Thinking signed by Anthropic
+// cannot become one and is dropped, like the other blocks [ChatParams] drops; the drops are
+// returned.
 func ResponsesParams(req provider.Request, opts Options) (responses.ResponseNewParams, []Drop, error) {
 	var drops []Drop
 	p := responses.ResponseNewParams{
@@ -98,6 +105,10 @@ func responsesAssistant(i int, blocks []transcript.Block, drops *[]Drop) []respo
 	var lead, calls []responses.ResponseInputItemUnionParam
 	for j, b := range blocks {
 		if item, ok := compactionItem(b); ok {
+			lead = append(lead, item)
+			continue
+		}
+		if item, ok := reasoningItem(b); ok {
 			lead = append(lead, item)
 			continue
 		}
@@ -212,4 +223,32 @@ func imageURL(b *transcript.Image) (string, bool) {
 		return b.Source.URL, true
 	}
 	return "", false
+}
+
+// reasoningItem returns the reasoning item an OpenAI model wrote, which the transcript holds
+// as a thinking block with its encrypted content among the block's unknown fields and no
+// signature: the item's fields as they came, with its type (and an empty summary, which
+// the API requires, when it had none).
+func reasoningItem(b transcript.Block) (responses.ResponseInputItemUnionParam, bool) {
+	t, ok := b.(*transcript.Thinking)
+	if !ok || !isReasoningItem(t) {
+		return responses.ResponseInputItemUnionParam{}, false
+	}
+	fields := maps.Clone(t.Extra)
+	fields["type"] = json.RawMessage(`"reasoning"`)
+	if _, ok := fields["summary"]; !ok {
+		fields["summary"] = json.RawMessage(`[]`)
+	}
+	raw, err := hostrec.JSON(fields)
+	if err != nil {
+		return responses.ResponseInputItemUnionParam{}, false // a field that is no JSON: left to the drop rules
+	}
+	return param.Override[responses.ResponseInputItemUnionParam](json.RawMessage(raw)), true
+}
+
+// isReasoningItem reports whether t is a Responses reasoning item: encrypted content, no
+// signature.
+func isReasoningItem(t *transcript.Thinking) bool {
+	_, ok := t.Extra["encrypted_content"]
+	return ok && t.Signature == ""
 }

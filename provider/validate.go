@@ -61,6 +61,10 @@ type ValidateOptions struct {
 	MaxImages int
 	// MaxBodyBytes caps the encoded request body, in bytes. Zero: 32 MB (32,000,000).
 	MaxBodyBytes int
+	// ReasoningItems accepts the OpenAI reasoning items a request for the Responses API
+	// carries (thinking blocks with encrypted content and no signature; see
+	// [github.com/agentctx/agentctx.NormalizeConfig.KeepReasoningItems]).
+	ReasoningItems bool
 }
 
 // Image pixel limits (contract 5.2): per image, and when the request holds more than

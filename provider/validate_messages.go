@@ -271,6 +271,9 @@ func (c *checker) assistant(path string, content, next []transcript.Block, hasNe
 			srvDone[b.ToolUseID] = true
 			c.mark(bp, b.CacheControl)
 		case *transcript.Thinking:
+			if c.opts.ReasoningItems && wire.IsReasoningItem(b) {
+				break
+			}
 			if !wire.ReplayableSignature(b.Signature) {
 				c.add("4.7", bp, "thinking block without a replayable signature")
 			}

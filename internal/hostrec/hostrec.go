@@ -5,8 +5,10 @@
 package hostrec
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -29,10 +31,21 @@ type Options struct {
 // namespace seeds the uuids of host messages (a version 5 uuid of its own).
 var namespace = uuid.MustParse("5b0f3d52-6a8e-4c71-9d2a-0c3e8f1b7a64")
 
+// Flags are what a record says of its message besides the message itself.
+type Flags struct {
+	// Time is when the message was written; the zero time writes none.
+	Time time.Time
+	// Injected is the record's isMeta, CompactSummary its isCompactSummary.
+	Injected, CompactSummary bool
+	// SourceToolUseID is the tool call whose output the message is (a skill's instructions).
+	SourceToolUseID string
+}
+
 // Record returns the record of a message: a user or assistant record by its role, with the
-// flags and time given; where names the message in an error.
-func Record(m *transcript.Message, at time.Time, injected, summary bool, where string) (transcript.Record, error) {
-	r := transcript.Record{Message: m, IsMeta: injected, IsCompactSummary: summary}
+// flags given; where names the message in an error.
+func Record(m *transcript.Message, f Flags, where string) (transcript.Record, error) {
+	at := f.Time
+	r := transcript.Record{Message: m, IsMeta: f.Injected, IsCompactSummary: f.CompactSummary, SourceToolUseID: f.SourceToolUseID}
 	switch m.Role {
 	case transcript.RoleUser:
 		r.Type = transcript.TypeUser
@@ -98,4 +111,46 @@ func flag(b bool) byte {
 		return 1
 	}
 	return 0
+}
+
+// JSON is the JSON an SDK sends for v with <, > and & in strings as themselves: the
+// SDK escapes them, and a tool call's input, which the transcript keeps as raw JSON, would
+// otherwise come back other bytes than the model wrote (the same value, counted as more).
+func JSON(v any) ([]byte, error) {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	return unescapeHTML(raw), nil
+}
+
+// unescapeHTML turns the \u003c, \u003e and \u0026 escapes of JSON strings back into the
+// characters; every other escape is left as it is.
+func unescapeHTML(raw []byte) []byte {
+	if !bytes.Contains(raw, []byte(`\u00`)) {
+		return raw
+	}
+	out := make([]byte, 0, len(raw))
+	for i := 0; i < len(raw); i++ {
+		c := raw[i]
+		if c != '\\' || i+1 >= len(raw) {
+			out = append(out, c)
+			continue
+		}
+		if raw[i+1] == 'u' && i+6 <= len(raw) {
+			switch string(raw[i+2 : i+6]) {
+			case "003c":
+				out, i = append(out, '<'), i+5
+				continue
+			case "003e":
+				out, i = append(out, '>'), i+5
+				continue
+			case "0026":
+				out, i = append(out, '&'), i+5
+				continue
+			}
+		}
+		out, i = append(out, c, raw[i+1]), i+1
+	}
+	return out
 }

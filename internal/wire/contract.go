@@ -41,6 +41,17 @@ func IsThinking(b transcript.Block) bool {
 	return false
 }
 
+// IsReasoningItem reports whether b is an OpenAI Responses reasoning item as the transcript
+// holds it: a thinking block with an "encrypted_content" field and no signature.
+func IsReasoningItem(b transcript.Block) bool {
+	t, ok := b.(*transcript.Thinking)
+	if !ok || t == nil || t.Signature != "" {
+		return false
+	}
+	_, ok = t.Extra["encrypted_content"]
+	return ok
+}
+
 // ContainsThinking reports whether bs holds a thinking or redacted thinking block.
 func ContainsThinking(bs []transcript.Block) bool { return slices.ContainsFunc(bs, IsThinking) }
 
