@@ -231,7 +231,10 @@ func (f *folder) fold(ctx context.Context, t *turn) (*turn, error) {
 	if err != nil {
 		return t, err
 	}
-	next.appended = slices.Concat(t.appended, []transcript.Record{commit}, next.appended)
+	// The turn built again makes the stages' records again (their uuids derive from what they
+	// decide): of t's, only the failures and commits go before the new commit, as after a
+	// compaction.
+	next.appended = slices.Concat(failureRecords(t.appended), []transcript.Record{commit}, next.appended)
 	next.report.Degradations = slices.Concat(t.report.Degradations, next.report.Degradations)
 	// The collapse stage reported the tokens the commit frees; this says where it came from.
 	next.report.stage("collapse").add(Action{Kind: ActionFolded, UUID: commit.UUID, Record: commit.UUID,

@@ -280,3 +280,35 @@ func TestCollapseProducerThenCompact(t *testing.T) {
 	assert.Empty(t, again.Append)
 	assert.Zero(t, calls)
 }
+
+// A fold on a turn whose budget stage replaces a new result appends the budget's record once:
+// the turn built again after the commit makes it again, with the same uuid, and the
+// transcript takes each record once (the live loop's session refused the turn before).
+func TestCollapseProducerBudgetRecord(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	k := foldSession(11, 1800)
+	tu := toolUse("toolu_big", "Read")
+	k.assistant(text("Reading the generated table."), tu)
+	k.results(result(tu.ID, "table: "+filler(6000)))
+	sum := summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
+		return summarize.Summary{Text: "<summary>The first files hold the lexer's tables.</summary>", By: "scripted"}, nil
+	})
+	p := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
+		Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: FoldOldest{}}}, now)
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.Nil(t, res.Report.Compaction)
+	subtypes := map[transcript.Subtype]int{}
+	seen := map[string]bool{}
+	for _, r := range res.Append {
+		subtypes[r.Subtype]++
+		assert.False(t, seen[r.UUID], "record %s appended twice", r.UUID)
+		seen[r.UUID] = true
+	}
+	assert.Equal(t, map[transcript.Subtype]int{transcript.SubtypeCollapseCommit: 1, transcript.SubtypeToolResultBudget: 1}, subtypes)
+	assert.Equal(t, transcript.SubtypeCollapseCommit, res.Append[0].Subtype, "the commit first")
+	again, err := p.Prepare(t.Context(), Input{Records: append(clone(k.recs), res.Append...)})
+	require.NoError(t, err)
+	assert.Equal(t, string(requestBytes(t, res.Request)), string(requestBytes(t, again.Request)))
+	assert.Empty(t, again.Append)
+}

@@ -20,9 +20,9 @@ import (
 // user decided, confirmed or ruled, the files read, edited and written, the commands run and
 // which failed, the errors met and what came right after each, the last plan and todo list,
 // what the assistant said it would do later and has not shown done, and the last thing the
-// assistant said. A summary of an earlier compaction at the start of the view is carried over:
-// merged section by section when Extractive wrote it, kept as it is (cut to its share)
-// otherwise.
+// assistant said. A summary of an earlier compaction at the start of the view, and the
+// summaries of the collapse commits in it, are carried over: merged section by section when
+// Extractive wrote them, kept as they are (cut to their share) otherwise.
 //
 // It is the command-line tool's summarizer and the default fallback of a model summarizer
 // (see [github.com/agentctx/agentctx.CompactConfig]). Its zero value is ready to use and safe for concurrent use.
@@ -117,7 +117,7 @@ const minBudgetChars = 1_500
 func viewChars(view []Message) int {
 	n := 0
 	for _, m := range view {
-		if m.Source == SourceCompactSummary {
+		if m.Source == SourceCompactSummary || m.Source == SourceCollapse {
 			n += 2 * len(transcript.TextOf(m.Content))
 			continue
 		}
@@ -214,11 +214,12 @@ func extract(view []Message) *extraction {
 	pendingErr := -1 // index in x.errors of an error still waiting for what followed
 	for _, m := range view {
 		switch {
-		case m.Source == SourceCompactSummary:
+		case m.Source == SourceCompactSummary, m.Source == SourceCollapse:
 			x.carry(transcript.TextOf(m.Content))
+			pendingErr = -1
 			continue
 		case m.Source != "":
-			continue // base context, pinned content, collapse summaries, omission markers
+			continue // base context, pinned content, omission markers
 		}
 		if m.Role == transcript.RoleAssistant {
 			for _, b := range m.Content {
@@ -379,18 +380,15 @@ var sectionHeading = regexp.MustCompile(`(?m)^## (` + strings.Join([]string{secE
 // secCustom is the heading of the instructions an extractive summary was given.
 const secCustom = "Instructions given for this summary"
 
-// carry takes over an earlier compaction's summary: its sections when Extractive wrote it,
-// else the whole text.
+// carry takes over an earlier compaction's summary or a collapse commit's, after those already
+// carried: its sections when Extractive wrote it, else the whole text.
 func (x *extraction) carry(message string) {
 	body, err := FromReply(message)
 	if err != nil {
 		body = strings.TrimSpace(message)
 	}
 	if !strings.HasPrefix(body, extractiveMark) {
-		if x.earlier != "" {
-			x.earlier += "\n\n"
-		}
-		x.earlier += body
+		x.addEarlier(body)
 		return
 	}
 	locs := sectionHeading.FindAllStringSubmatchIndex(body, -1)
@@ -407,10 +405,14 @@ func (x *extraction) carry(message string) {
 			x.prompts = append(x.prompts, ps...)
 			x.leftOut += left
 		case secEarlier:
-			x.earlier = prose.Unindent(text)
+			x.addEarlier(prose.Unindent(text))
 		case secLast:
 			x.last = prose.Unindent(text)
-		case secFiles, secCommands, secErrors, secDecisions:
+		case secCommands:
+			x.commands = append(x.commands, prose.NonEmptyLines(text)...)
+		case secErrors:
+			x.errors = append(x.errors, prose.NonEmptyLines(text)...)
+		case secFiles, secDecisions:
 			x.carried[name] = append(x.carried[name], prose.NonEmptyLines(text)...)
 		case secOpen:
 			for _, l := range prose.NonEmptyLines(text) {
@@ -422,6 +424,13 @@ func (x *extraction) carry(message string) {
 			x.carried[name] = []string{text}
 		}
 	}
-	x.commands = append(slices.Clone(x.carried[secCommands]), x.commands...)
-	x.errors = append(slices.Clone(x.carried[secErrors]), x.errors...)
+}
+
+// addEarlier adds a foreign earlier summary, or an extractive one's Earlier summary section,
+// after those already carried.
+func (x *extraction) addEarlier(s string) {
+	if x.earlier != "" {
+		x.earlier += "\n\n"
+	}
+	x.earlier += s
 }

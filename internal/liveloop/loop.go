@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/memory"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/simulate"
@@ -65,6 +66,16 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 		Compact: agentctx.CompactConfig{Summarizer: summarizer}, Now: clk.Now,
 		ProviderContext: agentctx.ProviderContextConfig{Strategy: sc.Strategy, PauseAfterCompaction: sc.PauseAfterCompaction}}
 	opts := session.Options{Cwd: ws.dir, Now: clk.Now, NewUUID: uuids(sc.Seed)}
+	if sc.Fold {
+		cfg.Collapse.Producer = agentctx.FoldOldest{}
+	}
+	if sc.Memory {
+		ex, err := memory.New(memory.Config{Summarizer: summarizer})
+		if err != nil {
+			return nil, err
+		}
+		cfg.Compact.Memory, opts.Memory = ex, ex
+	}
 	if sc.Persist {
 		cfg.Budget.Store = agentctx.FileStore{Root: filepath.Join(dir, "results")}
 		app, err := transcript.OpenAppender(filepath.Join(dir, "session.jsonl"), transcript.AppendOptions{})
@@ -82,10 +93,18 @@ func Run(ctx context.Context, sc Scenario) (*Metrics, error) {
 	}
 	l := &loop{sc: sc, p: p, ad: ad, ws: ws, clk: clk, sess: session.New(opts),
 		in: agentctx.Input{System: system, Tools: ws.definitions()}, r: rand.New(rand.NewPCG(sc.Seed, 0x100f)),
-		m: &Metrics{Scenario: sc, Calls: map[string]int{}}}
+		m: &Metrics{Scenario: sc, Calls: map[string]int{}, FactsKept: map[string]int{}, FactLost: map[string]int{}}}
 	began := time.Now()
 	l.run(ctx)
 	l.m.Wall = time.Since(began)
+	for _, r := range l.sess.Records() {
+		if r.Subtype == transcript.SubtypeSessionMemory {
+			l.m.Extractions++
+		}
+	}
+	if err := l.sess.ExtractionErr(); err != nil {
+		l.m.ExtractionError = err.Error()
+	}
 	stats := pv.snapshot()
 	l.m.SummaryRequests, l.m.Rejected, l.m.OverWindow, l.m.Injected = stats.Summaries, stats.Rejected, stats.OverWindow, stats.Injected
 	l.m.SummaryRefusals = stats.SummaryOverWindow
@@ -136,6 +155,8 @@ type loop struct {
 	// compacted: a compaction (the library's or the provider's) happened since the last
 	// request the loop checked for the pinned rule.
 	compacted bool
+	// prompts counts the user's prompts sent.
+	prompts int
 }
 
 // run plays the turns until sc.Turns answers or a terminal error.
@@ -152,10 +173,17 @@ func (l *loop) run(ctx context.Context) {
 				return
 			}
 		}
+		if err := l.sess.WaitExtraction(); err != nil {
+			l.terminal(err)
+			return
+		}
 		began := time.Now()
 		res, err := l.sess.Prepare(ctx, l.p, l.in)
 		l.m.Prepare = append(l.m.Prepare, time.Since(began))
 		l.observe(&res.Report)
+		if err == nil {
+			l.retain(&res)
+		}
 		l.trace("prepare", &res.Report, err)
 		if err != nil {
 			if se, ok := errors.AsType[*agentctx.StageError](err); ok && se.Stage == "validate" {
@@ -191,6 +219,9 @@ func (l *loop) run(ctx context.Context) {
 		results := make([]*transcript.ToolResult, len(calls))
 		for i, tu := range calls {
 			results[i] = l.ws.run(tu)
+			if r := plantedResult(tu); r != nil && l.sc.Facts {
+				results[i] = r
+			}
 			l.m.Calls[tu.Name]++
 			if n := resultBytes(results[i]); n >= BigOutput {
 				l.m.BigOutputs++
@@ -233,6 +264,9 @@ func (l *loop) send(ctx context.Context, res agentctx.Result) (transcript.Record
 		next, rerr := l.sess.Recover(ctx, l.p, l.in, err)
 		l.observe(&next.Report)
 		l.trace("recover", &next.Report, rerr)
+		if rerr == nil {
+			l.retain(&next)
+		}
 		if rerr != nil {
 			if rerr == err {
 				return transcript.Record{}, fmt.Errorf("the provider answered %s: %w", provider.ClassOf(err), err)
@@ -268,7 +302,11 @@ func (l *loop) check(res *agentctx.Result) {
 // prompt appends the user's next prompt. A run that pins opens with [PinnedRule] and pins
 // that first prompt.
 func (l *loop) prompt() error {
+	l.prompts++
 	text := userPrompt(l.r)
+	if l.sc.Facts {
+		text = plantedPrompt(l.prompts, text)
+	}
 	first := l.sc.Pin && len(l.sess.Records()) == 0
 	if first {
 		text = PinnedRule + " " + text
@@ -308,8 +346,14 @@ func (l *loop) terminal(err error) {
 	l.m.Terminal = err.Error()
 }
 
-// observe counts what a Report says of compaction.
+// memorySummarizer is how a Report names the summary a compaction took from session memory.
+const memorySummarizer = "session_memory"
+
+// observe counts what a Report says of compaction and folding.
 func (l *loop) observe(rep *agentctx.Report) {
+	if folded(rep) {
+		l.m.Folds++
+	}
 	c := rep.Compaction
 	if c == nil {
 		return
@@ -318,6 +362,9 @@ func (l *loop) observe(rep *agentctx.Report) {
 	case agentctx.CompactCompacted:
 		l.m.Compactions++
 		l.compacted = true
+		if c.Summarizer == memorySummarizer {
+			l.m.MemoryCompactions++
+		}
 		if c.PreTokens > 0 {
 			l.m.Freed = append(l.m.Freed, 1-float64(c.PostTokens)/float64(c.PreTokens))
 		}

@@ -44,6 +44,21 @@ type Metrics struct {
 	// PinnedChecked counts the requests after a compaction (the library's or the provider's)
 	// of a run that pinned [PinnedRule]; PinnedMissing those that did not hold it.
 	PinnedChecked, PinnedMissing int
+	// MemoryCompactions counts the compactions whose summary was the session memory's latest
+	// extraction ([Scenario.Memory]); Extractions the extractions the session appended;
+	// ExtractionError is the error of the latest failed one.
+	MemoryCompactions, Extractions int
+	ExtractionError                string
+	// Folds counts the turns on which the collapse producer folded a span ([Scenario.Fold]).
+	Folds int
+	// FactChecks counts the requests checked for the planted facts ([Scenario.Facts]): those
+	// of the turns that compacted or folded once every fact was planted; FactsKept counts, by
+	// kind, the checked requests that still name the fact.
+	FactChecks int
+	FactsKept  map[string]int
+	// FactLost holds, by kind, the turn of the first checked request that no longer named the
+	// fact.
+	FactLost map[string]int
 	// Fallbacks, BreakerOpen and Thrash count the turns whose Report showed the degradation:
 	// a summary written by the fallback summarizer, the circuit breaker open, the thrash guard
 	// stopping auto-compact.
@@ -74,6 +89,28 @@ func (m *Metrics) PerHundred() float64 {
 		return 0
 	}
 	return 100 * float64(m.Compactions) / float64(m.Turns)
+}
+
+// Retention returns the share of the planted facts the checked requests name, in percent:
+// every kind over every check; 0 without a check.
+func (m *Metrics) Retention() float64 {
+	if m.FactChecks == 0 {
+		return 0
+	}
+	kept := 0
+	for _, k := range FactKinds {
+		kept += m.FactsKept[k]
+	}
+	return 100 * float64(kept) / float64(m.FactChecks*len(FactKinds))
+}
+
+// KindRetention returns the share of the checked requests that name the planted fact of kind,
+// in percent; 0 without a check.
+func (m *Metrics) KindRetention(kind string) float64 {
+	if m.FactChecks == 0 {
+		return 0
+	}
+	return 100 * float64(m.FactsKept[kind]) / float64(m.FactChecks)
 }
 
 // FreedMedian returns the median share of the context the compactions freed, or 0 without
@@ -112,6 +149,9 @@ func (m *Metrics) Failures() []string {
 	}
 	if m.PinnedMissing > 0 {
 		out = append(out, fmt.Sprintf("the pinned rule was missing from %d of %d requests after a compaction", m.PinnedMissing, m.PinnedChecked))
+	}
+	if m.ExtractionError != "" {
+		out = append(out, "an extraction failed: "+m.ExtractionError)
 	}
 	if len(m.Freed) > 0 && m.FreedMedian() < 0.5 {
 		out = append(out, fmt.Sprintf("compactions freed %.2f of the context on median, under 0.5", m.FreedMedian()))
@@ -169,4 +209,30 @@ func shorten(s string, n int) string {
 		cut--
 	}
 	return s[:cut] + "…"
+}
+
+// ProducersHeader returns the markdown header of the rows [Metrics.ProducersRow] writes.
+func ProducersHeader() string {
+	return "| run | turns | compactions /100 turns | folds | extractions | compactions from memory | summary requests | requests checked | facts kept | " +
+		strings.Join(FactKinds, " | ") + " | first missing (turn) |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|" + strings.Repeat("---:|", len(FactKinds)) + "---|"
+}
+
+// ProducersRow returns the run's compactions, folds, extractions and planted-fact retention as
+// one markdown table row.
+func (m *Metrics) ProducersRow() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| %s | %d | %.1f (%d) | %d | %d | %d | %d | %d | %.1f %% |", m.Scenario.label(), m.Turns, m.PerHundred(), m.Compactions,
+		m.Folds, m.Extractions, m.MemoryCompactions, m.SummaryRequests, m.FactChecks, m.Retention())
+	var lost []string
+	for _, k := range FactKinds {
+		fmt.Fprintf(&b, " %.0f %% |", m.KindRetention(k))
+		if at := m.FactLost[k]; at > 0 {
+			lost = append(lost, fmt.Sprintf("%s %d", k, at))
+		}
+	}
+	if len(lost) == 0 {
+		lost = []string{"—"}
+	}
+	fmt.Fprintf(&b, " %s |", strings.Join(lost, ", "))
+	return b.String()
 }

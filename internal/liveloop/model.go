@@ -110,6 +110,17 @@ func (m *model) answer(maxTokens int) answer {
 		return answer{text: proseText(r, min(maxTokens*5, 400_000)), stop: "max_tokens", outputTokens: maxTokens}
 	}
 	m.answered++
+	a := m.scripted(r)
+	if m.sc.Facts {
+		if p, ok := plantedAnswer(m.answered, a, func() string { return m.prefix + randID(r) }); ok {
+			return p
+		}
+	}
+	return a
+}
+
+// scripted returns the script's next answer (see answer).
+func (m *model) scripted(r *rand.Rand) answer {
 	shot := m.due(&m.shotAt)
 	if !shot && r.Float64() < m.sc.EndRate {
 		return answer{text: pick(r, doneTexts) + " " + proseText(r, 80+r.IntN(500)), stop: "end_turn"}

@@ -67,6 +67,20 @@ type Scenario struct {
 	// (Pipeline.Pin): the loop then checks that every request after a compaction holds it
 	// (Metrics.PinnedChecked, PinnedMissing).
 	Pin bool
+	// Fold turns on the collapse producer ([github.com/agentctx/agentctx.FoldOldest] as
+	// Config.Collapse.Producer): the oldest rounds are folded into collapse commits before
+	// auto-compact.
+	Fold bool
+	// Memory turns on session memory: a [github.com/agentctx/agentctx/memory.Extractor] writing through the run's
+	// summarizer, set as session.Options.Memory and Config.Compact.Memory, so that a
+	// compaction uses the latest extraction. The loop waits for an extraction in flight before
+	// each Prepare, so that the run stays a function of its scenario.
+	Memory bool
+	// Facts plants six facts early in the run (a constraint and a decision in the first two
+	// prompts, a file the model writes, a failed command, the fix the model states, an open
+	// item; see [FactKinds]) and checks the request of every turn that compacts or folds, once
+	// they are all planted, for each of them ([Metrics.Retention]).
+	Facts bool
 	// Trace, when set, receives one line for each Prepare, request and Recover of the run:
 	// the request's figures (counted input, pressure, max_tokens), what the provider
 	// answered, and any compaction. Nil: no trace.
@@ -169,3 +183,36 @@ func Newcomer(turns int) Scenario {
 var system = []*transcript.Text{{Text: "You are a coding agent working in a Go repository on the user's behalf. " +
 	"Use the tools to read, search, change and test the code; keep changes small and explain what you did. " +
 	"When a task is done, say so briefly and wait for the next one."}}
+
+// ProducerWindows are the windows at which [Producers] compares the runs: small enough that
+// a run compacts many times.
+var ProducerWindows = []int{32_000, 60_000}
+
+// Producers returns the comparison of the collapse producer and session memory: at each window
+// of [ProducerWindows], the matrix's cell on the anthropic adapter with the summarizer given,
+// facts planted, with neither, with the producer, with session memory and with both.
+func Producers(summarizer string, turns int) []Scenario {
+	var out []Scenario
+	for _, w := range ProducerWindows {
+		for _, on := range []struct{ fold, memory bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			sc := corpusScenario(AdapterAnthropic, w, summarizer, turns)
+			sc.Fold, sc.Memory, sc.Facts = on.fold, on.memory, true
+			sc.Name = fmt.Sprintf("%d/%s/%s", w, summarizer, producersLabel(on.fold, on.memory))
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// producersLabel names what a [Producers] scenario turns on.
+func producersLabel(fold, memory bool) string {
+	switch {
+	case fold && memory:
+		return "fold+memory"
+	case fold:
+		return "fold"
+	case memory:
+		return "memory"
+	}
+	return "off"
+}

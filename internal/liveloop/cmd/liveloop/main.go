@@ -5,10 +5,13 @@
 //	go run ./internal/liveloop/cmd/liveloop -adapter anthropic -window 60000 -turns 1000 -summarizer extractive
 //	go run ./internal/liveloop/cmd/liveloop -newcomer -turns 1000
 //	go run ./internal/liveloop/cmd/liveloop -all -turns 1000
+//	go run ./internal/liveloop/cmd/liveloop -producers -turns 1000 -summarizer extractive
 //
 // One run is one process, whose peak resident set (VmHWM) the row reports. -all runs every
 // cell of the matrix (liveloop.Matrix), each in a child process of its own, and prints the
-// table.
+// table. -producers runs the comparison of the collapse producer and session memory
+// (liveloop.Producers: 32,000 and 60,000 windows, facts planted, neither, each and both on)
+// and prints its table of compactions, folds, extractions and planted facts kept.
 package main
 
 import (
@@ -35,6 +38,7 @@ func main() {
 	newcomer := flag.Bool("newcomer", false, "run the newcomer's trial scenario (60k window, Read/Bash/Grep of 2-40 KB, 300 KB in 4 % of calls, three screenshots) instead")
 	persist := flag.Bool("persist", false, "write the session to a JSONL file through an Appender and replaced results to a FileStore, in a temporary directory")
 	all := flag.Bool("all", false, "run every cell of the matrix, each in its own process, and print the table")
+	producers := flag.Bool("producers", false, "compare runs without and with the collapse producer and session memory, facts planted, at the 32k and 60k windows with -summarizer, and print the table")
 	noHeader := flag.Bool("noheader", false, "print the row without the table's header")
 	verbose := flag.Bool("v", false, "print the run's failures below the row")
 	trace := flag.Bool("trace", false, "write a line for each Prepare, request and Recover to standard error")
@@ -43,6 +47,13 @@ func main() {
 	defer stop()
 	if *all {
 		if err := runAll(ctx, *turns, *persist); err != nil {
+			fmt.Fprintln(os.Stderr, "liveloop:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	if *producers {
+		if err := runProducers(ctx, *summarizer, *turns); err != nil {
 			fmt.Fprintln(os.Stderr, "liveloop:", err)
 			os.Exit(1)
 		}
@@ -112,6 +123,23 @@ func runAll(ctx context.Context, turns int, persist bool) error {
 		fmt.Print(out.String())
 	}
 	fmt.Fprintf(os.Stderr, "the matrix took %s\n", time.Since(began).Round(time.Second))
+	return nil
+}
+
+// runProducers runs the comparison of the collapse producer and session memory one run after
+// the other and prints its table.
+func runProducers(ctx context.Context, summarizer string, turns int) error {
+	fmt.Println(liveloop.ProducersHeader())
+	for _, sc := range liveloop.Producers(summarizer, turns) {
+		m, err := liveloop.Run(ctx, sc)
+		if err != nil {
+			return fmt.Errorf("%s: %w", sc.Name, err)
+		}
+		fmt.Println(m.ProducersRow())
+		for _, f := range m.Failures() {
+			fmt.Println("  - " + f)
+		}
+	}
 	return nil
 }
 
