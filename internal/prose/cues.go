@@ -26,7 +26,7 @@ type Cue struct {
 // confirmation that opens it, a choice, or a directive (never, must, has to, only … may, no
 // new …, leave … alone).
 var UserDecision = Cue{regexp.MustCompile(`(?i)^(yes|yeah|yep|ok|okay|sure|right|fine|great|perfect|confirmed|agreed|approved|correct|exactly|sounds good|go ahead|lgtm)\b|` +
-	`\b(go with|go for|let'?s (use|go|do|keep|drop|switch|stick|try)|i'?ve decided|i decided|decided to|we'?ll (use|go|keep|drop)|instead of|i prefer|prefer to|it is:|` +
+	`\b(go with|go for|let'?s (use|go|do|keep|drop|switch|stick|try)|i'?ve decided|i have decided|we'?ve decided|we have decided|i decided|we decided|decided to|we'?ll (use|go|keep|drop)|instead of|i prefer|prefer to|it is:|` +
 	`never|always|must|do not|don'?t|should ?n[o']t|make sure|avoid|from now on|only use|keep (it|them|the|every|all|this)|` +
 	`(has|have|needs?) to (stay|be|keep|remain|use|go)|no (new|more|breaking|further|extra)|no \w+ changes|` +
 	`only\b.{1,40}\b(may|can|should)|nothing\b.{1,40}\bshould|leave\b.{1,40}\b(off|alone|as is|untouched))\b`),
