@@ -838,25 +838,7 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 		b.CompactMetadata.PreservedSegment = &transcript.PreservedSegment{HeadUUID: head, AnchorUUID: s.UUID, TailUUID: leaf.UUID}
 		parent = leaf.UUID
 	}
-	recs := []transcript.Record{b, s}
-	for _, a := range atts {
-		r := transcript.Record{
-			Type:         transcript.TypeUser,
-			UUID:         transcript.ContentUUID("rehydration", b.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
-			ParentUUID:   parent,
-			IsSidechain:  leaf.IsSidechain,
-			IsMeta:       true,
-			SessionID:    t.sessionID,
-			Timestamp:    stamp,
-			Cwd:          cwd,
-			Rehydration:  &transcript.Rehydration{Kind: a.kind, Path: a.path, Name: a.skill},
-			Announcement: a.announce,
-			Message:      &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: a.text}}},
-		}
-		recs = append(recs, r)
-		parent = r.UUID
-	}
-	return recs
+	return append([]transcript.Record{b, s}, attachmentRecords(t, atts, "rehydration", b.UUID, parent, leaf.IsSidechain)...)
 }
 
 // keptHead returns the uuid of the first record of the kept tail along the leaf's parentUuid

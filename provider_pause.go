@@ -42,26 +42,8 @@ func (co *compactor) resumePause(ctx context.Context, t *turn) (*turn, error) {
 	names := rehydratedNames(atts)
 	atts = append(atts, attachment{kind: transcript.RehydratePause, text: pausedNote})
 	answer := pv.items[pv.at].rec
-	recs := make([]transcript.Record, 0, len(atts))
-	parent := answer.UUID
-	stamp, cwd := transcript.Timestamp(t.now), transcript.LastCwd(t.in.Records)
-	for _, a := range atts {
-		r := transcript.Record{
-			Type:         transcript.TypeUser,
-			UUID:         transcript.ContentUUID("provider_pause", answer.UUID+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
-			ParentUUID:   parent,
-			IsSidechain:  answer.IsSidechain,
-			IsMeta:       true,
-			SessionID:    t.sessionID,
-			Timestamp:    stamp,
-			Cwd:          cwd,
-			Rehydration:  &transcript.Rehydration{Kind: a.kind, Path: a.path, Name: a.skill},
-			Announcement: a.announce,
-			Message:      &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: a.text}}},
-		}
-		recs = append(recs, r)
-		parent = r.UUID
-	}
+	recs := attachmentRecords(t, atts, "provider_pause", answer.UUID, answer.UUID, answer.IsSidechain)
+	parent := recs[len(recs)-1].UUID
 	in := *t.in
 	in.Records = slices.Concat(t.in.Records, recs)
 	if in.Leaf != "" {

@@ -230,6 +230,32 @@ type attachment struct {
 	announce          *transcript.Announcement // an announcement's mark, carried over
 }
 
+// attachmentRecords returns the meta user records that re-inject atts, chained from parent: each
+// record's uuid derives from ns, key and what it re-injects, so the same re-injection is the
+// same record.
+func attachmentRecords(t *turn, atts []attachment, ns, key, parent string, sidechain bool) []transcript.Record {
+	stamp, cwd := transcript.Timestamp(t.now), transcript.LastCwd(t.in.Records)
+	recs := make([]transcript.Record, 0, len(atts))
+	for _, a := range atts {
+		r := transcript.Record{
+			Type:         transcript.TypeUser,
+			UUID:         transcript.ContentUUID(ns, key+"\x00"+a.kind+"\x00"+a.path+"\x00"+a.skill),
+			ParentUUID:   parent,
+			IsSidechain:  sidechain,
+			IsMeta:       true,
+			SessionID:    t.sessionID,
+			Timestamp:    stamp,
+			Cwd:          cwd,
+			Rehydration:  &transcript.Rehydration{Kind: a.kind, Path: a.path, Name: a.skill},
+			Announcement: a.announce,
+			Message:      &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: a.text}}},
+		}
+		recs = append(recs, r)
+		parent = r.UUID
+	}
+	return recs
+}
+
 // rehydratedNames lists what was re-injected, for the Report.
 func rehydratedNames(groups ...[]attachment) []string {
 	var out []string
