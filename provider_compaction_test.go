@@ -124,3 +124,44 @@ func TestProviderCompactionAppliedEdits(t *testing.T) {
 func transcriptUsage(n int) transcript.Usage {
 	return transcript.Usage{InputTokens: n, OutputTokens: 100}
 }
+
+// A fork of a conversation the provider compacted starts at the same compaction: a branch
+// from the answer that holds it (Input.Leaf on an earlier prompt's answer, then a new prompt)
+// and a fire-and-forget fork (SkipCacheWrite) both send the block first, byte for byte, and
+// nothing before it; the main conversation's request is unchanged by the branch's records.
+func TestProviderCompactionFork(t *testing.T) {
+	k := newTK()
+	k.readTurns(3)
+	k.user("Now add the tests.")
+	held := k.answer(transcript.Usage{InputTokens: 190_000, OutputTokens: 200}, nil, unknown(compactionJSON), text("Writing the tests now."))
+	main := k.user("Go on.")
+	mainUUID := main.UUID
+	p := newTestPipeline(t, Config{Validate: true}, k.at(0))
+	before, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+
+	fork, err := p.Prepare(t.Context(), Input{Records: k.recs, SkipCacheWrite: true})
+	require.NoError(t, err)
+	assert.Equal(t, held.UUID, fork.Report.ProviderCompaction)
+
+	// A branch: another prompt after the same answer, written after the main one.
+	branch := k.next(transcript.TypeUser)
+	branch.ParentUUID = held.UUID
+	branch.Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{text("Instead, write the docs.")}}
+	branch = k.add(branch)
+	br, err := p.Prepare(t.Context(), Input{Records: k.recs, Leaf: branch.UUID})
+	require.NoError(t, err)
+	onMain, err := p.Prepare(t.Context(), Input{Records: k.recs, Leaf: mainUUID})
+	require.NoError(t, err)
+
+	for name, res := range map[string]Result{"fork": fork, "branch": br, "main": onMain} {
+		msgs := res.Request.Messages
+		require.NotEmpty(t, msgs, name)
+		got, err := transcript.MarshalBlock(msgs[0].Content[0])
+		require.NoError(t, err, name)
+		assert.Equal(t, compactionJSON, string(got), "%s: the block first, byte for byte", name)
+		assert.NotContains(t, string(requestBytes(t, res.Request)), "question 0", "%s: nothing before the block", name)
+	}
+	assert.Contains(t, string(requestBytes(t, br.Request)), "Instead, write the docs.")
+	assert.Equal(t, string(requestBytes(t, before.Request)), string(requestBytes(t, onMain.Request)), "the main conversation is unchanged by the branch")
+}
