@@ -387,6 +387,7 @@ func (x *extraction) carry(message string) {
 	if err != nil {
 		body = strings.TrimSpace(message)
 	}
+	body = unwrapCollapsed(body)
 	if !strings.HasPrefix(body, extractiveMark) {
 		x.addEarlier(body)
 		return
@@ -424,6 +425,20 @@ func (x *extraction) carry(message string) {
 			x.carried[name] = []string{text}
 		}
 	}
+}
+
+// unwrapCollapsed returns the summary a collapse's message holds inside its
+// <collapsed id="…"> wrapper, so that an extractive one is carried section by section like an
+// earlier compaction's; any other text is returned as it is.
+func unwrapCollapsed(text string) string {
+	if !strings.HasPrefix(text, "<collapsed id=\"") || !strings.HasSuffix(text, "\n</collapsed>") {
+		return text
+	}
+	_, inner, ok := strings.Cut(text, ">\n")
+	if !ok {
+		return text
+	}
+	return strings.TrimSpace(strings.TrimSuffix(inner, "\n</collapsed>"))
 }
 
 // addEarlier adds a foreign earlier summary, or an extractive one's Earlier summary section,

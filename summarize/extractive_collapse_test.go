@@ -1,6 +1,7 @@
 package summarize
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -47,4 +48,35 @@ func TestExtractiveCarriesCollapses(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(s.Text, "`go test ./internal/ostervane/...` →"), "a carried command once")
 	assert.Less(t, strings.Index(s.Text, "`go test ./internal/ostervane/...` →"), strings.Index(s.Text, "`go vet ./...` →"), "in the view's order")
 	assert.Less(t, strings.Index(s.Text, "quillmarsh"), strings.Index(s.Text, "Now write the docs."), "the folded prompts first")
+}
+
+// A collapse's summary reaches a compaction as the pipeline's view holds it, inside its
+// <collapsed id="…"> wrapper: an extractive one is still carried section by section, so that
+// its prompts and decisions are weighed with the rest, not kept as one earlier summary cut to
+// that section's share. With forty folds, the decision made in the second one survives.
+func TestExtractiveCarriesWrappedCollapses(t *testing.T) {
+	var view []Message
+	for i := range 40 {
+		prompt := fmt.Sprintf("Refactor part %d of the importer so that the reader no longer reaches into the schema.", i)
+		if i == 1 {
+			prompt += "\n\nI have decided: the session state goes into the tarnwick store, not into process memory."
+		}
+		s, err := Extractive{}.Summarize(t.Context(), Request{MaxOutputTokens: 2_000, View: []Message{
+			{Role: transcript.RoleUser, Content: []transcript.Block{text(prompt)}},
+			{Role: transcript.RoleAssistant, Content: []transcript.Block{text(fmt.Sprintf("Part %d is done.", i))}},
+		}})
+		require.NoError(t, err)
+		body, err := FromReply(s.Text)
+		require.NoError(t, err)
+		wrapped := fmt.Sprintf("<collapsed id=\"c%02d\">\n%s\n</collapsed>", i, body)
+		view = append(view, Message{Role: transcript.RoleUser, Source: SourceCollapse, Content: []transcript.Block{text(wrapped)}})
+	}
+	view = append(view, Message{Role: transcript.RoleUser, Content: []transcript.Block{text("Now write the docs.")}})
+	s, err := Extractive{}.Summarize(t.Context(), Request{View: view, MaxOutputTokens: 700})
+	require.NoError(t, err)
+	assert.Contains(t, s.Text, "earlier user messages left out", "the oldest prompts do not all fit")
+	assert.Contains(t, s.Text, "- I have decided: the session state goes into the tarnwick store", "the decision, listed once its prompt is left out")
+	assert.NotContains(t, s.Text, "<collapsed", "carried by section, not as a wrapped blob")
+	assert.NotContains(t, s.Text, "## Earlier summary")
+	assert.Contains(t, s.Text, "Now write the docs.")
 }
