@@ -75,19 +75,7 @@ func MetaOf(m *sdk.Message, at time.Time) (MessageMeta, error) {
 	if err != nil {
 		return MessageMeta{}, err
 	}
-	return metaOf(tm, at), nil
-}
-
-func metaOf(m *transcript.Message, at time.Time) MessageMeta {
-	return MessageMeta{Time: at, ID: m.ID, Model: m.Model, StopReason: m.StopReason, StopSequence: m.StopSequence, Usage: m.Usage}
-}
-
-// recordMeta is the meta of a record's message.
-func recordMeta(r *transcript.Record) MessageMeta {
-	mm := metaOf(r.Message, r.Time())
-	mm.Injected, mm.CompactSummary, mm.StringContent = r.IsMeta, r.IsCompactSummary, r.Message.StringContent
-	mm.SourceToolUseID = r.SourceToolUseID
-	return mm
+	return MessageMeta(hostrec.AnswerMeta(tm, at)), nil
 }
 
 // RecordOptions say how [History.Records] makes records of a host's messages.
@@ -134,7 +122,7 @@ func HistoryOf(system []*transcript.Text, records []transcript.Record) (History,
 			return h, fmt.Errorf("agentctx/anthropic: record %s (line %d): %w", r.UUID, r.Line, err)
 		}
 		h.Messages = append(h.Messages, mp)
-		h.Meta = append(h.Meta, recordMeta(r))
+		h.Meta = append(h.Meta, MessageMeta(hostrec.RecordMeta(r)))
 	}
 	return h, nil
 }
@@ -196,10 +184,10 @@ func (h History) Records(opts RecordOptions) ([]*transcript.Text, []transcript.R
 		var mm MessageMeta
 		if i < len(h.Meta) {
 			mm = h.Meta[i]
-			m.ID, m.Model, m.StopReason, m.StopSequence, m.Usage = mm.ID, mm.Model, mm.StopReason, mm.StopSequence, mm.Usage
+			hostrec.Meta(mm).SetAnswer(m)
 			m.StringContent = mm.StringContent && len(m.Content) <= 1 && (len(m.Content) == 0 || m.Content[0].Kind() == transcript.KindText)
 		}
-		r, err := hostrec.Record(m, hostrec.Flags{Time: mm.Time, Injected: mm.Injected, CompactSummary: mm.CompactSummary, SourceToolUseID: mm.SourceToolUseID}, where)
+		r, err := hostrec.Record(m, hostrec.Meta(mm).Flags(), where)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -41,18 +41,8 @@ type MessageMeta struct {
 	SourceToolUseID string
 }
 
-// meta is the meta of a message of an answer, read at time at.
-func meta(m *transcript.Message, at time.Time) MessageMeta {
-	return MessageMeta{Time: at, ID: m.ID, Model: m.Model, StopReason: m.StopReason, StopSequence: m.StopSequence, Usage: m.Usage}
-}
-
 // recordMeta is the meta of a record's message.
-func recordMeta(r *transcript.Record) MessageMeta {
-	mm := meta(r.Message, r.Time())
-	mm.Injected, mm.CompactSummary, mm.StringContent = r.IsMeta, r.IsCompactSummary, r.Message.StringContent
-	mm.SourceToolUseID = r.SourceToolUseID
-	return mm
-}
+func recordMeta(r *transcript.Record) MessageMeta { return MessageMeta(hostrec.RecordMeta(r)) }
 
 // zero reports whether mm says nothing.
 func (mm MessageMeta) zero() bool {
@@ -155,9 +145,9 @@ func records(groups []group, all []MessageMeta, opts RecordOptions, where func(i
 			return nil, err
 		}
 		mm := groupMeta(all, g)
-		m.ID, m.Model, m.StopReason, m.StopSequence, m.Usage = mm.ID, mm.Model, mm.StopReason, mm.StopSequence, mm.Usage
+		hostrec.Meta(mm).SetAnswer(m)
 		m.StringContent = mm.StringContent && len(m.Content) == 1 && m.Content[0].Kind() == transcript.KindText
-		r, err := hostrec.Record(m, hostrec.Flags{Time: mm.Time, Injected: mm.Injected, CompactSummary: mm.CompactSummary, SourceToolUseID: mm.SourceToolUseID}, where(g.first))
+		r, err := hostrec.Record(m, hostrec.Meta(mm).Flags(), where(g.first))
 		if err != nil {
 			return nil, err
 		}
@@ -314,7 +304,7 @@ func ChatMetaOf(cc *sdk.ChatCompletion, at time.Time) (MessageMeta, error) {
 	if err != nil {
 		return MessageMeta{}, err
 	}
-	return meta(m, at), nil
+	return MessageMeta(hostrec.AnswerMeta(m, at)), nil
 }
 
 // ResponseMetaOf returns the meta of a Responses answer, read as [MessageFromResponse]
@@ -324,7 +314,7 @@ func ResponseMetaOf(r *responses.Response, at time.Time) (MessageMeta, error) {
 	if err != nil {
 		return MessageMeta{}, err
 	}
-	return meta(m, at), nil
+	return MessageMeta(hostrec.AnswerMeta(m, at)), nil
 }
 
 // decode reads the JSON the SDK sends for v into out, and returns that JSON.

@@ -41,6 +41,41 @@ type Flags struct {
 	SourceToolUseID string
 }
 
+// Meta is what a record of a host's message knows besides the message an SDK holds. Both
+// adapters' MessageMeta have its fields in its order, so that each converts to and from it
+// (and a field added to one and not the other fails to compile).
+type Meta struct {
+	Time                                time.Time
+	ID, Model, StopReason, StopSequence string
+	Usage                               *transcript.Usage
+	Injected, CompactSummary            bool
+	StringContent                       bool
+	SourceToolUseID                     string
+}
+
+// AnswerMeta is the meta of a message of an answer, read at time at.
+func AnswerMeta(m *transcript.Message, at time.Time) Meta {
+	return Meta{Time: at, ID: m.ID, Model: m.Model, StopReason: m.StopReason, StopSequence: m.StopSequence, Usage: m.Usage}
+}
+
+// RecordMeta is the meta of a record's message.
+func RecordMeta(r *transcript.Record) Meta {
+	mm := AnswerMeta(r.Message, r.Time())
+	mm.Injected, mm.CompactSummary, mm.StringContent = r.IsMeta, r.IsCompactSummary, r.Message.StringContent
+	mm.SourceToolUseID = r.SourceToolUseID
+	return mm
+}
+
+// SetAnswer writes the answer's fields of mm (id, model, stop reason and sequence, usage) on m.
+func (mm Meta) SetAnswer(m *transcript.Message) {
+	m.ID, m.Model, m.StopReason, m.StopSequence, m.Usage = mm.ID, mm.Model, mm.StopReason, mm.StopSequence, mm.Usage
+}
+
+// Flags are the flags [Record] writes for a message of meta mm.
+func (mm Meta) Flags() Flags {
+	return Flags{Time: mm.Time, Injected: mm.Injected, CompactSummary: mm.CompactSummary, SourceToolUseID: mm.SourceToolUseID}
+}
+
 // Record returns the record of a message: a user or assistant record by its role, with the
 // flags given; where names the message in an error.
 func Record(m *transcript.Message, f Flags, where string) (transcript.Record, error) {
