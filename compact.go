@@ -833,6 +833,20 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 		Message: &transcript.Message{Role: transcript.RoleUser, StringContent: true,
 			Content: []transcript.Block{&transcript.Text{Text: summaryMessageAt(sum.text, head != "", trigger, t.in.TranscriptPath)}}},
 	}
+	// The records before the cut: those before the kept head, or, when nothing is kept, all
+	// of them and the turn's failed attempts, written before the boundary.
+	before := slices.Concat(t.in.Records, failureRecords(t.appended))
+	if head != "" {
+		for k, r := range t.chain.Records {
+			if r.UUID == head {
+				before = t.in.Records[:t.chain.Index(k)]
+				break
+			}
+		}
+	}
+	if d, err := cutHistory(before, leaf); err == nil {
+		b.History = d
+	}
 	parent := s.UUID
 	if head != "" {
 		b.CompactMetadata.PreservedSegment = &transcript.PreservedSegment{HeadUUID: head, AnchorUUID: s.UUID, TailUUID: leaf.UUID}

@@ -33,12 +33,33 @@ func readHistory(records []transcript.Record, sc *transcript.Scan, leaf *transcr
 	seenBoundary := false
 	indexed := sc.Covers(records)
 	from := 0 // indexed: the first position whose responses the next boundary counts
+	// A read that stopped at a boundary's cut left the records before it out: its history
+	// stands for them, and the records it carries, first in records, count for nothing here.
+	var start *transcript.History
+	first := true
+	sc.Each(records, transcript.ScanBoundary, func(_ int, r *transcript.Record) {
+		if first && r.IsCompactBoundary() && !transcript.OtherThread(r, leaf) {
+			first, start = false, r.CutHistory()
+		}
+	})
+	if start != nil {
+		h.compactions, h.failures = start.Compactions, start.Failures
+		h.refills = runRefills(start.Runs, thrashTurns)
+		seenBoundary = start.Compactions > 0
+		for _, id := range start.Open {
+			responses[id] = true
+		}
+		from = min(len(start.Records), len(records))
+	}
 	sc.Each(records, transcript.ScanBoundary|transcript.ScanFailure, func(i int, r *transcript.Record) {
 		if transcript.OtherThread(r, leaf) {
 			return
 		}
 		switch {
 		case transcript.ProviderResponse(r):
+			if i < from {
+				return
+			}
 			if id := r.Message.ID; id != "" {
 				responses[id] = true
 			}

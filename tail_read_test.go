@@ -2,10 +2,12 @@ package agentctx
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,7 +110,10 @@ func TestTailReadSessions(t *testing.T) {
 
 // TestTailReadCompacted generates a session that the library compacts many times as it is
 // written (Prepare before every response, its records appended) and compares whole and tail
-// reads of it at many turns: after each compaction, and at points between.
+// reads of it at many turns: after each compaction, and at points between. The boundaries
+// carry their history, so each tail read stops at its cut; the same prefixes with the
+// histories taken off (as an older file, or Claude Code's) are read by scanning the lines
+// before the cut, and give the same requests too.
 func TestTailReadCompacted(t *testing.T) {
 	turns := 1200
 	if testing.Short() {
@@ -119,25 +124,47 @@ func TestTailReadCompacted(t *testing.T) {
 	for i := range records {
 		if records[i].IsCompactBoundary() {
 			boundaries++
+			require.NotNil(t, records[i].History, "boundary %d carries its history", boundaries)
 		}
 	}
 	require.Greater(t, boundaries, 3)
 	dir := t.TempDir()
-	checked, cuts := 0, 0
+	checked, cuts, digests := 0, 0, 0
 	for end := 40; end <= len(records); end += max(1, len(records)/40) {
-		path := filepath.Join(dir, "s.jsonl")
-		require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, records[:end])), 0o644))
-		whole, tail := readBothWays(t, path)
-		checked++
-		if tail.Tail == nil {
-			continue
+		for _, scan := range []bool{false, true} {
+			prefix := records[:end]
+			if scan {
+				prefix = withoutHistory(prefix)
+			}
+			path := filepath.Join(dir, "s.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, prefix)), 0o644))
+			whole, tail := readBothWays(t, path)
+			checked++
+			if tail.Tail == nil {
+				continue
+			}
+			cuts++
+			assert.Equal(t, !scan, tail.Tail.Digest, "%d records: the read stops at the cut when the boundary has a history", end)
+			assert.Empty(t, tail.Tail.DigestProblem)
+			if tail.Tail.Digest {
+				digests++
+			}
+			assert.Less(t, len(tail.Records), len(whole.Records))
+			checkTailRequests(t, path, whole, tail)
 		}
-		cuts++
-		assert.Less(t, len(tail.Records), len(whole.Records))
-		checkTailRequests(t, path, whole, tail)
 	}
-	t.Logf("%d records, %d boundaries: %d prefixes compared, %d read from a tail", len(records), boundaries, checked, cuts)
+	t.Logf("%d records, %d boundaries: %d prefixes compared, %d read from a tail, %d of them from the boundary's history", len(records), boundaries, checked, cuts, digests)
 	assert.Greater(t, cuts, checked/2)
+	assert.Equal(t, cuts, 2*digests)
+}
+
+// withoutHistory returns a copy of records with the boundaries' histories taken off.
+func withoutHistory(records []transcript.Record) []transcript.Record {
+	out := slices.Clone(records)
+	for i := range out {
+		out[i].History = nil
+	}
+	return out
 }
 
 // compactedSession writes a generated session of turns turns as a live runtime with a
@@ -182,20 +209,12 @@ func compactedSession(t testing.TB, turns, window int) []transcript.Record {
 }
 
 // TestTailReadKeepsHistory checks what a tail read keeps from before its cut on a generated
-// compacted session: the older boundaries, and the line numbers of the file.
+// compacted session: scanning a file whose boundaries carry no history, the older boundaries
+// and the line numbers of the file; stopping at the cut of one whose boundaries do, the
+// records the history carries (line 0) and the file's line numbers after the cut. Both give
+// the compaction state of a whole read.
 func TestTailReadKeepsHistory(t *testing.T) {
 	records := compactedSession(t, 300, 30_000)
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, records)), 0o644))
-	whole, tail := readBothWays(t, path)
-	require.NotNil(t, tail.Tail)
-	h := tail.Tail.History
-	assert.Positive(t, h)
-	assert.Equal(t, tail.Tail.Line, tail.Records[h].Line, "the first tail record is on the cut's line")
-	for i, r := range tail.Records {
-		assert.Equal(t, whole.Records[r.Line-1].UUID, r.UUID, "record %d: line %d", i, r.Line)
-		assert.Equal(t, r.Line, tail.Lines[i])
-	}
 	count := func(rs []transcript.Record) int {
 		n := 0
 		for i := range rs {
@@ -205,16 +224,103 @@ func TestTailReadKeepsHistory(t *testing.T) {
 		}
 		return n
 	}
-	assert.Equal(t, count(whole.Records), count(tail.Records), "every boundary is kept")
-	st, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: 30_000})
-	require.NoError(t, err)
-	a, err := st.CompactState(whole.Records, "")
-	require.NoError(t, err)
-	b, err := st.CompactState(tail.Records, "")
-	require.NoError(t, err)
-	assert.Equal(t, a.Compactions, b.Compactions)
-	assert.Equal(t, a.Refills, b.Refills)
-	assert.Equal(t, a.ConsecutiveFailures, b.ConsecutiveFailures)
+	for _, digest := range []bool{false, true} {
+		recs := records
+		if !digest {
+			recs = withoutHistory(records)
+		}
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, recs)), 0o644))
+		whole, tail := readBothWays(t, path)
+		require.NotNil(t, tail.Tail)
+		require.Equal(t, digest, tail.Tail.Digest)
+		h := tail.Tail.History
+		assert.Positive(t, h)
+		assert.Equal(t, tail.Tail.Line, tail.Records[h].Line, "the first tail record is on the cut's line")
+		for i, r := range tail.Records {
+			assert.Equal(t, r.Line, tail.Lines[i])
+			if digest && i < h {
+				assert.Zero(t, r.Line, "record %d: carried by the history", i)
+				continue
+			}
+			assert.Equal(t, whole.Records[r.Line-1].UUID, r.UUID, "record %d: line %d", i, r.Line)
+		}
+		if digest {
+			assert.Equal(t, 1, count(tail.Records), "only the latest boundary is read")
+			assert.True(t, tail.Records[slices.IndexFunc(tail.Records, func(r transcript.Record) bool { return r.IsCompactBoundary() })].Cut)
+		} else {
+			assert.Equal(t, count(whole.Records), count(tail.Records), "every boundary is kept")
+		}
+		st, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: 30_000})
+		require.NoError(t, err)
+		a, err := st.CompactState(whole.Records, "")
+		require.NoError(t, err)
+		b, err := st.CompactState(tail.Records, "")
+		require.NoError(t, err)
+		assert.Equal(t, a.Compactions, b.Compactions)
+		assert.Equal(t, a.Refills, b.Refills)
+		assert.Equal(t, a.ConsecutiveFailures, b.ConsecutiveFailures)
+	}
+}
+
+// TestTailReadDamagedHistory checks that a history on the latest boundary that was edited,
+// cut short or does not fit the lines after the cut is not used: the read scans the lines
+// before the cut instead, says why, and gives a whole read's requests.
+func TestTailReadDamagedHistory(t *testing.T) {
+	records := compactedSession(t, 300, 30_000)
+	last := -1
+	for i := range records {
+		if records[i].IsCompactBoundary() {
+			last = i
+		}
+	}
+	require.Positive(t, last)
+	tests := []struct {
+		name   string
+		damage func(h *transcript.History)
+		want   string
+	}{
+		{"edited", func(h *transcript.History) { h.Compactions += 3 }, "sum does not match"},
+		{"another version", func(h *transcript.History) { h.Version = 2; require.NoError(t, h.Seal()) }, "version 2"},
+		{"counts out of range", func(h *transcript.History) { h.Runs = make([]int, h.Compactions+1); require.NoError(t, h.Seal()) }, "out of range"},
+		{"a record that cannot be read", func(h *transcript.History) {
+			h.Records = append(h.Records, json.RawMessage(`{"type":"user","uuid":"x","message":{"role":"user","content":[{"text":"no type"}]}}`))
+			require.NoError(t, h.Seal())
+		}, "cannot be read whole"},
+		{"a record after the cut", func(h *transcript.History) {
+			b, err := records[last+1].MarshalJSON()
+			require.NoError(t, err)
+			h.Records = append(h.Records, b)
+			require.NoError(t, h.Seal())
+		}, "which the lines after the cut hold too"},
+	}
+	for _, tt := range tests {
+		recs := slices.Clone(records)
+		h := *recs[last].History
+		h.Runs, h.Open, h.Records = slices.Clone(h.Runs), slices.Clone(h.Open), slices.Clone(h.Records)
+		tt.damage(&h)
+		recs[last].History = &h
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, recs)), 0o644))
+		whole, tail := readBothWays(t, path)
+		require.NotNil(t, tail.Tail, tt.name)
+		assert.False(t, tail.Tail.Digest, tt.name)
+		assert.Contains(t, tail.Tail.DigestProblem, tt.want, tt.name)
+		assert.Contains(t, tail.Tail.DigestProblem, "scanned instead", tt.name)
+		checkTailRequests(t, tt.name, whole, tail)
+	}
+
+	// A boundary line cut short is no boundary: the read takes the one before it.
+	text := encodeRecords(t, records)
+	lines := strings.SplitAfter(text, "\n")
+	lines[last] = lines[last][:len(lines[last])/2] + "\n"
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644))
+	whole, tail := readBothWays(t, path)
+	if tail.Tail != nil {
+		checkTailRequests(t, "cut short", whole, tail)
+	}
+	assert.NotEmpty(t, whole.Problems)
 }
 
 // checkGoldenTail writes a golden case's records of one turn to a file and, when a tail read

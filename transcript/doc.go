@@ -10,7 +10,7 @@
 // list of [Block] variants such as [Text], [ToolUse], [ToolResult], [Thinking], [Image]),
 // system records, and the decision records the library writes ([Subtype] names them; their
 // payloads are [BudgetDecision], [SnipDecision], [MicrocompactDecision], [CollapseCommit],
-// [CompactMetadata], [CompactFailure], [PinDecision], [RecoveryDecision], [ReminderDecision]; and the facts it records beside the chain, [SessionMemoryExtraction] and [LateUsage]). Unknown record
+// [CompactMetadata] and the boundary's [History], [CompactFailure], [PinDecision], [RecoveryDecision], [ReminderDecision]; and the facts it records beside the chain, [SessionMemoryExtraction] and [LateUsage]). Unknown record
 // types, fields and content blocks ([UnknownBlock]) survive a read/write round trip byte for
 // byte. The uuids of the records the library makes derive from their content
 // ([ContentUUID]), so the same decision made twice is the same record.

@@ -46,7 +46,9 @@ type ReadOptions struct {
 	// main thread and the record its preserved segment starts at (the kept head), and only
 	// the lines from there on are decoded, with, from before them, the few records the
 	// pipeline reads across the whole transcript (see [Tail]) and a count of the lines, so
-	// that line numbers and End are the file's. The requests [github.com/agentctx/agentctx.Pipeline]
+	// that line numbers and End are the file's. When the boundary carries its [History]
+	// (the library writes it), that history stands for the lines before the cut, which are
+	// counted but not read; otherwise they are scanned for those records. The requests [github.com/agentctx/agentctx.Pipeline]
 	// builds for the active conversation (no Input.Leaf) are those of a whole read, and the
 	// read checks what it can: a file without such a boundary, one whose active chain does
 	// not lead cleanly from its leaf to the boundary, or one where a record after the cut

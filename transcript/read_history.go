@@ -16,7 +16,7 @@ import (
 //     them, the circuit breaker and the thrash guard;
 //   - the records the pins name, which every turn after a compaction re-places;
 //   - from each stretch between two compact boundaries of the main thread, its first
-//     historyResponses distinct provider responses, which the thrash guard counts;
+//     HistoryResponses distinct provider responses, which the thrash guard counts;
 //   - the latest provider response of the main thread before the cut and the latest one that
 //     completed (when the tail has none), for the recovery's "latest response" and "a
 //     response completed since" its output-cap decision.
@@ -204,13 +204,13 @@ func (h *tailHistory) pinned(ld *lineDecoder, off, base int64, line []byte, back
 	}
 }
 
-// closeGap keeps the first historyResponses distinct responses of the main thread of the
+// closeGap keeps the first HistoryResponses distinct responses of the main thread of the
 // stretch that a compact boundary of the main thread opens (the assistant lines met since the
 // previous one, in the scan's order).
 func (h *tailHistory) closeGap(ld *lineDecoder, base int64) {
 	ids := map[string]bool{}
 	var buf []byte
-	for i := len(h.gap) - 1; i >= 0 && len(ids) < historyResponses; i-- {
+	for i := len(h.gap) - 1; i >= 0 && len(ids) < HistoryResponses; i-- {
 		g := h.gap[i]
 		if _, ok := h.kept[g.off]; ok {
 			if r := &h.found[h.kept[g.off]].rec; ProviderResponse(r) && !r.IsSidechain {

@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"bytes"
+	"errors"
+	"fmt"
 	"io"
 	"slices"
 )
@@ -11,11 +13,6 @@ import (
 // costs under a tenth of a second and some ten megabytes more than the tail's, and it reports
 // every bad line of the file; Claude Code loads files over 5 MB from the last boundary on.
 const DefaultTailMinBytes = 4 << 20
-
-// historyResponses is how many distinct responses of the main thread a tail read keeps from
-// the start of each stretch between two compact boundaries before the cut: the thrash guard
-// reads at most ThrashTurns+1 of them, so the read serves a ThrashTurns up to 7 (default 3).
-const historyResponses = 8
 
 // Tail describes a read that decoded a file from its active tail (see
 // [ReadOptions.TailMinBytes]).
@@ -28,8 +25,17 @@ type Tail struct {
 	Size int64
 	// History is the number of records from before Line kept at the start of Records: the
 	// compact boundaries and the library's decision records, the records its pins name, and
-	// the provider responses the breaker, the thrash guard and the recovery read.
+	// the provider responses the breaker, the thrash guard and the recovery read; with
+	// Digest, the records the boundary's [History] carries (their Line is 0: the read does
+	// not know it).
 	History int
+	// Digest is true when the read stopped at the cut: the history came from the latest
+	// boundary's [History], and no line before the cut was decoded.
+	Digest bool
+	// DigestProblem, when the latest boundary has a [History] the read could not use
+	// (damaged, edited, inconsistent with the lines after the cut), says why: the lines
+	// before the cut were scanned instead.
+	DigestProblem string
 }
 
 // tailInput is an input a tail read can scan from its end: a file.
@@ -93,22 +99,107 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 		return nil, nil
 	}
 	finish(t, d)
+	problem := ""
+	if bd.History != nil {
+		before, carried, at, err := fromHistory(ra, base, cut, &bd, t.Records)
+		if err == nil {
+			if t := settleTail(t, carried, nil, before, cut, size-base, bd.UUID, seg != nil); t != nil {
+				t.Records[len(carried)+at].Cut = true
+				t.Tail.Digest = true
+				return t, nil
+			}
+			err = errors.New("does not lead to the chain a whole read builds")
+		}
+		problem = fmt.Sprintf("the history on compact boundary %s %v: the lines before the cut were scanned instead", bd.UUID, err)
+	}
 	h := newTailHistory(ra, t.Records)
 	before, ok := h.scan(sc, &ld, base)
 	if !ok {
 		return nil, nil
 	}
 	h.settle(before, name)
-	shiftLines(t, before)
-	t.Records = slices.Concat(h.records, t.Records)
-	t.Lines = slices.Concat(h.lines, t.Lines)
-	t.Tail = &Tail{Line: before + 1, Offset: cut, Size: size - base, History: len(h.records)}
-	c, err := BuildChain(t.Records, ChainOptions{})
-	if err != nil || c.Leaf == nil || c.Leaf.IsSidechain || c.Boundary == nil || c.Boundary.UUID != bd.UUID ||
-		len(c.Problems) > 0 || c.SegmentProblem != "" || seg != nil && c.Preserved == nil {
-		return nil, nil
+	if t = settleTail(t, h.records, h.lines, before, cut, size-base, bd.UUID, seg != nil); t != nil {
+		t.Tail.DigestProblem = problem
 	}
 	return t, nil
+}
+
+// settleTail puts history (the records kept from before the cut, on lines; nil lines: none
+// known) before the tail t decoded from cut on, moves t's line numbers on by before lines and
+// checks the chain: it returns nil when the default leaf's chain is not the main thread's,
+// does not reach the boundary named by bd cleanly, or does not relink a preserved segment
+// (seg).
+func settleTail(t *File, history []Record, lines []int, before int, cut, size int64, bd string, seg bool) *File {
+	records := slices.Concat(history, t.Records)
+	c, err := BuildChain(records, ChainOptions{})
+	if err != nil || c.Leaf == nil || c.Leaf.IsSidechain || c.Boundary == nil || c.Boundary.UUID != bd ||
+		len(c.Problems) > 0 || c.SegmentProblem != "" || seg && c.Preserved == nil {
+		return nil
+	}
+	if lines == nil {
+		lines = make([]int, len(history))
+	}
+	shiftLines(t, before)
+	copy(records[len(history):], t.Records)
+	t.Records = records
+	t.Lines = slices.Concat(lines, t.Lines)
+	t.Tail = &Tail{Line: before + 1, Offset: cut, Size: size, History: len(history)}
+	return t
+}
+
+// fromHistory reads the history on bd, the latest compact boundary of the main thread, for a
+// tail decoded from cut on (tail): it checks it, counts the lines before the cut and returns
+// the records it carries and the index of bd's record in tail. An error says why the history
+// cannot stand for the lines before the cut.
+func fromHistory(ra io.ReaderAt, base, cut int64, bd *Record, tail []Record) (before int, carried []Record, at int, err error) {
+	h := bd.History
+	if err := h.Check(); err != nil {
+		return 0, nil, 0, err
+	}
+	if carried, err = h.Carried(); err != nil {
+		return 0, nil, 0, err
+	}
+	ids := map[string]bool{}
+	at = -1
+	for i := range tail {
+		r := &tail[i]
+		ids[r.UUID] = true
+		if r.Message != nil && r.Message.ID != "" {
+			ids["\x00"+r.Message.ID] = true
+		}
+		if r.UUID == bd.UUID && r.IsCompactBoundary() {
+			at = i
+		}
+	}
+	for i := range carried {
+		r := &carried[i]
+		if ids[r.UUID] || r.Message != nil && r.Message.ID != "" && ids["\x00"+r.Message.ID] {
+			return 0, nil, 0, fmt.Errorf("carries record %s, which the lines after the cut hold too", r.UUID)
+		}
+	}
+	if at < 0 {
+		return 0, nil, 0, errors.New("is not on a record after the cut")
+	}
+	if before, err = countLines(ra, base, cut); err != nil {
+		return 0, nil, 0, err
+	}
+	return before, carried, at, nil
+}
+
+// countLines counts the lines in [base, cut) of ra, which ends at a line's end.
+func countLines(ra io.ReaderAt, base, cut int64) (int, error) {
+	buf := make([]byte, min(revChunk, max(cut-base, 1)))
+	n := 0
+	for off := base; off < cut; {
+		b := buf[:min(int64(len(buf)), cut-off)]
+		k, err := ra.ReadAt(b, off)
+		n += bytes.Count(b[:k], []byte{'\n'})
+		off += int64(k)
+		if err != nil && (err != io.EOF || off < cut) {
+			return 0, err
+		}
+	}
+	return n, nil
 }
 
 // decodeAll decodes every record d reads into t.Records and t.Lines, as [Read] does.

@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -143,4 +144,72 @@ func TestReadTailLines(t *testing.T) {
 	var le *LineError
 	require.True(t, errors.As(terr, &le))
 	assert.Equal(t, 7, le.Line)
+}
+
+// withHistory returns tailLines with h on the boundary (its fifth line).
+func withHistory(t *testing.T, h *History) []string {
+	t.Helper()
+	lines := tailLines(t)
+	var b Record
+	require.NoError(t, b.UnmarshalJSON([]byte(lines[4])))
+	b.History = h
+	line, err := b.MarshalLine()
+	require.NoError(t, err)
+	lines[4] = string(line) + "\n"
+	return lines
+}
+
+// TestReadTailDigest checks a read that stops at the cut: the boundary's history carries a
+// pin and the record it names, which come first with line 0, the tail keeps the file's line
+// numbers, and the boundary is marked as the read's cut.
+func TestReadTailDigest(t *testing.T) {
+	pin := `{"type":"system","subtype":"agentctx_pin","uuid":"p","parentUuid":"a1","pinDecision":{"uuids":["u1"],"tokens":1}}`
+	u1 := tailLines(t)[0]
+	h := &History{Version: HistoryVersion, Compactions: 2, Runs: []int{1}, Open: []string{"m1"},
+		Records: []json.RawMessage{json.RawMessage(strings.TrimSpace(u1)), json.RawMessage(pin)}}
+	require.NoError(t, h.Seal())
+	text := strings.Join(withHistory(t, h), "")
+	tail, whole := readTailOf(t, text, ReadOptions{})
+	require.NotNil(t, tail.Tail)
+	assert.True(t, tail.Tail.Digest)
+	assert.Empty(t, tail.Tail.DigestProblem)
+	assert.Equal(t, 2, tail.Tail.History)
+	assert.Equal(t, 3, tail.Tail.Line)
+	assert.Equal(t, []string{"u1", "p", "u2", "a2", "b", "s", "u3", "a3"}, uuidsOf(tail))
+	assert.Equal(t, []int{0, 0, 3, 4, 5, 6, 7, 8}, tail.Lines)
+	assert.Equal(t, whole.End, tail.End)
+	assert.True(t, tail.Records[4].Cut)
+	assert.Equal(t, h, tail.Records[4].CutHistory())
+	assert.Nil(t, whole.Records[4].CutHistory(), "a whole read stops at no cut")
+	assert.Equal(t, chainUUIDs(t, whole.Records), chainUUIDs(t, tail.Records))
+}
+
+// TestReadTailDigestDamaged checks that a history that does not check is not used: the read
+// scans the lines before the cut, as for a boundary without one, and says why.
+func TestReadTailDigestDamaged(t *testing.T) {
+	scanned, _ := readTailOf(t, strings.Join(tailLines(t), ""), ReadOptions{})
+	seal := func(h *History) *History { require.NoError(t, h.Seal()); return h }
+	edited := seal(&History{Version: HistoryVersion, Compactions: 1})
+	edited.Compactions = 4
+	tests := []struct {
+		name string
+		h    *History
+		want string
+	}{
+		{"edited", edited, "sum does not match"},
+		{"no sum", &History{Version: HistoryVersion}, "sum does not match"},
+		{"version", seal(&History{Version: 9}), "version 9"},
+		{"runs", seal(&History{Version: HistoryVersion, Compactions: 1, Runs: []int{2}}), "out of range"},
+		{"run", seal(&History{Version: HistoryVersion, Compactions: 3, Runs: []int{HistoryResponses + 1}}), "out of range"},
+		{"unreadable record", seal(&History{Version: HistoryVersion, Records: []json.RawMessage{json.RawMessage(`{"type":"user"}`)}}), "cannot be read whole"},
+		{"record after the cut", seal(&History{Version: HistoryVersion, Records: []json.RawMessage{json.RawMessage(`{"type":"user","uuid":"u3"}`)}}), "after the cut hold too"},
+	}
+	for _, tt := range tests {
+		tail, _ := readTailOf(t, strings.Join(withHistory(t, tt.h), ""), ReadOptions{})
+		require.NotNil(t, tail.Tail, tt.name)
+		assert.False(t, tail.Tail.Digest, tt.name)
+		assert.Contains(t, tail.Tail.DigestProblem, tt.want, tt.name)
+		assert.Equal(t, uuidsOf(scanned), uuidsOf(tail), tt.name)
+		assert.Equal(t, scanned.Lines, tail.Lines, tt.name)
+	}
 }

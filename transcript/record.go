@@ -139,6 +139,9 @@ type Record struct {
 	// LateUsage is the usage of a response recorded before it was known, on a SubtypeUsage
 	// record.
 	LateUsage *LateUsage
+	// History is what a compact boundary the library wrote says of the transcript before its
+	// cut (see [History]).
+	History *History
 
 	Extra map[string]json.RawMessage // unknown fields, written back unchanged
 
@@ -149,6 +152,10 @@ type Record struct {
 	// read, and lines before it that were no record at all. Nil for a clean record. It is not
 	// written: the record writes back as it was read.
 	Damage *Damage
+	// Cut is true on the compact boundary at whose cut a read stopped, reading its History
+	// instead of the records before the cut (see [ReadOptions.TailMinBytes]): those records
+	// are not in the read, and [Record.CutHistory] stands for them. It is not written.
+	Cut bool
 
 	presence jsonobj.Presence
 }
@@ -199,6 +206,7 @@ func (r *Record) appendFields(dst []jsonobj.Field) []jsonobj.Field {
 		jsonobj.Field{Key: "sessionMemory", Ptr: &r.SessionMemory},
 		jsonobj.Field{Key: "agentctxAnnouncement", Ptr: &r.Announcement},
 		jsonobj.Field{Key: "lateUsage", Ptr: &r.LateUsage},
+		jsonobj.Field{Key: "agentctxHistory", Ptr: &r.History},
 	)
 }
 

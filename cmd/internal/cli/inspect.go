@@ -51,6 +51,10 @@ type tailInfo struct {
 	Offset  int64 `json:"offset"`
 	Size    int64 `json:"size"`
 	History int   `json:"historyRecords"`
+	// Digest is true when the history came from the latest boundary's record and no line
+	// before the tail was read; DigestProblem says why a history there could not be used.
+	Digest        bool   `json:"fromBoundary,omitempty"`
+	DigestProblem string `json:"boundaryHistoryProblem,omitempty"`
 }
 
 // pressureInfo is the next request's pressure figure and its parts.
@@ -217,7 +221,7 @@ func (s *session) inspect(ctx context.Context) (*inspection, error) {
 		in.Format = string(tr.Format)
 	}
 	if t := tr.Tail; t != nil {
-		in.Tail = &tailInfo{Line: t.Line, Offset: t.Offset, Size: t.Size, History: t.History}
+		in.Tail = &tailInfo{Line: t.Line, Offset: t.Offset, Size: t.Size, History: t.History, Digest: t.Digest, DigestProblem: t.DigestProblem}
 	}
 	for _, u := range tr.Unmapped {
 		in.Unmapped = append(in.Unmapped, u.Error())
@@ -386,8 +390,15 @@ func (in *inspection) writeText(w io.Writer) error {
 		p("format     %s (read only: records are mapped from its lines, nothing is written to it)\n", in.Format)
 	}
 	if t := in.Tail; t != nil {
-		p("read       the active tail: lines %d on, bytes %d to %d, and %d records from before for the history (the file is over %d MiB and compacted; problems below are the tail's)\n",
-			t.Line, t.Offset, t.Size, t.History, transcript.DefaultTailMinBytes>>20)
+		from := "scanned from the lines before"
+		if t.Digest {
+			from = "carried by the latest compact boundary, no line before read"
+		}
+		p("read       the active tail: lines %d on, bytes %d to %d, and %d records from before for the history, %s (the file is over %d MiB and compacted; problems below are the tail's)\n",
+			t.Line, t.Offset, t.Size, t.History, from, transcript.DefaultTailMinBytes>>20)
+		if t.DigestProblem != "" {
+			p("history    %s\n", t.DigestProblem)
+		}
 	}
 	p("records    %d  %s\n", in.Records, counts(in.RecordsByType))
 	for _, u := range in.Unmapped {

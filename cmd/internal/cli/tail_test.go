@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/internal/testkit/compacted"
 	"github.com/agentctx/agentctx/transcript"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -53,4 +54,34 @@ func TestRequestFromTail(t *testing.T) {
 	code, out, errOut = runCmd(t, "inspect", now, "--store="+t.TempDir(), compacted)
 	require.Equal(t, 0, code, errOut)
 	assert.NotContains(t, out, "the active tail", "a file under the threshold is read whole")
+}
+
+// TestRequestFromBoundaryHistory checks that request reads a long session compacted by the
+// library from its latest boundary's history, without reading a line before the cut, and
+// sends what it sends for a copy of the file cut there; inspect says where the history came
+// from.
+func TestRequestFromBoundaryHistory(t *testing.T) {
+	recs, _, err := compacted.Replay(t.Context(), testkit.Generate(1500, testkit.Options{Seed: 3}), 30_000)
+	require.NoError(t, err)
+	data, err := testkit.JSONL(recs)
+	require.NoError(t, err)
+	require.Greater(t, len(data), int(transcript.DefaultTailMinBytes))
+	long := filepath.Join(t.TempDir(), "long.jsonl")
+	require.NoError(t, os.WriteFile(long, data, 0o644))
+	f, err := transcript.ReadFile(long, transcript.ReadOptions{TailMinBytes: transcript.DefaultTailMinBytes})
+	require.NoError(t, err)
+	require.NotNil(t, f.Tail)
+	require.True(t, f.Tail.Digest)
+	cut := filepath.Join(t.TempDir(), "cut.jsonl")
+	require.NoError(t, os.WriteFile(cut, data[f.Tail.Offset:], 0o644))
+	for _, window := range []string{"--window=200000", "--window=30000"} {
+		code, want, errOut := runCmd(t, "request", now, window, "--store="+t.TempDir(), cut)
+		require.Equal(t, 0, code, errOut)
+		code, got, errOut := runCmd(t, "request", now, window, "--store="+t.TempDir(), long)
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, want, got, "%s: the long file's request", window)
+	}
+	code, out, errOut := runCmd(t, "inspect", now, "--store="+t.TempDir(), long)
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "carried by the latest compact boundary, no line before read")
 }
