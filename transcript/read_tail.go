@@ -101,7 +101,7 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 	finish(t, d)
 	problem := ""
 	if bd.History != nil {
-		before, carried, at, err := fromHistory(ra, base, cut, &bd, t.Records)
+		before, carried, at, err := fromHistory(ra, base, cut, &bd, t.Records, sc.back)
 		if err == nil {
 			if t := settleTail(t, carried, nil, before, cut, size-base, bd.UUID, seg != nil); t != nil {
 				t.Records[len(carried)+at].Cut = true
@@ -111,6 +111,7 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 			err = errors.New("does not lead to the chain a whole read builds")
 		}
 		problem = fmt.Sprintf("the history on compact boundary %s %v: the lines before the cut were scanned instead", bd.UUID, err)
+		sc = newRevLines(ra, base, cut, opts.maxLine()) // the line count read into its buffer
 	}
 	h := newTailHistory(ra, t.Records)
 	before, ok := h.scan(sc, &ld, base)
@@ -148,10 +149,11 @@ func settleTail(t *File, history []Record, lines []int, before int, cut, size in
 }
 
 // fromHistory reads the history on bd, the latest compact boundary of the main thread, for a
-// tail decoded from cut on (tail): it checks it, counts the lines before the cut and returns
-// the records it carries and the index of bd's record in tail. An error says why the history
-// cannot stand for the lines before the cut.
-func fromHistory(ra io.ReaderAt, base, cut int64, bd *Record, tail []Record) (before int, carried []Record, at int, err error) {
+// tail decoded from cut on (tail): it checks it, counts the lines before the cut (reading
+// them into buf, which the reverse scan is done with) and returns the records it carries and
+// the index of bd's record in tail. An error says why the history cannot stand for the lines
+// before the cut.
+func fromHistory(ra io.ReaderAt, base, cut int64, bd *Record, tail []Record, buf []byte) (before int, carried []Record, at int, err error) {
 	h := bd.History
 	if err := h.Check(); err != nil {
 		return 0, nil, 0, err
@@ -180,15 +182,18 @@ func fromHistory(ra io.ReaderAt, base, cut int64, bd *Record, tail []Record) (be
 	if at < 0 {
 		return 0, nil, 0, errors.New("is not on a record after the cut")
 	}
-	if before, err = countLines(ra, base, cut); err != nil {
+	if before, err = countLines(ra, base, cut, buf); err != nil {
 		return 0, nil, 0, err
 	}
 	return before, carried, at, nil
 }
 
-// countLines counts the lines in [base, cut) of ra, which ends at a line's end.
-func countLines(ra io.ReaderAt, base, cut int64) (int, error) {
-	buf := make([]byte, min(revChunk, max(cut-base, 1)))
+// countLines counts the lines in [base, cut) of ra, which ends at a line's end, reading them
+// into buf (nil: a buffer of its own).
+func countLines(ra io.ReaderAt, base, cut int64, buf []byte) (int, error) {
+	if len(buf) == 0 {
+		buf = make([]byte, min(revChunk, max(cut-base, 1)))
+	}
 	n := 0
 	for off := base; off < cut; {
 		b := buf[:min(int64(len(buf)), cut-off)]

@@ -3,7 +3,8 @@
 // the library's own memory can be measured apart from what the CLI links (the provider SDKs,
 // pgx). With -phases it reports on stderr, after each step, the process's peak and current
 // resident memory and the Go heap. With -stream it writes the body as the CLI does
-// ([provider.Request.WriteTo]).
+// ([provider.Request.WriteTo]). With -tail it reads a long file from its active tail
+// ([transcript.ReadOptions.TailMinBytes]), as the CLI does.
 //
 // Usage:
 //
@@ -51,6 +52,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	nowFlag := fs.String("now", "", "the `time` of the next turn, RFC 3339 (default: the wall clock)")
 	phases := fs.Bool("phases", false, "report memory after each step on stderr")
 	stream := fs.Bool("stream", false, "write the body with Request.WriteTo, as agentctx request does, instead of MarshalJSON")
+	tail := fs.Bool("tail", false, "read a file over transcript.DefaultTailMinBytes from its active tail, as agentctx request does")
 	memprofile := fs.String("memprofile", "", "write a heap profile to `FILE` after Prepare, with the pipeline still alive")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -72,7 +74,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	report("start")
 
 	path := fs.Arg(0)
-	tr, err := read(path)
+	tr, err := read(path, *tail)
 	if err != nil {
 		return err
 	}
@@ -125,8 +127,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// read reads the transcript at path.
-func read(path string) (*transcript.File, error) {
+// read reads the transcript at path; with tail, from its active tail when it is long.
+func read(path string, tail bool) (*transcript.File, error) {
+	if tail {
+		return transcript.ReadFile(path, transcript.ReadOptions{TailMinBytes: transcript.DefaultTailMinBytes})
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
