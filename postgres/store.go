@@ -109,11 +109,22 @@ func (e noSession) Is(target error) bool { return target == fs.ErrNotExist }
 // a batch), and decodes it as [transcript.Read] decodes a file, named by [Name].
 // [transcript.File.End] is the session's last line number. A session with no line is an
 // error matching [fs.ErrNotExist].
+//
+// With opts.TailMinBytes positive, a session whose latest compact boundary of the main
+// thread carries its [transcript.History] is loaded from that boundary's kept head on (see
+// [transcript.ReadCut]): the rows before it are not fetched, whatever the session's size.
+// Any other session is loaded whole.
 func (s *Store) Load(ctx context.Context, session string, opts transcript.ReadOptions) (*transcript.File, error) {
 	if err := checkSession(session); err != nil {
 		return nil, fmt.Errorf("postgres: load: %w", err)
 	}
-	lr, err := s.open(ctx, session)
+	if opts.TailMinBytes > 0 {
+		tr, err := s.loadCut(ctx, session, opts)
+		if tr != nil || err != nil {
+			return tr, err
+		}
+	}
+	lr, err := s.open(ctx, session, 1)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: load session %s: %w", strconv.Quote(session), err)
 	}
@@ -132,13 +143,18 @@ func (s *Store) Load(ctx context.Context, session string, opts transcript.ReadOp
 	return tr, nil
 }
 
-// open starts the query of a session's lines.
-func (s *Store) open(ctx context.Context, session string) (*lineReader, error) {
-	rows, err := s.pool.Query(ctx, `SELECT seq, line, newline FROM agentctx_lines WHERE session = $1 ORDER BY seq`, session)
+// open starts the query of a session's lines from line from on.
+func (s *Store) open(ctx context.Context, session string, from int64) (*lineReader, error) {
+	return openLines(ctx, s.pool, session, from)
+}
+
+// openLines starts the query of a session's lines from line from on, on q.
+func openLines(ctx context.Context, q querier, session string, from int64) (*lineReader, error) {
+	rows, err := q.Query(ctx, `SELECT seq, line, newline FROM agentctx_lines WHERE session = $1 AND seq >= $2 ORDER BY seq`, session, from)
 	if err != nil {
 		return nil, err
 	}
-	return &lineReader{rows: rows}, nil
+	return &lineReader{rows: rows, seq: from - 1}, nil
 }
 
 // lineReader reads a session's rows as the bytes of its JSONL file: each line followed by

@@ -72,7 +72,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, session string) (int64,
 	if err := checkSession(session); err != nil {
 		return 0, fmt.Errorf("postgres: export: %w", err)
 	}
-	lr, err := s.open(ctx, session)
+	lr, err := s.open(ctx, session, 1)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: export session %s: %w", strconv.Quote(session), err)
 	}

@@ -21,7 +21,8 @@ type Tail struct {
 	// compact boundary of the main thread (the boundary's own line when it kept no tail).
 	Line   int
 	Offset int64
-	// Size is the size of the input in bytes; Size-Offset bytes were decoded in full.
+	// Size is the size of the input in bytes; Size-Offset bytes were decoded in full. Both
+	// are 0 from [ReadCut], whose input is not a file.
 	Size int64
 	// History is the number of records from before Line kept at the start of Records: the
 	// compact boundaries and the library's decision records, the records its pins name, and
@@ -154,12 +155,24 @@ func settleTail(t *File, history []Record, lines []int, before int, cut, size in
 // the index of bd's record in tail. An error says why the history cannot stand for the lines
 // before the cut.
 func fromHistory(ra io.ReaderAt, base, cut int64, bd *Record, tail []Record, buf []byte) (before int, carried []Record, at int, err error) {
-	h := bd.History
-	if err := h.Check(); err != nil {
+	if carried, at, err = checkHistory(bd, tail); err != nil {
 		return 0, nil, 0, err
 	}
-	if carried, err = h.Carried(); err != nil {
+	if before, err = countLines(ra, base, cut, buf); err != nil {
 		return 0, nil, 0, err
+	}
+	return before, carried, at, nil
+}
+
+// checkHistory checks the history on bd against the tail decoded from its cut on and returns
+// the records it carries and the index of bd's record in tail.
+func checkHistory(bd *Record, tail []Record) (carried []Record, at int, err error) {
+	h := bd.History
+	if err := h.Check(); err != nil {
+		return nil, 0, err
+	}
+	if carried, err = h.Carried(); err != nil {
+		return nil, 0, err
 	}
 	ids := map[string]bool{}
 	at = -1
@@ -176,16 +189,64 @@ func fromHistory(ra io.ReaderAt, base, cut int64, bd *Record, tail []Record, buf
 	for i := range carried {
 		r := &carried[i]
 		if ids[r.UUID] || r.Message != nil && r.Message.ID != "" && ids["\x00"+r.Message.ID] {
-			return 0, nil, 0, fmt.Errorf("carries record %s, which the lines after the cut hold too", r.UUID)
+			return nil, 0, fmt.Errorf("carries record %s, which the lines after the cut hold too", r.UUID)
 		}
 	}
 	if at < 0 {
-		return 0, nil, 0, errors.New("is not on a record after the cut")
+		return nil, 0, errors.New("is not on a record after the cut")
 	}
-	if before, err = countLines(ra, base, cut, buf); err != nil {
-		return 0, nil, 0, err
+	return carried, at, nil
+}
+
+// ReadCut reads r, the lines of a Claude Code transcript from the kept head of its latest
+// compact boundary of the main thread on (the boundary's own line when it kept no tail),
+// which follow before lines, as a read of the whole transcript from its active tail that
+// stops at that cut (see [ReadOptions.TailMinBytes] and [History]): the records the
+// boundary's history carries come first, the lines are numbered from before+1 on, and
+// File.Tail says so (its Offset and Size are 0: the input is not a file). It is for a store
+// that finds the kept head itself, such as a database keyed by line number; opts.TailMinBytes
+// is ignored. It returns an error when r is no such tail — its first line is not the kept
+// head, the boundary carries no history or one that does not check, the chain does not
+// reach the boundary cleanly — or when a strict read fails: the store then reads the whole
+// transcript, as a file without a history is.
+func ReadCut(r io.Reader, name string, before int, opts ReadOptions) (*File, error) {
+	opts.TailMinBytes = 0
+	t := &File{Name: name, Format: FormatClaudeCode}
+	d := NewDecoder(r, name, opts)
+	if err := decodeAll(d, t); err != nil {
+		return nil, err
 	}
-	return before, carried, at, nil
+	finish(t, d)
+	var bd *Record
+	for i := len(t.Records) - 1; i >= 0 && bd == nil; i-- {
+		if r := &t.Records[i]; r.IsCompactBoundary() && !r.IsSidechain {
+			bd = r
+		}
+	}
+	if bd == nil {
+		return nil, errors.New("no compact boundary of the main thread")
+	}
+	var seg *PreservedSegment
+	if bd.CompactMetadata != nil {
+		seg = bd.CompactMetadata.PreservedSegment
+	}
+	switch {
+	case seg != nil && t.Records[0].UUID != seg.HeadUUID, seg == nil && bd != &t.Records[0]:
+		return nil, fmt.Errorf("the first line is not the kept head of compact boundary %s", bd.UUID)
+	case bd.History == nil:
+		return nil, fmt.Errorf("compact boundary %s carries no history", bd.UUID)
+	}
+	b := *bd
+	carried, at, err := checkHistory(&b, t.Records)
+	if err != nil {
+		return nil, fmt.Errorf("the history on compact boundary %s %w", b.UUID, err)
+	}
+	if t = settleTail(t, carried, nil, before, 0, 0, b.UUID, seg != nil); t == nil {
+		return nil, fmt.Errorf("the history on compact boundary %s does not lead to the chain a whole read builds", b.UUID)
+	}
+	t.Records[len(carried)+at].Cut = true
+	t.Tail.Digest = true
+	return t, nil
 }
 
 // countLines counts the lines in [base, cut) of ra, which ends at a line's end, reading them

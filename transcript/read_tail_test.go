@@ -213,3 +213,30 @@ func TestReadTailDigestDamaged(t *testing.T) {
 		assert.Equal(t, scanned.Lines, tail.Lines, tt.name)
 	}
 }
+
+// TestReadCut checks that reading the lines from the kept head on, as a database store does,
+// gives what a tail read of the file that stops at the cut gives, and that lines that are no
+// such tail are refused.
+func TestReadCut(t *testing.T) {
+	h := &History{Version: HistoryVersion, Compactions: 1}
+	require.NoError(t, h.Seal())
+	lines := withHistory(t, h)
+	file, _ := readTailOf(t, strings.Join(lines, ""), ReadOptions{})
+	require.True(t, file.Tail.Digest)
+	got, err := ReadCut(strings.NewReader(strings.Join(lines[2:], "")), "s.jsonl", 2, ReadOptions{TailMinBytes: 1})
+	require.NoError(t, err)
+	assert.Equal(t, file.Records, got.Records)
+	assert.Equal(t, file.Lines, got.Lines)
+	assert.Equal(t, file.End, got.End)
+	assert.Equal(t, Tail{Line: 3, Digest: true}, *got.Tail)
+
+	for name, text := range map[string]string{
+		"not from the kept head": strings.Join(lines[3:], ""),
+		"no history":             strings.Join(tailLines(t)[2:], ""),
+		"no boundary":            strings.Join(lines[5:], ""),
+		"empty":                  "",
+	} {
+		_, err := ReadCut(strings.NewReader(text), "s.jsonl", 2, ReadOptions{})
+		assert.Error(t, err, name)
+	}
+}

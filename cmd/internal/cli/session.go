@@ -296,7 +296,8 @@ func sessionID(tr *transcript.File, path string) string {
 
 // readAddress reads the session addr names: a file, or a session in a PostgreSQL database,
 // whose open Store it returns too (the caller closes it); db is nil for a file. tail reads a
-// file of transcript.DefaultTailMinBytes or more from its active tail (see readSession).
+// file of transcript.DefaultTailMinBytes or more from its active tail (see readSession), and
+// a database session from its latest boundary's cut when that boundary carries its history.
 func readAddress(ctx context.Context, addr address, tail bool) (tr *transcript.File, db Store, err error) {
 	if addr.url == "" {
 		tr, err = readSession(addr.file, tail)
@@ -305,7 +306,11 @@ func readAddress(ctx context.Context, addr address, tail bool) (tr *transcript.F
 	if db, err = addr.open(ctx, false); err != nil {
 		return nil, nil, err
 	}
-	if tr, err = db.Load(ctx, addr.session, transcript.ReadOptions{}); err != nil {
+	var opts transcript.ReadOptions
+	if tail {
+		opts.TailMinBytes = transcript.DefaultTailMinBytes // a database session loads from its cut when it can
+	}
+	if tr, err = db.Load(ctx, addr.session, opts); err != nil {
 		return nil, db, addr.dbError(err)
 	}
 	return tr, db, nil

@@ -1,0 +1,80 @@
+package postgres_test
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/storetest"
+	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/internal/testkit/compacted"
+	"github.com/agentctx/agentctx/summarize"
+	"github.com/agentctx/agentctx/transcript"
+)
+
+// TestLoadFromCut checks that a session the library compacted many times loads from its
+// latest boundary's kept head on when the boundary carries its history — fewer records, the
+// same End and line numbers, the request of a whole load at each of several lengths — and
+// that a session whose boundaries carry none loads whole.
+func TestLoadFromCut(t *testing.T) {
+	ctx := t.Context()
+	s := openStore(t)
+	records, compactions, err := compacted.Replay(ctx, testkit.Generate(400, testkit.Options{Seed: 5}), 30_000)
+	require.NoError(t, err)
+	require.Greater(t, compactions, 3)
+	request := func(recs []transcript.Record, window int) []byte {
+		now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+		p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: agentctx.EstimateCounter{},
+			Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Budget: agentctx.BudgetConfig{Store: &agentctx.MapStore{}},
+			Now: func() time.Time { return now }})
+		require.NoError(t, err)
+		res, err := p.Prepare(ctx, agentctx.Input{Records: recs})
+		require.NoError(t, err)
+		b, err := res.Request.MarshalJSON()
+		require.NoError(t, err)
+		return b
+	}
+	cuts := 0
+	for _, history := range []bool{true, false} {
+		recs := records
+		if !history {
+			recs = slices.Clone(records)
+			for i := range recs {
+				recs[i].History = nil
+			}
+		}
+		session := storetest.Session(t, "cut")
+		stored := 0
+		for end := len(recs) / 4; stored < len(recs); end = min(len(recs), end+len(recs)/4) {
+			n, err := s.Append(ctx, session, stored, recs[stored:end]...)
+			require.NoError(t, err)
+			stored = n
+			whole, err := s.Load(ctx, session, transcript.ReadOptions{})
+			require.NoError(t, err)
+			cut, err := s.Load(ctx, session, transcript.ReadOptions{TailMinBytes: 1})
+			require.NoError(t, err)
+			assert.Equal(t, whole.End, cut.End)
+			if !history {
+				assert.Nil(t, cut.Tail, "%d records: no history, a whole load", stored)
+				assert.Equal(t, whole.Records, cut.Records)
+				continue
+			}
+			require.NotNil(t, cut.Tail, "%d records", stored)
+			cuts++
+			assert.True(t, cut.Tail.Digest)
+			assert.Less(t, len(cut.Records), len(whole.Records))
+			for i, r := range cut.Records[cut.Tail.History:] {
+				assert.Equal(t, whole.Records[r.Line-1].UUID, r.UUID, "record %d: line %d", i, r.Line)
+			}
+			for _, w := range []int{0, 30_000} {
+				assert.True(t, bytes.Equal(request(whole.Records, w), request(cut.Records, w)), "%d records, window %d: the request from the cut", stored, w)
+			}
+		}
+	}
+	assert.Positive(t, cuts)
+}
