@@ -61,16 +61,17 @@ type msgKey struct {
 	msg      *transcript.Message
 	at       time.Time
 	injected bool
+	source   string
 }
 
 // keyOf returns m's identity.
 func keyOf(m *Message) msgKey {
-	return msgKey{id: m.ID, msg: m.Message, at: m.Time, injected: m.Injected}
+	return msgKey{id: m.ID, msg: m.Message, at: m.Time, injected: m.Injected, source: m.SourceToolUseID}
 }
 
 // is reports whether m has identity k.
 func (k *msgKey) is(m *Message) bool {
-	return k.msg == m.Message && k.id == m.ID && k.at == m.Time && k.injected == m.Injected
+	return k.msg == m.Message && k.id == m.ID && k.at == m.Time && k.injected == m.Injected && k.source == m.SourceToolUseID
 }
 
 // hostEntry is a host message's identity and record (its parent not set).
