@@ -1,0 +1,55 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// keptTailBridge is a small session with a record whose message cannot be read (line 11) and
+// a torn line (45) inside the tail a compaction keeps.
+var keptTailBridge = filepath.Join(repo, "testdata", "damaged", "kept-tail-bridge.jsonl")
+
+// TestRequestDamagedCorpusKeptTail: a corpus session with a torn line inside the tail a
+// compaction keeps (line 219) and a message that cannot be read (line 113) keeps its tail,
+// reported as bridged, as the undamaged session does, instead of going down to the latest
+// input alone. Skipped without ../shared/corpus.
+func TestRequestDamagedCorpusKeptTail(t *testing.T) {
+	src := filepath.Join(repo, "..", "shared", "corpus", "claude-code", "codemie-code", "session-624a4a58.jsonl")
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Skip("../shared/corpus not found; the damaged corpus session is skipped")
+	}
+	lines := strings.Split(string(data), "\n")
+	require.Greater(t, len(lines), 219)
+	lines[112] = strings.Replace(lines[112], `"message":{`, `"message":42,"was":{`, 1)
+	lines[218] = lines[218][:len(lines[218])/2]
+	damaged := filepath.Join(t.TempDir(), "session-624a4a58.jsonl")
+	require.NoError(t, os.WriteFile(damaged, []byte(strings.Join(lines, "\n")), 0o644))
+
+	for _, tc := range []struct{ name, file, want string }{
+		{"undamaged", src, "records kept verbatim"},
+		{"damaged", damaged, "the kept tail is bridged over line 219 (unreadable)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{now, "--window=40000", "--max-tokens=4096", "--store=" + t.TempDir(), tc.file}
+			code, out, errOut := runCmd(t, append([]string{"inspect"}, args...)...)
+			require.Equal(t, 0, code, errOut)
+			assert.Contains(t, out, "rung tail;")
+			assert.Contains(t, out, tc.want)
+			assert.NotContains(t, out, "not installed")
+			code, body, errOut := runCmd(t, append([]string{"request"}, args...)...)
+			require.Equal(t, 0, code, errOut)
+			assert.NotContains(t, errOut, "compact_rung")
+			assert.Contains(t, body, "The most recent messages come after it, unchanged.")
+			if tc.name == "damaged" {
+				assert.Contains(t, errOut, "session-624a4a58.jsonl:113: field message")
+				assert.Contains(t, errOut, "session-624a4a58.jsonl:219: unreadable line")
+			}
+		})
+	}
+}
