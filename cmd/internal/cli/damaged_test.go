@@ -14,6 +14,31 @@ import (
 // a torn line (45) inside the tail a compaction keeps.
 var keptTailBridge = filepath.Join(repo, "testdata", "damaged", "kept-tail-bridge.jsonl")
 
+// TestRequestPrintsDegradations: request says on stderr what the turn did short of the policy
+// (Report.Degradations), as inspect shows it, besides the damage and the chain's breaks.
+func TestRequestPrintsDegradations(t *testing.T) {
+	code, body, errOut := runCmd(t, "request", now, "--window=2000", "--store="+t.TempDir(), keptTailBridge)
+	require.Equal(t, 0, code, errOut)
+	require.NotEmpty(t, body)
+	for _, want := range []string{
+		"kept-tail-bridge.jsonl:11: field message",
+		"kept-tail-bridge.jsonl:45: torn line",
+		"kept-tail-bridge.jsonl:45: unreadable line, most likely the missing parent",
+		"agentctx: degraded: summary_cut: ",
+		"agentctx: degraded: compact_rung: the compaction went down its ladder to rung smaller_tail",
+	} {
+		assert.Contains(t, errOut, want)
+	}
+	code, out, inspectErr := runCmd(t, "inspect", now, "--window=2000", "--store="+t.TempDir(), keptTailBridge)
+	require.Equal(t, 0, code, inspectErr)
+	require.Contains(t, out, "degraded: ")
+	for line := range strings.SplitSeq(out, "\n") {
+		if d, ok := strings.CutPrefix(strings.TrimSpace(line), "degraded: "); ok {
+			assert.Contains(t, errOut, "agentctx: degraded: "+d, "request prints what inspect shows")
+		}
+	}
+}
+
 // TestRequestDamagedCorpusKeptTail: a corpus session with a torn line inside the tail a
 // compaction keeps (line 219) and a message that cannot be read (line 113) keeps its tail,
 // reported as bridged, as the undamaged session does, instead of going down to the latest
