@@ -711,6 +711,9 @@ func (co *compactor) installed(ctx context.Context, t *turn, rep *CompactReport,
 	}
 	rep.Reason = fmt.Sprintf("summary by %s of %d messages, %d records kept verbatim (%d tokens), %d attachments, rung %s; %d → %d tokens",
 		sum.by, sum.through, rep.Kept, rep.KeptTokens, len(rep.Rehydrated), rep.Rung, rep.PreTokens, rep.PostTokens)
+	if b := keptBridges(t.items[done.step.cut:], t.report.ChainProblems); b != "" {
+		rep.Reason += "; the kept tail is bridged over " + b
+	}
 	if pr := post.report.Pressure; done.bodyOver() {
 		rep.Reason += fmt.Sprintf("; the body is still %d bytes, over the limit %d: what the compaction keeps is that large", post.report.BodyBytes, done.maxBody)
 	} else if pr.Tokens >= pr.Levels.Threshold {
@@ -724,7 +727,7 @@ func (co *compactor) installed(ctx context.Context, t *turn, rep *CompactReport,
 	post.report.Compaction = rep
 	post.report.Degradations = slices.Concat(t.report.Degradations, post.report.Degradations)
 	// What the chain the summary was made from met stays reported.
-	post.report.ChainProblems = union(t.report.ChainProblems, post.report.ChainProblems)
+	post.report.ChainProblems = unionProblems(t.report.ChainProblems, post.report.ChainProblems)
 	post.report.Replays = union(t.report.Replays, post.report.Replays)
 	cs := t.report.stage("compact")
 	for _, n := range done.notes {
@@ -857,7 +860,8 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 
 // keptHead returns the uuid of the first record of the kept tail along the leaf's parentUuid
 // path — the preserved segment's head — or "" when nothing is kept. Walking up from the leaf,
-// it is the last record met whose file position is at or after the first kept item's.
+// across the bridges the chain made over unreadable records and dangling parents, it is the
+// last record met whose file position is at or after the first kept item's.
 func keptHead(t *turn, kept []item) string {
 	first := -1
 	for i := range kept {
@@ -877,6 +881,15 @@ func keptHead(t *turn, kept []item) string {
 	for _, r := range t.chain.Records {
 		byUUID[r.UUID] = r
 	}
+	var bridges map[string]string
+	for _, p := range t.chain.Problems {
+		if p.Bridge != "" {
+			if bridges == nil {
+				bridges = map[string]string{}
+			}
+			bridges[p.UUID] = p.Bridge
+		}
+	}
 	for r := t.chain.Leaf; r != nil; {
 		at, ok := pos[r.UUID]
 		if !ok || at < first {
@@ -886,7 +899,11 @@ func keptHead(t *turn, kept []item) string {
 		if r.IsCompactSummary || r.IsCompactBoundary() {
 			break // the walk reached the previous compaction's install
 		}
-		r = byUUID[r.ParentUUID]
+		next := byUUID[r.ParentUUID]
+		if next == nil {
+			next = byUUID[bridges[r.UUID]] // the chain bridged a break here (see transcript.ChainProblem)
+		}
+		r = next
 	}
 	return head
 }

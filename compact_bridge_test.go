@@ -15,9 +15,9 @@ import (
 )
 
 // TestCompactKeptTailAfterBridge compacts a session whose parent links break at an unreadable
-// record inside the tail a compaction would keep. The kept tail is relinked on reading by its
-// parentUuid links, which the bridge does not change, so the tail installed starts after the
-// break; every prompt is still in the summary or the tail, and a resume gives the same bytes.
+// record inside the tail a compaction would keep. The kept tail is relinked across the break
+// as the chain bridges it, and the compaction's reason says so; every prompt is still in the
+// summary or the tail, and a resume gives the same bytes.
 func TestCompactKeptTailAfterBridge(t *testing.T) {
 	k := newTK()
 	filler := strings.Repeat("the quick brown fox jumps over the lazy dog ", 40)
@@ -48,6 +48,7 @@ func TestCompactKeptTailAfterBridge(t *testing.T) {
 	require.Equal(t, CompactCompacted, res.Report.Compaction.Outcome, res.Report.String())
 	require.Len(t, res.Report.ChainProblems, 1, "the break the summary was made across is reported")
 	assert.Equal(t, lost+1, res.Report.ChainProblems[0].Line)
+	assert.Contains(t, res.Report.Compaction.Reason, fmt.Sprintf("the kept tail is bridged over line %d (unreadable)", lost+1))
 	assertPromptsFindable(t, "bridged", p, tr.Records, res.Request)
 
 	back := append(append([]transcript.Record(nil), tr.Records...), roundTrip(t, res.Append)...)

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -10,30 +11,47 @@ import (
 	"github.com/agentctx/agentctx/session"
 )
 
-// BenchmarkTurn measures one more turn of a 100-turn conversation (400 messages, with its
-// replacements and compactions): through a host Conversation, which derives the records and
-// replays the decisions each turn, and through a session.Session, its floor.
+// BenchmarkTurn measures one more turn of a 100- and a 1,000-turn conversation (400 and
+// 4,000 messages, with their replacements and compactions): through a host Conversation with
+// a Memo, which extends the last turn's replay, and through a session.Session, its floor;
+// at 100 turns also through a Conversation without a Memo, which derives every message's
+// record and replays every decision each turn.
 func BenchmarkTurn(b *testing.B) {
-	ctx := context.Background()
-	root := b.TempDir()
-	store := &host.MemoryStore{}
-	hc := &hostConv{c: host.Conversation{ID: "bench", Store: store}}
-	sc := &sessionConv{t: b}
-	sc.s = session.New(session.Options{ID: "bench", Now: func() time.Time { return sc.now }})
-	hp, sp := newPipeline(b, root), newPipeline(b, root)
-	script(b, ctx, 0, 100, []conv{hc, sc}, []*agentctx.Pipeline{hp, sp})
-	b.Run("host", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := hc.prepare(ctx, hp); err != nil {
-				b.Fatal(err)
+	for _, turns := range []int{100, 1_000} {
+		b.Run(fmt.Sprintf("turns=%d", turns), func(b *testing.B) {
+			ctx := context.Background()
+			root := b.TempDir()
+			store := &host.MemoryStore{}
+			hc := &hostConv{c: host.Conversation{ID: "bench", Store: store, Memo: &host.Memo{}}}
+			sc := &sessionConv{t: b}
+			sc.s = session.New(session.Options{ID: "bench", Now: func() time.Time { return sc.now }})
+			hp, sp := newPipeline(b, root), newPipeline(b, root)
+			script(b, ctx, 0, turns, []conv{hc, sc}, []*agentctx.Pipeline{hp, sp})
+			b.Run("host", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := hc.prepare(ctx, hp); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run("session", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := sc.prepare(ctx, sp); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			if turns > 100 {
+				return
 			}
-		}
-	})
-	b.Run("session", func(b *testing.B) {
-		for b.Loop() {
-			if _, err := sc.prepare(ctx, sp); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+			bare := &hostConv{c: host.Conversation{ID: "bench", Store: store}, msgs: hc.msgs}
+			b.Run("host-no-memo", func(b *testing.B) {
+				for b.Loop() {
+					if _, err := bare.prepare(ctx, hp); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/transcript"
@@ -18,8 +19,8 @@ import (
 //
 // The same messages and the same stored decisions give the same request bytes, and they are
 // the bytes a [github.com/agentctx/agentctx/session.Session] that was handed the same messages
-// builds. A Conversation is a value with no state of its own: a process that restarts, or
-// another worker, continues with a new one on the same Store.
+// builds. A Conversation is a value with no state of its own but its optional [Memo]: a
+// process that restarts, or another worker, continues with a new one on the same Store.
 type Conversation struct {
 	// ID is the conversation's id: the session id of its records and the key of its
 	// decisions in Store.
@@ -29,6 +30,10 @@ type Conversation struct {
 	// Cwd, when set, is written on every record as the conversation's working directory (it
 	// is where a compaction re-reads files from).
 	Cwd string
+	// Memo, when set, carries the replay from one turn to the next, so that a turn costs
+	// what was added since the last one rather than the whole history (see [Memo]). Without
+	// one, every turn derives every message's record and replays every decision.
+	Memo *Memo
 }
 
 // Result is a turn's [agentctx.Result] and what the replay of the stored decisions found.
@@ -64,7 +69,8 @@ func (c Conversation) Replay(ctx context.Context, msgs []Message) (Replay, error
 	if err != nil {
 		return Replay{}, err
 	}
-	return Replay{Records: rp.records, Leaf: rp.leaf, Dropped: rp.dropped, Lost: rp.lost(msgs)}, nil
+	defer c.Memo.put(rp)
+	return Replay{Records: slices.Clone(rp.records), Leaf: rp.leaf, Dropped: rp.dropped(), Lost: rp.lost(msgs)}, nil
 }
 
 // Prepare runs p.Prepare on the conversation of msgs (in.Records and in.Leaf are set here)
@@ -93,9 +99,10 @@ func (c Conversation) turn(ctx context.Context, msgs []Message, in agentctx.Inpu
 	if err != nil {
 		return Result{}, err
 	}
-	in.Records, in.Leaf = rp.records, rp.leaf
+	defer c.Memo.put(rp)
+	in.Records, in.Leaf = slices.Clip(rp.records), rp.leaf
 	res, err := call(in)
-	out := Result{Result: res, Dropped: rp.dropped, Lost: rp.lost(msgs)}
+	out := Result{Result: res, Dropped: rp.dropped(), Lost: rp.lost(msgs)}
 	if len(res.Append) == 0 && rp.stored > 0 {
 		return out, err
 	}
@@ -111,7 +118,8 @@ func (c Conversation) turn(ctx context.Context, msgs []Message, in agentctx.Inpu
 	return out, err
 }
 
-// replay loads the conversation's decisions and places them among msgs.
+// replay loads the conversation's decisions and places them among msgs, extending the
+// Memo's replay when it can.
 func (c Conversation) replay(ctx context.Context, msgs []Message) (*replay, error) {
 	if c.ID == "" {
 		return nil, errors.New("host: Conversation.ID is empty")
@@ -123,7 +131,7 @@ func (c Conversation) replay(ctx context.Context, msgs []Message) (*replay, erro
 	if err != nil {
 		return nil, fmt.Errorf("host: load the decisions of session %q: %w", c.ID, err)
 	}
-	return build(c.ID, c.Cwd, msgs, stored)
+	return build(c.ID, c.Cwd, msgs, stored, c.Memo.take())
 }
 
 // lost reports whether the store held nothing for a conversation with answers.

@@ -24,7 +24,7 @@ func countSubtypes(recs []transcript.Record) map[transcript.Subtype]int {
 
 // TestSameBytesAsSession: a host that keeps its messages and lets a Conversation keep the
 // decisions sends, turn after turn, the bytes a session.Session sends for the same
-// conversation, through budget replacements and compactions.
+// conversation, through budget replacements and compactions; with a Memo too.
 func TestSameBytesAsSession(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -32,9 +32,11 @@ func TestSameBytesAsSession(t *testing.T) {
 	sess.s = session.New(session.Options{ID: "conv-1", Now: func() time.Time { return sess.now }})
 	store := &host.MemoryStore{}
 	hc := &hostConv{c: host.Conversation{ID: "conv-1", Store: store}}
-	rows := script(t, ctx, 0, 30, []conv{sess, hc}, []*agentctx.Pipeline{newPipeline(t, root), newPipeline(t, root)})
+	memo := &hostConv{c: host.Conversation{ID: "conv-1", Store: &host.MemoryStore{}, Memo: &host.Memo{}}}
+	rows := script(t, ctx, 0, 30, []conv{sess, hc, memo}, []*agentctx.Pipeline{newPipeline(t, root), newPipeline(t, root), newPipeline(t, root)})
 	for i, row := range rows {
 		require.Equal(t, string(row[0]), string(row[1]), "request %d", i)
+		require.Equal(t, string(row[0]), string(row[2]), "request %d, with a Memo", i)
 	}
 	stored, err := store.Load(ctx, "conv-1")
 	require.NoError(t, err)
@@ -57,7 +59,7 @@ func TestResumeSameBytes(t *testing.T) {
 	store := host.FileStore{Root: t.TempDir()}
 	first := &hostConv{c: host.Conversation{ID: "conv-r", Store: store}}
 	script(t, ctx, 0, 14, []conv{first}, []*agentctx.Pipeline{newPipeline(t, root)})
-	resumed := &hostConv{c: host.Conversation{ID: "conv-r", Store: store}}
+	resumed := &hostConv{c: host.Conversation{ID: "conv-r", Store: store, Memo: &host.Memo{}}}
 	got := script(t, ctx, 14, 24, []conv{resumed}, []*agentctx.Pipeline{newPipeline(t, root)})
 	require.Len(t, got, 20)
 	for i, row := range got {

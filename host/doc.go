@@ -8,7 +8,9 @@
 // rungs) in a [DecisionStore] of its own: a [FileStore], a [MemoryStore], or
 // github.com/agentctx/agentctx/postgres's DecisionStore. Each turn the stored decisions are
 // replayed onto the host's messages where they were made, so the host's store stays the only
-// log of its messages and no second transcript has to be kept in step with it.
+// log of its messages and no second transcript has to be kept in step with it. A [Memo]
+// carries the replay from one turn to the next, so that a steady turn costs what was added
+// since the last one rather than the whole history.
 //
 // The invariants: the same messages and stored decisions give the same request bytes, which
 // are the bytes a [github.com/agentctx/agentctx/session.Session] handed the same messages

@@ -23,6 +23,10 @@ type Message struct {
 	// Injected marks a user message the host wrote itself (a reminder, a hook's output), which
 	// a compaction's summary does not quote.
 	Injected bool
+	// SourceToolUseID, on an injected user message that is a tool call's output (a skill's
+	// instructions after its Skill call), names the call: a compaction re-injects the skill.
+	// Like the time, it is not part of the record's uuid.
+	SourceToolUseID string
 }
 
 // record returns the record of m, its uuid derived from the session id, the host's id and
@@ -35,7 +39,7 @@ func (m *Message) record(session, cwd string, i int) (transcript.Record, error) 
 	case m.Message == nil:
 		return transcript.Record{}, fmt.Errorf("%s: no message", where)
 	}
-	r, err := hostrec.Record(m.Message, hostrec.Flags{Time: m.Time, Injected: m.Injected}, where)
+	r, err := hostrec.Record(m.Message, hostrec.Flags{Time: m.Time, Injected: m.Injected, SourceToolUseID: m.SourceToolUseID}, where)
 	if err != nil {
 		return r, err
 	}

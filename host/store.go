@@ -90,14 +90,16 @@ type MemoryStore struct {
 	sessions map[string][]transcript.Record
 }
 
-// Load returns a copy of session's records.
+// Load returns session's records: the store's own, not a copy, which the caller does not
+// modify (appending to the slice returned is safe: its capacity is its length, and the
+// records in it are never written again).
 func (s *MemoryStore) Load(ctx context.Context, session string) ([]transcript.Record, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return slices.Clone(s.sessions[session]), nil
+	return slices.Clip(s.sessions[session]), nil
 }
 
 // Append adds records to session's.

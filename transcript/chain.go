@@ -106,8 +106,9 @@ func (c *Chain) Messages() []*Record {
 // ([CompactMetadata.PreservedSegment]), the tail is relinked as Claude Code does on resume —
 // its head hangs off the anchor, the anchor's other children off its tail — so the chain reads
 // boundary, summary, the kept records in order, then what came after; a segment whose tail does
-// not lead back to its head along parentUuid is not applied, and [Chain.SegmentProblem] says
-// why. BuildChain does not modify records.
+// not lead back to its head along parentUuid, across the breaks the walk bridges (none with
+// NoBridge), is not applied, and [Chain.SegmentProblem] says why. BuildChain does not modify
+// records.
 func BuildChain(records []Record, opts ChainOptions) (*Chain, error) {
 	return buildChain(records, opts, nil)
 }
@@ -210,7 +211,7 @@ func (b *chainBuild) full(opts ChainOptions) (*Chain, error) {
 	// which follow the history as it was written).
 	var seg segment
 	if !opts.ThroughBoundaries {
-		seg = b.preserved()
+		seg = b.preserved(opts.NoBridge)
 		if c.Preserved != nil && leaf == seg.anchor {
 			// Nothing was written after the summary but the kept tail: the conversation goes
 			// on from the tail, which the relink puts after the anchor.
@@ -486,8 +487,8 @@ type segment struct{ boundary, anchor, head int }
 // preserved finds the latest compact boundary of the leaf's thread and, when it kept a tail,
 // checks the segment, sets the parent relinks that apply it and returns where it lies. A later
 // boundary without a segment, or a segment that does not check out, applies nothing
-// (SegmentProblem says why).
-func (b *chainBuild) preserved() segment {
+// (SegmentProblem says why). noBridge is [ChainOptions.NoBridge].
+func (b *chainBuild) preserved(noBridge bool) segment {
 	none := segment{-1, -1, -1}
 	records, c, ix := b.records, b.c, b.ix
 	for k := len(ix.boundaries) - 1; k >= 0; k-- {
@@ -514,16 +515,9 @@ func (b *chainBuild) preserved() segment {
 			c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: the head must come before the boundary and the anchor at or after it", bd.UUID)
 			return none
 		}
-		// The tail must lead back to the head along parentUuid.
-		seen := map[string]bool{}
-		for u := seg.TailUUID; u != seg.HeadUUID; {
-			j, ok := b.find(u)
-			if !ok || seen[u] {
-				c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: tail %s does not lead back to head %s", bd.UUID, seg.TailUUID, seg.HeadUUID)
-				return none
-			}
-			seen[u] = true
-			u = records[j].ParentUUID
+		if !b.leadsBack(seg, noBridge) {
+			c.SegmentProblem = fmt.Sprintf("boundary %s: preserved segment: tail %s does not lead back to head %s", bd.UUID, seg.TailUUID, seg.HeadUUID)
+			return none
 		}
 		relink := map[string]string{seg.HeadUUID: seg.AnchorUUID}
 		for _, j := range ix.children(records, seg.AnchorUUID) {
@@ -536,6 +530,38 @@ func (b *chainBuild) preserved() segment {
 		return segment{boundary: i, anchor: anchor, head: head}
 	}
 	return none
+}
+
+// leadsBack reports whether the kept tail of seg leads back from its tail to its head along
+// parentUuid, bridging the breaks the chain's walk bridges (an unreadable record, a dangling
+// parent; see [ChainProblem]) unless noBridge: the walk from the leaf crosses the same
+// bridges, and reports them in [Chain.Problems].
+func (b *chainBuild) leadsBack(seg *PreservedSegment, noBridge bool) bool {
+	j, ok := b.find(seg.TailUUID)
+	if !ok {
+		return false
+	}
+	w := walker{records: b.records, byUUID: b.ix.byUUID, leaf: b.c.Leaf, unique: b.dups == 0}
+	seen := map[int]bool{}
+	visited := func(k int) bool { return seen[k] }
+	for b.records[j].UUID != seg.HeadUUID {
+		if seen[j] {
+			return false
+		}
+		seen[j] = true
+		next, brk := w.next(j, visited)
+		if brk != nil {
+			if noBridge || !brk.problem.Kind.bridgeable() {
+				return false
+			}
+			next = brk.to
+		}
+		if next < 0 {
+			return false
+		}
+		j = next
+	}
+	return true
 }
 
 // segmentOrder puts the records of a kept tail (written before the boundary, from its head on)

@@ -20,8 +20,9 @@ import (
 // providerNames are the values of --provider, each a [Provider] of agentctx-full.
 var providerNames = []string{"anthropic", "openai-chat", "openai-responses"}
 
-// damageNotes says on w what the session's damage did to the request: the lines skipped and
-// fields dropped, the broken parent links and the repeated records left out.
+// damageNotes says on w what the session's damage did to the request — the lines skipped and
+// fields dropped, the broken parent links and the repeated records left out — and what the
+// turn did short of the policy (Report.Degradations), as inspect shows them.
 func damageNotes(w io.Writer, rep *agentctx.Report) {
 	for _, d := range rep.Damage {
 		what := "skipped"
@@ -35,6 +36,9 @@ func damageNotes(w io.Writer, rep *agentctx.Report) {
 	}
 	for _, r := range rep.Replays {
 		fmt.Fprintf(w, "agentctx: %s\n", r)
+	}
+	for _, d := range rep.Degradations {
+		fmt.Fprintf(w, "agentctx: degraded: %s: %s\n", d.Kind, d.Detail)
 	}
 }
 
