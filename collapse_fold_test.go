@@ -61,7 +61,7 @@ func foldSession(n, size int) *tk {
 // span ends at a round and covers the oldest rounds, and appending it gives the same request
 // with nothing new and no summarizer call; without a Producer nothing changes.
 func TestCollapseProducer(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	now := time.Date(2026, 1, 2, 3, 6, 0, 0, time.UTC)
 	k := foldSession(11, 1800)
 	var calls []summarize.Request
 	sum := summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
@@ -119,7 +119,7 @@ func TestCollapseProducer(t *testing.T) {
 // again with it does not retry; compaction's breaker does not count it; after three failures
 // in a row the producer rests; a span that is not a run of rounds fails the attempt too.
 func TestCollapseProducerFailure(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	now := time.Date(2026, 1, 2, 3, 6, 0, 0, time.UTC)
 	k := foldSession(11, 1800)
 	calls := 0
 	failing := summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
@@ -263,7 +263,7 @@ func TestCollapseProducerThenCompact(t *testing.T) {
 		return FoldSpan{From: req.Rounds[0], To: req.Rounds[1]}, nil
 	})
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
-		Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: firstRound}}, time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC))
+		Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: firstRound}}, time.Date(2026, 1, 2, 3, 6, 0, 0, time.UTC))
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	require.NotNil(t, res.Report.Compaction)
@@ -285,7 +285,7 @@ func TestCollapseProducerThenCompact(t *testing.T) {
 // the turn built again after the commit makes it again, with the same uuid, and the
 // transcript takes each record once (the live loop's session refused the turn before).
 func TestCollapseProducerBudgetRecord(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	now := time.Date(2026, 1, 2, 3, 6, 0, 0, time.UTC)
 	k := foldSession(11, 1800)
 	tu := toolUse("toolu_big", "Read")
 	k.assistant(text("Reading the generated table."), tu)

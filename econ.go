@@ -1,0 +1,170 @@
+package agentctx
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/agentctx/agentctx/transcript"
+)
+
+// Anthropic's prompt cache prices, as multiples of the base input price: a read costs a tenth,
+// a write with the default 5-minute time to live 1.25×, with the 1-hour one 2×.
+const (
+	defaultReadPrice  = 0.1
+	defaultWrite5m    = 1.25
+	defaultWrite1h    = 2.0
+	shortTTL          = 5 * time.Minute
+	longTTL           = time.Hour
+	maxTurnsAhead     = 50
+	defaultTurnsAhead = 10
+)
+
+// CacheCost is the cache economics of one decision that changes the provider's cached
+// prefix, as the policy reckoned it when it made or deferred the decision (see
+// [CacheConfig]): figures in tokens, costs in base-input-token equivalents (a token of
+// uncached input costs 1).
+type CacheCost struct {
+	// Decision names it: "compaction", "fold" (a collapse producer's commit) or
+	// "microcompact" (a time-based clearing).
+	Decision string
+	// Made is false when the decision was deferred: the prefix is warm and the gain is under
+	// the floor. Reason says why it was made or deferred.
+	Made   bool
+	Reason string
+	// Cold reports that the cached prefix had expired (Idle over TTL) or caching is off: the
+	// request rewrites it whatever the decision, which then costs no extra write. Idle is the
+	// time since the last response's record (−1: no response yet); TTL the time to live in
+	// effect.
+	Cold bool
+	Idle time.Duration
+	TTL  time.Duration
+	// Freed is the tokens the decision takes out of the request; Rewritten the tokens of the
+	// cached prefix it makes the provider write again (the part kept after the first change,
+	// plus what the decision writes in place of what it took out).
+	Freed, Rewritten int
+	// TurnsAhead is the estimate of the requests that will send the freed tokens no more
+	// before the next compaction rewrites everything anyway: the room left under the
+	// auto-compact threshold after the decision, divided by the view's mean growth per
+	// response, between 1 and 50 (10 when the view holds no response).
+	TurnsAhead int
+	// Cost is the extra the bust costs: Rewritten × (write price − read price), 0 when cold.
+	// Gain is what the freed tokens save: Freed × read price × TurnsAhead. MinGain is the
+	// floor on Freed for a warm advisory decision: Rewritten × [CacheConfig.MinGain] (or the
+	// default ratio).
+	Cost, Gain float64
+	MinGain    int
+}
+
+// String describes c in a line.
+func (c CacheCost) String() string {
+	temp := "warm"
+	if c.Cold {
+		temp = "cold"
+	}
+	verb := "deferred"
+	if c.Made {
+		verb = "made"
+	}
+	return fmt.Sprintf("%s %s, prefix %s (idle %s, ttl %s): frees %d, rewrites %d; cost %.0f, gain %.0f over %d turns, floor %d: %s",
+		c.Decision, verb, temp, c.Idle.Round(time.Second), c.TTL, c.Freed, c.Rewritten, c.Cost, c.Gain, c.TurnsAhead, c.MinGain, c.Reason)
+}
+
+// ttl is the markers' time to live in effect.
+func (c CacheConfig) ttl() time.Duration {
+	if c.TTL == "1h" {
+		return longTTL
+	}
+	return shortTTL
+}
+
+// readPrice is a cache read's price, relative to the base input price.
+func (c CacheConfig) readPrice() float64 { return cmp.Or(c.ReadPrice, defaultReadPrice) }
+
+// writePrice is a cache write's price at time to live ttl, relative to the base input price.
+func (c CacheConfig) writePrice(ttl time.Duration) float64 {
+	if c.WritePrice != 0 {
+		return c.WritePrice
+	}
+	if ttl == longTTL {
+		return defaultWrite1h
+	}
+	return defaultWrite5m
+}
+
+// minGainRatio is the least tokens a warm advisory decision must free per token it rewrites:
+// MinGain, or (write − read) ÷ (read × turnsAhead), the ratio at which the reads the freed
+// tokens save over the turns ahead pay for the rewrite; 0 (no floor) for a negative MinGain.
+func (c CacheConfig) minGainRatio(ttl time.Duration, turnsAhead int) float64 {
+	switch {
+	case c.MinGain < 0:
+		return 0
+	case c.MinGain > 0:
+		return c.MinGain
+	}
+	r := c.readPrice()
+	return max(0, c.writePrice(ttl)-r) / (r * float64(max(turnsAhead, 1)))
+}
+
+// temperature is the state of the provider's cached prefix at a turn: a pure function of the
+// view's records, the config and the turn's clock.
+type temperature struct {
+	cold bool
+	idle time.Duration // since the last response's record; −1 without one
+	ttl  time.Duration
+}
+
+// temperatureOf returns t's temperature under c: cold when caching is off or the time since
+// the view's last dated response exceeds the time to live in effect. A view without a
+// response is warm: the provider may hold its fixed prefix from an earlier session.
+func temperatureOf(t *turn, c CacheConfig) temperature {
+	tp := temperature{idle: -1, ttl: c.ttl()}
+	if gap, last := idleGap(t); last >= 0 {
+		tp.idle = gap
+		tp.cold = gap > tp.ttl
+	}
+	tp.cold = tp.cold || c.Disable
+	return tp
+}
+
+// turnsAhead estimates the requests ahead that the tokens a decision frees at pressure will
+// not be sent in, before the auto-compact threshold is reached again (see
+// [CacheCost.TurnsAhead]).
+func turnsAhead(t *turn, pressure, freed int) int {
+	responses := 0
+	for i := range t.items {
+		if t.items[i].role == transcript.RoleAssistant && t.items[i].rec != nil {
+			responses++
+		}
+	}
+	if responses == 0 || pressure <= 0 {
+		return defaultTurnsAhead
+	}
+	growth := float64(pressure) / float64(responses)
+	room := float64(t.levels.Threshold - (pressure - freed))
+	return min(maxTurnsAhead, max(1, int(math.Round(room/growth))))
+}
+
+// cacheCost reckons a decision that frees freed tokens and rewrites rewritten at pressure on
+// t under c, and whether it pays: always when cold, else when Freed reaches the floor.
+func cacheCost(t *turn, c CacheConfig, decision string, pressure, freed, rewritten int) CacheCost {
+	tp := temperatureOf(t, c)
+	n := turnsAhead(t, pressure, freed)
+	r := c.readPrice()
+	cc := CacheCost{Decision: decision, Cold: tp.cold, Idle: tp.idle, TTL: tp.ttl, Freed: freed, Rewritten: rewritten,
+		TurnsAhead: n, Gain: float64(freed) * r * float64(n)}
+	if tp.cold {
+		cc.Made, cc.Reason = true, "the prefix is cold: the request rewrites it anyway"
+		return cc
+	}
+	cc.Cost = float64(rewritten) * max(0, c.writePrice(tp.ttl)-r)
+	cc.MinGain = int(math.Ceil(float64(rewritten) * c.minGainRatio(tp.ttl, n)))
+	cc.Made = freed >= cc.MinGain
+	if cc.Made {
+		cc.Reason = fmt.Sprintf("frees %d ≥ the floor %d per bust of a warm prefix", freed, cc.MinGain)
+	} else {
+		cc.Reason = fmt.Sprintf("frees %d < the floor %d per bust of a warm prefix: deferred until the prefix is cold or the threshold", freed, cc.MinGain)
+	}
+	return cc
+}
