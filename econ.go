@@ -168,3 +168,45 @@ func cacheCost(t *turn, c CacheConfig, decision string, pressure, freed, rewritt
 	}
 	return cc
 }
+
+// early reports whether t compacts before the threshold because the cached prefix is cold:
+// the pressure is at or above the warning level (and under the threshold), no collapse
+// producer would fold instead, and the provider would write the whole prefix again anyway.
+func (co *compactor) early(t *turn) bool {
+	pr := &t.report.Pressure
+	if co.folds || co.server || t.reactive || pr.Tokens < pr.Levels.Warning || pr.Tokens >= pr.Levels.Threshold {
+		return false
+	}
+	return temperatureOf(t, co.cache.cfg).cold
+}
+
+// earlyCost is the reckoning of a compaction made early on a cold prefix, from its report; t
+// is the turn before the compaction.
+func (co *compactor) earlyCost(t *turn, c *CompactReport) CacheCost {
+	cc := cacheCost(t, co.cache.cfg, "compaction", c.PreTokens, max(0, c.PreTokens-c.PostTokens), c.PostTokens)
+	cc.Made = c.Outcome == CompactCompacted
+	cc.Reason = fmt.Sprintf("the prefix is cold at the warning level (%d ≥ %d): compacting now costs no extra write; %s", c.PreTokens, t.levels.Warning, c.Outcome)
+	return cc
+}
+
+// cost reckons the fold of span on t: it frees the span less its summary (reckoned at a
+// quarter of it, or the producer's own summary's size) and rewrites the summary and what the
+// view keeps after the span.
+func (f *folder) cost(t *turn, req FoldRequest, span FoldSpan) CacheCost {
+	n, after := 0, 0
+	for i := span.From; i < span.To && i < len(req.Tokens); i++ {
+		n += req.Tokens[i]
+	}
+	for i := span.To; i < len(req.Tokens); i++ {
+		after += req.Tokens[i]
+	}
+	summary := n - foldGain(n)
+	if span.Summary != "" {
+		summary = f.co.counter.Text(span.Summary)
+	}
+	cc := cacheCost(t, f.co.cache.cfg, "fold", req.Pressure, max(0, n-summary), after+summary)
+	if cc.Cold && req.Pressure < f.commitLevel(t.levels) {
+		cc.Reason = fmt.Sprintf("the prefix is cold at the warning level (%d ≥ %d): folding now costs no extra write", req.Pressure, t.levels.Warning)
+	}
+	return cc
+}

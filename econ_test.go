@@ -2,8 +2,12 @@ package agentctx
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/agentctx/agentctx/summarize"
+	"github.com/agentctx/agentctx/transcript"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -85,4 +89,66 @@ func TestCachePrices(t *testing.T) {
 		_, err := New(Config{ContextWindow: 100_000, Cache: bad})
 		assert.ErrorContains(t, err, "agentctx: Cache.", "%+v", bad)
 	}
+}
+
+// TestColdEarly: at the warning level and under the threshold, a cold prefix (idle past the
+// TTL) compacts at once, or folds with a producer, since the request rewrites the prefix
+// anyway; a warm one waits for the threshold (and a fold under it, weighed, is deferred when
+// it frees too little per token rewritten, made without a floor); under the warning level
+// nothing happens either way; the reckoning is in Report.CacheCosts.
+func TestColdEarly(t *testing.T) {
+	k := foldSession(10, 1800)
+	last := k.at(0)
+	for _, tc := range []struct {
+		name      string
+		idle      time.Duration
+		fold      bool
+		cache     CacheConfig
+		compacted bool
+		folded    bool
+		costs     []string // decision made or deferred, cold or warm
+	}{
+		{name: "warm waits for the threshold", idle: time.Minute},
+		{name: "cold compacts at the warning level", idle: 10 * time.Minute, compacted: true, costs: []string{"compaction made cold"}},
+		{name: "cold past an hour, 1h TTL", idle: 61 * time.Minute, cache: CacheConfig{TTL: "1h"}, compacted: true, costs: []string{"compaction made cold"}},
+		{name: "warm under the 1h TTL", idle: 30 * time.Minute, cache: CacheConfig{TTL: "1h"}},
+		{name: "caching off is cold", idle: time.Minute, cache: CacheConfig{Disable: true}, compacted: true, costs: []string{"compaction made cold"}},
+		{name: "cold folds with a producer", idle: 10 * time.Minute, fold: true, folded: true, costs: []string{"fold made cold"}},
+		{name: "warm, the producer's fold is deferred", idle: time.Minute, fold: true, costs: []string{"fold deferred warm"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
+				Compact: CompactConfig{Summarizer: summarize.Extractive{}}, Cache: tc.cache, Microcompact: MicrocompactConfig{Disable: true}}
+			if tc.fold {
+				cfg.Collapse.Producer = FoldOldest{}
+				cfg.Collapse.CommitFraction = 0.8 // under the warning level's pressure here
+			}
+			p := newTestPipeline(t, cfg, last.Add(tc.idle))
+			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+			require.NoError(t, err)
+			compacted := res.Report.Compaction != nil && res.Report.Compaction.Outcome == CompactCompacted
+			assert.Equal(t, tc.compacted, compacted)
+			folded := slices.ContainsFunc(res.Append, func(r transcript.Record) bool { return r.Subtype == transcript.SubtypeCollapseCommit })
+			assert.Equal(t, tc.folded, folded)
+			var got []string
+			for _, c := range res.Report.CacheCosts {
+				made, temp := "deferred", "warm"
+				if c.Made {
+					made = "made"
+				}
+				if c.Cold {
+					temp = "cold"
+					assert.Zero(t, c.Cost, "a cold rewrite costs no extra write")
+				}
+				got = append(got, c.Decision+" "+made+" "+temp)
+				assert.Positive(t, c.Freed, c.String())
+				assert.Positive(t, c.Rewritten, c.String())
+			}
+			assert.Equal(t, tc.costs, got)
+		})
+	}
+	off, err := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Compact: CompactConfig{Summarizer: summarize.Extractive{}}},
+		last.Add(10*time.Minute)).Prepare(t.Context(), Input{Records: foldSession(4, 1800).recs})
+	require.NoError(t, err)
+	assert.Nil(t, off.Report.Compaction, "under the warning level a cold prefix is no reason to compact")
 }
