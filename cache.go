@@ -45,6 +45,13 @@ type CacheConfig struct {
 	// field is sent), "5m" or "1h". The 1h TTL costs twice the base input price to write.
 	// The TTL in effect also says when the cached prefix is cold (idle past it since the last
 	// response), which the policy's decisions weigh: see ReadPrice.
+	//
+	// "auto" chooses between the two from the session's idle gaps: 1h when the gaps of 5 to
+	// 60 minutes between consecutive responses would cost more in 5-minute rewrites of the
+	// prefix than the 1-hour write premium costs on every token written, else 5m (sent as
+	// the default, with no "ttl" field). The choice changes the markers' bytes, so it is a
+	// decision: a [transcript.SubtypeCacheTTL] record in [Result.Append] when it changes,
+	// read back on every later turn (a fork keeps the one in effect).
 	TTL string
 	// ReadPrice and WritePrice are a cache read's and a cache write's prices as multiples of
 	// the base input price, which the policy weighs its decisions with. Zero: Anthropic's, a
@@ -90,9 +97,9 @@ func (c CacheConfig) maxMarkers() int {
 func (c CacheConfig) validate() error {
 	var errs []error
 	switch c.TTL {
-	case "", "5m", "1h":
+	case "", "5m", "1h", ttlAuto:
 	default:
-		errs = append(errs, fmt.Errorf("agentctx: Cache.TTL %q is not \"\", \"5m\" or \"1h\"", c.TTL))
+		errs = append(errs, fmt.Errorf("agentctx: Cache.TTL %q is not \"\", \"5m\", \"1h\" or \"auto\"", c.TTL))
 	}
 	for _, f := range []struct {
 		name string
@@ -169,6 +176,9 @@ func (*cacheStage) name() string { return "cache" }
 // run removes stale markers and places the request's markers (see [CacheConfig]).
 func (st *cacheStage) run(t *turn) error {
 	c := st.cfg
+	if c.TTL == ttlAuto {
+		c.TTL = decideTTL(t, c)
+	}
 	rep := t.report.stage("cache")
 	msgs := t.req.Messages
 	ed := &msgEditor{msgs: msgs, owned: make([]bool, len(msgs))}

@@ -71,12 +71,123 @@ func (c CacheCost) String() string {
 		c.Decision, verb, temp, c.Idle.Round(time.Second), c.TTL, c.Freed, c.Rewritten, c.Cost, c.Gain, c.TurnsAhead, c.MinGain, c.Reason)
 }
 
-// ttl is the markers' time to live in effect.
+// ttlAuto is the CacheConfig.TTL that chooses the time to live from the session's gaps.
+const ttlAuto = "auto"
+
+// ttl is the markers' time to live under a fixed TTL (5 minutes for "auto": see ttlAt).
 func (c CacheConfig) ttl() time.Duration {
 	if c.TTL == "1h" {
 		return longTTL
 	}
 	return shortTTL
+}
+
+// ttlAt is the markers' time to live in effect on t: the configured one, or with "auto" the
+// one the latest [transcript.SubtypeCacheTTL] decision of t's thread chose (5 minutes before
+// any). Memoized on the turn.
+func ttlAt(t *turn, c CacheConfig) time.Duration {
+	if c.TTL != ttlAuto {
+		return c.ttl()
+	}
+	if t.ttl == 0 {
+		t.ttl = shortTTL
+		if d := lastTTLDecision(t); d != nil && d.TTL == "1h" {
+			t.ttl = longTTL
+		}
+	}
+	return t.ttl
+}
+
+// lastTTLDecision is the latest cache TTL decision of t's thread, or nil.
+func lastTTLDecision(t *turn) *transcript.CacheTTLDecision {
+	for i := len(t.in.Records) - 1; i >= 0; i-- {
+		r := &t.in.Records[i]
+		if r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCacheTTL && r.CacheTTL != nil && !transcript.OtherThread(r, t.chain.Leaf) {
+			return r.CacheTTL
+		}
+	}
+	return nil
+}
+
+// chooseTTL weighs the two times to live on the session's responses (those of leaf's thread,
+// with usage, in file order): each gap between consecutive responses of 5 to 60 minutes
+// costs the 5-minute TTL a rewrite of the previous request's prompt at the write price
+// instead of a read; the 1-hour TTL costs its write premium on every token written — each
+// response's growth, or its whole prompt after a drop (a compaction) or a gap past the hour.
+// It picks "1h" when the rewrites cost more, else "5m".
+func chooseTTL(records []transcript.Record, leaf *transcript.Record, c CacheConfig) transcript.CacheTTLDecision {
+	var d transcript.CacheTTLDecision
+	var prev time.Time
+	prevSize, written := 0, 0
+	seen := map[string]bool{}
+	for i := range records {
+		r := &records[i]
+		if r.Type != transcript.TypeAssistant || r.Message == nil || r.Message.Usage == nil || r.IsAPIErrorMessage || transcript.OtherThread(r, leaf) {
+			continue
+		}
+		if id := r.Message.ID; id != "" {
+			if seen[id] {
+				continue
+			}
+			seen[id] = true
+		}
+		u := r.Message.Usage
+		size := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+		at := r.Time()
+		gap := time.Duration(0)
+		if !prev.IsZero() && !at.IsZero() {
+			gap = at.Sub(prev)
+		}
+		switch {
+		case gap > shortTTL && gap <= longTTL:
+			d.Gaps++
+			d.Rewrites5m += float64(prevSize) * max(0, c.writePrice(shortTTL)-c.readPrice())
+			written += max(0, size-prevSize)
+		case gap > longTTL || size < prevSize:
+			written += size
+		default:
+			written += max(0, size-prevSize)
+		}
+		prev, prevSize = at, size
+	}
+	d.Premium1h = float64(written) * max(0, c.writePrice(longTTL)-c.writePrice(shortTTL))
+	d.Rewrites5m, d.Premium1h = math.Round(d.Rewrites5m), math.Round(d.Premium1h)
+	d.TTL = "5m"
+	if d.Rewrites5m > d.Premium1h {
+		d.TTL = "1h"
+	}
+	return d
+}
+
+// decideTTL is the time to live t's markers carry under "auto", as a CacheConfig.TTL value:
+// the one in effect, or a new choice, whose decision record it appends. A fork (Input.
+// SkipCacheWrite) and a view without a leaf keep the one in effect.
+func decideTTL(t *turn, c CacheConfig) string {
+	name := func(d time.Duration) string {
+		if d == longTTL {
+			return "1h"
+		}
+		return "" // the provider's default, 5 minutes: the bytes of the default config
+	}
+	cur := ttlAt(t, c)
+	if t.in.SkipCacheWrite || t.chain.Leaf == nil || t.report == nil {
+		return name(cur)
+	}
+	d := chooseTTL(t.in.Records, t.chain.Leaf, c)
+	next := shortTTL
+	if d.TTL == "1h" {
+		next = longTTL
+	}
+	if next == cur {
+		return name(cur)
+	}
+	rec := t.newDecision(transcript.SubtypeCacheTTL, "ttl\x00"+d.TTL+"\x00"+t.chain.Leaf.UUID,
+		fmt.Sprintf("Cache TTL %s: %d idle gaps of 5 to 60 minutes would cost %.0f in 5-minute rewrites, 1-hour writes %.0f more", d.TTL, d.Gaps, d.Rewrites5m, d.Premium1h))
+	rec.CacheTTL = &d
+	t.appended = append(t.appended, rec)
+	t.ttl = next
+	t.report.stage("cache").add(Action{Kind: ActionMarker, Record: rec.UUID, Detail: fmt.Sprintf("cache ttl %s from here on (auto): %d gaps of 5 to 60 minutes, 5-minute rewrites %.0f vs 1-hour premium %.0f", d.TTL, d.Gaps, d.Rewrites5m, d.Premium1h)})
+	return name(next)
 }
 
 // readPrice is a cache read's price, relative to the base input price.
@@ -119,7 +230,7 @@ type temperature struct {
 // the view's last dated response exceeds the time to live in effect. A view without a
 // response is warm: the provider may hold its fixed prefix from an earlier session.
 func temperatureOf(t *turn, c CacheConfig) temperature {
-	tp := temperature{idle: -1, ttl: c.ttl()}
+	tp := temperature{idle: -1, ttl: ttlAt(t, c)}
 	if gap, last := idleGap(t); last >= 0 {
 		tp.idle = gap
 		tp.cold = gap > tp.ttl

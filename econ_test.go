@@ -1,8 +1,10 @@
 package agentctx
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,4 +153,102 @@ func TestColdEarly(t *testing.T) {
 		last.Add(10*time.Minute)).Prepare(t.Context(), Input{Records: foldSession(4, 1800).recs})
 	require.NoError(t, err)
 	assert.Nil(t, off.Report.Compaction, "under the warning level a cold prefix is no reason to compact")
+}
+
+// ttlSession is a session of len(gaps)+1 rounds whose responses report prompts of size
+// tokens growing by growth, each response gaps[i] after the one before.
+func ttlSession(size, growth int, gaps ...time.Duration) *tk {
+	k := newTK()
+	at := time.Duration(0)
+	for i := range len(gaps) + 1 {
+		if i > 0 {
+			at += gaps[i-1]
+		}
+		k.user(fmt.Sprintf("round %d", i))
+		r := k.assistant(text(fmt.Sprintf("answer %d", i)))
+		r.Timestamp = transcript.Timestamp(k.t0.Add(at))
+		r.Message.Usage = &transcript.Usage{InputTokens: 10, CacheReadInputTokens: size + i*growth - 10}
+	}
+	return k
+}
+
+// TestChooseTTL: the 1-hour TTL is chosen when the gaps of 5 to 60 minutes between responses
+// would cost more in 5-minute rewrites (the previous prompt at 1.25 instead of 0.1) than the
+// 1-hour premium (0.75 more per token written) costs, else the 5-minute one.
+func TestChooseTTL(t *testing.T) {
+	const m = time.Minute
+	for _, tc := range []struct {
+		name       string
+		k          *tk
+		ttl        string
+		gaps       int
+		rewrites5m float64
+	}{
+		{"no gaps", ttlSession(50_000, 2_000, m, 2*m, m), "5m", 0, 0},
+		{"a 10-minute gap on a large prefix", ttlSession(50_000, 2_000, m, 10*m, m), "1h", 1, 52_000 * 1.15},
+		{"gaps past the hour cost both alike", ttlSession(50_000, 2_000, 2*time.Hour, 3*time.Hour), "5m", 0, 0},
+		{"an early gap on a prefix that grew fast after", ttlSession(1_000, 30_000, m, 10*m, m, m), "5m", 1, 31_000 * 1.15},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := chooseTTL(tc.k.recs, nil, CacheConfig{})
+			assert.Equal(t, tc.ttl, d.TTL)
+			assert.Equal(t, tc.gaps, d.Gaps)
+			assert.InDelta(t, tc.rewrites5m, d.Rewrites5m, 1)
+			assert.Equal(t, tc.ttl == "1h", d.Rewrites5m > d.Premium1h, "%+v", d)
+		})
+	}
+}
+
+// TestAutoTTL: with TTL "auto", a session whose gaps make the hour pay gets a cache TTL
+// decision record and 1-hour markers; appended, the record is read back (no new one, the
+// same bytes, also after a round trip through JSONL); a fork keeps the TTL in effect without
+// deciding; a session without such gaps keeps the default markers and writes nothing.
+func TestAutoTTL(t *testing.T) {
+	k := ttlSession(50_000, 2_000, time.Minute, 10*time.Minute, time.Minute)
+	k.user("go on")
+	now := k.at(0).Add(time.Hour)
+	p := newTestPipeline(t, Config{Cache: CacheConfig{TTL: "auto"}, Microcompact: MicrocompactConfig{Disable: true}}, now)
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	require.Len(t, res.Append, 1)
+	d := res.Append[0]
+	assert.Equal(t, transcript.SubtypeCacheTTL, d.Subtype)
+	assert.True(t, d.IsDecision())
+	require.NotNil(t, d.CacheTTL)
+	assert.Equal(t, "1h", d.CacheTTL.TTL)
+	marker := func(r Result) string {
+		bps := r.Request.CacheBreakpoints()
+		require.NotEmpty(t, bps)
+		return transcript.CacheControlOf(r.Request.Messages[bps[0].Message].Content[bps[0].Block]).TTL
+	}
+	assert.Equal(t, "1h", marker(res))
+	body, err := res.Request.MarshalJSON()
+	require.NoError(t, err)
+
+	k.recs = append(k.recs, res.Append...)
+	again, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	assert.Empty(t, again.Append, "the choice is read back, not made again")
+	b2, err := again.Request.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, string(body), string(b2))
+
+	tr, err := transcript.Read(strings.NewReader(k.jsonl(t)), "auto.jsonl", transcript.ReadOptions{})
+	require.NoError(t, err)
+	resumed, err := p.Prepare(t.Context(), Input{Records: tr.Records})
+	require.NoError(t, err)
+	b3, err := resumed.Request.MarshalJSON()
+	require.NoError(t, err)
+	assert.Equal(t, string(body), string(b3), "a resume from the file gives the same bytes")
+
+	fork, err := p.Prepare(t.Context(), Input{Records: k.recs[:len(k.recs)-1], SkipCacheWrite: true})
+	require.NoError(t, err)
+	assert.Empty(t, fork.Append, "a fork does not decide")
+
+	calm := ttlSession(50_000, 2_000, time.Minute, time.Minute)
+	calm.user("go on")
+	plain, err := p.Prepare(t.Context(), Input{Records: calm.recs})
+	require.NoError(t, err)
+	assert.Empty(t, plain.Append)
+	assert.Empty(t, marker(plain), "5 minutes is sent as the default, with no ttl field")
 }

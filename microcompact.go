@@ -252,7 +252,7 @@ func (st *microcompactStage) run(t *turn) error {
 	decide := !c.Disable
 	if decide && !c.Cached {
 		gap, last := idleGap(t)
-		decide = last >= 0 && gap > c.gap(st.cache.ttl()) // else timeClear clears nothing
+		decide = last >= 0 && gap > c.gap(ttlAt(t, st.cache)) // else timeClear clears nothing
 	}
 	if !decide && len(l.cleared) == 0 && len(l.deleted) == 0 {
 		return nil // no result marked: no cache_edits either
@@ -308,7 +308,7 @@ func (st *microcompactStage) run(t *turn) error {
 				}
 			}
 			gap, last := idleGap(t)
-			cached = c.Cached && (last < 0 || gap <= c.gap(st.cache.ttl()))
+			cached = c.Cached && (last < 0 || gap <= c.gap(ttlAt(t, st.cache)))
 			if !cached && st.timeClear(t, l, cands) {
 				l.expire()
 			}
@@ -362,7 +362,7 @@ func idleGap(t *turn) (time.Duration, int) {
 func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) bool {
 	c := st.cfg
 	gap, lastAsst := idleGap(t)
-	limit := c.gap(st.cache.ttl())
+	limit := c.gap(ttlAt(t, st.cache))
 	if lastAsst < 0 || gap <= limit {
 		return false
 	}
@@ -405,7 +405,7 @@ func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) 
 	if len(kept) == 0 {
 		return false
 	}
-	if gap <= st.cache.ttl() && !st.cache.Disable {
+	if gap <= ttlAt(t, st.cache) && !st.cache.Disable {
 		// A warm prefix: the clearing rewrites what follows its first result.
 		from := len(t.items)
 		for _, id := range kept {

@@ -610,6 +610,9 @@ type turn struct {
 	// paused is the view before the provider compaction it starts at, when the answer that
 	// holds it paused after the summary and nothing follows it yet (see resumePause).
 	paused *pausedView
+	// ttl memoizes the cache TTL in effect under CacheConfig.TTL "auto" (see ttlAt); 0: not
+	// read yet.
+	ttl time.Duration
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Chain) *turn {

@@ -201,8 +201,8 @@ type PrefixBreak struct {
 	Kept int `json:"kept"`
 	Lost int `json:"lost"`
 	// Cause names the kinds of decision records written since the previous sent request,
-	// comma-separated in name order ("budget", "collapse", "compaction", "microcompact",
-	// "pin", "recovery", "snip"), or, when there is none, "rewind" for a conversation that
+	// comma-separated in name order ("budget", "cache ttl", "collapse", "compaction",
+	// "microcompact", "pin", "recovery", "snip"), or, when there is none, "rewind" for a conversation that
 	// went back to an earlier message and goes on from there (the previous request's leaf is
 	// not on the new chain), or "thinking unavailable" when thinking is enabled and one of the
 	// two requests had to go without it (the provider's rule for an assistant turn in flight
@@ -253,6 +253,8 @@ func decisionCause(records []transcript.Record) string {
 			kind = "pin"
 		case r.Subtype == transcript.SubtypeRecovery:
 			kind = "recovery"
+		case r.Subtype == transcript.SubtypeCacheTTL:
+			kind = "cache ttl"
 		default:
 			continue
 		}
