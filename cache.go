@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -42,7 +43,38 @@ type CacheConfig struct {
 	Disable bool
 	// TTL is the markers' time to live: "" (the provider's default, 5 minutes; no "ttl"
 	// field is sent), "5m" or "1h". The 1h TTL costs twice the base input price to write.
+	// The TTL in effect also says when the cached prefix is cold (idle past it since the last
+	// response), which the policy's decisions weigh: see ReadPrice.
+	//
+	// "auto" chooses between the two from the session's idle gaps: 1h when the gaps of 5 to
+	// 60 minutes between consecutive responses would cost more in 5-minute rewrites of the
+	// prefix than the 1-hour write premium costs on every token written, else 5m (sent as
+	// the default, with no "ttl" field). The choice changes the markers' bytes, so it is a
+	// decision: a [transcript.SubtypeCacheTTL] record in [Result.Append] when it changes,
+	// read back on every later turn (a fork keeps the one in effect).
 	TTL string
+	// ReadPrice and WritePrice are a cache read's and a cache write's prices as multiples of
+	// the base input price, which the policy weighs its decisions with. Zero: Anthropic's, a
+	// read 0.1 and a write 1.25 with the 5-minute TTL, 2 with the 1-hour one. For OpenAI's
+	// automatic caching, ReadPrice is the model's cached-input discount (0.5, 0.25 or 0.1 of
+	// the input price) and WritePrice 1: no write premium.
+	//
+	// When the prefix is cold (caching off, or idle past the TTL since the last response) the
+	// request rewrites it whatever the policy decides: time-based microcompact clears (its
+	// default Gap is the TTL), and from the warning level on a compaction — or a collapse
+	// fold, with a producer — is made at once rather than at the threshold. When it is warm,
+	// an advisory decision that would make the provider write the prefix again (a fold under
+	// the threshold, a time-based clearing with a Gap under the TTL) is made only when it
+	// frees at least MinGain tokens per token it rewrites; the Report's CacheCosts give each
+	// such decision's reckoning ([CacheCost]).
+	ReadPrice, WritePrice float64
+	// MinGain is that floor: the tokens a warm advisory decision must free per token of the
+	// cached prefix it rewrites. Zero: (WritePrice − ReadPrice) ÷ (ReadPrice × turns ahead),
+	// where the rewrite's extra cost equals what the freed tokens save in reads over the
+	// requests until the next compaction (see [CacheCost.TurnsAhead]): 1.15 at 10 turns ahead
+	// with the 5-minute TTL. Negative: no floor. Mandatory decisions (the threshold, the
+	// blocking limit) are never deferred.
+	MinGain float64
 	// SystemMarker also marks the last non-empty system block, so the system prompt is
 	// cached on its own and survives changes to the messages.
 	SystemMarker bool
@@ -65,9 +97,17 @@ func (c CacheConfig) maxMarkers() int {
 func (c CacheConfig) validate() error {
 	var errs []error
 	switch c.TTL {
-	case "", "5m", "1h":
+	case "", "5m", "1h", ttlAuto:
 	default:
-		errs = append(errs, fmt.Errorf("agentctx: Cache.TTL %q is not \"\", \"5m\" or \"1h\"", c.TTL))
+		errs = append(errs, fmt.Errorf("agentctx: Cache.TTL %q is not \"\", \"5m\", \"1h\" or \"auto\"", c.TTL))
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"ReadPrice", c.ReadPrice}, {"WritePrice", c.WritePrice}, {"MinGain", c.MinGain}} {
+		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 && f.name != "MinGain" {
+			errs = append(errs, fmt.Errorf("agentctx: Cache.%s %v is not a finite, non-negative number", f.name, f.v))
+		}
 	}
 	if n := c.maxMarkers(); n > wire.MaxCacheMarkers {
 		errs = append(errs, fmt.Errorf("agentctx: Cache config places up to %d markers, more than the provider's %d", n, wire.MaxCacheMarkers))
@@ -136,6 +176,9 @@ func (*cacheStage) name() string { return "cache" }
 // run removes stale markers and places the request's markers (see [CacheConfig]).
 func (st *cacheStage) run(t *turn) error {
 	c := st.cfg
+	if c.TTL == ttlAuto {
+		c.TTL = decideTTL(t, c)
+	}
 	rep := t.report.stage("cache")
 	msgs := t.req.Messages
 	ed := &msgEditor{msgs: msgs, owned: make([]bool, len(msgs))}

@@ -46,6 +46,12 @@ import (
 // [transcript.TriggerCollapse], so that preparing the same turn again does not retry it, and
 // after [CompactConfig.MaxFailures] failures in a row the producer rests until the next
 // compaction: both are read from the records, and survive a restart.
+//
+// The prompt cache weighs on the fold (see [CacheConfig.ReadPrice]): when the cached prefix is
+// cold (idle past the TTL, or caching off) the producer runs from the warning level on, since
+// the request rewrites the prefix anyway; when it is warm, a fold under the auto-compact
+// threshold is made only when the tokens it frees reach [CacheConfig.MinGain] per token of the
+// prefix it rewrites, and is otherwise deferred (reported in [Report.CacheCosts]).
 type CollapseConfig struct {
 	// Disable ignores collapse commits: the view keeps every span in full. The Producer does
 	// not run either.

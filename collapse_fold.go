@@ -139,8 +139,8 @@ func (f *folder) due(t *turn) bool {
 	if f.cfg.Producer == nil || f.cfg.Disable || t.in.NoCompact || t.in.SkipCacheWrite || t.reactive || t.chain.Leaf == nil {
 		return false
 	}
-	if t.report.Pressure.Tokens < f.commitLevel(t.levels) {
-		return false
+	if pr := t.report.Pressure.Tokens; pr < f.commitLevel(t.levels) && !(pr >= t.levels.Warning && temperatureOf(t, f.co.cache.cfg).cold) {
+		return false // under the commit level, and not a cold prefix at the warning level
 	}
 	// Right after a compaction nothing is new: the next response comes first.
 	return t.chain.Boundary == nil || answeredSince(t.items, t.boundaryPos)
@@ -208,6 +208,14 @@ func (f *folder) fold(ctx context.Context, t *turn) (*turn, error) {
 	if err == nil {
 		first, last, err = spanRecords(t.items, req.Rounds, span)
 	}
+	if err == nil && req.Pressure < t.levels.Threshold {
+		// An advisory fold: weighed against the prefix it makes the provider write again.
+		cost := f.cost(t, req, span)
+		t.report.CacheCosts = append(t.report.CacheCosts, cost)
+		if !cost.Made {
+			return skip(cost.Reason)
+		}
+	}
 	if err == nil && span.Summary == "" {
 		span.Summary, by, err = f.summarize(ctx, t, span)
 		if ctxErr := ctx.Err(); ctxErr != nil {
@@ -236,6 +244,7 @@ func (f *folder) fold(ctx context.Context, t *turn) (*turn, error) {
 	// compaction.
 	next.appended = slices.Concat(failureRecords(t.appended), []transcript.Record{commit}, next.appended)
 	next.report.Degradations = slices.Concat(t.report.Degradations, next.report.Degradations)
+	next.report.CacheCosts = slices.Concat(t.report.CacheCosts, next.report.CacheCosts)
 	// The collapse stage reported the tokens the commit frees; this says where it came from.
 	next.report.stage("collapse").add(Action{Kind: ActionFolded, UUID: commit.UUID, Record: commit.UUID,
 		Detail: fmt.Sprintf("folded %d messages %s..%s into collapse %s (summary by %s) at the commit level %d: %d → %d tokens",

@@ -61,7 +61,7 @@ func foldSession(n, size int) *tk {
 // span ends at a round and covers the oldest rounds, and appending it gives the same request
 // with nothing new and no summarizer call; without a Producer nothing changes.
 func TestCollapseProducer(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	now := time.Date(2026, 1, 2, 3, 6, 0, 0, time.UTC)
 	k := foldSession(11, 1800)
 	var calls []summarize.Request
 	sum := summarize.Func(func(_ context.Context, req summarize.Request) (summarize.Summary, error) {
@@ -70,7 +70,7 @@ func TestCollapseProducer(t *testing.T) {
 	})
 	cfg := func(producer CollapseProducer) Config {
 		return Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
-			Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: producer}}
+			Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: producer}, Cache: CacheConfig{MinGain: -1}}
 	}
 	off := newTestPipeline(t, cfg(nil), now)
 	base, err := off.Prepare(t.Context(), Input{Records: k.recs})
@@ -119,7 +119,7 @@ func TestCollapseProducer(t *testing.T) {
 // again with it does not retry; compaction's breaker does not count it; after three failures
 // in a row the producer rests; a span that is not a run of rounds fails the attempt too.
 func TestCollapseProducerFailure(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	now := time.Date(2026, 1, 2, 3, 6, 0, 0, time.UTC)
 	k := foldSession(11, 1800)
 	calls := 0
 	failing := summarize.Func(func(context.Context, summarize.Request) (summarize.Summary, error) {
@@ -127,7 +127,7 @@ func TestCollapseProducerFailure(t *testing.T) {
 		return summarize.Summary{}, errors.New("the model is overloaded")
 	})
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
-		Compact: CompactConfig{Summarizer: failing}, Collapse: CollapseConfig{Producer: FoldOldest{}}}, now)
+		Compact: CompactConfig{Summarizer: failing}, Collapse: CollapseConfig{Producer: FoldOldest{}}, Cache: CacheConfig{MinGain: -1}}, now)
 	recs := clone(k.recs)
 	for turn := range 4 {
 		calls = 0
@@ -166,7 +166,7 @@ func TestCollapseProducerFailure(t *testing.T) {
 	bad := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
 		Collapse: CollapseConfig{Producer: CollapseProducerFunc(func(_ context.Context, req FoldRequest) (FoldSpan, error) {
 			return FoldSpan{From: req.Rounds[0], To: req.Rounds[0] + 2, Summary: "half a response"}, nil
-		})}}, now)
+		})}, Cache: CacheConfig{MinGain: -1}}, now)
 	res, err := bad.Prepare(t.Context(), Input{Records: foldSession(11, 1800).recs})
 	require.NoError(t, err)
 	require.Len(t, res.Append, 1)
@@ -263,7 +263,7 @@ func TestCollapseProducerThenCompact(t *testing.T) {
 		return FoldSpan{From: req.Rounds[0], To: req.Rounds[1]}, nil
 	})
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
-		Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: firstRound}}, time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC))
+		Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: firstRound}, Cache: CacheConfig{MinGain: -1}}, time.Date(2026, 1, 2, 3, 6, 0, 0, time.UTC))
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	require.NotNil(t, res.Report.Compaction)
@@ -285,7 +285,7 @@ func TestCollapseProducerThenCompact(t *testing.T) {
 // the turn built again after the commit makes it again, with the same uuid, and the
 // transcript takes each record once (the live loop's session refused the turn before).
 func TestCollapseProducerBudgetRecord(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 30, 0, 0, time.UTC)
+	now := time.Date(2026, 1, 2, 3, 6, 0, 0, time.UTC)
 	k := foldSession(11, 1800)
 	tu := toolUse("toolu_big", "Read")
 	k.assistant(text("Reading the generated table."), tu)
@@ -294,7 +294,7 @@ func TestCollapseProducerBudgetRecord(t *testing.T) {
 		return summarize.Summary{Text: "<summary>The first files hold the lexer's tables.</summary>", By: "scripted"}, nil
 	})
 	p := newTestPipeline(t, Config{ContextWindow: 12_000, Tokens: EstimateCounter{}, Budget: BudgetConfig{Store: &MapStore{}},
-		Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: FoldOldest{}}}, now)
+		Compact: CompactConfig{Summarizer: sum}, Collapse: CollapseConfig{Producer: FoldOldest{}}, Cache: CacheConfig{MinGain: -1}}, now)
 	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	require.Nil(t, res.Report.Compaction)

@@ -98,6 +98,9 @@ type CompactConfig struct {
 	Fallback        summarize.Summarizer
 	DisableFallback bool
 	// DisableAuto turns auto-compact off; [Pipeline.Compact] still compacts on request.
+	// Auto-compact runs at the threshold, and from the warning level on when the cached
+	// prefix is cold (idle past the cache's TTL, or caching off: see [CacheConfig.ReadPrice])
+	// and no collapse producer would fold instead: the request rewrites the prefix anyway.
 	DisableAuto bool
 	// Memory supplies session-memory summaries. Nil: none.
 	Memory SessionMemory
@@ -238,6 +241,9 @@ type compactor struct {
 	server bool
 	// started observes a compaction about to write its summary ([Observer.CompactStart]).
 	started func(context.Context, CompactEvent)
+	// folds: a collapse producer is set, which makes the early rewrite of a cold prefix
+	// (see early) instead of a compaction.
+	folds bool
 }
 
 // summaryMax is the summary's output cap for the pipeline.
@@ -335,8 +341,11 @@ func (co *compactor) due(t *turn) bool {
 	tooSmall := t.req.MaxTokens < co.pressure.minOutput(co.window, co.maxOutput)
 	tooBig := t.report.BodyBytes > t.maxBody
 	failed := co.server && serverFailure(t) != nil // the provider passed its trigger and failed
+	early := false
 	if pr.Tokens < pr.Levels.Threshold && !tooSmall && !tooBig && !failed {
-		return false
+		if early = co.early(t); !early {
+			return false
+		}
 	}
 	why := ""
 	switch c := co.cfg; {
@@ -356,7 +365,9 @@ func (co *compactor) due(t *turn) bool {
 		why = "nothing new since the latest compaction: no response after it"
 	}
 	if why != "" {
-		pr.Why += "; " + why
+		if !early { // under the threshold there is nothing to explain
+			pr.Why += "; " + why
+		}
 		return false
 	}
 	return true

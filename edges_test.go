@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
 
 	"github.com/agentctx/agentctx/summarize"
 
@@ -18,6 +19,8 @@ import (
 // one is a different policy.
 
 // Auto-compact runs when the pressure figure reaches the threshold, not only past it.
+// The clock is a minute after the last record: the prefix is warm, so only the threshold compacts
+// (a cold one compacts from the warning level on: TestColdEarly).
 func TestAutoCompactAtThreshold(t *testing.T) {
 	k := newTK()
 	for i := range 10 {
@@ -29,14 +32,14 @@ func TestAutoCompactAtThreshold(t *testing.T) {
 		return Config{ContextWindow: 200_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}},
 			Pressure: PressureConfig{Threshold: Limit{Tokens: threshold}}}
 	}
-	probe, err := newTestPipeline(t, cfg(150_000), degradeNow).Prepare(t.Context(), Input{Records: k.recs})
+	probe, err := newTestPipeline(t, cfg(150_000), k.at(time.Minute)).Prepare(t.Context(), Input{Records: k.recs})
 	require.NoError(t, err)
 	at := probe.Report.Pressure.Tokens
 	for _, tc := range []struct {
 		threshold int
 		compacts  bool
 	}{{at, true}, {at + 1, false}} {
-		p := newTestPipeline(t, cfg(tc.threshold), degradeNow)
+		p := newTestPipeline(t, cfg(tc.threshold), k.at(time.Minute))
 		assert.Equal(t, tc.compacts, p.Levels().Of(at) == LevelCompact, "level at threshold %d", tc.threshold)
 		res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 		require.NoError(t, err)

@@ -55,6 +55,7 @@ type caseSpec struct {
 	Cache struct {
 		TTL                       string
 		SystemMarker, ToolsMarker bool
+		MinGain                   float64
 	} `json:"cache"`
 	// Collapse turns the collapse producer on: Producer "oldest" is [FoldOldest].
 	Collapse struct {
@@ -82,7 +83,7 @@ func (c caseSpec) config() Config {
 		Microcompact: MicrocompactConfig{Cached: c.Microcompact.Cached, CacheEditingBeta: c.Microcompact.CacheEditingBeta, CachedTriggerTokens: c.Microcompact.CachedTriggerTokens,
 			KeepRecent: c.Microcompact.KeepRecent, Disable: c.Microcompact.Disable},
 		Snip:  c.Snip,
-		Cache: CacheConfig{TTL: c.Cache.TTL, SystemMarker: c.Cache.SystemMarker, ToolsMarker: c.Cache.ToolsMarker},
+		Cache: CacheConfig{TTL: c.Cache.TTL, SystemMarker: c.Cache.SystemMarker, ToolsMarker: c.Cache.ToolsMarker, MinGain: c.Cache.MinGain},
 	}
 	if cfg.Model == "" {
 		cfg.Model = "claude-sonnet-4-5"

@@ -20,8 +20,6 @@ const ClearedToolResultText = "[Old tool result content cleared]"
 
 // Microcompact defaults.
 const (
-	// defaultMicrocompactGap is the idle gap after which old tool results are cleared.
-	defaultMicrocompactGap = 60 * time.Minute
 	// defaultMicrocompactKeepRecent is how many of the newest compactable results stay.
 	defaultMicrocompactKeepRecent = 5
 	// defaultCachedTriggerTokens is the cached-mode trigger, in tokens: the default trigger
@@ -37,7 +35,8 @@ func DefaultCompactableTools() []string {
 }
 
 // MicrocompactConfig configures the microcompact stage. The zero value is the default:
-// time-based clearing after a 60-minute idle gap, keeping the 5 newest compactable results.
+// time-based clearing after an idle gap of the cache's TTL in effect (5 minutes by default),
+// keeping the 5 newest compactable results.
 //
 // Every clearing (or cache deletion) is a [transcript.SubtypeMicrocompact] decision record that Prepare
 // returns in [Result.Append]; once appended it is re-applied on every later turn, whatever the
@@ -47,9 +46,12 @@ type MicrocompactConfig struct {
 	// decisions are still re-applied.
 	Disable bool
 	// Gap is the idle time since the last assistant message (its record's timestamp) after
-	// which old results are cleared. Zero: 60 minutes. Claude Code's reasoning: after an hour
-	// the provider's prompt cache has expired, so the rewrite the clearing forces costs no
-	// extra cache miss. Not used in cached mode.
+	// which old results are cleared. Zero: the cache's TTL in effect ([CacheConfig.TTL]: 5
+	// minutes, or an hour for "1h"). Claude Code's reasoning, with its own 60 minutes for its
+	// 1-hour cache: once the provider's prompt cache has expired, the rewrite the clearing
+	// forces costs no extra cache miss. A Gap under the TTL clears a warm prefix: the
+	// clearing is then made only when it frees enough per token it rewrites
+	// ([CacheConfig.MinGain]).
 	Gap time.Duration
 	// KeepRecent is how many of the newest compactable results stay untouched. Zero: 5.
 	// Results the model has not seen yet (those after the last assistant message) always
@@ -107,7 +109,8 @@ func (c MicrocompactConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-func (c MicrocompactConfig) gap() time.Duration { return cmp.Or(c.Gap, defaultMicrocompactGap) }
+// gap is the idle gap that clears, the TTL in effect being ttl.
+func (c MicrocompactConfig) gap(ttl time.Duration) time.Duration { return cmp.Or(c.Gap, ttl) }
 
 func (c MicrocompactConfig) keepRecent() int {
 	return cmp.Or(c.KeepRecent, defaultMicrocompactKeepRecent)
@@ -249,7 +252,7 @@ func (st *microcompactStage) run(t *turn) error {
 	decide := !c.Disable
 	if decide && !c.Cached {
 		gap, last := idleGap(t)
-		decide = last >= 0 && gap > c.gap() // else timeClear clears nothing
+		decide = last >= 0 && gap > c.gap(ttlAt(t, st.cache)) // else timeClear clears nothing
 	}
 	if !decide && len(l.cleared) == 0 && len(l.deleted) == 0 {
 		return nil // no result marked: no cache_edits either
@@ -305,7 +308,7 @@ func (st *microcompactStage) run(t *turn) error {
 				}
 			}
 			gap, last := idleGap(t)
-			cached = c.Cached && (last < 0 || gap <= c.gap())
+			cached = c.Cached && (last < 0 || gap <= c.gap(ttlAt(t, st.cache)))
 			if !cached && st.timeClear(t, l, cands) {
 				l.expire()
 			}
@@ -359,7 +362,8 @@ func idleGap(t *turn) (time.Duration, int) {
 func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) bool {
 	c := st.cfg
 	gap, lastAsst := idleGap(t)
-	if lastAsst < 0 || gap <= c.gap() {
+	limit := c.gap(ttlAt(t, st.cache))
+	if lastAsst < 0 || gap <= limit {
 		return false
 	}
 	rep := t.report.stage("microcompact")
@@ -397,13 +401,37 @@ func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) 
 		}
 		kept = append(kept, id)
 		saved += freed
+	}
+	if len(kept) == 0 {
+		return false
+	}
+	if gap <= ttlAt(t, st.cache) && !st.cache.Disable {
+		// A warm prefix: the clearing rewrites what follows its first result.
+		from := len(t.items)
+		for _, id := range kept {
+			for _, r := range byID[id] {
+				from = min(from, r.item)
+			}
+		}
+		after := 0
+		for i := from; i < len(t.items); i++ {
+			after += st.counter.itemTokens(&t.items[i])
+		}
+		cost := cacheCost(t, st.cache, "microcompact", st.viewTokens(t), saved, after-saved)
+		t.report.CacheCosts = append(t.report.CacheCosts, cost)
+		if !cost.Made {
+			rep.add(Action{Kind: ActionSkipped, Detail: "clearing deferred: " + cost.Reason})
+			return false
+		}
+	}
+	for _, id := range kept {
 		for _, r := range byID[id] {
 			it := &t.items[r.item]
 			old := it.blocks[r.block].(*transcript.ToolResult)
 			nb := clearedResult(old)
 			it.setBlock(r.block, nb)
 			rep.add(Action{Kind: ActionCleared, UUID: it.uuid, ToolUseID: r.id, Tokens: st.counter.Block(nb) - st.counter.Block(old),
-				Detail: fmt.Sprintf("idle %s > %s", gap.Round(time.Second), c.gap())})
+				Detail: fmt.Sprintf("idle %s > %s", gap.Round(time.Second), limit)})
 		}
 	}
 	ids = kept

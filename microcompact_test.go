@@ -46,13 +46,27 @@ func TestMicrocompactTime(t *testing.T) {
 		tools   []string
 		after   time.Duration // now = last record + after
 		cfg     MicrocompactConfig
+		cache   CacheConfig
 		cleared []int // 1-based indexes of the results that must be cleared
+		// deferred: a warm clearing under the floor, reported in CacheCosts
+		deferred bool
 	}{
-		{name: "gap not reached", tools: seven, after: 59 * time.Minute},
-		{name: "gap exactly reached is not over it", tools: seven, after: 60 * time.Minute},
-		{name: "gap reached keeps the 5 newest", tools: seven, after: 61 * time.Minute, cleared: []int{1, 2}},
+		{name: "gap not reached", tools: seven, after: 4 * time.Minute},
+		{name: "gap exactly reached is not over it", tools: seven, after: 5 * time.Minute},
+		{name: "gap reached keeps the 5 newest", tools: seven, after: 6 * time.Minute, cleared: []int{1, 2}},
+		{name: "1h TTL: the gap is an hour", tools: seven, after: 59 * time.Minute, cache: CacheConfig{TTL: "1h"}},
+		{name: "1h TTL: past the hour", tools: seven, after: 61 * time.Minute, cache: CacheConfig{TTL: "1h"}, cleared: []int{1, 2}},
 		{name: "keepRecent 2", tools: seven, after: 2 * time.Hour, cfg: MicrocompactConfig{KeepRecent: 2}, cleared: []int{1, 2, 3, 4, 5}},
-		{name: "custom gap", tools: seven, after: 11 * time.Minute, cfg: MicrocompactConfig{Gap: 10 * time.Minute}, cleared: []int{1, 2}},
+		{name: "custom gap", tools: seven, after: 61 * time.Minute, cfg: MicrocompactConfig{Gap: time.Hour}, cleared: []int{1, 2}},
+		{name: "custom gap not reached", tools: seven, after: 59 * time.Minute, cfg: MicrocompactConfig{Gap: time.Hour}},
+		{name: "gap under the TTL: a warm clearing under the floor is deferred", tools: seven, after: 3 * time.Minute,
+			cfg: MicrocompactConfig{Gap: 2 * time.Minute}, cache: CacheConfig{MinGain: 1}, deferred: true},
+		{name: "gap under the TTL: far under the threshold the reads saved pay", tools: seven, after: 3 * time.Minute,
+			cfg: MicrocompactConfig{Gap: 2 * time.Minute}, cleared: []int{1, 2}},
+		{name: "gap under the TTL without a floor", tools: seven, after: 3 * time.Minute,
+			cfg: MicrocompactConfig{Gap: 2 * time.Minute}, cache: CacheConfig{MinGain: -1}, cleared: []int{1, 2}},
+		{name: "gap under the TTL, a low floor", tools: seven, after: 3 * time.Minute,
+			cfg: MicrocompactConfig{Gap: 2 * time.Minute}, cache: CacheConfig{MinGain: 0.01}, cleared: []int{1, 2}},
 		{name: "disabled", tools: seven, after: 5 * time.Hour, cfg: MicrocompactConfig{Disable: true}},
 		{name: "fewer than keepRecent", tools: []string{"Read", "Read", "Read"}, after: 5 * time.Hour},
 		{
@@ -69,10 +83,23 @@ func TestMicrocompactTime(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			k, ids := mcSession(tc.tools...)
-			p := mcPipeline(t, k.at(tc.after), tc.cfg)
+			p := newTestPipeline(t, Config{Microcompact: tc.cfg, Cache: tc.cache}, k.at(tc.after))
 			res, err := p.Prepare(t.Context(), Input{Records: k.recs})
 			require.NoError(t, err)
 			mcValid(t, res.Request)
+			if tc.deferred {
+				require.Len(t, res.Report.CacheCosts, 1)
+				cc := res.Report.CacheCosts[0]
+				assert.False(t, cc.Made)
+				assert.False(t, cc.Cold)
+				assert.Equal(t, "microcompact", cc.Decision)
+				assert.Less(t, cc.Freed, cc.MinGain, cc.String())
+			} else if tc.cfg.Gap == 2*time.Minute {
+				require.Len(t, res.Report.CacheCosts, 1)
+				assert.True(t, res.Report.CacheCosts[0].Made, res.Report.CacheCosts[0].String())
+			} else {
+				assert.Empty(t, res.Report.CacheCosts, "a cold clearing is no advisory decision")
+			}
 			got, _ := toolResults(res.Request)
 			require.Len(t, got, len(ids))
 			want := map[string]bool{}
@@ -93,7 +120,9 @@ func TestMicrocompactTime(t *testing.T) {
 			require.NotNil(t, st)
 			if len(wantIDs) == 0 {
 				assert.Empty(t, mcAppend(res))
-				assert.Empty(t, st.Actions)
+				if !tc.deferred {
+					assert.Empty(t, st.Actions)
+				}
 				return
 			}
 			require.Len(t, mcAppend(res), 1)

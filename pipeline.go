@@ -235,6 +235,7 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 		window: p.window, maxOutput: p.maxOutput, counter: p.counter,
 		budget: p.stages.budget, normalize: p.stages.normalize, cache: p.stages.cache, build: p.build,
 		server: p.provider.server, started: cfg.Observer.CompactStart,
+		folds: cfg.Collapse.Producer != nil && !cfg.Collapse.Disable,
 	}
 	p.folder = &folder{cfg: cfg.Collapse, co: p.compactor}
 	return p, nil
@@ -400,8 +401,13 @@ func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOption
 		folded = t
 	}
 	if manual != nil || p.compactor.due(t) {
+		early, pre := manual == nil && p.compactor.early(t), t
 		if t, err = p.compactor.compact(ctx, t, manual); err != nil {
 			return p.result(t), err
+		}
+		if c := t.report.Compaction; early && c != nil {
+			// Reckoned on the view before the compaction, which the clock found cold.
+			t.report.CacheCosts = append(t.report.CacheCosts, p.compactor.earlyCost(pre, c))
 		}
 	}
 	res := p.result(t)
@@ -604,6 +610,9 @@ type turn struct {
 	// paused is the view before the provider compaction it starts at, when the answer that
 	// holds it paused after the summary and nothing follows it yet (see resumePause).
 	paused *pausedView
+	// ttl memoizes the cache TTL in effect under CacheConfig.TTL "auto" (see ttlAt); 0: not
+	// read yet.
+	ttl time.Duration
 }
 
 func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Chain) *turn {

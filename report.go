@@ -100,6 +100,11 @@ type Report struct {
 	ProviderCompaction string
 	// Compaction describes the compaction this turn attempted (auto or manual), or is nil.
 	Compaction *CompactReport
+	// CacheCosts lists, in the order they were weighed, the decisions of this turn that the
+	// state of the provider's cached prefix made or deferred: a compaction or fold made early
+	// because the prefix was cold, a fold or clearing under the threshold weighed against
+	// what busting a warm prefix costs (see [CacheConfig.ReadPrice]).
+	CacheCosts []CacheCost
 	// ThinkingUnavailable reports that thinking is enabled but this request cannot carry it:
 	// the assistant turn in flight does not open with replayable thinking (contract 4.2), or
 	// the window leaves max_tokens no room for a budget of at least 1,024 tokens (4.8). The

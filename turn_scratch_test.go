@@ -22,7 +22,7 @@ import (
 // back while a turn still uses it, or to two turns at once, is a data race the detector reports.
 func TestTurnScratchNotInResult(t *testing.T) {
 	p := newTestPipeline(t, Config{Model: "claude-sonnet-4-5", ContextWindow: 40_000, Compact: CompactConfig{Summarizer: summarize.Extractive{}}},
-		time.Date(2026, 1, 2, 4, 0, 0, 0, time.UTC))
+		time.Date(2026, 1, 2, 3, 8, 0, 0, time.UTC))
 	type kept struct {
 		res  Result
 		body string

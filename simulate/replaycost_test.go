@@ -34,6 +34,8 @@ func TestReplayCost(t *testing.T) {
 	var (
 		ratios, prefixes, cals []float64
 		raw, hour, file, long  []float64 // first prompt − first request; the cost ratio with 1-hour entries, replaying the file, of sessions of 10 turns or more
+		auto                   []float64 // the cost ratio with ttl "auto"
+		sumAuto                float64   // the policy's cost with ttl "auto", all sessions
 		readPolicy, readReal   []float64
 		sum                    struct{ policy, real simulate.Totals }
 		sessions               int
@@ -64,12 +66,16 @@ func TestReplayCost(t *testing.T) {
 			to   *[]float64
 			mode string
 			ttl  string
-		}{{&hour, simulate.ReplayPolicy, "1h"}, {&file, simulate.ReplayFile, ""}} {
+		}{{&hour, simulate.ReplayPolicy, "1h"}, {&file, simulate.ReplayFile, ""}, {&auto, simulate.ReplayPolicy, "auto"}} {
 			c := cfg
 			c.Cache.TTL = v.ttl
 			other, err := simulate.Run(t.Context(), tr.Records, c, simulate.Options{Replay: v.mode, EstimatePrefix: true, Calibrate: true, SessionThinking: true, ResponseModels: true})
 			require.NoError(t, err, f)
 			*v.to = append(*v.to, other.Totals.Cost/other.Real.Cost)
+			if v.ttl == "auto" {
+				sumAuto += other.Totals.Cost
+				assert.Zero(t, other.Totals.Unexplained, "%s: the prefix invariant holds with ttl auto", f)
+			}
 		}
 		prefixes = append(prefixes, float64(sim.FixedPrefix.Tokens)*sim.Calibration.Ratio)
 		cals = append(cals, sim.Calibration.Ratio)
@@ -96,6 +102,7 @@ func TestReplayCost(t *testing.T) {
 	t.Logf("policy cost ÷ real cost: %s; all sessions together %.3f", quartiles(ratios), sum.policy.Cost/sum.real.Cost)
 	t.Logf("the same, %d sessions of 10 turns or more: %s", len(long), quartiles(long))
 	t.Logf("the same with [cache] ttl = \"1h\": %s; replaying the file (--replay file): %s", quartiles(hour), quartiles(file))
+	t.Logf("the same with [cache] ttl = \"auto\": %s; all sessions together %.3f ($%.2f)", quartiles(auto), sumAuto/sum.real.Cost, sumAuto)
 	t.Logf("first reported prompt − first request counted: %s", quartiles(raw))
 	t.Logf("cache-read share, policy: %s; real: %s", quartiles(readPolicy), quartiles(readReal))
 	t.Logf("fixed prefix (provider tokens): %s; calibration ratio: %s", quartiles(prefixes), quartiles(cals))

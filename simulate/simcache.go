@@ -317,3 +317,31 @@ func realWrites(u *transcript.Usage) (w5m, w1h int) {
 	}
 	return cc.W5m, cc.W1h
 }
+
+// seed writes into the cache, as an entry written at with the time to live of req's message
+// marker, the longest prefix of the part of req before its messages — the tool definitions
+// and the system prompt, block by block — that read (provider tokens) covers at ratio
+// provider tokens per counted token, and returns its counted tokens (0 when it wrote none).
+// The entry ends where the messages start or before, so the first request reads it within
+// the provider's lookback of its message breakpoint.
+func (pc *promptCache) seed(req *provider.Request, at time.Time, read int, ratio float64) int {
+	head := provider.Request{Tools: req.Tools, System: req.System}
+	pos := pc.positions(&head)
+	for len(pos) > 0 && scaler(ratio).tokens(pos[len(pos)-1].tokens) > read {
+		pos = pos[:len(pos)-1]
+	}
+	if len(pos) == 0 {
+		return 0
+	}
+	ttl := defaultTTL
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if cc := blockMarker(b); cc != nil {
+				ttl = markerTTL(cc)
+			}
+		}
+	}
+	end := pos[len(pos)-1]
+	pc.entries[end.hash] = cacheEntry{ttl: ttl, last: at}
+	return end.tokens
+}

@@ -106,6 +106,14 @@ type Result struct {
 	// Calibration is the session's ratio of provider to counted tokens, when
 	// Options.Calibrate or Options.EstimatePrefix asked for it.
 	Calibration *Calibration `json:"calibration,omitempty"`
+	// WarmPrefix is the counted tokens of the fixed prefix — the tool definitions and the
+	// system prompt — that the replay found already cached, written at the first record's
+	// time. With a FixedPrefix, when the file's first response read from the cache, an earlier
+	// session had cached that much of the prompt: the longest part of the fixed prefix, block
+	// by block, that the read covers is seeded so that the policy starts where the real
+	// session started (a synthetic system prompt is made of two blocks then, the part the
+	// read covers beyond the tools and the rest). 0: the replay starts cold.
+	WarmPrefix int `json:"warm_prefix,omitzero"`
 	// Price is the simulated model's price; Priced is false when the price table does not
 	// know the model (then every cost is 0).
 	Price  Price `json:"price"`
@@ -193,8 +201,8 @@ type PrefixBreak struct {
 	Kept int `json:"kept"`
 	Lost int `json:"lost"`
 	// Cause names the kinds of decision records written since the previous sent request,
-	// comma-separated in name order ("budget", "collapse", "compaction", "microcompact",
-	// "pin", "recovery", "snip"), or, when there is none, "rewind" for a conversation that
+	// comma-separated in name order ("budget", "cache ttl", "collapse", "compaction",
+	// "microcompact", "pin", "recovery", "snip"), or, when there is none, "rewind" for a conversation that
 	// went back to an earlier message and goes on from there (the previous request's leaf is
 	// not on the new chain), or "thinking unavailable" when thinking is enabled and one of the
 	// two requests had to go without it (the provider's rule for an assistant turn in flight
@@ -245,6 +253,8 @@ func decisionCause(records []transcript.Record) string {
 			kind = "pin"
 		case r.Subtype == transcript.SubtypeRecovery:
 			kind = "recovery"
+		case r.Subtype == transcript.SubtypeCacheTTL:
+			kind = "cache ttl"
 		default:
 			continue
 		}
@@ -414,6 +424,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		return nil, err
 	}
 	cache := newPromptCache(p.Counter(), p.MinCacheTokens())
+	warm := warmStart(records, points, groups, sim)
 	var (
 		replay   = make([]transcript.Record, 0, len(records)+len(records)/8)
 		relink   = map[string]string{} // a leaf a compaction replaced → the compaction's leaf
@@ -518,6 +529,10 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 			turn.Error = perr.Error()
 			sim.Totals.Failed++
 		} else {
+			if warm != nil {
+				sim.WarmPrefix = cache.seed(&res.Request, warm.at, warm.read, warm.ratio)
+				warm = nil
+			}
 			use := cache.send(&res.Request, clock, res.Report.CacheDeletedTokens)
 			if scale != 1 {
 				use.read, use.write5m, use.write1h, use.uncached = scale.usage(use.read, use.write5m, use.write1h, use.uncached)
@@ -619,6 +634,38 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		sim.Real = &realTotals
 	}
 	return sim, nil
+}
+
+// warmAt is what a warm start needs: when the file starts, what its first response read from
+// the cache (provider tokens) and the ratio of provider to counted tokens.
+type warmAt struct {
+	at    time.Time
+	read  int
+	ratio float64
+}
+
+// warmStart says whether the replay may start with its fixed prefix cached (see
+// [Result.WarmPrefix]): nil without a fixed prefix, or when the file's first response has no
+// usage or read nothing from the cache.
+func warmStart(records []transcript.Record, points []int, groups map[int]*recordedResponse, sim *Result) *warmAt {
+	if sim.FixedPrefix == nil || len(points) == 0 {
+		return nil
+	}
+	u := groups[points[0]].usage
+	if u == nil || u.CacheReadInputTokens <= 0 {
+		return nil
+	}
+	w := &warmAt{read: u.CacheReadInputTokens, ratio: 1}
+	if c := sim.Calibration; c != nil {
+		w.ratio = c.Ratio
+	}
+	for i := range records {
+		if t := records[i].Time(); !t.IsZero() {
+			w.at = t.UTC()
+			break
+		}
+	}
+	return w
 }
 
 // sessionTools declares every tool the records' assistant messages call, in name order (see

@@ -156,10 +156,36 @@ func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.
 	if sim.FixedPrefix.Source == PrefixEstimate {
 		n = sim.FixedPrefix.Tokens
 	}
-	text := syntheticSystem(c, n)
-	sim.FixedPrefix.Tokens = c.Text(text)
-	if text == "" {
-		return nil, scale, nil
+	var system []*transcript.Text
+	for _, k := range splitWarm(records, tools, points, groups, c, cal.Ratio, n) {
+		if text := syntheticSystem(c, k); text != "" {
+			system = append(system, &transcript.Text{Text: text})
+		}
 	}
-	return []*transcript.Text{{Text: text}}, scale, nil
+	sim.FixedPrefix.Tokens = systemTokens(c, system)
+	return system, scale, nil
+}
+
+// splitWarm divides a synthetic system prompt of n counted tokens into the part the file's
+// first response read from the cache and the rest, as a real agent's system prompt holds a
+// part shared by its sessions (which an earlier session cached) and a part of its own (the
+// working directory, the project's instructions): the first part is what that read covers
+// beyond the tool definitions, at ratio provider tokens per counted token. One part when the
+// first response read nothing, or at least the whole prefix, or no more than the tools.
+func splitWarm(records []transcript.Record, tools []provider.Tool, points []int, groups map[int]*recordedResponse, c *agentctx.Counter, ratio float64, n int) []int {
+	if len(points) == 0 {
+		return []int{n}
+	}
+	u := groups[points[0]].usage
+	if u == nil || u.CacheReadInputTokens <= 0 {
+		return []int{n}
+	}
+	shared := int(float64(u.CacheReadInputTokens) / ratio)
+	for _, t := range tools {
+		shared -= c.Text(string(t.Definition))
+	}
+	if shared <= 0 || shared >= n {
+		return []int{n}
+	}
+	return []int{shared, n - shared}
 }

@@ -75,6 +75,19 @@ type PinDecision struct {
 	Tokens int      `json:"tokens"`
 }
 
+// CacheTTLDecision is the time to live the request's cache markers carry from its record on,
+// chosen from the idle gaps of the session (see [github.com/agentctx/agentctx.CacheConfig]'s
+// TTL "auto"): TTL is "5m" or "1h". Gaps is the number of gaps between consecutive responses
+// of 5 to 60 minutes seen when it was chosen; Rewrites5m what those gaps cost in 5-minute
+// rewrites of the cached prefix, Premium1h what 1-hour writes would have cost more, both in
+// base-input-token equivalents.
+type CacheTTLDecision struct {
+	TTL        string  `json:"ttl"`
+	Gaps       int     `json:"gaps"`
+	Rewrites5m float64 `json:"rewrites5m"`
+	Premium1h  float64 `json:"premium1h"`
+}
+
 // ReminderDecision is a reminder the library put in the model's view (see
 // [github.com/agentctx/agentctx.SnipConfig]): Text, a meta user message, follows the record
 // named by AfterUUID on every later turn while that record is in the view, byte for byte.

@@ -76,6 +76,9 @@ const (
 	// SubtypeSessionMemory keeps a session-memory extraction: [Record.SessionMemory]. It
 	// changes nothing in the view; a compaction may use it as its summary.
 	SubtypeSessionMemory Subtype = "agentctx_session_memory"
+	// SubtypeCacheTTL sets the time to live of the request's cache markers from that record
+	// on: [Record.CacheTTL] (see [github.com/agentctx/agentctx.CacheConfig]'s TTL "auto").
+	SubtypeCacheTTL Subtype = "agentctx_cache_ttl"
 	// SubtypeUsage attaches the provider's usage to a response recorded before it was known:
 	// [Record.LateUsage]. It changes nothing in the view; the pressure figure reads it.
 	SubtypeUsage Subtype = "agentctx_usage"
@@ -124,6 +127,7 @@ type Record struct {
 	CompactFailure *CompactFailure       // SubtypeCompactFailure
 	Pin            *PinDecision          // SubtypePin
 	Reminder       *ReminderDecision     // SubtypeReminder
+	CacheTTL       *CacheTTLDecision     // SubtypeCacheTTL
 	// Recovery is a rung of the recovery ladder: on a SubtypeRecovery decision record, or
 	// on the user record of a "continue where you stopped" turn (see [github.com/agentctx/agentctx.Pipeline.Recover]).
 	Recovery *RecoveryDecision
@@ -203,6 +207,7 @@ func (r *Record) appendFields(dst []jsonobj.Field) []jsonobj.Field {
 		jsonobj.Field{Key: "agentctxRehydration", Ptr: &r.Rehydration},
 		jsonobj.Field{Key: "recoveryDecision", Ptr: &r.Recovery},
 		jsonobj.Field{Key: "reminderDecision", Ptr: &r.Reminder},
+		jsonobj.Field{Key: "cacheTTLDecision", Ptr: &r.CacheTTL},
 		jsonobj.Field{Key: "sessionMemory", Ptr: &r.SessionMemory},
 		jsonobj.Field{Key: "agentctxAnnouncement", Ptr: &r.Announcement},
 		jsonobj.Field{Key: "lateUsage", Ptr: &r.LateUsage},
@@ -287,7 +292,7 @@ func (r *Record) IsCompactBoundary() bool {
 func (r *Record) IsDecision() bool {
 	switch r.Subtype {
 	case SubtypeToolResultBudget, SubtypeSnip, SubtypeMicrocompact, SubtypeCollapseCommit,
-		SubtypeCompactFailure, SubtypePin, SubtypeRecovery, SubtypeReminder:
+		SubtypeCompactFailure, SubtypePin, SubtypeRecovery, SubtypeReminder, SubtypeCacheTTL:
 		return r.Type == TypeSystem
 	}
 	return false

@@ -365,6 +365,9 @@ func setupText(sim *simulation.Result) string {
 		}
 		b.WriteString("\n")
 	}
+	if sim.WarmPrefix > 0 {
+		fmt.Fprintf(&b, "warm start: the first response read from the cache, so %d tokens of the fixed prefix start cached\n", sim.WarmPrefix)
+	}
 	if c := sim.Calibration; c != nil {
 		fmt.Fprintf(&b, "calibration: %.4f provider tokens per counted token, fitted on %d responses\n", c.Ratio, c.Responses)
 	}
