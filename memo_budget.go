@@ -10,7 +10,7 @@ import (
 )
 
 // defaultMemoBytes is the ceiling of a Pipeline's memos when Config.MemoBytes is zero.
-const defaultMemoBytes = 1 << 30
+const defaultMemoBytes = 2 << 30
 
 // A Pipeline's memos carry a steady turn's work over from the previous turn of the same
 // conversation. One Pipeline serving many conversations in turn keeps that work for each of
@@ -19,16 +19,20 @@ const defaultMemoBytes = 1 << 30
 // hold one entry each, and the memos kept by content (counts, cleaned blocks, encoded parts)
 // make room for as many turns as the conversations held. Both are bounded by Config.MemoBytes,
 // split between the memos in the shares below, which follow what each holds of a steady
-// turn's state (BenchmarkFleet's stats): a conversation past the ceiling drops the least
-// recently served one's entries, and the memos by content stop growing.
+// turn's state on a fleet (per session of 40,000 tokens: encoded parts 0.22 MB, prefix 0.17,
+// cleaned blocks 0.16, index 0.11, counts 0.09, sequences 0.03), twice that for the memos of
+// two generations, whose bound must hold the whole working set while the previous generation
+// is still kept: a conversation past the ceiling drops the least recently served one's
+// entries, and the memos by content stop growing. At the default ceiling a fleet of 1,000
+// such sessions fits.
 const (
-	shareChains    = 0.16
-	shareFits      = 0.04
-	sharePrefixes  = 0.22
+	shareChains    = 0.09
+	shareFits      = 0.02
+	sharePrefixes  = 0.14
 	shareCounts    = 0.14 // texts, idents and messages
-	shareSequences = 0.06
-	shareClean     = 0.14
-	shareEncode    = 0.24
+	shareSequences = 0.05
+	shareClean     = 0.22
+	shareEncode    = 0.34
 )
 
 // memoBudget is a Pipeline's memos' bounds, shared by its variants, and the number of

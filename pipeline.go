@@ -97,9 +97,10 @@ type Config struct {
 	// MemoBytes is the most the Pipeline's memos hold together, by their own estimate (see
 	// [Pipeline.MemoStats]): the memos kept per conversation drop the least recently served
 	// conversations' entries, and the memos kept by content (counts, cleaned blocks, encoded
-	// parts) stop growing, to stay under it. Zero means 1 GiB; the memos grow only with the
-	// conversations served (a session of 40,000 tokens holds about 0.9 MB), so one Pipeline
-	// serves a fleet without tuning. The memos change nothing but time.
+	// parts) stop growing, to stay under it. Zero means 2 GiB: the memos grow only with the
+	// conversations served (a session of 40,000 tokens holds about 0.8 MB), so one Pipeline
+	// serves 1,000 such sessions without tuning; a fleet of larger sessions holds fewer. The
+	// memos change nothing but time.
 	MemoBytes int64
 }
 
