@@ -194,9 +194,11 @@ func (c *Counter) storeText(k textKey, n int) {
 // request message it is part of).
 // A Pipeline makes room for as many such turns as the conversations it holds, convs, up to
 // its budget's caps; the sequences get two entries per conversation (records and request),
-// as many as their share of the budget holds of sequences of this turn's length.
+// as many as their share of the budget holds (two generations) of conversations of this
+// turn's length, the record sequence taken as long as the records and the request's as short
+// as its messages.
 func (c *Counter) reserve(records, blocks, convs int, b *memoBudget) {
-	seqs := min(2*convs, max(int(b.sequences/2/max(memo.SliceBytes(2*records, seqItem{}), 1)), 2))
+	seqs := 2 * min(convs, max(int(b.sequences/2/max(memo.SliceBytes(records, seqItem{}), 1)), 1))
 	c.mu.Lock()
 	c.texts.Reserve(4*blocks*convs, b.texts)
 	c.idents.Reserve(4*blocks*convs, b.texts)
