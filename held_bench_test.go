@@ -102,12 +102,12 @@ func BenchmarkSteadyHeld(b *testing.B) {
 			} else if !bytes.Equal(first, body) {
 				b.Fatal("the tail's request differs from the whole session's")
 			}
-			b.ReportMetric(float64(len(f.Records)), "records")
-			b.ReportMetric(float64(compactions), "compactions")
 			b.ReportAllocs()
 			for b.Loop() {
 				s.turn(b)
 			}
+			b.ReportMetric(float64(len(f.Records)), "records")
+			b.ReportMetric(float64(compactions), "compactions")
 		})
 	}
 }
