@@ -42,15 +42,13 @@ const (
 // Memo bounds, in entries. Each memo keeps two generations (see [memo.Gen]): when the current
 // one is full it becomes the previous one, and what a turn finds there moves back, so a turn's
 // working set survives from one turn to the next as long as it fits the bound. The bound
-// starts here and follows the session: a Pipeline reserves four text entries per block of its
-// turn and two message entries per record ([Counter.reserve]), up to the caps. 64 Ki text
-// entries cost about 3 MB, 16 Ki message entries about 2 MB; a memo holds at most twice its
-// bound.
+// starts here and follows the sessions: a Pipeline reserves four text entries per block of its
+// turn and two message entries per record, for each conversation it holds ([Counter.reserve]),
+// up to its share of Config.MemoBytes. 64 Ki text entries cost about 4 MB, 16 Ki message
+// entries about 4 MB; a memo holds at most twice its bound.
 const (
 	maxTextMemo    = 1 << 16
 	maxMessageMemo = 1 << 14
-	capTextMemo    = 1 << 22
-	capMessageMemo = 1 << 20
 )
 
 // Memo kinds: the same bytes are counted differently as text, as an image or as a PDF.
@@ -194,11 +192,18 @@ func (c *Counter) storeText(k textKey, n int) {
 // memo's bound becomes at least twice what such a turn counts (texts: a block and its request
 // copy share their strings, tool inputs and names add one each; messages: a record, and the
 // request message it is part of).
-func (c *Counter) reserve(records, blocks int) {
+// A Pipeline makes room for as many such turns as the conversations it holds, convs, up to
+// its budget's caps; the sequences get two entries per conversation (records and request),
+// as many as their share of the budget holds (two generations) of conversations of this
+// turn's length, the record sequence taken as long as the records and the request's as short
+// as its messages.
+func (c *Counter) reserve(records, blocks, convs int, b *memoBudget) {
+	seqs := 2 * min(convs, max(int(b.sequences/2/max(memo.SliceBytes(records, seqItem{}), 1)), 1))
 	c.mu.Lock()
-	c.texts.Reserve(4*blocks, capTextMemo)
-	c.idents.Reserve(4*blocks, capTextMemo)
-	c.messages.Reserve(2*records, capMessageMemo)
+	c.texts.Reserve(4*blocks*convs, b.texts)
+	c.idents.Reserve(4*blocks*convs, b.texts)
+	c.messages.Reserve(2*records*convs, b.messages)
+	c.seqs.Reserve(seqs, seqs)
 	c.mu.Unlock()
 }
 

@@ -245,7 +245,7 @@ func TestCounterMemoFollowsSession(t *testing.T) {
 			calls := 0
 			c := NewCounter(TokenCounterFunc(func(s string) int { calls++; return len(s) }))
 			if tt.reserve {
-				c.reserve(0, n/4+1) // blocks: the texts bound is four per block
+				c.reserve(0, n/4+1, 1, newMemoBudget(defaultMemoBytes)) // blocks: the texts bound is four per block
 			}
 			for range 2 {
 				for i := range n {

@@ -131,8 +131,9 @@
 // function of (records, config, now, the summarizer's replies): a [Pipeline] holds no
 // per-conversation state that can change a request and is safe for concurrent use. Its memos
 // (token counts, encoded messages, cleaned blocks, the chain's index and the calibration fit's
-// sums of the last few conversations) carry a steady turn's work over from the previous turn; they are derivable
-// from the records and change nothing but time.
+// sums of the conversations served last) carry a steady turn's work over from the previous turn; they are derivable
+// from the records, change nothing but time, and hold at most [Config.MemoBytes] together, which
+// [Pipeline.MemoStats] reports.
 //
 // The same property lets package simulate (github.com/agentctx/agentctx/simulate) replay a
 // recorded session under any Config, turn by turn, and measure what the policy would have sent

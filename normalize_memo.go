@@ -42,6 +42,8 @@ type cleanMemo struct {
 	// the two sequences, without hashing.
 	lastKeys  []cleanKey
 	lastFound []*cleanEntry
+	// budget bounds the memo and scales it to the conversations held (nil: one, unbounded).
+	budget *memoBudget
 }
 
 // cleanKey names a block as the message of one role holds it.
@@ -148,7 +150,11 @@ func (m *cleanMemo) lookup(keys []cleanKey, out []*cleanEntry) {
 func (m *cleanMemo) store(keys []cleanKey, entries []*cleanEntry, looked []cleanKey, found []*cleanEntry) ([]cleanKey, []*cleanEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.gen.Reserve(2*len(looked), math.MaxInt)
+	if b := m.budget; b != nil {
+		m.gen.Reserve(2*len(looked)*b.conversations(), b.clean)
+	} else {
+		m.gen.Reserve(2*len(looked), math.MaxInt)
+	}
 	for i, k := range keys {
 		m.gen.Put(k, entries[i])
 	}

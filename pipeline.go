@@ -86,12 +86,22 @@ type Config struct {
 	Validate bool
 
 	// Conversations is how many conversations the Pipeline keeps its per-conversation memos
-	// for (the chain's uuid index, the calibration fit's sums, normalize's settled prefix):
-	// the ones served last, 1 to [MaxConversations]. Zero means 8. A Pipeline shared by more
-	// conversations than this, served in turn, builds those anew every turn, which made a
-	// steady turn 1.7 to 2.1 times as long at 100 conversations; each conversation kept holds
-	// memos of the size of its records (the index is about 100 bytes a record).
+	// for (the chain's uuid index, the calibration fit's sums, normalize's settled prefix,
+	// the count sequences): the ones served last, 1 to [MaxConversations]. Zero means as many
+	// as MemoBytes holds, up to MaxConversations, which is what a Pipeline shared by a fleet
+	// of sessions wants: one serving more conversations in turn than its memos hold builds
+	// them anew every turn (a steady turn 2 to 14 times as long at 100 and 1,000
+	// conversations, BENCHMARKS.md's Fleet section).
 	Conversations int
+
+	// MemoBytes is the most the Pipeline's memos hold together, by their own estimate (see
+	// [Pipeline.MemoStats]): the memos kept per conversation drop the least recently served
+	// conversations' entries, and the memos kept by content (counts, cleaned blocks, encoded
+	// parts) stop growing, to stay under it. Zero means 2 GiB: the memos grow only with the
+	// conversations served (a session of 40,000 tokens holds about 0.8 MB), so one Pipeline
+	// serves 1,000 such sessions without tuning; a fleet of larger sessions holds fewer. The
+	// memos change nothing but time.
+	MemoBytes int64
 }
 
 // MaxConversations bounds [Config.Conversations].
@@ -102,10 +112,11 @@ const MaxConversations = memo.MaxConvEntries
 // in the transcript's records, so Prepare is a pure function of (records, config, now). Its
 // memos — token counts ([Pipeline.Counter]), the encoded parts of its requests
 // ([provider.Request.MarshalJSON]), normalize's cleaned blocks, and the chain's index, the calibration
-// fit's sums and normalize's settled prefix of the last few conversations — carry a steady
+// fit's sums and normalize's settled prefix of the conversations served last — carry a steady
 // turn's work over from the previous one: they are keyed by content, or by the identity of strings, blocks, messages
 // and byte slices they hold on to (so an address they know cannot be reused), and bounded by
-// the largest turns they have seen. They
+// the largest turns they have seen times the conversations they hold, within
+// [Config.MemoBytes] ([Pipeline.MemoStats] reports them). They
 // change nothing but time and memory: a finished conversation's text stays referenced until
 // the memos turn over.
 type Pipeline struct {
@@ -143,6 +154,8 @@ type Pipeline struct {
 	folder *folder
 	// provider is what the provider manages on its side (Config.ProviderContext, resolved).
 	provider providerContext
+	// budget bounds the memos (Config.MemoBytes), shared with the variants.
+	budget *memoBudget
 }
 
 // New validates cfg and returns a Pipeline.
@@ -157,6 +170,9 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 	}
 	if cfg.Conversations < 0 || cfg.Conversations > MaxConversations {
 		return nil, fmt.Errorf("agentctx: Conversations %d is outside 0 to %d", cfg.Conversations, MaxConversations)
+	}
+	if cfg.MemoBytes < 0 {
+		return nil, fmt.Errorf("agentctx: MemoBytes %d is negative", cfg.MemoBytes)
 	}
 	p := &Pipeline{cfg: cfg, window: cfg.ContextWindow, maxOutput: cfg.MaxOutputTokens}
 	models := cfg.Models
@@ -217,18 +233,25 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 	var calib *fitMemo
 	if shared != nil {
 		p.counter, p.enc, p.chains, p.variants, p.late, calib = shared.counter, shared.enc, shared.chains, shared.variants, shared.late, shared.gauge.calib
+		p.budget = shared.budget
 	} else {
+		p.budget = newMemoBudget(cmp.Or(cfg.MemoBytes, defaultMemoBytes))
 		p.counter = NewCounter(cfg.Tokens)
 		p.enc = provider.NewEncodeMemo()
-		p.chains = transcript.NewChainCache(cfg.Conversations)
+		p.enc.Scale(1, p.budget.encode)
+		p.chains = transcript.NewChainCache(convLimit(cfg.Conversations))
+		p.chains.SetBytes(p.budget.chains)
 		p.variants = &variants{}
 		p.late = &lateUsage{}
 		calib = &fitMemo{}
-		calib.SetLimit(cfg.Conversations)
+		calib.SetLimit(convLimit(cfg.Conversations))
+		calib.SetBytes(p.budget.fits)
 	}
 	p.gauge = &gauge{cfg: cfg.Pressure, counter: p.counter, calib: calib}
 	p.stages = newStages(&cfg, p.window, p.counter)
-	p.stages.normalize.prefixes.SetLimit(cfg.Conversations)
+	p.stages.normalize.prefixes.SetLimit(convLimit(cfg.Conversations))
+	p.stages.normalize.prefixes.SetBytes(p.budget.prefixes)
+	p.stages.normalize.clean.budget = p.budget
 	p.order = p.stages.order()
 	p.compactor = &compactor{
 		cfg: cfg.Compact, pressure: cfg.Pressure, context: cfg.Context, model: cfg.Model, thinking: cfg.Thinking,
@@ -649,8 +672,9 @@ func (p *Pipeline) newTurn(ctx context.Context, in *Input, chain *transcript.Cha
 		t.items = append(t.items, it)
 	}
 	t.startAtProviderCompaction()
-	// The counter's memos follow the session: room for this turn's records and blocks.
-	p.counter.reserve(len(t.items), blocks)
+	// The counter's memos follow the sessions: room for this turn's records and blocks, for
+	// each conversation held.
+	p.reserveMemos(len(t.items), blocks)
 	p.compactor.injectPinned(t)
 	applyRecovery(t, p.cfg.Pressure.maxBody(), p.maxOutput, p.counter)
 	return t

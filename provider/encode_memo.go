@@ -61,11 +61,54 @@ type EncodeMemo struct {
 	bound     int // current bound, in bytes
 	floor     int // least bound
 	largest   int // largest request encoded, in bytes
+	// convs is how many conversations' requests a generation makes room for, and most the
+	// most bytes it may hold (see [EncodeMemo.Scale]).
+	convs, most int
+	// moved counts the parts of prev found and put in cur, and evictions the parts of the
+	// generations dropped that had not moved.
+	moved     int
+	evictions int64
 }
 
 // NewEncodeMemo returns an empty memo.
 func NewEncodeMemo() *EncodeMemo {
-	return &EncodeMemo{seed: maphash.MakeSeed(), cur: map[encodeKey]encodedPart{}, bound: minEncodeMemo, floor: minEncodeMemo}
+	return &EncodeMemo{seed: maphash.MakeSeed(), cur: map[encodeKey]encodedPart{}, bound: minEncodeMemo, floor: minEncodeMemo, convs: 1, most: maxEncodeMemo}
+}
+
+// Scale makes room in each generation for the requests of conversations conversations (each
+// taken as large as the largest request encoded), up to most bytes: a Pipeline serving many
+// conversations in turn keeps each one's request from one of its turns to the next. 0 for
+// either keeps what it was (1 conversation, 64 MB at first).
+func (m *EncodeMemo) Scale(conversations, most int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if conversations > 0 {
+		m.convs = conversations
+	}
+	if most > 0 {
+		m.most = most
+	}
+	m.setBound()
+}
+
+// setBound sets the bound from the largest request and the scale. m.mu is held.
+func (m *EncodeMemo) setBound() {
+	m.bound = max(min(2*m.largest*m.convs, m.most), min(m.floor, m.most))
+}
+
+// Stats reports the encodings m holds, as the memo named "encode": the parts in both
+// generations and their bytes.
+func (m *EncodeMemo) Stats() transcript.MemoState {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := len(m.cur) + len(m.prev)
+	b := memo.MapBytes(n, encodeKey{}, encodedPart{})
+	for _, g := range []map[encodeKey]encodedPart{m.cur, m.prev} {
+		for _, p := range g {
+			b += int64(cap(p.b)) + memo.SliceBytes(cap(p.keep), "")
+		}
+	}
+	return transcript.MemoState{Name: "encode", Entries: n, Evictions: m.evictions, Bytes: b}
 }
 
 func (m *EncodeMemo) get(k encodeKey) ([]byte, bool) {
@@ -77,6 +120,7 @@ func (m *EncodeMemo) get(k encodeKey) ([]byte, bool) {
 	p, ok := m.prev[k]
 	if ok {
 		m.add(k, p)
+		m.moved++
 	}
 	return p.b, ok
 }
@@ -95,6 +139,7 @@ func (m *EncodeMemo) getAll(keys []encodeKey, out [][]byte) {
 			out[i] = p.b
 		} else if p, ok := m.prev[k]; ok {
 			m.add(k, p)
+			m.moved++
 			out[i] = p.b
 		}
 	}
@@ -109,7 +154,8 @@ func (m *EncodeMemo) put(k encodeKey, p encodedPart) {
 // add stores p in the current generation, starting a new one when it is full. m.mu is held.
 func (m *EncodeMemo) add(k encodeKey, p encodedPart) {
 	if m.curBytes+len(p.b) > m.bound && len(m.cur) > 0 {
-		m.prev, m.cur, m.curBytes = m.cur, make(map[encodeKey]encodedPart, len(m.cur)), 0
+		m.evictions += int64(max(len(m.prev)-m.moved, 0))
+		m.prev, m.cur, m.curBytes, m.moved = m.cur, make(map[encodeKey]encodedPart, len(m.cur)), 0, 0
 	}
 	m.cur[k] = p
 	m.curBytes += len(p.b)
@@ -120,7 +166,7 @@ func (m *EncodeMemo) observe(n int) {
 	m.mu.Lock()
 	if n > m.largest {
 		m.largest = n
-		m.bound = min(max(2*n, m.floor), maxEncodeMemo)
+		m.setBound()
 	}
 	m.mu.Unlock()
 }

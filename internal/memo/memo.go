@@ -22,7 +22,27 @@ const MaxConvEntries = 4096
 type Conv[E any] struct {
 	mu      sync.Mutex
 	entries []*E
-	limit   int // entries kept; 0: ConvEntries
+	sizes   []int64 // the bytes of each entry as it was kept (see [Sizer]), parallel to entries
+	bytes   int64   // the sum of sizes
+	limit   int     // entries kept; 0: ConvEntries
+	// byteLimit is the most bytes the entries kept hold together (0: no bound); the most
+	// recently used entry is kept whatever its size.
+	byteLimit int64
+	evictions int64
+}
+
+// Sizer is an entry that estimates the bytes it holds: the memos that bound their bytes ask
+// their entries. An entry that is no Sizer counts for nothing.
+type Sizer interface {
+	Bytes() int64
+}
+
+// Stats reports what a memo holds: its entries, the bytes they hold by their estimate, and
+// how many entries it has dropped to stay within its bounds.
+type Stats struct {
+	Entries   int
+	Bytes     int64
+	Evictions int64
 }
 
 // SetLimit sets how many entries m keeps, 1 to MaxConvEntries (0: ConvEntries), before it is
@@ -31,6 +51,14 @@ func (m *Conv[E]) SetLimit(n int) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.limit = min(max(n, 0), MaxConvEntries)
+}
+
+// SetBytes bounds the bytes the entries m keeps hold together, by their estimate ([Sizer]);
+// 0: no bound. The most recently used entry is kept whatever its size.
+func (m *Conv[E]) SetBytes(n int64) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.byteLimit = max(n, 0)
 }
 
 // maxEntries returns how many entries m keeps. The caller locks.
@@ -48,16 +76,24 @@ func (m *Conv[E]) Take(mine func(*E) bool) (e *E, reused bool) {
 	defer m.mu.Unlock()
 	for k, e := range m.entries {
 		if mine(e) {
-			m.entries = slices.Delete(m.entries, k, k+1)
+			m.remove(k)
 			return e, false
 		}
 	}
 	if n := len(m.entries); n >= m.maxEntries() {
 		e := m.entries[n-1]
-		m.entries = m.entries[:n-1]
+		m.remove(n - 1)
+		m.evictions++
 		return e, true
 	}
 	return nil, false
+}
+
+// remove takes entry k out. The caller locks.
+func (m *Conv[E]) remove(k int) {
+	m.bytes -= m.sizes[k]
+	m.entries = slices.Delete(m.entries, k, k+1)
+	m.sizes = slices.Delete(m.sizes, k, k+1)
 }
 
 // Keep puts e back as the most recently used entry, dropping the least recently used ones
@@ -65,11 +101,25 @@ func (m *Conv[E]) Take(mine func(*E) bool) (e *E, reused bool) {
 func (m *Conv[E]) Keep(e *E) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.entries = slices.Insert(m.entries, 0, e)
-	if n := m.maxEntries(); len(m.entries) > n {
-		clear(m.entries[n:])
-		m.entries = m.entries[:n]
+	var size int64
+	if s, ok := any(e).(Sizer); ok {
+		size = s.Bytes()
 	}
+	m.entries = slices.Insert(m.entries, 0, e)
+	m.sizes = slices.Insert(m.sizes, 0, size)
+	m.bytes += size
+	for n := len(m.entries); n > m.maxEntries() || (m.byteLimit > 0 && m.bytes > m.byteLimit && n > 1); n-- {
+		m.remove(n - 1)
+		m.evictions++
+	}
+}
+
+// Stats returns what m holds; the bytes are those of its entries as they were kept, and an
+// entry in use (taken out) counts for nothing.
+func (m *Conv[E]) Stats() Stats {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return Stats{Entries: len(m.entries), Bytes: m.bytes, Evictions: m.evictions}
 }
 
 // Len returns how many entries m holds.
@@ -86,6 +136,9 @@ func (m *Conv[E]) Len() int {
 type Gen[K comparable, V any] struct {
 	cur, prev map[K]V
 	bound     int
+	// moved counts the entries of prev found and put in cur, and evictions the entries of
+	// the generations dropped that had not moved.
+	moved, evictions int
 }
 
 // NewGen returns an empty memo bounded at bound entries per generation.
@@ -101,6 +154,7 @@ func (m *Gen[K, V]) Get(k K) (V, bool) {
 	v, ok := m.prev[k]
 	if ok {
 		m.Put(k, v)
+		m.moved++
 	}
 	return v, ok
 }
@@ -108,9 +162,21 @@ func (m *Gen[K, V]) Get(k K) (V, bool) {
 // Put keeps v for k in the current generation.
 func (m *Gen[K, V]) Put(k K, v V) {
 	if len(m.cur) >= m.bound {
-		m.prev, m.cur = m.cur, make(map[K]V, len(m.cur))
+		m.evictions += max(len(m.prev)-m.moved, 0)
+		m.prev, m.cur, m.moved = m.cur, make(map[K]V, len(m.cur)), 0
 	}
 	m.cur[k] = v
+}
+
+// All calls f for each entry m holds in either generation (an entry in both once per
+// generation), for a caller that sizes the values.
+func (m *Gen[K, V]) All(f func(V)) {
+	for _, v := range m.cur {
+		f(v)
+	}
+	for _, v := range m.prev {
+		f(v)
+	}
 }
 
 // Len returns how many entries m holds in both generations.
@@ -119,9 +185,10 @@ func (m *Gen[K, V]) Len() int { return len(m.cur) + len(m.prev) }
 // Bound returns the entries a generation holds before the next one starts.
 func (m *Gen[K, V]) Bound() int { return m.bound }
 
-// Reserve raises the bound to n entries, up to limit; it never lowers it.
+// Reserve raises the bound to n entries, up to limit; it never raises it above limit, and
+// lowers it to limit when it is above.
 func (m *Gen[K, V]) Reserve(n, limit int) {
-	m.bound = max(m.bound, min(n, limit))
+	m.bound = min(max(m.bound, n), limit)
 }
 
 // Entry returns the i-th most recently used entry m holds, or nil when it holds no more

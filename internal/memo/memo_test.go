@@ -94,3 +94,56 @@ func TestGenReserveNeverLowers(t *testing.T) {
 	m.Reserve(50, 20)
 	assert.Equal(t, 20, m.Bound(), "raised up to the limit")
 }
+
+// sized is an entry that reports its bytes.
+type sized int64
+
+func (s *sized) Bytes() int64 { return int64(*s) }
+
+func TestConvBytes(t *testing.T) {
+	tests := []struct {
+		name          string
+		limit         int64
+		sizes         []int64
+		kept          int
+		bytes, evicts int64
+	}{
+		{"no bound", 0, []int64{100, 100, 100}, 3, 300, 0},
+		{"within the bound", 300, []int64{100, 100, 100}, 3, 300, 0},
+		{"the oldest dropped", 250, []int64{100, 100, 100}, 2, 200, 1},
+		{"the newest kept whatever its size", 50, []int64{10, 10, 400}, 1, 400, 2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m Conv[sized]
+			m.SetLimit(MaxConvEntries)
+			m.SetBytes(tt.limit)
+			for _, n := range tt.sizes {
+				e := sized(n)
+				m.Keep(&e)
+			}
+			assert.Equal(t, Stats{Entries: tt.kept, Bytes: tt.bytes, Evictions: tt.evicts}, m.Stats())
+			first := m.Entry(0)
+			e, _ := m.Take(func(e *sized) bool { return e == first })
+			require.NotNil(t, e)
+			assert.Equal(t, tt.bytes-int64(*e), m.Stats().Bytes, "an entry taken out counts for nothing")
+		})
+	}
+}
+
+func TestGenStats(t *testing.T) {
+	m := NewGen[int, int](2)
+	for i := range 5 { // {0 1} dropped when {4} starts; 2 found again survives
+		m.Put(i, i)
+		if i == 3 {
+			m.Get(2)
+		}
+	}
+	s := m.Stats(10)
+	assert.Equal(t, m.Len(), s.Entries)
+	assert.Equal(t, MapBytes(s.Entries, 0, 0)+10*int64(s.Entries), s.Bytes)
+	assert.Equal(t, int64(2), s.Evictions, "0 and 1 dropped without being found again")
+	n := 0
+	m.All(func(int) { n++ })
+	assert.Equal(t, m.Len(), n)
+}

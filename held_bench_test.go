@@ -1,0 +1,180 @@
+package agentctx_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/summarize"
+	"github.com/agentctx/agentctx/transcript"
+)
+
+// compactedSession returns testkit.Generate(turns) as a live session at the given window
+// would have written it: each response prepared for with the library's own auto-compaction
+// (the extractive summarizer, the bytes estimate) and hung off the turn's Result.Leaf, its
+// usage the input the turn's request counted, the records each turn appended kept. At a small
+// window it compacts every few hundred turns, as a long session does.
+func compactedSession(tb testing.TB, turns, window int) (records []transcript.Record, compactions int) {
+	src := testkit.Generate(turns, testkit.Options{Seed: 1})
+	var now time.Time
+	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: agentctx.EstimateCounter{},
+		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Now: func() time.Time { return now }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	recs := make([]transcript.Record, 0, len(src)+len(src)/10)
+	lastUUID, leaf, tokens := "", "", 0
+	for i := range src {
+		r := src[i]
+		if r.Type == transcript.TypeAssistant && i > 0 && src[i-1].Type == transcript.TypeUser && len(recs) > 0 {
+			if ts, err := time.Parse(time.RFC3339Nano, recs[len(recs)-1].Timestamp); err == nil {
+				now = ts.Add(5 * time.Second)
+			}
+			res, err := p.Prepare(context.Background(), agentctx.Input{Records: recs})
+			if err != nil {
+				tb.Fatalf("record %d: %v", i, err)
+			}
+			recs = append(recs, res.Append...)
+			leaf, tokens = res.Leaf, res.Report.InputTokens
+			if c := res.Report.Compaction; c != nil && c.Outcome == agentctx.CompactCompacted {
+				compactions++
+			}
+		}
+		if r.ParentUUID == lastUUID && leaf != "" {
+			r.ParentUUID = leaf
+		}
+		if r.Type == transcript.TypeAssistant && r.Message != nil && r.Message.Usage != nil {
+			u := *r.Message.Usage
+			u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens = tokens, 0, 0
+			u.Extra = nil
+			m := *r.Message
+			m.Usage = &u
+			r.Message = &m
+		}
+		lastUUID, leaf = r.UUID, ""
+		recs = append(recs, r)
+	}
+	return recs, compactions
+}
+
+// BenchmarkSteadyHeld measures a steady turn (Prepare and Request.MarshalJSON of one new
+// exchange) on a compacted session, side by side whether the caller holds all its records or
+// only the active tail (read from the latest compaction's kept head on, as
+// transcript.ReadOptions.TailMinBytes reads it): the same requests, so the turn should cost
+// the same. The session is compactedSession(6,000 turns) at a 30,000-token window (about 70
+// compactions, 23,000 records, 800 of them in the tail); the steady turns run at 200,000
+// tokens, so that none compacts. Under -short: 1,500 turns.
+func BenchmarkSteadyHeld(b *testing.B) {
+	turns := 6000
+	if testing.Short() {
+		turns = 1500
+	}
+	recs, compactions := compactedSession(b, turns, 30_000)
+	data, err := testkit.JSONL(recs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	path := filepath.Join(b.TempDir(), "session.jsonl")
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		b.Fatal(err)
+	}
+	var first []byte
+	for _, held := range []struct {
+		name string
+		tail int64
+	}{{"all", 0}, {"tail", 1}} {
+		b.Run("held="+held.name, func(b *testing.B) {
+			f, err := transcript.ReadFile(path, transcript.ReadOptions{TailMinBytes: held.tail})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s := &heldSession{recs: f.Records}
+			body := s.warm(b)
+			if first == nil {
+				first = body
+			} else if !bytes.Equal(first, body) {
+				b.Fatal("the tail's request differs from the whole session's")
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				s.turn(b)
+			}
+			b.ReportMetric(float64(len(f.Records)), "records")
+			b.ReportMetric(float64(compactions), "compactions")
+		})
+	}
+}
+
+// heldSession is a compacted session's records and the Pipeline serving its steady turns.
+type heldSession struct {
+	p      *agentctx.Pipeline
+	recs   []transcript.Record
+	leaf   string
+	last   time.Time
+	now    time.Time
+	tokens int
+	n      int
+}
+
+// warm prepares the session's next request with a new Pipeline and returns its bytes.
+func (s *heldSession) warm(tb testing.TB) []byte {
+	last, err := time.Parse(time.RFC3339Nano, s.recs[len(s.recs)-1].Timestamp)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.last, s.now = last, last.Add(5*time.Second)
+	s.p, err = agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 200_000, Tokens: agentctx.EstimateCounter{},
+		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Now: func() time.Time { return s.now }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	res, err := s.p.Prepare(tb.Context(), agentctx.Input{Records: s.recs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	body, err := res.Request.MarshalJSON()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.recs, s.leaf, s.tokens = append(s.recs, res.Append...), res.Leaf, res.Report.InputTokens
+	return body
+}
+
+// turn adds one exchange (an assistant's text and Bash call with its usage, and the result)
+// and prepares and encodes the next request.
+func (s *heldSession) turn(tb testing.TB) {
+	sid := s.recs[0].SessionID
+	add := func(r transcript.Record) {
+		s.n++
+		r.UUID = fmt.Sprintf("5eed0000-0000-4000-8000-%012x", s.n)
+		r.ParentUUID, r.SessionID = s.leaf, sid
+		s.last = s.last.Add(10 * time.Second)
+		r.Timestamp = s.last.Format("2006-01-02T15:04:05.000Z")
+		s.recs = append(s.recs, r)
+		s.leaf = r.UUID
+	}
+	id := fmt.Sprintf("toolu_held_%d", s.n)
+	in, _ := json.Marshal(map[string]string{"command": "go test ./..."})
+	add(transcript.Record{Type: transcript.TypeAssistant, Message: &transcript.Message{ID: fmt.Sprintf("msg_held_%d", s.n), Type: "message",
+		Role: transcript.RoleAssistant, Model: "claude-sonnet-4-5", Usage: &transcript.Usage{InputTokens: s.tokens, OutputTokens: 40},
+		Content: []transcript.Block{&transcript.Text{Text: fmt.Sprintf("step %d: running the tests again", s.n)}, &transcript.ToolUse{ID: id, Name: "Bash", Input: in}}}})
+	add(transcript.Record{Type: transcript.TypeUser, Message: &transcript.Message{Role: transcript.RoleUser,
+		Content: []transcript.Block{&transcript.ToolResult{ToolUseID: id, StringContent: true,
+			Content: []transcript.Block{&transcript.Text{Text: fmt.Sprintf("ok  \tpkg/x\t0.%03ds\nPASS %d", s.n%1000, s.n)}}}}}})
+	s.now = s.last.Add(5 * time.Second)
+	res, err := s.p.Prepare(tb.Context(), agentctx.Input{Records: s.recs})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := res.Request.MarshalJSON(); err != nil {
+		tb.Fatal(err)
+	}
+	s.recs, s.leaf, s.tokens = append(s.recs, res.Append...), res.Leaf, res.Report.InputTokens
+}
