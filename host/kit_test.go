@@ -1,6 +1,7 @@
 package host_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -145,6 +146,54 @@ func script(t testing.TB, ctx context.Context, from, to int, sides []conv, pipes
 		step(output)
 		send()
 		step(answer)
+	}
+	return out
+}
+
+// rebuilt returns msgs as a host that reads them from its database each turn has them: new
+// messages, new blocks and new strings, the same content (the script's kinds of blocks).
+func rebuilt(t testing.TB, msgs []host.Message) []host.Message {
+	out := make([]host.Message, len(msgs))
+	for i, m := range msgs {
+		out[i] = m
+		out[i].ID = strings.Clone(m.ID)
+		out[i].Message = rebuiltMessage(t, m.Message)
+	}
+	return out
+}
+
+// rebuiltMessage returns a copy of m in new memory throughout.
+func rebuiltMessage(t testing.TB, m *transcript.Message) *transcript.Message {
+	c := *m
+	c.ID, c.Model, c.StopReason = strings.Clone(m.ID), strings.Clone(m.Model), strings.Clone(m.StopReason)
+	if m.Usage != nil {
+		u := *m.Usage
+		c.Usage = &u
+	}
+	c.Content = rebuiltBlocks(t, m.Content)
+	return &c
+}
+
+// rebuiltBlocks returns copies of blocks in new memory.
+func rebuiltBlocks(t testing.TB, blocks []transcript.Block) []transcript.Block {
+	out := make([]transcript.Block, len(blocks))
+	for i, b := range blocks {
+		switch b := b.(type) {
+		case *transcript.Text:
+			c := *b
+			c.Text = strings.Clone(b.Text)
+			out[i] = &c
+		case *transcript.ToolUse:
+			c := *b
+			c.ID, c.Name, c.Input = strings.Clone(b.ID), strings.Clone(b.Name), bytes.Clone(b.Input)
+			out[i] = &c
+		case *transcript.ToolResult:
+			c := *b
+			c.ToolUseID, c.Content = strings.Clone(b.ToolUseID), rebuiltBlocks(t, b.Content)
+			out[i] = &c
+		default:
+			t.Fatalf("rebuilt: a %s block", b.Kind())
+		}
 	}
 	return out
 }

@@ -18,11 +18,14 @@ import (
 // reusing the records of the messages that are unchanged. The bytes are those a Conversation
 // without a Memo builds.
 //
-// A message is known by its id, its [*transcript.Message], its time and flags, not by
-// hashing its content: a message passed to a turn is not changed in place
-// afterwards (as [agentctx.Input.Records] says of records); an edit is a new
-// [transcript.Message]. A host that builds new messages from its rows every turn gets no
-// reuse, and the replay costs what it costs without a Memo.
+// A message is known by its id, its time and flags, and its [*transcript.Message]: the same
+// pointer at once, or else a message equal to it ([transcript.EqualMessage]: every field and
+// block compared, no hashing), so that a host that builds new messages from its rows every
+// turn keeps the records of those it did not change, and an edit under the same id (a row
+// updated) is seen. Comparing a rebuilt message costs about reading its bytes once. A
+// message is still not changed in place once passed to a turn (as [agentctx.Input.Records]
+// says of records): its record holds it, and the memo compares the next turn's message
+// with it.
 //
 // The zero value is ready. A Memo is safe for concurrent use; it keeps one conversation's
 // replay (the last turn's), so give each Conversation its own. Turns of one conversation that
@@ -69,9 +72,12 @@ func keyOf(m *Message) msgKey {
 	return msgKey{id: m.ID, msg: m.Message, at: m.Time, injected: m.Injected, source: m.SourceToolUseID}
 }
 
-// is reports whether m has identity k.
+// is reports whether m has identity k: the same id, time and flags, and the same
+// [*transcript.Message] or one equal to it ([transcript.EqualMessage]), as a message rebuilt
+// from its row is.
 func (k *msgKey) is(m *Message) bool {
-	return k.msg == m.Message && k.id == m.ID && k.at == m.Time && k.injected == m.Injected && k.source == m.SourceToolUseID
+	return k.id == m.ID && k.injected == m.Injected && k.source == m.SourceToolUseID && k.at.Equal(m.Time) &&
+		transcript.EqualMessage(k.msg, m.Message)
 }
 
 // hostEntry is a host message's identity and record (its parent not set).

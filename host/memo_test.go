@@ -2,10 +2,12 @@ package host_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/host"
@@ -25,7 +27,9 @@ func copyStore(t *testing.T, recs []transcript.Record) *host.MemoryStore {
 // TestMemoSameReplay: a Conversation with a Memo replays what one without it replays, after
 // the messages grew and after each change that makes it build the replay again: an edit, a
 // deletion, an insertion in the middle, a reordering, a store changed underneath and a lost
-// store; and the turn after the change, whose messages grew again, too.
+// store; after the host rebuilt its messages from its rows with the same content, and with
+// an edit under the same id (a prompt, a call's input, a replaced tool result, a time, a
+// usage); and the turn after the change, whose messages, rebuilt, grew again, too.
 func TestMemoSameReplay(t *testing.T) {
 	text := func(s string) *transcript.Message {
 		return &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{&transcript.Text{Text: s}}}
@@ -34,24 +38,26 @@ func TestMemoSameReplay(t *testing.T) {
 		name   string
 		change func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore)
 		lost   bool
+		// dropped: the change makes a stored turn inapplicable (Result.Dropped).
+		dropped bool
 	}{
 		{"grown", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
 			return append(msgs, host.Message{ID: "row-new", Message: text("one more thing")}), copyStore(t, stored)
-		}, false},
+		}, false, false},
 		{"edited", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
 			msgs[10].Message = &transcript.Message{Role: transcript.RoleUser, Content: []transcript.Block{transcript.TextResult("toolu_02", "rewritten")}}
 			return msgs, copyStore(t, stored)
-		}, false},
+		}, false, true},
 		{"deleted", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
 			return slices.Delete(msgs, 12, 13), copyStore(t, stored)
-		}, false},
+		}, false, false},
 		{"inserted in the middle", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
 			return slices.Insert(msgs, 6, host.Message{ID: "row-aside", Message: text("an aside")}), copyStore(t, stored)
-		}, false},
+		}, false, false},
 		{"reordered", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
 			msgs[12], msgs[16] = msgs[16], msgs[12]
 			return msgs, copyStore(t, stored)
-		}, false},
+		}, false, false},
 		{"store changed underneath", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
 			// Another store holding the first half of the turns' decisions only.
 			var marks []int
@@ -62,17 +68,48 @@ func TestMemoSameReplay(t *testing.T) {
 			}
 			require.Greater(t, len(marks), 2)
 			return msgs, copyStore(t, stored[:marks[len(marks)/2]])
-		}, false},
+		}, false, false},
 		{"store rewritten in place", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
 			recs := slices.Clone(stored)
 			i := slices.IndexFunc(recs, func(r transcript.Record) bool { return r.Subtype == transcript.SubtypeToolResultBudget })
 			require.GreaterOrEqual(t, i, 0)
 			recs[i].UUID = "00000000-0000-4000-8000-000000000001"
 			return msgs, copyStore(t, recs)
-		}, false},
+		}, false, false},
 		{"lost store", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
 			return msgs, &host.MemoryStore{}
-		}, true},
+		}, true, false},
+		// A host that reads its rows each turn: new messages with the same content, and its
+		// edits, which keep the message's id.
+		{"rebuilt", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
+			return rebuilt(t, msgs), copyStore(t, stored)
+		}, false, false},
+		{"rebuilt, a prompt edited in place", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
+			msgs = rebuilt(t, msgs)
+			msgs[12].Message.Content[0].(*transcript.Text).Text = "Step 3: inspect the log of shard 4."
+			return msgs, copyStore(t, stored)
+		}, false, false},
+		{"rebuilt, a call's input changed", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
+			msgs = rebuilt(t, msgs)
+			msgs[9].Message.Content[0].(*transcript.ToolUse).Input = json.RawMessage(`{"shard":20}`)
+			return msgs, copyStore(t, stored)
+		}, false, true},
+		{"rebuilt, a replaced tool result changed", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
+			msgs = rebuilt(t, msgs)
+			tr := msgs[10].Message.Content[0].(*transcript.ToolResult)
+			tr.Content[0].(*transcript.Text).Text += "one more line\n"
+			return msgs, copyStore(t, stored)
+		}, false, true},
+		{"rebuilt, a time changed", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
+			msgs = rebuilt(t, msgs)
+			msgs[12].Time = msgs[12].Time.Add(time.Second)
+			return msgs, copyStore(t, stored)
+		}, false, false},
+		{"rebuilt, a usage learned", func(t *testing.T, msgs []host.Message, stored []transcript.Record) ([]host.Message, host.DecisionStore) {
+			msgs = rebuilt(t, msgs)
+			msgs[15].Message.Usage = &transcript.Usage{InputTokens: 9_000, OutputTokens: 20}
+			return msgs, copyStore(t, stored)
+		}, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -106,7 +143,9 @@ func TestMemoSameReplay(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, string(wantBody), string(gotBody), "step %d", step)
 				require.Equal(t, wantRes.Dropped, gotRes.Dropped)
-				msgs = append(msgs, host.Message{ID: "row-after", Message: text("and after the change")})
+				require.Equal(t, tt.dropped, len(gotRes.Dropped) > 0, "step %d: %v", step, gotRes.Dropped)
+				// The next turn's messages, read again as a host reading its rows does.
+				msgs = append(rebuilt(t, msgs), host.Message{ID: "row-after", Message: text("and after the change")})
 			}
 		})
 	}

@@ -177,11 +177,13 @@ func (rp *replay) grow(msgs []Message, stored []transcript.Record, reuse map[str
 		if ids[m.ID] || rp.byID[m.ID] != nil {
 			return false, fmt.Errorf("host: message %d: id %q is used twice", i, m.ID)
 		}
-		news[j].key = keyOf(m)
-		if e := reuse[m.ID]; e != nil && e.key == news[j].key {
-			news[j].rec = e.rec
-		} else if news[j].rec, err = m.record(rp.session, rp.cwd, i); err != nil {
-			return false, err
+		if e := reuse[m.ID]; e != nil && e.key.is(m) {
+			news[j] = *e
+		} else {
+			news[j].key = keyOf(m)
+			if news[j].rec, err = m.record(rp.session, rp.cwd, i); err != nil {
+				return false, err
+			}
 		}
 		if rp.watch[news[j].rec.UUID] {
 			return false, nil

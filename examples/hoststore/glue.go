@@ -73,8 +73,11 @@ func usage(r Row) *transcript.Usage {
 }
 
 // Prepare builds the request of conv's next step from its rows and the decisions agentctx
-// stored, and stores the step's new decisions.
+// stored, and stores the step's new decisions. The conversation's Memo keeps the last step's
+// replay, so a step costs the rows added since (the messages, rebuilt from the rows, are
+// compared with the last step's).
 func (rt *Runtime) Prepare(ctx context.Context, conv string) (host.Result, error) {
-	c := host.Conversation{ID: conv, Store: rt.Decisions}
+	memo, _ := rt.memos.LoadOrStore(conv, &host.Memo{})
+	c := host.Conversation{ID: conv, Store: rt.Decisions, Memo: memo.(*host.Memo)}
 	return c.Prepare(ctx, rt.Pipeline, Messages(rt.DB.Conversation(conv)), agentctx.Input{System: rt.System, Tools: rt.Tools})
 }

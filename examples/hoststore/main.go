@@ -20,6 +20,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/agentctx/agentctx"
@@ -37,6 +38,8 @@ type Runtime struct {
 	System    []*transcript.Text
 	Tools     []provider.Tool
 	Now       func() time.Time
+	// memos holds each conversation's host.Memo (glue.go), made at its first step.
+	memos sync.Map
 }
 
 // readLog is the runtime's one tool.

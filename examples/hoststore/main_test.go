@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/agentctx/agentctx"
+	"github.com/agentctx/agentctx/host"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/session"
 	"github.com/agentctx/agentctx/transcript"
@@ -133,3 +135,31 @@ func TestGlueUnder100Lines(t *testing.T) {
 
 // peerInput is the Input the runtime's Prepare passes, for the session path.
 func peerInput(rt *Runtime) agentctx.Input { return agentctx.Input{System: rt.System, Tools: rt.Tools} }
+
+// BenchmarkStep measures one more step of the runtime after twelve turns (48 rows), rows
+// read and converted included: with the conversation's Memo (the runtime's Prepare) and
+// without one, side by side.
+func BenchmarkStep(b *testing.B) {
+	clock := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	rt, err := NewRuntime(b.TempDir(), func() time.Time { return clock })
+	require.NoError(b, err)
+	for range 12 {
+		require.NoError(b, rt.Turn(b.Context(), "conv-1", "Check the next shard.", io.Discard))
+		clock = clock.Add(time.Minute)
+	}
+	b.Run("memo", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := rt.Prepare(b.Context(), "conv-1"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("no-memo", func(b *testing.B) {
+		c := host.Conversation{ID: "conv-1", Store: rt.Decisions}
+		for b.Loop() {
+			if _, err := c.Prepare(b.Context(), rt.Pipeline, Messages(rt.DB.Conversation("conv-1")), peerInput(rt)); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
