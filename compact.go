@@ -549,7 +549,7 @@ func (co *compactor) compact(ctx context.Context, t *turn, manual *CompactOption
 		return t, err
 	}
 	for _, f := range failures {
-		if counts(f.CompactFailure) && trigger == transcript.TriggerAuto {
+		if f.CompactFailure.Counts() && trigger == transcript.TriggerAuto {
 			rep.ConsecutiveFailures++
 		}
 	}
@@ -577,11 +577,6 @@ func (co *compactor) compact(ctx context.Context, t *turn, manual *CompactOption
 	}
 	return co.installed(ctx, t, rep, sum, done, tail), nil
 }
-
-// counts reports whether the circuit breaker counts a failed attempt: one of the primary
-// summarizer that was called. A summary request the library could not size to fit the window
-// (no call made) is the library's failure, not the summarizer's.
-func counts(f *transcript.CompactFailure) bool { return !f.Fallback && f.Attempts > 0 }
 
 // summary is a summary ready to install.
 type summary struct {
@@ -858,7 +853,7 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 			}
 		}
 	}
-	if d, err := cutHistory(before, leaf); err == nil {
+	if d, err := transcript.CutHistory(before, leaf); err == nil {
 		b.History = d
 	}
 	parent := s.UUID

@@ -44,7 +44,7 @@ func readHistory(records []transcript.Record, sc *transcript.Scan, leaf *transcr
 	})
 	if start != nil {
 		h.compactions, h.failures = start.Compactions, start.Failures
-		h.refills = runRefills(start.Runs, thrashTurns)
+		h.refills = start.Refills(thrashTurns)
 		seenBoundary = start.Compactions > 0
 		for _, id := range start.Open {
 			responses[id] = true
@@ -95,7 +95,7 @@ func readHistory(records []transcript.Record, sc *transcript.Scan, leaf *transcr
 			switch {
 			case f.Trigger == transcript.TriggerManual:
 				h.failures = 0
-			case counts(f):
+			case f.Counts():
 				h.failures++
 			}
 		}

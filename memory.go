@@ -9,7 +9,7 @@ import (
 )
 
 // summarizerSessionMemory names session-memory summaries in compaction records.
-const summarizerSessionMemory = "session_memory"
+const summarizerSessionMemory = transcript.SummarizerSessionMemory
 
 // SessionMemory supplies the summary a runtime keeps up to date in the background (Claude
 // Code's session memory): when a compaction needs a summary and there are no extra

@@ -1,12 +1,17 @@
-package agentctx
+package transcript
 
-import (
-	"slices"
+import "slices"
 
-	"github.com/agentctx/agentctx/transcript"
-)
+// SummarizerSessionMemory is the [CompactMetadata.Summarizer] of a compaction whose summary is
+// a session-memory extraction.
+const SummarizerSessionMemory = "session_memory"
 
-// cutHistory returns the history a compaction's boundary carries (see [transcript.History]):
+// Counts reports whether the circuit breaker counts a failed attempt: one of the primary
+// summarizer that was called. A summary request the library could not size to fit the window
+// (no call made) is the library's failure, not the summarizer's.
+func (f *CompactFailure) Counts() bool { return !f.Fallback && f.Attempts > 0 }
+
+// CutHistory returns the history a compaction's boundary carries (see [History]):
 // what pre, the records before the boundary's cut in file order, say of leaf's thread, so
 // that a later read can stop at the cut. It reads pre the way readHistory and the stages
 // read them: the breaker's failures, the boundaries and the responses between them the
@@ -15,8 +20,8 @@ import (
 // response of the main thread and the latest that completed, their late usage and the snips
 // naming a pinned record. When pre starts from a read that stopped at a cut itself, that
 // cut's history is where the walk starts.
-func cutHistory(pre []transcript.Record, leaf *transcript.Record) (*transcript.History, error) {
-	d := &transcript.History{Version: transcript.HistoryVersion}
+func CutHistory(pre []Record, leaf *Record) (*History, error) {
+	d := &History{Version: HistoryVersion}
 	seen := false
 	start := historyStart(pre, leaf)
 	skip := 0
@@ -27,33 +32,33 @@ func cutHistory(pre []transcript.Record, leaf *transcript.Record) (*transcript.H
 	}
 	for i := skip; i < len(pre); i++ {
 		r := &pre[i]
-		if transcript.OtherThread(r, leaf) {
+		if OtherThread(r, leaf) {
 			continue
 		}
 		switch {
-		case transcript.ProviderResponse(r):
-			if id := r.Message.ID; id != "" && len(d.Open) < transcript.HistoryResponses && !slices.Contains(d.Open, id) {
+		case ProviderResponse(r):
+			if id := r.Message.ID; id != "" && len(d.Open) < HistoryResponses && !slices.Contains(d.Open, id) {
 				d.Open = append(d.Open, id)
 			}
 		case r.IsCompactBoundary():
 			m := r.CompactMetadata
-			manual := m != nil && m.Trigger == transcript.TriggerManual
-			if manual || !seen || len(d.Open) >= transcript.HistoryResponses {
+			manual := m != nil && m.Trigger == TriggerManual
+			if manual || !seen || len(d.Open) >= HistoryResponses {
 				d.Runs = nil // no refill, whatever ThrashTurns up to 7
 			} else {
 				d.Runs = append(d.Runs, len(d.Open))
 			}
-			if manual || m == nil || !m.Fallback && m.Summarizer != summarizerSessionMemory {
+			if manual || m == nil || !m.Fallback && m.Summarizer != SummarizerSessionMemory {
 				d.Failures = 0
 			}
 			d.Compactions++
 			seen = true
 			d.Open = nil
-		case r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCompactFailure && r.CompactFailure != nil && r.CompactFailure.Trigger != transcript.TriggerCollapse:
+		case r.Type == TypeSystem && r.Subtype == SubtypeCompactFailure && r.CompactFailure != nil && r.CompactFailure.Trigger != TriggerCollapse:
 			switch f := r.CompactFailure; {
-			case f.Trigger == transcript.TriggerManual:
+			case f.Trigger == TriggerManual:
 				d.Failures = 0
-			case counts(f):
+			case f.Counts():
 				d.Failures++
 			}
 		}
@@ -69,18 +74,18 @@ func cutHistory(pre []transcript.Record, leaf *transcript.Record) (*transcript.H
 }
 
 // carriedRecords returns the positions in pre, in order, of the records a boundary's history
-// carries (see cutHistory).
-func carriedRecords(pre []transcript.Record) []int {
+// carries (see CutHistory).
+func carriedRecords(pre []Record) []int {
 	pinned := map[string]bool{}
 	last, done := -1, -1
 	for i := range pre {
 		r := &pre[i]
-		if r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypePin && r.Pin != nil {
+		if r.Type == TypeSystem && r.Subtype == SubtypePin && r.Pin != nil {
 			for _, u := range r.Pin.UUIDs {
 				pinned[u] = true
 			}
 		}
-		if transcript.ProviderResponse(r) && !r.IsSidechain {
+		if ProviderResponse(r) && !r.IsSidechain {
 			last = i
 			if s := r.Message.StopReason; s != "" && s != "max_tokens" {
 				done = i
@@ -98,13 +103,13 @@ func carriedRecords(pre []transcript.Record) []int {
 	for i := range pre {
 		r := &pre[i]
 		keep := i == last || i == done
-		if r.Type == transcript.TypeSystem {
+		if r.Type == TypeSystem {
 			switch r.Subtype {
-			case transcript.SubtypePin, transcript.SubtypeRecovery:
+			case SubtypePin, SubtypeRecovery:
 				keep = true
-			case transcript.SubtypeUsage:
+			case SubtypeUsage:
 				keep = r.LateUsage != nil && responses[r.LateUsage.UUID]
-			case transcript.SubtypeSnip:
+			case SubtypeSnip:
 				keep = r.Snip != nil && slices.ContainsFunc(r.Snip.RemovedUUIDs, func(u string) bool { return pinned[u] })
 			}
 		}
@@ -119,23 +124,23 @@ func carriedRecords(pre []transcript.Record) []int {
 }
 
 // historyStart returns the history of the first compact boundary of leaf's thread in records
-// when a read stopped at its cut ([transcript.Record.CutHistory]): the records before the
+// when a read stopped at its cut ([Record.CutHistory]): the records before the
 // cut are not in records, and it stands for them; the read put the records it carries first.
-func historyStart(records []transcript.Record, leaf *transcript.Record) *transcript.History {
+func historyStart(records []Record, leaf *Record) *History {
 	for i := range records {
 		r := &records[i]
-		if r.IsCompactBoundary() && !transcript.OtherThread(r, leaf) {
+		if r.IsCompactBoundary() && !OtherThread(r, leaf) {
 			return r.CutHistory()
 		}
 	}
 	return nil
 }
 
-// runRefills is the thrash guard's refills a history's runs give for thrashTurns: the
-// trailing runs of at most thrashTurns responses.
-func runRefills(runs []int, thrashTurns int) int {
+// Refills is the thrash guard's refills h's runs give for thrashTurns: the trailing runs of
+// at most thrashTurns responses.
+func (h *History) Refills(thrashTurns int) int {
 	n := 0
-	for i := len(runs) - 1; i >= 0 && runs[i] <= thrashTurns; i-- {
+	for i := len(h.Runs) - 1; i >= 0 && h.Runs[i] <= thrashTurns; i-- {
 		n++
 	}
 	return n
