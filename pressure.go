@@ -125,8 +125,10 @@ func (l Levels) Of(tokens int) Level {
 // response's reported usage (the anchor: input, cache creation, cache read and output tokens)
 // plus what was added to the view after it, minus what this turn's stages freed in the part the
 // anchor covers — the counted parts multiplied by the calibration ratio. It is never less than
-// the request's own counted size. Without an anchor (a new session, or the first turn after a
-// compaction) it is the counted size times the ratio.
+// the request's own counted size, nor, on a turn whose stages freed tokens the anchor covers
+// (an estimate taken off a real count), than the counted size times the ratio. Without an
+// anchor (a new session, or the first turn after a compaction) it is the counted size times
+// the ratio.
 //
 // The ratio converts the pipeline's counted tokens into the provider's: tiktoken's cl100k
 // counts about 21 % fewer tokens than Claude's tokenizer on real sessions. It is fitted on the
@@ -607,6 +609,12 @@ func (g *gauge) measure(t *turn) Pressure {
 	if counted := pr.Counted - pr.ServerCleared; counted > anchored {
 		pr.Tokens = counted
 		why += fmt.Sprintf("; raised to the counted size %d, which is larger", counted)
+	}
+	if scaled := cal.scale(pr.Counted - pr.ServerCleared); pr.Freed > 0 && scaled > pr.Tokens {
+		// What this turn freed is an estimate taken off a real count: the figure it lowers is
+		// never below what is sent, counted at the ratio.
+		pr.Tokens = scaled
+		why += fmt.Sprintf("; raised to the counted size times the ratio, %d, since this turn freed tokens", scaled)
 	}
 	if s := &t.recovery; s.room != nil && s.roomPos > t.boundaryPos && s.roomPos > s.responsePos {
 		// The provider counted this prompt when it refused the output room on top of it.

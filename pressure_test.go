@@ -3,6 +3,7 @@ package agentctx
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -201,6 +202,31 @@ func TestPressureFreed(t *testing.T) {
 	res, err = p.Prepare(t.Context(), Input{Records: k3.recs})
 	require.NoError(t, err)
 	assert.Zero(t, res.Report.Pressure.Freed, res.Report.String())
+}
+
+// TestPressureFreedFloor checks that a figure lowered by what this turn freed is never below
+// the counted request at the ratio: the freed tokens are an estimate, and an anchor that
+// reported less than the view held must not let max_tokens fill a room the provider does not
+// have.
+func TestPressureFreedFloor(t *testing.T) {
+	k := newTK()
+	k.user("read it")
+	k.assistant(toolUse("t1", "Read"))
+	k.results(result("t1", strings.Repeat("line of the file\n", 500)))
+	k.assistant(toolUse("t2", "Read"))
+	k.results(result("t2", strings.Repeat("another line\n", 200)))
+	b := k.assistant(text("ok"))
+	b.Message.Usage = &transcript.Usage{InputTokens: 900, OutputTokens: 5} // under what the view holds
+	k.user("again")
+	p := newTestPipeline(t, Config{ContextWindow: 20_000, Microcompact: MicrocompactConfig{KeepRecent: 1}, Pressure: PressureConfig{Ratio: 1.25}}, k.at(2*time.Hour))
+	res, err := p.Prepare(t.Context(), Input{Records: k.recs})
+	require.NoError(t, err)
+	pr := res.Report.Pressure
+	require.Positive(t, pr.Freed, res.Report.String())
+	assert.Less(t, max(pr.Anchor+pr.Added-pr.Freed, pr.Counted), pr.Tokens)
+	assert.Equal(t, int(math.Ceil(float64(pr.Counted)*pr.Ratio)), pr.Tokens)
+	assert.Contains(t, pr.Why, "since this turn freed tokens")
+	assert.LessOrEqual(t, pr.Tokens+res.Request.MaxTokens, 20_000, "max_tokens leaves the figure its room")
 }
 
 func TestPressureNeverBelowCounted(t *testing.T) {
