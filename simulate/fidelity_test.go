@@ -25,19 +25,28 @@ import (
 // session of the kind; the sessions of up to 32 responses match by construction.
 const fidelityTolerance = 0.04
 
+// readTolerance is how far the replay's cache-read share over the turns in scope may fall
+// below the real one: what is left once the replay holds the client's fixed prefix warm where
+// the file's first response of each model read it is rounding and the client's own
+// breakpoints placed a block apart from the library's (1.5 points at most on the corpus).
+const readTolerance = 0.03
+
 // TestReplayFidelity replays every Claude Code session of the corpus that carries usage the
 // way it really ran — --replay file, the file's own compactions followed, no decision the
 // file did not make (no tool-result budget, no microcompact, no auto-compact), the session's
-// thinking, each turn at its response's model, the fixed prefix estimated and the figures in
-// provider tokens as `agentctx simulate` does by default — and compares each turn's provider
-// input (input + cache read + cache write) with the usage the file records.
+// thinking, each turn at its response's model, the system prompt marked for the cache as
+// Claude Code marks it, the fixed prefix estimated and the figures in provider tokens as
+// `agentctx simulate` does by default — and compares each turn's provider input (input +
+// cache read + cache write) with the usage the file records.
 //
 // Asserted, for each session the file can tell: over its turns up to the first where the file
 // and the request really sent part ways for a reason the file shows — the file's own
 // compaction (the client then sends a summary and re-attached files the file does not hold in
 // full) or a reported prompt smaller than the previous one of the same model (the client
 // cleared something the file keeps) — the replayed input is within fidelityTolerance of the
-// real one in total. A session the file cannot tell is reported, not asserted: its usage does
+// real one in total, and the part of it read from the cache is at least the real part less
+// readTolerance (the simulated cache reads what the provider's did; it reads more where the
+// client broke its own prefix, which the library does not). A session the file cannot tell is reported, not asserted: its usage does
 // not fit a line (the calibration's slope is outside 0.5–2 and falls back to a ratio of 1: its
 // prompts grew by more than twice the counted requests, so the client sent what the file does
 // not hold), or the file
@@ -58,6 +67,7 @@ func TestReplayFidelity(t *testing.T) {
 		require.NoError(t, err)
 		cfg := agentctx.Config{Model: sessionModel(tr.Records)}
 		cfg.Budget.Disable, cfg.Microcompact.Disable, cfg.Compact.DisableAuto = true, true, true
+		cfg.Cache.SystemMarker = true
 		sim, err := simulate.Run(t.Context(), tr.Records, cfg, simulate.Options{Replay: simulate.ReplayFile,
 			EstimatePrefix: true, Calibrate: true, SessionThinking: true, ResponseModels: true})
 		require.NoError(t, err, f)
@@ -74,9 +84,9 @@ func TestReplayFidelity(t *testing.T) {
 			why = "calibration not fitted: " + u
 		}
 		name := filepath.Base(f)
-		t.Logf("%-44.44s %4d turns  real %9d  replay %9d  ×%.3f | in scope %4d turns ×%.3f, worst turn %+.3f | calibration %.4f/%d %s",
+		t.Logf("%-44.44s %4d turns  real %9d  replay %9d  ×%.3f | in scope %4d turns ×%.3f, worst turn %+.3f, read share %.3f/%.3f | calibration %.4f/%d %s",
 			name, fid.turns, fid.real, fid.replay, ratio(fid.replay, fid.real), fid.scoped, ratio(fid.scopedReplay, fid.scopedReal),
-			fid.worst, sim.Calibration.Ratio, sim.Calibration.Responses, why)
+			fid.worst, ratio(fid.readReplay, fid.scopedReplay), ratio(fid.readReal, fid.scopedReal), sim.Calibration.Ratio, sim.Calibration.Responses, why)
 		if why != "" {
 			reported++
 			continue
@@ -84,6 +94,8 @@ func TestReplayFidelity(t *testing.T) {
 		asserted++
 		assert.InDelta(t, 1, ratio(fid.scopedReplay, fid.scopedReal), fidelityTolerance,
 			"%s: the replayed input over the %d turns in scope is within %.0f %% of the real one", name, fid.scoped, 100*fidelityTolerance)
+		assert.GreaterOrEqual(t, ratio(fid.readReplay, fid.scopedReplay), ratio(fid.readReal, fid.scopedReal)-readTolerance,
+			"%s: the replay reads from the cache what the provider read", name)
 	}
 	if asserted+reported == 0 {
 		t.Skip("no corpus session carries usage")
@@ -98,6 +110,7 @@ func TestReplayFidelity(t *testing.T) {
 type fidelity struct {
 	turns, real, replay              int
 	scoped, scopedReal, scopedReplay int
+	readReal, readReplay             int // cache reads over the turns in scope
 	worst                            float64
 	untold                           string
 }
@@ -167,6 +180,8 @@ func measureFidelity(records []transcript.Record, sim *simulate.Result) fidelity
 		fid.scoped++
 		fid.scopedReal += real
 		fid.scopedReplay += replay
+		fid.readReal += tu.Real.CacheRead
+		fid.readReplay += tu.CacheRead
 		if e := ratio(replay, real) - 1; e*e > fid.worst*fid.worst {
 			fid.worst = e
 		}

@@ -326,14 +326,16 @@ func realWrites(u *transcript.Usage) (w5m, w1h int) {
 
 // seed writes into the cache, as an entry written at with the time to live of req's message
 // marker, the longest prefix of the part of req before its messages — the tool definitions
-// and the system prompt, block by block — that read (provider tokens) covers at ratio
-// provider tokens per counted token, and returns its counted tokens (0 when it wrote none).
-// The entry ends where the messages start or before, so the first request reads it within
-// the provider's lookback of its message breakpoint.
-func (pc *promptCache) seed(req *provider.Request, at time.Time, read int, ratio float64) int {
+// and the system prompt, block by block — that read (provider tokens) covers, counted tokens
+// converted by conv, and returns its counted tokens (0 when it wrote none).
+// The entry ends where the messages start or before: the first request reads it when one of
+// its breakpoints is within the provider's lookback of it (a system prompt's marker, or the
+// message marker of a request whose messages hold fewer blocks than the lookback), as a
+// real request would read what an earlier session wrote at its client's breakpoint.
+func (pc *promptCache) seed(req *provider.Request, at time.Time, read int, conv scaler) int {
 	head := provider.Request{Tools: req.Tools, System: req.System}
 	pos := pc.positions(&head)
-	for len(pos) > 0 && uniform(ratio).tokens(pos[len(pos)-1].tokens) > read {
+	for len(pos) > 0 && conv.at(pos[len(pos)-1].tokens) > read {
 		pos = pos[:len(pos)-1]
 	}
 	if len(pos) == 0 {

@@ -111,8 +111,8 @@ type Result struct {
 	// Options.Calibrate or Options.EstimatePrefix asked for it.
 	Calibration *Calibration `json:"calibration,omitempty"`
 	// WarmPrefix is the counted tokens of the fixed prefix — the tool definitions and the
-	// system prompt — that the replay found already cached, written at the first record's
-	// time. With a FixedPrefix, when the file's first response read from the cache, an earlier
+	// system prompt — that the replay found already cached, written at the first request's
+	// time (the first response read it, so it was alive then). With a FixedPrefix, when the file's first response read from the cache, an earlier
 	// session had cached that much of the prompt: the longest part of the fixed prefix, block
 	// by block, that the read covers is seeded so that the policy starts where the real
 	// session started (a synthetic system prompt is made of two blocks then, the part the
@@ -427,12 +427,16 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	if tools == nil {
 		tools = sessionTools(records)
 	}
-	system, scaling, err := fixedPrefix(ctx, file, cfg, opts, tools, p.Counter(), sim)
+	system, conv, err := fixedPrefix(ctx, file, cfg, opts, tools, p.Counter(), sim)
 	if err != nil {
 		return nil, err
 	}
+	scaling := scales{main: uniform(1)} // the policy's figures: counted, or provider tokens
+	if opts.Calibrate {
+		scaling = conv
+	}
 	cache := newPromptCache(p.Counter(), p.MinCacheTokens())
-	warm := warmStart(records, points, groups, sim)
+	warm := warmStarts(points, groups, sim, opts.ResponseModels)
 	var (
 		replay   = make([]transcript.Record, 0, len(records)+len(records)/8)
 		relink   = map[string]string{} // a leaf a compaction replaced → the compaction's leaf
@@ -445,6 +449,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		// unavailable for its assistant turn in flight (see [agentctx.Report.ThinkingUnavailable])
 		sentUnthinking bool
 		sentModel      string // the model the last sent turn went to, when the cache tells models apart
+		started        bool   // a turn was sent
 		realTotals     Totals
 		// the cache read and written by the last sent turn, of the policy and the real one:
 		// a turn reading less missed (see [Totals.Misses])
@@ -545,11 +550,15 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 			if opts.ResponseModels && group.model != "" {
 				cache.model = group.model // each model has a cache of its own
 			}
-			if warm != nil {
-				sim.WarmPrefix = cache.seed(&res.Request, warm.at, warm.read, warm.ratio)
-				warm = nil
+			if read, ok := warm[cache.model]; ok {
+				n := cache.seed(&res.Request, clock, read, conv.of(cache.model))
+				if !started {
+					sim.WarmPrefix = n
+				}
+				delete(warm, cache.model)
 			}
 			use := cache.send(&res.Request, clock, res.Report.CacheDeletedTokens)
+			started = true
 			if !scale.identity() {
 				use.read, use.write5m, use.write1h, use.uncached = scale.usage(use.read, use.write5m, use.write1h, use.uncached)
 				if group.usage == nil {
@@ -654,36 +663,33 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	return sim, nil
 }
 
-// warmAt is what a warm start needs: when the file starts, what its first response read from
-// the cache (provider tokens) and the ratio of provider to counted tokens.
-type warmAt struct {
-	at    time.Time
-	read  int
-	ratio float64
-}
-
-// warmStart says whether the replay may start with its fixed prefix cached (see
-// [Result.WarmPrefix]): nil without a fixed prefix, or when the file's first response has no
-// usage or read nothing from the cache.
-func warmStart(records []transcript.Record, points []int, groups map[int]*recordedResponse, sim *Result) *warmAt {
-	if sim.FixedPrefix == nil || len(points) == 0 {
-		return nil
+// warmStarts says where the replay may start with its fixed prefix cached (see
+// [Result.WarmPrefix]): by cache — the model with perModel, else "" for the one cache — the
+// cache read of the first response that cache answers, when it carries usage and read from the
+// cache. None without a fixed prefix. The seed is written at the time of the first request to
+// that cache: its response read it, so it was alive then, however long before the file's first
+// record is dated (a session resumed days later).
+func warmStarts(points []int, groups map[int]*recordedResponse, sim *Result, perModel bool) map[string]int {
+	warm := map[string]int{}
+	if sim.FixedPrefix == nil {
+		return warm
 	}
-	u := groups[points[0]].usage
-	if u == nil || u.CacheReadInputTokens <= 0 {
-		return nil
-	}
-	w := &warmAt{read: u.CacheReadInputTokens, ratio: 1}
-	if c := sim.Calibration; c != nil {
-		w.ratio = c.Ratio
-	}
-	for i := range records {
-		if t := records[i].Time(); !t.IsZero() {
-			w.at = t.UTC()
-			break
+	seen := map[string]bool{}
+	for _, at := range points {
+		g := groups[at]
+		key := ""
+		if perModel {
+			key = g.model
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if u := g.usage; u != nil && u.CacheReadInputTokens > 0 {
+			warm[key] = u.CacheReadInputTokens
 		}
 	}
-	return w
+	return warm
 }
 
 // sessionTools declares every tool the records' assistant messages call, in name order (see

@@ -118,8 +118,8 @@ func systemTokens(c *agentctx.Counter, system []*transcript.Text) int {
 	return n
 }
 
-// fixedPrefix decides the system prompt every request carries and the scale of the policy's
-// figures (see [Options]), and reports them in sim. records are the file's as the session ran
+// fixedPrefix decides the system prompt every request carries and the calibration's conversion
+// of counted tokens to provider tokens (see [Options]), and reports them in sim. records are the file's as the session ran
 // — with its own compactions, also under [ReplayPolicy] — since its usage measured the
 // requests built from them.
 func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.Config, opts Options, tools []provider.Tool,
@@ -137,21 +137,23 @@ func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.
 		cal.Scaled = opts.Calibrate
 		sim.Calibration = &cal
 	}
+	// scale converts counted tokens to provider tokens at the calibration: the replay's
+	// figures are scaled by it with opts.Calibrate, and a warm start reads a first response's
+	// cache read through it either way.
 	scale := func(system []*transcript.Text) scales {
-		s := scales{main: uniform(1)}
-		if !opts.Calibrate {
-			return s
-		}
-		s.main = uniform(cal.Ratio)
-		if !opts.ResponseModels || len(cal.Models) == 0 {
+		s := scales{main: uniform(cal.Ratio)}
+		if sim.Calibration == nil || len(cal.Models) == 0 {
 			return s
 		}
 		tokens := 0
 		for _, t := range tools {
 			tokens += c.Text(string(t.Definition))
 		}
-		fixed := tokens + systemTokens(c, system)
 		sim.Calibration.fixParts(pts, tokens)
+		if !opts.ResponseModels {
+			return s
+		}
+		fixed := tokens + systemTokens(c, system)
 		s.models = map[string]scaler{}
 		for _, m := range sim.Calibration.Models {
 			s.models[m.Model] = scaler{ratio: m.Ratio, fixed: fixed, fixedTo: float64(m.Fixed)}
