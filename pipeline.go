@@ -227,7 +227,7 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 		calib.SetLimit(cfg.Conversations)
 	}
 	p.gauge = &gauge{cfg: cfg.Pressure, counter: p.counter, calib: calib}
-	p.stages = newStages(&cfg, p.window, p.counter)
+	p.stages = newStages(&cfg, p.window, p.counter, p.minCache)
 	p.stages.normalize.prefixes.SetLimit(cfg.Conversations)
 	p.order = p.stages.order()
 	p.compactor = &compactor{
