@@ -19,8 +19,9 @@ import (
 )
 
 // CacheConfig configures the cache breakpoint stage (Claude Code's addCacheBreakpoints). The
-// zero value is the default: one 5-minute marker on the last message, none on the system
-// prompt or the tools.
+// zero value is the default: one 5-minute marker on the last message, one on the system
+// prompt when the tool definitions and the system prompt reach the model's minimum cacheable
+// prefix ([Model.MinCacheTokens]), none on the tools.
 //
 // The stage owns every cache_control marker of the request. It first removes the markers
 // already present — on message blocks (a transcript may carry them), on the caller's system
@@ -75,9 +76,17 @@ type CacheConfig struct {
 	// with the 5-minute TTL. Negative: no floor. Mandatory decisions (the threshold, the
 	// blocking limit) are never deferred.
 	MinGain float64
-	// SystemMarker also marks the last non-empty system block, so the system prompt is
-	// cached on its own and survives changes to the messages.
+	// SystemMarker marks the last non-empty system block whatever the size of the prefix it
+	// ends. By default it is marked when the tool definitions and the system prompt reach the
+	// model's minimum cacheable prefix, the size from which a marker there caches them on
+	// their own: a request whose messages changed (a compaction, a clearing, more new blocks
+	// than the provider's 20-block lookback, a new session's first request) then reads them
+	// instead of writing them again, and a marker adds no token to what is written. Claude
+	// Code marks its system prompt too.
 	SystemMarker bool
+	// NoSystemMarker leaves the system prompt unmarked whatever its size (the one marker on
+	// the last message). Setting it with SystemMarker is an error.
+	NoSystemMarker bool
 	// ToolsMarker also marks the last tool definition, caching all tool definitions.
 	ToolsMarker bool
 }
@@ -85,7 +94,7 @@ type CacheConfig struct {
 // maxMarkers is the most markers a request can carry under c.
 func (c CacheConfig) maxMarkers() int {
 	n := 1
-	if c.SystemMarker {
+	if !c.NoSystemMarker {
 		n++
 	}
 	if c.ToolsMarker {
@@ -108,6 +117,9 @@ func (c CacheConfig) validate() error {
 		if math.IsNaN(f.v) || math.IsInf(f.v, 0) || f.v < 0 && f.name != "MinGain" {
 			errs = append(errs, fmt.Errorf("agentctx: Cache.%s %v is not a finite, non-negative number", f.name, f.v))
 		}
+	}
+	if c.SystemMarker && c.NoSystemMarker {
+		errs = append(errs, errors.New("agentctx: Cache.SystemMarker and Cache.NoSystemMarker are both set"))
 	}
 	if n := c.maxMarkers(); n > wire.MaxCacheMarkers {
 		errs = append(errs, fmt.Errorf("agentctx: Cache config places up to %d markers, more than the provider's %d", n, wire.MaxCacheMarkers))
@@ -168,7 +180,34 @@ func stripCacheControl(b transcript.Block) (transcript.Block, int) {
 
 // cacheStage is the cache-breakpoint stage (see [CacheConfig]).
 type cacheStage struct {
-	cfg CacheConfig
+	cfg     CacheConfig
+	counter *Counter
+	// minCache is the model's minimum cacheable prefix: the default system marker is placed
+	// from there on (see [CacheConfig.SystemMarker]).
+	minCache int
+}
+
+// marksSystem reports whether the request's system prompt gets a marker: always with
+// SystemMarker, never with NoSystemMarker, else when the tool definitions and the system
+// prompt reach the model's minimum cacheable prefix.
+func (st *cacheStage) marksSystem(tools []provider.Tool, system []*transcript.Text) bool {
+	switch c := &st.cfg; {
+	case c.Disable || c.NoSystemMarker:
+		return false
+	case c.SystemMarker:
+		return true
+	}
+	n := 0
+	for _, t := range system {
+		n += st.counter.Text(t.Text)
+	}
+	for _, t := range tools {
+		if n >= st.minCache {
+			break
+		}
+		n += st.counter.textBytes(t.Definition)
+	}
+	return n >= st.minCache
 }
 
 func (*cacheStage) name() string { return "cache" }
@@ -233,7 +272,7 @@ func (st *cacheStage) run(t *turn) error {
 	}
 	checkCacheEdits(ed, markerMsg, rep)
 
-	if !c.Disable && c.SystemMarker {
+	if st.marksSystem(tools, t.system) {
 		for i := len(t.system) - 1; i >= 0; i-- {
 			if strings.TrimSpace(t.system[i].Text) != "" {
 				t.system[i] = transcript.WithCacheControl(t.system[i], c.marker()).(*transcript.Text)

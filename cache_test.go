@@ -393,3 +393,35 @@ func TestCacheWithCachedMicrocompact(t *testing.T) {
 		assert.Len(t, cacheMarkers(t, res.Request), 3)
 	}
 }
+
+// TestCacheSystemMarkerDefault: by default the system prompt is marked when the tool
+// definitions and the system prompt reach the model's minimum cacheable prefix, and not below
+// it; SystemMarker marks it whatever its size, NoSystemMarker never, and both are an error.
+func TestCacheSystemMarkerDefault(t *testing.T) {
+	least := cachePipeline(t, CacheConfig{}).MinCacheTokens()
+	long := []*transcript.Text{{Text: "You are an agent."}, {Text: strings.Repeat("Read the code before you change it. ", least/6)}}
+	short := []*transcript.Text{{Text: "You are an agent."}, {Text: "Be brief."}}
+	for _, tc := range []struct {
+		name   string
+		cfg    CacheConfig
+		system []*transcript.Text
+		want   []cacheMarker
+	}{
+		{"default, short", CacheConfig{}, short, []cacheMarker{{"messages", 4, 0, ""}}},
+		{"default, at the minimum", CacheConfig{}, long, []cacheMarker{{"system", 1, 0, ""}, {"messages", 4, 0, ""}}},
+		{"SystemMarker, short", CacheConfig{SystemMarker: true}, short, []cacheMarker{{"system", 1, 0, ""}, {"messages", 4, 0, ""}}},
+		{"NoSystemMarker, at the minimum", CacheConfig{NoSystemMarker: true}, long, []cacheMarker{{"messages", 4, 0, ""}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := cachePipeline(t, tc.cfg)
+			if tc.system[1] == long[1] {
+				require.GreaterOrEqual(t, p.Counter().Text(long[0].Text)+p.Counter().Text(long[1].Text), least)
+			}
+			res, err := p.Prepare(t.Context(), Input{Records: cacheSession().recs, System: tc.system, Tools: cacheTools()})
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, cacheMarkers(t, res.Request))
+		})
+	}
+	_, err := New(Config{ContextWindow: 1000, Tokens: EstimateCounter{}, Cache: CacheConfig{SystemMarker: true, NoSystemMarker: true}})
+	assert.ErrorContains(t, err, "Cache.SystemMarker and Cache.NoSystemMarker")
+}

@@ -21,9 +21,9 @@ type stages struct {
 	cache        *cacheStage
 }
 
-// newStages builds the stages of a pipeline of cfg whose window is window and whose counter is
-// counter.
-func newStages(cfg *Config, window int, counter *Counter) stages {
+// newStages builds the stages of a pipeline of cfg whose window is window, whose counter is
+// counter and whose model's minimum cacheable prefix is minCache.
+func newStages(cfg *Config, window int, counter *Counter, minCache int) stages {
 	return stages{
 		budget:       &budgetStage{cfg: cfg.Budget, counter: counter, window: window},
 		snip:         &snipStage{cfg: cfg.Snip, counter: counter, window: window},
@@ -31,7 +31,7 @@ func newStages(cfg *Config, window int, counter *Counter) stages {
 		collapse:     &collapseStage{cfg: cfg.Collapse, counter: counter},
 		context:      &contextStage{cfg: cfg.Context, counter: counter},
 		normalize:    &normalizeStage{cfg: cfg.Normalize, thinking: cfg.Thinking, counter: counter, clean: newCleanMemo(), prefixes: &normPrefixes{}},
-		cache:        &cacheStage{cfg: cfg.Cache},
+		cache:        &cacheStage{cfg: cfg.Cache, counter: counter, minCache: minCache},
 	}
 }
 

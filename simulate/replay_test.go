@@ -95,8 +95,9 @@ func TestReplayPolicy(t *testing.T) {
 	assert.ErrorContains(t, err, `Options.Replay "both"`)
 }
 
-// TestFixedPrefixEstimate: with the estimated prefix and the calibration, the first request
-// the replay sends costs, in provider tokens, what the first response reported; a synthetic
+// TestFixedPrefixEstimate: with the estimated prefix and the calibration, the requests the
+// replay sends over the responses the calibration was fitted on are, together, in provider
+// tokens, what those responses reported (the fit's intercept is the prefix); a synthetic
 // prompt of N tokens counts N; the zero Options report neither.
 func TestFixedPrefixEstimate(t *testing.T) {
 	records := readSession(t, compactedSession)
@@ -109,11 +110,19 @@ func TestFixedPrefixEstimate(t *testing.T) {
 	assert.Equal(t, simulate.PrefixEstimate, sim.FixedPrefix.Source)
 	assert.True(t, sim.Calibration.Scaled)
 	assert.Positive(t, sim.Calibration.Responses)
-	first := sim.Turns[0]
-	require.NotNil(t, first.Real)
-	assert.InEpsilon(t, first.Real.Input(), first.Input(), 0.01, "the first request is as large as the real one")
-	t.Logf("fixed prefix %+v, calibration %+v; first request %d provider tokens, real %d",
-		*sim.FixedPrefix, *sim.Calibration, first.Input(), first.Real.Input())
+	faithful := cfg // the replay as the file ran: no decision the file did not make
+	faithful.Budget.Disable, faithful.Microcompact.Disable, faithful.Compact.DisableAuto = true, true, true
+	asRan, err := simulate.Run(t.Context(), records, faithful, simulate.Options{EstimatePrefix: true, Calibrate: true})
+	require.NoError(t, err)
+	var replayed, real, n int
+	for _, tu := range asRan.Turns {
+		if tu.Real != nil && n < sim.Calibration.Responses {
+			replayed, real, n = replayed+tu.Input(), real+tu.Real.Input(), n+1
+		}
+	}
+	assert.InEpsilon(t, real, replayed, 0.01, "the requests of the calibration's responses are as large as the real ones")
+	t.Logf("fixed prefix %+v, calibration %+v; %d requests: %d provider tokens, real %d",
+		*sim.FixedPrefix, *sim.Calibration, n, replayed, real)
 
 	for _, n := range []int{1, 1000, 20000} {
 		sim, err := simulate.Run(t.Context(), records[:40], cfg, simulate.Options{SystemTokens: n})

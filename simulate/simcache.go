@@ -31,6 +31,9 @@ const (
 // definitions, system blocks, then the messages' blocks.
 type promptCache struct {
 	counter *agentctx.Counter
+	// model is the model the next request goes to, when the replay tells them apart: the
+	// provider caches each model's prefixes apart, so it is part of every prefix's hash.
+	model   string
 	last    [32]byte // the prefix the previous request read or wrote last
 	sent    bool     // a request was sent
 	entries map[[32]byte]cacheEntry
@@ -105,6 +108,9 @@ type position struct {
 func (pc *promptCache) positions(req *provider.Request) []position {
 	var out []position
 	var h [32]byte
+	if pc.model != "" {
+		h = sha256.Sum256([]byte("model " + pc.model))
+	}
 	tokens := 0
 	step := func(kind byte, d [32]byte, n int, cc *transcript.CacheControl) {
 		var buf [65]byte
@@ -320,14 +326,16 @@ func realWrites(u *transcript.Usage) (w5m, w1h int) {
 
 // seed writes into the cache, as an entry written at with the time to live of req's message
 // marker, the longest prefix of the part of req before its messages — the tool definitions
-// and the system prompt, block by block — that read (provider tokens) covers at ratio
-// provider tokens per counted token, and returns its counted tokens (0 when it wrote none).
-// The entry ends where the messages start or before, so the first request reads it within
-// the provider's lookback of its message breakpoint.
-func (pc *promptCache) seed(req *provider.Request, at time.Time, read int, ratio float64) int {
+// and the system prompt, block by block — that read (provider tokens) covers, counted tokens
+// converted by conv, and returns its counted tokens (0 when it wrote none).
+// The entry ends where the messages start or before: the first request reads it when one of
+// its breakpoints is within the provider's lookback of it (a system prompt's marker, or the
+// message marker of a request whose messages hold fewer blocks than the lookback), as a
+// real request would read what an earlier session wrote at its client's breakpoint.
+func (pc *promptCache) seed(req *provider.Request, at time.Time, read int, conv scaler) int {
 	head := provider.Request{Tools: req.Tools, System: req.System}
 	pos := pc.positions(&head)
-	for len(pos) > 0 && scaler(ratio).tokens(pos[len(pos)-1].tokens) > read {
+	for len(pos) > 0 && conv.at(pos[len(pos)-1].tokens) > read {
 		pos = pos[:len(pos)-1]
 	}
 	if len(pos) == 0 {

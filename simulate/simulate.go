@@ -55,7 +55,11 @@ type Options struct {
 	Calibrate bool
 	// ResponseModels prices each turn at the model of the response it replays, as the real
 	// figures are (the simulated model's price when the table does not know it), for a session
-	// whose responses came from several models; Result.Price stays the simulated model's.
+	// whose responses came from several models; Result.Price stays the simulated model's. Each
+	// turn is then also sent to that model as the provider sees it: scaled at the model's own
+	// calibration when it has one ([Calibration.Models]), and played against the model's own
+	// prompt cache (the provider caches each model's prefixes apart), so that the first request
+	// after a switch reads nothing and its prefix break has the cause "model".
 	ResponseModels bool
 	// SessionThinking, when cfg.Thinking is nil, runs the replay with the session's own
 	// thinking setting, inferred from its records ([SessionThinking]).
@@ -107,8 +111,8 @@ type Result struct {
 	// Options.Calibrate or Options.EstimatePrefix asked for it.
 	Calibration *Calibration `json:"calibration,omitempty"`
 	// WarmPrefix is the counted tokens of the fixed prefix — the tool definitions and the
-	// system prompt — that the replay found already cached, written at the first record's
-	// time. With a FixedPrefix, when the file's first response read from the cache, an earlier
+	// system prompt — that the replay found already cached, written at the first request's
+	// time (the first response read it, so it was alive then). With a FixedPrefix, when the file's first response read from the cache, an earlier
 	// session had cached that much of the prompt: the longest part of the fixed prefix, block
 	// by block, that the read covers is seeded so that the policy starts where the real
 	// session started (a synthetic system prompt is made of two blocks then, the part the
@@ -202,7 +206,10 @@ type PrefixBreak struct {
 	Lost int `json:"lost"`
 	// Cause names the kinds of decision records written since the previous sent request,
 	// comma-separated in name order ("budget", "cache ttl", "collapse", "compaction",
-	// "microcompact", "pin", "recovery", "snip"), or, when there is none, "rewind" for a conversation that
+	// "microcompact", "pin", "recovery", "snip"), or, when there is none, "model" for a request
+	// to another model than the previous one's (with [Options.ResponseModels]: each model has a
+	// cache of its own), "provider compaction" after the provider compacted the previous
+	// request (the server strategy), "rewind" for a conversation that
 	// went back to an earlier message and goes on from there (the previous request's leaf is
 	// not on the new chain), or "thinking unavailable" when thinking is enabled and one of the
 	// two requests had to go without it (the provider's rule for an assistant turn in flight
@@ -398,6 +405,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	sim.Price, sim.Priced = prices.Lookup(cfg.Model)
 	compactions := fileCompactions(records)
 	var manual []int // where the file's manual compactions stood in the records replayed
+	file := records  // as the session ran: what its usage measured
 	if opts.Replay == ReplayPolicy {
 		records, manual = policyRecords(records)
 	}
@@ -419,12 +427,16 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	if tools == nil {
 		tools = sessionTools(records)
 	}
-	system, scale, err := fixedPrefix(ctx, records, cfg, opts, tools, points, groups, p.Counter(), sim)
+	system, conv, err := fixedPrefix(ctx, file, cfg, opts, tools, p.Counter(), sim)
 	if err != nil {
 		return nil, err
 	}
+	scaling := scales{main: uniform(1)} // the policy's figures: counted, or provider tokens
+	if opts.Calibrate {
+		scaling = conv
+	}
 	cache := newPromptCache(p.Counter(), p.MinCacheTokens())
-	warm := warmStart(records, points, groups, sim)
+	warm := warmStarts(points, groups, sim, opts.ResponseModels)
 	var (
 		replay   = make([]transcript.Record, 0, len(records)+len(records)/8)
 		relink   = map[string]string{} // a leaf a compaction replaced → the compaction's leaf
@@ -436,6 +448,8 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		// sentUnthinking: the last sent turn went without thinking, thinking being
 		// unavailable for its assistant turn in flight (see [agentctx.Report.ThinkingUnavailable])
 		sentUnthinking bool
+		sentModel      string // the model the last sent turn went to, when the cache tells models apart
+		started        bool   // a turn was sent
 		realTotals     Totals
 		// the cache read and written by the last sent turn, of the policy and the real one:
 		// a turn reading less missed (see [Totals.Misses])
@@ -525,16 +539,27 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 		}
 		group := groups[at]
 		output := group.output(p.Counter())
+		scale := scaling.main
+		if opts.ResponseModels {
+			scale = scaling.of(group.model)
+		}
 		if perr != nil {
 			turn.Error = perr.Error()
 			sim.Totals.Failed++
 		} else {
-			if warm != nil {
-				sim.WarmPrefix = cache.seed(&res.Request, warm.at, warm.read, warm.ratio)
-				warm = nil
+			if opts.ResponseModels && group.model != "" {
+				cache.model = group.model // each model has a cache of its own
+			}
+			if read, ok := warm[cache.model]; ok {
+				n := cache.seed(&res.Request, clock, read, conv.of(cache.model))
+				if !started {
+					sim.WarmPrefix = n
+				}
+				delete(warm, cache.model)
 			}
 			use := cache.send(&res.Request, clock, res.Report.CacheDeletedTokens)
-			if scale != 1 {
+			started = true
+			if !scale.identity() {
 				use.read, use.write5m, use.write1h, use.uncached = scale.usage(use.read, use.write5m, use.write1h, use.uncached)
 				if group.usage == nil {
 					output = scale.tokens(output)
@@ -556,6 +581,8 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 				cause := decisionCause(replay[sentAt:])
 				switch {
 				case cause != "":
+				case sentModel != "" && cache.model != sentModel:
+					cause = "model"
 				case serverCompacted:
 					cause = "provider compaction"
 				case sentLeaf != "" && !onChain(replay, res.Leaf, sentLeaf):
@@ -569,7 +596,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 					sim.Totals.Unexplained++
 				}
 			}
-			sentAt, sentLeaf, sentUnthinking = len(replay), res.Leaf, res.Report.ThinkingUnavailable
+			sentAt, sentLeaf, sentUnthinking, sentModel = len(replay), res.Leaf, res.Report.ThinkingUnavailable, cache.model
 			serverCompacted = false
 			answered := use
 			if server && turn.Usage.Input() >= sim.Threshold {
@@ -584,7 +611,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 				sc.Compaction.Cost = price.Cost(use.uncached, use.write5m, use.write1h, use.read, sc.Compaction.Output)
 				ans := answering(&res.Request, block)
 				answered = cache.send(&ans, clock, 0)
-				if scale != 1 {
+				if !scale.identity() {
 					answered.read, answered.write5m, answered.write1h, answered.uncached = scale.usage(answered.read, answered.write5m, answered.write1h, answered.uncached)
 				}
 				turn.Usage = Usage{Uncached: use.uncached + answered.uncached, CacheWrite5m: use.write5m + answered.write5m,
@@ -636,36 +663,33 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	return sim, nil
 }
 
-// warmAt is what a warm start needs: when the file starts, what its first response read from
-// the cache (provider tokens) and the ratio of provider to counted tokens.
-type warmAt struct {
-	at    time.Time
-	read  int
-	ratio float64
-}
-
-// warmStart says whether the replay may start with its fixed prefix cached (see
-// [Result.WarmPrefix]): nil without a fixed prefix, or when the file's first response has no
-// usage or read nothing from the cache.
-func warmStart(records []transcript.Record, points []int, groups map[int]*recordedResponse, sim *Result) *warmAt {
-	if sim.FixedPrefix == nil || len(points) == 0 {
-		return nil
+// warmStarts says where the replay may start with its fixed prefix cached (see
+// [Result.WarmPrefix]): by cache — the model with perModel, else "" for the one cache — the
+// cache read of the first response that cache answers, when it carries usage and read from the
+// cache. None without a fixed prefix. The seed is written at the time of the first request to
+// that cache: its response read it, so it was alive then, however long before the file's first
+// record is dated (a session resumed days later).
+func warmStarts(points []int, groups map[int]*recordedResponse, sim *Result, perModel bool) map[string]int {
+	warm := map[string]int{}
+	if sim.FixedPrefix == nil {
+		return warm
 	}
-	u := groups[points[0]].usage
-	if u == nil || u.CacheReadInputTokens <= 0 {
-		return nil
-	}
-	w := &warmAt{read: u.CacheReadInputTokens, ratio: 1}
-	if c := sim.Calibration; c != nil {
-		w.ratio = c.Ratio
-	}
-	for i := range records {
-		if t := records[i].Time(); !t.IsZero() {
-			w.at = t.UTC()
-			break
+	seen := map[string]bool{}
+	for _, at := range points {
+		g := groups[at]
+		key := ""
+		if perModel {
+			key = g.model
+		}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if u := g.usage; u != nil && u.CacheReadInputTokens > 0 {
+			warm[key] = u.CacheReadInputTokens
 		}
 	}
-	return w
+	return warm
 }
 
 // sessionTools declares every tool the records' assistant messages call, in name order (see

@@ -2,7 +2,6 @@ package simulate
 
 import (
 	"context"
-	"math"
 	"strings"
 
 	"github.com/agentctx/agentctx"
@@ -29,24 +28,25 @@ type FixedPrefix struct {
 	Tokens int `json:"tokens"`
 	// Source says where it came from: "system", "system_tokens" or "estimate".
 	Source string `json:"source"`
-	// FirstPrompt and FirstRequest are what an estimate starts from: the prompt the first
-	// response with usage reported (input + cache read + cache write, provider tokens) and
-	// the counted size of the request built for it without a system prompt. The estimate is
-	// FirstPrompt / [Calibration.Ratio] − FirstRequest, at least 0: the difference in provider
-	// tokens, FirstPrompt − Ratio × FirstRequest, in counted tokens.
+	// FirstPrompt and FirstRequest are, for an estimate, the prompt the first response with
+	// usage reported (input + cache read + cache write, provider tokens) and the counted size
+	// of the request built for it without a system prompt. The estimate is the calibration
+	// fit's intercept in counted tokens: the mean over the responses the ratio was fitted on
+	// of reported prompt / [Calibration.Ratio] − counted request, at least 0 (on the first
+	// response alone, FirstPrompt / Ratio − FirstRequest, when it is the only one).
 	FirstPrompt  int `json:"first_prompt,omitzero"`
 	FirstRequest int `json:"first_request,omitzero"`
 }
 
-// estimatePrefix is the fixed prefix the first calibration point says the file lacks (see
+// estimatePrefix is the fixed prefix the calibration's points say the file lacks (see
 // [FixedPrefix]); none without a point.
-func estimatePrefix(pts []calibrationPoint, ratio float64) FixedPrefix {
+func estimatePrefix(pts []calibrationPoint, cal *Calibration) FixedPrefix {
 	fp := FixedPrefix{Source: PrefixEstimate}
 	if len(pts) == 0 {
 		return fp
 	}
 	fp.FirstPrompt, fp.FirstRequest = pts[0].reported, pts[0].counted
-	fp.Tokens = max(0, int(math.Round(float64(fp.FirstPrompt)/ratio))-fp.FirstRequest)
+	fp.Tokens = max(0, intercept(pts, cal.Model, cal.Ratio))
 	return fp
 }
 
@@ -118,39 +118,61 @@ func systemTokens(c *agentctx.Counter, system []*transcript.Text) int {
 	return n
 }
 
-// fixedPrefix decides the system prompt every request carries and the scale of the policy's
-// figures (see [Options]), and reports them in sim.
+// fixedPrefix decides the system prompt every request carries and the calibration's conversion
+// of counted tokens to provider tokens (see [Options]), and reports them in sim. records are the file's as the session ran
+// — with its own compactions, also under [ReplayPolicy] — since its usage measured the
+// requests built from them.
 func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.Config, opts Options, tools []provider.Tool,
-	points []int, groups map[int]*recordedResponse, c *agentctx.Counter, sim *Result) ([]*transcript.Text, scaler, error) {
+	c *agentctx.Counter, sim *Result) ([]*transcript.Text, scales, error) {
+	points, groups, _ := recordedResponses(records)
 	estimate := opts.System == nil && opts.SystemTokens <= 0 && opts.EstimatePrefix
 	cal := Calibration{Ratio: 1}
 	var pts []calibrationPoint
 	if opts.Calibrate || estimate {
 		var err error
 		if pts, err = firstRequests(ctx, records, cfg, tools, points, groups); err != nil {
-			return nil, 1, err
+			return nil, scales{}, err
 		}
 		cal = calibrate(pts)
 		cal.Scaled = opts.Calibrate
 		sim.Calibration = &cal
 	}
-	scale := scaler(1)
-	if opts.Calibrate {
-		scale = scaler(cal.Ratio)
+	// scale converts counted tokens to provider tokens at the calibration: the replay's
+	// figures are scaled by it with opts.Calibrate, and a warm start reads a first response's
+	// cache read through it either way.
+	scale := func(system []*transcript.Text) scales {
+		s := scales{main: uniform(cal.Ratio)}
+		if sim.Calibration == nil || len(cal.Models) == 0 {
+			return s
+		}
+		tokens := 0
+		for _, t := range tools {
+			tokens += c.Text(string(t.Definition))
+		}
+		sim.Calibration.fixParts(pts, tokens)
+		if !opts.ResponseModels {
+			return s
+		}
+		fixed := tokens + systemTokens(c, system)
+		s.models = map[string]scaler{}
+		for _, m := range sim.Calibration.Models {
+			s.models[m.Model] = scaler{ratio: m.Ratio, fixed: fixed, fixedTo: float64(m.Fixed)}
+		}
+		return s
 	}
 	switch {
 	case opts.System != nil:
 		if n := systemTokens(c, opts.System); n > 0 {
 			sim.FixedPrefix = &FixedPrefix{Tokens: n, Source: PrefixSystem}
 		}
-		return opts.System, scale, nil
+		return opts.System, scale(opts.System), nil
 	case opts.SystemTokens > 0:
 		sim.FixedPrefix = &FixedPrefix{Source: PrefixSystemTokens}
 	case estimate:
-		fp := estimatePrefix(pts, cal.Ratio)
+		fp := estimatePrefix(pts, &cal)
 		sim.FixedPrefix = &fp
 	default:
-		return nil, scale, nil
+		return nil, scale(nil), nil
 	}
 	n := opts.SystemTokens
 	if sim.FixedPrefix.Source == PrefixEstimate {
@@ -163,7 +185,7 @@ func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.
 		}
 	}
 	sim.FixedPrefix.Tokens = systemTokens(c, system)
-	return system, scale, nil
+	return system, scale(system), nil
 }
 
 // splitWarm divides a synthetic system prompt of n counted tokens into the part the file's

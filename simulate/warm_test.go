@@ -43,11 +43,11 @@ func warmSession(firstRead int, wait time.Duration) []transcript.Record {
 
 // TestWarmStart: with a fixed prefix of 3,000 tokens (the session calls no tool: the system
 // prompt is the whole prefix), a first response that read from the cache starts the replay
-// with the part of the prefix that read covers already cached at the first record's time (the
+// with the part of the prefix that read covers already cached at the first request's time (the
 // whole prefix when it read more, the system prompt split in two when it read part of it), in
 // both replay modes; a first response that read nothing, or no fixed prefix, starts cold; a
-// first request sent after the seeded entry's time to live finds it expired, unless the TTL
-// is an hour.
+// first request sent longer after the file's first record than the entry's time to live still
+// reads it, with either TTL: the first response read it, so it was alive when it was sent.
 func TestWarmStart(t *testing.T) {
 	const prefix = 3000
 	for _, tc := range []struct {
@@ -63,8 +63,8 @@ func TestWarmStart(t *testing.T) {
 		{name: "whole", read: 50_000, wait: 10 * time.Second, system: prefix, warm: -1, firstRead: true},
 		{name: "part", read: 2000, wait: 10 * time.Second, system: prefix, warm: 2000, firstRead: true},
 		{name: "no fixed prefix", read: 50_000, wait: 10 * time.Second},
-		{name: "expired", read: 50_000, wait: 6 * time.Minute, system: prefix, warm: -1},
-		{name: "expired 1h", read: 50_000, wait: 6 * time.Minute, ttl: "1h", system: prefix, warm: -1, firstRead: true},
+		{name: "late", read: 50_000, wait: 6 * time.Minute, system: prefix, warm: -1, firstRead: true},
+		{name: "late 1h", read: 50_000, wait: 6 * time.Minute, ttl: "1h", system: prefix, warm: -1, firstRead: true},
 	} {
 		for _, mode := range []string{simulate.ReplayPolicy, simulate.ReplayFile} {
 			t.Run(tc.name+"/"+mode, func(t *testing.T) {

@@ -88,13 +88,14 @@ type policy struct {
 		Continuation string `toml:"continuation"`
 	} `toml:"normalize"`
 	Cache struct {
-		Disable      bool    `toml:"disable"`
-		TTL          string  `toml:"ttl"`
-		SystemMarker bool    `toml:"system_marker"`
-		ToolsMarker  bool    `toml:"tools_marker"`
-		ReadPrice    float64 `toml:"read_price"`
-		WritePrice   float64 `toml:"write_price"`
-		MinGain      float64 `toml:"min_gain"`
+		Disable        bool    `toml:"disable"`
+		TTL            string  `toml:"ttl"`
+		SystemMarker   bool    `toml:"system_marker"`
+		NoSystemMarker bool    `toml:"no_system_marker"`
+		ToolsMarker    bool    `toml:"tools_marker"`
+		ReadPrice      float64 `toml:"read_price"`
+		WritePrice     float64 `toml:"write_price"`
+		MinGain        float64 `toml:"min_gain"`
 	} `toml:"cache"`
 	Pressure struct {
 		Warning         limit   `toml:"warning"`
@@ -242,7 +243,8 @@ func (p *policy) apply(cfg *agentctx.Config) {
 	cfg.Compact.Rehydrate.MaxSkillTokens, cfg.Compact.Rehydrate.MaxSkillsTokens, cfg.Compact.Rehydrate.FileTools = r.MaxSkillTokens, r.MaxSkillsTokens, r.FileTools
 	cfg.Context.CurrentDate = p.Context.CurrentDate
 	cfg.Normalize = agentctx.NormalizeConfig{AllowPrefill: p.Normalize.AllowPrefill, Continuation: p.Normalize.Continuation}
-	cfg.Cache = agentctx.CacheConfig{Disable: p.Cache.Disable, TTL: p.Cache.TTL, SystemMarker: p.Cache.SystemMarker, ToolsMarker: p.Cache.ToolsMarker,
+	cfg.Cache = agentctx.CacheConfig{Disable: p.Cache.Disable, TTL: p.Cache.TTL, SystemMarker: p.Cache.SystemMarker,
+		NoSystemMarker: p.Cache.NoSystemMarker, ToolsMarker: p.Cache.ToolsMarker,
 		ReadPrice: p.Cache.ReadPrice, WritePrice: p.Cache.WritePrice, MinGain: p.Cache.MinGain}
 	pr := &p.Pressure
 	lim := func(l limit) agentctx.Limit { return agentctx.Limit{Tokens: l.Tokens, Fraction: l.Fraction} }

@@ -357,7 +357,7 @@ func setupText(sim *simulation.Result) string {
 		fmt.Fprintf(&b, "fixed prefix: a system prompt of %d tokens", fp.Tokens)
 		switch fp.Source {
 		case simulation.PrefixEstimate:
-			fmt.Fprintf(&b, ", estimated from the first response: %d tokens reported, %d counted in the request without it", fp.FirstPrompt, fp.FirstRequest)
+			fmt.Fprintf(&b, ", estimated as the calibration fit's intercept (the first response: %d tokens reported, %d counted in the request without it)", fp.FirstPrompt, fp.FirstRequest)
 		case simulation.PrefixSystemTokens:
 			b.WriteString(", synthetic (--system-tokens)")
 		default:
@@ -369,7 +369,17 @@ func setupText(sim *simulation.Result) string {
 		fmt.Fprintf(&b, "warm start: the first response read from the cache, so %d tokens of the fixed prefix start cached\n", sim.WarmPrefix)
 	}
 	if c := sim.Calibration; c != nil {
-		fmt.Fprintf(&b, "calibration: %.4f provider tokens per counted token, fitted on %d responses\n", c.Ratio, c.Responses)
+		fmt.Fprintf(&b, "calibration: %.4f provider tokens per counted token, fitted on %d responses", c.Ratio, c.Responses)
+		if c.Model != "" {
+			fmt.Fprintf(&b, " of %s", c.Model)
+		}
+		if c.Unfit != "" {
+			fmt.Fprintf(&b, " (not fitted: %s)", c.Unfit)
+		}
+		b.WriteString("\n")
+		for _, m := range c.Models {
+			fmt.Fprintf(&b, "calibration of %s: %.4f, its fixed part %d provider tokens, fitted on %d responses\n", m.Model, m.Ratio, m.Fixed, m.Responses)
+		}
 	}
 	th := "off"
 	if t := sim.Thinking; t != nil {
