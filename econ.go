@@ -109,56 +109,6 @@ func lastTTLDecision(t *turn) *transcript.CacheTTLDecision {
 	return nil
 }
 
-// chooseTTL weighs the two times to live on the session's responses (those of leaf's thread,
-// with usage, in file order): each gap between consecutive responses of 5 to 60 minutes
-// costs the 5-minute TTL a rewrite of the previous request's prompt at the write price
-// instead of a read; the 1-hour TTL costs its write premium on every token written — each
-// response's growth, or its whole prompt after a drop (a compaction) or a gap past the hour.
-// It picks "1h" when the rewrites cost more, else "5m".
-func chooseTTL(records []transcript.Record, leaf *transcript.Record, c CacheConfig) transcript.CacheTTLDecision {
-	var d transcript.CacheTTLDecision
-	var prev time.Time
-	prevSize, written := 0, 0
-	seen := map[string]bool{}
-	for i := range records {
-		r := &records[i]
-		if r.Type != transcript.TypeAssistant || r.Message == nil || r.Message.Usage == nil || r.IsAPIErrorMessage || transcript.OtherThread(r, leaf) {
-			continue
-		}
-		if id := r.Message.ID; id != "" {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-		}
-		u := r.Message.Usage
-		size := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-		at := r.Time()
-		gap := time.Duration(0)
-		if !prev.IsZero() && !at.IsZero() {
-			gap = at.Sub(prev)
-		}
-		switch {
-		case gap > shortTTL && gap <= longTTL:
-			d.Gaps++
-			d.Rewrites5m += float64(prevSize) * max(0, c.writePrice(shortTTL)-c.readPrice())
-			written += max(0, size-prevSize)
-		case gap > longTTL || size < prevSize:
-			written += size
-		default:
-			written += max(0, size-prevSize)
-		}
-		prev, prevSize = at, size
-	}
-	d.Premium1h = float64(written) * max(0, c.writePrice(longTTL)-c.writePrice(shortTTL))
-	d.Rewrites5m, d.Premium1h = math.Round(d.Rewrites5m), math.Round(d.Premium1h)
-	d.TTL = "5m"
-	if d.Rewrites5m > d.Premium1h {
-		d.TTL = "1h"
-	}
-	return d
-}
-
 // decideTTL is the time to live t's markers carry under "auto", as a CacheConfig.TTL value:
 // the one in effect, or a new choice, whose decision record it appends. A fork (Input.
 // SkipCacheWrite) and a view without a leaf keep the one in effect.
@@ -173,7 +123,7 @@ func decideTTL(t *turn, c CacheConfig) string {
 	if t.in.SkipCacheWrite || t.chain.Leaf == nil || t.report == nil {
 		return name(cur)
 	}
-	d := chooseTTL(t.in.Records, t.chain.Leaf, c)
+	d := transcript.ChooseCacheTTL(t.in.Records, t.chain.Leaf, c.readPrice(), c.writePrice(shortTTL), c.writePrice(longTTL))
 	next := shortTTL
 	if d.TTL == "1h" {
 		next = longTTL

@@ -190,7 +190,8 @@ func TestChooseTTL(t *testing.T) {
 		{"an early gap on a prefix that grew fast after", ttlSession(1_000, 30_000, m, 10*m, m, m), "5m", 1, 31_000 * 1.15},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			d := chooseTTL(tc.k.recs, nil, CacheConfig{})
+			c := CacheConfig{}
+			d := transcript.ChooseCacheTTL(tc.k.recs, nil, c.readPrice(), c.writePrice(shortTTL), c.writePrice(longTTL))
 			assert.Equal(t, tc.ttl, d.TTL)
 			assert.Equal(t, tc.gaps, d.Gaps)
 			assert.InDelta(t, tc.rewrites5m, d.Rewrites5m, 1)
