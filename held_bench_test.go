@@ -127,6 +127,7 @@ func BenchmarkSteadyHeld(b *testing.B) {
 				}
 			}
 			b.ReportMetric(float64(n), "compactions")
+			b.ReportMetric(float64(s.compacted), "compacted")
 		})
 	}
 }
@@ -140,6 +141,8 @@ type heldSession struct {
 	now    time.Time
 	tokens int
 	n      int
+	// compacted counts the timed turns that compacted: the view grows turn by turn.
+	compacted int
 }
 
 // warm prepares the session's next request with a new Pipeline and returns its bytes.
@@ -197,6 +200,9 @@ func (s *heldSession) turn(tb testing.TB) {
 	}
 	if _, err := res.Request.MarshalJSON(); err != nil {
 		tb.Fatal(err)
+	}
+	if c := res.Report.Compaction; c != nil && c.Outcome == agentctx.CompactCompacted {
+		s.compacted++
 	}
 	s.recs, s.leaf, s.tokens = append(s.recs, res.Append...), res.Leaf, res.Report.InputTokens
 }
