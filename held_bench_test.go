@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
 	"slices"
 	"testing"
 	"time"
@@ -113,9 +114,11 @@ func BenchmarkSteadyHeld(b *testing.B) {
 				b.Fatal("the tail's request differs from the whole session's")
 			}
 			b.ReportAllocs()
+			gc := gcCPU()
 			for b.Loop() {
 				s.turn(b)
 			}
+			b.ReportMetric((gcCPU()-gc)*1e9/float64(b.N), "gc-ns/op")
 			b.ReportMetric(float64(len(f.Records)), "records")
 			n := compactions
 			if os.Getenv(heldSessionEnv) != "" {
@@ -205,4 +208,12 @@ func (s *heldSession) turn(tb testing.TB) {
 		s.compacted++
 	}
 	s.recs, s.leaf, s.tokens = append(s.recs, res.Append...), res.Leaf, res.Report.InputTokens
+}
+
+// gcCPU returns the CPU time the collector has spent in this process, in seconds
+// (runtime/metrics: an estimate the runtime keeps, updated at each collection).
+func gcCPU() float64 {
+	m := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(m)
+	return m[0].Value.Float64()
 }
