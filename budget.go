@@ -291,7 +291,7 @@ func (*budgetStage) name() string { return "budget" }
 // preview saves, like a new one.
 func (st *budgetStage) run(t *turn) error {
 	cfg := st.cfg
-	frozen := frozenBudget(t.in.Records, t.chain.Scan())
+	frozen := frozenBudget(t.in.Records, t.chain.Scan(), t.chain.Start())
 
 	// Collect the tool results that matter, per tool_use_id: those of the last API user message
 	// (only it holds new results, and only while no assistant response follows it), and those
@@ -624,13 +624,14 @@ type frozenResult struct {
 	record string
 }
 
-// frozenBudget reads the budget decisions of all records, and Claude Code's content
+// frozenBudget reads the budget decisions of the records from position from on (a chain's
+// start: a decision comes after the result it decides on), and Claude Code's content
 // replacements (see [transcript.Record.ContentReplacements]) as decisions to replace; the
 // first decision on a tool_use_id wins. A replacement without a preview is read as kept. sc,
 // when it covers records, lists the decisions (nil: every record is read).
-func frozenBudget(records []transcript.Record, sc *transcript.Scan) map[string]frozenResult {
+func frozenBudget(records []transcript.Record, sc *transcript.Scan, from int) map[string]frozenResult {
 	m := map[string]frozenResult{}
-	sc.Each(records, transcript.ScanBudget, func(_ int, r *transcript.Record) {
+	sc.EachFrom(records, transcript.ScanBudget, from, func(_ int, r *transcript.Record) {
 		for _, c := range r.ContentReplacements() {
 			if _, ok := m[c.ToolUseID]; !ok {
 				m[c.ToolUseID] = frozenResult{res: transcript.BudgetResult{ToolUseID: c.ToolUseID, Replaced: true, Preview: c.Replacement}, record: r.UUID}

@@ -844,14 +844,15 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 	}
 	// The records before the cut: those before the kept head, or, when nothing is kept, all
 	// of them and the turn's failed attempts, written before the boundary.
-	before := slices.Concat(t.in.Records, failureRecords(t.appended))
-	if head != "" {
-		for k, r := range t.chain.Records {
-			if r.UUID == head {
-				before = t.in.Records[:t.chain.Index(k)]
-				break
-			}
+	var before []transcript.Record
+	for k, r := range t.chain.Records {
+		if head != "" && r.UUID == head {
+			before = t.in.Records[:t.chain.Index(k)]
+			break
 		}
+	}
+	if before == nil { // not copied otherwise: a long session holds many records
+		before = slices.Concat(t.in.Records, failureRecords(t.appended))
 	}
 	if d, err := transcript.CutHistory(before, leaf); err == nil {
 		b.History = d

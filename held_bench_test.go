@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/metrics"
+	"slices"
 	"testing"
 	"time"
 
@@ -64,26 +66,35 @@ func compactedSession(tb testing.TB, turns, window int) (records []transcript.Re
 	return recs, compactions
 }
 
+// heldSessionEnv names a transcript file BenchmarkSteadyHeld reads instead of generating one.
+const heldSessionEnv = "AGENTCTX_HELD_SESSION"
+
 // BenchmarkSteadyHeld measures a steady turn (Prepare and Request.MarshalJSON of one new
 // exchange) on a compacted session, side by side whether the caller holds all its records or
 // only the active tail (read from the latest compaction's kept head on, as
 // transcript.ReadOptions.TailMinBytes reads it): the same requests, so the turn should cost
 // the same. The session is compactedSession(6,000 turns) at a 30,000-token window (about 70
 // compactions, 23,000 records, 800 of them in the tail); the steady turns run at 200,000
-// tokens, so that none compacts. Under -short: 1,500 turns.
+// tokens, so that none compacts. Under -short: 1,500 turns. With $AGENTCTX_HELD_SESSION set,
+// the session is that file instead (a long one written by internal/testkit/cmd/gencompacted),
+// and compactions reports the compact boundaries among the records held.
 func BenchmarkSteadyHeld(b *testing.B) {
-	turns := 6000
-	if testing.Short() {
-		turns = 1500
-	}
-	recs, compactions := compactedSession(b, turns, 30_000)
-	data, err := testkit.JSONL(recs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	path := filepath.Join(b.TempDir(), "session.jsonl")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
-		b.Fatal(err)
+	path, compactions := os.Getenv(heldSessionEnv), 0
+	if path == "" {
+		turns := 6000
+		if testing.Short() {
+			turns = 1500
+		}
+		var recs []transcript.Record
+		recs, compactions = compactedSession(b, turns, 30_000)
+		data, err := testkit.JSONL(recs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		path = filepath.Join(b.TempDir(), "session.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			b.Fatal(err)
+		}
 	}
 	var first []byte
 	for _, held := range []struct {
@@ -103,11 +114,23 @@ func BenchmarkSteadyHeld(b *testing.B) {
 				b.Fatal("the tail's request differs from the whole session's")
 			}
 			b.ReportAllocs()
+			gc := gcCPU()
 			for b.Loop() {
 				s.turn(b)
 			}
+			b.ReportMetric((gcCPU()-gc)*1e9/float64(b.N), "gc-ns/op")
 			b.ReportMetric(float64(len(f.Records)), "records")
-			b.ReportMetric(float64(compactions), "compactions")
+			n := compactions
+			if os.Getenv(heldSessionEnv) != "" {
+				n = 0
+				for i := range f.Records {
+					if f.Records[i].IsCompactBoundary() {
+						n++
+					}
+				}
+			}
+			b.ReportMetric(float64(n), "compactions")
+			b.ReportMetric(float64(s.compacted), "compacted")
 		})
 	}
 }
@@ -121,6 +144,8 @@ type heldSession struct {
 	now    time.Time
 	tokens int
 	n      int
+	// compacted counts the timed turns that compacted: the view grows turn by turn.
+	compacted int
 }
 
 // warm prepares the session's next request with a new Pipeline and returns its bytes.
@@ -143,7 +168,10 @@ func (s *heldSession) warm(tb testing.TB) []byte {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s.recs, s.leaf, s.tokens = append(s.recs, res.Append...), res.Leaf, res.Report.InputTokens
+	// Room to append to, as a caller appending turn by turn has on average: the timed turns
+	// do not pay for copying every record held once.
+	s.recs = slices.Grow(append(s.recs, res.Append...), max(len(s.recs)/4, 4096))
+	s.leaf, s.tokens = res.Leaf, res.Report.InputTokens
 	return body
 }
 
@@ -176,5 +204,16 @@ func (s *heldSession) turn(tb testing.TB) {
 	if _, err := res.Request.MarshalJSON(); err != nil {
 		tb.Fatal(err)
 	}
+	if c := res.Report.Compaction; c != nil && c.Outcome == agentctx.CompactCompacted {
+		s.compacted++
+	}
 	s.recs, s.leaf, s.tokens = append(s.recs, res.Append...), res.Leaf, res.Report.InputTokens
+}
+
+// gcCPU returns the CPU time the collector has spent in this process, in seconds
+// (runtime/metrics: an estimate the runtime keeps, updated at each collection).
+func gcCPU() float64 {
+	m := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(m)
+	return m[0].Value.Float64()
 }

@@ -144,12 +144,13 @@ type mcLedger struct {
 	pinEdits map[string][]string // pinned uuid → deleted ids, in decision order
 }
 
-// loadMicrocompact reads every microcompact decision of records (all of them, not only the
-// chain's: decisions sit beside the chain). An id deleted twice keeps its first pin. sc, when
-// it covers records, lists the decisions (nil: every record is read).
-func loadMicrocompact(records []transcript.Record, sc *transcript.Scan) *mcLedger {
+// loadMicrocompact reads every microcompact decision of records from position from on (a
+// chain's start: a decision comes after the results it clears), not only the chain's:
+// decisions sit beside the chain. An id deleted twice keeps its first pin. sc, when it covers
+// records, lists the decisions (nil: every record is read).
+func loadMicrocompact(records []transcript.Record, sc *transcript.Scan, from int) *mcLedger {
 	l := &mcLedger{cleared: map[string]string{}, by: map[string]string{}, deleted: map[string]string{}, pinEdits: map[string][]string{}}
-	sc.Each(records, transcript.ScanMicrocompact, func(_ int, r *transcript.Record) {
+	sc.EachFrom(records, transcript.ScanMicrocompact, from, func(_ int, r *transcript.Record) {
 		if cc := r.MicrocompactBoundary(); cc != nil {
 			// Claude Code's clearing: its results are cleared from here on, as after an idle gap.
 			for _, id := range cc.CompactedToolIDs {
@@ -246,7 +247,7 @@ func (*microcompactStage) name() string { return "microcompact" }
 func (st *microcompactStage) run(t *turn) error {
 	c := st.cfg
 	rep := t.report.stage("microcompact")
-	l := loadMicrocompact(t.in.Records, t.chain.Scan())
+	l := loadMicrocompact(t.in.Records, t.chain.Scan(), t.chain.Start())
 	// A turn with nothing recorded to re-apply and nothing to decide (no cache editing, no
 	// idle gap) leaves every result as it is.
 	decide := !c.Disable

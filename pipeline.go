@@ -609,6 +609,7 @@ type turn struct {
 	levels      Levels
 	items       []item
 	toolNames   map[string]string // tool_use id → tool name; made on first use (see toolName)
+	nameScans   int               // toolName's lookups without the map
 	sessionID   string
 	system      []*transcript.Text
 	req         provider.Request
@@ -694,7 +695,7 @@ func getItems(n int) []item {
 			return s[:0]
 		}
 	}
-	return make([]item, 0, n)
+	return make([]item, 0, n+n/8+64) // room for the next turns' records
 }
 
 // release gives the turn's item array back to itemsPool, emptied so that it keeps no record or
@@ -710,25 +711,22 @@ func (t *turn) release() {
 	itemsPool.Put(&s)
 }
 
-// toolName returns the name of the tool that tool_use id of the chain calls, or "".
-func (t *turn) toolName(id string) string { return t.toolNameMap()[id] }
+// toolName returns the name of the tool that tool_use id of the chain calls, or "". A turn's
+// first few lookups scan the chain from its end, where a new result's call is; later ones make
+// the map.
+func (t *turn) toolName(id string) string {
+	if t.toolNames == nil && t.nameScans < 4 {
+		t.nameScans++
+		return transcript.ToolName(t.chain.Records, id)
+	}
+	return t.toolNameMap()[id]
+}
 
 // toolNameMap returns the tool name of each tool_use id of the chain's messages, made on first
-// use: few turns need one (a new result over its cap, a microcompact decision, a compaction).
+// use: few turns need one (a microcompact decision, a compaction, many results over their cap).
 func (t *turn) toolNameMap() map[string]string {
-	if t.toolNames != nil {
-		return t.toolNames
-	}
-	t.toolNames = map[string]string{}
-	for _, r := range t.chain.Records {
-		if r.Type != transcript.TypeAssistant || !r.IsConversation() || r.IsAPIErrorMessage {
-			continue
-		}
-		for _, b := range r.Message.Content {
-			if tu, ok := b.(*transcript.ToolUse); ok {
-				t.toolNames[tu.ID] = tu.Name
-			}
-		}
+	if t.toolNames == nil {
+		t.toolNames = transcript.ToolNames(t.chain.Records)
 	}
 	return t.toolNames
 }

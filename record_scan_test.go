@@ -65,9 +65,9 @@ var scanWanted = []struct {
 func readScan(records []transcript.Record, sc *transcript.Scan) scanReads {
 	out := scanReads{
 		Damage:       sc.Damage(records),
-		Budget:       frozenBudget(records, sc),
+		Budget:       frozenBudget(records, sc, 0),
 		Previews:     budgetPreviews(records, sc),
-		Microcompact: loadMicrocompact(records, sc),
+		Microcompact: loadMicrocompact(records, sc, 0),
 		Pins:         pinnedUUIDs(records, sc),
 		Snips:        snipRequests(records, sc),
 	}
@@ -325,9 +325,9 @@ func TestScanReadersSteadyAllocs(t *testing.T) {
 			sc.Damage(buf)
 			readRecovery(buf, sc, leaf)
 			readHistory(buf, sc, leaf, n, 3)
-			frozenBudget(buf, sc)
+			frozenBudget(buf, sc, 0)
 			budgetPreviews(buf, sc)
-			loadMicrocompact(buf, sc)
+			loadMicrocompact(buf, sc, 0)
 			pinnedUUIDs(buf, sc)
 			snipRequests(buf, sc)
 		})

@@ -139,7 +139,9 @@ var partScratchPool sync.Pool
 func getPartScratch(n int) *partScratch {
 	s, _ := partScratchPool.Get().(*partScratch)
 	if s == nil || cap(s.keys) < n {
-		return &partScratch{keys: make([]encodeKey, n), parts: make([][]byte, n)}
+		// Room for the next requests' messages, so that a growing conversation reuses it.
+		c := n + n/8 + 64
+		return &partScratch{keys: make([]encodeKey, n, c), parts: make([][]byte, n, c)}
 	}
 	s.keys, s.parts = s.keys[:n], s.parts[:n]
 	return s

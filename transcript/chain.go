@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -71,6 +72,17 @@ func (c *Chain) BoundaryIndex() int {
 		return -1
 	}
 	return c.boundaryIdx
+}
+
+// Start returns the position in the transcript of the chain's first record in file order
+// when it starts at a compact boundary (the head of the kept tail it relinked, else the
+// boundary), and 0 without one: the records before it are not the chain's, and the decisions
+// about what the chain holds come after what they decide on.
+func (c *Chain) Start() int {
+	if c.Boundary == nil || len(c.index) == 0 {
+		return 0
+	}
+	return slices.Min(c.index)
 }
 
 // Index returns the position in the transcript of Records[i].

@@ -102,11 +102,15 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 	finish(t, d)
 	problem := ""
 	if bd.History != nil {
-		before, carried, at, err := fromHistory(ra, base, cut, &bd, t.Records, sc.back)
+		count := !opts.SkipLineCount || len(t.Problems) > 0 || len(t.Dropped) > 0 || t.Torn != nil
+		before, carried, at, err := fromHistory(ra, base, cut, &bd, t.Records, sc.back, count)
 		if err == nil {
 			if t := settleTail(t, carried, nil, before, cut, size-base, bd.UUID, seg != nil); t != nil {
 				t.Records[len(carried)+at].Cut = true
 				t.Tail.Digest = true
+				if !count {
+					uncounted(t)
+				}
 				return t, nil
 			}
 			err = errors.New("does not lead to the chain a whole read builds")
@@ -149,14 +153,26 @@ func settleTail(t *File, history []Record, lines []int, before int, cut, size in
 	return t
 }
 
+// uncounted forgets the line numbers of t, a tail read that did not count the lines before
+// its cut (see [ReadOptions.SkipLineCount]): they are 0, unknown.
+func uncounted(t *File) {
+	for i := range t.Records {
+		t.Records[i].Line = 0
+	}
+	t.Lines, t.End, t.Tail.Line = nil, 0, 0
+}
+
 // fromHistory reads the history on bd, the latest compact boundary of the main thread, for a
-// tail decoded from cut on (tail): it checks it, counts the lines before the cut (reading
-// them into buf, which the reverse scan is done with) and returns the records it carries and
-// the index of bd's record in tail. An error says why the history cannot stand for the lines
-// before the cut.
-func fromHistory(ra io.ReaderAt, base, cut int64, bd *Record, tail []Record, buf []byte) (before int, carried []Record, at int, err error) {
+// tail decoded from cut on (tail): it checks it, counts the lines before the cut when count
+// is true (reading them into buf, which the reverse scan is done with) and returns the
+// records it carries and the index of bd's record in tail. An error says why the history
+// cannot stand for the lines before the cut.
+func fromHistory(ra io.ReaderAt, base, cut int64, bd *Record, tail []Record, buf []byte, count bool) (before int, carried []Record, at int, err error) {
 	if carried, at, err = checkHistory(bd, tail); err != nil {
 		return 0, nil, 0, err
+	}
+	if !count {
+		return 0, carried, at, nil
 	}
 	if before, err = countLines(ra, base, cut, buf); err != nil {
 		return 0, nil, 0, err

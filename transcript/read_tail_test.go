@@ -184,6 +184,51 @@ func TestReadTailDigest(t *testing.T) {
 	assert.Equal(t, chainUUIDs(t, whole.Records), chainUUIDs(t, tail.Records))
 }
 
+// TestReadTailSkipLineCount checks a read that stops at the cut without counting the lines
+// before it: the same records, their line numbers unknown (0), unless a line of the tail is
+// bad, when they are counted and the problem names the file's line.
+func TestReadTailSkipLineCount(t *testing.T) {
+	h := &History{Version: HistoryVersion, Compactions: 1}
+	require.NoError(t, h.Seal())
+	lines := withHistory(t, h)
+	for _, tt := range []struct {
+		name, text string
+		lines      []int
+		end, line  int
+		problem    int
+	}{
+		{"clean", strings.Join(lines, ""), nil, 0, 0, 0},
+		{"a bad line", strings.Join(lines[:6], "") + "{not json\n" + strings.Join(lines[6:], ""), []int{3, 4, 5, 6, 8, 9}, 9, 3, 7},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			counted, whole := readTailOf(t, tt.text, ReadOptions{})
+			tail, err := Read(strings.NewReader(tt.text), "s.jsonl", ReadOptions{TailMinBytes: 1, SkipLineCount: true})
+			require.NoError(t, err)
+			require.NotNil(t, tail.Tail)
+			assert.True(t, tail.Tail.Digest)
+			assert.Equal(t, uuidsOf(counted), uuidsOf(tail))
+			assert.Equal(t, chainUUIDs(t, whole.Records), chainUUIDs(t, tail.Records))
+			assert.Equal(t, tt.lines, tail.Lines)
+			assert.Equal(t, tt.end, tail.End)
+			assert.Equal(t, tt.line, tail.Tail.Line)
+			for i := range tail.Records {
+				if tt.lines == nil {
+					assert.Zero(t, tail.Records[i].Line)
+				} else {
+					assert.Equal(t, counted.Records[i].Line, tail.Records[i].Line)
+				}
+			}
+			if tt.problem == 0 {
+				assert.Empty(t, tail.Problems)
+				return
+			}
+			require.Len(t, tail.Problems, 1)
+			assert.Equal(t, tt.problem, tail.Problems[0].Line)
+			assert.Equal(t, whole.Problems[0].Error(), tail.Problems[0].Error())
+		})
+	}
+}
+
 // TestReadTailDigestDamaged checks that a history that does not check is not used: the read
 // scans the lines before the cut, as for a boundary without one, and says why.
 func TestReadTailDigestDamaged(t *testing.T) {

@@ -190,13 +190,25 @@ func (sc *Scan) truncate(n int) {
 // of records it calls f on every record: callers' f must then skip what they do not want,
 // as they must anyway (see [Scan]).
 func (sc *Scan) Each(records []Record, kinds ScanSet, f func(i int, r *Record)) {
+	sc.EachFrom(records, kinds, 0, f)
+}
+
+// EachFrom is Each on the records from position from on: a reader that needs no record before
+// a chain's start ([Chain.Start]) walks only the decisions after it.
+func (sc *Scan) EachFrom(records []Record, kinds ScanSet, from int, f func(i int, r *Record)) {
+	from = max(from, 0)
 	if !sc.Covers(records) {
-		for i := range records {
+		for i := from; i < len(records); i++ {
 			f(i, &records[i])
 		}
 		return
 	}
 	var at [numScanKinds]int
+	for k := range numScanKinds {
+		if kinds&k.kinds() != 0 {
+			at[k] = sort.SearchInts(sc.pos[k], from)
+		}
+	}
 	for {
 		next := -1
 		for k := range numScanKinds {

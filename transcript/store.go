@@ -107,6 +107,7 @@ func (s DirStore) Load(ctx context.Context, session string, opts ReadOptions) (*
 		return nil, fmt.Errorf("agentctx: load session %q: lock: %w", session, err)
 	}
 	defer unlockFile(f)
+	opts.SkipLineCount = false
 	tr, err := Read(f, path, opts)
 	if err == nil && tr.End == 0 {
 		// An empty file holds no session: a first append that failed before its first line.

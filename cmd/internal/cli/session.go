@@ -34,8 +34,9 @@ type options struct {
 	// summarizer is the compaction's summarizer; nil: the extractive one.
 	summarizer summarize.Summarizer
 	// tail reads a large compacted session file from its active tail (request and inspect:
-	// see readSession).
-	tail bool
+	// see readSession), and skipping the count of the lines before its cut (request, which
+	// names no line of a clean tail: transcript.ReadOptions.SkipLineCount).
+	tail transcript.ReadOptions
 }
 
 func (o *options) register(fs *flag.FlagSet) {
@@ -89,7 +90,9 @@ func (a *app) openWith(ctx context.Context, name string, args []string, extra fu
 			return nil, err
 		}
 	}
-	o.tail = name == "request" || name == "inspect"
+	if name == "request" || name == "inspect" {
+		o.tail = transcript.ReadOptions{TailMinBytes: transcript.DefaultTailMinBytes, SkipLineCount: name == "request"}
+	}
 	return a.load(ctx, files[0], o)
 }
 
@@ -295,10 +298,11 @@ func sessionID(tr *transcript.File, path string) string {
 }
 
 // readAddress reads the session addr names: a file, or a session in a PostgreSQL database,
-// whose open Store it returns too (the caller closes it); db is nil for a file. tail reads a
-// file of transcript.DefaultTailMinBytes or more from its active tail (see readSession), and
-// a database session from its latest boundary's cut when that boundary carries its history.
-func readAddress(ctx context.Context, addr address, tail bool) (tr *transcript.File, db Store, err error) {
+// whose open Store it returns too (the caller closes it); db is nil for a file. A tail with
+// TailMinBytes reads a file of so many bytes or more from its active tail (see readSession),
+// and a database session from its latest boundary's cut when that boundary carries its
+// history.
+func readAddress(ctx context.Context, addr address, tail transcript.ReadOptions) (tr *transcript.File, db Store, err error) {
 	if addr.url == "" {
 		tr, err = readSession(addr.file, tail)
 		return tr, nil, err
@@ -306,11 +310,8 @@ func readAddress(ctx context.Context, addr address, tail bool) (tr *transcript.F
 	if db, err = addr.open(ctx, false); err != nil {
 		return nil, nil, err
 	}
-	var opts transcript.ReadOptions
-	if tail {
-		opts.TailMinBytes = transcript.DefaultTailMinBytes // a database session loads from its cut when it can
-	}
-	if tr, err = db.Load(ctx, addr.session, opts); err != nil {
+	// A database session loads from its cut when it can.
+	if tr, err = db.Load(ctx, addr.session, tail); err != nil {
 		return nil, db, addr.dbError(err)
 	}
 	return tr, db, nil
@@ -318,11 +319,11 @@ func readAddress(ctx context.Context, addr address, tail bool) (tr *transcript.F
 
 // readSession reads the session file at path. A file that cannot be opened, a directory, a
 // device, a file over maxSessionBytes and a JSON array (a common mistake: one record per line
-// is expected) get their own errors, which name path. With tail, a regular file of
-// transcript.DefaultTailMinBytes or more is read from its active tail
-// (transcript.ReadOptions.TailMinBytes): the next request is the same, and a long session that
-// compacted many times costs what its latest stretch costs.
-func readSession(path string, tail bool) (*transcript.File, error) {
+// is expected) get their own errors, which name path. With tail's TailMinBytes, a regular
+// file of so many bytes or more is read from its active tail
+// (transcript.ReadOptions.TailMinBytes) with tail's options: the next request is the same, and
+// a long session that compacted many times costs what its latest stretch costs.
+func readSession(path string, tail transcript.ReadOptions) (*transcript.File, error) {
 	f, fi, err := openFile(path)
 	if err != nil {
 		return nil, err
@@ -331,14 +332,14 @@ func readSession(path string, tail bool) (*transcript.File, error) {
 	if fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory, not a session file (JSONL: one JSON record per line)", path)
 	}
-	if tail && fi.Mode().IsRegular() && fi.Size() >= transcript.DefaultTailMinBytes {
+	if tail.TailMinBytes > 0 && fi.Mode().IsRegular() && fi.Size() >= tail.TailMinBytes {
 		if fi.Size() > maxSessionBytes {
 			return nil, fmt.Errorf("cannot read %s: larger than %d MiB", path, maxSessionBytes>>20)
 		}
 		if startsJSONArray(bufio.NewReader(io.NewSectionReader(f, 0, 4096))) {
 			return nil, fmt.Errorf("%s is a JSON array, not JSONL: one record per line expected", path)
 		}
-		return transcript.Read(f, path, transcript.ReadOptions{TailMinBytes: transcript.DefaultTailMinBytes})
+		return transcript.Read(f, path, tail)
 	}
 	lr := &io.LimitedReader{R: f, N: maxSessionBytes + 1}
 	r := bufio.NewReaderSize(lr, 64<<10)

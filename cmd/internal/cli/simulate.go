@@ -153,7 +153,7 @@ func (pf *policyFlags) replay(ctx context.Context, a *app, fs *flag.FlagSet, fil
 	if err != nil {
 		return nil, err
 	}
-	tr, db, err := readAddress(ctx, addr, false)
+	tr, db, err := readAddress(ctx, addr, transcript.ReadOptions{})
 	rp := &replay{addr: addr, close: func() {}}
 	if db != nil {
 		rp.close = db.Close

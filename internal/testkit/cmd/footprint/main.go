@@ -4,7 +4,8 @@
 // pgx). With -phases it reports on stderr, after each step, the process's peak and current
 // resident memory and the Go heap. With -stream it writes the body as the CLI does
 // ([provider.Request.WriteTo]). With -tail it reads a long file from its active tail
-// ([transcript.ReadOptions.TailMinBytes]), as the CLI does.
+// ([transcript.ReadOptions.TailMinBytes]), without counting the lines before its cut
+// ([transcript.ReadOptions.SkipLineCount]), as the CLI's request does.
 //
 // Usage:
 //
@@ -130,7 +131,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 // read reads the transcript at path; with tail, from its active tail when it is long.
 func read(path string, tail bool) (*transcript.File, error) {
 	if tail {
-		return transcript.ReadFile(path, transcript.ReadOptions{TailMinBytes: transcript.DefaultTailMinBytes})
+		return transcript.ReadFile(path, transcript.ReadOptions{TailMinBytes: transcript.DefaultTailMinBytes, SkipLineCount: true})
 	}
 	f, err := os.Open(path)
 	if err != nil {
