@@ -30,7 +30,11 @@ func newPipeline(t testing.TB, root string) *agentctx.Pipeline {
 		ContextWindow: 24_000, Tokens: agentctx.EstimateCounter{},
 		Budget:  agentctx.BudgetConfig{Store: agentctx.FileStore{Root: root}},
 		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}},
-		Now:     func() time.Time { return start.Add(time.Hour) },
+		// The clock reads an hour after the script starts: with the hour's TTL the cached
+		// prefix is still warm then, so the cold-prefix rules (an early compaction, old
+		// results cleared) do not move the script's decisions.
+		Cache: agentctx.CacheConfig{TTL: "1h"},
+		Now:   func() time.Time { return start.Add(time.Hour) },
 	})
 	require.NoError(t, err)
 	return p
