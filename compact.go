@@ -334,17 +334,17 @@ type CompactReport struct {
 	Aggressive          bool
 }
 
-// due reports whether this turn should compact automatically. When it should not
-// although the pressure calls for it, the reason is left in the Report.
-func (co *compactor) due(t *turn) bool {
+// due reports whether this turn should compact automatically, and whether only because the
+// cached prefix is cold at the warning level (see early). When it should not although the
+// pressure calls for it, the reason is left in the Report.
+func (co *compactor) due(t *turn) (due, early bool) {
 	pr := &t.report.Pressure
 	tooSmall := t.req.MaxTokens < co.pressure.minOutput(co.window, co.maxOutput)
 	tooBig := t.report.BodyBytes > t.maxBody
 	failed := co.server && serverFailure(t) != nil // the provider passed its trigger and failed
-	early := false
 	if pr.Tokens < pr.Levels.Threshold && !tooSmall && !tooBig && !failed {
 		if early = co.early(t); !early {
-			return false
+			return false, false
 		}
 	}
 	why := ""
@@ -368,9 +368,9 @@ func (co *compactor) due(t *turn) bool {
 		if !early { // under the threshold there is nothing to explain
 			pr.Why += "; " + why
 		}
-		return false
+		return false, false
 	}
-	return true
+	return true, early
 }
 
 // answeredSince reports whether the view holds a response written after the record at file

@@ -423,8 +423,12 @@ func (p *Pipeline) prepare(ctx context.Context, in *Input, manual *CompactOption
 		}
 		folded = t
 	}
-	if manual != nil || p.compactor.due(t) {
-		early, pre := manual == nil && p.compactor.early(t), t
+	due, early := false, false
+	if manual == nil {
+		due, early = p.compactor.due(t)
+	}
+	if manual != nil || due {
+		pre := t
 		if t, err = p.compactor.compact(ctx, t, manual); err != nil {
 			return p.result(t), err
 		}
