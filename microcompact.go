@@ -406,7 +406,7 @@ func (st *microcompactStage) timeClear(t *turn, l *mcLedger, cands []resultRef) 
 	if len(kept) == 0 {
 		return false
 	}
-	if gap <= ttlAt(t, st.cache) && !st.cache.Disable {
+	if !temperatureOf(t, st.cache).cold {
 		// A warm prefix: the clearing rewrites what follows its first result.
 		from := len(t.items)
 		for _, id := range kept {
