@@ -610,11 +610,13 @@ func (g *gauge) measure(t *turn) Pressure {
 		pr.Tokens = counted
 		why += fmt.Sprintf("; raised to the counted size %d, which is larger", counted)
 	}
-	if scaled := cal.scale(pr.Counted - pr.ServerCleared); pr.Freed > 0 && scaled > pr.Tokens {
-		// What this turn freed is an estimate taken off a real count: the figure it lowers is
-		// never below what is sent, counted at the ratio.
-		pr.Tokens = scaled
-		why += fmt.Sprintf("; raised to the counted size times the ratio, %d, since this turn freed tokens", scaled)
+	// What this turn freed is an estimate taken off a real count: the figure it lowers is
+	// never below what is sent, counted at the ratio.
+	if pr.Freed > 0 {
+		if scaled := cal.scale(pr.Counted - pr.ServerCleared); scaled > pr.Tokens {
+			pr.Tokens = scaled
+			why += fmt.Sprintf("; raised to the counted size times the ratio, %d, since this turn freed tokens", scaled)
+		}
 	}
 	if s := &t.recovery; s.room != nil && s.roomPos > t.boundaryPos && s.roomPos > s.responsePos {
 		// The provider counted this prompt when it refused the output room on top of it.
