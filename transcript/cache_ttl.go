@@ -19,7 +19,7 @@ func ChooseCacheTTL(records []Record, leaf *Record, read, write5m, write1h float
 	seen := map[string]bool{}
 	for i := range records {
 		r := &records[i]
-		if r.Type != TypeAssistant || r.Message == nil || r.Message.Usage == nil || r.IsAPIErrorMessage || OtherThread(r, leaf) {
+		if !ProviderResponse(r) || r.Message.Usage == nil || OtherThread(r, leaf) {
 			continue
 		}
 		if id := r.Message.ID; id != "" {
