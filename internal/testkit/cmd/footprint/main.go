@@ -68,6 +68,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("-now: %w", err)
 		}
 	}
+	if *memprofile != "" {
+		// Every allocation sampled: the profile then adds up to what the steps allocated.
+		runtime.MemProfileRate = 1
+	}
 	report := func(string) {}
 	if *phases {
 		report = func(step string) { fmt.Fprintf(stderr, "%-8s %s\n", step, usage()) }
