@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -82,24 +83,30 @@ func (e *encoder) flush(threshold int) error {
 	return err
 }
 
-// encodeRequest encodes r with memo (nil: no memo). With a memo, the messages' parts are
-// looked up first, all at once, and the buffer is sized from the parts found.
+// encodeRequest encodes r with memo (nil: no memo) into a new buffer.
 func encodeRequest(r *Request, memo *EncodeMemo) ([]byte, error) {
+	return appendRequest(nil, r, memo)
+}
+
+// appendRequest appends r's encoding with memo (nil: no memo) to dst. With a memo, the
+// messages' parts are looked up first, all at once, and the buffer is grown by the size of
+// the parts found and an estimate of the rest. On an error it returns dst as it was.
+func appendRequest(dst []byte, r *Request, memo *EncodeMemo) ([]byte, error) {
 	e := &encoder{memo: memo}
 	if memo == nil {
-		e.buf = make([]byte, 0, sizeEstimate(r))
+		e.buf = slices.Grow(dst, sizeEstimate(r))
 	} else {
 		e.h.init(memo)
 		s := getPartScratch(len(r.Messages))
 		defer putPartScratch(s)
 		e.keys, e.parts = s.keys, s.parts
-		e.buf = make([]byte, 0, e.resolve(r))
+		e.buf = slices.Grow(dst, e.resolve(r))
 	}
 	if err := e.request(r); err != nil {
-		return nil, err
+		return dst, err
 	}
 	if memo != nil {
-		memo.observe(len(e.buf))
+		memo.observe(len(e.buf) - len(dst))
 	}
 	return e.buf, nil
 }

@@ -86,6 +86,27 @@ func checkEncoding(t *testing.T, name string, req Request) {
 			assert.Empty(t, how.memo.cur, "%s, WriteTo stores nothing", name)
 		}
 	}
+	// AppendJSON appends the same bytes after what the buffer holds, into its array when it
+	// has room to spare; on an error it returns the buffer as it was.
+	for _, how := range []struct {
+		name string
+		memo *EncodeMemo
+	}{{"no memo", nil}, {"warm memo", memo}} {
+		r := req
+		r.Memo = how.memo
+		buf := append(make([]byte, 0, 2*len(want)+4096), "prefix "...)
+		got, err := r.AppendJSON(buf)
+		if wantErr != nil {
+			if assert.Error(t, err, "%s, AppendJSON, %s", name, how.name) {
+				assert.Equal(t, wantErr.Error(), err.Error(), "%s, AppendJSON, %s", name, how.name)
+			}
+			assert.Equal(t, "prefix ", string(got), "%s, AppendJSON, %s", name, how.name)
+			continue
+		}
+		require.NoError(t, err, "%s, AppendJSON, %s", name, how.name)
+		assert.Equal(t, "prefix "+string(want), string(got), "%s, AppendJSON, %s", name, how.name)
+		assert.Same(t, &buf[0], &got[0], "%s, AppendJSON into the buffer's room, %s", name, how.name)
+	}
 	if wantErr != nil {
 		return
 	}

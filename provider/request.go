@@ -76,6 +76,16 @@ func (r Request) MarshalJSON() ([]byte, error) {
 	return encodeRequest(&r, r.Memo)
 }
 
+// AppendJSON appends the bytes [Request.MarshalJSON] returns to dst and returns the extended
+// buffer; on an error, dst as it was. It lets a caller keep one buffer for a conversation's
+// bodies: once the provider has read a turn's body, body[:0] takes the next one, so that a
+// steady turn encodes into memory it already has instead of a new body the size of the
+// request, and adds no garbage for the collector to find. The memo is used as MarshalJSON
+// uses it.
+func (r Request) AppendJSON(dst []byte) ([]byte, error) {
+	return appendRequest(dst, &r, r.Memo)
+}
+
 // WriteTo writes the bytes [Request.MarshalJSON] returns to w, in pieces of about 64 KB,
 // without ever holding the whole body. Like MarshalJSON it copies the parts the Pipeline's
 // memo holds, but it stores none of the parts it encodes: it suits a process that builds one
