@@ -102,35 +102,39 @@ func BenchmarkSteadyHeld(b *testing.B) {
 		tail int64
 	}{{"all", 0}, {"tail", 1}} {
 		b.Run("held="+held.name, func(b *testing.B) {
-			f, err := transcript.ReadFile(path, transcript.ReadOptions{TailMinBytes: held.tail})
-			if err != nil {
-				b.Fatal(err)
-			}
-			s := &heldSession{recs: f.Records}
-			body := s.warm(b)
-			if first == nil {
-				first = body
-			} else if !bytes.Equal(first, body) {
-				b.Fatal("the tail's request differs from the whole session's")
-			}
-			b.ReportAllocs()
-			gc := gcCPU()
-			for b.Loop() {
-				s.turn(b)
-			}
-			b.ReportMetric((gcCPU()-gc)*1e9/float64(b.N), "gc-ns/op")
-			b.ReportMetric(float64(len(f.Records)), "records")
-			n := compactions
-			if os.Getenv(heldSessionEnv) != "" {
-				n = 0
-				for i := range f.Records {
-					if f.Records[i].IsCompactBoundary() {
-						n++
+			for _, body := range []string{"new", "reused"} {
+				b.Run("body="+body, func(b *testing.B) {
+					f, err := transcript.ReadFile(path, transcript.ReadOptions{TailMinBytes: held.tail})
+					if err != nil {
+						b.Fatal(err)
 					}
-				}
+					s := &heldSession{recs: f.Records, reuse: body == "reused"}
+					warm := s.warm(b)
+					if first == nil {
+						first = warm
+					} else if !bytes.Equal(first, warm) {
+						b.Fatal("the tail's request differs from the whole session's")
+					}
+					b.ReportAllocs()
+					gc := gcCPU()
+					for b.Loop() {
+						s.turn(b)
+					}
+					b.ReportMetric((gcCPU()-gc)*1e9/float64(b.N), "gc-ns/op")
+					b.ReportMetric(float64(len(f.Records)), "records")
+					n := compactions
+					if os.Getenv(heldSessionEnv) != "" {
+						n = 0
+						for i := range f.Records {
+							if f.Records[i].IsCompactBoundary() {
+								n++
+							}
+						}
+					}
+					b.ReportMetric(float64(n), "compactions")
+					b.ReportMetric(float64(s.compacted), "compacted")
+				})
 			}
-			b.ReportMetric(float64(n), "compactions")
-			b.ReportMetric(float64(s.compacted), "compacted")
 		})
 	}
 }
@@ -146,6 +150,12 @@ type heldSession struct {
 	n      int
 	// compacted counts the timed turns that compacted: the view grows turn by turn.
 	compacted int
+	// reuse: each turn's body is appended to the last one's buffer (Request.AppendJSON), as a
+	// caller that keeps one buffer for its requests does, instead of a new one (MarshalJSON).
+	reuse bool
+	body  []byte
+	// window is the steady turns' context window; 0: 200,000 tokens.
+	window int
 }
 
 // warm prepares the session's next request with a new Pipeline and returns its bytes.
@@ -155,7 +165,11 @@ func (s *heldSession) warm(tb testing.TB) []byte {
 		tb.Fatal(err)
 	}
 	s.last, s.now = last, last.Add(5*time.Second)
-	s.p, err = agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: 200_000, Tokens: agentctx.EstimateCounter{},
+	window := s.window
+	if window == 0 {
+		window = 200_000
+	}
+	s.p, err = agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: agentctx.EstimateCounter{},
 		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Now: func() time.Time { return s.now }})
 	if err != nil {
 		tb.Fatal(err)
@@ -175,9 +189,15 @@ func (s *heldSession) warm(tb testing.TB) []byte {
 	return body
 }
 
-// turn adds one exchange (an assistant's text and Bash call with its usage, and the result)
-// and prepares and encodes the next request.
+// turn adds one exchange and prepares and encodes the next request.
 func (s *heldSession) turn(tb testing.TB) {
+	s.exchange()
+	s.prepare(tb)
+}
+
+// exchange adds one exchange: an assistant's text and Bash call with its usage, and the
+// result.
+func (s *heldSession) exchange() {
 	sid := s.recs[0].SessionID
 	add := func(r transcript.Record) {
 		s.n++
@@ -197,17 +217,29 @@ func (s *heldSession) turn(tb testing.TB) {
 		Content: []transcript.Block{&transcript.ToolResult{ToolUseID: id, StringContent: true,
 			Content: []transcript.Block{&transcript.Text{Text: fmt.Sprintf("ok  \tpkg/x\t0.%03ds\nPASS %d", s.n%1000, s.n)}}}}}})
 	s.now = s.last.Add(5 * time.Second)
+}
+
+// prepare prepares and encodes the next request, appends the records it returns and reports
+// whether it compacted.
+func (s *heldSession) prepare(tb testing.TB) (compacted bool) {
 	res, err := s.p.Prepare(tb.Context(), agentctx.Input{Records: s.recs})
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if _, err := res.Request.MarshalJSON(); err != nil {
+	if s.reuse {
+		s.body, err = res.Request.AppendJSON(s.body[:0])
+	} else {
+		_, err = res.Request.MarshalJSON()
+	}
+	if err != nil {
 		tb.Fatal(err)
 	}
 	if c := res.Report.Compaction; c != nil && c.Outcome == agentctx.CompactCompacted {
 		s.compacted++
+		compacted = true
 	}
 	s.recs, s.leaf, s.tokens = append(s.recs, res.Append...), res.Leaf, res.Report.InputTokens
+	return compacted
 }
 
 // gcCPU returns the CPU time the collector has spent in this process, in seconds
