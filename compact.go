@@ -634,7 +634,7 @@ func (co *compactor) install(ctx context.Context, t *turn, sum *summary, tail ta
 			break // something verbatim can be sent; or the last resort, and a tail was installed
 		}
 		atts, notes := co.rehydrate(ctx, t, step.cut, step.rehydrate)
-		recs := co.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
+		recs, from := co.compactionRecords(t, sum, step.cut, slices.Concat(atts, hooks), trigger, pre)
 		if step.clear {
 			if r := co.clearRecord(t, step.cut, tail.latest); r != nil {
 				recs = append(recs, *r)
@@ -650,10 +650,15 @@ func (co *compactor) install(ctx context.Context, t *turn, sum *summary, tail ta
 			}
 		}
 		in := *t.in
-		in.Records = slices.Concat(t.in.Records, recs)
 		if in.Leaf != "" {
 			in.Leaf = lastChainRecord(recs)
 		}
+		// From the new cut on, as a read does: the compaction costs the tail, not the records.
+		tail, ok := transcript.CutTail(t.in.Records, recs, from, in.Leaf)
+		if !ok {
+			tail = slices.Concat(t.in.Records, recs)
+		}
+		in.Records = tail
 		post, err := co.build(ctx, &in)
 		if err != nil {
 			return done, err
@@ -731,6 +736,8 @@ func (co *compactor) installed(ctx context.Context, t *turn, rep *CompactReport,
 			rep.Rung, rungText(rep.Rung), rep.PreTokens, rep.PostTokens), recs[0].UUID)
 	}
 	post.report.Compaction = rep
+	// The post-compact view may hold the new tail alone: the records are the caller's.
+	post.report.Records, post.report.Damage = t.report.Records+len(recs), t.report.Damage
 	post.report.Degradations = slices.Concat(t.report.Degradations, post.report.Degradations)
 	// What the chain the summary was made from met stays reported.
 	post.report.ChainProblems = unionProblems(t.report.ChainProblems, post.report.ChainProblems)
@@ -795,8 +802,10 @@ func lastChainRecord(recs []transcript.Record) string {
 }
 
 // compactionRecords builds the records a compaction appends: boundary, summary, then the
-// rehydration and hook records chained after the kept tail (or the summary).
-func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []attachment, trigger string, pre int) []transcript.Record {
+// rehydration and hook records chained after the kept tail (or the summary). from is the
+// position in the turn's records of the kept head, the cut a read from the transcript's new
+// active tail starts at; len(t.in.Records) when nothing is kept.
+func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []attachment, trigger string, pre int) (recs []transcript.Record, from int) {
 	leaf := t.chain.Leaf
 	stamp := transcript.Timestamp(t.now)
 	cwd := transcript.LastCwd(t.in.Records)
@@ -845,9 +854,11 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 	// The records before the cut: those before the kept head, or, when nothing is kept, all
 	// of them and the turn's failed attempts, written before the boundary.
 	var before []transcript.Record
+	from = len(t.in.Records)
 	for k, r := range t.chain.Records {
 		if head != "" && r.UUID == head {
-			before = t.in.Records[:t.chain.Index(k)]
+			from = t.chain.Index(k)
+			before = t.in.Records[:from]
 			break
 		}
 	}
@@ -862,7 +873,7 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 		b.CompactMetadata.PreservedSegment = &transcript.PreservedSegment{HeadUUID: head, AnchorUUID: s.UUID, TailUUID: leaf.UUID}
 		parent = leaf.UUID
 	}
-	return append([]transcript.Record{b, s}, attachmentRecords(t, atts, "rehydration", b.UUID, parent, leaf.IsSidechain)...)
+	return append([]transcript.Record{b, s}, attachmentRecords(t, atts, "rehydration", b.UUID, parent, leaf.IsSidechain)...), from
 }
 
 // keptHead returns the uuid of the first record of the kept tail along the leaf's parentUuid

@@ -137,9 +137,7 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 // (seg).
 func settleTail(t *File, history []Record, lines []int, before int, cut, size int64, bd string, seg bool) *File {
 	records := slices.Concat(history, t.Records)
-	c, err := BuildChain(records, ChainOptions{})
-	if err != nil || c.Leaf == nil || c.Leaf.IsSidechain || c.Boundary == nil || c.Boundary.UUID != bd ||
-		len(c.Problems) > 0 || c.SegmentProblem != "" || seg && c.Preserved == nil {
+	if !cleanTail(records, "", bd, seg) {
 		return nil
 	}
 	if lines == nil {
