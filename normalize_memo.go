@@ -2,7 +2,6 @@ package agentctx
 
 import (
 	"encoding/json"
-	"math"
 	"slices"
 	"sync"
 
@@ -42,7 +41,7 @@ type cleanMemo struct {
 	// the two sequences, without hashing.
 	lastKeys  []cleanKey
 	lastFound []*cleanEntry
-	// budget bounds the memo and scales it to the conversations held (nil: one, unbounded).
+	// budget bounds the memo and scales it to the conversations held.
 	budget *memoBudget
 }
 
@@ -126,8 +125,8 @@ func (m *mediaSig) sameMedia(b transcript.Block) bool {
 		src.URL == s.URL && src.FileID == s.FileID && sameFields(src, s)
 }
 
-func newCleanMemo() *cleanMemo {
-	return &cleanMemo{gen: memo.NewGen[cleanKey, *cleanEntry](minCleanMemo)}
+func newCleanMemo(budget *memoBudget) *cleanMemo {
+	return &cleanMemo{gen: memo.NewGen[cleanKey, *cleanEntry](minCleanMemo), budget: budget}
 }
 
 // lookup sets out[i] to the entry of keys[i], or nil.
@@ -150,11 +149,7 @@ func (m *cleanMemo) lookup(keys []cleanKey, out []*cleanEntry) {
 func (m *cleanMemo) store(keys []cleanKey, entries []*cleanEntry, looked []cleanKey, found []*cleanEntry) ([]cleanKey, []*cleanEntry) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if b := m.budget; b != nil {
-		m.gen.Reserve(2*len(looked)*b.conversations(), b.clean)
-	} else {
-		m.gen.Reserve(2*len(looked), math.MaxInt)
-	}
+	m.gen.Reserve(2*len(looked)*m.budget.conversations(), m.budget.clean)
 	for i, k := range keys {
 		m.gen.Put(k, entries[i])
 	}

@@ -248,10 +248,7 @@ func newPipeline(cfg Config, shared *Pipeline) (*Pipeline, error) {
 		calib.SetBytes(p.budget.fits)
 	}
 	p.gauge = &gauge{cfg: cfg.Pressure, counter: p.counter, calib: calib}
-	p.stages = newStages(&cfg, p.window, p.counter, p.minCache)
-	p.stages.normalize.prefixes.SetLimit(convLimit(cfg.Conversations))
-	p.stages.normalize.prefixes.SetBytes(p.budget.prefixes)
-	p.stages.normalize.clean.budget = p.budget
+	p.stages = newStages(&cfg, p.window, p.counter, p.minCache, p.budget)
 	p.order = p.stages.order()
 	p.compactor = &compactor{
 		cfg: cfg.Compact, pressure: cfg.Pressure, context: cfg.Context, model: cfg.Model, thinking: cfg.Thinking,

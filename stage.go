@@ -22,15 +22,18 @@ type stages struct {
 }
 
 // newStages builds the stages of a pipeline of cfg whose window is window, whose counter is
-// counter and whose model's minimum cacheable prefix is minCache.
-func newStages(cfg *Config, window int, counter *Counter, minCache int) stages {
+// counter, whose model's minimum cacheable prefix is minCache and whose memos budget bounds.
+func newStages(cfg *Config, window int, counter *Counter, minCache int, budget *memoBudget) stages {
+	prefixes := &normPrefixes{}
+	prefixes.SetLimit(convLimit(cfg.Conversations))
+	prefixes.SetBytes(budget.prefixes)
 	return stages{
 		budget:       &budgetStage{cfg: cfg.Budget, counter: counter, window: window},
 		snip:         &snipStage{cfg: cfg.Snip, counter: counter, window: window},
 		microcompact: &microcompactStage{cfg: cfg.Microcompact, cache: cfg.Cache, counter: counter, window: window},
 		collapse:     &collapseStage{cfg: cfg.Collapse, counter: counter},
 		context:      &contextStage{cfg: cfg.Context, counter: counter},
-		normalize:    &normalizeStage{cfg: cfg.Normalize, thinking: cfg.Thinking, counter: counter, clean: newCleanMemo(), prefixes: &normPrefixes{}},
+		normalize:    &normalizeStage{cfg: cfg.Normalize, thinking: cfg.Thinking, counter: counter, clean: newCleanMemo(budget), prefixes: prefixes},
 		cache:        &cacheStage{cfg: cfg.Cache, counter: counter, minCache: minCache},
 	}
 }

@@ -44,11 +44,17 @@ func (s *Store) loadCut(ctx context.Context, session string, opts transcript.Rea
 	return tr, nil
 }
 
+// boundarySQL selects the latest rows of session $1 naming a compact boundary, at most $2,
+// through the partial index agentctx_lines_boundary: its predicate is the index's, word for
+// word (a parameter in its place would keep the planner from proving the index applies), so
+// a session without a boundary costs an index probe, not a read of its rows.
+const boundarySQL = `SELECT seq, line FROM agentctx_lines WHERE session = $1 AND position('"compact_boundary"'::bytea IN line) > 0 ORDER BY seq DESC LIMIT $2`
+
 // cutHead returns the line of the kept head of session's latest compact boundary of the main
-// thread when that boundary carries a history that checks, or 0.
+// thread when that boundary carries a history, or 0. The history is checked once, by
+// [transcript.ReadCut].
 func cutHead(ctx context.Context, q querier, session string) (int64, error) {
-	rows, err := q.Query(ctx, `SELECT seq, line FROM agentctx_lines WHERE session = $1 AND position($2::bytea in line) > 0 ORDER BY seq DESC LIMIT $3`,
-		session, []byte(`"compact_boundary"`), boundaryRows)
+	rows, err := q.Query(ctx, boundarySQL, session, boundaryRows)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: load session %s: %w", strconv.Quote(session), err)
 	}
@@ -65,7 +71,7 @@ func cutHead(ctx context.Context, q querier, session string) (int64, error) {
 		if r.UnmarshalJSON(l.Line) != nil || !r.IsCompactBoundary() || r.IsSidechain {
 			continue
 		}
-		if r.History == nil || r.History.Check() != nil {
+		if r.History == nil {
 			return 0, nil
 		}
 		m := r.CompactMetadata

@@ -2,10 +2,13 @@ package postgres_test
 
 import (
 	"bytes"
+	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -13,6 +16,7 @@ import (
 	"github.com/agentctx/agentctx/internal/storetest"
 	"github.com/agentctx/agentctx/internal/testkit"
 	"github.com/agentctx/agentctx/internal/testkit/compacted"
+	"github.com/agentctx/agentctx/postgres"
 	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -77,4 +81,34 @@ func TestLoadFromCut(t *testing.T) {
 		}
 	}
 	assert.Positive(t, cuts)
+}
+
+// TestBoundaryIndex checks that the query finding a session's latest compact boundaries reads
+// the partial index of boundary rows, in the plan made for its values and in the generic plan
+// a cached statement may switch to, so that a session without a boundary costs an index
+// probe instead of a read of every row before its whole load.
+func TestBoundaryIndex(t *testing.T) {
+	ctx := t.Context()
+	s := openStore(t)
+	session := storetest.Session(t, "index")
+	_, err := s.Append(ctx, session, 0, testkit.Generate(20, testkit.Options{Seed: 1})...)
+	require.NoError(t, err)
+	tx, err := s.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	// Without sequential scans the planner chooses between the indexes alone, whatever the
+	// table's size: the primary key read backwards with a filter, or the boundary index.
+	_, err = tx.Exec(ctx, `SET LOCAL enable_seqscan = off`)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `PREPARE boundaries AS `+postgres.BoundarySQL)
+	require.NoError(t, err)
+	for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
+		_, err = tx.Exec(ctx, `SET LOCAL plan_cache_mode = `+mode)
+		require.NoError(t, err)
+		rows, err := tx.Query(ctx, `EXPLAIN EXECUTE boundaries('`+session+`', 16)`, pgx.QueryExecModeSimpleProtocol)
+		require.NoError(t, err)
+		plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		assert.Contains(t, strings.Join(plan, "\n"), "agentctx_lines_boundary", mode)
+	}
 }

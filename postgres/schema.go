@@ -60,6 +60,14 @@ CREATE TABLE agentctx_decisions (
 	written_at timestamptz NOT NULL DEFAULT now(),
 	PRIMARY KEY (session, seq)
 );`},
+	{4, "compact boundary index", `
+-- Finds a session's latest compact boundary without reading its other lines: an index of
+-- only the rows whose line names one (a few per session), which a load from the cut reads
+-- backwards. Its predicate is the query's, word for word, so the planner can use it. The
+-- build reads every row and holds writes off meanwhile: on a large table, create it first by
+-- hand with CREATE INDEX CONCURRENTLY (the same statement), and this step finds it done.
+CREATE INDEX IF NOT EXISTS agentctx_lines_boundary ON agentctx_lines (session, seq)
+	WHERE position('"compact_boundary"'::bytea IN line) > 0;`},
 }
 
 // Migrations returns the steps of the schema, in order.

@@ -406,11 +406,12 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	compactions := fileCompactions(records)
 	var manual []int // where the file's manual compactions stood in the records replayed
 	file := records  // as the session ran: what its usage measured
+	points, groups, groupOf := recordedResponses(records)
+	filePoints, fileGroups := points, groups
 	if opts.Replay == ReplayPolicy {
 		records, manual = policyRecords(records)
+		points, groups, groupOf = recordedResponses(records)
 	}
-
-	points, groups, groupOf := recordedResponses(records)
 	sim.Responses = len(points)
 	skipped := map[string]bool{}
 	for i := range records {
@@ -427,7 +428,7 @@ func Run(ctx context.Context, records []transcript.Record, cfg agentctx.Config, 
 	if tools == nil {
 		tools = sessionTools(records)
 	}
-	system, conv, err := fixedPrefix(ctx, file, cfg, opts, tools, p.Counter(), sim)
+	system, conv, err := fixedPrefix(ctx, file, filePoints, fileGroups, cfg, opts, tools, p.Counter(), sim)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package simulate
 import (
 	"context"
 	"strings"
+	"sync"
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/provider"
@@ -121,10 +122,18 @@ func systemTokens(c *agentctx.Counter, system []*transcript.Text) int {
 // fixedPrefix decides the system prompt every request carries and the calibration's conversion
 // of counted tokens to provider tokens (see [Options]), and reports them in sim. records are the file's as the session ran
 // — with its own compactions, also under [ReplayPolicy] — since its usage measured the
-// requests built from them.
-func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.Config, opts Options, tools []provider.Tool,
-	c *agentctx.Counter, sim *Result) ([]*transcript.Text, scales, error) {
-	points, groups, _ := recordedResponses(records)
+// requests built from them; points and groups are their responses (see [recordedResponses]).
+func fixedPrefix(ctx context.Context, records []transcript.Record, points []int, groups map[int]*recordedResponse,
+	cfg agentctx.Config, opts Options, tools []provider.Tool, c *agentctx.Counter, sim *Result) ([]*transcript.Text, scales, error) {
+	// The tools' definitions counted, once, when the calibration's parts or the warm split
+	// first need them.
+	toolTokens := sync.OnceValue(func() int {
+		n := 0
+		for _, t := range tools {
+			n += c.Text(string(t.Definition))
+		}
+		return n
+	})
 	estimate := opts.System == nil && opts.SystemTokens <= 0 && opts.EstimatePrefix
 	cal := Calibration{Ratio: 1}
 	var pts []calibrationPoint
@@ -145,10 +154,7 @@ func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.
 		if sim.Calibration == nil || len(cal.Models) == 0 {
 			return s
 		}
-		tokens := 0
-		for _, t := range tools {
-			tokens += c.Text(string(t.Definition))
-		}
+		tokens := toolTokens()
 		sim.Calibration.fixParts(pts, tokens)
 		if !opts.ResponseModels {
 			return s
@@ -179,7 +185,7 @@ func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.
 		n = sim.FixedPrefix.Tokens
 	}
 	var system []*transcript.Text
-	for _, k := range splitWarm(records, tools, points, groups, c, cal.Ratio, n) {
+	for _, k := range splitWarm(points, groups, toolTokens, cal.Ratio, n) {
 		if text := syntheticSystem(c, k); text != "" {
 			system = append(system, &transcript.Text{Text: text})
 		}
@@ -192,9 +198,10 @@ func fixedPrefix(ctx context.Context, records []transcript.Record, cfg agentctx.
 // first response read from the cache and the rest, as a real agent's system prompt holds a
 // part shared by its sessions (which an earlier session cached) and a part of its own (the
 // working directory, the project's instructions): the first part is what that read covers
-// beyond the tool definitions, at ratio provider tokens per counted token. One part when the
-// first response read nothing, or at least the whole prefix, or no more than the tools.
-func splitWarm(records []transcript.Record, tools []provider.Tool, points []int, groups map[int]*recordedResponse, c *agentctx.Counter, ratio float64, n int) []int {
+// beyond the tool definitions (toolTokens counts them), at ratio provider tokens per counted
+// token. One part when the first response read nothing, or at least the whole prefix, or no
+// more than the tools.
+func splitWarm(points []int, groups map[int]*recordedResponse, toolTokens func() int, ratio float64, n int) []int {
 	if len(points) == 0 {
 		return []int{n}
 	}
@@ -202,10 +209,7 @@ func splitWarm(records []transcript.Record, tools []provider.Tool, points []int,
 	if u == nil || u.CacheReadInputTokens <= 0 {
 		return []int{n}
 	}
-	shared := int(float64(u.CacheReadInputTokens) / ratio)
-	for _, t := range tools {
-		shared -= c.Text(string(t.Definition))
-	}
+	shared := int(float64(u.CacheReadInputTokens)/ratio) - toolTokens()
 	if shared <= 0 || shared >= n {
 		return []int{n}
 	}

@@ -143,9 +143,8 @@ func settleTail(t *File, history []Record, lines []int, before int, cut, size in
 	if lines == nil {
 		lines = make([]int, len(history))
 	}
-	shiftLines(t, before)
-	copy(records[len(history):], t.Records)
 	t.Records = records
+	shiftLines(t, len(history), before)
 	t.Lines = slices.Concat(lines, t.Lines)
 	t.Tail = &Tail{Line: before + 1, Offset: cut, Size: size, History: len(history)}
 	return t
@@ -188,23 +187,37 @@ func checkHistory(bd *Record, tail []Record) (carried []Record, at int, err erro
 	if carried, err = h.Carried(); err != nil {
 		return nil, 0, err
 	}
-	ids := map[string]bool{}
+	// The carried records are few and the tail's many: index the carried records' uuids and
+	// message ids (a message id keyed after a NUL), each to the first record holding it, and
+	// look the tail's up. The first carried record the tail holds too is the one named.
+	index := make(map[string]int, 2*len(carried))
+	for i := len(carried) - 1; i >= 0; i-- {
+		r := &carried[i]
+		index[r.UUID] = i
+		if r.Message != nil && r.Message.ID != "" {
+			index["\x00"+r.Message.ID] = i
+		}
+	}
+	clash := len(carried)
 	at = -1
 	for i := range tail {
 		r := &tail[i]
-		ids[r.UUID] = true
-		if r.Message != nil && r.Message.ID != "" {
-			ids["\x00"+r.Message.ID] = true
+		if len(index) > 0 {
+			if j, ok := index[r.UUID]; ok {
+				clash = min(clash, j)
+			}
+			if r.Message != nil && r.Message.ID != "" {
+				if j, ok := index["\x00"+r.Message.ID]; ok {
+					clash = min(clash, j)
+				}
+			}
 		}
 		if r.UUID == bd.UUID && r.IsCompactBoundary() {
 			at = i
 		}
 	}
-	for i := range carried {
-		r := &carried[i]
-		if ids[r.UUID] || r.Message != nil && r.Message.ID != "" && ids["\x00"+r.Message.ID] {
-			return nil, 0, fmt.Errorf("carries record %s, which the lines after the cut hold too", r.UUID)
-		}
+	if clash < len(carried) {
+		return nil, 0, fmt.Errorf("carries record %s, which the lines after the cut hold too", carried[clash].UUID)
 	}
 	if at < 0 {
 		return nil, 0, errors.New("is not on a record after the cut")
@@ -363,11 +376,11 @@ func findUUID(sc *revLines, ld *lineDecoder, base int64, u string) int64 {
 	}
 }
 
-// shiftLines moves the line numbers of a tail decoded from line 1 on to the file's, n lines
-// further.
-func shiftLines(t *File, n int) {
-	for i := range t.Records {
-		t.Records[i].Line += n
+// shiftLines moves the line numbers of a tail decoded from line 1 on, its records from index
+// from on, to the file's, n lines further.
+func shiftLines(t *File, from, n int) {
+	for i := range t.Records[from:] {
+		t.Records[from+i].Line += n
 	}
 	for i := range t.Lines {
 		t.Lines[i] += n

@@ -248,6 +248,11 @@ func TestReadTailDigestDamaged(t *testing.T) {
 		{"run", seal(&History{Version: HistoryVersion, Compactions: 3, Runs: []int{HistoryResponses + 1}}), "out of range"},
 		{"unreadable record", seal(&History{Version: HistoryVersion, Records: []json.RawMessage{json.RawMessage(`{"type":"user"}`)}}), "cannot be read whole"},
 		{"record after the cut", seal(&History{Version: HistoryVersion, Records: []json.RawMessage{json.RawMessage(`{"type":"user","uuid":"u3"}`)}}), "after the cut hold too"},
+		{"first record after the cut", seal(&History{Version: HistoryVersion, Records: []json.RawMessage{
+			json.RawMessage(`{"type":"user","uuid":"x0"}`),
+			json.RawMessage(`{"type":"assistant","uuid":"x1","message":{"id":"m3","role":"assistant","content":[]}}`),
+			json.RawMessage(`{"type":"user","uuid":"u2"}`),
+		}}), "carries record x1, which the lines after the cut hold too"},
 	}
 	for _, tt := range tests {
 		tail, _ := readTailOf(t, strings.Join(withHistory(t, tt.h), ""), ReadOptions{})
