@@ -56,7 +56,7 @@ type HistoryWalk struct {
 // after the records it carries, which the read put first and which count for nothing here.
 // sc, when it covers records, lists their boundaries (nil: every record is looked at).
 func StartHistoryWalk(records []Record, sc *Scan, leaf *Record, limit int) (HistoryWalk, int) {
-	w := HistoryWalk{limit: limit}
+	w := HistoryWalk{limit: limit, Open: make([]string, 0, min(limit, HistoryResponses))}
 	var start *History
 	first := true
 	sc.Each(records, ScanBoundary, func(_ int, r *Record) {
@@ -69,7 +69,7 @@ func StartHistoryWalk(records []Record, sc *Scan, leaf *Record, limit int) (Hist
 	}
 	w.Compactions, w.Failures, w.seen = start.Compactions, start.Failures, start.Compactions > 0
 	w.Runs = slices.Clone(start.Runs[len(start.Runs)-start.Refills(limit-1):])
-	w.Open = slices.Clone(start.Open[:min(len(start.Open), limit)])
+	w.Open = append(w.Open, start.Open[:min(len(start.Open), limit)]...)
 	return w, min(len(start.Records), len(records))
 }
 
