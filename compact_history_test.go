@@ -29,7 +29,7 @@ func historyRecords(t *testing.T, steps string) ([]transcript.Record, *transcrip
 		k.decision(transcript.Record{Type: transcript.TypeSystem, Subtype: transcript.SubtypeCompactFailure,
 			UUID: fmt.Sprintf("f%d", len(k.recs)), CompactFailure: &f})
 	}
-	for _, s := range strings.Fields(steps) {
+	for s := range strings.FieldsSeq(steps) {
 		n := 1
 		if name, count, ok := strings.Cut(s, "*"); ok {
 			var err error
