@@ -22,84 +22,33 @@ type compactHistory struct {
 	failedHere bool
 }
 
-// readHistory scans records in file order for the compactions and failed attempts of the
-// leaf's thread, up to the chain's boundary (boundaryIdx; -1 without one) for boundaries. sc,
-// when it covers records, lists the boundaries, failures and responses (nil: every record is
-// read); the responses between two boundaries are then counted only as far as the thrash
-// guard needs.
+// readHistory walks records in file order for the compactions and failed attempts of the
+// leaf's thread (see [transcript.HistoryWalk]), up to the chain's boundary (boundaryIdx; -1
+// without one) for boundaries. sc, when it covers records, lists the boundaries, failures and
+// responses (nil: every record is read); the responses between two boundaries are then counted
+// only as far as the thrash guard needs.
 func readHistory(records []transcript.Record, sc *transcript.Scan, leaf *transcript.Record, boundaryIdx, thrashTurns int) compactHistory {
 	var h compactHistory
-	responses := map[string]bool{}
-	seenBoundary := false
 	indexed := sc.Covers(records)
-	from := 0 // indexed: the first position whose responses the next boundary counts
-	// A read that stopped at a boundary's cut left the records before it out: its history
-	// stands for them, and the records it carries, first in records, count for nothing here.
-	var start *transcript.History
-	first := true
-	sc.Each(records, transcript.ScanBoundary, func(_ int, r *transcript.Record) {
-		if first && r.IsCompactBoundary() && !transcript.OtherThread(r, leaf) {
-			first, start = false, r.CutHistory()
-		}
-	})
-	if start != nil {
-		h.compactions, h.failures = start.Compactions, start.Failures
-		h.refills = start.Refills(thrashTurns)
-		seenBoundary = start.Compactions > 0
-		for _, id := range start.Open {
-			responses[id] = true
-		}
-		from = min(len(start.Records), len(records))
-	}
+	// from: the first position whose responses count (indexed: for the next boundary).
+	w, from := transcript.StartHistoryWalk(records, sc, leaf, thrashTurns+1)
 	sc.Each(records, transcript.ScanBoundary|transcript.ScanFailure, func(i int, r *transcript.Record) {
-		if transcript.OtherThread(r, leaf) {
-			return
-		}
 		switch {
-		case transcript.ProviderResponse(r):
-			if i < from {
-				return
-			}
-			if id := r.Message.ID; id != "" {
-				responses[id] = true
-			}
-		case r.IsCompactBoundary() && i <= boundaryIdx:
+		case transcript.OtherThread(r, leaf), i < from && transcript.ProviderResponse(r), i > boundaryIdx && r.IsCompactBoundary():
+			return
+		case r.IsCompactBoundary():
 			if indexed {
-				if seenBoundary {
-					sc.ResponseIDs(records, leaf, from, i, thrashTurns+1, responses)
-				}
+				w.Scan(sc, records, leaf, from, i)
 				from = i + 1
 			}
-			m := r.CompactMetadata
-			manual := m != nil && m.Trigger == transcript.TriggerManual
-			switch {
-			case manual:
-				h.refills = 0
-			case seenBoundary && len(responses) <= thrashTurns:
-				h.refills++
-			default:
-				h.refills = 0
-			}
-			if manual || m == nil || !m.Fallback && m.Summarizer != summarizerSessionMemory {
-				h.failures = 0 // the primary summarizer succeeded, or a person compacted
-			}
-			h.compactions++
 			h.last = r
-			seenBoundary = true
-			clear(responses)
-		case r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCompactFailure && r.CompactFailure != nil && r.CompactFailure.Trigger != transcript.TriggerCollapse:
-			f := r.CompactFailure
-			if leaf != nil && f.LeafUUID == leaf.UUID && f.Trigger == transcript.TriggerAuto && i > boundaryIdx {
-				h.failedHere = true
-			}
-			switch {
-			case f.Trigger == transcript.TriggerManual:
-				h.failures = 0
-			case f.Counts():
-				h.failures++
-			}
 		}
+		if f := r.CompactionFailure(); f != nil && leaf != nil && f.LeafUUID == leaf.UUID && f.Trigger == transcript.TriggerAuto && i > boundaryIdx {
+			h.failedHere = true
+		}
+		w.Record(r)
 	})
+	h.failures, h.compactions, h.refills = w.Failures, w.Compactions, w.Refills()
 	return h
 }
 

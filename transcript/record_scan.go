@@ -269,23 +269,6 @@ func (sc *Scan) LastResponseAfter(records []Record, leaf *Record, after int, ok 
 	return last
 }
 
-// ResponseIDs adds to ids the message ids of the responses of leaf's thread at positions from
-// up to (not including) to, stopping once ids holds limit of them. sc must cover records.
-func (sc *Scan) ResponseIDs(records []Record, leaf *Record, from, to, limit int, ids map[string]bool) {
-	kinds := threadResponses(leaf)
-	for _, k := range [...]scanKind{scanMain, scanSide} {
-		if kinds&k.kinds() == 0 {
-			continue
-		}
-		l := sc.pos[k]
-		for j := sort.SearchInts(l, from); j < len(l) && l[j] < to && len(ids) < limit; j++ {
-			if r := &records[l[j]]; ProviderResponse(r) && !OtherThread(r, leaf) && r.Message.ID != "" {
-				ids[r.Message.ID] = true
-			}
-		}
-	}
-}
-
 // ProviderResponse reports whether r is a provider's response: an assistant message that is
 // neither an API error nor one the library made up.
 func ProviderResponse(r *Record) bool {
