@@ -23,6 +23,7 @@ type scanReads struct {
 	Previews     map[string]frozenAt
 	Microcompact *mcLedger
 	Pins         []string
+	PinPos       []int
 	Snips        map[string]snipRequest
 	Each         [][]int // per set of kinds, the positions each visits that its reader wants
 }
@@ -68,9 +69,9 @@ func readScan(records []transcript.Record, sc *transcript.Scan) scanReads {
 		Budget:       frozenBudget(records, sc, 0),
 		Previews:     budgetPreviews(records, sc),
 		Microcompact: loadMicrocompact(records, sc, 0),
-		Pins:         pinnedUUIDs(records, sc),
 		Snips:        snipRequests(records, sc),
 	}
+	out.Pins, out.PinPos = sc.Pinned(records)
 	var boundaries []int
 	for i := range records {
 		if records[i].IsCompactBoundary() {
@@ -328,7 +329,7 @@ func TestScanReadersSteadyAllocs(t *testing.T) {
 			frozenBudget(buf, sc, 0)
 			budgetPreviews(buf, sc)
 			loadMicrocompact(buf, sc, 0)
-			pinnedUUIDs(buf, sc)
+			sc.Pinned(buf)
 			snipRequests(buf, sc)
 		})
 	}

@@ -34,11 +34,11 @@ func ttlSession(turns int, seed uint64) []Record {
 	return recs
 }
 
-// TestScanChooseCacheTTL checks that the index's choice of the cache TTL is ChooseCacheTTL's
-// over every record, turn by turn as a session grows, through rewinds that drop responses it
-// passed and another slice read again, on either thread; and that a steady turn takes it from
-// the pass the index keeps.
-func TestScanChooseCacheTTL(t *testing.T) {
+// TestScanKept checks that what the index keeps for its readers gives what a pass over every
+// record gives, turn by turn as a session grows, through rewinds that drop responses it
+// passed and another slice read again: the choice of the cache TTL on either thread, which a
+// steady turn takes from the pass the index keeps, and the pinned records.
+func TestScanKept(t *testing.T) {
 	ttls := map[string]bool{}
 	for _, seed := range []uint64{1, 2, 3} {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) {
@@ -68,6 +68,10 @@ func TestScanChooseCacheTTL(t *testing.T) {
 				ix := memo.index(buf)
 				sc := ix.scan
 				memo.keep(ix)
+				uuids, pos := Pinned(buf)
+				gotUUIDs, gotPos := sc.Pinned(buf)
+				require.Equal(t, uuids, gotUUIDs, "record %d", n)
+				require.Equal(t, pos, gotPos, "record %d", n)
 				if sc.ttl.upTo == sc.n {
 					kept++
 				}

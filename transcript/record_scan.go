@@ -118,8 +118,10 @@ type Scan struct {
 	// first is the first record scanned, weakly: the scan does not keep the caller's records
 	// alive, and a pointer to records still alive cannot stand for other records.
 	first weak.Pointer[Record]
-	// ttl is the pass over the responses [Scan.ChooseCacheTTL] reads.
-	ttl ttlLedger
+	// ttl is the pass over the responses [Scan.ChooseCacheTTL] reads; pins is the list
+	// [Scan.Pinned] returns, which the index makes (it knows where each uuid is).
+	ttl  ttlLedger
+	pins pinList
 }
 
 // Covers reports whether sc indexes exactly records: readers use it when it does, and pass
@@ -189,6 +191,9 @@ func (sc *Scan) truncate(n int) {
 		if cut := sort.SearchInts(l, n); cut < len(l) {
 			sc.pos[k] = l[:cut:cut]
 		}
+	}
+	if n < sc.n {
+		sc.pins = pinList{}
 	}
 	sc.n = min(sc.n, n)
 	sc.ttl.truncate(n)
