@@ -114,13 +114,18 @@ func (co *compactor) injectPinned(t *turn) {
 	if len(pins) == 0 {
 		return
 	}
-	inView := map[string]bool{}
+	inView, at := make([]bool, len(pins)), make(map[string]int, len(pins))
+	for k, u := range pins {
+		at[u] = k
+	}
 	for i := range t.items {
-		inView[t.items[i].uuid] = true
+		if k, ok := at[t.items[i].uuid]; ok {
+			inView[k] = true
+		}
 	}
 	var missing []int // the positions of the pinned records the view lacks
-	for k, u := range pins {
-		if pos[k] < 0 || inView[u] {
+	for k := range pins {
+		if pos[k] < 0 || inView[k] {
 			continue
 		}
 		// Pin records come from the transcript: one may name a record that holds no message,
