@@ -67,7 +67,7 @@ func readScan(records []transcript.Record, sc *transcript.Scan) scanReads {
 	out := scanReads{
 		Damage:       sc.Damage(records),
 		Budget:       frozenBudget(records, sc, 0),
-		Previews:     budgetPreviews(records, sc),
+		Previews:     budgetPreviews(records, sc, 0),
 		Microcompact: loadMicrocompact(records, sc, 0),
 		Snips:        snipRequests(records, sc),
 	}
@@ -327,7 +327,7 @@ func TestScanReadersSteadyAllocs(t *testing.T) {
 			readRecovery(buf, sc, leaf)
 			readHistory(buf, sc, leaf, n, 3)
 			frozenBudget(buf, sc, 0)
-			budgetPreviews(buf, sc)
+			budgetPreviews(buf, sc, 0)
 			loadMicrocompact(buf, sc, 0)
 			sc.Pinned(buf)
 			snipRequests(buf, sc)
