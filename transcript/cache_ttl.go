@@ -115,7 +115,9 @@ func (f *ttlFold) decision(read, write5m, write1h float64) CacheTTLDecision {
 }
 
 // ttlLedger is the pass over each thread's responses a [Scan] keeps for
-// [Scan.ChooseCacheTTL], once a turn has asked for it.
+// [Scan.ChooseCacheTTL], once a turn has asked for it: it reads a response's message id,
+// usage and time once, when the index passes it (records are an append-only log: see
+// [github.com/agentctx/agentctx.Input.Records]).
 type ttlLedger struct {
 	// want is set by the first turn that asks, on the copy it holds; the index then keeps the
 	// folds up to date as it extends.
