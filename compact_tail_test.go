@@ -21,7 +21,7 @@ func TestCompactionCostsTheTail(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates a 3,000-turn session turn by turn (-short skips)")
 	}
-	recs, compactions := compactedSession(t, 3000, 30_000)
+	recs, compactions := compactedSession(t, 3000, 30_000, false)
 	require.Greater(t, compactions, 5)
 	s := &heldSession{recs: recs, window: 30_000, reuse: true}
 	s.warm(t)

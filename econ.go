@@ -99,14 +99,13 @@ func ttlAt(t *turn, c CacheConfig) time.Duration {
 }
 
 // lastTTLDecision is the latest cache TTL decision of t's thread, or nil.
-func lastTTLDecision(t *turn) *transcript.CacheTTLDecision {
-	for i := len(t.in.Records) - 1; i >= 0; i-- {
-		r := &t.in.Records[i]
+func lastTTLDecision(t *turn) (d *transcript.CacheTTLDecision) {
+	t.chain.Scan().Each(t.in.Records, transcript.ScanCacheTTL, func(_ int, r *transcript.Record) {
 		if r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypeCacheTTL && r.CacheTTL != nil && !transcript.OtherThread(r, t.chain.Leaf) {
-			return r.CacheTTL
+			d = r.CacheTTL
 		}
-	}
-	return nil
+	})
+	return d
 }
 
 // decideTTL is the time to live t's markers carry under "auto", as a CacheConfig.TTL value:
@@ -123,7 +122,7 @@ func decideTTL(t *turn, c CacheConfig) string {
 	if t.in.SkipCacheWrite || t.chain.Leaf == nil || t.report == nil {
 		return name(cur)
 	}
-	d := transcript.ChooseCacheTTL(t.in.Records, t.chain.Leaf, c.readPrice(), c.writePrice(shortTTL), c.writePrice(longTTL))
+	d := t.chain.Scan().ChooseCacheTTL(t.in.Records, t.chain.Leaf, c.readPrice(), c.writePrice(shortTTL), c.writePrice(longTTL))
 	next := shortTTL
 	if d.TTL == "1h" {
 		next = longTTL

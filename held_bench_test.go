@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
 )
@@ -22,12 +23,14 @@ import (
 // would have written it: each response prepared for with the library's own auto-compaction
 // (the extractive summarizer, the bytes estimate) and hung off the turn's Result.Leaf, its
 // usage the input the turn's request counted, the records each turn appended kept. At a small
-// window it compacts every few hundred turns, as a long session does.
-func compactedSession(tb testing.TB, turns, window int) (records []transcript.Record, compactions int) {
+// window it compacts every few hundred turns, as a long session does. With decisions, the
+// session is also one with the decisions a turn reads from the whole transcript (see
+// heldConfig): the first two user messages pinned a tenth of the way in, and a recovery
+// decision (a prompt too long by the provider's count) a third of the way in.
+func compactedSession(tb testing.TB, turns, window int, decisions bool) (records []transcript.Record, compactions int) {
 	src := testkit.Generate(turns, testkit.Options{Seed: 1})
 	var now time.Time
-	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: agentctx.EstimateCounter{},
-		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Now: func() time.Time { return now }})
+	p, err := agentctx.New(heldConfig(window, decisions, func() time.Time { return now }))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -38,6 +41,9 @@ func compactedSession(tb testing.TB, turns, window int) (records []transcript.Re
 		if r.Type == transcript.TypeAssistant && i > 0 && src[i-1].Type == transcript.TypeUser && len(recs) > 0 {
 			if ts, err := time.Parse(time.RFC3339Nano, recs[len(recs)-1].Timestamp); err == nil {
 				now = ts.Add(5 * time.Second)
+			}
+			if decisions {
+				recs = addHeldDecisions(tb, p, recs, i, len(src), now)
 			}
 			res, err := p.Prepare(context.Background(), agentctx.Input{Records: recs})
 			if err != nil {
@@ -66,6 +72,45 @@ func compactedSession(tb testing.TB, turns, window int) (records []transcript.Re
 	return recs, compactions
 }
 
+// heldConfig is the configuration of a compacted session's turns at window: with decisions,
+// the markers' time to live is "auto", so that each turn reads the latest TTL decision and
+// weighs the session's responses.
+func heldConfig(window int, decisions bool, now func() time.Time) agentctx.Config {
+	c := agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: agentctx.EstimateCounter{},
+		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Now: now}
+	if decisions {
+		c.Cache.TTL = "auto"
+	}
+	return c
+}
+
+// addHeldDecisions appends to recs, before the turn prepared at source record i of n, the pin
+// of the first two user messages at a tenth of the way and the recovery from a prompt the
+// provider found too long at a third.
+func addHeldDecisions(tb testing.TB, p *agentctx.Pipeline, recs []transcript.Record, i, n int, now time.Time) []transcript.Record {
+	switch {
+	case i > n/10 && !slices.ContainsFunc(recs, func(r transcript.Record) bool { return r.Pin != nil }):
+		var uuids []string
+		for j := 0; j < len(recs) && len(uuids) < 2; j++ {
+			if recs[j].Type == transcript.TypeUser && !recs[j].IsMeta && recs[j].Message != nil && transcript.TextOf(recs[j].Message.Content) != "" {
+				uuids = append(uuids, recs[j].UUID)
+			}
+		}
+		pin, err := p.Pin(recs, uuids, "the task's statement", now)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return append(recs, pin)
+	case i > n/3 && !slices.ContainsFunc(recs, func(r transcript.Record) bool { return r.Recovery != nil }):
+		res, err := p.Recover(context.Background(), agentctx.Input{Records: recs}, &provider.PromptTooLongError{Tokens: 29_000, Limit: 28_000})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return append(recs, res.Append...)
+	}
+	return recs
+}
+
 // heldSessionEnv names a transcript file BenchmarkSteadyHeld reads instead of generating one.
 const heldSessionEnv = "AGENTCTX_HELD_SESSION"
 
@@ -78,15 +123,27 @@ const heldSessionEnv = "AGENTCTX_HELD_SESSION"
 // tokens, so that none compacts. Under -short: 1,500 turns. With $AGENTCTX_HELD_SESSION set,
 // the session is that file instead (a long one written by internal/testkit/cmd/gencompacted),
 // and compactions reports the compact boundaries among the records held.
-func BenchmarkSteadyHeld(b *testing.B) {
+func BenchmarkSteadyHeld(b *testing.B) { benchSteadyHeld(b, false) }
+
+// BenchmarkSteadyHeldDecisions is BenchmarkSteadyHeld on a session with the decisions a turn
+// reads from the whole transcript (see compactedSession): pinned messages the compactions
+// left behind, a recovery decision, and the markers' time to live "auto". Its generated
+// session is written with those decisions, and AGENTCTX_HELD_SESSION is not read.
+func BenchmarkSteadyHeldDecisions(b *testing.B) { benchSteadyHeld(b, true) }
+
+// benchSteadyHeld is BenchmarkSteadyHeld, on a session with decisions or without.
+func benchSteadyHeld(b *testing.B, decisions bool) {
 	path, compactions := os.Getenv(heldSessionEnv), 0
+	if decisions {
+		path = ""
+	}
 	if path == "" {
 		turns := 6000
 		if testing.Short() {
 			turns = 1500
 		}
 		var recs []transcript.Record
-		recs, compactions = compactedSession(b, turns, 30_000)
+		recs, compactions = compactedSession(b, turns, 30_000, decisions)
 		data, err := testkit.JSONL(recs)
 		if err != nil {
 			b.Fatal(err)
@@ -102,17 +159,22 @@ func BenchmarkSteadyHeld(b *testing.B) {
 		tail int64
 	}{{"all", 0}, {"tail", 1}} {
 		b.Run("held="+held.name, func(b *testing.B) {
-			for _, body := range []string{"new", "reused"} {
-				b.Run("body="+body, func(b *testing.B) {
+			for _, reuse := range []bool{false, true} {
+				name := map[bool]string{false: "body=new", true: "body=reused"}[reuse]
+				b.Run(name, func(b *testing.B) {
 					f, err := transcript.ReadFile(path, transcript.ReadOptions{TailMinBytes: held.tail})
 					if err != nil {
 						b.Fatal(err)
 					}
-					s := &heldSession{recs: f.Records, reuse: body == "reused"}
-					warm := s.warm(b)
+					s := &heldSession{recs: f.Records, decisions: decisions, reuse: reuse}
+					body := s.warm(b)
+					if decisions && (!bytes.Contains(body, []byte("The runtime pinned these messages")) ||
+						!slices.ContainsFunc(f.Records, func(r transcript.Record) bool { return r.Recovery != nil })) {
+						b.Fatal("the session has no pinned text in its request, or no recovery decision")
+					}
 					if first == nil {
-						first = warm
-					} else if !bytes.Equal(first, warm) {
+						first = body
+					} else if !bytes.Equal(first, body) {
 						b.Fatal("the tail's request differs from the whole session's")
 					}
 					b.ReportAllocs()
@@ -123,7 +185,7 @@ func BenchmarkSteadyHeld(b *testing.B) {
 					b.ReportMetric((gcCPU()-gc)*1e9/float64(b.N), "gc-ns/op")
 					b.ReportMetric(float64(len(f.Records)), "records")
 					n := compactions
-					if os.Getenv(heldSessionEnv) != "" {
+					if os.Getenv(heldSessionEnv) != "" && !decisions {
 						n = 0
 						for i := range f.Records {
 							if f.Records[i].IsCompactBoundary() {
@@ -141,13 +203,15 @@ func BenchmarkSteadyHeld(b *testing.B) {
 
 // heldSession is a compacted session's records and the Pipeline serving its steady turns.
 type heldSession struct {
-	p      *agentctx.Pipeline
-	recs   []transcript.Record
-	leaf   string
-	last   time.Time
-	now    time.Time
-	tokens int
-	n      int
+	p    *agentctx.Pipeline
+	recs []transcript.Record
+	// decisions is set for a session compactedSession wrote with decisions.
+	decisions bool
+	leaf      string
+	last      time.Time
+	now       time.Time
+	tokens    int
+	n         int
 	// compacted counts the timed turns that compacted: the view grows turn by turn.
 	compacted int
 	// reuse: each turn's body is appended to the last one's buffer (Request.AppendJSON), as a
@@ -169,8 +233,7 @@ func (s *heldSession) warm(tb testing.TB) []byte {
 	if window == 0 {
 		window = 200_000
 	}
-	s.p, err = agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: agentctx.EstimateCounter{},
-		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Now: func() time.Time { return s.now }})
+	s.p, err = agentctx.New(heldConfig(window, s.decisions, func() time.Time { return s.now }))
 	if err != nil {
 		tb.Fatal(err)
 	}

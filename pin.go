@@ -44,7 +44,7 @@ func (p *Pipeline) Pin(records []transcript.Record, uuids []string, reason strin
 	uuids = slices.Clone(uuids)
 	slices.Sort(uuids)
 	uuids = slices.Compact(uuids)
-	all := pinnedUUIDs(records, nil)
+	all, _ := transcript.Pinned(records)
 	tokens, total := 0, 0
 	for _, u := range uuids {
 		tokens += p.counter.Text(pinText(byUUID[u]))
@@ -89,22 +89,6 @@ func recordsByUUID(records []transcript.Record) map[string]*transcript.Record {
 	return m
 }
 
-// pinnedUUIDs returns the uuids the pin records of records name, in order of first pinning.
-// sc, when it covers records, lists the pin records (nil: every record is read).
-func pinnedUUIDs(records []transcript.Record, sc *transcript.Scan) []string {
-	var out []string
-	sc.Each(records, transcript.ScanPin, func(_ int, r *transcript.Record) {
-		if r.Type == transcript.TypeSystem && r.Subtype == transcript.SubtypePin && r.Pin != nil {
-			for _, u := range r.Pin.UUIDs {
-				if !slices.Contains(out, u) {
-					out = append(out, u)
-				}
-			}
-		}
-	})
-	return out
-}
-
 // pinText is the text of a record that pinning keeps: its text blocks.
 func pinText(r *transcript.Record) string {
 	if r.Message == nil {
@@ -126,35 +110,40 @@ func (co *compactor) injectPinned(t *turn) {
 	if t.chain.Boundary == nil && t.point == nil {
 		return
 	}
-	pins := pinnedUUIDs(t.in.Records, t.chain.Scan())
+	pins, pos := t.chain.Scan().Pinned(t.in.Records)
 	if len(pins) == 0 {
 		return
 	}
-	inView := map[string]bool{}
-	for i := range t.items {
-		inView[t.items[i].uuid] = true
+	inView, at := make([]bool, len(pins)), make(map[string]int, len(pins))
+	for k, u := range pins {
+		at[u] = k
 	}
-	pos := recordPositions(t.in.Records)
-	var missing []string
-	for _, u := range pins {
-		i, ok := pos[u]
-		if !ok || inView[u] {
+	for i := range t.items {
+		if k, ok := at[t.items[i].uuid]; ok {
+			inView[k] = true
+		}
+	}
+	var missing []int // the positions of the pinned records the view lacks
+	for k := range pins {
+		if pos[k] < 0 || inView[k] {
 			continue
 		}
 		// Pin records come from the transcript: one may name a record that holds no message,
 		// or one of another thread; those pin nothing.
-		if r := &t.in.Records[i]; r.IsConversation() && !transcript.OtherThread(r, t.chain.Leaf) && pinText(r) != "" {
-			missing = append(missing, u)
+		if r := &t.in.Records[pos[k]]; r.IsConversation() && !transcript.OtherThread(r, t.chain.Leaf) && pinText(r) != "" {
+			missing = append(missing, pos[k])
 		}
 	}
 	if len(missing) == 0 {
 		return
 	}
-	slices.SortFunc(missing, func(a, b string) int { return pos[a] - pos[b] })
+	slices.Sort(missing)
 	var b strings.Builder
 	b.WriteString(pinnedHead)
-	for _, u := range missing {
-		r := &t.in.Records[pos[u]]
+	uuids := make([]string, len(missing))
+	for k, i := range missing {
+		r := &t.in.Records[i]
+		uuids[k] = r.UUID
 		when := r.Timestamp
 		if when == "" {
 			when = "time unknown"
@@ -162,7 +151,7 @@ func (co *compactor) injectPinned(t *turn) {
 		fmt.Fprintf(&b, pinnedItem, r.Message.Role, when, pinText(r))
 	}
 	b.WriteString("</system-reminder>")
-	it := item{uuid: transcript.ContentUUID("pinned", strings.Join(missing, "\n")), pos: -1, role: transcript.RoleUser, meta: true,
+	it := item{uuid: transcript.ContentUUID("pinned", strings.Join(uuids, "\n")), pos: -1, role: transcript.RoleUser, meta: true,
 		blocks: []transcript.Block{&transcript.Text{Text: b.String()}}, owned: true, origin: "pinned"}
 	t.items = slices.Insert(t.items, pinnedAt(t), it)
 }

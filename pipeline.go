@@ -289,9 +289,10 @@ type Input struct {
 	// again at the same positions of the slice a previous turn passed are taken to be the
 	// records they were (the first and one of the last few with a uuid of its own are
 	// compared, which a rewind, a turn built again or another transcript read into the slice
-	// changes), their uuids, parents, types, subtypes, threads and damage read once, when they
-	// are new, and the chain rebuilt from them extended by the records written since rather
-	// than built again. Records in another slice, such as a transcript read again, are
+	// changes), their uuids, parents, types, subtypes, threads and damage (and with the auto
+	// cache TTL, the message ids, usage and times of responses) read once, when they are new,
+	// and the chain rebuilt from them extended by the records written since rather than built
+	// again. Records in another slice, such as a transcript read again, are
 	// compared record by record, and their chain is built anew.
 	Records []transcript.Record
 	// Leaf optionally names the uuid of the conversation's last record (see [transcript.ChainOptions]).

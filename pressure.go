@@ -442,7 +442,7 @@ func (g *gauge) fitRatio(t *turn) calibration {
 				s++
 			}
 			r := records[(*fit)[q]]
-			roles[q-from0], sent[q-from0] = r.Message.Role, g.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records, t.chain.Scan())
+			roles[q-from0], sent[q-from0] = r.Message.Role, g.sentBlocks(r, t.chain.Index((*fit)[(*start)[s]]), &replaced, t.in.Records, t.chain)
 		}
 		own := countScratch(last - from0) // their counts as sent, without the framing
 		if j0 == 0 {
@@ -511,12 +511,13 @@ type frozenAt struct {
 	pos     int
 }
 
-// budgetPreviews returns the budget's recorded replacements in records (Claude Code's content
-// replacements among them), the first on each tool_use id winning. sc, when it covers records, lists the budget decisions (nil: every
-// record is read).
-func budgetPreviews(records []transcript.Record, sc *transcript.Scan) map[string]frozenAt {
+// budgetPreviews returns the budget's recorded replacements in records from position from on
+// (a chain's start, as frozenBudget reads them), Claude Code's content replacements among
+// them, the first on each tool_use id winning. sc, when it covers records, lists the budget
+// decisions (nil: every record is read).
+func budgetPreviews(records []transcript.Record, sc *transcript.Scan, from int) map[string]frozenAt {
 	m := map[string]frozenAt{}
-	sc.Each(records, transcript.ScanBudget, func(i int, r *transcript.Record) {
+	sc.EachFrom(records, transcript.ScanBudget, from, func(i int, r *transcript.Record) {
 		for _, c := range r.ContentReplacements() {
 			if _, ok := m[c.ToolUseID]; !ok {
 				m[c.ToolUseID] = frozenAt{c.Replacement, i}
@@ -537,13 +538,13 @@ func budgetPreviews(records []transcript.Record, sc *transcript.Scan) map[string
 // file position before: a tool result whose replacement was recorded before that is its
 // preview. The content itself when nothing in it was replaced. replaced is read from records
 // on first need (see budgetPreviews).
-func (g *gauge) sentBlocks(r *transcript.Record, before int, replaced *map[string]frozenAt, records []transcript.Record, sc *transcript.Scan) []transcript.Block {
+func (g *gauge) sentBlocks(r *transcript.Record, before int, replaced *map[string]frozenAt, records []transcript.Record, chain *transcript.Chain) []transcript.Block {
 	content := r.Message.Content
 	if r.Type != transcript.TypeUser || !slices.ContainsFunc(content, func(b transcript.Block) bool { return b.Kind() == transcript.KindToolResult }) {
 		return content
 	}
 	if *replaced == nil {
-		*replaced = budgetPreviews(records, sc)
+		*replaced = budgetPreviews(records, chain.Scan(), chain.Start())
 	}
 	var out []transcript.Block
 	for j, b := range content {

@@ -23,6 +23,7 @@ type scanReads struct {
 	Previews     map[string]frozenAt
 	Microcompact *mcLedger
 	Pins         []string
+	PinPos       []int
 	Snips        map[string]snipRequest
 	Each         [][]int // per set of kinds, the positions each visits that its reader wants
 }
@@ -66,11 +67,11 @@ func readScan(records []transcript.Record, sc *transcript.Scan) scanReads {
 	out := scanReads{
 		Damage:       sc.Damage(records),
 		Budget:       frozenBudget(records, sc, 0),
-		Previews:     budgetPreviews(records, sc),
+		Previews:     budgetPreviews(records, sc, 0),
 		Microcompact: loadMicrocompact(records, sc, 0),
-		Pins:         pinnedUUIDs(records, sc),
 		Snips:        snipRequests(records, sc),
 	}
+	out.Pins, out.PinPos = sc.Pinned(records)
 	var boundaries []int
 	for i := range records {
 		if records[i].IsCompactBoundary() {
@@ -326,9 +327,9 @@ func TestScanReadersSteadyAllocs(t *testing.T) {
 			readRecovery(buf, sc, leaf)
 			readHistory(buf, sc, leaf, n, 3)
 			frozenBudget(buf, sc, 0)
-			budgetPreviews(buf, sc)
+			budgetPreviews(buf, sc, 0)
 			loadMicrocompact(buf, sc, 0)
-			pinnedUUIDs(buf, sc)
+			sc.Pinned(buf)
 			snipRequests(buf, sc)
 		})
 	}

@@ -108,7 +108,7 @@ func (p *Pipeline) HandleSnip(records []transcript.Record, input json.RawMessage
 	}
 	earlier := snipRequests(records, nil)
 	gone := planSnip(units, earlier).removed
-	pinned := pinnedUUIDs(records, nil)
+	pinned, _ := transcript.Pinned(records)
 	prompt, tail := latestInput(msgs)
 	exact := recordsByUUID(records)
 

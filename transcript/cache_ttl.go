@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"math"
+	"sort"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,45 +15,154 @@ import (
 // response's growth, or its whole prompt after a drop (a compaction) or a gap past the hour.
 // It picks "1h" when the rewrites cost more, else "5m".
 func ChooseCacheTTL(records []Record, leaf *Record, read, write5m, write1h float64) CacheTTLDecision {
-	var d CacheTTLDecision
-	var prev time.Time
-	prevSize, written := 0, 0
-	seen := map[string]bool{}
+	var f ttlFold
 	for i := range records {
-		r := &records[i]
-		if !ProviderResponse(r) || r.Message.Usage == nil || OtherThread(r, leaf) {
-			continue
+		if r := &records[i]; !OtherThread(r, leaf) {
+			f.add(i, r)
 		}
-		if id := r.Message.ID; id != "" {
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-		}
-		u := r.Message.Usage
-		size := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-		at := r.Time()
-		gap := time.Duration(0)
-		if !prev.IsZero() && !at.IsZero() {
-			gap = at.Sub(prev)
-		}
-		switch {
-		case gap > 5*time.Minute && gap <= time.Hour:
-			d.Gaps++
-			d.Rewrites5m += float64(prevSize) * max(0, write5m-read)
-			written += max(0, size-prevSize)
-		case gap > time.Hour || size < prevSize:
-			written += size
-		default:
-			written += max(0, size-prevSize)
-		}
-		prev, prevSize = at, size
 	}
-	d.Premium1h = float64(written) * max(0, write1h-write5m)
+	return f.decision(read, write5m, write1h)
+}
+
+// ChooseCacheTTL is [ChooseCacheTTL] through the index: the pass over the responses of leaf's
+// thread that a Pipeline's index keeps, extended by the records written since, once a turn
+// has asked for it (the first turn that asks passes over the responses the index lists).
+// Without an index of records, or without a leaf, it passes over every record.
+func (sc *Scan) ChooseCacheTTL(records []Record, leaf *Record, read, write5m, write1h float64) CacheTTLDecision {
+	if !sc.Covers(records) || leaf == nil {
+		return ChooseCacheTTL(records, leaf, read, write5m, write1h)
+	}
+	th := thread(leaf)
+	if sc.ttl.want != nil {
+		sc.ttl.want.Store(true)
+	}
+	if sc.ttl.upTo == sc.n {
+		return sc.ttl.fold[th].decision(read, write5m, write1h)
+	}
+	var f ttlFold
+	for _, i := range sc.pos[threadKinds[th]] {
+		f.add(i, &records[i])
+	}
+	return f.decision(read, write5m, write1h)
+}
+
+// ttlFold is ChooseCacheTTL's pass over the responses of one thread, in file order, up to
+// where it has come: what the choice needs of them, whatever the prices.
+type ttlFold struct {
+	// seen holds the message ids of the responses passed; only the index that owns the
+	// fold reads it (the copies turns hold share it).
+	seen map[string]bool
+	// prev and prevSize are the time and prompt size of the latest response counted.
+	prev     time.Time
+	prevSize int
+	// written is the tokens the 1-hour TTL writes; gaps holds the prompt size before each
+	// gap of 5 to 60 minutes, in order. A copy holds a prefix of gaps: the fold appends past
+	// the length a copy holds, and a fold started again has new storage.
+	written int
+	gaps    []int
+	// end is one past the position of the last record passed, 0 for none.
+	end int
+}
+
+// add passes over the record at position i: a response of the fold's thread, counted once
+// per message id, when it has usage.
+func (f *ttlFold) add(i int, r *Record) {
+	f.end = i + 1
+	if !ProviderResponse(r) || r.Message.Usage == nil {
+		return
+	}
+	if id := r.Message.ID; id != "" {
+		if f.seen[id] {
+			return
+		}
+		if f.seen == nil {
+			f.seen = map[string]bool{}
+		}
+		f.seen[id] = true
+	}
+	u := r.Message.Usage
+	size := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+	at := r.Time()
+	gap := time.Duration(0)
+	if !f.prev.IsZero() && !at.IsZero() {
+		gap = at.Sub(f.prev)
+	}
+	switch {
+	case gap > 5*time.Minute && gap <= time.Hour:
+		f.gaps = append(f.gaps, f.prevSize)
+		f.written += max(0, size-f.prevSize)
+	case gap > time.Hour || size < f.prevSize:
+		f.written += size
+	default:
+		f.written += max(0, size-f.prevSize)
+	}
+	f.prev, f.prevSize = at, size
+}
+
+// decision weighs the responses passed at the given prices (see [ChooseCacheTTL]).
+func (f *ttlFold) decision(read, write5m, write1h float64) CacheTTLDecision {
+	d := CacheTTLDecision{Gaps: len(f.gaps)}
+	for _, size := range f.gaps {
+		d.Rewrites5m += float64(size) * max(0, write5m-read)
+	}
+	d.Premium1h = float64(f.written) * max(0, write1h-write5m)
 	d.Rewrites5m, d.Premium1h = math.Round(d.Rewrites5m), math.Round(d.Premium1h)
 	d.TTL = "5m"
 	if d.Rewrites5m > d.Premium1h {
 		d.TTL = "1h"
 	}
 	return d
+}
+
+// ttlLedger is the pass over each thread's responses a [Scan] keeps for
+// [Scan.ChooseCacheTTL], once a turn has asked for it: it reads a response's message id,
+// usage and time once, when the index passes it (records are an append-only log: see
+// [github.com/agentctx/agentctx.Input.Records]).
+type ttlLedger struct {
+	// want is set by the first turn that asks, on the copy it holds; the index then keeps the
+	// folds up to date as it extends.
+	want *atomic.Bool
+	// fold is the pass over each thread's responses (see thread) among the first upTo records.
+	fold [2]ttlFold
+	upTo int
+}
+
+// threadKinds are the kinds of responses of each thread: the main thread's, the sidechain's.
+var threadKinds = [2]scanKind{scanMain, scanSide}
+
+// thread returns the thread of r: 0 for the main thread, 1 for the sidechain.
+func thread(r *Record) int {
+	if r.IsSidechain {
+		return 1
+	}
+	return 0
+}
+
+// extend brings the folds up to the n records sc lists, when a turn has asked for them.
+func (l *ttlLedger) extend(sc *Scan, records []Record) {
+	if l.want == nil {
+		l.want = new(atomic.Bool)
+	}
+	if !l.want.Load() || l.upTo == sc.n {
+		return
+	}
+	for th, k := range threadKinds {
+		pos := sc.pos[k]
+		for j := sort.SearchInts(pos, l.upTo); j < len(pos); j++ {
+			l.fold[th].add(pos[j], &records[pos[j]])
+		}
+	}
+	l.upTo = sc.n
+}
+
+// truncate drops the records from position n on: the folds start again when they passed one.
+func (l *ttlLedger) truncate(n int) {
+	if l.upTo <= n {
+		return
+	}
+	if l.fold[0].end > n || l.fold[1].end > n {
+		l.fold, l.upTo = [2]ttlFold{}, 0 // new storage: copies keep theirs
+		return
+	}
+	l.upTo = n
 }

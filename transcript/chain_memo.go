@@ -249,6 +249,7 @@ func (m *ChainCache) index(records []Record) *chainIndex {
 	ix.extend(records)
 	ix.follow(records)
 	ix.scan.update(records)
+	ix.listPins(records)
 	return ix
 }
 

@@ -27,6 +27,7 @@ const (
 	scanUsage
 	scanMain
 	scanSide
+	scanCacheTTL
 	numScanKinds
 )
 
@@ -48,6 +49,7 @@ const (
 	ScanUsage        ScanSet = 1 << scanUsage        // subtype agentctx_usage
 	ScanMain         ScanSet = 1 << scanMain         // a provider's response (see ProviderResponse) off the sidechain
 	ScanSide         ScanSet = 1 << scanSide         // a provider's response on the sidechain
+	ScanCacheTTL     ScanSet = 1 << scanCacheTTL     // subtype agentctx_cache_ttl
 )
 
 // kinds returns the set holding k.
@@ -76,6 +78,8 @@ func subtypeKind(s Subtype) (scanKind, bool) {
 		return scanReminder, true
 	case SubtypeUsage:
 		return scanUsage, true
+	case SubtypeCacheTTL:
+		return scanCacheTTL, true
 	}
 	return 0, false
 }
@@ -114,6 +118,10 @@ type Scan struct {
 	// first is the first record scanned, weakly: the scan does not keep the caller's records
 	// alive, and a pointer to records still alive cannot stand for other records.
 	first weak.Pointer[Record]
+	// ttl is the pass over the responses [Scan.ChooseCacheTTL] reads; pins is the list
+	// [Scan.Pinned] returns, which the index makes (it knows where each uuid is).
+	ttl  ttlLedger
+	pins pinList
 }
 
 // Covers reports whether sc indexes exactly records: readers use it when it does, and pass
@@ -126,11 +134,11 @@ func (sc *Scan) Covers(records []Record) bool {
 // records are in the slice it scanned before, and scans them all otherwise.
 func (sc *Scan) update(records []Record) {
 	if len(records) == 0 {
-		*sc = Scan{indexed: true}
+		*sc = Scan{indexed: true, ttl: ttlLedger{want: sc.ttl.want}}
 		return
 	}
 	if sc.n > 0 && sc.first.Value() != &records[0] {
-		*sc = Scan{} // turns may hold copies of the lists: new ones
+		*sc = Scan{ttl: ttlLedger{want: sc.ttl.want}} // turns may hold copies of the lists: new ones
 	}
 	if sc.n == 0 {
 		sc.first = weak.Make(&records[0])
@@ -148,6 +156,7 @@ func (sc *Scan) extend(records []Record) {
 	}
 	sc.n = max(sc.n, len(records))
 	sc.indexed = true
+	sc.ttl.extend(sc, records)
 }
 
 // kindsOf returns the kinds a Scan lists r under: all it reads of a record.
@@ -183,7 +192,11 @@ func (sc *Scan) truncate(n int) {
 			sc.pos[k] = l[:cut:cut]
 		}
 	}
+	if n < sc.n {
+		sc.pins = pinList{}
+	}
 	sc.n = min(sc.n, n)
+	sc.ttl.truncate(n)
 }
 
 // Each calls f on the records of the given kinds in file order, each once. Without an index

@@ -162,6 +162,9 @@ func TestRecordScanSteadyAllocs(t *testing.T) {
 		for i := range uuids {
 			uuids[i] = fmt.Sprintf("00000000-0000-4000-9000-%012d", i+1)
 		}
+		ix := memo.index(buf) // the first turn to weigh the cache TTL passes over the responses
+		ix.scan.ChooseCacheTTL(buf, leaf, 0.1, 1.25, 2)
+		memo.keep(ix)
 		i := 0
 		allocs[turns] = testing.AllocsPerRun(len(uuids)-1, func() {
 			buf[n-1].UUID = uuids[i]
@@ -171,7 +174,8 @@ func TestRecordScanSteadyAllocs(t *testing.T) {
 			memo.keep(ix)
 			sc.Damage(buf)
 			sc.LastResponse(buf, leaf)
-			sc.Each(buf, ScanBudget|ScanRecovery, func(int, *Record) {})
+			sc.Each(buf, ScanBudget|ScanRecovery|ScanCacheTTL, func(int, *Record) {})
+			sc.ChooseCacheTTL(buf, leaf, 0.1, 1.25, 2)
 		})
 	}
 	t.Logf("allocations of a steady turn's scan: %v", allocs)
