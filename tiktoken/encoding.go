@@ -2,6 +2,7 @@ package tiktoken
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/pkoukk/tiktoken-go-loader/assets"
 )
@@ -75,11 +76,16 @@ func New(name string) (*Encoding, error) {
 	// The offline loader's embedded table, read as its LoadTiktokenBpe reads it (the test
 	// TestTokenRankTable checks the two agree) but straight into the rank table.
 	file := name + ".tiktoken"
-	data, err := assets.Assets.ReadFile(file)
+	f, err := assets.Assets.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("tiktoken: load %s: %w", name, err)
 	}
-	table, err := newRankTableFile(file, data)
+	defer f.Close()
+	rs, ok := f.(io.ReadSeeker)
+	if !ok {
+		return nil, fmt.Errorf("tiktoken: load %s: the embedded file cannot seek", name)
+	}
+	table, err := newRankTableFile(file, rs)
 	if err != nil {
 		return nil, err
 	}

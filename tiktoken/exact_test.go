@@ -1,6 +1,7 @@
 package tiktoken
 
 import (
+	"bytes"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -223,7 +224,7 @@ func TestTokenRankTable(t *testing.T) {
 		require.NoError(t, err)
 		data, err := assets.Assets.ReadFile(name + ".tiktoken")
 		require.NoError(t, err)
-		table, err := newRankTableFile(name+".tiktoken", data)
+		table, err := newRankTableFile(name+".tiktoken", bytes.NewReader(data))
 		require.NoError(t, err)
 		require.Equal(t, len(ranks), len(table.long)+countShort(table), name)
 		for tok, want := range ranks {
@@ -252,8 +253,9 @@ func TestTokenRankTable(t *testing.T) {
 		{"YQ== 0\n!!!! 1\n", "x.tiktoken line 2: field token"},
 		{" 1\n", "x.tiktoken line 1: field token"},
 		{"YQ== 99999999999\n", "x.tiktoken line 1: field rank"},
+		{"YQ== 0\n" + strings.Repeat("YQ==", 20_000) + " 1\n", "x.tiktoken line 2: longer than 65536 bytes"},
 	} {
-		_, err := newRankTableFile("x.tiktoken", []byte(tt.file))
+		_, err := newRankTableFile("x.tiktoken", strings.NewReader(tt.file))
 		assert.ErrorContains(t, err, tt.want, "%q", tt.file)
 	}
 }

@@ -1,9 +1,11 @@
 package tiktoken
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -13,7 +15,7 @@ import (
 
 // rankTable maps the bytes of every token of an encoding to its rank, laid out for the
 // counter's lookups, which are mostly short strings that miss or hit at random in a table of
-// 100,000 (cl100k) or 200,000 (o200k) tokens. A Go map[transcript.string]int pays a few cache misses per
+// 100,000 (cl100k) or 200,000 (o200k) tokens. A Go map[string]int pays a few cache misses per
 // lookup there (control word, key header, key bytes); this table pays about one:
 //
 //   - pairs: every two-byte string, indexed directly (the merge starts on byte pairs);
@@ -39,24 +41,35 @@ type rankSlot struct {
 // shortMax is the longest token kept in rankTable.short.
 const shortMax = 8
 
-// newRankTableFile builds the table from the bytes of a .tiktoken file (one line per token:
-// its bytes in base64, a space, its rank), as tiktoken-go's offline loader reads them, without
-// building the loader's map of 100,000 strings first: only tokens longer than shortMax become
-// strings. name names the file in errors.
-func newRankTableFile(name string, data []byte) (*rankTable, error) {
+// newRankTableFile builds the table from a .tiktoken file (one line per token: its bytes in
+// base64, a space, its rank), as tiktoken-go's offline loader reads them, without building
+// the loader's map of 100,000 strings first: only tokens longer than shortMax become strings.
+// It reads r twice, a line at a time through one buffer, so that the file is never copied
+// whole (an embedded one would be 1.7 MB of garbage at start-up). name names the file in
+// errors.
+func newRankTableFile(name string, r io.ReadSeeker) (*rankTable, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var readErr error
 	lines := func(yield func(n int, line []byte) bool) {
-		rest := data
-		for n := 1; len(rest) > 0; n++ {
-			line := rest
-			if i := bytes.IndexByte(rest, '\n'); i >= 0 {
-				line, rest = rest[:i], rest[i+1:]
-			} else {
-				rest = nil
+		if _, err := r.Seek(0, io.SeekStart); err != nil {
+			readErr = fmt.Errorf("tiktoken: %s: %w", name, err)
+			return
+		}
+		br.Reset(r)
+		for n := 1; ; n++ {
+			line, err := br.ReadSlice('\n')
+			if err == bufio.ErrBufferFull {
+				readErr = fmt.Errorf("tiktoken: %s line %d: longer than %d bytes", name, n, br.Size())
+				return
 			}
-			if len(line) == 0 {
-				continue
+			if err != nil && err != io.EOF {
+				readErr = fmt.Errorf("tiktoken: %s line %d: %w", name, n, err)
+				return
 			}
-			if !yield(n, line) {
+			if line = bytes.TrimSuffix(line, []byte{'\n'}); len(line) > 0 && !yield(n, line) {
+				return
+			}
+			if err == io.EOF {
 				return
 			}
 		}
@@ -69,6 +82,9 @@ func newRankTableFile(name string, data []byte) (*rankTable, error) {
 		} else {
 			nLong++
 		}
+	}
+	if readErr != nil {
+		return nil, readErr
 	}
 	t := makeRankTable(nShort, nLong)
 	var buf []byte
@@ -92,6 +108,9 @@ func newRankTableFile(name string, data []byte) (*rankTable, error) {
 		} else {
 			addShort(t, b, int32(r))
 		}
+	}
+	if err == nil {
+		err = readErr
 	}
 	if err != nil {
 		return nil, err
