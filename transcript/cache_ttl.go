@@ -55,11 +55,11 @@ type ttlFold struct {
 	// prev and prevSize are the time and prompt size of the latest response counted.
 	prev     time.Time
 	prevSize int
-	// written is the tokens the 1-hour TTL writes; gaps holds the prompt size before each
-	// gap of 5 to 60 minutes, in order. A copy holds a prefix of gaps: the fold appends past
-	// the length a copy holds, and a fold started again has new storage.
+	// written is the tokens the 1-hour TTL writes; gaps counts the gaps of 5 to 60 minutes
+	// and gapSum adds up the prompt sizes before them.
 	written int
-	gaps    []int
+	gaps    int
+	gapSum  int
 	// end is one past the position of the last record passed, 0 for none.
 	end int
 }
@@ -89,7 +89,8 @@ func (f *ttlFold) add(i int, r *Record) {
 	}
 	switch {
 	case gap > 5*time.Minute && gap <= time.Hour:
-		f.gaps = append(f.gaps, f.prevSize)
+		f.gaps++
+		f.gapSum += f.prevSize
 		f.written += max(0, size-f.prevSize)
 	case gap > time.Hour || size < f.prevSize:
 		f.written += size
@@ -101,10 +102,8 @@ func (f *ttlFold) add(i int, r *Record) {
 
 // decision weighs the responses passed at the given prices (see [ChooseCacheTTL]).
 func (f *ttlFold) decision(read, write5m, write1h float64) CacheTTLDecision {
-	d := CacheTTLDecision{Gaps: len(f.gaps)}
-	for _, size := range f.gaps {
-		d.Rewrites5m += float64(size) * max(0, write5m-read)
-	}
+	d := CacheTTLDecision{Gaps: f.gaps}
+	d.Rewrites5m = float64(f.gapSum) * max(0, write5m-read)
 	d.Premium1h = float64(f.written) * max(0, write1h-write5m)
 	d.Rewrites5m, d.Premium1h = math.Round(d.Rewrites5m), math.Round(d.Premium1h)
 	d.TTL = "5m"
