@@ -57,20 +57,31 @@ type HistoryWalk struct {
 // sc, when it covers records, lists their boundaries (nil: every record is looked at).
 func StartHistoryWalk(records []Record, sc *Scan, leaf *Record, limit int) (HistoryWalk, int) {
 	w := HistoryWalk{limit: limit, Open: make([]string, 0, min(limit, HistoryResponses))}
-	var start *History
-	first := true
-	sc.Each(records, ScanBoundary, func(_ int, r *Record) {
-		if first && r.IsCompactBoundary() && !OtherThread(r, leaf) {
-			first, start = false, r.CutHistory()
-		}
-	})
+	start, from, _ := cutStart(records, sc, leaf)
 	if start == nil {
 		return w, 0
 	}
 	w.Compactions, w.Failures, w.seen = start.Compactions, start.Failures, start.Compactions > 0
 	w.Runs = slices.Clone(start.Runs[len(start.Runs)-start.Refills(limit-1):])
 	w.Open = append(w.Open, start.Open[:min(len(start.Open), limit)]...)
-	return w, min(len(start.Records), len(records))
+	return w, from
+}
+
+// cutStart returns the History of the first compact boundary of leaf's thread in records when
+// a read stopped at its cut ([Record.CutHistory]), the number of records it carries at the
+// start of records, and the boundary's position; nil, 0 and -1 otherwise. sc, when it covers
+// records, lists their boundaries.
+func cutStart(records []Record, sc *Scan, leaf *Record) (start *History, from, at int) {
+	at = -1
+	sc.Each(records, ScanBoundary, func(i int, r *Record) {
+		if at < 0 && r.IsCompactBoundary() && !OtherThread(r, leaf) {
+			at, start = i, r.CutHistory()
+		}
+	})
+	if start == nil {
+		return nil, 0, -1
+	}
+	return start, min(len(start.Records), len(records)), at
 }
 
 // Record walks r: a provider's response counts in the stretch since the last boundary, a
