@@ -53,13 +53,19 @@ func (f *ttlFold) tally() *CacheTTLTally {
 // boundaries.
 func startTTLFold(records []Record, sc *Scan, leaf *Record) (ttlFold, int) {
 	start, from, at := cutStart(records, sc, leaf)
+	return ttlFoldFrom(start, at), from
+}
+
+// ttlFoldFrom returns the weighing from start, the history of the cut a read stopped at (nil:
+// none), on the boundary at position at (-1: none).
+func ttlFoldFrom(start *History, at int) ttlFold {
 	if start == nil || start.CacheTTL == nil {
-		return ttlFold{end: at + 1}, from
+		return ttlFold{end: at + 1}
 	}
 	t := start.CacheTTL
 	f := ttlFold{prev: t.At, prevSize: t.Size, last: t.ID, written: t.Written, gaps: t.Gaps, gapSum: t.GapTokens, end: at + 1}
 	if t.ID != "" {
 		f.seen = map[string]bool{t.ID: true}
 	}
-	return f, from
+	return f
 }

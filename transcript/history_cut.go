@@ -13,8 +13,8 @@ import "slices"
 // usage and the snips naming a pinned record. When pre starts from a read that stopped at a
 // cut itself, that cut's history is where the walk and the weighing start.
 func CutHistory(pre []Record, leaf *Record) (*History, error) {
-	w, from := StartHistoryWalk(pre, nil, leaf, HistoryResponses)
-	f, _ := startTTLFold(pre, nil, leaf)
+	start, from, at := cutStart(pre, nil, leaf)
+	w, f := historyWalkFrom(start, HistoryResponses), ttlFoldFrom(start, at)
 	for i := from; i < len(pre); i++ {
 		if r := &pre[i]; !OtherThread(r, leaf) {
 			w.Record(r)

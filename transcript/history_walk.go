@@ -56,15 +56,21 @@ type HistoryWalk struct {
 // after the records it carries, which the read put first and which count for nothing here.
 // sc, when it covers records, lists their boundaries (nil: every record is looked at).
 func StartHistoryWalk(records []Record, sc *Scan, leaf *Record, limit int) (HistoryWalk, int) {
-	w := HistoryWalk{limit: limit, Open: make([]string, 0, min(limit, HistoryResponses))}
 	start, from, _ := cutStart(records, sc, leaf)
+	return historyWalkFrom(start, limit), from
+}
+
+// historyWalkFrom returns a walk that counts up to limit distinct responses between two
+// boundaries, from start, the history of the cut a read stopped at (nil: none).
+func historyWalkFrom(start *History, limit int) HistoryWalk {
+	w := HistoryWalk{limit: limit, Open: make([]string, 0, min(limit, HistoryResponses))}
 	if start == nil {
-		return w, 0
+		return w
 	}
 	w.Compactions, w.Failures, w.seen = start.Compactions, start.Failures, start.Compactions > 0
 	w.Runs = slices.Clone(start.Runs[len(start.Runs)-start.Refills(limit-1):])
 	w.Open = append(w.Open, start.Open[:min(len(start.Open), limit)]...)
-	return w, from
+	return w
 }
 
 // cutStart returns the History of the first compact boundary of leaf's thread in records when
