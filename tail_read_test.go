@@ -281,7 +281,7 @@ func TestTailReadDamagedHistory(t *testing.T) {
 		want   string
 	}{
 		{"edited", func(h *transcript.History) { h.Compactions += 3 }, "sum does not match"},
-		{"another version", func(h *transcript.History) { h.Version = 2; require.NoError(t, h.Seal()) }, "version 2"},
+		{"another version", func(h *transcript.History) { h.Version = transcript.HistoryVersion + 1; require.NoError(t, h.Seal()) }, fmt.Sprintf("version %d", transcript.HistoryVersion+1)},
 		{"counts out of range", func(h *transcript.History) { h.Runs = make([]int, h.Compactions+1); require.NoError(t, h.Seal()) }, "out of range"},
 		{"a record that cannot be read", func(h *transcript.History) {
 			h.Records = append(h.Records, json.RawMessage(`{"type":"user","uuid":"x","message":{"role":"user","content":[{"text":"no type"}]}}`))

@@ -14,9 +14,12 @@ import (
 // instead of a read; the 1-hour TTL costs its write premium on every token written — each
 // response's growth, or its whole prompt after a drop (a compaction) or a gap past the hour.
 // It picks "1h" when the rewrites cost more, else "5m".
+//
+// When the records come from a read that stopped at a compact boundary's cut, the weighing
+// starts where the boundary's [History] says it stood at the cut (see [CacheTTLTally]).
 func ChooseCacheTTL(records []Record, leaf *Record, read, write5m, write1h float64) CacheTTLDecision {
-	var f ttlFold
-	for i := range records {
+	f, from := startTTLFold(records, nil, leaf)
+	for i := from; i < len(records); i++ {
 		if r := &records[i]; !OtherThread(r, leaf) {
 			f.add(i, r)
 		}
@@ -39,8 +42,9 @@ func (sc *Scan) ChooseCacheTTL(records []Record, leaf *Record, read, write5m, wr
 	if sc.ttl.upTo == sc.n {
 		return sc.ttl.fold[th].decision(read, write5m, write1h)
 	}
-	var f ttlFold
-	for _, i := range sc.pos[threadKinds[th]] {
+	f, from := startTTLFold(records, sc, leaf)
+	pos := sc.pos[threadKinds[th]]
+	for _, i := range pos[sort.SearchInts(pos, from):] {
 		f.add(i, &records[i])
 	}
 	return f.decision(read, write5m, write1h)
@@ -52,22 +56,25 @@ type ttlFold struct {
 	// seen holds the message ids of the responses passed; only the index that owns the
 	// fold reads it (the copies turns hold share it).
 	seen map[string]bool
-	// prev and prevSize are the time and prompt size of the latest response counted.
+	// prev, prevSize and last are the time, prompt size and message id of the latest
+	// response counted.
 	prev     time.Time
 	prevSize int
-	// written is the tokens the 1-hour TTL writes; gaps holds the prompt size before each
-	// gap of 5 to 60 minutes, in order. A copy holds a prefix of gaps: the fold appends past
-	// the length a copy holds, and a fold started again has new storage.
+	last     string
+	// written is the tokens the 1-hour TTL writes; gaps counts the gaps of 5 to 60 minutes
+	// and gapSum adds up the prompt sizes before them.
 	written int
-	gaps    []int
-	// end is one past the position of the last record passed, 0 for none.
+	gaps    int
+	gapSum  int
+	// end is one past the position of the last record passed (or of the boundary whose
+	// history the fold started from: see startTTLFold), 0 for none.
 	end int
 }
 
 // add passes over the record at position i: a response of the fold's thread, counted once
 // per message id, when it has usage.
 func (f *ttlFold) add(i int, r *Record) {
-	f.end = i + 1
+	f.end = max(f.end, i+1)
 	if !ProviderResponse(r) || r.Message.Usage == nil {
 		return
 	}
@@ -89,22 +96,21 @@ func (f *ttlFold) add(i int, r *Record) {
 	}
 	switch {
 	case gap > 5*time.Minute && gap <= time.Hour:
-		f.gaps = append(f.gaps, f.prevSize)
+		f.gaps++
+		f.gapSum += f.prevSize
 		f.written += max(0, size-f.prevSize)
 	case gap > time.Hour || size < f.prevSize:
 		f.written += size
 	default:
 		f.written += max(0, size-f.prevSize)
 	}
-	f.prev, f.prevSize = at, size
+	f.prev, f.prevSize, f.last = at, size, r.Message.ID
 }
 
 // decision weighs the responses passed at the given prices (see [ChooseCacheTTL]).
 func (f *ttlFold) decision(read, write5m, write1h float64) CacheTTLDecision {
-	d := CacheTTLDecision{Gaps: len(f.gaps)}
-	for _, size := range f.gaps {
-		d.Rewrites5m += float64(size) * max(0, write5m-read)
-	}
+	d := CacheTTLDecision{Gaps: f.gaps}
+	d.Rewrites5m = float64(f.gapSum) * max(0, write5m-read)
 	d.Premium1h = float64(f.written) * max(0, write1h-write5m)
 	d.Rewrites5m, d.Premium1h = math.Round(d.Rewrites5m), math.Round(d.Premium1h)
 	d.TTL = "5m"
@@ -147,8 +153,12 @@ func (l *ttlLedger) extend(sc *Scan, records []Record) {
 		return
 	}
 	for th, k := range threadKinds {
+		from := l.upTo
+		if from == 0 {
+			l.fold[th], from = startTTLFold(records, sc, &Record{IsSidechain: th == 1})
+		}
 		pos := sc.pos[k]
-		for j := sort.SearchInts(pos, l.upTo); j < len(pos); j++ {
+		for j := sort.SearchInts(pos, from); j < len(pos); j++ {
 			l.fold[th].add(pos[j], &records[pos[j]])
 		}
 	}

@@ -13,8 +13,13 @@ import (
 // seconds, 5 to 60 minutes, or hours) and prompt sizes on its responses that grow and drop,
 // so that every case of ChooseCacheTTL's weighing comes up on both threads.
 func ttlSession(turns int, seed uint64) []Record {
+	return withTTLGaps(scanMixed(turns, seed), seed)
+}
+
+// withTTLGaps sets idle gaps between recs (a few seconds, 5 to 60 minutes, or hours) and
+// prompt sizes on their responses that grow and drop, and returns recs.
+func withTTLGaps(recs []Record, seed uint64) []Record {
 	rng := rand.New(rand.NewPCG(seed, 0x771))
-	recs := scanMixed(turns, seed)
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	size := 1000
 	for i := range recs {

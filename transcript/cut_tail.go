@@ -8,9 +8,10 @@ import "slices"
 // history carries, then records from the cut on (from, the kept head's position;
 // len(records) when the compaction kept nothing), then appended. It copies the tail, not the
 // records before it, which a long session holds by the hundred thousand, so that building
-// the view a compaction leaves costs the tail as the next read of the transcript does. It
-// returns false when the tail does not stand for the whole transcript as such a read would
-// find it: the boundary carries no history, or leaf's chain in it (leaf "": the last
+// the view a compaction leaves costs the tail as the next read of the transcript does. The
+// boundary in the tail is marked [Record.Cut], as the read marks it, so that what reads the
+// transcript through the history ([Record.CutHistory]) does here too. It returns false when
+// the tail does not stand for the whole transcript as such a read would find it: the boundary carries no history, or leaf's chain in it (leaf "": the last
 // record's) does not reach the boundary cleanly.
 func CutTail(records, appended []Record, from int, leaf string) ([]Record, bool) {
 	if len(appended) == 0 || !appended[0].IsCompactBoundary() || appended[0].History == nil || from < 0 || from > len(records) {
@@ -25,6 +26,7 @@ func CutTail(records, appended []Record, from int, leaf string) ([]Record, bool)
 	if !cleanTail(tail, leaf, bd.UUID, from < len(records)) {
 		return nil, false
 	}
+	tail[len(carried)+len(records)-from].Cut = true // as a read stopping at the cut marks it
 	return tail, true
 }
 

@@ -49,6 +49,7 @@ func TestCutTail(t *testing.T) {
 		uuids := make([]string, len(got))
 		for i := range got {
 			uuids[i] = got[i].UUID
+			assert.Equal(t, got[i].UUID == "b", got[i].Cut, "%s: only the boundary is marked as a read's cut", c.name)
 		}
 		assert.Equal(t, c.want, uuids, c.name)
 		assert.Equal(t, chainUUIDs(t, append(records[:len(records):len(records)], c.appended...)), chainUUIDs(t, got), c.name)

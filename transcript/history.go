@@ -10,7 +10,7 @@ import (
 )
 
 // HistoryVersion is the version of [History] this package writes and reads.
-const HistoryVersion = 1
+const HistoryVersion = 2
 
 // HistoryResponses is how many distinct responses of a stretch between two compact
 // boundaries a [History] counts, and how many of a tail read's history scan keeps: the thrash
@@ -24,11 +24,12 @@ const HistoryResponses = 8
 // without it (Claude Code's, older ones) are read by scanning the bytes before the cut.
 //
 // It holds the compaction state of the boundary's thread (the circuit breaker's failures and
-// the thrash guard's counts of responses between boundaries) and the few records from before
-// the cut that later turns still read: the pin decisions and the records they name, the
-// recovery decisions, the latest response of the main thread and the latest that completed,
-// the late usage of those and the snips naming the pinned records. The other decisions there
-// name only records before the cut, which no later view holds.
+// the thrash guard's counts of responses between boundaries), the state of the cache TTL's
+// weighing of its responses, and the few records from before the cut that later turns still
+// read: the pin decisions and the records they name, the recovery decisions, the latest cache
+// TTL decision of the main thread, the latest response of the main thread and the latest that
+// completed, the late usage of those and the snips naming the pinned records. The other
+// decisions there name only records before the cut, which no later view holds.
 type History struct {
 	// Version is [HistoryVersion].
 	Version int `json:"version"`
@@ -44,6 +45,9 @@ type History struct {
 	// Open are the message ids of the responses of the thread after its last boundary before
 	// the cut (at most [HistoryResponses], in file order).
 	Open []string `json:"open,omitempty"`
+	// CacheTTL is where the cache TTL's weighing of the thread's responses stood at the cut
+	// (see [CacheTTLTally]); nil when no response before the cut counted.
+	CacheTTL *CacheTTLTally `json:"cacheTtl,omitempty"`
 	// Records are the records carried over from before the cut, in file order, as written.
 	Records []json.RawMessage `json:"records,omitempty"`
 	// Sum is the first 16 bytes of the SHA-256 of the history written with Sum empty, in hex:
@@ -86,7 +90,7 @@ func (h *History) Check() error {
 			return errors.New("a run is out of range")
 		}
 	}
-	return nil
+	return h.CacheTTL.check()
 }
 
 // Carried decodes the records h carries, in order; each must read whole.

@@ -6,19 +6,22 @@ import "slices"
 // what pre, the records before the boundary's cut in file order, say of leaf's thread, so
 // that a later read can stop at the cut. It walks pre with a [HistoryWalk], as the pipeline
 // walks a transcript: the breaker's failures, the boundaries and the responses between them the
-// thrash guard counts, for any ThrashTurns up to 7; and it carries the records later turns
-// still read: the pins and the records they name, the recovery decisions, the latest
-// response of the main thread and the latest that completed, their late usage and the snips
-// naming a pinned record. When pre starts from a read that stopped at a cut itself, that
-// cut's history is where the walk starts.
+// thrash guard counts, for any ThrashTurns up to 7; it weighs the thread's responses for the
+// cache TTL (see [CacheTTLTally]); and it carries the records later turns still read: the pins
+// and the records they name, the recovery decisions, the latest cache TTL decision of the main
+// thread, the latest response of the main thread and the latest that completed, their late
+// usage and the snips naming a pinned record. When pre starts from a read that stopped at a
+// cut itself, that cut's history is where the walk and the weighing start.
 func CutHistory(pre []Record, leaf *Record) (*History, error) {
-	w, from := StartHistoryWalk(pre, nil, leaf, HistoryResponses)
+	start, from, at := cutStart(pre, nil, leaf)
+	w, f := historyWalkFrom(start, HistoryResponses), ttlFoldFrom(start, at)
 	for i := from; i < len(pre); i++ {
 		if r := &pre[i]; !OtherThread(r, leaf) {
 			w.Record(r)
+			f.add(i, r)
 		}
 	}
-	d := &History{Version: HistoryVersion, Compactions: w.Compactions, Failures: w.Failures}
+	d := &History{Version: HistoryVersion, Compactions: w.Compactions, Failures: w.Failures, CacheTTL: f.tally()}
 	if len(w.Runs) > 0 {
 		d.Runs = w.Runs
 	}
@@ -39,13 +42,16 @@ func CutHistory(pre []Record, leaf *Record) (*History, error) {
 // carries (see CutHistory).
 func carriedRecords(pre []Record) []int {
 	pinned := map[string]bool{}
-	last, done := -1, -1
+	last, done, ttl := -1, -1, -1
 	for i := range pre {
 		r := &pre[i]
 		if r.Type == TypeSystem && r.Subtype == SubtypePin && r.Pin != nil {
 			for _, u := range r.Pin.UUIDs {
 				pinned[u] = true
 			}
+		}
+		if r.Type == TypeSystem && r.Subtype == SubtypeCacheTTL && r.CacheTTL != nil && !r.IsSidechain {
+			ttl = i
 		}
 		if ProviderResponse(r) && !r.IsSidechain {
 			last = i
@@ -64,7 +70,7 @@ func carriedRecords(pre []Record) []int {
 	seen := map[string]bool{}
 	for i := range pre {
 		r := &pre[i]
-		keep := i == last || i == done
+		keep := i == last || i == done || i == ttl
 		if r.Type == TypeSystem {
 			switch r.Subtype {
 			case SubtypePin, SubtypeRecovery:

@@ -56,21 +56,38 @@ type HistoryWalk struct {
 // after the records it carries, which the read put first and which count for nothing here.
 // sc, when it covers records, lists their boundaries (nil: every record is looked at).
 func StartHistoryWalk(records []Record, sc *Scan, leaf *Record, limit int) (HistoryWalk, int) {
+	start, from, _ := cutStart(records, sc, leaf)
+	return historyWalkFrom(start, limit), from
+}
+
+// historyWalkFrom returns a walk that counts up to limit distinct responses between two
+// boundaries, from start, the history of the cut a read stopped at (nil: none).
+func historyWalkFrom(start *History, limit int) HistoryWalk {
 	w := HistoryWalk{limit: limit, Open: make([]string, 0, min(limit, HistoryResponses))}
-	var start *History
-	first := true
-	sc.Each(records, ScanBoundary, func(_ int, r *Record) {
-		if first && r.IsCompactBoundary() && !OtherThread(r, leaf) {
-			first, start = false, r.CutHistory()
-		}
-	})
 	if start == nil {
-		return w, 0
+		return w
 	}
 	w.Compactions, w.Failures, w.seen = start.Compactions, start.Failures, start.Compactions > 0
 	w.Runs = slices.Clone(start.Runs[len(start.Runs)-start.Refills(limit-1):])
 	w.Open = append(w.Open, start.Open[:min(len(start.Open), limit)]...)
-	return w, min(len(start.Records), len(records))
+	return w
+}
+
+// cutStart returns the History of the first compact boundary of leaf's thread in records when
+// a read stopped at its cut ([Record.CutHistory]), the number of records it carries at the
+// start of records, and the boundary's position; nil, 0 and -1 otherwise. sc, when it covers
+// records, lists their boundaries.
+func cutStart(records []Record, sc *Scan, leaf *Record) (start *History, from, at int) {
+	at = -1
+	sc.Each(records, ScanBoundary, func(i int, r *Record) {
+		if at < 0 && r.IsCompactBoundary() && !OtherThread(r, leaf) {
+			at, start = i, r.CutHistory()
+		}
+	})
+	if start == nil {
+		return nil, 0, -1
+	}
+	return start, min(len(start.Records), len(records)), at
 }
 
 // Record walks r: a provider's response counts in the stretch since the last boundary, a

@@ -244,6 +244,8 @@ func TestReadTailDigestDamaged(t *testing.T) {
 		{"edited", edited, "sum does not match"},
 		{"no sum", &History{Version: HistoryVersion}, "sum does not match"},
 		{"version", seal(&History{Version: 9}), "version 9"},
+		{"version 1, without the cache TTL's state", seal(&History{Version: 1, Compactions: 1}), "version 1, not 2"},
+		{"cache TTL tally", seal(&History{Version: HistoryVersion, CacheTTL: &CacheTTLTally{GapTokens: 5}}), "tally is out of range"},
 		{"runs", seal(&History{Version: HistoryVersion, Compactions: 1, Runs: []int{2}}), "out of range"},
 		{"run", seal(&History{Version: HistoryVersion, Compactions: 3, Runs: []int{HistoryResponses + 1}}), "out of range"},
 		{"unreadable record", seal(&History{Version: HistoryVersion, Records: []json.RawMessage{json.RawMessage(`{"type":"user"}`)}}), "cannot be read whole"},
