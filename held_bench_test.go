@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/metrics"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -114,15 +116,17 @@ func addHeldDecisions(tb testing.TB, p *agentctx.Pipeline, recs []transcript.Rec
 // heldSessionEnv names a transcript file BenchmarkSteadyHeld reads instead of generating one.
 const heldSessionEnv = "AGENTCTX_HELD_SESSION"
 
-// BenchmarkSteadyHeld measures a steady turn (Prepare and Request.MarshalJSON of one new
-// exchange) on a compacted session, side by side whether the caller holds all its records or
-// only the active tail (read from the latest compaction's kept head on, as
+// BenchmarkSteadyHeld measures a steady turn (Prepare and the encoding of one new exchange's
+// request: a new body each turn by MarshalJSON, body=new, or the last turn's buffer reused by
+// AppendJSON, body=reused) on a compacted session, side by side whether the caller holds all
+// its records or only the active tail (read from the latest compaction's kept head on, as
 // transcript.ReadOptions.TailMinBytes reads it): the same requests, so the turn should cost
 // the same. The session is compactedSession(6,000 turns) at a 30,000-token window (about 70
 // compactions, 23,000 records, 800 of them in the tail); the steady turns run at 200,000
-// tokens, so that none compacts. Under -short: 1,500 turns. With $AGENTCTX_HELD_SESSION set,
-// the session is that file instead (a long one written by internal/testkit/cmd/gencompacted),
-// and compactions reports the compact boundaries among the records held.
+// tokens, compacting about every 3,000 turns. Under -short: 1,500 turns. With
+// $AGENTCTX_HELD_SESSION set, the session is that file instead (a long one written by
+// internal/testkit/cmd/gencompacted), and compactions reports the compact boundaries among the
+// records held; with $AGENTCTX_HELD_BALLAST_MB, a block of that size is held beside it.
 func BenchmarkSteadyHeld(b *testing.B) { benchSteadyHeld(b, false) }
 
 // BenchmarkSteadyHeldDecisions is BenchmarkSteadyHeld on a session with the decisions a turn
@@ -177,6 +181,7 @@ func benchSteadyHeld(b *testing.B, decisions bool) {
 					} else if !bytes.Equal(first, body) {
 						b.Fatal("the tail's request differs from the whole session's")
 					}
+					ballast := heldBallast(b)
 					b.ReportAllocs()
 					gc := gcCPU()
 					for b.Loop() {
@@ -195,10 +200,34 @@ func benchSteadyHeld(b *testing.B, decisions bool) {
 					}
 					b.ReportMetric(float64(n), "compactions")
 					b.ReportMetric(float64(s.compacted), "compacted")
+					runtime.KeepAlive(ballast)
 				})
 			}
 		})
 	}
+}
+
+// heldBallastEnv names a size in MB that BenchmarkSteadyHeld holds beside the session, as
+// one pointer-free block the turns never read: a heap as large as the one all the records
+// make, which the collector does not scan, so that what a large heap costs the turn's
+// allocations can be told from what marking the records costs.
+const heldBallastEnv = "AGENTCTX_HELD_BALLAST_MB"
+
+// heldBallast returns the block $AGENTCTX_HELD_BALLAST_MB asks for, its pages touched, or nil.
+func heldBallast(tb testing.TB) []byte {
+	v := os.Getenv(heldBallastEnv)
+	if v == "" {
+		return nil
+	}
+	mb, err := strconv.Atoi(v)
+	if err != nil || mb < 0 {
+		tb.Fatalf("$%s: %q is not a size in MB", heldBallastEnv, v)
+	}
+	ballast := make([]byte, mb<<20)
+	for i := 0; i < len(ballast); i += 4096 {
+		ballast[i] = 1
+	}
+	return ballast
 }
 
 // heldSession is a compacted session's records and the Pipeline serving its steady turns.
