@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -54,4 +56,22 @@ func TestCutTail(t *testing.T) {
 		assert.Equal(t, c.want, uuids, c.name)
 		assert.Equal(t, chainUUIDs(t, append(records[:len(records):len(records)], c.appended...)), chainUUIDs(t, got), c.name)
 	}
+}
+
+// TestCutStartMarkedBoundary checks that a read's history starts at the boundary the read
+// stopped at, not at another boundary of the thread between the kept head and it (here one
+// on a branch off u1, written after a2).
+func TestCutStartMarkedBoundary(t *testing.T) {
+	h := &History{Version: HistoryVersion, Compactions: 2, Runs: []int{1}}
+	require.NoError(t, h.Seal())
+	lines := withHistory(t, h)
+	branch := `{"type":"system","subtype":"compact_boundary","uuid":"x","logicalParentUuid":"u1","compactMetadata":{"trigger":"manual"}}` + "\n"
+	lines = slices.Insert(lines, 4, branch)
+	tail, _ := readTailOf(t, strings.Join(lines, ""), ReadOptions{})
+	require.NotNil(t, tail.Tail)
+	require.True(t, tail.Tail.Digest, tail.Tail.DigestProblem)
+	leaf := &tail.Records[len(tail.Records)-1]
+	w, from := StartHistoryWalk(tail.Records, nil, leaf, HistoryResponses)
+	assert.Equal(t, 2, w.Compactions, "the walk starts from the history of the boundary the read stopped at")
+	assert.Equal(t, 0, from, "the history carries no records")
 }

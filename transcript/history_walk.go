@@ -73,14 +73,16 @@ func historyWalkFrom(start *History, limit int) HistoryWalk {
 	return w
 }
 
-// cutStart returns the History of the first compact boundary of leaf's thread in records when
-// a read stopped at its cut ([Record.CutHistory]), the number of records it carries at the
-// start of records, and the boundary's position; nil, 0 and -1 otherwise. sc, when it covers
-// records, lists their boundaries.
+// cutStart returns the History of the compact boundary of leaf's thread in records that a
+// read stopped at ([Record.CutHistory]), the number of records it carries at the start of
+// records, and the boundary's position; nil, 0 and -1 otherwise. It is the boundary marked as
+// the cut, not the thread's first in records: another may lie between the kept head and the
+// cut (one on a branch the conversation was rewound past). sc, when it covers records, lists
+// their boundaries.
 func cutStart(records []Record, sc *Scan, leaf *Record) (start *History, from, at int) {
 	at = -1
 	sc.Each(records, ScanBoundary, func(i int, r *Record) {
-		if at < 0 && r.IsCompactBoundary() && !OtherThread(r, leaf) {
+		if at < 0 && r.Cut && r.IsCompactBoundary() && !OtherThread(r, leaf) {
 			at, start = i, r.CutHistory()
 		}
 	})
