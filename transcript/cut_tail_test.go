@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -28,6 +29,12 @@ func TestCutTail(t *testing.T) {
 		out[0].History = h
 		return out
 	}
+	unsealed := *h
+	unsealed.Sum = "0"
+	u2, err := records[2].MarshalJSON()
+	require.NoError(t, err)
+	clash := &History{Version: HistoryVersion, Records: []json.RawMessage{u2}}
+	require.NoError(t, clash.Seal())
 	for _, c := range []struct {
 		name     string
 		appended []Record
@@ -36,6 +43,8 @@ func TestCutTail(t *testing.T) {
 	}{
 		{"kept tail", withHistory(h), 2, []string{"a1", "u2", "a2", "b", "s"}},
 		{"no history", withHistory(nil), 2, nil},
+		{"a history that does not check", withHistory(&unsealed), 2, nil},
+		{"a history carrying a record of the tail", withHistory(clash), 2, nil},
 		{"not a boundary", withHistory(h)[1:], 2, nil},
 		{"no compaction", nil, 2, nil},
 		{"cut after the kept head", withHistory(h), 3, nil},
