@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentctx/agentctx"
 	"github.com/agentctx/agentctx/internal/testkit"
+	"github.com/agentctx/agentctx/internal/testkit/compacted"
 	"github.com/agentctx/agentctx/provider"
 	"github.com/agentctx/agentctx/summarize"
 	"github.com/agentctx/agentctx/transcript"
@@ -31,52 +32,22 @@ import (
 // decision (a prompt too long by the provider's count) a third of the way in.
 func compactedSession(tb testing.TB, turns, window int, decisions bool) (records []transcript.Record, compactions int) {
 	src := testkit.Generate(turns, testkit.Options{Seed: 1})
-	var now time.Time
-	p, err := agentctx.New(heldConfig(window, decisions, func() time.Time { return now }))
+	opts := compacted.Options{Config: heldConfig(window, decisions, nil)}
+	if decisions {
+		opts.Before = func(p *agentctx.Pipeline, recs []transcript.Record, i int, now time.Time) ([]transcript.Record, error) {
+			return addHeldDecisions(tb, p, recs, i, len(src), now), nil
+		}
+	}
+	records, compactions, err := compacted.ReplayWith(context.Background(), src, opts)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	recs := make([]transcript.Record, 0, len(src)+len(src)/10)
-	lastUUID, leaf, tokens := "", "", 0
-	for i := range src {
-		r := src[i]
-		if r.Type == transcript.TypeAssistant && i > 0 && src[i-1].Type == transcript.TypeUser && len(recs) > 0 {
-			if ts, err := time.Parse(time.RFC3339Nano, recs[len(recs)-1].Timestamp); err == nil {
-				now = ts.Add(5 * time.Second)
-			}
-			if decisions {
-				recs = addHeldDecisions(tb, p, recs, i, len(src), now)
-			}
-			res, err := p.Prepare(context.Background(), agentctx.Input{Records: recs})
-			if err != nil {
-				tb.Fatalf("record %d: %v", i, err)
-			}
-			recs = append(recs, res.Append...)
-			leaf, tokens = res.Leaf, res.Report.InputTokens
-			if c := res.Report.Compaction; c != nil && c.Outcome == agentctx.CompactCompacted {
-				compactions++
-			}
-		}
-		if r.ParentUUID == lastUUID && leaf != "" {
-			r.ParentUUID = leaf
-		}
-		if r.Type == transcript.TypeAssistant && r.Message != nil && r.Message.Usage != nil {
-			u := *r.Message.Usage
-			u.InputTokens, u.CacheReadInputTokens, u.CacheCreationInputTokens = tokens, 0, 0
-			u.Extra = nil
-			m := *r.Message
-			m.Usage = &u
-			r.Message = &m
-		}
-		lastUUID, leaf = r.UUID, ""
-		recs = append(recs, r)
-	}
-	return recs, compactions
+	return records, compactions
 }
 
-// heldConfig is the configuration of a compacted session's turns at window: with decisions,
-// the markers' time to live is "auto", so that each turn reads the latest TTL decision and
-// weighs the session's responses.
+// heldConfig is the configuration of a compacted session's turns at window (now: the clock;
+// compacted.ReplayWith sets its own): with decisions, the markers' time to live is "auto", so
+// that each turn reads the latest TTL decision and weighs the session's responses.
 func heldConfig(window int, decisions bool, now func() time.Time) agentctx.Config {
 	c := agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window, Tokens: agentctx.EstimateCounter{},
 		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}, Now: now}

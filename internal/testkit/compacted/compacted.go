@@ -20,10 +20,27 @@ import (
 // Result.Append; the response hangs off Result.Leaf and reports the request's size as its
 // input tokens. It returns the records written and the number of compactions.
 func Replay(ctx context.Context, src []transcript.Record, window int) ([]transcript.Record, int, error) {
+	return ReplayWith(ctx, src, Options{Config: agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window,
+		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}}}})
+}
+
+// Options configure [ReplayWith].
+type Options struct {
+	// Config is the Pipeline's; its Now is replaced by the replay's clock.
+	Config agentctx.Config
+	// Before, when set, is called before each Prepare with the Pipeline, the records so far,
+	// the position in src of the response about to be prepared for and the clock; it returns
+	// the records to prepare, those with the records a runtime writes then (a pin, a
+	// recovery) appended.
+	Before func(p *agentctx.Pipeline, recs []transcript.Record, i int, now time.Time) ([]transcript.Record, error)
+}
+
+// ReplayWith is [Replay] with the Pipeline's configuration and a hook before each turn.
+func ReplayWith(ctx context.Context, src []transcript.Record, opts Options) ([]transcript.Record, int, error) {
 	var now time.Time
-	p, err := agentctx.New(agentctx.Config{Model: "claude-sonnet-4-5", ContextWindow: window,
-		Compact: agentctx.CompactConfig{Summarizer: summarize.Extractive{}},
-		Now:     func() time.Time { return now }})
+	cfg := opts.Config
+	cfg.Now = func() time.Time { return now }
+	p, err := agentctx.New(cfg)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -35,6 +52,11 @@ func Replay(ctx context.Context, src []transcript.Record, window int) ([]transcr
 		if r.Type == transcript.TypeAssistant && i > 0 && src[i-1].Type == transcript.TypeUser && len(recs) > 0 {
 			if ts, err := time.Parse(time.RFC3339Nano, recs[len(recs)-1].Timestamp); err == nil {
 				now = ts.Add(5 * time.Second)
+			}
+			if opts.Before != nil {
+				if recs, err = opts.Before(p, recs, i, now); err != nil {
+					return nil, 0, fmt.Errorf("record %d: %w", i, err)
+				}
 			}
 			res, err := p.Prepare(ctx, agentctx.Input{Records: recs})
 			if err != nil {
