@@ -34,13 +34,7 @@ func longCompacted(t *testing.T) (long, compacted string) {
 // sends what it sends for the compacted session alone, and that inspect says it read a tail.
 func TestRequestFromTail(t *testing.T) {
 	long, compacted := longCompacted(t)
-	for _, window := range []string{"--window=200000", "--window=40000"} {
-		code, want, errOut := runCmd(t, "request", now, window, "--store="+t.TempDir(), compacted)
-		require.Equal(t, 0, code, errOut)
-		code, got, errOut := runCmd(t, "request", now, window, "--store="+t.TempDir(), long)
-		require.Equal(t, 0, code, errOut)
-		assert.Equal(t, want, got, "%s: the long file's request", window)
-	}
+	sameRequests(t, compacted, long, "--window=200000", "--window=40000")
 
 	code, out, errOut := runCmd(t, "inspect", now, "--store="+t.TempDir(), long)
 	require.Equal(t, 0, code, errOut)
@@ -74,14 +68,21 @@ func TestRequestFromBoundaryHistory(t *testing.T) {
 	require.True(t, f.Tail.Digest)
 	cut := filepath.Join(t.TempDir(), "cut.jsonl")
 	require.NoError(t, os.WriteFile(cut, data[f.Tail.Offset:], 0o644))
-	for _, window := range []string{"--window=200000", "--window=30000"} {
-		code, want, errOut := runCmd(t, "request", now, window, "--store="+t.TempDir(), cut)
-		require.Equal(t, 0, code, errOut)
-		code, got, errOut := runCmd(t, "request", now, window, "--store="+t.TempDir(), long)
-		require.Equal(t, 0, code, errOut)
-		assert.Equal(t, want, got, "%s: the long file's request", window)
-	}
+	sameRequests(t, cut, long, "--window=200000", "--window=30000")
 	code, out, errOut := runCmd(t, "inspect", now, "--store="+t.TempDir(), long)
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "carried by the latest compact boundary, no line before read")
+}
+
+// sameRequests asserts that request sends the same bytes for the long file as for want, a
+// file holding its active tail alone, at each window flag.
+func sameRequests(t *testing.T, want, long string, windows ...string) {
+	t.Helper()
+	for _, window := range windows {
+		code, wantOut, errOut := runCmd(t, "request", now, window, "--store="+t.TempDir(), want)
+		require.Equal(t, 0, code, errOut)
+		code, got, errOut := runCmd(t, "request", now, window, "--store="+t.TempDir(), long)
+		require.Equal(t, 0, code, errOut)
+		assert.Equal(t, wantOut, got, "%s: the long file's request", window)
+	}
 }
