@@ -137,64 +137,83 @@ func TestTailReadCacheTTL(t *testing.T) {
 	}
 	const following = 12
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			src := testkit.Generate(tt.turns+following, testkit.Options{Seed: 7})
-			at, round, end := autoTimes(src, tt.idle, tt.turns)
-			require.Less(t, end, len(src))
-			// The session is written up to the round numbered tt.turns; the rounds after it
-			// follow on each read.
-			gen := newAutoWriter(t, nil, "")
-			for i := range end {
-				gen.add(t, src[i], round[i], at[i])
+		for _, scanned := range []bool{false, true} {
+			name := tt.name
+			if scanned {
+				name += ", boundaries without history"
 			}
-
-			cut, decisions := -1, 0
-			for j, r := range gen.recs {
-				if r.IsCompactBoundary() {
-					cut = j
-				}
-				if r.Subtype == transcript.SubtypeCacheTTL {
-					decisions++
-				}
-			}
-			require.Positive(t, cut, "the session compacted")
-			h := gen.recs[cut].History
-			require.NotNil(t, h)
-			require.NotNil(t, h.CacheTTL, "the history carries the weighing at the cut")
-			assert.Positive(t, h.CacheTTL.Gaps, "gaps of 5 to 60 minutes before the cut")
-			assert.Positive(t, decisions, "the TTL changed before the cut")
-
-			path := filepath.Join(t.TempDir(), "s.jsonl")
-			require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, gen.recs)), 0o644))
-			whole, tail := readBothWays(t, path)
-			require.NotNil(t, tail.Tail)
-			require.True(t, tail.Tail.Digest, "the read stopped at the cut: %s", tail.Tail.DigestProblem)
-			require.Less(t, len(tail.Records), len(whole.Records))
-			assert.True(t, slices.ContainsFunc(tail.Records[:tail.Tail.History], func(r transcript.Record) bool {
-				return r.Subtype == transcript.SubtypeCacheTTL
-			}), "the history carries the latest TTL decision before the cut")
-
-			ws := newAutoWriter(t, whole.Records, gen.lastUUID)
-			ts := newAutoWriter(t, tail.Records, gen.lastUUID)
-			long, rounds, changes := 0, 0, 0
-			for i := end; i < len(src); i++ {
-				want, wantApp := ws.add(t, src[i], round[i], at[i])
-				got, gotApp := ts.add(t, src[i], round[i], at[i])
-				require.Equal(t, string(want), string(got), "record %d: the request from the tail read", i)
-				require.Equal(t, wantApp, gotApp, "record %d: the records appended on the tail read", i)
-				changes += strings.Count(wantApp, `"subtype":"agentctx_cache_ttl"`)
-				if round[i] {
-					rounds++
-					if strings.Contains(string(want), `"ttl":"1h"`) {
-						long++
-					}
-				}
-			}
-			assert.Equal(t, following, rounds)
-			assert.Positive(t, long, "requests at 1h")
-			assert.Equal(t, tt.changes, changes, "TTL decisions in the turns that follow")
-			t.Logf("%d records, latest cut at %d, %d TTL decisions before it, tally %+v; %d of %d following requests at 1h, %d TTL decisions among them",
-				len(gen.recs), cut, decisions, *h.CacheTTL, long, rounds, changes)
-		})
+			t.Run(name, func(t *testing.T) { checkTailReadCacheTTL(t, tt.turns, following, tt.idle, tt.changes, scanned) })
+		}
 	}
+}
+
+// checkTailReadCacheTTL is one case of TestTailReadCacheTTL: turns rounds written, following
+// prepared on both reads, changes TTL decisions among them. When scanned is true the history
+// is taken off every boundary before the session is written, as Claude Code writes its
+// boundaries: the tail read then scans the lines before the cut.
+func checkTailReadCacheTTL(t *testing.T, turns, following int, idle func(int) time.Duration, wantChanges int, scanned bool) {
+	src := testkit.Generate(turns+following, testkit.Options{Seed: 7})
+	at, round, end := autoTimes(src, idle, turns)
+	require.Less(t, end, len(src))
+	// The session is written up to the round numbered turns; the rounds after it
+	// follow on each read.
+	gen := newAutoWriter(t, nil, "")
+	for i := range end {
+		gen.add(t, src[i], round[i], at[i])
+	}
+
+	cut, decisions := -1, 0
+	for j, r := range gen.recs {
+		if r.IsCompactBoundary() {
+			cut = j
+		}
+		if r.Subtype == transcript.SubtypeCacheTTL {
+			decisions++
+		}
+	}
+	require.Positive(t, cut, "the session compacted")
+	h := gen.recs[cut].History
+	require.NotNil(t, h)
+	require.NotNil(t, h.CacheTTL, "the history carries the weighing at the cut")
+	assert.Positive(t, h.CacheTTL.Gaps, "gaps of 5 to 60 minutes before the cut")
+	assert.Positive(t, decisions, "the TTL changed before the cut")
+
+	written := gen.recs
+	if scanned {
+		written = slices.Clone(gen.recs)
+		for j := range written {
+			written[j].History = nil
+		}
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(encodeRecords(t, written)), 0o644))
+	whole, tail := readBothWays(t, path)
+	require.NotNil(t, tail.Tail)
+	require.Equal(t, !scanned, tail.Tail.Digest, "the read stopped at the cut: %s", tail.Tail.DigestProblem)
+	require.Less(t, len(tail.Records), len(whole.Records))
+	assert.True(t, slices.ContainsFunc(tail.Records[:tail.Tail.History], func(r transcript.Record) bool {
+		return r.Subtype == transcript.SubtypeCacheTTL
+	}), "the history carries the latest TTL decision before the cut")
+
+	ws := newAutoWriter(t, whole.Records, gen.lastUUID)
+	ts := newAutoWriter(t, tail.Records, gen.lastUUID)
+	long, rounds, changes := 0, 0, 0
+	for i := end; i < len(src); i++ {
+		want, wantApp := ws.add(t, src[i], round[i], at[i])
+		got, gotApp := ts.add(t, src[i], round[i], at[i])
+		require.Equal(t, string(want), string(got), "record %d: the request from the tail read", i)
+		require.Equal(t, wantApp, gotApp, "record %d: the records appended on the tail read", i)
+		changes += strings.Count(wantApp, `"subtype":"agentctx_cache_ttl"`)
+		if round[i] {
+			rounds++
+			if strings.Contains(string(want), `"ttl":"1h"`) {
+				long++
+			}
+		}
+	}
+	assert.Equal(t, following, rounds)
+	assert.Positive(t, long, "requests at 1h")
+	assert.Equal(t, wantChanges, changes, "TTL decisions in the turns that follow")
+	t.Logf("%d records, latest cut at %d, %d TTL decisions before it, tally %+v; %d of %d following requests at 1h, %d TTL decisions among them",
+		len(gen.recs), cut, decisions, *h.CacheTTL, long, rounds, changes)
 }

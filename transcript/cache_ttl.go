@@ -75,10 +75,32 @@ type ttlFold struct {
 // per message id, when it has usage.
 func (f *ttlFold) add(i int, r *Record) {
 	f.end = max(f.end, i+1)
-	if !ProviderResponse(r) || r.Message.Usage == nil {
-		return
+	if w, ok := weighed(r); ok {
+		f.response(w)
 	}
-	if id := r.Message.ID; id != "" {
+}
+
+// weighedResponse is what the cache TTL's weighing reads of a response: its message id, time
+// and prompt size.
+type weighedResponse struct {
+	id   string
+	at   time.Time
+	size int
+}
+
+// weighed returns what the weighing reads of r, with ok false when r is no response with
+// usage.
+func weighed(r *Record) (w weighedResponse, ok bool) {
+	if !ProviderResponse(r) || r.Message.Usage == nil {
+		return w, false
+	}
+	u := r.Message.Usage
+	return weighedResponse{r.Message.ID, r.Time(), u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens}, true
+}
+
+// response counts w, once per message id.
+func (f *ttlFold) response(w weighedResponse) {
+	if id := w.id; id != "" {
 		if f.seen[id] {
 			return
 		}
@@ -87,9 +109,7 @@ func (f *ttlFold) add(i int, r *Record) {
 		}
 		f.seen[id] = true
 	}
-	u := r.Message.Usage
-	size := u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
-	at := r.Time()
+	size, at := w.size, w.at
 	gap := time.Duration(0)
 	if !f.prev.IsZero() && !at.IsZero() {
 		gap = at.Sub(f.prev)
@@ -104,7 +124,7 @@ func (f *ttlFold) add(i int, r *Record) {
 	default:
 		f.written += max(0, size-f.prevSize)
 	}
-	f.prev, f.prevSize, f.last = at, size, r.Message.ID
+	f.prev, f.prevSize, f.last = at, size, w.id
 }
 
 // decision weighs the responses passed at the given prices (see [ChooseCacheTTL]).

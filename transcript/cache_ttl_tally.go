@@ -48,21 +48,40 @@ func (f *ttlFold) tally() *CacheTTLTally {
 // startTTLFold returns the weighing of leaf's thread in records and the position in records it
 // goes on from. When a read stopped at the cut of the thread's first boundary in records, it
 // starts where that boundary's [History] says the weighing stood at the cut, after the records
-// the history carries (see [StartHistoryWalk]); its end is past the boundary, so that the
-// fold starts again when the boundary is dropped. sc, when it covers records, lists their
-// boundaries.
+// the history carries (see [StartHistoryWalk]). When a read from the active tail scanned the
+// lines before its cut instead (the boundary had no history it could use), it starts where
+// the scan's weighing of those lines stood, at the first record read from the cut on. Either
+// way its end is past the boundary, so that the fold starts again when the boundary is
+// dropped. sc, when it covers records, lists their boundaries.
 func startTTLFold(records []Record, sc *Scan, leaf *Record) (ttlFold, int) {
-	start, from, at := cutStart(records, sc, leaf)
-	return ttlFoldFrom(start, at), from
+	if start, from, at := cutStart(records, sc, leaf); start != nil {
+		return ttlFoldFrom(start.CacheTTL, at), from
+	}
+	at, from := -1, 0
+	var t *CacheTTLTally
+	sc.Each(records, ScanBoundary, func(i int, r *Record) {
+		if s := r.scanned; at < 0 && s != nil && i >= s.at {
+			at, from, t = i, i-s.at, s.tally[thread(leaf)]
+		}
+	})
+	return ttlFoldFrom(t, at), from
 }
 
-// ttlFoldFrom returns the weighing from start, the history of the cut a read stopped at (nil:
-// none), on the boundary at position at (-1: none).
-func ttlFoldFrom(start *History, at int) ttlFold {
-	if start == nil || start.CacheTTL == nil {
+// scannedCut is the cache TTL's weighing of the lines before a tail read's cut, when the read
+// scanned them (see [Tail]): the read sets it on the boundary's record.
+type scannedCut struct {
+	// tally is where the weighing of each thread (see thread) stood at the cut.
+	tally [2]*CacheTTLTally
+	// at is the boundary's position among the records read from the cut on.
+	at int
+}
+
+// ttlFoldFrom returns the weighing from t, where it stood at the cut a read stopped at (nil:
+// nothing counted), on the boundary at position at (-1: none).
+func ttlFoldFrom(t *CacheTTLTally, at int) ttlFold {
+	if t == nil {
 		return ttlFold{end: at + 1}
 	}
-	t := start.CacheTTL
 	f := ttlFold{prev: t.At, prevSize: t.Size, last: t.ID, written: t.Written, gaps: t.Gaps, gapSum: t.GapTokens, end: at + 1}
 	if t.ID != "" {
 		f.seen = map[string]bool{t.ID: true}

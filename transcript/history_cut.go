@@ -13,12 +13,15 @@ import "slices"
 // usage and the snips naming a pinned record. When pre starts from a read that stopped at a
 // cut itself, that cut's history is where the walk and the weighing start.
 func CutHistory(pre []Record, leaf *Record) (*History, error) {
-	start, from, at := cutStart(pre, nil, leaf)
-	w, f := historyWalkFrom(start, HistoryResponses), ttlFoldFrom(start, at)
+	start, from, _ := cutStart(pre, nil, leaf)
+	w := historyWalkFrom(start, HistoryResponses)
+	f, weighFrom := startTTLFold(pre, nil, leaf)
 	for i := from; i < len(pre); i++ {
 		if r := &pre[i]; !OtherThread(r, leaf) {
 			w.Record(r)
-			f.add(i, r)
+			if i >= weighFrom {
+				f.add(i, r)
+			}
 		}
 	}
 	d := &History{Version: HistoryVersion, Compactions: w.Compactions, Failures: w.Failures, CacheTTL: f.tally()}

@@ -21,6 +21,10 @@ import (
 //     completed (when the tail has none), for the recovery's "latest response" and "a
 //     response completed since" its output-cap decision.
 //
+// It weighs every provider response before the cut for the cache TTL as a whole read does
+// (see [ChooseCacheTTL]), reading only the values the weighing needs (see weighLine): the
+// read sets the result on the boundary's record.
+//
 // It also checks that no line before the cut holds a uuid or a message id of a record after
 // it: then a whole read would take that record's first occurrence from before the cut.
 type tailHistory struct {
@@ -31,6 +35,9 @@ type tailHistory struct {
 	tailUUIDs map[string]bool
 	tailMsgs  map[string]bool
 	gap       []lineRef // the assistant lines of the current stretch, last first
+	// weighed holds what the cache TTL's weighing reads of every response before the cut
+	// with its thread (see thread), last first.
+	weighed []threadResponse
 	// needLast and needDone are true while the latest response of the main thread, and the
 	// latest that completed, are still to be found (before the cut, when the tail has none).
 	needLast, needDone bool
@@ -45,6 +52,12 @@ type foundRecord struct {
 	off  int64
 	back int
 	rec  Record
+}
+
+// threadResponse is a response before the cut, as the cache TTL's weighing reads it.
+type threadResponse struct {
+	weighedResponse
+	thread int
 }
 
 // lineRef names a line of the file to decode later.
@@ -98,6 +111,7 @@ var (
 	patSubtype   = []byte(`"subtype":"`)
 	patAssistant = []byte(`"assistant"`)
 	patStop      = []byte(`"stop_reason":"`)
+	patUsage     = []byte(`"usage"`)
 	patIDValue   = []byte(`id":"`) // the end of "id":" and "uuid":" (and of "parentUuid":", passed over)
 )
 
@@ -136,16 +150,33 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 		if bytes.Contains(line, patAssistant) {
 			h.gap = append(h.gap, lineRef{off, len(line), lines})
 			// A response that completed names its stop reason; one cut short, or a record of
-			// a message split in several, has it null (or "max_tokens").
-			if h.needLast || h.needDone && bytes.Contains(line, patStop) {
-				var r Record
-				if decodeLine(ld, off, base, line, &r) && ProviderResponse(&r) && !r.IsSidechain {
-					done := tailCompleted(&r)
-					if h.needLast || done && h.needDone {
-						h.keep(off, lines, r)
+			// a message split in several, has it null (or "max_tokens"). Every response with
+			// usage is weighed for the cache TTL.
+			latest := h.needLast || h.needDone && bytes.Contains(line, patStop)
+			if !latest && bytes.Contains(line, patUsage) {
+				w, ok, sure := weighLine(&ld.s, trimJSONSpace(line), h.lastID())
+				if sure {
+					if ok {
+						h.weigh(w)
 					}
-					h.needLast, h.needDone = false, h.needDone && !done
+					continue
 				}
+			} else if !latest {
+				continue
+			}
+			var r Record
+			if !decodeLine(ld, off, base, line, &r) {
+				continue
+			}
+			if w, ok := weighed(&r); ok {
+				h.weigh(threadResponse{w, thread(&r)})
+			}
+			if latest && ProviderResponse(&r) && !r.IsSidechain {
+				done := tailCompleted(&r)
+				if h.needLast || done && h.needDone {
+					h.keep(off, lines, r)
+				}
+				h.needLast, h.needDone = false, h.needDone && !done
 			}
 		}
 	}
@@ -229,6 +260,36 @@ func (h *tailHistory) closeGap(ld *lineDecoder, base int64) {
 		}
 	}
 	h.gap = h.gap[:0]
+}
+
+// weigh adds w to the responses weighed, last first. When the response after it in the scan
+// (the next in the file) is of the same message and thread, w takes its place: only the
+// first record of a message counts.
+func (h *tailHistory) weigh(w threadResponse) {
+	if n := len(h.weighed); n > 0 && w.id != "" && h.weighed[n-1].id == w.id && h.weighed[n-1].thread == w.thread {
+		h.weighed[n-1] = w
+		return
+	}
+	h.weighed = append(h.weighed, w)
+}
+
+// lastID returns the message id of the response weighed last, "" when none.
+func (h *tailHistory) lastID() string {
+	if n := len(h.weighed); n > 0 {
+		return h.weighed[n-1].id
+	}
+	return ""
+}
+
+// cut returns the cache TTL's weighing of the responses before the cut, for the boundary at
+// position at among the records read from the cut on.
+func (h *tailHistory) cut(at int) *scannedCut {
+	var f [2]ttlFold
+	for i := len(h.weighed) - 1; i >= 0; i-- {
+		w := &h.weighed[i]
+		f[w.thread].response(w.weighedResponse)
+	}
+	return &scannedCut{tally: [2]*CacheTTLTally{f[0].tally(), f[1].tally()}, at: at}
 }
 
 // keep adds the record at off to the history once.

@@ -28,7 +28,9 @@ type Tail struct {
 	// compact boundaries and the library's decision records, the records its pins name, and
 	// the provider responses the breaker, the thrash guard and the recovery read; with
 	// Digest, the records the boundary's [History] carries (their Line is 0: the read does
-	// not know it).
+	// not know it). Without Digest, the scan also weighed every response before the cut for
+	// the cache TTL (see [ChooseCacheTTL]); the boundary's record carries that weighing, and
+	// the turns that read these records start from it.
 	History int
 	// Digest is true when the read stopped at the cut: the history came from the latest
 	// boundary's [History], and no line before the cut was decoded.
@@ -124,8 +126,17 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 		return nil, nil
 	}
 	h.settle(before, name)
+	at := -1
+	for i := range t.Records {
+		if r := &t.Records[i]; at < 0 && r.UUID == bd.UUID && r.IsCompactBoundary() {
+			at = i
+		}
+	}
 	if t = settleTail(t, h.records, h.lines, before, cut, size-base, bd.UUID, seg != nil); t != nil {
 		t.Tail.DigestProblem = problem
+		if at >= 0 {
+			t.Records[len(h.records)+at].scanned = h.cut(at)
+		}
 	}
 	return t, nil
 }

@@ -162,6 +162,9 @@ type Record struct {
 	Cut bool
 
 	presence jsonobj.Presence
+	// scanned is set on the compact boundary of a tail read that scanned the lines before
+	// its cut: the cache TTL's weighing of them.
+	scanned *scannedCut
 }
 
 func (r *Record) fields() []jsonobj.Field { return r.appendFields(nil) }
