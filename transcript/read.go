@@ -197,7 +197,7 @@ func Read(r io.Reader, name string, opts ReadOptions) (*File, error) {
 	}
 	d := NewDecoder(r, name, opts)
 	t := &File{Name: name, Format: FormatClaudeCode}
-	if err := decodeAll(d, t); err != nil {
+	if err := decodeAll(d, t, nil); err != nil {
 		return nil, err
 	}
 	finish(t, d)

@@ -5,8 +5,9 @@ import (
 	"io"
 )
 
-// revChunk is how many bytes a reverse line scan reads at a time.
-const revChunk = 1 << 20
+// revChunk is how many bytes a reverse line scan reads at a time: a tail read holds twice
+// that while it scans (more while a line is longer).
+const revChunk = 64 << 10
 
 // revLines reads the lines of a region of a file from its end to its start, a chunk at a time:
 // it holds the chunk being scanned and the line being assembled, never the region.
@@ -21,6 +22,7 @@ type revLines struct {
 	at     int64
 	chunk  int   // bytes read at a time
 	err    error // a read error: prev returns false from then on
+	lines  int   // the lines returned so far
 }
 
 // newRevLines returns a reverse scan of the lines of [base, end), the last line first.
@@ -82,6 +84,7 @@ func (s *revLines) prev() (off int64, line []byte, tooLong, ok bool) {
 		}
 		s.hi = s.idx(start)
 		s.end = start
+		s.lines++
 		return start, line, tooLong, true
 	}
 }

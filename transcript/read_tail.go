@@ -96,9 +96,16 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 			return nil, nil
 		}
 	}
+	// The reverse scan passed every line from the cut on: the tail's records are decoded into
+	// one slice of that length, after room for the records the boundary's history carries.
+	front := 0
+	if bd.History != nil {
+		front = len(bd.History.Records)
+	}
+	all := make([]Record, front, front+sc.lines)
 	t := &File{Name: name, Format: FormatClaudeCode}
 	d := NewDecoder(io.NewSectionReader(ra, cut, size-cut), name, opts)
-	if err := decodeAll(d, t); err != nil {
+	if err := decodeAll(d, t, all[front:]); err != nil {
 		return nil, nil
 	}
 	finish(t, d)
@@ -107,7 +114,7 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 		count := !opts.SkipLineCount || len(t.Problems) > 0 || len(t.Dropped) > 0 || t.Torn != nil
 		before, carried, at, err := fromHistory(ra, base, cut, &bd, t.Records, sc.back, count)
 		if err == nil {
-			if t := settleTail(t, carried, nil, before, cut, size-base, bd.UUID, seg != nil); t != nil {
+			if t := settleTail(t, carried, nil, before, cut, size-base, bd.UUID, seg != nil, all[:front]); t != nil {
 				t.Records[len(carried)+at].Cut = true
 				t.Tail.Digest = true
 				if !count {
@@ -132,7 +139,7 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 			at = i
 		}
 	}
-	if t = settleTail(t, h.records, h.lines, before, cut, size-base, bd.UUID, seg != nil); t != nil {
+	if t = settleTail(t, h.records, h.lines, before, cut, size-base, bd.UUID, seg != nil, nil); t != nil {
 		t.Tail.DigestProblem = problem
 		if at >= 0 {
 			t.Records[len(h.records)+at].scanned = h.cut(at)
@@ -145,9 +152,16 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 // known) before the tail t decoded from cut on, moves t's line numbers on by before lines and
 // checks the chain: it returns nil when the default leaf's chain is not the main thread's,
 // does not reach the boundary named by bd cleanly, or does not relink a preserved segment
-// (seg).
-func settleTail(t *File, history []Record, lines []int, before int, cut, size int64, bd string, seg bool) *File {
-	records := slices.Concat(history, t.Records)
+// (seg). When room is as long as history and t's records follow it in its array, the history
+// is copied there instead of copying every record.
+func settleTail(t *File, history []Record, lines []int, before int, cut, size int64, bd string, seg bool, room []Record) *File {
+	var records []Record
+	if n := len(room); n == len(history) && len(t.Records) > 0 && cap(room) > n && &room[:n+1][n] == &t.Records[0] {
+		records = room[:n+len(t.Records)]
+		copy(records, history)
+	} else {
+		records = slices.Concat(history, t.Records)
+	}
 	if !cleanTail(records, "", bd, seg) {
 		return nil
 	}
@@ -251,7 +265,7 @@ func ReadCut(r io.Reader, name string, before int, opts ReadOptions) (*File, err
 	opts.TailMinBytes = 0
 	t := &File{Name: name, Format: FormatClaudeCode}
 	d := NewDecoder(r, name, opts)
-	if err := decodeAll(d, t); err != nil {
+	if err := decodeAll(d, t, nil); err != nil {
 		return nil, err
 	}
 	finish(t, d)
@@ -279,7 +293,7 @@ func ReadCut(r io.Reader, name string, before int, opts ReadOptions) (*File, err
 	if err != nil {
 		return nil, fmt.Errorf("the history on compact boundary %s %w", b.UUID, err)
 	}
-	if t = settleTail(t, carried, nil, before, 0, 0, b.UUID, seg != nil); t == nil {
+	if t = settleTail(t, carried, nil, before, 0, 0, b.UUID, seg != nil, nil); t == nil {
 		return nil, fmt.Errorf("the history on compact boundary %s does not lead to the chain a whole read builds", b.UUID)
 	}
 	t.Records[len(carried)+at].Cut = true
@@ -306,33 +320,58 @@ func countLines(ra io.ReaderAt, base, cut int64, buf []byte) (int, error) {
 	return n, nil
 }
 
-// decodeAll decodes every record d reads into t.Records and t.Lines, as [Read] does.
-func decodeAll(d *Decoder, t *File) error {
+// decodeAll decodes every record d reads into t.Records and t.Lines, as [Read] does. room,
+// when its capacity is the lines d reads (a record takes one line), is where the records go.
+func decodeAll(d *Decoder, t *File, room []Record) error {
 	// Records are decoded into chunks and copied once into a slice of the exact length: a
 	// slice grown by append would allocate several times the records' size on the way and
 	// keep up to a quarter more than it holds.
 	var chunks [][]Record
 	var lines []int
-	chunk := make([]Record, 0, recordChunk)
+	var next Record
+	chunk := room[:0]
+	if cap(chunk) == 0 {
+		chunk = make([]Record, 0, recordChunk)
+	} else {
+		lines = make([]int, 0, cap(chunk))
+	}
 	for {
-		if len(chunk) == cap(chunk) {
-			chunks = append(chunks, chunk)
-			chunk = make([]Record, 0, min(2*cap(chunk), maxRecordChunk))
+		// A record is decoded in its place; when the chunk is full, aside, so that the next
+		// chunk is made only for a record that is there.
+		full := len(chunk) == cap(chunk)
+		r := &next
+		if !full {
+			chunk = append(chunk, Record{})
+			r = &chunk[len(chunk)-1]
 		}
-		chunk = append(chunk, Record{})
-		err := d.Decode(&chunk[len(chunk)-1])
+		err := d.Decode(r)
 		if err != nil {
-			chunk = chunk[:len(chunk)-1]
+			if !full {
+				chunk = chunk[:len(chunk)-1]
+			}
 			if err == io.EOF {
 				break
 			}
 			return err
 		}
+		if full {
+			chunks = append(chunks, chunk)
+			chunk = append(make([]Record, 0, min(2*cap(chunk), maxRecordChunk)), next)
+			next = Record{}
+		}
 		lines = append(lines, d.Line())
 	}
-	t.Records = slices.Concat(append(chunks, chunk)...)
-	if t.Records == nil {
+	switch {
+	case len(chunks) == 0 && cap(room) > 0:
+		t.Records = chunk
+		if len(lines) > 0 {
+			t.Lines = lines
+		}
+		return nil
+	case len(chunks) == 0 && len(chunk) == 0:
 		t.Records = []Record{}
+	default:
+		t.Records = slices.Concat(append(chunks, chunk)...)
 	}
 	if len(lines) > 0 {
 		t.Lines = slices.Clone(lines)

@@ -182,6 +182,7 @@ func TestReadTailDigest(t *testing.T) {
 	assert.Equal(t, h, tail.Records[4].CutHistory())
 	assert.Nil(t, whole.Records[4].CutHistory(), "a whole read stops at no cut")
 	assert.Equal(t, chainUUIDs(t, whole.Records), chainUUIDs(t, tail.Records))
+	assert.Equal(t, len(tail.Records), cap(tail.Records), "one array: the carried records, then a record for each line from the cut")
 }
 
 // TestReadTailSkipLineCount checks a read that stops at the cut without counting the lines
