@@ -65,7 +65,15 @@ CREATE TABLE agentctx_decisions (
 -- only the rows whose line names one (a few per session), which a load from the cut reads
 -- backwards. Its predicate is the query's, word for word, so the planner can use it. The
 -- build reads every row and holds writes off meanwhile: on a large table, create it first by
--- hand with CREATE INDEX CONCURRENTLY (the same statement), and this step finds it done.
+-- hand with CREATE INDEX CONCURRENTLY (the same statement), and this step finds it done. A
+-- concurrent build that failed leaves the index marked invalid, which the planner never uses
+-- and IF NOT EXISTS would take as done: this step drops it and builds it again.
+DO $$
+BEGIN
+	IF EXISTS (SELECT FROM pg_index WHERE indexrelid = to_regclass('agentctx_lines_boundary') AND NOT indisvalid) THEN
+		DROP INDEX agentctx_lines_boundary;
+	END IF;
+END $$;
 CREATE INDEX IF NOT EXISTS agentctx_lines_boundary ON agentctx_lines (session, seq)
 	WHERE position('"compact_boundary"'::bytea IN line) > 0;`},
 }

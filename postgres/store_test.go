@@ -323,3 +323,53 @@ func TestLoadMissing(t *testing.T) {
 	assert.ErrorContains(t, err, "has no line in the database")
 	assert.False(t, errors.Is(err, transcript.ErrConflict))
 }
+
+// TestMigrateInvalidBoundaryIndex leaves an invalid index under the boundary index's name, as
+// a hand-run CREATE INDEX CONCURRENTLY that failed does, and checks that the step that builds
+// the index drops it and builds it again, valid.
+func TestMigrateInvalidBoundaryIndex(t *testing.T) {
+	ctx := t.Context()
+	url := serverURL(t)
+	admin, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer admin.Close(context.Background())
+	schema := "agentctx_test_" + strings.ToLower(rand.Text()[:10])
+	_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	s, err := postgres.Open(ctx, url+"&search_path="+schema)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.Migrate(ctx)
+	require.NoError(t, err)
+
+	// Back to the schema before the step, with two boundaries of one session, and a unique
+	// index of the name built concurrently: it fails on them and stays, invalid.
+	for _, q := range []string{
+		`DELETE FROM agentctx_schema_migrations WHERE version = 4`,
+		`DROP INDEX agentctx_lines_boundary`,
+		`INSERT INTO agentctx_lines (session, seq, line) VALUES ('s', 1, '{"subtype":"compact_boundary"}'), ('s', 2, '{"subtype":"compact_boundary"}')`,
+	} {
+		_, err = s.Pool().Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+	_, err = s.Pool().Exec(ctx, `CREATE UNIQUE INDEX CONCURRENTLY agentctx_lines_boundary ON agentctx_lines (session)
+		WHERE position('"compact_boundary"'::bytea IN line) > 0`)
+	require.Error(t, err, "a unique index over two boundaries of one session")
+	index := func() (valid, unique bool) {
+		t.Helper()
+		err := s.Pool().QueryRow(ctx, `SELECT indisvalid, indisunique FROM pg_index WHERE indexrelid = to_regclass('agentctx_lines_boundary')`).Scan(&valid, &unique)
+		require.NoError(t, err)
+		return valid, unique
+	}
+	valid, unique := index()
+	require.False(t, valid, "the failed build left an invalid index")
+	require.True(t, unique)
+
+	applied, err := s.Migrate(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []int{4}, applied)
+	valid, unique = index()
+	assert.True(t, valid, "the step built the index again")
+	assert.False(t, unique, "the step's own index")
+}
