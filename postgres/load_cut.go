@@ -51,8 +51,9 @@ func (s *Store) loadCut(ctx context.Context, session string, opts transcript.Rea
 const boundarySQL = `SELECT seq, line FROM agentctx_lines WHERE session = $1 AND position('"compact_boundary"'::bytea IN line) > 0 ORDER BY seq DESC LIMIT $2`
 
 // cutHead returns the line of the kept head of session's latest compact boundary of the main
-// thread when that boundary carries a history, or 0. The history is checked once, by
-// [transcript.ReadCut].
+// thread when that boundary carries a history of this version, or 0. The history is checked
+// whole once, by [transcript.ReadCut]; one of another version (an earlier release's) would
+// fail that check after the tail was read, so it costs no read of the tail.
 func cutHead(ctx context.Context, q querier, session string) (int64, error) {
 	rows, err := q.Query(ctx, boundarySQL, session, boundaryRows)
 	if err != nil {
@@ -71,7 +72,7 @@ func cutHead(ctx context.Context, q querier, session string) (int64, error) {
 		if r.UnmarshalJSON(l.Line) != nil || !r.IsCompactBoundary() || r.IsSidechain {
 			continue
 		}
-		if r.History == nil {
+		if r.History == nil || r.History.Version != transcript.HistoryVersion {
 			return 0, nil
 		}
 		m := r.CompactMetadata

@@ -44,12 +44,22 @@ func TestLoadFromCut(t *testing.T) {
 		return b
 	}
 	cuts := 0
-	for _, history := range []bool{true, false} {
+	// Boundaries with their histories, without, and with an earlier release's (version 1),
+	// which a load from the cut cannot use: the last two are loaded whole, without a read of
+	// the tail first.
+	for _, kind := range []string{"history", "none", "version 1"} {
+		history := kind == "history"
 		recs := records
 		if !history {
 			recs = slices.Clone(records)
 			for i := range recs {
-				recs[i].History = nil
+				if h := recs[i].History; h != nil && kind == "version 1" {
+					old := *h
+					old.Version = 1
+					recs[i].History = &old
+				} else {
+					recs[i].History = nil
+				}
 			}
 		}
 		session := storetest.Session(t, "cut")
@@ -64,8 +74,11 @@ func TestLoadFromCut(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, whole.End, cut.End)
 			if !history {
-				assert.Nil(t, cut.Tail, "%d records: no history, a whole load", stored)
+				assert.Nil(t, cut.Tail, "%d records, %s: a whole load", stored, kind)
 				assert.Equal(t, whole.Records, cut.Records)
+				head, err := postgres.CutHead(s, session)
+				require.NoError(t, err)
+				assert.Zero(t, head, "%d records, %s: no tail read first", stored, kind)
 				continue
 			}
 			require.NotNil(t, cut.Tail, "%d records", stored)
