@@ -109,6 +109,11 @@ func (f *ttlFold) response(w weighedResponse) {
 		}
 		f.seen[id] = true
 	}
+	f.count(w)
+}
+
+// count counts w, whose message id was not counted before.
+func (f *ttlFold) count(w weighedResponse) {
 	size, at := w.size, w.at
 	gap := time.Duration(0)
 	if !f.prev.IsZero() && !at.IsZero() {

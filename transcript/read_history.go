@@ -35,9 +35,8 @@ type tailHistory struct {
 	tailUUIDs map[string]bool
 	tailMsgs  map[string]bool
 	gap       []lineRef // the assistant lines of the current stretch, last first
-	// weighed holds what the cache TTL's weighing reads of every response before the cut
-	// with its thread (see thread), last first.
-	weighed []threadResponse
+	// weighed holds what the cache TTL's weighing reads of every response before the cut.
+	weighed weighList
 	// needLast and needDone are true while the latest response of the main thread, and the
 	// latest that completed, are still to be found (before the cut, when the tail has none).
 	needLast, needDone bool
@@ -52,12 +51,6 @@ type foundRecord struct {
 	off  int64
 	back int
 	rec  Record
-}
-
-// threadResponse is a response before the cut, as the cache TTL's weighing reads it.
-type threadResponse struct {
-	weighedResponse
-	thread int
 }
 
 // lineRef names a line of the file to decode later.
@@ -154,10 +147,10 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 			// usage is weighed for the cache TTL.
 			latest := h.needLast || h.needDone && bytes.Contains(line, patStop)
 			if !latest && bytes.Contains(line, patUsage) {
-				w, ok, sure := weighLine(&ld.s, trimJSONSpace(line), h.lastID())
+				w, ok, sure := weighLine(&ld.s, trimJSONSpace(line), h.weighed.lastID())
 				if sure {
 					if ok {
-						h.weigh(w)
+						h.weighed.add(w)
 					}
 					continue
 				}
@@ -169,7 +162,7 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 				continue
 			}
 			if w, ok := weighed(&r); ok {
-				h.weigh(threadResponse{w, thread(&r)})
+				h.weighed.add(threadResponse{weighedResponse: w, thread: uint8(thread(&r))})
 			}
 			if latest && ProviderResponse(&r) && !r.IsSidechain {
 				done := tailCompleted(&r)
@@ -262,34 +255,10 @@ func (h *tailHistory) closeGap(ld *lineDecoder, base int64) {
 	h.gap = h.gap[:0]
 }
 
-// weigh adds w to the responses weighed, last first. When the response after it in the scan
-// (the next in the file) is of the same message and thread, w takes its place: only the
-// first record of a message counts.
-func (h *tailHistory) weigh(w threadResponse) {
-	if n := len(h.weighed); n > 0 && w.id != "" && h.weighed[n-1].id == w.id && h.weighed[n-1].thread == w.thread {
-		h.weighed[n-1] = w
-		return
-	}
-	h.weighed = append(h.weighed, w)
-}
-
-// lastID returns the message id of the response weighed last, "" when none.
-func (h *tailHistory) lastID() string {
-	if n := len(h.weighed); n > 0 {
-		return h.weighed[n-1].id
-	}
-	return ""
-}
-
 // cut returns the cache TTL's weighing of the responses before the cut, for the boundary at
 // position at among the records read from the cut on.
 func (h *tailHistory) cut(at int) *scannedCut {
-	var f [2]ttlFold
-	for i := len(h.weighed) - 1; i >= 0; i-- {
-		w := &h.weighed[i]
-		f[w.thread].response(w.weighedResponse)
-	}
-	return &scannedCut{tally: [2]*CacheTTLTally{f[0].tally(), f[1].tally()}, at: at}
+	return &scannedCut{tally: h.weighed.tally(), at: at}
 }
 
 // keep adds the record at off to the history once.

@@ -5,9 +5,14 @@ import (
 	"io"
 )
 
-// revChunk is how many bytes a reverse line scan reads at a time: a tail read holds twice
-// that while it scans (more while a line is longer).
-const revChunk = 64 << 10
+// revChunk is how many bytes a reverse line scan reads at first; each read after doubles it,
+// up to maxRevChunk. A tail read holds twice the chunk while it scans (more while a line is
+// longer): a scan back to a cut a few hundred kilobytes from the end holds a few hundred
+// kilobytes, and a scan of a whole file makes a read a megabyte.
+const (
+	revChunk    = 64 << 10
+	maxRevChunk = 1 << 20
+)
 
 // revLines reads the lines of a region of a file from its end to its start, a chunk at a time:
 // it holds the chunk being scanned and the line being assembled, never the region.
@@ -17,20 +22,23 @@ type revLines struct {
 	end  int64 // the start of the last line returned: the bytes before it are still to scan
 	max  int   // the longest line returned whole; a longer one is returned as too long
 	// back[lo:hi] holds the file's bytes [at, at+hi-lo), which end at or before end.
-	back   []byte
-	lo, hi int
-	at     int64
-	chunk  int   // bytes read at a time
-	err    error // a read error: prev returns false from then on
-	lines  int   // the lines returned so far
+	back     []byte
+	lo, hi   int
+	at       int64
+	chunk    int   // bytes read next
+	maxChunk int   // the largest chunk: chunk doubles up to it
+	err      error // a read error: prev returns false from then on
+	lines    int   // the lines returned so far
 }
 
 // newRevLines returns a reverse scan of the lines of [base, end), the last line first.
 func newRevLines(ra io.ReaderAt, base, end int64, maxLine int) *revLines {
-	return newRevLinesChunk(ra, base, end, maxLine, revChunk)
+	s := newRevLinesChunk(ra, base, end, maxLine, revChunk)
+	s.maxChunk = maxRevChunk
+	return s
 }
 
-// newRevLinesChunk is newRevLines reading chunk bytes at a time; tests read a few.
+// newRevLinesChunk is newRevLines reading chunk bytes at a time, always; tests read a few.
 func newRevLinesChunk(ra io.ReaderAt, base, end int64, maxLine, chunk int) *revLines {
 	back := make([]byte, 2*chunk)
 	return &revLines{ra: ra, base: base, end: end, max: maxLine, back: back, lo: len(back), hi: len(back), at: end, chunk: chunk}
@@ -112,5 +120,6 @@ func (s *revLines) more() bool {
 	}
 	s.lo -= k
 	s.at -= int64(k)
+	s.chunk = max(s.chunk, min(2*s.chunk, s.maxChunk))
 	return true
 }

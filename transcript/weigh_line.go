@@ -91,7 +91,9 @@ func weighLine(s *jsonobj.Scanner, line []byte, prevID string) (w threadResponse
 			return ok
 		case i == 1:
 			v, ok := s.Bool()
-			w.thread = b2i(v)
+			if v {
+				w.thread = 1
+			}
 			return ok
 		case i == 2:
 			apiError, ok = s.Bool()
@@ -112,12 +114,4 @@ func weighLine(s *jsonobj.Scanner, line []byte, prevID string) (w threadResponse
 		return w, false, false
 	}
 	return w, assistant && message && usage && !apiError && !synthetic, true
-}
-
-// b2i returns 1 for true, 0 for false.
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }

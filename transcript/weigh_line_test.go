@@ -27,7 +27,7 @@ func checkWeighLine(t *testing.T, name string, line []byte) bool {
 	require.True(t, decoded, "%s: weighLine is sure of a line the decoder refuses", name)
 	require.Equal(t, wantOK, ok, "%s: a response with usage", name)
 	if ok {
-		assert.Equal(t, threadResponse{want, thread(&r)}, got, name)
+		assert.Equal(t, threadResponse{weighedResponse: want, thread: uint8(thread(&r))}, got, name)
 	}
 	return true
 }
