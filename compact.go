@@ -853,19 +853,20 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 	}
 	// The records before the cut: those before the kept head, or, when nothing is kept, all
 	// of them and the turn's failed attempts, written before the boundary.
-	var before []transcript.Record
+	records, end := t.in.Records, -1
 	from = len(t.in.Records)
 	for k, r := range t.chain.Records {
 		if head != "" && r.UUID == head {
 			from = t.chain.Index(k)
-			before = t.in.Records[:from]
+			end = from
 			break
 		}
 	}
-	if before == nil { // not copied otherwise: a long session holds many records
-		before = slices.Concat(t.in.Records, failureRecords(t.appended))
+	if end < 0 { // not copied otherwise: a long session holds many records
+		records = slices.Concat(t.in.Records, failureRecords(t.appended))
+		end = len(records)
 	}
-	if d, err := transcript.CutHistory(before, leaf); err == nil {
+	if d, err := transcript.CutHistory(records, end, leaf); err == nil {
 		b.History = d
 	}
 	parent := s.UUID

@@ -117,7 +117,7 @@ func TestCompactHistoryWalk(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			records, leaf := historyRecords(t, tt.steps)
-			cut, err := transcript.CutHistory(records, leaf)
+			cut, err := transcript.CutHistory(records, len(records), leaf)
 			require.NoError(t, err)
 			assert.Equal(t, tt.compactions, cut.Compactions)
 			assert.Equal(t, tt.failed, cut.Failures)
@@ -140,7 +140,7 @@ func TestCompactHistoryWalk(t *testing.T) {
 				assert.Equal(t, whole.compactions, got.compactions, "cut at %d", b)
 				assert.Equal(t, whole.failures, got.failures, "cut at %d", b)
 				assert.Equal(t, whole.refills, got.refills, "cut at %d", b)
-				again, err := transcript.CutHistory(tail, tleaf)
+				again, err := transcript.CutHistory(tail, len(tail), tleaf)
 				require.NoError(t, err)
 				assert.Equal(t, []any{cut.Compactions, cut.Failures, cut.Runs, cut.Open}, []any{again.Compactions, again.Failures, again.Runs, again.Open},
 					"cut at %d: a history written after a tail read", b)
@@ -165,7 +165,7 @@ func readBothHistories(t *testing.T, records []transcript.Record, leaf *transcri
 // the boundary's history (what CutHistory writes of the records before it) and the records
 // it carries, then the records from the boundary on; and the leaf among them.
 func cutAt(t *testing.T, records []transcript.Record, b int, leaf *transcript.Record) ([]transcript.Record, *transcript.Record) {
-	h, err := transcript.CutHistory(records[:b], leaf)
+	h, err := transcript.CutHistory(records, b, leaf)
 	require.NoError(t, err)
 	carried, err := h.Carried()
 	require.NoError(t, err)

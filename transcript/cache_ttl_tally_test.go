@@ -47,7 +47,7 @@ func TestCutHistoryCacheTTL(t *testing.T) {
 			}
 			// whole is the transcript with both boundaries; tail reads stop at each cut.
 			tailAt := func(pre []Record, uuid string) ([]Record, *History) {
-				h, err := CutHistory(pre, leaf)
+				h, err := CutHistory(pre, len(pre), leaf)
 				require.NoError(t, err)
 				b, err := json.Marshal(boundary(uuid, h, false))
 				require.NoError(t, err)
@@ -73,7 +73,7 @@ func TestCutHistoryCacheTTL(t *testing.T) {
 				}
 			}
 			require.NotNil(t, h1.CacheTTL)
-			hw, err := CutHistory(whole1, leaf)
+			hw, err := CutHistory(whole1, len(whole1), leaf)
 			require.NoError(t, err)
 			assert.Equal(t, f.tally(), h2.CacheTTL, "the tally through two cuts is a pass over every record")
 			assert.Equal(t, hw.CacheTTL, h2.CacheTTL, "the tally through two cuts is the whole read's")

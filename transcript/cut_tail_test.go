@@ -22,7 +22,7 @@ func TestCutTail(t *testing.T) {
 		all = append(all, r)
 	}
 	records, compaction := all[:4], all[4:]
-	h, err := CutHistory(records[:2], &records[3])
+	h, err := CutHistory(records, 2, &records[3])
 	require.NoError(t, err)
 	withHistory := func(h *History) []Record {
 		out := []Record{compaction[0], compaction[1]}

@@ -2,21 +2,25 @@ package transcript
 
 import "slices"
 
-// CutHistory returns the history a compaction's boundary carries (see [History]):
-// what pre, the records before the boundary's cut in file order, say of leaf's thread, so
-// that a later read can stop at the cut. It walks pre with a [HistoryWalk], as the pipeline
-// walks a transcript: the breaker's failures, the boundaries and the responses between them the
-// thrash guard counts, for any ThrashTurns up to 7; it weighs the thread's responses for the
-// cache TTL (see [CacheTTLTally]); and it carries the records later turns still read: the pins
-// and the records they name, the recovery decisions, the latest cache TTL decision of the main
-// thread, the latest response of the main thread and the latest that completed, their late
-// usage and the snips naming a pinned record. When pre starts from a read that stopped at a
-// cut itself, that cut's history is where the walk and the weighing start.
-func CutHistory(pre []Record, leaf *Record) (*History, error) {
-	start, from, _ := cutStart(pre, nil, leaf)
+// CutHistory returns the history a compaction's boundary carries (see [History]): what
+// records[:end], the records before the boundary's cut in file order, say of leaf's thread,
+// so that a later read can stop at the cut. It walks them with a [HistoryWalk], as the
+// pipeline walks a transcript: the breaker's failures, the boundaries and the responses
+// between them the thrash guard counts, for any ThrashTurns up to 7; it weighs the thread's
+// responses for the cache TTL (see [CacheTTLTally]); and it carries the records later turns
+// still read: the pins and the records they name, the recovery decisions, the latest cache
+// TTL decision of the main thread, the latest response of the main thread and the latest that
+// completed, their late usage and the snips naming a pinned record. When records start from
+// a read that stopped at a cut itself, that cut's history (or the weighing of a read that
+// scanned the lines before its cut) is where the walk and the weighing start; that cut's
+// boundary may lie at or past end (when the new cut falls inside the tail that boundary
+// kept), so records past end are read to find it, never walked.
+func CutHistory(records []Record, end int, leaf *Record) (*History, error) {
+	start, from, _ := cutStart(records, nil, leaf)
 	w := historyWalkFrom(start, HistoryResponses)
-	f, weighFrom := startTTLFold(pre, nil, leaf)
-	for i := from; i < len(pre); i++ {
+	f, weighFrom := startTTLFold(records, nil, leaf)
+	pre := records[:end]
+	for i := from; i < end; i++ {
 		if r := &pre[i]; !OtherThread(r, leaf) {
 			w.Record(r)
 			if i >= weighFrom {

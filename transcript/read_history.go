@@ -15,8 +15,9 @@ import (
 //     microcompact, collapse, compaction failure, pin, recovery), for the stages that replay
 //     them, the circuit breaker and the thrash guard;
 //   - the records the pins name, which every turn after a compaction re-places;
-//   - from each stretch between two compact boundaries of the main thread, its first
-//     HistoryResponses distinct provider responses, which the thrash guard counts;
+//   - from each stretch before a compact boundary of the main thread (since the one before,
+//     or the start), its first HistoryResponses distinct provider responses, which the
+//     thrash guard counts;
 //   - the latest provider response of the main thread before the cut and the latest one that
 //     completed (when the tail has none), for the recovery's "latest response" and "a
 //     response completed since" its output-cap decision.
@@ -105,6 +106,7 @@ var (
 	patAssistant = []byte(`"assistant"`)
 	patStop      = []byte(`"stop_reason":"`)
 	patUsage     = []byte(`"usage"`)
+	patEscape    = []byte(`\u`)
 	patIDValue   = []byte(`id":"`) // the end of "id":" and "uuid":" (and of "parentUuid":", passed over)
 )
 
@@ -127,57 +129,92 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 		if pinned {
 			h.pinned(ld, off, base, line, lines)
 		}
+		// The byte patterns say for sure which lines to pass over, unless a line holds an
+		// escape (a key or value the patterns would miss), or names a decision's subtype,
+		// which may be a nested value: such a line is decoded and taken for what it is.
+		escaped := bytes.Contains(line, patEscape)
+		decision := false
 		if i := bytes.Index(line, patSubtype); i >= 0 && decisionValue(line[i+len(patSubtype):]) {
-			var r Record
-			if decodeLine(ld, off, base, line, &r) && r.Type == TypeSystem {
-				if _, listed := subtypeKind(r.Subtype); listed {
-					if r.IsCompactBoundary() && !r.IsSidechain {
-						h.closeGap(ld, base)
-					}
-					h.notePin(&r)
-					h.keep(off, lines, r)
-				}
+			decision = true
+		}
+		if !decision && !escaped {
+			if bytes.Contains(line, patAssistant) {
+				h.gap = append(h.gap, lineRef{off, len(line), lines})
+				h.response(ld, off, base, line, lines, nil)
 			}
 			continue
 		}
-		if bytes.Contains(line, patAssistant) {
+		var r Record
+		if !decodeLine(ld, off, base, line, &r) {
+			continue
+		}
+		if escaped && (h.tailUUIDs[r.UUID] || r.Message != nil && h.tailMsgs[r.Message.ID]) {
+			return 0, false
+		}
+		if escaped && h.pins[r.UUID] {
+			delete(h.pins, r.UUID)
+			h.keep(off, lines, r)
+		}
+		switch {
+		case r.Type == TypeSystem:
+			if _, listed := subtypeKind(r.Subtype); listed {
+				if r.IsCompactBoundary() && !r.IsSidechain {
+					h.closeGap(ld, base)
+				}
+				h.notePin(&r)
+				h.keep(off, lines, r)
+			}
+		case r.Type == TypeAssistant:
 			h.gap = append(h.gap, lineRef{off, len(line), lines})
-			// A response that completed names its stop reason; one cut short, or a record of
-			// a message split in several, has it null (or "max_tokens"). Every response with
-			// usage is weighed for the cache TTL.
-			latest := h.needLast || h.needDone && bytes.Contains(line, patStop)
-			if !latest && bytes.Contains(line, patUsage) {
-				w, ok, sure := weighLine(&ld.s, trimJSONSpace(line), h.weighed.lastID())
-				if sure {
-					if ok {
-						h.weighed.add(w)
-					}
-					continue
-				}
-			} else if !latest {
-				continue
-			}
-			var r Record
-			if !decodeLine(ld, off, base, line, &r) {
-				continue
-			}
-			if w, ok := weighed(&r); ok {
-				h.weighed.add(threadResponse{weighedResponse: w, thread: uint8(thread(&r))})
-			}
-			if latest && ProviderResponse(&r) && !r.IsSidechain {
-				done := tailCompleted(&r)
-				if h.needLast || done && h.needDone {
-					h.keep(off, lines, r)
-				}
-				h.needLast, h.needDone = false, h.needDone && !done
-			}
+			h.response(ld, off, base, line, lines, &r)
 		}
 	}
 	if sc.err != nil {
 		return 0, false
 	}
-	h.gap = nil // responses before the first boundary count for no thrash run
+	// The responses before the first boundary count for no thrash run once a walk passes
+	// that boundary; a later compaction that cuts inside the tail the boundary kept seals
+	// them as the open stretch.
+	h.closeGap(ld, base)
 	return lines, true
+}
+
+// response weighs the assistant line at off (back lines before the cut) for the cache TTL,
+// and keeps it when it is the latest response of the main thread before the cut, or the
+// latest that completed, and the tail has none. r is the line's record when it was decoded,
+// else nil.
+func (h *tailHistory) response(ld *lineDecoder, off, base int64, line []byte, back int, r *Record) {
+	// A response that completed names its stop reason; one cut short, or a record of a
+	// message split in several, has it null (or "max_tokens"). Every response with usage is
+	// weighed.
+	latest := h.needLast || h.needDone && (r != nil || bytes.Contains(line, patStop))
+	if r == nil {
+		if !latest && !bytes.Contains(line, patUsage) {
+			return
+		}
+		if !latest {
+			if w, ok, sure := weighLine(&ld.s, trimJSONSpace(line), h.weighed.lastID()); sure {
+				if ok {
+					h.weighed.add(w)
+				}
+				return
+			}
+		}
+		r = new(Record)
+		if !decodeLine(ld, off, base, line, r) {
+			return
+		}
+	}
+	if w, ok := weighed(r); ok {
+		h.weighed.add(threadResponse{weighedResponse: w, thread: uint8(thread(r))})
+	}
+	if latest && ProviderResponse(r) && !r.IsSidechain {
+		done := tailCompleted(r)
+		if h.needLast || done && h.needDone {
+			h.keep(off, back, *r)
+		}
+		h.needLast, h.needDone = false, h.needDone && !done
+	}
 }
 
 // ids reads the "uuid" and "id" string values of line, at any depth: collides is true when

@@ -1,0 +1,182 @@
+package transcript
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// weighSession writes a session for the cache TTL's weighing across a cut: eight exchanges
+// 12 minutes apart, the response of exchange i edited by edit(i, line); with segment, the
+// ninth exchange is the tail a compact boundary keeps (a preserved segment, before the
+// boundary in the file); then a compact boundary without a history, its summary and three
+// exchanges. It returns the file's path.
+func weighSession(t *testing.T, segment bool, edit func(i int, line string) string) string {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	at := func(min int) string { return t0.Add(time.Duration(min) * time.Minute).Format(time.RFC3339Nano) }
+	user := func(uuid, parent string, min int) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return fmt.Sprintf(`{"type":"user","uuid":"%s","parentUuid":%s,"sessionId":"s","timestamp":"%s","message":{"role":"user","content":"go on %s"}}`, uuid, p, at(min), uuid)
+	}
+	response := func(uuid, parent, id string, min, size int) string {
+		return fmt.Sprintf(`{"type":"assistant","uuid":"%s","parentUuid":"%s","sessionId":"s","timestamp":"%s","message":{"id":"%s","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"end_turn","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":%d,"output_tokens":5}}}`,
+			uuid, parent, at(min), id, size)
+	}
+	var lines []string
+	parent, min := "", 0
+	for i := range 8 {
+		u, a := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i)
+		lines = append(lines, user(u, parent, min))
+		min += 12
+		line := response(a, u, fmt.Sprintf("msg_%d", i), min, 20_000+1_000*i)
+		if edit != nil {
+			line = edit(i, line)
+		}
+		lines = append(lines, line)
+		parent = a
+		min++
+	}
+	segment1 := ""
+	if segment {
+		lines = append(lines, user("uh", parent, min), response("ah", "uh", "msg_h", min+12, 29_000))
+		parent, min = "ah", min+12
+		segment1 = `,"preservedSegment":{"headUuid":"uh","anchorUuid":"s1","tailUuid":"ah"}`
+	}
+	lines = append(lines,
+		fmt.Sprintf(`{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"%s","sessionId":"s","timestamp":"%s","content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":30000%s}}`, parent, at(min), segment1),
+		`{"type":"user","uuid":"s1","parentUuid":"b1","isCompactSummary":true,"sessionId":"s","timestamp":"`+at(min)+`","message":{"role":"user","content":"the summary"}}`)
+	if !segment {
+		parent = "s1"
+	}
+	for i := range 3 {
+		u, a := fmt.Sprintf("tu%d", i), fmt.Sprintf("t%d", i)
+		lines = append(lines, user(u, parent, min+1))
+		min += 12
+		lines = append(lines, response(a, u, fmt.Sprintf("msg_t%d", i), min, 3_000+100*i))
+		parent = a
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	return path
+}
+
+// readWeighBoth reads path whole and from its tail, which scans the lines before the cut.
+func readWeighBoth(t *testing.T, path string) (whole, tail *File) {
+	t.Helper()
+	whole, err := ReadFile(path, ReadOptions{})
+	require.NoError(t, err)
+	tail, err = ReadFile(path, ReadOptions{TailMinBytes: 1})
+	require.NoError(t, err)
+	require.NotNil(t, tail.Tail, "read from the tail")
+	return whole, tail
+}
+
+// TestTailWeighing reads sessions whose boundary has no history whole and from the tail and
+// compares the cache TTL's decision: responses before the cut that the scan's byte patterns
+// would pass over (an escaped key or value, a decision's subtype nested in a tool's input)
+// are weighed as a whole read weighs them, and a message id written escaped before the cut and
+// again after it sends the read back to the whole file.
+func TestTailWeighing(t *testing.T) {
+	replace := func(i int, old, new string) func(int, string) string {
+		return func(j int, line string) string {
+			if j == i {
+				return strings.Replace(line, old, new, 1)
+			}
+			return line
+		}
+	}
+	tests := []struct {
+		name string
+		edit func(i int, line string) string
+		// after, when set, edits the file once written.
+		after func(string) string
+		tail  bool // read from the tail
+	}{
+		{"plain", nil, nil, true},
+		{"an escaped usage key", replace(4, `"usage"`, `"us\u0061ge"`), nil, true},
+		{"an escaped type", replace(4, `"type":"assistant"`, `"type":"\u0061ssistant"`), nil, true},
+		{"a decision's subtype in a tool's input", replace(4, `{"type":"text","text":"done"}`,
+			`{"type":"tool_use","id":"toolu_1","name":"mcp__db__query","input":{"subtype":"agentctx_snip"}}`), nil, true},
+		{"an escaped message id repeated after the cut", replace(2, `"id":"msg_2"`, `"id":"msg\u005f2"`),
+			func(s string) string { return strings.Replace(s, `"id":"msg_t1"`, `"id":"msg_2"`, 1) }, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := weighSession(t, false, tt.edit)
+			if tt.after != nil {
+				b, err := os.ReadFile(path)
+				require.NoError(t, err)
+				require.NoError(t, os.WriteFile(path, []byte(tt.after(string(b))), 0o644))
+			}
+			whole, err := ReadFile(path, ReadOptions{})
+			require.NoError(t, err)
+			tail, err := ReadFile(path, ReadOptions{TailMinBytes: 1})
+			require.NoError(t, err)
+			require.Equal(t, tt.tail, tail.Tail != nil, "read from the tail")
+			want := ChooseCacheTTL(whole.Records, &whole.Records[len(whole.Records)-1], 0.1, 1.25, 2)
+			got := ChooseCacheTTL(tail.Records, &tail.Records[len(tail.Records)-1], 0.1, 1.25, 2)
+			assert.Equal(t, want, got)
+			assert.GreaterOrEqual(t, want.Gaps, 9, "gaps of 5 to 60 minutes")
+		})
+	}
+}
+
+// TestCutHistoryInsideKeptTail compacts again a session read from its tail, at kept heads
+// after the boundary the read stopped at and inside the tail that boundary kept (before it
+// in the file), whether the read scanned the lines before the cut or read the boundary's
+// history: the history each new boundary would carry is a whole read's.
+func TestCutHistoryInsideKeptTail(t *testing.T) {
+	index := func(recs []Record, uuid string) int {
+		for i := range recs {
+			if recs[i].UUID == uuid {
+				return i
+			}
+		}
+		t.Fatalf("no record %s", uuid)
+		return -1
+	}
+	scanned := weighSession(t, true, nil)
+	// The same session with the history a compaction at kept head uh writes on its boundary.
+	whole, _ := readWeighBoth(t, scanned)
+	h, err := CutHistory(whole.Records, index(whole.Records, "uh"), &whole.Records[index(whole.Records, "ah")])
+	require.NoError(t, err)
+	b := whole.Records[index(whole.Records, "b1")]
+	b.History = h
+	line, err := b.MarshalLine()
+	require.NoError(t, err)
+	data, err := os.ReadFile(scanned)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(data), "\n")
+	for i, l := range lines {
+		if strings.Contains(l, `"uuid":"b1"`) {
+			lines[i] = string(line) + "\n"
+		}
+	}
+	digest := filepath.Join(t.TempDir(), "digest.jsonl")
+	require.NoError(t, os.WriteFile(digest, []byte(strings.Join(lines, "")), 0o644))
+
+	for _, path := range []string{scanned, digest} {
+		whole, tail := readWeighBoth(t, path)
+		assert.Equal(t, path == digest, tail.Tail.Digest)
+		wl, tl := &whole.Records[len(whole.Records)-1], &tail.Records[len(tail.Records)-1]
+		for _, head := range []string{"tu0", "ah", "uh"} {
+			want, err := CutHistory(whole.Records, index(whole.Records, head), wl)
+			require.NoError(t, err)
+			got, err := CutHistory(tail.Records, index(tail.Records, head), tl)
+			require.NoError(t, err)
+			require.NotNil(t, want.CacheTTL)
+			assert.Equal(t, want.CacheTTL, got.CacheTTL, "%s, kept head %s: the weighing", filepath.Base(path), head)
+			assert.Equal(t, [3]int{want.Compactions, want.Failures, len(want.Open)}, [3]int{got.Compactions, got.Failures, len(got.Open)},
+				"%s, kept head %s: the walk", filepath.Base(path), head)
+		}
+	}
+}
