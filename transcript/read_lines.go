@@ -28,7 +28,9 @@ type revLines struct {
 	chunk    int   // bytes read next
 	maxChunk int   // the largest chunk: chunk doubles up to it
 	err      error // a read error: prev returns false from then on
-	lines    int   // the lines returned so far
+	// objects counts the lines returned so far that may hold a record: not too long, and
+	// their first byte other than white space opens an object.
+	objects int
 }
 
 // newRevLines returns a reverse scan of the lines of [base, end), the last line first.
@@ -92,7 +94,9 @@ func (s *revLines) prev() (off int64, line []byte, tooLong, ok bool) {
 		}
 		s.hi = s.idx(start)
 		s.end = start
-		s.lines++
+		if t := trimJSONSpace(line); !tooLong && len(t) > 0 && t[0] == '{' {
+			s.objects++
+		}
 		return start, line, tooLong, true
 	}
 }

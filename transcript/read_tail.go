@@ -97,12 +97,15 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 		}
 	}
 	// The reverse scan passed every line from the cut on: the tail's records are decoded into
-	// one slice of that length, after room for the records the boundary's history carries.
+	// one slice with room for a record on each line that may hold one, after room for the
+	// records the boundary's history carries. The room is bounded by the tail's bytes too, so
+	// that lines of a few bytes (damage, or a hostile file) cost no more than a whole read's
+	// chunks: records past it are decoded into chunks.
 	front := 0
 	if bd.History != nil {
 		front = len(bd.History.Records)
 	}
-	all := make([]Record, front, front+sc.lines)
+	all := make([]Record, front, front+min(sc.objects, int((size-cut)/minRecordLine)+1))
 	t := &File{Name: name, Format: FormatClaudeCode}
 	d := NewDecoder(io.NewSectionReader(ra, cut, size-cut), name, opts)
 	if err := decodeAll(d, t, all[front:]); err != nil {
@@ -147,6 +150,10 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 	}
 	return t, nil
 }
+
+// minRecordLine bounds the room a tail read makes for its records: one for every so many
+// bytes of the tail at most. A record's line is ten times that long or more.
+const minRecordLine = 64
 
 // settleTail puts history (the records kept from before the cut, on lines; nil lines: none
 // known) before the tail t decoded from cut on, moves t's line numbers on by before lines and
@@ -400,9 +407,11 @@ func lastBoundary(sc *revLines, ld *lineDecoder, base int64) (Record, int64) {
 		if !ok {
 			return Record{}, -1
 		}
-		var r Record
-		if !long && bytes.Contains(line, []byte(`"compact_boundary"`)) && decodeLine(ld, off, base, line, &r) &&
-			r.IsCompactBoundary() && !r.IsSidechain {
+		if long || !bytes.Contains(line, []byte(`"compact_boundary"`)) {
+			continue
+		}
+		var r Record // made only for the lines decoded: it escapes
+		if decodeLine(ld, off, base, line, &r) && r.IsCompactBoundary() && !r.IsSidechain {
 			return r, off
 		}
 	}
@@ -419,8 +428,11 @@ func findUUID(sc *revLines, ld *lineDecoder, base int64, u string) int64 {
 		if !ok {
 			return -1
 		}
-		var r Record
-		if !long && bytes.Contains(line, quoted) && decodeLine(ld, off, base, line, &r) && r.UUID == u {
+		if long || !bytes.Contains(line, quoted) {
+			continue
+		}
+		var r Record // made only for the lines decoded: it escapes
+		if decodeLine(ld, off, base, line, &r) && r.UUID == u {
 			return off
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +180,27 @@ func TestCutHistoryInsideKeptTail(t *testing.T) {
 				"%s, kept head %s: the walk", filepath.Base(path), head)
 		}
 	}
+}
+
+// TestTailReadBlankLines reads from its tail a session whose last lines are 2 MB of blank
+// lines: the room made for the tail's records follows the lines that may hold one, and the
+// scan back to the cut makes no record for a line it passes over.
+func TestTailReadBlankLines(t *testing.T) {
+	data, err := os.ReadFile(weighSession(t, false, nil))
+	require.NoError(t, err)
+	path := filepath.Join(t.TempDir(), "blank.jsonl")
+	require.NoError(t, os.WriteFile(path, append(data, strings.Repeat("\n", 2<<20)...), 0o644))
+	allocated := func(opts ReadOptions) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f, err := ReadFile(path, opts)
+		runtime.ReadMemStats(&after)
+		require.NoError(t, err)
+		require.NotEmpty(t, f.Records)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	whole, tail := allocated(ReadOptions{}), allocated(ReadOptions{TailMinBytes: 1})
+	// The reverse scan's buffer grows to 2 MB over the 2 MB it passes; nothing is made per line
+	// (a record for each would be 1.1 GB).
+	assert.Less(t, tail, whole+(4<<20), "the tail read allocates %d bytes, the whole read %d", tail, whole)
 }
