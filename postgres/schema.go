@@ -67,9 +67,13 @@ CREATE TABLE agentctx_decisions (
 -- build reads every row and holds writes off meanwhile: on a large table, create it first by
 -- hand with CREATE INDEX CONCURRENTLY (the same statement), and this step finds it done. A
 -- concurrent build that failed leaves the index marked invalid, which the planner never uses
--- and IF NOT EXISTS would take as done: this step drops it and builds it again.
+-- and IF NOT EXISTS would take as done: this step drops it and builds it again. While such a
+-- build is still running (as the role running this step sees it), the step fails instead.
 DO $$
 BEGIN
+	IF EXISTS (SELECT FROM pg_stat_progress_create_index WHERE index_relid = to_regclass('agentctx_lines_boundary')) THEN
+		RAISE EXCEPTION 'index agentctx_lines_boundary is being built (CREATE INDEX CONCURRENTLY): migrate again once the build is done';
+	END IF;
 	IF EXISTS (SELECT FROM pg_index WHERE indexrelid = to_regclass('agentctx_lines_boundary') AND NOT indisvalid) THEN
 		DROP INDEX agentctx_lines_boundary;
 	END IF;

@@ -373,3 +373,56 @@ func TestMigrateInvalidBoundaryIndex(t *testing.T) {
 	assert.True(t, valid, "the step built the index again")
 	assert.False(t, unique, "the step's own index")
 }
+
+// TestMigrateDuringBoundaryIndexBuild starts a hand-run CREATE INDEX CONCURRENTLY of the
+// boundary index and holds it waiting on a writer's open transaction: the step that builds
+// the index fails, naming the build, instead of dropping the index being built; once the
+// build is done, the step finds the index and records itself.
+func TestMigrateDuringBoundaryIndexBuild(t *testing.T) {
+	ctx := t.Context()
+	url := serverURL(t)
+	admin, err := pgx.Connect(ctx, url)
+	require.NoError(t, err)
+	defer admin.Close(context.Background())
+	schema := "agentctx_test_" + strings.ToLower(rand.Text()[:10])
+	_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	s, err := postgres.Open(ctx, url+"&search_path="+schema)
+	require.NoError(t, err)
+	defer s.Close()
+	_, err = s.Migrate(ctx)
+	require.NoError(t, err)
+	for _, q := range []string{`DELETE FROM agentctx_schema_migrations WHERE version = 4`, `DROP INDEX agentctx_lines_boundary`} {
+		_, err = s.Pool().Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+
+	writer, err := s.Pool().Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = writer.Rollback(context.WithoutCancel(ctx)) }()
+	_, err = writer.Exec(ctx, `INSERT INTO agentctx_lines (session, seq, line) VALUES ('s', 1, '{"subtype":"compact_boundary"}')`)
+	require.NoError(t, err)
+	built := make(chan error, 1)
+	go func() {
+		_, err := s.Pool().Exec(ctx, `CREATE INDEX CONCURRENTLY agentctx_lines_boundary ON agentctx_lines (session, seq)
+			WHERE position('"compact_boundary"'::bytea IN line) > 0`)
+		built <- err
+	}()
+	require.Eventually(t, func() bool {
+		var n int
+		err := s.Pool().QueryRow(ctx, `SELECT count(*) FROM pg_stat_progress_create_index WHERE index_relid = to_regclass('agentctx_lines_boundary')`).Scan(&n)
+		return err == nil && n == 1
+	}, time.Minute, 10*time.Millisecond, "the build waits on the writer")
+
+	_, err = s.Migrate(ctx)
+	require.ErrorContains(t, err, "is being built")
+	require.NoError(t, writer.Commit(ctx))
+	require.NoError(t, <-built)
+	applied, err := s.Migrate(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []int{4}, applied)
+	var valid bool
+	require.NoError(t, s.Pool().QueryRow(ctx, `SELECT indisvalid FROM pg_index WHERE indexrelid = to_regclass('agentctx_lines_boundary')`).Scan(&valid))
+	assert.True(t, valid)
+}
