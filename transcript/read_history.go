@@ -19,8 +19,9 @@ import (
 //     or the start), its first HistoryResponses distinct provider responses, which the
 //     thrash guard counts;
 //   - the latest provider response of the main thread before the cut and the latest one that
-//     completed (when the tail has none), for the recovery's "latest response" and "a
-//     response completed since" its output-cap decision.
+//     completed, for the recovery's "latest response" and "a response completed since" its
+//     output-cap decision, and for the history of a compaction that cuts before the tail's
+//     responses.
 //
 // It weighs every provider response before the cut for the cache TTL as a whole read does
 // (see [ChooseCacheTTL]), reading only the values the weighing needs (see weighLine): the
@@ -38,8 +39,10 @@ type tailHistory struct {
 	gap       []lineRef // the assistant lines of the current stretch, last first
 	// weighed holds what the cache TTL's weighing reads of every response before the cut.
 	weighed weighList
-	// needLast and needDone are true while the latest response of the main thread, and the
-	// latest that completed, are still to be found (before the cut, when the tail has none).
+	// needLast and needDone are true while the latest response of the main thread before the
+	// cut, and the latest that completed, are still to be found. They are looked for whatever
+	// the tail holds: a compaction whose cut falls before the tail's responses carries them
+	// in its history (see CutHistory).
 	needLast, needDone bool
 	// built by settle:
 	records []Record
@@ -74,10 +77,6 @@ func newTailHistory(ra io.ReaderAt, tail []Record) *tailHistory {
 			h.tailMsgs[r.Message.ID] = true
 		}
 		h.notePin(r)
-		if ProviderResponse(r) && !r.IsSidechain {
-			h.needLast = false
-			h.needDone = h.needDone && !tailCompleted(r)
-		}
 	}
 	for i := range tail {
 		delete(h.pins, tail[i].UUID)

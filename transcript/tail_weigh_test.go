@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -203,4 +204,96 @@ func TestTailReadBlankLines(t *testing.T) {
 	// The reverse scan's buffer grows to 2 MB over the 2 MB it passes; nothing is made per line
 	// (a record for each would be 1.1 GB).
 	assert.Less(t, tail, whole+(4<<20), "the tail read allocates %d bytes, the whole read %d", tail, whole)
+}
+
+// keptTailSession writes a session of n exchanges 12 minutes apart, the response of exchange
+// i stopping for stop(i) ("" for null), then a kept exchange (uh, ah), a compact boundary
+// without a history whose preserved segment is that exchange, its summary, and three
+// exchanges whose responses stop for tailStop(i).
+func keptTailSession(t *testing.T, n int, stop, tailStop func(i int) string) string {
+	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	at := func(min int) string { return t0.Add(time.Duration(min) * time.Minute).Format(time.RFC3339Nano) }
+	user := func(uuid, parent string, min int) string {
+		p := "null"
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		return fmt.Sprintf(`{"type":"user","uuid":"%s","parentUuid":%s,"sessionId":"s","timestamp":"%s","message":{"role":"user","content":"go on %s"}}`, uuid, p, at(min), uuid)
+	}
+	response := func(uuid, parent, id string, min, size int, stop string) string {
+		s := "null"
+		if stop != "" {
+			s = `"` + stop + `"`
+		}
+		return fmt.Sprintf(`{"type":"assistant","uuid":"%s","parentUuid":"%s","sessionId":"s","timestamp":"%s","message":{"id":"%s","role":"assistant","model":"claude-sonnet-4-5","stop_reason":%s,"content":[{"type":"text","text":"done"}],"usage":{"input_tokens":%d,"output_tokens":5}}}`,
+			uuid, parent, at(min), id, s, size)
+	}
+	var lines []string
+	parent, min := "", 0
+	for i := range n {
+		u, a := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i)
+		lines = append(lines, user(u, parent, min), response(a, u, fmt.Sprintf("msg_%d", i), min+12, 20_000+1_000*i, stop(i)))
+		parent, min = a, min+13
+	}
+	lines = append(lines, user("uh", parent, min), response("ah", "uh", "msg_h", min+12, 29_000, tailStop(-1)))
+	parent, min = "ah", min+12
+	lines = append(lines,
+		fmt.Sprintf(`{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"ah","sessionId":"s","timestamp":"%s","content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":30000,"preservedSegment":{"headUuid":"uh","anchorUuid":"s1","tailUuid":"ah"}}}`, at(min)),
+		`{"type":"user","uuid":"s1","parentUuid":"b1","isCompactSummary":true,"sessionId":"s","timestamp":"`+at(min)+`","message":{"role":"user","content":"the summary"}}`)
+	for i := range 3 {
+		u, a := fmt.Sprintf("tu%d", i), fmt.Sprintf("t%d", i)
+		lines = append(lines, user(u, parent, min+1), response(a, u, fmt.Sprintf("msg_t%d", i), min+12, 3_000+100*i, tailStop(i)))
+		parent, min = a, min+12
+	}
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	return path
+}
+
+// TestCutHistoryCarried compacts again, at kept heads inside the boundary's kept tail and after
+// the boundary, sessions read from a scanned cut whose latest responses before the cut (and
+// the latest that completed) lie outside the first few of their stretch, and whose tail's
+// responses before the new cut are none or did not complete: the new boundary's history, the
+// records it carries included, is a whole read's.
+func TestCutHistoryCarried(t *testing.T) {
+	done := func(int) string { return "end_turn" }
+	tests := []struct {
+		name     string
+		n        int
+		stop     func(int) string
+		tailStop func(int) string
+	}{
+		{"8 exchanges, all completed", 8, done, done},
+		{"12 exchanges, all completed", 12, done, done},
+		{"12 exchanges, the tail's cut short but its last", 12, done, func(i int) string {
+			if i == 2 {
+				return "end_turn"
+			}
+			return ""
+		}},
+		{"12 exchanges, the last before the cut at max_tokens", 12, func(i int) string {
+			if i == 11 {
+				return "max_tokens"
+			}
+			return "end_turn"
+		}, done},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			whole, tail := readWeighBoth(t, keptTailSession(t, tt.n, tt.stop, tt.tailStop))
+			require.False(t, tail.Tail.Digest)
+			index := func(recs []Record, uuid string) int {
+				i := slices.IndexFunc(recs, func(r Record) bool { return r.UUID == uuid })
+				require.GreaterOrEqual(t, i, 0, uuid)
+				return i
+			}
+			for _, head := range []string{"uh", "ah", "tu0", "tu1"} {
+				want, err := CutHistory(whole.Records, index(whole.Records, head), &whole.Records[len(whole.Records)-1])
+				require.NoError(t, err)
+				got, err := CutHistory(tail.Records, index(tail.Records, head), &tail.Records[len(tail.Records)-1])
+				require.NoError(t, err)
+				assert.Equal(t, want, got, "kept head %s", head)
+			}
+		})
+	}
 }
