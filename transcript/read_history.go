@@ -129,14 +129,15 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 			h.pinned(ld, off, base, line, lines)
 		}
 		// The byte patterns say for sure which lines to pass over, unless a line holds an
-		// escape (a key or value the patterns would miss), or names a decision's subtype,
-		// which may be a nested value: such a line is decoded and taken for what it is.
-		escaped := bytes.Contains(line, patEscape)
+		// escape (a key or value the patterns would miss), spaces its members (as some
+		// writers do: "key": "value"), or names a decision's subtype, which may be a nested
+		// value: such a line is decoded and taken for what it is.
+		unsure := bytes.Contains(line, patEscape) || spacedJSON(line)
 		decision := false
 		if i := bytes.Index(line, patSubtype); i >= 0 && decisionValue(line[i+len(patSubtype):]) {
 			decision = true
 		}
-		if !decision && !escaped {
+		if !decision && !unsure {
 			if bytes.Contains(line, patAssistant) {
 				h.gap = append(h.gap, lineRef{off, len(line), lines})
 				h.response(ld, off, base, line, lines, nil)
@@ -147,10 +148,10 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 		if !decodeLine(ld, off, base, line, &r) {
 			continue
 		}
-		if escaped && (h.tailUUIDs[r.UUID] || r.Message != nil && h.tailMsgs[r.Message.ID]) {
+		if unsure && (h.tailUUIDs[r.UUID] || r.Message != nil && h.tailMsgs[r.Message.ID]) {
 			return 0, false
 		}
-		if escaped && h.pins[r.UUID] {
+		if unsure && h.pins[r.UUID] {
 			delete(h.pins, r.UUID)
 			h.keep(off, lines, r)
 		}
@@ -176,6 +177,32 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 	// them as the open stretch.
 	h.closeGap(ld, base)
 	return lines, true
+}
+
+// spacedJSON reports whether line, a JSON object, has white space before its first key or
+// around that key's colon, as a writer that spaces every member writes it: the scan's byte
+// patterns, which look for "key":"value", would miss its members.
+func spacedJSON(line []byte) bool {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	t := trimJSONSpace(line)
+	if len(t) < 2 || t[0] != '{' {
+		return false
+	}
+	if isSpace(t[1]) {
+		return true
+	}
+	if t[1] != '"' {
+		return false
+	}
+	i := 2
+	for i < len(t) && t[i] != '"' {
+		if t[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	i++ // past the key's closing quote
+	return i < len(t) && (isSpace(t[i]) || t[i] == ':' && i+1 < len(t) && isSpace(t[i+1]))
 }
 
 // response weighs the assistant line at off (back lines before the cut) for the cache TTL,

@@ -211,6 +211,11 @@ func TestTailReadBlankLines(t *testing.T) {
 // without a history whose preserved segment is that exchange, its summary, and three
 // exchanges whose responses stop for tailStop(i).
 func keptTailSession(t *testing.T, n int, stop, tailStop func(i int) string) string {
+	return keptTailSessionWith(t, n, stop, tailStop, nil)
+}
+
+// keptTailSessionWith is keptTailSession with extra lines written after exchange i's.
+func keptTailSessionWith(t *testing.T, n int, stop, tailStop func(i int) string, extra func(i int) []string) string {
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	at := func(min int) string { return t0.Add(time.Duration(min) * time.Minute).Format(time.RFC3339Nano) }
 	user := func(uuid, parent string, min int) string {
@@ -233,6 +238,9 @@ func keptTailSession(t *testing.T, n int, stop, tailStop func(i int) string) str
 	for i := range n {
 		u, a := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i)
 		lines = append(lines, user(u, parent, min), response(a, u, fmt.Sprintf("msg_%d", i), min+12, 20_000+1_000*i, stop(i)))
+		if extra != nil {
+			lines = append(lines, extra(i)...)
+		}
 		parent, min = a, min+13
 	}
 	lines = append(lines, user("uh", parent, min), response("ah", "uh", "msg_h", min+12, 29_000, tailStop(-1)))
@@ -295,5 +303,61 @@ func TestCutHistoryCarried(t *testing.T) {
 				assert.Equal(t, want, got, "kept head %s", head)
 			}
 		})
+	}
+}
+
+// TestTailSpacedLines reads from a scanned cut sessions with lines before the cut written
+// as a writer that spaces its members writes them ("key": "value"): an earlier compact
+// boundary, a decision the walk counts, and a record holding the uuid of a record after the
+// cut, which sends the read back to the whole file. The history a compaction would write and
+// the chain are a whole read's.
+func TestTailSpacedLines(t *testing.T) {
+	done := func(int) string { return "end_turn" }
+	tests := []struct {
+		name string
+		line string
+		tail bool
+	}{
+		{"an earlier boundary", `{"type": "system", "subtype": "compact_boundary", "uuid": "b0", "parentUuid": null, "logicalParentUuid": "a3", "sessionId": "s", "timestamp": "2026-03-01T09:50:00Z", "content": "Conversation compacted", "compactMetadata": {"trigger": "auto", "preTokens": 30000}}`, true},
+		{"a failed compaction", `{"type" : "system", "subtype" : "agentctx_compact_failure", "uuid" : "f0", "parentUuid" : "a3", "sessionId" : "s", "timestamp" : "2026-03-01T09:50:00Z", "compactFailure" : {"leafUuid" : "a3", "trigger" : "auto", "reason" : "the summarizer failed"}}`, true},
+		{"a uuid of the tail", `{ "type": "user", "uuid": "tu1", "parentUuid": "a3", "sessionId": "s", "timestamp": "2026-03-01T09:50:00Z", "message": {"role": "user", "content": "an old copy"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := keptTailSessionWith(t, 12, done, done, func(i int) []string {
+				if i == 3 {
+					return []string{tt.line}
+				}
+				return nil
+			})
+			whole, err := ReadFile(path, ReadOptions{})
+			require.NoError(t, err)
+			tail, err := ReadFile(path, ReadOptions{TailMinBytes: 1})
+			require.NoError(t, err)
+			require.Equal(t, tt.tail, tail.Tail != nil, "read from the tail")
+			want, err := CutHistory(whole.Records, len(whole.Records), &whole.Records[len(whole.Records)-1])
+			require.NoError(t, err)
+			got, err := CutHistory(tail.Records, len(tail.Records), &tail.Records[len(tail.Records)-1])
+			require.NoError(t, err)
+			assert.Equal(t, want, got)
+			assert.Equal(t, chainUUIDs(t, whole.Records), chainUUIDs(t, tail.Records))
+		})
+	}
+}
+
+func TestSpacedJSON(t *testing.T) {
+	for line, want := range map[string]bool{
+		`{"type":"user","uuid":"u"}`: false,
+		`{"type": "user"}`:           true,
+		`{"type" :"user"}`:           true,
+		`{ "type":"user"}`:           true,
+		`  {"ty\"pe": "user"}`:       true,
+		`{"a\\":"b", "c": "d"}`:      false,
+		`{}`:                         false,
+		`not json`:                   false,
+		`{"text":"say \": hi\""}`:    false,
+		"{\"type\":\t\"user\"}":      true,
+	} {
+		assert.Equal(t, want, spacedJSON([]byte(line)), line)
 	}
 }
