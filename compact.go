@@ -816,9 +816,10 @@ func (co *compactor) compactionRecords(t *turn, sum *summary, cut int, atts []at
 	if t.chain.Boundary != nil {
 		prev = t.chain.Boundary.UUID
 	}
-	// The same transcript compacted the same way gives the same records; another transcript
-	// (one more record, another compaction before) gives others.
-	key := strings.Join([]string{leaf.UUID, trigger, hex.EncodeToString(h[:8]), head, prev, fmt.Sprint(len(t.in.Records))}, "\x00")
+	// The same transcript compacted the same way gives the same records, whether it was read
+	// whole or from a cut; another transcript (one more record, another compaction before)
+	// gives others.
+	key := strings.Join([]string{leaf.UUID, trigger, hex.EncodeToString(h[:8]), head, prev, readPoint(t.in.Records)}, "\x00")
 	b := transcript.Record{
 		Type:              transcript.TypeSystem,
 		Subtype:           transcript.SubtypeCompactBoundary,
@@ -929,7 +930,7 @@ func keptHead(t *turn, kept []item) string {
 
 // failureRecord returns the record of a failed compaction attempt.
 func (co *compactor) failureRecord(t *turn, f transcript.CompactFailure, n int) transcript.Record {
-	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%d", f.LeafUUID, f.Trigger, n, f.Summarizer, len(t.in.Records))
+	key := fmt.Sprintf("%s\x00%s\x00%d\x00%s\x00%s", f.LeafUUID, f.Trigger, n, f.Summarizer, readPoint(t.in.Records))
 	r := t.newDecision(transcript.SubtypeCompactFailure, key, "Compaction failed: "+f.Reason)
 	r.IsSidechain = t.chain.Leaf != nil && t.chain.Leaf.IsSidechain
 	r.CompactFailure = &f

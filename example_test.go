@@ -198,7 +198,7 @@ func ExamplePipeline_Recover() {
 	//   system agentctx_recovery
 	//   system compact_boundary
 	//   user (the summary)
-	// agentctx: prompt too long: 21000 tokens > 20000 maximum: the provider refused the prompt again after a reactive compaction (record 605e6638-8d0f-5500-84c4-1f42b10448c6)
+	// agentctx: prompt too long: 21000 tokens > 20000 maximum: the provider refused the prompt again after a reactive compaction (record 04bba045-d748-53d2-8e38-f190bc0c2917)
 }
 
 // ExampleCollapseConfig turns the collapse producer on with a producer of the runtime's own:

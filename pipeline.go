@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -731,6 +732,19 @@ func (t *turn) toolNameMap() map[string]string {
 		t.toolNames = transcript.ToolNames(t.chain.Records)
 	}
 	return t.toolNames
+}
+
+// readPoint names where in the transcript records stand, the same whether they come from a
+// whole read or from a read that stopped at a cut (their count is not): the uuid of the last
+// record that has one, and how many records follow it. The uuids of the records a turn
+// appends derive from it, so that one more record gives others.
+func readPoint(records []transcript.Record) string {
+	for i := len(records) - 1; i >= 0; i-- {
+		if u := records[i].UUID; u != "" {
+			return u + "\x00" + strconv.Itoa(len(records)-1-i)
+		}
+	}
+	return "\x00" + strconv.Itoa(len(records))
 }
 
 // decisionUUID derives the uuid of a decision record of subtype sub identified by key.

@@ -173,7 +173,7 @@ func (r *recovery) terminal(rung, reason string, err error) (Result, error) {
 
 // decision returns a recovery decision record.
 func (r *recovery) decision(d transcript.RecoveryDecision) transcript.Record {
-	key := strings.Join([]string{d.Rung, d.LeafUUID, fmt.Sprint(len(r.in.Records))}, "\x00")
+	key := strings.Join([]string{d.Rung, d.LeafUUID, readPoint(r.in.Records)}, "\x00")
 	rec := r.t.newDecision(transcript.SubtypeRecovery, key, "Recovery: "+d.Reason)
 	rec.IsSidechain = r.t.chain.Leaf != nil && r.t.chain.Leaf.IsSidechain
 	rec.Recovery = &d
@@ -386,7 +386,7 @@ func (r *recovery) output(ctx context.Context) (Result, error) {
 	}
 	reason := fmt.Sprintf("response %s stopped at max_tokens %d: continuation %d of at most %d", leaf.Message.ID, r.t.maxOutput, n+1, maxContinuations)
 	c := transcript.Record{
-		Type: transcript.TypeUser, UUID: transcript.ContentUUID("recovery_continue", leaf.UUID+"\x00"+fmt.Sprint(len(r.in.Records))), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
+		Type: transcript.TypeUser, UUID: transcript.ContentUUID("recovery_continue", leaf.UUID+"\x00"+readPoint(r.in.Records)), ParentUUID: leaf.UUID, IsSidechain: leaf.IsSidechain,
 		AgentID: leaf.AgentID, IsMeta: true, SessionID: r.t.sessionID, Timestamp: transcript.Timestamp(r.t.now), Cwd: transcript.LastCwd(r.in.Records),
 		Message:  &transcript.Message{Role: transcript.RoleUser, StringContent: true, Content: []transcript.Block{&transcript.Text{Text: continueText}}},
 		Recovery: &transcript.RecoveryDecision{Rung: transcript.RungContinue, LeafUUID: leaf.UUID, MessageID: leaf.Message.ID, Continuation: n + 1, Reason: reason},

@@ -39,7 +39,8 @@ func readBothWays(t testing.TB, path string) (whole, tail *transcript.File) {
 }
 
 // checkTailRequests prepares the next turn of both reads at each of tailWindows with a new
-// Pipeline each and compares the request bytes.
+// Pipeline each and compares the request bytes and the records the turn appends (a
+// compaction's, a decision's: their uuids too).
 func checkTailRequests(t *testing.T, name string, whole, tail *transcript.File) {
 	t.Helper()
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
@@ -55,25 +56,26 @@ func checkTailRequests(t *testing.T, name string, whole, tail *transcript.File) 
 		if w == tailWindows[0] {
 			ttl = "auto"
 		}
-		prepare := func(records []transcript.Record) ([]byte, error) {
+		prepare := func(records []transcript.Record) (req []byte, appended string, err error) {
 			p, err := New(Config{Model: "claude-sonnet-4-5", ContextWindow: w, Tokens: EstimateCounter{},
 				Compact: CompactConfig{Summarizer: summarize.Extractive{}}, Budget: BudgetConfig{Store: &MapStore{}},
 				Cache: CacheConfig{TTL: ttl}, Now: func() time.Time { return now }})
 			require.NoError(t, err)
 			res, err := p.Prepare(context.Background(), Input{Records: records})
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
-			return requestBytes(t, res.Request), nil
+			return requestBytes(t, res.Request), encodeRecords(t, res.Append), nil
 		}
-		want, werr := prepare(whole.Records)
-		got, gerr := prepare(tail.Records)
+		want, wantApp, werr := prepare(whole.Records)
+		got, gotApp, gerr := prepare(tail.Records)
 		require.Equal(t, werr != nil, gerr != nil, "%s window %d: errors %v / %v", name, w, werr, gerr)
 		if werr != nil {
 			assert.Equal(t, werr.Error(), gerr.Error(), "%s window %d", name, w)
 			continue
 		}
 		require.Equal(t, string(want), string(got), "%s window %d, TTL %q: request from the tail (line %d)", name, w, ttl, tail.Tail.Line)
+		require.Equal(t, wantApp, gotApp, "%s window %d, TTL %q: records appended on the tail read (line %d)", name, w, ttl, tail.Tail.Line)
 	}
 }
 
