@@ -68,7 +68,8 @@ CREATE TABLE agentctx_decisions (
 -- hand with CREATE INDEX CONCURRENTLY (the same statement), and this step finds it done. A
 -- concurrent build that failed leaves the index marked invalid, which the planner never uses
 -- and IF NOT EXISTS would take as done: this step drops it and builds it again. While such a
--- build is still running (as the role running this step sees it), the step fails instead.
+-- build is still running, the step fails instead; it sees another role's build only when its
+-- own role has pg_read_all_stats (or is that role), so run both as one role.
 DO $$
 BEGIN
 	IF EXISTS (SELECT FROM pg_stat_progress_create_index WHERE index_relid = to_regclass('agentctx_lines_boundary')) THEN

@@ -57,23 +57,36 @@ func TestContract(t *testing.T) {
 }
 
 // TestMigrate applies the schema to an empty database schema twice, by Migrate and by the
-// printed script, and checks that each finds the other's work done.
-func TestMigrate(t *testing.T) {
+
+// schemaStore opens a Store on a database schema of its own, dropped at the end of the test,
+// and returns it with a connection outside that schema and the schema's name. With migrate,
+// the schema is applied.
+func schemaStore(t *testing.T, migrate bool) (*postgres.Store, *pgx.Conn, string) {
+	t.Helper()
 	ctx := t.Context()
 	url := serverURL(t)
 	admin, err := pgx.Connect(ctx, url)
 	require.NoError(t, err)
-	defer admin.Close(context.Background())
+	t.Cleanup(func() { _ = admin.Close(context.Background()) })
+	schema := "agentctx_test_" + strings.ToLower(rand.Text()[:10])
+	_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
+	s, err := postgres.Open(ctx, url+"&search_path="+schema)
+	require.NoError(t, err)
+	t.Cleanup(s.Close)
+	if migrate {
+		_, err = s.Migrate(ctx)
+		require.NoError(t, err)
+	}
+	return s, admin, schema
+}
 
+// printed script, and checks that each finds the other's work done.
+func TestMigrate(t *testing.T) {
+	ctx := t.Context()
 	for _, how := range []string{"migrate", "script"} {
-		schema := "agentctx_test_" + strings.ToLower(rand.Text()[:10])
-		_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
-		require.NoError(t, err)
-		t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-
-		s, err := postgres.Open(ctx, url+"&search_path="+schema)
-		require.NoError(t, err)
-		defer s.Close()
+		s, admin, schema := schemaStore(t, false)
 		var all []int
 		for _, m := range postgres.Migrations() {
 			all = append(all, m.Version)
@@ -83,7 +96,7 @@ func TestMigrate(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, all, applied, "a new schema gets every step")
 		} else {
-			_, err = admin.Exec(ctx, "SET search_path TO "+schema+"; "+postgres.Schema()+" RESET search_path;")
+			_, err := admin.Exec(ctx, "SET search_path TO "+schema+"; "+postgres.Schema()+" RESET search_path;")
 			require.NoError(t, err)
 		}
 		applied, err := s.Migrate(ctx)
@@ -329,19 +342,8 @@ func TestLoadMissing(t *testing.T) {
 // the index drops it and builds it again, valid.
 func TestMigrateInvalidBoundaryIndex(t *testing.T) {
 	ctx := t.Context()
-	url := serverURL(t)
-	admin, err := pgx.Connect(ctx, url)
-	require.NoError(t, err)
-	defer admin.Close(context.Background())
-	schema := "agentctx_test_" + strings.ToLower(rand.Text()[:10])
-	_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	s, err := postgres.Open(ctx, url+"&search_path="+schema)
-	require.NoError(t, err)
-	defer s.Close()
-	_, err = s.Migrate(ctx)
-	require.NoError(t, err)
+	s, _, _ := schemaStore(t, true)
+	var err error
 
 	// Back to the schema before the step, with two boundaries of one session, and a unique
 	// index of the name built concurrently: it fails on them and stays, invalid.
@@ -380,19 +382,8 @@ func TestMigrateInvalidBoundaryIndex(t *testing.T) {
 // build is done, the step finds the index and records itself.
 func TestMigrateDuringBoundaryIndexBuild(t *testing.T) {
 	ctx := t.Context()
-	url := serverURL(t)
-	admin, err := pgx.Connect(ctx, url)
-	require.NoError(t, err)
-	defer admin.Close(context.Background())
-	schema := "agentctx_test_" + strings.ToLower(rand.Text()[:10])
-	_, err = admin.Exec(ctx, "CREATE SCHEMA "+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE") })
-	s, err := postgres.Open(ctx, url+"&search_path="+schema)
-	require.NoError(t, err)
-	defer s.Close()
-	_, err = s.Migrate(ctx)
-	require.NoError(t, err)
+	s, _, _ := schemaStore(t, true)
+	var err error
 	for _, q := range []string{`DELETE FROM agentctx_schema_migrations WHERE version = 4`, `DROP INDEX agentctx_lines_boundary`} {
 		_, err = s.Pool().Exec(ctx, q)
 		require.NoError(t, err, q)

@@ -14,14 +14,30 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// weighSession writes a session for the cache TTL's weighing across a cut: eight exchanges
-// 12 minutes apart, the response of exchange i edited by edit(i, line); with segment, the
-// ninth exchange is the tail a compact boundary keeps (a preserved segment, before the
-// boundary in the file); then a compact boundary without a history, its summary and three
-// exchanges. It returns the file's path.
-func weighSession(t *testing.T, segment bool, edit func(i int, line string) string) string {
+// cutSession describes a session for reading across a cut: n exchanges 12 minutes apart
+// (eight when n is 0), the response of exchange i stopping for stop(i) ("" for null; nil:
+// "end_turn") and edited by edit(i, line), extra(i) lines after it; with segment, a kept
+// exchange (uh, ah) that the compact boundary's preserved segment names, before it in the
+// file; then the compact boundary, without a history, its summary, and three exchanges
+// whose responses stop for tailStop(i) (i = -1 for the kept exchange's).
+type cutSession struct {
+	n              int
+	segment        bool
+	stop, tailStop func(i int) string
+	edit           func(i int, line string) string
+	extra          func(i int) []string
+}
+
+// write writes the session and returns the file's path.
+func (c cutSession) write(t *testing.T) string {
 	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
 	at := func(min int) string { return t0.Add(time.Duration(min) * time.Minute).Format(time.RFC3339Nano) }
+	stopOf := func(f func(int) string, i int) string {
+		if f == nil {
+			return "end_turn"
+		}
+		return f(i)
+	}
 	user := func(uuid, parent string, min int) string {
 		p := "null"
 		if parent != "" {
@@ -29,42 +45,48 @@ func weighSession(t *testing.T, segment bool, edit func(i int, line string) stri
 		}
 		return fmt.Sprintf(`{"type":"user","uuid":"%s","parentUuid":%s,"sessionId":"s","timestamp":"%s","message":{"role":"user","content":"go on %s"}}`, uuid, p, at(min), uuid)
 	}
-	response := func(uuid, parent, id string, min, size int) string {
-		return fmt.Sprintf(`{"type":"assistant","uuid":"%s","parentUuid":"%s","sessionId":"s","timestamp":"%s","message":{"id":"%s","role":"assistant","model":"claude-sonnet-4-5","stop_reason":"end_turn","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":%d,"output_tokens":5}}}`,
-			uuid, parent, at(min), id, size)
+	response := func(uuid, parent, id string, min, size int, stop string) string {
+		s := "null"
+		if stop != "" {
+			s = `"` + stop + `"`
+		}
+		return fmt.Sprintf(`{"type":"assistant","uuid":"%s","parentUuid":"%s","sessionId":"s","timestamp":"%s","message":{"id":"%s","role":"assistant","model":"claude-sonnet-4-5","stop_reason":%s,"content":[{"type":"text","text":"done"}],"usage":{"input_tokens":%d,"output_tokens":5}}}`,
+			uuid, parent, at(min), id, s, size)
+	}
+	n := c.n
+	if n == 0 {
+		n = 8
 	}
 	var lines []string
 	parent, min := "", 0
-	for i := range 8 {
+	for i := range n {
 		u, a := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i)
-		lines = append(lines, user(u, parent, min))
-		min += 12
-		line := response(a, u, fmt.Sprintf("msg_%d", i), min, 20_000+1_000*i)
-		if edit != nil {
-			line = edit(i, line)
+		line := response(a, u, fmt.Sprintf("msg_%d", i), min+12, 20_000+1_000*i, stopOf(c.stop, i))
+		if c.edit != nil {
+			line = c.edit(i, line)
 		}
-		lines = append(lines, line)
-		parent = a
-		min++
+		lines = append(lines, user(u, parent, min), line)
+		if c.extra != nil {
+			lines = append(lines, c.extra(i)...)
+		}
+		parent, min = a, min+13
 	}
-	segment1 := ""
-	if segment {
-		lines = append(lines, user("uh", parent, min), response("ah", "uh", "msg_h", min+12, 29_000))
+	segment := ""
+	if c.segment {
+		lines = append(lines, user("uh", parent, min), response("ah", "uh", "msg_h", min+12, 29_000, stopOf(c.tailStop, -1)))
 		parent, min = "ah", min+12
-		segment1 = `,"preservedSegment":{"headUuid":"uh","anchorUuid":"s1","tailUuid":"ah"}`
+		segment = `,"preservedSegment":{"headUuid":"uh","anchorUuid":"s1","tailUuid":"ah"}`
 	}
 	lines = append(lines,
-		fmt.Sprintf(`{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"%s","sessionId":"s","timestamp":"%s","content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":30000%s}}`, parent, at(min), segment1),
+		fmt.Sprintf(`{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"%s","sessionId":"s","timestamp":"%s","content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":30000%s}}`, parent, at(min), segment),
 		`{"type":"user","uuid":"s1","parentUuid":"b1","isCompactSummary":true,"sessionId":"s","timestamp":"`+at(min)+`","message":{"role":"user","content":"the summary"}}`)
-	if !segment {
+	if !c.segment {
 		parent = "s1"
 	}
 	for i := range 3 {
 		u, a := fmt.Sprintf("tu%d", i), fmt.Sprintf("t%d", i)
-		lines = append(lines, user(u, parent, min+1))
-		min += 12
-		lines = append(lines, response(a, u, fmt.Sprintf("msg_t%d", i), min, 3_000+100*i))
-		parent = a
+		lines = append(lines, user(u, parent, min+1), response(a, u, fmt.Sprintf("msg_t%d", i), min+12, 3_000+100*i, stopOf(c.tailStop, i)))
+		parent, min = a, min+12
 	}
 	path := filepath.Join(t.TempDir(), "s.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
@@ -113,7 +135,7 @@ func TestTailWeighing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := weighSession(t, false, tt.edit)
+			path := cutSession{edit: tt.edit}.write(t)
 			if tt.after != nil {
 				b, err := os.ReadFile(path)
 				require.NoError(t, err)
@@ -146,7 +168,7 @@ func TestCutHistoryInsideKeptTail(t *testing.T) {
 		t.Fatalf("no record %s", uuid)
 		return -1
 	}
-	scanned := weighSession(t, true, nil)
+	scanned := cutSession{segment: true}.write(t)
 	// The same session with the history a compaction at kept head uh writes on its boundary.
 	whole, _ := readWeighBoth(t, scanned)
 	h, err := CutHistory(whole.Records, index(whole.Records, "uh"), &whole.Records[index(whole.Records, "ah")])
@@ -187,7 +209,7 @@ func TestCutHistoryInsideKeptTail(t *testing.T) {
 // lines: the room made for the tail's records follows the lines that may hold one, and the
 // scan back to the cut makes no record for a line it passes over.
 func TestTailReadBlankLines(t *testing.T) {
-	data, err := os.ReadFile(weighSession(t, false, nil))
+	data, err := os.ReadFile(cutSession{}.write(t))
 	require.NoError(t, err)
 	path := filepath.Join(t.TempDir(), "blank.jsonl")
 	require.NoError(t, os.WriteFile(path, append(data, strings.Repeat("\n", 2<<20)...), 0o644))
@@ -204,58 +226,6 @@ func TestTailReadBlankLines(t *testing.T) {
 	// The reverse scan's buffer grows to 2 MB over the 2 MB it passes; nothing is made per line
 	// (a record for each would be 1.1 GB).
 	assert.Less(t, tail, whole+(4<<20), "the tail read allocates %d bytes, the whole read %d", tail, whole)
-}
-
-// keptTailSession writes a session of n exchanges 12 minutes apart, the response of exchange
-// i stopping for stop(i) ("" for null), then a kept exchange (uh, ah), a compact boundary
-// without a history whose preserved segment is that exchange, its summary, and three
-// exchanges whose responses stop for tailStop(i).
-func keptTailSession(t *testing.T, n int, stop, tailStop func(i int) string) string {
-	return keptTailSessionWith(t, n, stop, tailStop, nil)
-}
-
-// keptTailSessionWith is keptTailSession with extra lines written after exchange i's.
-func keptTailSessionWith(t *testing.T, n int, stop, tailStop func(i int) string, extra func(i int) []string) string {
-	t0 := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
-	at := func(min int) string { return t0.Add(time.Duration(min) * time.Minute).Format(time.RFC3339Nano) }
-	user := func(uuid, parent string, min int) string {
-		p := "null"
-		if parent != "" {
-			p = `"` + parent + `"`
-		}
-		return fmt.Sprintf(`{"type":"user","uuid":"%s","parentUuid":%s,"sessionId":"s","timestamp":"%s","message":{"role":"user","content":"go on %s"}}`, uuid, p, at(min), uuid)
-	}
-	response := func(uuid, parent, id string, min, size int, stop string) string {
-		s := "null"
-		if stop != "" {
-			s = `"` + stop + `"`
-		}
-		return fmt.Sprintf(`{"type":"assistant","uuid":"%s","parentUuid":"%s","sessionId":"s","timestamp":"%s","message":{"id":"%s","role":"assistant","model":"claude-sonnet-4-5","stop_reason":%s,"content":[{"type":"text","text":"done"}],"usage":{"input_tokens":%d,"output_tokens":5}}}`,
-			uuid, parent, at(min), id, s, size)
-	}
-	var lines []string
-	parent, min := "", 0
-	for i := range n {
-		u, a := fmt.Sprintf("u%d", i), fmt.Sprintf("a%d", i)
-		lines = append(lines, user(u, parent, min), response(a, u, fmt.Sprintf("msg_%d", i), min+12, 20_000+1_000*i, stop(i)))
-		if extra != nil {
-			lines = append(lines, extra(i)...)
-		}
-		parent, min = a, min+13
-	}
-	lines = append(lines, user("uh", parent, min), response("ah", "uh", "msg_h", min+12, 29_000, tailStop(-1)))
-	parent, min = "ah", min+12
-	lines = append(lines,
-		fmt.Sprintf(`{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"ah","sessionId":"s","timestamp":"%s","content":"Conversation compacted","compactMetadata":{"trigger":"auto","preTokens":30000,"preservedSegment":{"headUuid":"uh","anchorUuid":"s1","tailUuid":"ah"}}}`, at(min)),
-		`{"type":"user","uuid":"s1","parentUuid":"b1","isCompactSummary":true,"sessionId":"s","timestamp":"`+at(min)+`","message":{"role":"user","content":"the summary"}}`)
-	for i := range 3 {
-		u, a := fmt.Sprintf("tu%d", i), fmt.Sprintf("t%d", i)
-		lines = append(lines, user(u, parent, min+1), response(a, u, fmt.Sprintf("msg_t%d", i), min+12, 3_000+100*i, tailStop(i)))
-		parent, min = a, min+12
-	}
-	path := filepath.Join(t.TempDir(), "s.jsonl")
-	require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
-	return path
 }
 
 // TestCutHistoryCarried compacts again, at kept heads inside the boundary's kept tail and after
@@ -288,7 +258,7 @@ func TestCutHistoryCarried(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			whole, tail := readWeighBoth(t, keptTailSession(t, tt.n, tt.stop, tt.tailStop))
+			whole, tail := readWeighBoth(t, cutSession{n: tt.n, segment: true, stop: tt.stop, tailStop: tt.tailStop}.write(t))
 			require.False(t, tail.Tail.Digest)
 			index := func(recs []Record, uuid string) int {
 				i := slices.IndexFunc(recs, func(r Record) bool { return r.UUID == uuid })
@@ -312,7 +282,6 @@ func TestCutHistoryCarried(t *testing.T) {
 // cut, which sends the read back to the whole file. The history a compaction would write and
 // the chain are a whole read's.
 func TestTailSpacedLines(t *testing.T) {
-	done := func(int) string { return "end_turn" }
 	tests := []struct {
 		name string
 		line string
@@ -324,12 +293,12 @@ func TestTailSpacedLines(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := keptTailSessionWith(t, 12, done, done, func(i int) []string {
+			path := cutSession{n: 12, segment: true, extra: func(i int) []string {
 				if i == 3 {
 					return []string{tt.line}
 				}
 				return nil
-			})
+			}}.write(t)
 			whole, err := ReadFile(path, ReadOptions{})
 			require.NoError(t, err)
 			tail, err := ReadFile(path, ReadOptions{TailMinBytes: 1})

@@ -73,7 +73,7 @@ func TestWeighLine(t *testing.T) {
 	t.Run("the previous id is shared", func(t *testing.T) {
 		var ld lineDecoder
 		prev := string([]byte("msg_1"))
-		w, ok, sure := weighLine(&ld.s, []byte(fmt.Sprintf(resp, "false", "m")), prev)
+		w, ok, sure := weighLine(&ld.s, fmt.Appendf(nil, resp, "false", "m"), prev)
 		require.True(t, ok && sure)
 		assert.Same(t, unsafe.StringData(prev), unsafe.StringData(w.id))
 	})
