@@ -488,13 +488,15 @@ func isTorn(data []byte) bool {
 	return errors.Is(err, io.ErrUnexpectedEOF)
 }
 
+// isJSONSpace reports whether c is JSON white space.
+func isJSONSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+
 // trimJSONSpace removes JSON white space (space, tab, CR, LF) from both ends of b.
 func trimJSONSpace(b []byte) []byte {
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
-	for len(b) > 0 && isSpace(b[0]) {
+	for len(b) > 0 && isJSONSpace(b[0]) {
 		b = b[1:]
 	}
-	for len(b) > 0 && isSpace(b[len(b)-1]) {
+	for len(b) > 0 && isJSONSpace(b[len(b)-1]) {
 		b = b[:len(b)-1]
 	}
 	return b

@@ -151,9 +151,8 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 		if unsure && (h.tailUUIDs[r.UUID] || r.Message != nil && h.tailMsgs[r.Message.ID]) {
 			return 0, false
 		}
-		if unsure && h.pins[r.UUID] {
-			delete(h.pins, r.UUID)
-			h.keep(off, lines, r)
+		if unsure {
+			h.keepPinned(off, lines, &r)
 		}
 		switch {
 		case r.Type == TypeSystem:
@@ -183,12 +182,11 @@ func (h *tailHistory) scan(sc *revLines, ld *lineDecoder, base int64) (lines int
 // around that key's colon, as a writer that spaces every member writes it: the scan's byte
 // patterns, which look for "key":"value", would miss its members.
 func spacedJSON(line []byte) bool {
-	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 	t := trimJSONSpace(line)
 	if len(t) < 2 || t[0] != '{' {
 		return false
 	}
-	if isSpace(t[1]) {
+	if isJSONSpace(t[1]) {
 		return true
 	}
 	if t[1] != '"' {
@@ -202,7 +200,7 @@ func spacedJSON(line []byte) bool {
 		i++
 	}
 	i++ // past the key's closing quote
-	return i < len(t) && (isSpace(t[i]) || t[i] == ':' && i+1 < len(t) && isSpace(t[i+1]))
+	return i < len(t) && (isJSONSpace(t[i]) || t[i] == ':' && i+1 < len(t) && isJSONSpace(t[i+1]))
 }
 
 // response weighs the assistant line at off (back lines before the cut) for the cache TTL,
@@ -285,9 +283,17 @@ func decisionValue(v []byte) bool {
 // pinned keeps the line's record when it holds a uuid a pin names.
 func (h *tailHistory) pinned(ld *lineDecoder, off, base int64, line []byte, back int) {
 	var r Record
-	if decodeLine(ld, off, base, line, &r) && h.pins[r.UUID] {
+	if decodeLine(ld, off, base, line, &r) {
+		h.keepPinned(off, back, &r)
+	}
+}
+
+// keepPinned keeps r, the record at off, when a pin names its uuid and no record kept so far
+// holds it.
+func (h *tailHistory) keepPinned(off int64, back int, r *Record) {
+	if h.pins[r.UUID] {
 		delete(h.pins, r.UUID)
-		h.keep(off, back, r)
+		h.keep(off, back, *r)
 	}
 }
 

@@ -136,12 +136,7 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 		return nil, nil
 	}
 	h.settle(before, name)
-	at := -1
-	for i := range t.Records {
-		if r := &t.Records[i]; at < 0 && r.UUID == bd.UUID && r.IsCompactBoundary() {
-			at = i
-		}
-	}
+	at := boundaryIn(t.Records, bd.UUID)
 	if t = settleTail(t, h.records, h.lines, before, cut, size-base, bd.UUID, seg != nil, nil); t != nil {
 		t.Tail.DigestProblem = problem
 		if at >= 0 {
@@ -149,6 +144,17 @@ func readTail(ra io.ReaderAt, base, size int64, name string, opts ReadOptions) (
 		}
 	}
 	return t, nil
+}
+
+// boundaryIn returns the position in tail of the compact boundary with the given uuid (the
+// last, should several hold it), or -1.
+func boundaryIn(tail []Record, uuid string) int {
+	for i := len(tail) - 1; i >= 0; i-- {
+		if r := &tail[i]; r.UUID == uuid && r.IsCompactBoundary() {
+			return i
+		}
+	}
+	return -1
 }
 
 // minRecordLine bounds the room a tail read makes for its records: one for every so many
@@ -231,7 +237,6 @@ func checkHistory(bd *Record, tail []Record) (carried []Record, at int, err erro
 		}
 	}
 	clash := len(carried)
-	at = -1
 	for i := range tail {
 		r := &tail[i]
 		if len(index) > 0 {
@@ -244,10 +249,8 @@ func checkHistory(bd *Record, tail []Record) (carried []Record, at int, err erro
 				}
 			}
 		}
-		if r.UUID == bd.UUID && r.IsCompactBoundary() {
-			at = i
-		}
 	}
+	at = boundaryIn(tail, bd.UUID)
 	if clash < len(carried) {
 		return nil, 0, fmt.Errorf("carries record %s, which the lines after the cut hold too", carried[clash].UUID)
 	}
