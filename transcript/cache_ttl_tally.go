@@ -54,10 +54,17 @@ func (f *ttlFold) tally() *CacheTTLTally {
 // way its end is past the boundary, so that the fold starts again when the boundary is
 // dropped. sc, when it covers records, lists their boundaries.
 func startTTLFold(records []Record, sc *Scan, leaf *Record) (ttlFold, int) {
-	if start, from, at := cutStart(records, sc, leaf); start != nil {
+	start, from, at := cutStart(records, sc, leaf)
+	return ttlFoldAt(records, sc, leaf, start, from, at)
+}
+
+// ttlFoldAt is startTTLFold from what cutStart returned for the same records: a caller that
+// needs both passes over the boundaries once for the cut.
+func ttlFoldAt(records []Record, sc *Scan, leaf *Record, start *History, from, at int) (ttlFold, int) {
+	if start != nil {
 		return ttlFoldFrom(start.CacheTTL, at), from
 	}
-	at, from := -1, 0
+	at, from = -1, 0
 	var t *CacheTTLTally
 	sc.Each(records, ScanBoundary, func(i int, r *Record) {
 		if s := r.scanned; at < 0 && s != nil && i >= s.at {

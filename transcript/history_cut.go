@@ -16,9 +16,9 @@ import "slices"
 // boundary may lie at or past end (when the new cut falls inside the tail that boundary
 // kept), so records past end are read to find it, never walked.
 func CutHistory(records []Record, end int, leaf *Record) (*History, error) {
-	start, from, _ := cutStart(records, nil, leaf)
+	start, from, at := cutStart(records, nil, leaf)
 	w := historyWalkFrom(start, HistoryResponses)
-	f, weighFrom := startTTLFold(records, nil, leaf)
+	f, weighFrom := ttlFoldAt(records, nil, leaf, start, from, at)
 	pre := records[:end]
 	for i := from; i < end; i++ {
 		if r := &pre[i]; !OtherThread(r, leaf) {
